@@ -1,0 +1,1 @@
+"""The ingest job: `python -m ingest --source DIR`."""

@@ -1,0 +1,79 @@
+"""Parsers turn one file's bytes into partitions (pages, sections) of blocks (text, code, tables).
+
+`parse(key, data)` picks the parser by file extension. A file that cannot be
+read raises `ParseError` with a reason meant for people (it is stored in the
+`documents` table and printed in the run summary).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+
+class ParseError(Exception):
+    """The file cannot be ingested; str(error) is the reason."""
+
+
+@dataclass
+class Block:
+    text: str
+    kind: str = "text"  # text | code | table
+    language: str = ""
+
+
+@dataclass
+class Partition:
+    kind: str  # section | page
+    blocks: list[Block]
+    heading_path: list[str] = field(default_factory=list)
+    page_start: int | None = None
+    page_end: int | None = None
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(b.text for b in self.blocks)
+
+
+@dataclass
+class ParsedDocument:
+    title: str
+    partitions: list[Partition]
+    authors: list[str] = field(default_factory=list)
+    year: int | None = None
+    page_count: int | None = None
+    url: str | None = None
+
+
+MARKDOWN_SUFFIXES = (".md", ".mdx", ".markdown")
+PDF_SUFFIXES = (".pdf",)
+TEXT_SUFFIXES = (".txt",)
+SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES + PDF_SUFFIXES + TEXT_SUFFIXES
+
+
+def is_supported(key: str) -> bool:
+    return PurePosixPath(key).suffix.lower() in SUPPORTED_SUFFIXES
+
+
+def decode_text(data: bytes) -> str:
+    """UTF-8 text (a BOM is dropped); anything else is a ParseError."""
+    if not data.strip():
+        raise ParseError("empty file")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"not UTF-8 text (undecodable byte at offset {exc.start})") from None
+
+
+def parse(key: str, data: bytes, *, pdf_password: str | None = None) -> ParsedDocument:
+    from ingest.parsers import markdown, pdf, text
+
+    suffix = PurePosixPath(key).suffix.lower()
+    stem = PurePosixPath(key).stem
+    if suffix in MARKDOWN_SUFFIXES:
+        return markdown.parse(decode_text(data), fallback_title=stem)
+    if suffix in PDF_SUFFIXES:
+        return pdf.parse(data, fallback_title=stem, password=pdf_password)
+    if suffix in TEXT_SUFFIXES:
+        return text.parse(decode_text(data), fallback_title=stem)
+    raise ParseError(f"unsupported file type {suffix or '(none)'}; supported: {', '.join(SUPPORTED_SUFFIXES)}")

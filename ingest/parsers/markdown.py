@@ -1,0 +1,120 @@
+"""Markdown and MDX: front matter, sections from headings, code blocks and tables kept as blocks."""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from ingest.parsers import Block, ParsedDocument, ParseError, Partition
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([\w+#.-]*)")
+_MDX_IMPORT = re.compile(r"^(import|export)\s")
+
+
+def _front_matter(text: str) -> tuple[dict, str]:
+    if not text.startswith("---"):
+        return {}, text
+    match = re.match(r"^---\s*\n(.*?)\n---\s*(\n|$)", text, re.DOTALL)
+    if not match:
+        return {}, text
+    try:
+        meta = yaml.safe_load(match.group(1)) or {}
+    except yaml.YAMLError:
+        meta = {}
+    return (meta if isinstance(meta, dict) else {}), text[match.end() :]
+
+
+def _inline(text: str) -> str:
+    """Heading text without Markdown decoration (links, emphasis, code ticks)."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    return re.sub(r"[*_`]", "", text).strip()
+
+
+def _blocks(lines: list[str]) -> list[Block]:
+    blocks: list[Block] = []
+    para: list[str] = []
+    table: list[str] = []
+    fence: str | None = None
+    code: list[str] = []
+    language = ""
+
+    def flush() -> None:
+        if para and "".join(para).strip():
+            blocks.append(Block("\n".join(para).strip()))
+        if table:
+            blocks.append(Block("\n".join(table).strip(), kind="table"))
+        para.clear()
+        table.clear()
+
+    for line in lines:
+        if fence is not None:
+            if line.strip().startswith(fence):
+                if "".join(code).strip():
+                    blocks.append(Block("\n".join(code).rstrip(), kind="code", language=language.lower()))
+                fence, code = None, []
+            else:
+                code.append(line)
+            continue
+        match = _FENCE.match(line)
+        if match:
+            flush()
+            fence, language = match.group(1), match.group(2)
+            continue
+        if line.lstrip().startswith("|"):
+            if para:
+                flush()
+            table.append(line.strip())
+        elif not line.strip():
+            flush()
+        else:
+            if table:
+                flush()
+            para.append(line)
+    if fence is not None and "".join(code).strip():  # unclosed fence: keep what is there
+        blocks.append(Block("\n".join(code).rstrip(), kind="code", language=language.lower()))
+    flush()
+    return blocks
+
+
+def parse(text: str, fallback_title: str) -> ParsedDocument:
+    meta, body = _front_matter(text)
+    sections: list[tuple[list[str], list[str]]] = []  # (heading path, lines)
+    stack: list[tuple[int, str]] = []
+    lines: list[str] = []
+    in_fence: str | None = None
+    first_h1: str | None = None
+    for line in body.splitlines():
+        fence = _FENCE.match(line)
+        if fence and in_fence is None:
+            in_fence = fence.group(1)
+        elif in_fence is not None and line.strip().startswith(in_fence):
+            in_fence = None
+        elif in_fence is None:
+            heading = _HEADING.match(line)
+            if heading:
+                sections.append(([h for _, h in stack], lines))
+                level, title = len(heading.group(1)), _inline(heading.group(2))
+                if level == 1 and first_h1 is None:
+                    first_h1 = title
+                stack = [(lv, h) for lv, h in stack if lv < level] + [(level, title)]
+                lines = []
+                continue
+            if _MDX_IMPORT.match(line):
+                continue
+        lines.append(line)
+    sections.append(([h for _, h in stack], lines))
+
+    title = str(meta.get("title") or first_h1 or fallback_title).strip()
+    partitions = [Partition("section", blocks, path) for path, sec in sections if (blocks := _blocks(sec))]
+    if not partitions:
+        raise ParseError("no text (the Markdown file has no content besides front matter)")
+    url = meta.get("url") or meta.get("canonical_url") or meta.get("canonical")
+    authors = meta.get("authors") or meta.get("author") or []
+    return ParsedDocument(
+        title=title,
+        partitions=partitions,
+        authors=[str(a) for a in (authors if isinstance(authors, list) else [authors])],
+        url=str(url) if url else None,
+    )

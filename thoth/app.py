@@ -1,0 +1,80 @@
+"""The application object: settings, the store and the embedder, shared by every tool surface.
+
+The embedder and the tables open once per process. `warm_up()` loads them in a
+background thread at server start so `/health` answers at once and the first
+search does not pay for the model load.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from thoth.config import Settings
+from thoth.embed import Embedder, EmbedderUnavailable, get_embedder
+from thoth.store import ModelMismatch, Store, StoreError
+
+log = logging.getLogger("thoth.app")
+
+
+class Thoth:
+    def __init__(self, settings: Settings, store: Store | None = None):
+        self.settings = settings
+        self.store = store or Store(settings)
+        self._embedder: Embedder | None = None
+        self._embedder_error: Exception | None = None
+        self._lock = threading.Lock()
+        self._warm_thread: threading.Thread | None = None
+
+    def embedder(self) -> Embedder:
+        """The embedder, checked against the model the index was built with.
+
+        Raises ModelMismatch (index built by another model) or EmbedderUnavailable.
+        """
+        with self._lock:
+            if self._embedder is None:
+                embedder = get_embedder(self.settings)
+                self.store.check_model(embedder.model_name, embedder.dim)
+                self._embedder = embedder
+            return self._embedder
+
+    @property
+    def embedder_state(self) -> str:
+        if self._embedder is not None:
+            return "ready"
+        if self._embedder_error is not None:
+            return f"error: {self._embedder_error}"
+        return "loading" if self._warm_thread and self._warm_thread.is_alive() else "not loaded"
+
+    def warm_up(self, background: bool = True) -> None:
+        def load() -> None:
+            try:
+                self.store.row_counts()
+                self.embedder()
+                self._embedder_error = None
+                log.info("embedder ready: %s", self.settings.embed_model)
+            except (StoreError, EmbedderUnavailable) as exc:
+                self._embedder_error = exc
+                log.warning("warm-up: %s", exc)
+
+        if not background:
+            load()
+            return
+        self._warm_thread = threading.Thread(target=load, name="thoth-warm-up", daemon=True)
+        self._warm_thread.start()
+
+    def health(self) -> tuple[int, dict]:
+        """(HTTP status, body): 200 when the index is readable, 503 with the reason when not."""
+        body: dict = {"service": "thoth", "db_uri": self.settings.db_uri, "embed_model": self.settings.embed_model}
+        try:
+            body["tables"] = self.store.row_counts()
+            body["table_versions"] = self.store.versions()
+            body["index_model"], _ = self.store.index_model()
+        except Exception as exc:  # any failure to read the index is a 503, never a 500
+            return 503, {**body, "status": "unavailable", "reason": f"cannot read the index: {exc}"}
+        if not body["tables"].get("chunks"):
+            return 503, {**body, "status": "unavailable", "reason": "the index is empty; run `python -m ingest`"}
+        body["embedder"] = self.embedder_state
+        if isinstance(self._embedder_error, ModelMismatch):
+            return 503, {**body, "status": "unavailable", "reason": str(self._embedder_error)}
+        return 200, {**body, "status": "ok"}

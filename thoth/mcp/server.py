@@ -1,0 +1,118 @@
+"""The HTTP server: `python -m thoth.mcp.server` (PORT, default 8080).
+
+Routes:
+- `GET /`, `GET /health`: health JSON; 200 when the index is readable, 503 with the reason when not.
+- `/mcp`: MCP Streamable HTTP, stateless with JSON responses, so any instance answers any request.
+- `GET /mcp/sse` + `POST /mcp/messages/`: the legacy SSE transport, for older clients.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+import uvicorn
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from thoth.app import Thoth
+from thoth.config import Settings
+from thoth.logs import setup_logging
+from thoth.mcp.tools import build_mcp
+
+log = logging.getLogger("thoth.server")
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def transport_security(settings: Settings) -> TransportSecuritySettings:
+    """Host-header checks (DNS rebinding protection).
+
+    Listed hosts (THOTH_ALLOWED_HOSTS) are enforced. Otherwise a loopback server
+    accepts only loopback names; a server on a public interface (Cloud Run) leaves
+    the Host check to the platform's edge.
+    """
+    hosts = list(settings.allowed_hosts)
+    if not hosts and settings.host in _LOOPBACK:
+        hosts = [f"{name}:*" for name in ("127.0.0.1", "localhost", "[::1]")] + list(_LOOPBACK)
+    if not hosts:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    origins = [f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+
+
+class _DefaultAccept:
+    """Give POST /mcp requests without a usable Accept header the one the transport requires.
+
+    The seed's curl sequence sends `tools/list` with no Accept header (curl then sends `*/*`, or
+    nothing at all from some clients); the SDK would answer 406. JSON responses are always fine.
+    """
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == "/mcp":
+            headers = [(k, v) for k, v in scope["headers"] if k != b"accept"]
+            accept = next((v for k, v in scope["headers"] if k == b"accept"), b"").decode("latin-1")
+            if "application/json" not in accept and "*/*" not in accept:
+                accept = ", ".join(filter(None, [accept, "application/json, text/event-stream"]))
+            scope = {**scope, "headers": [*headers, (b"accept", accept.encode("latin-1"))]}
+        await self.app(scope, receive, send)
+
+
+def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_up: bool = True) -> Starlette:
+    settings = settings or Settings.from_env()
+    thoth = app or Thoth(settings)
+    mcp = build_mcp(thoth)
+    security = transport_security(settings)
+    streamable = mcp.streamable_http_app(
+        streamable_http_path="/mcp", stateless_http=True, json_response=True, transport_security=security
+    )
+    sse = mcp.sse_app(sse_path="/sse", message_path="/messages/", transport_security=security)
+
+    async def health(request: Request) -> JSONResponse:
+        status, body = thoth.health()
+        return JSONResponse(body, status_code=status)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        if warm_up:
+            thoth.warm_up(background=True)
+        async with mcp.session_manager.run():
+            log.info("Thoth MCP server ready: db=%s toolsets=%s", settings.db_uri, ",".join(settings.toolsets))
+            yield
+
+    starlette = Starlette(
+        routes=[
+            Route("/", health, methods=["GET"]),
+            Route("/health", health, methods=["GET"]),
+            Mount("/mcp", app=sse),  # /mcp/sse and /mcp/messages/
+            Mount("/", app=streamable),  # /mcp
+        ],
+        lifespan=lifespan,
+    )
+    starlette.state.thoth = thoth
+    starlette.add_middleware(_DefaultAccept)
+    return starlette
+
+
+def main() -> None:
+    settings = Settings.from_env()
+    setup_logging(settings)
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level.lower(),
+        timeout_graceful_shutdown=8,  # Cloud Run allows 10 s after SIGTERM
+    )
+
+
+if __name__ == "__main__":
+    main()

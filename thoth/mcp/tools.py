@@ -1,0 +1,98 @@
+"""The MCP server instance and tool registration.
+
+Each tool surface lives in `toolsets/<name>.py` and exposes `register(mcp, app)`.
+`THOTH_TOOLSETS` picks which are served; `list_tools` is always there.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import logging
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel
+
+from thoth.app import Thoth
+from thoth.embed import EmbedderUnavailable
+from thoth.retrieval.search import SearchError
+from thoth.store import StoreError
+from thoth.store.filters import FilterError
+
+log = logging.getLogger("thoth.tools")
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+INSTRUCTIONS = (
+    "Thoth searches and reads an indexed corpus (handbooks, PDFs, workshops) and answers with exact citations. "
+    "Search first, then cite the source path and section of the passages you use."
+)
+
+T = TypeVar("T")
+
+
+def read_only_tool(mcp: MCPServer) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """Register a read-only tool; its docstring, dedented, is the description clients see."""
+
+    def decorate(fn: Callable[..., T]) -> Callable[..., T]:
+        return mcp.tool(annotations=READ_ONLY, description=inspect.cleandoc(fn.__doc__ or ""))(fn)
+
+    return decorate
+
+
+def respond(data: BaseModel, text: str) -> CallToolResult:
+    """A tool result: structured content for programs, readable text for the assistant."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=data.model_dump(mode="json")
+    )
+
+
+@contextmanager
+def tool_errors(tool: str) -> Iterator[None]:
+    """Turn Thoth's own failures into tool errors with their message; log every call's latency."""
+    started = time.perf_counter()
+    try:
+        yield
+    except (SearchError, FilterError, StoreError, EmbedderUnavailable) as exc:
+        raise ToolError(str(exc)) from exc
+    finally:
+        latency = round((time.perf_counter() - started) * 1000, 1)
+        log.info("tool %s answered in %.1f ms", tool, latency, extra={"tool": tool, "latency_ms": latency})
+
+
+def call(tool: str, fn: Callable[[], T]) -> T:
+    with tool_errors(tool):
+        return fn()
+
+
+def build_mcp(app: Thoth) -> MCPServer:
+    mcp = MCPServer(name="thoth", instructions=INSTRUCTIONS, version="0.1.0")
+    for name in app.settings.toolsets:
+        importlib.import_module(f"thoth.mcp.toolsets.{name}").register(mcp, app)
+    _register_list_tools(mcp)
+    return mcp
+
+
+class ToolInfo(BaseModel):
+    name: str
+    description: str
+
+
+class ToolList(BaseModel):
+    tools: list[ToolInfo]
+
+
+def _register_list_tools(mcp: MCPServer) -> None:
+    @read_only_tool(mcp)
+    async def list_tools() -> CallToolResult:  # type: ignore[type-arg]
+        """List the tools this server offers, with what each one does."""
+        tools = await mcp.list_tools()
+        infos = [ToolInfo(name=t.name, description=(t.description or "").strip().split("\n")[0]) for t in tools]
+        text = "Available tools:\n" + "\n".join(f"- {t.name}: {t.description}" for t in infos)
+        return respond(ToolList(tools=infos), text)

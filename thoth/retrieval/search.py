@@ -1,0 +1,72 @@
+"""Vector, keyword (BM25) and hybrid search over chunks.
+
+Hybrid search runs both and fuses the ranked lists with weighted reciprocal
+rank fusion: each list contributes weight / (RRF_K + rank). `alpha` weighs
+vector (1.0) against keyword (0.0); 0 and 1 skip the other search entirely.
+With no alpha, both lists weigh the same (plain RRF).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from thoth.embed import Embedder
+from thoth.store import Store
+
+RRF_K = 60
+MIN_PREFETCH = 40
+
+
+class SearchError(ValueError):
+    """The search arguments cannot be served; the message names the argument."""
+
+
+def vector_search(store: Store, embedder: Embedder, query: str, limit: int, where: str | None = None) -> list[dict]:
+    vector = embedder.embed([query])[0]
+    return store.vector_search(vector, limit, where)
+
+
+def keyword_search(store: Store, query: str, limit: int, where: str | None = None) -> list[dict]:
+    if not any(ch.isalnum() for ch in query):
+        return []  # nothing BM25 could match (and the query parser would refuse it)
+    return store.keyword_search(query, limit, where)
+
+
+def fuse(ranked: list[tuple[float, list[dict]]], limit: int) -> list[dict]:
+    """Weighted reciprocal rank fusion of (weight, hits) lists, keyed by chunk_id."""
+    fused: dict[str, dict[str, Any]] = {}
+    for weight, hits in ranked:
+        for rank, hit in enumerate(hits, start=1):
+            entry = fused.setdefault(hit["chunk_id"], {**hit, "score": 0.0})
+            entry.update({k: v for k, v in hit.items() if k in ("similarity", "bm25")})
+            entry["score"] += weight / (RRF_K + rank)
+    best = sorted(fused.values(), key=lambda h: (-h["score"], h["chunk_id"]))[:limit]
+    total_weight = sum(weight for weight, _ in ranked) or 1.0
+    for hit in best:  # scaled so that 1.0 means ranked first by every search
+        hit["score"] = round(hit["score"] * (RRF_K + 1) / total_weight, 6)
+    return best
+
+
+def hybrid_search(
+    store: Store,
+    embedder: Embedder,
+    query: str,
+    limit: int,
+    *,
+    alpha: float | None = None,
+    where: str | None = None,
+    prefetch: int | None = None,
+) -> list[dict]:
+    """The best `limit` chunks for `query`, each with `score` (fused, 0..1) and what each search saw."""
+    if not query or not query.strip():
+        raise SearchError("query must be a non-empty string")
+    if alpha is not None and not 0.0 <= alpha <= 1.0:
+        raise SearchError(f"alpha must be between 0.0 and 1.0, got {alpha}")
+    depth = max(prefetch or 0, MIN_PREFETCH, limit)
+    w_vector = 0.5 if alpha is None else alpha
+    lists: list[tuple[float, list[dict]]] = []
+    if w_vector > 0:
+        lists.append((w_vector, vector_search(store, embedder, query, depth, where)))
+    if w_vector < 1:
+        lists.append((1.0 - w_vector, keyword_search(store, query, depth, where)))
+    return fuse(lists, limit)

@@ -1,0 +1,249 @@
+"""The LanceDB store: connect (folder or gs://), read and write Thoth's tables.
+
+Only this package knows table names, column names and LanceDB calls; the
+ingest job and the retrieval functions go through `Store`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+os.environ.setdefault("LANCE_LOG", "error")  # Lance's Rust warnings (deprecations, "creating dataset") are noise here
+import lancedb  # noqa: E402
+import pyarrow as pa
+
+from thoth.config import Settings
+from thoth.store import filters
+from thoth.store.schema import (
+    ALL_TABLES,
+    CHUNKS,
+    DOCUMENTS,
+    META_EMBED_DIM,
+    META_EMBED_MODEL,
+    PARTITIONS,
+    SETTINGS,
+    SOURCES,
+    schema_for,
+)
+
+# Columns a search hit carries (never the vector or the BM25 helper column).
+HIT_COLUMNS = [
+    "chunk_id",
+    "doc_id",
+    "source_id",
+    "partition_id",
+    "chunk_index",
+    "key",
+    "title",
+    "section",
+    "text",
+    "page_start",
+    "page_end",
+    "content_type",
+    "language",
+    "exercise_number",
+    "step_number",
+    "tags",
+    "source_ref",
+]
+FTS_COLUMN = "search_text"
+
+
+class StoreError(RuntimeError):
+    """The index cannot be read or written; the message says why."""
+
+
+class IndexMissing(StoreError):
+    """There is no index at the configured URI yet."""
+
+
+class ModelMismatch(StoreError):
+    """The index was built with another embedding model than the one loaded."""
+
+
+class Store:
+    """One LanceDB database (a folder or gs:// prefix) holding Thoth's tables."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.uri = settings.db_uri
+        self._db: Any = None
+        self._tables: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    # -- connection -------------------------------------------------------
+
+    @property
+    def db(self) -> Any:
+        if self._db is None:
+            with self._lock:
+                if self._db is None:
+                    interval = self.settings.read_consistency_seconds
+                    self._db = lancedb.connect(
+                        self.uri,
+                        read_consistency_interval=timedelta(seconds=interval) if interval >= 0 else None,
+                    )
+        return self._db
+
+    def table_names(self) -> list[str]:
+        result = self.db.list_tables()
+        names = getattr(result, "tables", result)
+        return [n for n in names if n in ALL_TABLES]
+
+    def table(self, name: str) -> Any:
+        if name not in self._tables:
+            with self._lock:
+                if name not in self._tables:
+                    try:
+                        self._tables[name] = self.db.open_table(name)
+                    except (ValueError, FileNotFoundError) as exc:
+                        raise IndexMissing(
+                            f"table {name!r} does not exist in {self.uri}; run `python -m ingest` first"
+                        ) from exc
+        return self._tables[name]
+
+    def ensure_tables(self, dim: int) -> None:
+        """Create any missing table (the chunk table with `dim`-wide vectors)."""
+        existing = set(self.table_names())
+        for name in ALL_TABLES:
+            if name not in existing:
+                self.db.create_table(name, schema=schema_for(name, dim), exist_ok=True)
+        self._tables.clear()
+
+    def row_counts(self) -> dict[str, int]:
+        return {name: self.table(name).count_rows() for name in self.table_names()}
+
+    def versions(self) -> dict[str, int]:
+        return {name: self.table(name).version for name in self.table_names()}
+
+    # -- settings (small key/value state) and the model check -------------------------
+
+    def get_setting(self, key: str) -> str | None:
+        rows = self.table(SETTINGS).search().where(filters.eq("key", key)).limit(1).to_list()
+        return rows[0]["value"] if rows else None
+
+    def set_setting(self, key: str, value: str) -> None:
+        if self.get_setting(key) == value:
+            return
+        table = self.table(SETTINGS)
+        (
+            table.merge_insert("key")
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .execute(pa.Table.from_pylist([{"key": key, "value": value}], schema=schema_for(SETTINGS, 0)))
+        )
+
+    def index_model(self) -> tuple[str | None, int | None]:
+        if SETTINGS not in self.table_names():
+            return None, None
+        model, dim = self.get_setting(META_EMBED_MODEL), self.get_setting(META_EMBED_DIM)
+        return model, int(dim) if dim else None
+
+    def record_model(self, model_name: str, dim: int) -> None:
+        self.check_model(model_name, dim)
+        self.set_setting(META_EMBED_MODEL, model_name)
+        self.set_setting(META_EMBED_DIM, str(dim))
+
+    def check_model(self, model_name: str, dim: int) -> None:
+        """Raise ModelMismatch unless the index was built with this model (or is still empty)."""
+        built_with, built_dim = self.index_model()
+        if built_with is not None and (built_with != model_name or built_dim != dim):
+            raise ModelMismatch(
+                f"the index at {self.uri} was built with embedding model {built_with!r} ({built_dim} dimensions) "
+                f"but this process loads {model_name!r} ({dim} dimensions); set THOTH_EMBED_MODEL={built_with} "
+                f"or re-ingest into a new THOTH_DB_URI"
+            )
+
+    # -- sources and documents ----------------------------------------------
+
+    def get_source(self, source_id: str) -> dict | None:
+        rows = self.table(SOURCES).search().where(filters.eq("source_id", source_id)).limit(1).to_list()
+        return rows[0] if rows else None
+
+    def list_sources(self) -> list[dict]:
+        return self.table(SOURCES).search().limit(None).to_list()
+
+    def upsert_source(self, row: dict) -> None:
+        data = pa.Table.from_pylist([row], schema=schema_for(SOURCES, 0))
+        self.table(SOURCES).merge_insert("source_id").when_matched_update_all().when_not_matched_insert_all().execute(
+            data
+        )
+
+    def documents(self, source_id: str, columns: list[str] | None = None) -> list[dict]:
+        query = self.table(DOCUMENTS).search().where(filters.eq("source_id", source_id))
+        if columns:
+            query = query.select(columns)
+        return query.limit(None).to_list()
+
+    def count(self, table: str, where: str | None = None) -> int:
+        return self.table(table).count_rows(where)
+
+    # -- writes ---------------------------------------------------------------
+
+    def add(self, table: str, rows: list[dict] | pa.Table) -> None:
+        if isinstance(rows, list):
+            if not rows:
+                return
+            rows = pa.Table.from_pylist(rows, schema=self.table(table).schema)
+        self.table(table).add(rows)
+
+    def delete(self, table: str, where: str) -> None:
+        self.table(table).delete(where)
+
+    def update(self, table: str, where: str, values: dict) -> None:
+        self.table(table).update(where=where, values=values)
+
+    def ensure_fts_index(self) -> None:
+        """Build the BM25 index on chunks (English stemming and stop words), or fold new rows into it."""
+        table = self.table(CHUNKS)
+        if any(FTS_COLUMN in idx.columns for idx in table.list_indices()):
+            table.optimize()
+            return
+        table.create_fts_index(
+            FTS_COLUMN,
+            use_tantivy=False,  # the native index: it builds on object storage too
+            replace=True,
+            language="English",
+            stem=True,
+            remove_stop_words=True,
+            ascii_folding=True,
+        )
+
+    def optimize(self, table: str) -> None:
+        self.table(table).optimize()
+
+    # -- reads for retrieval ---------------------------------------------------
+
+    def vector_search(self, vector: Any, limit: int, where: str | None = None) -> list[dict]:
+        query = self.table(CHUNKS).search(vector, vector_column_name="vector").metric("cosine")
+        if where:
+            query = query.where(where, prefilter=True)
+        rows = query.select(HIT_COLUMNS).limit(limit).to_list()
+        for row in rows:
+            row["similarity"] = 1.0 - float(row.pop("_distance"))
+        return rows
+
+    def keyword_search(self, text: str, limit: int, where: str | None = None) -> list[dict]:
+        query = self.table(CHUNKS).search(text, query_type="fts", fts_columns=FTS_COLUMN)
+        if where:
+            query = query.where(where, prefilter=True)
+        rows = query.select(HIT_COLUMNS).limit(limit).to_list()
+        for row in rows:
+            row["bm25"] = float(row.pop("_score"))
+        return rows
+
+    def scan(
+        self, table: str, columns: list[str], where: str | None = None, batch_size: int = 8192
+    ) -> Iterator[pa.RecordBatch]:
+        """Stream `columns` of a table in record batches (never the whole table in memory)."""
+        query = self.table(table).search().select(columns)
+        if where:
+            query = query.where(where)
+        yield from query.limit(None).to_batches(batch_size)
+
+
+__all__ = ["Store", "StoreError", "IndexMissing", "ModelMismatch", "HIT_COLUMNS", "CHUNKS", "DOCUMENTS", "PARTITIONS"]

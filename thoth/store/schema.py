@@ -1,0 +1,105 @@
+"""Table names and Arrow schemas: the one place the shape of the index is written down."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+SOURCES = "sources"
+DOCUMENTS = "documents"
+PARTITIONS = "partitions"
+CHUNKS = "chunks"
+SETTINGS = "settings"
+ALL_TABLES = (SOURCES, DOCUMENTS, PARTITIONS, CHUNKS, SETTINGS)
+
+# Keys in the `settings` table that describe the index as a whole.
+META_EMBED_MODEL = "index.embed_model"
+META_EMBED_DIM = "index.embed_dim"
+
+SOURCES_SCHEMA = pa.schema(
+    [
+        ("source_id", pa.string()),
+        ("name", pa.string()),
+        ("kind", pa.string()),  # handbook | pdf | workshop | text
+        ("uri", pa.string()),
+        ("product", pa.string()),
+        ("has_diffs", pa.bool_()),
+        ("has_tree", pa.bool_()),
+        ("document_count", pa.int64()),
+        ("chunk_count", pa.int64()),
+        ("embed_model", pa.string()),
+        ("updated_at", pa.timestamp("us", tz="UTC")),
+    ]
+)
+
+DOCUMENTS_SCHEMA = pa.schema(
+    [
+        ("doc_id", pa.string()),  # SHA-256 of the file's bytes
+        ("source_id", pa.string()),
+        ("key", pa.string()),  # path inside the source, '/'-separated
+        ("uri", pa.string()),
+        ("url", pa.string()),
+        ("bucket", pa.string()),
+        ("version", pa.string()),
+        ("title", pa.string()),
+        ("authors", pa.list_(pa.string())),
+        ("year", pa.int32()),
+        ("page_count", pa.int32()),
+        ("byte_size", pa.int64()),
+        ("status", pa.string()),  # ok | failed
+        ("error", pa.string()),
+        ("ingested_at", pa.timestamp("us", tz="UTC")),
+    ]
+)
+
+PARTITIONS_SCHEMA = pa.schema(
+    [
+        ("partition_id", pa.string()),
+        ("doc_id", pa.string()),
+        ("source_id", pa.string()),
+        ("ordinal", pa.int32()),
+        ("kind", pa.string()),  # page | section
+        ("heading_path", pa.string()),
+        ("page_start", pa.int32()),
+        ("page_end", pa.int32()),
+        ("text", pa.string()),
+    ]
+)
+
+
+def chunks_schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            ("chunk_id", pa.string()),
+            ("doc_id", pa.string()),
+            ("source_id", pa.string()),
+            ("partition_id", pa.string()),
+            ("chunk_index", pa.int32()),
+            ("key", pa.string()),
+            ("title", pa.string()),
+            ("section", pa.string()),  # heading path, ' > '-joined
+            ("text", pa.string()),
+            ("search_text", pa.string()),  # what BM25 indexes: title, section and text
+            ("vector", pa.list_(pa.float32(), dim)),
+            ("page_start", pa.int32()),
+            ("page_end", pa.int32()),
+            ("content_type", pa.string()),  # text | code | table | diff
+            ("language", pa.string()),
+            ("exercise_number", pa.int32()),
+            ("step_number", pa.int32()),
+            ("tags", pa.list_(pa.string())),
+            ("source_ref", pa.string()),
+        ]
+    )
+
+
+SETTINGS_SCHEMA = pa.schema([("key", pa.string()), ("value", pa.string())])
+
+
+def schema_for(table: str, dim: int) -> pa.Schema:
+    return {
+        SOURCES: SOURCES_SCHEMA,
+        DOCUMENTS: DOCUMENTS_SCHEMA,
+        PARTITIONS: PARTITIONS_SCHEMA,
+        CHUNKS: chunks_schema(dim),
+        SETTINGS: SETTINGS_SCHEMA,
+    }[table]

@@ -234,8 +234,8 @@ class OnnxEmbedder:
                 ids[r, :n] = encodings[i].ids
                 mask[r, :n] = 1
             hidden = self._run(ids, mask).astype(np.float32, copy=False)  # (batch, width, dim)
-            weights = mask[:, :, None].astype(np.float32)
-            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            weights = mask.astype(np.float32)
+            pooled = np.einsum("bsd,bs->bd", hidden, weights) / np.maximum(weights.sum(axis=1, keepdims=True), 1e-9)
             norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
             out[rows] = pooled / norms
         return out
@@ -264,6 +264,7 @@ def _tmp_beside(path: Path) -> Path:
 
 
 def _export_fp32(model: ModelRef, dest: Path) -> dict[str, Any]:
+    """Trace the HF model to ONNX, then fuse it for onnxruntime; write `dest` atomically."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import warnings
@@ -271,10 +272,8 @@ def _export_fp32(model: ModelRef, dest: Path) -> dict[str, Any]:
     import torch
     import transformers
 
-    if model.path is None:
-        raise EmbedderUnavailable(f"cannot export {model.name!r} to ONNX: no local model folder")
-    # Eager attention traces to plain MatMul/Softmax with the padding mask kept as a graph input,
-    # which onnxruntime fuses into its own Attention kernel.
+    # Eager attention traces to plain MatMul/Softmax with the padding mask as a graph input.
+    transformers.utils.logging.disable_progress_bar()
     bert = transformers.AutoModel.from_pretrained(str(model.path), attn_implementation="eager").eval()
 
     class _Hidden(torch.nn.Module):
@@ -283,49 +282,93 @@ def _export_fp32(model: ModelRef, dest: Path) -> dict[str, Any]:
             self.inner = inner
 
         def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.inner(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
+            out = self.inner(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+            return out.last_hidden_state
 
     # A padded dummy batch, so nothing that depends on "no padding" gets traced in as a constant.
     ids = torch.tensor([[101] + [1000 + i for i in range(14)] + [102], [101, 2000, 2001, 102] + [0] * 12])
     mask = (ids != 0).long()
     names = ["input_ids", "attention_mask", "token_type_ids"]
-    axes = {n: {0: "batch", 1: "sequence"} for n in names} | {"last_hidden_state": {0: "batch", 1: "sequence"}}
-    tmp = _tmp_beside(dest)
+    axes = {n: {0: "batch", 1: "sequence"} for n in [*names, "last_hidden_state"]}
+    raw, fused = _tmp_beside(dest), _tmp_beside(dest)
+    info: dict[str, Any] = {"torch": torch.__version__, "transformers": transformers.__version__}
     try:
         with warnings.catch_warnings(), torch.no_grad():
-            warnings.simplefilter("ignore")  # tracer chatter about the legacy exporter
+            warnings.simplefilter("ignore")  # tracer chatter from the legacy exporter
             torch.onnx.export(
                 _Hidden(bert),
                 (ids, mask, torch.zeros_like(ids)),
-                str(tmp),
+                str(raw),
                 input_names=names,
                 output_names=["last_hidden_state"],
                 dynamic_axes=axes,
                 opset_version=ONNX_OPSET,
                 do_constant_folding=True,
-                dynamo=False,  # the TorchScript exporter: needs only `onnx`, not onnxscript
+                dynamo=False,  # the TorchScript exporter: needs `onnx`, not onnxscript
                 external_data=False,
             )
-        os.replace(tmp, dest)
+        info["fused"] = _fuse_bert(raw, fused, bert.config)
+        os.replace(fused if info["fused"] else raw, dest)
     finally:
-        tmp.unlink(missing_ok=True)
-    return {
-        "hidden_size": int(bert.config.hidden_size),
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-    }
+        raw.unlink(missing_ok=True)
+        fused.unlink(missing_ok=True)
+    info["hidden_size"] = int(bert.config.hidden_size)
+    return info
+
+
+def _fuse_bert(src: Path, dest: Path, config: Any) -> dict[str, int]:
+    """onnxruntime's BERT fusions (Attention, SkipLayerNorm, BiasGelu, EmbedLayerNorm), written to `dest`.
+
+    Hardware-neutral graph rewrites (opt_level 0: no ORT-level, machine-specific ones). The fused
+    graph is a little faster in fp32 and lets int8 quantise attention too (QAttention). Returns the
+    fused operator counts, or {} (and writes nothing) when the fusion did not apply.
+    """
+    if getattr(config, "model_type", "") != "bert":
+        return {}
+    try:
+        import logging
+
+        from onnxruntime.transformers.optimizer import optimize_model
+
+        logging.getLogger("onnxruntime.transformers").setLevel(logging.ERROR)
+        fused = optimize_model(
+            str(src),
+            model_type="bert",
+            num_heads=int(config.num_attention_heads),
+            hidden_size=int(config.hidden_size),
+            opt_level=0,
+        )
+        stats = {k: int(v) for k, v in fused.get_fused_operator_statistics().items() if v}
+        if stats.get("Attention", 0) != int(config.num_hidden_layers):
+            return {}  # partial fusion: keep the plain graph
+        fused.save_model_to_file(str(dest))
+        return stats
+    except Exception:  # an optimizer that does not know this graph: the plain export works too
+        return {}
 
 
 def _quantize_int8(src: Path, dest: Path) -> None:
+    """Dynamic int8: weights quantised per output channel (per tensor loses far more: cosine ~0.90)."""
+    import logging
+
+    import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(max(level, logging.ERROR))  # quiet its root-logger advice to pre-process first
     tmp = _tmp_beside(dest)
     try:
-        quantize_dynamic(str(src), str(tmp), weight_type=QuantType.QInt8, per_channel=True)
+        quantize_dynamic(
+            str(src),
+            str(tmp),
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},  # fused ops lack shape info
+        )
         os.replace(tmp, dest)
     finally:
+        root.setLevel(level)
         tmp.unlink(missing_ok=True)
 
 
@@ -339,6 +382,8 @@ def export_onnx(model: ModelRef, cache_dir: str | Path, int8: bool = False) -> P
     target = onnx_path(model, cache_dir, int8=int8)
     if target.is_file():
         return target
+    if model.path is None:
+        raise EmbedderUnavailable(f"cannot export {model.name!r} to ONNX: no local model folder with its weights")
     fp32.parent.mkdir(parents=True, exist_ok=True)
     info: dict[str, Any] = {"model": model.name, "source": str(model.path), "opset": ONNX_OPSET}
     if not fp32.is_file():

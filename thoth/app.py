@@ -11,8 +11,8 @@ import logging
 import threading
 
 from thoth.config import Settings
-from thoth.embed import Embedder, EmbedderUnavailable, get_embedder
-from thoth.store import ModelMismatch, Store, StoreError
+from thoth.embed import Embedder, get_embedder
+from thoth.store import ModelMismatch, Store
 
 log = logging.getLogger("thoth.app")
 
@@ -53,7 +53,7 @@ class Thoth:
                 self.embedder()
                 self._embedder_error = None
                 log.info("embedder ready: %s", self.settings.embed_model)
-            except (StoreError, EmbedderUnavailable) as exc:
+            except Exception as exc:  # reported by /health and by the first tool call
                 self._embedder_error = exc
                 log.warning("warm-up: %s", exc)
 

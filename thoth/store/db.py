@@ -73,7 +73,7 @@ class Store:
         self.uri = settings.db_uri
         self._db: Any = None
         self._tables: dict[str, Any] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
     # -- connection -------------------------------------------------------
 
@@ -104,6 +104,8 @@ class Store:
                         raise IndexMissing(
                             f"table {name!r} does not exist in {self.uri}; run `python -m ingest` first"
                         ) from exc
+                    except Exception as exc:  # Lance raises RuntimeError/OSError for unreadable tables
+                        raise StoreError(f"cannot open table {name!r} in {self.uri}: {exc}") from exc
         return self._tables[name]
 
     def ensure_tables(self, dim: int) -> None:

@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from thoth.app import Thoth
 from thoth.config import Settings
 from thoth.logs import setup_logging
-from thoth.mcp.tools import build_mcp
+from thoth.mcp.tools import build_mcp, internal_routes
 
 log = logging.getLogger("thoth.server")
 
@@ -92,6 +92,7 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
         routes=[
             Route("/", health, methods=["GET"]),
             Route("/health", health, methods=["GET"]),
+            *internal_routes(thoth),
             Mount("/mcp", app=sse),  # /mcp/sse and /mcp/messages/
             Mount("/", app=streamable),  # /mcp
         ],

@@ -12,12 +12,14 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import ModuleType
 from typing import TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
+from starlette.routing import BaseRoute
 
 from thoth.app import Thoth
 from thoth.embed import EmbedderUnavailable
@@ -71,12 +73,22 @@ def call(tool: str, fn: Callable[[], T]) -> T:
         return fn()
 
 
+def _toolset_modules(app: Thoth) -> list[ModuleType]:
+    return [importlib.import_module(f"thoth.mcp.toolsets.{name}") for name in app.settings.toolsets]
+
+
 def build_mcp(app: Thoth) -> MCPServer:
+    """The MCP server with every enabled toolset's `register(mcp, app)` called, plus `list_tools`."""
     mcp = MCPServer(name="thoth", instructions=INSTRUCTIONS, version="0.1.0")
-    for name in app.settings.toolsets:
-        importlib.import_module(f"thoth.mcp.toolsets.{name}").register(mcp, app)
+    for module in _toolset_modules(app):
+        module.register(mcp, app)
     _register_list_tools(mcp)
     return mcp
+
+
+def internal_routes(app: Thoth) -> list[BaseRoute]:
+    """HTTP routes a toolset adds beside MCP (e.g. /internal/... admin routes): its optional `routes(app)`."""
+    return [route for module in _toolset_modules(app) if hasattr(module, "routes") for route in module.routes(app)]
 
 
 class ToolInfo(BaseModel):

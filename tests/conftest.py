@@ -21,6 +21,8 @@ from ingest.pipeline import Ingestor
 from thoth.config import Settings
 from thoth.mcp.server import create_app
 
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
 CORPUS = {
     "people/time-off.md": """---
 title: Requesting time off

@@ -11,11 +11,10 @@ import pytest
 
 from examples.pdfgen import write_image_only_pdf, write_text_pdf, write_truncated_pdf
 from ingest.pipeline import Ingestor
+from tests.conftest import REPO_ROOT as REPO
 from tests.conftest import make_settings, write_corpus
 from thoth.store import Store
 from thoth.store.schema import CHUNKS, DOCUMENTS, PARTITIONS
-
-REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
-os.environ.setdefault("LANCE_LOG", "error")  # Lance's Rust warnings (deprecations, "creating dataset") are noise here
+os.environ.setdefault("LANCEDB_LOG", "error")  # Lance's Rust warnings (deprecations, "creating dataset") are noise
 import lancedb  # noqa: E402
 import pyarrow as pa
 

@@ -2,13 +2,19 @@
 
 Exit codes: 0 the run finished (files that could not be read are recorded and
 listed, and do not change the code); 1 the run could not happen (source or
-database unreachable, embedding model mismatch); 2 bad arguments or settings.
+database unreachable, embedding model mismatch); 2 bad arguments or settings;
+143 stopped by SIGTERM (or 130 by Ctrl-C) after the batch being written: what
+was written stays, and running again finishes the work (Cloud Run Jobs retry
+such a task).
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
+import signal
 import sys
+import threading
 
 from tqdm import tqdm
 
@@ -18,6 +24,29 @@ from thoth.config import ConfigError, Settings
 from thoth.embed import EmbedderUnavailable
 from thoth.logs import setup_logging
 from thoth.store import StoreError
+
+log = logging.getLogger("thoth.ingest")
+
+
+def stop_on_signals(stop: threading.Event) -> dict[int, int]:
+    """SIGTERM/SIGINT set `stop` (the run ends after its current batch); a second one stops at once.
+
+    Returns {signal number: exit code} filled in as signals arrive.
+    """
+    received: dict[int, int] = {}
+
+    def handle(signum: int, _frame: object) -> None:
+        if stop.is_set():  # asked twice: do not wait for the batch
+            signal.signal(signum, signal.SIG_DFL)
+            signal.raise_signal(signum)
+        received[signum] = 128 + signum
+        log.warning("%s received: stopping after the current batch", signal.Signals(signum).name)
+        stop.set()
+
+    if threading.current_thread() is threading.main_thread():  # signals reach the main thread only
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, handle)
+    return received
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     setup_logging(settings)
+    stop = threading.Event()
+    received = stop_on_signals(stop)
 
     bar = tqdm(unit="file", disable=None) if sys.stderr.isatty() else None
 
@@ -45,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         bar.update(done - bar.n)
 
     try:
-        summary = Ingestor(settings).run(args.source, name=args.name, progress=progress)
+        summary = Ingestor(settings).run(args.source, name=args.name, progress=progress, stop=stop)
     except (SourceError, StoreError, EmbedderUnavailable, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -53,6 +84,10 @@ def main(argv: list[str] | None = None) -> int:
         if bar is not None:
             bar.close()
     print(summary.render())
+    if summary.interrupted:
+        code = next(iter(received.values()), 143)
+        log.warning("ingest stopped early by a signal; exit code %d; run again to finish", code)
+        return code
     return 0
 
 

@@ -6,6 +6,11 @@ the source has its rows removed. A document's `documents` row is written after
 its chunks and partitions, and a document's old rows are deleted before new
 ones are added, so a run killed halfway and started again ends with the same
 tables as one clean run.
+
+A `stop` event (set by the SIGTERM handler of `python -m ingest`) ends the run after the
+batch being written: files prepared but not yet written are left for the next run (they have
+no `documents` row yet, so it sees them as to do), and so are the steps after the loop
+(removals, index, source row).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import hashlib
 import logging
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,6 +47,7 @@ class RunSummary:
     failed: list[tuple[str, str]] = field(default_factory=list)
     chunks_written: int = 0
     seconds: float = 0.0
+    interrupted: bool = False  # stopped early (SIGTERM); a rerun finishes the work
 
     @property
     def changed(self) -> int:
@@ -53,6 +60,8 @@ class RunSummary:
             f"{self.chunks_written} chunks written in {self.seconds:.1f}s"
         ]
         lines += [f"  failed: {key}: {reason}" for key, reason in self.failed]
+        if self.interrupted:
+            lines.append("  interrupted: stopped after the last written batch; run again to finish")
         return "\n".join(lines)
 
 
@@ -108,6 +117,7 @@ class Ingestor:
         source: str,
         name: str | None = None,
         progress: Callable[[int, int, str], None] | None = None,
+        stop: threading.Event | None = None,
     ) -> RunSummary:
         started = time.perf_counter()
         objects = list_objects(source)
@@ -119,6 +129,7 @@ class Ingestor:
         todo = [obj for obj in objects if existing.get(obj.key, {}).get("doc_id") != hashes[obj.key]]
         removed = sorted(set(existing) - set(hashes))
         summary.unchanged = len(objects) - len(todo)
+        log.info("source %s: %d files, %d to ingest, %d removed", source_id, len(objects), len(todo), len(removed))
         if not todo and not removed:
             summary.seconds = time.perf_counter() - started
             return summary  # nothing changed: nothing is written
@@ -134,6 +145,9 @@ class Ingestor:
 
         batch: list[_Prepared] = []
         for done, obj in enumerate(todo, start=1):
+            if stop is not None and stop.is_set():
+                summary.interrupted = True
+                break
             prepared = self._prepare(source_id, obj, hashes[obj.key], chunker, stored)
             if prepared.document["status"] == "failed":
                 summary.failed.append((obj.key, prepared.document["error"]))
@@ -146,6 +160,14 @@ class Ingestor:
                 batch = []
             if progress:
                 progress(done, len(todo), obj.key)
+        if summary.interrupted:  # prepared files not written are not counted: the next run does them
+            unwritten = {p.obj.key for p in batch}
+            summary.ingested = [k for k in summary.ingested if k not in unwritten]
+            summary.failed = [(k, r) for k, r in summary.failed if k not in unwritten]
+            summary.seconds = time.perf_counter() - started
+            written = done - 1 - len(batch)
+            log.warning("ingest interrupted: %d of %d changed files written; run again to finish", written, len(todo))
+            return summary
         summary.chunks_written += self._write(source_id, batch)
 
         if removed:

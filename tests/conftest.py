@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
+from starlette.types import ASGIApp
 
 from examples.pdfgen import write_text_pdf
 from ingest.pipeline import Ingestor
@@ -104,10 +105,11 @@ def free_port() -> int:
 
 
 class LiveServer:
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, app: ASGIApp | None = None):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=self.port, log_level="warning")
+        app = app or create_app(settings)
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", log_config=None)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 

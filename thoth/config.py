@@ -14,6 +14,9 @@ from pathlib import Path
 DEFAULT_DB_URI = "./.thoth/lancedb"
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 ALL_TOOLSETS = ("handbook",)
+AUTH_MODES = ("off", "google", "tokens")
+GOOGLE_CERTS_URL = "https://www.googleapis.com/oauth2/v1/certs"
+_PROJECT_VARS = ("THOTH_GCP_PROJECT", "GOOGLE_CLOUD_PROJECT", "GCP_PROJECT_ID")  # the last: the seed's name
 
 
 class ConfigError(ValueError):
@@ -65,6 +68,80 @@ def _toolsets(env: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+def _auth_tokens(env: Mapping[str, str]) -> tuple[str, ...]:
+    """Static bearer tokens: THOTH_AUTH_TOKENS (comma-separated) and/or THOTH_AUTH_TOKENS_FILE (one a line).
+
+    The file form is how a Secret Manager secret is mounted on Cloud Run; `#` lines are comments.
+    """
+    tokens = _list(env, "THOTH_AUTH_TOKENS")
+    path = env.get("THOTH_AUTH_TOKENS_FILE", "")
+    if path:
+        try:
+            lines = Path(path).read_text().splitlines()
+        except OSError as exc:
+            raise ConfigError(f"THOTH_AUTH_TOKENS_FILE {path!r} cannot be read: {exc.strerror}") from None
+        tokens += [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    if any(len(t) < 16 for t in tokens):  # never echo a token, not even a bad one
+        raise ConfigError("THOTH_AUTH_TOKENS: every token must be at least 16 characters")
+    return tuple(dict.fromkeys(tokens))
+
+
+def _members(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+    """IAM-style members a token's identity can be checked against: emails or `domain:example.com`.
+
+    `user:` and `serviceAccount:` prefixes are accepted (and dropped) so the same list can be given to
+    terraform's invoker bindings; `group:` cannot be checked from a token and is refused.
+    """
+    members = []
+    for item in _list(env, name):
+        kind, sep, value = item.partition(":")
+        if not sep:
+            kind, value = "user", item
+        kind = kind.lower()
+        if kind in ("user", "serviceaccount") and "@" in value:
+            members.append(value.lower())
+        elif kind == "domain" and value and "@" not in value:
+            members.append(f"domain:{value.lower()}")
+        else:
+            raise ConfigError(
+                f"{name}: {item!r} is not an email, user:EMAIL, serviceAccount:EMAIL or domain:NAME "
+                "(groups cannot be checked from a token)"
+            )
+    return tuple(dict.fromkeys(members))
+
+
+def _bool(env: Mapping[str, str], name: str) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if raw in ("", "0", "false", "no", "off"):
+        return False
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    raise ConfigError(f"{name} must be true or false, got {raw!r}")
+
+
+def _auth(env: Mapping[str, str]) -> dict[str, object]:
+    mode = env.get("THOTH_AUTH", "off").strip().lower() or "off"
+    if mode not in AUTH_MODES:
+        raise ConfigError(f"THOTH_AUTH must be one of {', '.join(AUTH_MODES)}, got {mode!r}")
+    public_url = env.get("THOTH_PUBLIC_URL", "").rstrip("/")
+    audiences = tuple(_list(env, "THOTH_AUTH_AUDIENCES")) or ((public_url,) if public_url else ())
+    trust_edge = _bool(env, "THOTH_TRUST_CLOUD_RUN_IAM")
+    tokens = _auth_tokens(env)
+    if mode == "tokens" and not tokens:
+        raise ConfigError("THOTH_AUTH=tokens needs THOTH_AUTH_TOKENS or THOTH_AUTH_TOKENS_FILE")
+    if mode == "google" and not audiences and not trust_edge:
+        raise ConfigError("THOTH_AUTH=google needs THOTH_AUTH_AUDIENCES or THOTH_PUBLIC_URL (the expected audience)")
+    return {
+        "auth_mode": mode,
+        "auth_audiences": audiences,
+        "auth_members": _members(env, "THOTH_AUTH_MEMBERS"),
+        "auth_tokens": tokens,
+        "auth_trust_edge": trust_edge,
+        "auth_certs_url": env.get("THOTH_AUTH_CERTS_URL", GOOGLE_CERTS_URL),
+        "internal_identities": _members(env, "THOTH_INTERNAL_IDENTITIES"),
+    }
+
+
 @dataclass(frozen=True)
 class Settings:
     # Storage
@@ -84,11 +161,21 @@ class Settings:
     port: int = 8080
     toolsets: tuple[str, ...] = ALL_TOOLSETS
     allowed_hosts: tuple[str, ...] = ()
-    admin_token: str = ""
+    shutdown_grace_seconds: int = 8  # after SIGTERM, requests in flight get this long; Cloud Run kills at 10 s
+    admin_token: str = field(default="", repr=False)
     public_url: str = ""
+    # Auth (thoth.mcp.auth): who may call /mcp, and who may call /internal/*
+    auth_mode: str = "off"  # off | google (Google-signed ID tokens) | tokens (static bearer tokens)
+    auth_audiences: tuple[str, ...] = ()  # accepted `aud` of ID tokens; default THOTH_PUBLIC_URL
+    auth_members: tuple[str, ...] = ()  # emails / domain:NAME allowed in google mode; empty = any verified
+    auth_tokens: tuple[str, ...] = field(default=(), repr=False)
+    auth_trust_edge: bool = False  # Cloud Run's IAM check verified the token (and stripped its signature)
+    auth_certs_url: str = GOOGLE_CERTS_URL
+    internal_identities: tuple[str, ...] = ()  # service accounts allowed on /internal/* besides the admin token
     # Logging
     log_level: str = "INFO"
     log_json: bool = False
+    gcp_project: str = ""  # for Cloud Logging trace ids: projects/{gcp_project}/traces/{trace}
     # Free-form extras for storage (e.g. GCS emulator options); filled by `storage_options()`.
     env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -116,10 +203,13 @@ class Settings:
             port=_int(env, "PORT", 8080, 0, 65535),
             toolsets=_toolsets(env),
             allowed_hosts=tuple(_list(env, "THOTH_ALLOWED_HOSTS")),
+            shutdown_grace_seconds=_int(env, "THOTH_SHUTDOWN_GRACE_SECONDS", 8, 0, 3600),
             admin_token=env.get("THOTH_ADMIN_TOKEN", ""),
-            public_url=env.get("THOTH_PUBLIC_URL", ""),
+            public_url=env.get("THOTH_PUBLIC_URL", "").rstrip("/"),
+            **_auth(env),  # type: ignore[arg-type]
             log_level=level,
             log_json=bool(env.get("K_SERVICE")) or env.get("THOTH_LOG_FORMAT", "").lower() == "json",
+            gcp_project=next((env[k] for k in _PROJECT_VARS if env.get(k)), ""),
             env=env,
         )
         return replace(settings, **overrides) if overrides else settings

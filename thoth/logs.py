@@ -1,7 +1,13 @@
 """Logging: plain text locally, one JSON object per line on Cloud Run (K_SERVICE set).
 
 Request-scoped fields (trace, correlation id) ride on a context variable that the
-server sets per request; the JSON formatter adds them to every line.
+server sets per request (`thoth.mcp.context`); the JSON formatter adds them to every
+line, including the tool-latency lines written inside tool calls. Cloud Logging reads
+`severity`, `message`, `logging.googleapis.com/trace` (projects/PROJECT/traces/ID),
+and `logging.googleapis.com/spanId` from such a line.
+
+What is never logged: tokens and Authorization headers, queries and document text.
+Callers log ids, names, counts and timings only.
 """
 
 from __future__ import annotations
@@ -10,17 +16,28 @@ import contextvars
 import json
 import logging
 import sys
+from datetime import UTC, datetime
 
 from thoth.config import Settings
 
 request_context: contextvars.ContextVar[dict] = contextvars.ContextVar("thoth_request", default={})  # noqa: B039
 
+TRACE_KEY = "logging.googleapis.com/trace"
+SPAN_KEY = "logging.googleapis.com/spanId"
+SAMPLED_KEY = "logging.googleapis.com/trace_sampled"
+_EXTRA_FIELDS = ("tool", "latency_ms", "http", "event")  # "http", not "httpRequest": Cloud Run logs requests itself
+
 
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        entry = {"severity": record.levelname, "message": record.getMessage(), "logger": record.name}
+        entry = {
+            "severity": record.levelname,
+            "message": record.getMessage(),
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "logger": record.name,
+        }
         entry.update(request_context.get())
-        for key in ("tool", "latency_ms"):
+        for key in _EXTRA_FIELDS:
             if hasattr(record, key):
                 entry[key] = getattr(record, key)
         if record.exc_info:
@@ -28,14 +45,26 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, default=str)
 
 
+class TextFormatter(logging.Formatter):
+    """The local format, with the correlation id when a request set one."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = super().format(record)
+        correlation = request_context.get().get("correlationId")
+        return f"{line} [{correlation}]" if correlation else line
+
+
 def setup_logging(settings: Settings) -> None:
     handler = logging.StreamHandler(sys.stderr)  # stdout stays clean for stdio MCP and CLI output
-    if settings.log_json:
-        handler.setFormatter(JsonFormatter())
-    else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(JsonFormatter() if settings.log_json else TextFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(settings.log_level)
     for noisy in ("httpx", "sentence_transformers", "transformers"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):  # uvicorn's own lines go through our handler too
+        logging.getLogger(name).handlers[:] = []
+        logging.getLogger(name).propagate = True

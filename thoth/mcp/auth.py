@@ -1,34 +1,324 @@
-"""Request authorisation helpers shared by the HTTP routes.
+"""Who may call the server: bearer tokens checked by a small ASGI middleware, plus the /internal check.
 
-`/internal/*` routes need the admin token (THOTH_ADMIN_TOKEN). With no admin
-token configured those routes refuse everything (they never fall open).
-Comparisons are constant-time; tokens are never logged.
+Modes (THOTH_AUTH), for everything but the open health routes and `/internal/*`:
+- `off` (default): no check in the app. On Cloud Run the IAM check at the edge is the first line.
+- `google`: a Google-signed ID token, verified here (signature against Google's certificates, expiry,
+  issuer, audience in THOTH_AUTH_AUDIENCES or THOTH_PUBLIC_URL), and, when THOTH_AUTH_MEMBERS is
+  set, an email or domain on that list.
+- `tokens`: a static bearer token from THOTH_AUTH_TOKENS / THOTH_AUTH_TOKENS_FILE.
+
+`/internal/*` always needs the admin token (THOTH_ADMIN_TOKEN) or an identity listed in
+THOTH_INTERNAL_IDENTITIES (e.g. the service account Pub/Sub pushes with). With neither configured
+those routes refuse everything; they never fall open.
+
+Cloud Run removes the signature of the ID token it checked at the edge before the request reaches
+the container (the token arrives as `header.payload.SIGNATURE_REMOVED_BY_GOOGLE`). With
+THOTH_TRUST_CLOUD_RUN_IAM=true (only on a service that is not publicly invokable) the claims of
+that edge-checked token are trusted: `X-Serverless-Authorization` when present (then the
+`Authorization` header is passed through untouched and can carry the admin or a static token),
+else `Authorization`.
+
+Comparisons are constant-time; tokens are never logged nor echoed in an error.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hmac
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
+import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from thoth.config import Settings
 
+log = logging.getLogger("thoth.auth")
 
-def bearer_token(request: Request) -> str | None:
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
+OPEN_PATHS = frozenset({"/", "/health"})  # health probes: always answered
+INTERNAL_PREFIX = "/internal/"
+GOOGLE_ISSUERS = frozenset({"accounts.google.com", "https://accounts.google.com"})
+EDGE_SIGNATURE = "SIGNATURE_REMOVED_BY_GOOGLE"
+CLOCK_SKEW_SECONDS = 10
+_SCOPE_INTERNAL = "thoth.internal_identity"  # set by the middleware once /internal access is established
+_SCOPE_IDENTITY = "thoth.identity"
+
+
+class AuthError(Exception):
+    """A token was refused; the message is safe to show (it never contains the token)."""
+
+
+@dataclass(frozen=True)
+class Identity:
+    kind: str  # "admin", "token", "google", "cloud-run-iam"
+    email: str | None = None
+
+    def matches(self, members: tuple[str, ...]) -> bool:
+        if not self.email:
+            return False
+        email = self.email.lower()
+        return email in members or f"domain:{email.rsplit('@', 1)[-1]}" in members
+
+
+def bearer_token(request: Request, header: str = "authorization") -> str | None:
+    value = request.headers.get(header, "")
+    scheme, _, token = value.partition(" ")
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
+def _equal(a: str, b: str) -> bool:
+    return hmac.compare_digest(a.encode(), b.encode())
+
+
+def _matches_any(token: str, secrets: tuple[str, ...]) -> bool:
+    """Constant-time in the token and the number of secrets: every secret is compared."""
+    found = False
+    for secret in secrets:
+        found |= _equal(token, secret)
+    return found
+
+
+def _b64json(segment: str) -> Any:
+    padded = segment + "=" * (-len(segment) % 4)
+    return json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+
+
+def _split(token: str) -> tuple[dict, dict, str]:
+    """(header, claims, signature segment) of a JWT, without verifying anything."""
+    parts = token.split(".")
+    if len(parts) != 3:
+        raise AuthError("malformed token: not a JWT")
+    try:
+        header, claims = _b64json(parts[0]), _b64json(parts[1])
+    except (ValueError, UnicodeError, binascii.Error):
+        raise AuthError("malformed token: undecodable header or claims") from None
+    if not isinstance(header, dict) or not isinstance(claims, dict):
+        raise AuthError("malformed token: header and claims must be JSON objects")
+    return header, claims, parts[2]
+
+
+def _check_claims(claims: Mapping[str, Any], audiences: tuple[str, ...] | None, now: float | None = None) -> str:
+    """The token's email after the time, issuer and audience checks (audiences None: not checked)."""
+    now = time.time() if now is None else now
+    exp, iat = claims.get("exp"), claims.get("iat")
+    if not isinstance(exp, int | float) or not isinstance(iat, int | float):
+        raise AuthError("malformed token: no exp/iat claims")
+    if exp + CLOCK_SKEW_SECONDS < now:
+        raise AuthError("token expired")
+    if iat - CLOCK_SKEW_SECONDS > now:
+        raise AuthError("token used before its issue time")
+    if claims.get("iss") not in GOOGLE_ISSUERS:
+        raise AuthError("token not issued by Google (iss)")
+    if audiences is not None and claims.get("aud") not in audiences:
+        raise AuthError(f"wrong audience: expected one of {', '.join(audiences)}")
+    email = claims.get("email")
+    if not isinstance(email, str) or not email or claims.get("email_verified") is False:
+        raise AuthError("token carries no verified email")
+    return email
+
+
+class GoogleVerifier:
+    """Verifies Google-signed ID tokens against the certificates at `certs_url`.
+
+    The certificates are fetched once and kept for the lifetime the endpoint's Cache-Control
+    allows (an hour when it says nothing); an unknown key id refetches them (Google rotates keys),
+    at most once a minute. Fetching blocks: call `verify` from a worker thread.
+    """
+
+    def __init__(self, certs_url: str, audiences: tuple[str, ...]):
+        self.certs_url = certs_url
+        self.audiences = audiences
+        self._certs: dict[str, str] = {}
+        self._expires = 0.0
+        self._fetched = 0.0
+        self._lock = threading.Lock()
+
+    def _fetch(self) -> None:
+        import google.auth.transport.requests
+
+        response = google.auth.transport.requests.Request()(self.certs_url, method="GET", timeout=10)
+        if response.status != 200:
+            raise AuthError("cannot check the token now: Google's certificates are unavailable")
+        certs = json.loads(response.data.decode("utf-8"))
+        if not isinstance(certs, dict) or "keys" in certs:
+            raise AuthError("cannot check the token now: unexpected certificate format (use the v1 PEM endpoint)")
+        match = re.search(r"max-age=(\d+)", response.headers.get("cache-control", ""))
+        self._certs = {str(k): str(v) for k, v in certs.items()}
+        self._fetched = time.monotonic()
+        self._expires = self._fetched + (int(match.group(1)) if match else 3600)
+
+    def _certs_for(self, kid: str | None) -> dict[str, str]:
+        with self._lock:
+            now = time.monotonic()
+            stale = now >= self._expires or (kid is not None and kid not in self._certs and now - self._fetched > 60)
+            if stale:
+                try:
+                    self._fetch()
+                except AuthError:
+                    raise
+                except Exception as exc:  # network errors of any kind: refuse, never fall open
+                    log.warning("cannot fetch ID token certificates from %s: %s", self.certs_url, type(exc).__name__)
+                    raise AuthError("cannot check the token now: Google's certificates are unavailable") from None
+            return self._certs
+
+    def verify(self, token: str) -> Identity:
+        from google.auth import jwt
+
+        header, claims, signature = _split(token)
+        if signature == EDGE_SIGNATURE:
+            raise AuthError(
+                "this token's signature was removed by Cloud Run's IAM check; "
+                "set THOTH_TRUST_CLOUD_RUN_IAM=true to trust the edge, or send the token in X-Serverless-Authorization"
+            )
+        certs = self._certs_for(header.get("kid"))
+        try:  # signature (and google-auth's own exp/iat check); its messages may quote the token: not passed on
+            jwt.decode(token, certs=certs, verify=True, clock_skew_in_seconds=CLOCK_SKEW_SECONDS)
+        except Exception as exc:
+            message = str(exc)
+            if "expired" in message:
+                raise AuthError("token expired") from None
+            if "too early" in message:
+                raise AuthError("token used before its issue time") from None
+            raise AuthError("bad token signature") from None
+        return Identity("google", _check_claims(claims, self.audiences))
+
+
+def edge_identity(request: Request, audiences: tuple[str, ...] | None = None) -> Identity | None:
+    """The identity Cloud Run's IAM check verified, from the token it passed on with its signature removed.
+
+    Only call this behind Cloud Run with IAM invocation required (THOTH_TRUST_CLOUD_RUN_IAM).
+    """
+    token = bearer_token(request, "x-serverless-authorization") or bearer_token(request)
+    if token is None:
+        return None
+    _, claims, signature = _split(token)
+    if signature != EDGE_SIGNATURE:
+        return None  # not the token the edge checked
+    return Identity("cloud-run-iam", _check_claims(claims, audiences))
+
+
+class Authenticator:
+    """Decides each request from the settings; one per app."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        audiences = settings.auth_audiences or ((settings.public_url,) if settings.public_url else ())
+        self.google = GoogleVerifier(settings.auth_certs_url, audiences)
+        if settings.auth_mode == "google" and not settings.auth_members:
+            log.warning("THOTH_AUTH=google with no THOTH_AUTH_MEMBERS: any Google identity with a valid token passes")
+
+    async def _google_identity(self, request: Request) -> Identity:
+        """A Google identity from the request: edge-checked (when trusted) or verified here."""
+        if self.settings.auth_trust_edge:
+            identity = edge_identity(request)
+            if identity is not None:
+                return identity
+        token = bearer_token(request, "x-serverless-authorization") or bearer_token(request)
+        if token is None:
+            raise AuthError("missing token: send Authorization: Bearer <Google ID token>")
+        if not self.google.audiences:
+            raise AuthError("no audience configured: set THOTH_AUTH_AUDIENCES or THOTH_PUBLIC_URL")
+        return await anyio.to_thread.run_sync(self.google.verify, token)
+
+    async def public(self, request: Request) -> Identity | None:
+        """The caller of a non-internal route; raises AuthError when refused."""
+        mode = self.settings.auth_mode
+        if mode == "off":
+            return None
+        token = bearer_token(request)
+        if mode == "tokens":
+            if token is None:
+                raise AuthError("missing token: send Authorization: Bearer <token>")
+            if self.settings.auth_tokens and _matches_any(token, self.settings.auth_tokens):
+                return Identity("token")
+            if self.settings.admin_token and _equal(token, self.settings.admin_token):
+                return Identity("admin")
+            raise AuthError("unknown token")
+        if mode == "google":
+            identity = await self._google_identity(request)
+            if self.settings.auth_members and not identity.matches(self.settings.auth_members):
+                raise AuthError("this identity is not allowed: not in THOTH_AUTH_MEMBERS")
+            return identity
+        raise AuthError(f"unknown THOTH_AUTH mode {mode!r}")  # settings built by hand; refuse, never fall open
+
+    async def internal(self, request: Request) -> Identity:
+        """The caller of an /internal route: the admin token or an allowed service account."""
+        settings = self.settings
+        token = bearer_token(request)
+        if settings.admin_token and token is not None and _equal(token, settings.admin_token):
+            return Identity("admin")
+        if not settings.internal_identities:
+            raise AuthError("unauthorized: send Authorization: Bearer <THOTH_ADMIN_TOKEN>")
+        if token is not None and token.count(".") != 2 and not request.headers.get("x-serverless-authorization"):
+            raise AuthError("unauthorized: not the admin token, nor an ID token")
+        identity = await self._google_identity(request)
+        if not identity.matches(settings.internal_identities):
+            raise AuthError("this identity may not call /internal routes: not in THOTH_INTERNAL_IDENTITIES")
+        return identity
+
+
+def _refusal(message: str) -> JSONResponse:
+    challenge = f'Bearer error="invalid_token", error_description="{message}"'
+    return JSONResponse({"error": message}, status_code=401, headers={"WWW-Authenticate": challenge})
+
+
+class AuthMiddleware:
+    """Checks every HTTP request but the health routes before it reaches a route (pure ASGI, streams intact)."""
+
+    def __init__(self, app: ASGIApp, settings: Settings):
+        self.app = app
+        self.settings = settings
+        self.auth = Authenticator(settings)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        internal = scope["path"].startswith(INTERNAL_PREFIX)
+        if internal and not (self.settings.admin_token or self.settings.internal_identities):
+            await _disabled()(scope, receive, send)
+            return
+        try:
+            identity = await (self.auth.internal(request) if internal else self.auth.public(request))
+        except AuthError as exc:
+            log.info("refused %s %s: %s", scope.get("method"), scope["path"], exc)
+            await _refusal(str(exc))(scope, receive, send)
+            return
+        scope[_SCOPE_IDENTITY] = identity
+        if internal:
+            scope[_SCOPE_INTERNAL] = identity
+        await self.app(scope, receive, send)
+
+
+def _disabled() -> JSONResponse:
+    return JSONResponse(
+        {"error": "admin routes are disabled: set THOTH_ADMIN_TOKEN (or THOTH_INTERNAL_IDENTITIES) to enable them"},
+        status_code=503,
+    )
+
+
 def admin_refusal(request: Request, settings: Settings) -> JSONResponse | None:
-    """None when the request carries the admin token; otherwise the response to send (401/503)."""
+    """None when the request may use an /internal route; otherwise the response to send (401/503).
+
+    Passes with the admin token, or when the auth middleware established an allowed service-account
+    identity for this request (THOTH_INTERNAL_IDENTITIES).
+    """
+    if request.scope.get(_SCOPE_INTERNAL) is not None:
+        return None
     if not settings.admin_token:
-        return JSONResponse(
-            {"error": "admin routes are disabled: set THOTH_ADMIN_TOKEN to enable them"}, status_code=503
-        )
+        return _disabled()
     token = bearer_token(request)
-    if token is None or not hmac.compare_digest(token.encode(), settings.admin_token.encode()):
+    if token is None or not _equal(token, settings.admin_token):
         return JSONResponse(
             {"error": "unauthorized: send Authorization: Bearer <THOTH_ADMIN_TOKEN>"},
             status_code=401,

@@ -4,6 +4,12 @@ Routes:
 - `GET /`, `GET /health`: health JSON; 200 when the index is readable, 503 with the reason when not.
 - `/mcp`: MCP Streamable HTTP, stateless with JSON responses, so any instance answers any request.
 - `GET /mcp/sse` + `POST /mcp/messages/`: the legacy SSE transport, for older clients.
+- `/internal/*`: routes toolsets add; the admin token or an allowed service account (thoth.mcp.auth).
+
+Middleware, outermost first: request log context (trace, correlation id), auth (THOTH_AUTH),
+the Accept-header default for curl. SIGTERM (Cloud Run scaling in, a new revision) stops
+accepting connections and lets requests in flight finish, for up to THOTH_SHUTDOWN_GRACE_SECONDS
+(8 of the 10 s Cloud Run gives before it kills the instance).
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from thoth.app import Thoth
 from thoth.config import Settings
 from thoth.logs import setup_logging
+from thoth.mcp.auth import AuthMiddleware
+from thoth.mcp.context import RequestContextMiddleware
 from thoth.mcp.tools import build_mcp, internal_routes
 
 log = logging.getLogger("thoth.server")
@@ -100,6 +108,8 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
     )
     starlette.state.thoth = thoth
     starlette.add_middleware(_DefaultAccept)
+    starlette.add_middleware(AuthMiddleware, settings=settings)
+    starlette.add_middleware(RequestContextMiddleware, settings=settings)  # added last: runs first
     return starlette
 
 
@@ -111,7 +121,9 @@ def main() -> None:
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level.lower(),
-        timeout_graceful_shutdown=8,  # Cloud Run allows 10 s after SIGTERM
+        log_config=None,  # keep setup_logging's handler: JSON lines on Cloud Run for uvicorn's lines too
+        access_log=False,  # RequestContextMiddleware writes the access line, with the trace
+        timeout_graceful_shutdown=settings.shutdown_grace_seconds,
     )
 
 

@@ -1,0 +1,165 @@
+"""SIGTERM, as Cloud Run sends it: the server finishes requests in flight; the ingest job stops after a batch.
+
+Real processes: `python -m thoth.mcp.server` and `python -m ingest` started as Cloud Run starts them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+import ingest.pipeline as pipeline
+from tests.conftest import free_port, make_settings, write_corpus
+from thoth.config import Settings
+from thoth.store import Store
+from thoth.store.schema import CHUNKS, DOCUMENTS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def env_for(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("THOTH_", "K_", "CLOUD_RUN_"))}
+    return {**env, "PYTHONUNBUFFERED": "1", **extra}
+
+
+def wait_for(predicate, timeout: float, what: str):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_sigterm_lets_the_request_in_flight_finish(indexed: Settings, tmp_path: Path) -> None:
+    port = free_port()
+    stderr = tmp_path / "server.log"
+    env = env_for(
+        THOTH_DB_URI=indexed.db_uri,
+        THOTH_HOST="127.0.0.1",
+        PORT=str(port),
+        THOTH_EMBED_BACKEND="torch",  # the model loads for seconds: the first search is a slow request
+        THOTH_SHUTDOWN_GRACE_SECONDS="120",  # generous on a busy test machine; Cloud Run's default is 8
+        K_SERVICE="thoth-test",  # JSON log lines, as on Cloud Run
+        THOTH_GCP_PROJECT="demo-project",
+        HF_HUB_DISABLE_PROGRESS_BARS="1",  # the torch backend's weight-loading bar is not a log line
+    )
+    with stderr.open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "thoth.mcp.server"], cwd=ROOT, env=env, stderr=err)
+    try:
+
+        def healthy() -> bool:
+            try:
+                return httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200
+            except httpx.HTTPError:
+                return proc.poll() is not None and pytest.fail(f"server exited: {stderr.read_text()}")
+
+        wait_for(healthy, 60, "/health")
+        result: dict = {}
+
+        def slow_request() -> None:
+            body = {
+                "jsonrpc": "2.0",
+                "id": 7,
+                "method": "tools/call",
+                "params": {"name": "search_handbook", "arguments": {"query": "how to request time off"}},
+            }
+            response = httpx.post(
+                f"http://127.0.0.1:{port}/mcp",
+                json=body,
+                headers={"X-Cloud-Trace-Context": "0af7651916cd43dd8448eb211c80319c/1;o=1"},
+                timeout=180,
+            )
+            result["status"], result["body"] = response.status_code, response.json()
+
+        client = threading.Thread(target=slow_request)
+        client.start()
+        time.sleep(0.5)  # the request is in: it waits for the model
+        proc.send_signal(signal.SIGTERM)
+        client.join(timeout=180)
+        # uvicorn, having finished, re-raises the signal it caught: the process ends as SIGTERM's
+        assert proc.wait(timeout=180) == -signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    assert result["status"] == 200, result
+    hits = result["body"]["result"]["structuredContent"]["results"]
+    assert hits and hits[0]["source"] == "people/time-off.md"  # the whole answer, not a cut-off one
+
+    entries = [json.loads(line) for line in stderr.read_text().splitlines() if line.strip()]  # all JSON
+    messages = [e["message"] for e in entries]
+    shutting_down = next(i for i, m in enumerate(messages) if m.startswith("Shutting down"))
+    answered = next(i for i, e in enumerate(entries) if e.get("tool") == "search_handbook")
+    assert shutting_down < answered, messages  # SIGTERM came while the request was in flight
+    assert entries[answered]["logging.googleapis.com/trace"] == (
+        "projects/demo-project/traces/0af7651916cd43dd8448eb211c80319c"
+    )
+    assert any(m.startswith("Finished server process") for m in messages[answered:])
+
+
+def chunk_ids(settings: Settings) -> set[str]:
+    store = Store(settings)
+    return {cid for batch in store.scan(CHUNKS, ["chunk_id"]) for cid in batch.column("chunk_id").to_pylist()}
+
+
+def test_ingest_stops_after_a_batch_and_a_rerun_completes(
+    indexed: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = write_corpus(tmp_path / "corpus")
+    settings = make_settings(tmp_path / "db")
+    monkeypatch.setattr(pipeline, "WRITE_BATCH_CHUNKS", 1)  # every file is a batch of its own
+    stop = threading.Event()
+
+    def progress(done: int, total: int, key: str) -> None:
+        if done == 2:
+            stop.set()  # as the SIGTERM handler would, while file 2's batch was being written
+
+    first = pipeline.Ingestor(settings).run(str(corpus), name="handbook", progress=progress, stop=stop)
+    assert first.interrupted and len(first.ingested) == 2
+    assert "run again" in first.render()
+    assert Store(settings).count(DOCUMENTS) == 2
+
+    second = pipeline.Ingestor(settings).run(str(corpus), name="handbook")
+    assert not second.interrupted and second.unchanged == 2 and len(second.ingested) == 3
+    assert chunk_ids(settings) == chunk_ids(indexed)  # the same tables as one clean run
+    assert Store(settings).count(DOCUMENTS) == Store(indexed).count(DOCUMENTS)
+
+
+def test_ingest_job_exits_143_on_sigterm_and_says_so(indexed: Settings, tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "corpus")
+    db = tmp_path / "db"
+    env = env_for(THOTH_LOG_FORMAT="json", THOTH_EMBED_BACKEND="torch")
+    cmd = [sys.executable, "-m", "ingest", "--source", str(corpus), "--db", str(db), "--name", "handbook"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        seen = []
+        for line in proc.stderr:  # type: ignore[union-attr]
+            seen.append(line)
+            if "to ingest" in line:  # planned; the model is loading now
+                proc.send_signal(signal.SIGTERM)
+                break
+        out, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    log = "".join(seen) + err
+    assert proc.returncode == 143, log
+    assert "SIGTERM received: stopping after the current batch" in log
+    assert "interrupted" in out and "exit code 143" in log
+
+    rerun = pipeline.Ingestor(make_settings(db)).run(str(corpus), name="handbook")
+    assert not rerun.interrupted and not rerun.failed
+    assert chunk_ids(make_settings(db)) == chunk_ids(indexed)

@@ -1,0 +1,106 @@
+"""Per-request log context: trace id from Cloud Run's headers, a correlation id, one access line.
+
+`X-Cloud-Trace-Context: TRACE_ID/SPAN_ID;o=1` (or W3C `traceparent`) gives the trace that
+Cloud Logging groups a request's lines under; `X-Correlation-Id` / `X-Request-Id` from the
+caller, else the trace id, else a fresh id, is the correlation id, echoed in the response.
+The access line carries method, path, status and latency: never headers, query strings or bodies.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from thoth.config import Settings
+from thoth.logs import SAMPLED_KEY, SPAN_KEY, TRACE_KEY, request_context
+
+log = logging.getLogger("thoth.http")
+
+_CLOUD_TRACE = re.compile(r"^([0-9a-fA-F]{32})(?:/(\d+))?(?:;o=([01]))?")
+_TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
+_SAFE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+_QUIET_PATHS = frozenset({"/", "/health"})  # probes: no access line
+
+
+def _header(scope: Scope, name: bytes) -> str:
+    for key, value in scope["headers"]:
+        if key == name:
+            return value.decode("latin-1").strip()
+    return ""
+
+
+def trace_fields(scope: Scope, project: str) -> dict[str, object]:
+    """Cloud Logging's trace fields for this request ({} when it carries no trace header)."""
+    trace = span = ""
+    sampled = None
+    match = _CLOUD_TRACE.match(_header(scope, b"x-cloud-trace-context"))
+    if match:
+        trace, span = match.group(1).lower(), match.group(2) or ""
+        sampled = match.group(3) == "1" if match.group(3) else None
+    else:
+        match = _TRACEPARENT.match(_header(scope, b"traceparent").lower())
+        if match:
+            trace, span = match.group(1), str(int(match.group(2), 16))
+            sampled = bool(int(match.group(3), 16) & 1)
+    if not trace:
+        return {}
+    fields: dict[str, object] = {TRACE_KEY: f"projects/{project}/traces/{trace}" if project else trace}
+    if span:
+        fields[SPAN_KEY] = span
+    if sampled is not None:
+        fields[SAMPLED_KEY] = sampled
+    return fields
+
+
+class RequestContextMiddleware:
+    """Sets the log context for the request's lifetime and writes one access line per request."""
+
+    def __init__(self, app: ASGIApp, settings: Settings):
+        self.app = app
+        self.project = settings.gcp_project
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        fields = trace_fields(scope, self.project)
+        given = _header(scope, b"x-correlation-id") or _header(scope, b"x-request-id")
+        trace = str(fields.get(TRACE_KEY, "")).rsplit("/", 1)[-1]
+        correlation = given if _SAFE_ID.match(given) else (trace or uuid.uuid4().hex)
+        token = request_context.set({**fields, "correlationId": correlation})
+        started = time.perf_counter()
+        status = 500
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                headers = [*message.get("headers", []), (b"x-correlation-id", correlation.encode())]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            if scope["path"] not in _QUIET_PATHS:
+                latency = time.perf_counter() - started
+                log.info(
+                    "%s %s %d %.1f ms",
+                    scope["method"],
+                    scope["path"],
+                    status,
+                    latency * 1000,
+                    extra={
+                        "http": {
+                            "requestMethod": scope["method"],
+                            "requestUrl": scope["path"],  # the path only: query strings may carry secrets
+                            "status": status,
+                            "latency": f"{latency:.6f}s",
+                        }
+                    },
+                )
+            request_context.reset(token)

@@ -74,6 +74,18 @@ class _DefaultAccept:
         await self.app(scope, receive, send)
 
 
+STARTUP_PROBE_HEADER = "x-thoth-probe"  # terraform's startup probe sends `X-Thoth-Probe: startup`
+
+
+def _startup_probe(request: Request) -> bool:
+    return request.headers.get(STARTUP_PROBE_HEADER, "").lower() == "startup"
+
+
+def _readable_but_empty(body: dict) -> bool:
+    """The tables could be listed (so the URI and permissions are right) but hold no chunks yet."""
+    return "tables" in body and not body["tables"].get("chunks") and "index_model" in body
+
+
 def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_up: bool = True) -> Starlette:
     settings = settings or Settings.from_env()
     thoth = app or Thoth(settings)
@@ -86,6 +98,10 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
 
     async def health(request: Request) -> JSONResponse:
         status, body = thoth.health()
+        if status == 503 and _startup_probe(request) and _readable_but_empty(body):
+            # Cloud Run's startup probe: a first deploy comes before the first ingest. An unreadable
+            # index (wrong bucket, no permission) or a model mismatch still fails the deploy.
+            return JSONResponse({**body, "status": "empty"}, status_code=200)
         return JSONResponse(body, status_code=status)
 
     @contextlib.asynccontextmanager

@@ -1,0 +1,214 @@
+# The MCP service (reads the index), the events service (ingests one object per Cloud Storage
+# event, as the writer account, one instance so writes do not race) and the ingest job.
+# cloudbuild.yaml deploys new images; terraform keeps everything else (so it ignores the image).
+
+locals {
+  common_env = {
+    THOTH_DB_URI      = local.db_uri
+    THOTH_GCP_PROJECT = var.project_id # Cloud Logging trace ids: projects/PROJECT/traces/ID
+  }
+  server_env = merge(local.common_env, {
+    THOTH_PUBLIC_URL          = local.service_url
+    THOTH_AUTH                = var.app_auth
+    THOTH_AUTH_MEMBERS        = join(",", var.app_auth_members)
+    THOTH_TRUST_CLOUD_RUN_IAM = var.allow_unauthenticated ? "false" : "true"
+  })
+  events_env = merge(local.common_env, {
+    THOTH_PUBLIC_URL               = local.events_url
+    THOTH_INTERNAL_IDENTITIES      = google_service_account.trigger.email
+    THOTH_TRUST_CLOUD_RUN_IAM      = "true" # only the trigger account (and admins) can invoke it
+    THOTH_READ_CONSISTENCY_SECONDS = "0"
+  })
+  server_secrets = var.auth_tokens_secret != "" ? { THOTH_AUTH_TOKENS = var.auth_tokens_secret } : {}
+  events_secrets = var.admin_token_secret != "" ? { THOTH_ADMIN_TOKEN = var.admin_token_secret } : {}
+}
+
+resource "google_cloud_run_v2_service" "server" {
+  name                = var.name
+  location            = var.region
+  ingress             = "INGRESS_TRAFFIC_ALL"
+  deletion_protection = false
+
+  template {
+    service_account                  = google_service_account.server.email
+    max_instance_request_concurrency = var.concurrency
+    timeout                          = "300s"
+    scaling {
+      min_instance_count = var.min_instances
+      max_instance_count = var.max_instances
+    }
+    containers {
+      image = local.image
+      ports {
+        container_port = 8080
+      }
+      resources {
+        limits = {
+          cpu    = var.cpu
+          memory = var.memory
+        }
+        cpu_idle          = true # billed only while serving
+        startup_cpu_boost = true
+      }
+      dynamic "env" {
+        for_each = local.server_env
+        content {
+          name  = env.key
+          value = env.value
+        }
+      }
+      dynamic "env" {
+        for_each = local.server_secrets
+        content {
+          name = env.key
+          value_source {
+            secret_key_ref {
+              secret  = env.value
+              version = "latest"
+            }
+          }
+        }
+      }
+      # /health: 200 once the index is readable; the header lets a first deploy (before the first
+      # ingest, an empty index) through, while a wrong bucket or missing permission still fails it.
+      startup_probe {
+        initial_delay_seconds = 0
+        period_seconds        = 2
+        timeout_seconds       = 2
+        failure_threshold     = 30
+        http_get {
+          path = "/health"
+          port = 8080
+          http_headers {
+            name  = "X-Thoth-Probe"
+            value = "startup"
+          }
+        }
+      }
+    }
+  }
+
+  lifecycle {
+    ignore_changes = [template[0].containers[0].image, client, client_version]
+  }
+  depends_on = [
+    terraform_data.image,
+    google_storage_bucket_iam_member.server_reads_index,
+    google_secret_manager_secret_iam_member.server_reads_tokens,
+  ]
+}
+
+resource "google_cloud_run_v2_service" "events" {
+  name                = "${var.name}-events"
+  location            = var.region
+  ingress             = "INGRESS_TRAFFIC_ALL" # Pub/Sub push comes from outside the VPC; IAM guards it
+  deletion_protection = false
+
+  template {
+    service_account                  = google_service_account.ingest.email
+    max_instance_request_concurrency = 4
+    timeout                          = "600s"
+    scaling {
+      min_instance_count = 0
+      max_instance_count = 1 # one writer at a time
+    }
+    containers {
+      image = local.image
+      ports {
+        container_port = 8080
+      }
+      resources {
+        limits = {
+          cpu    = var.job_cpu
+          memory = var.job_memory
+        }
+        cpu_idle = true
+      }
+      dynamic "env" {
+        for_each = local.events_env
+        content {
+          name  = env.key
+          value = env.value
+        }
+      }
+      dynamic "env" {
+        for_each = local.events_secrets
+        content {
+          name = env.key
+          value_source {
+            secret_key_ref {
+              secret  = env.value
+              version = "latest"
+            }
+          }
+        }
+      }
+      startup_probe {
+        period_seconds    = 2
+        timeout_seconds   = 2
+        failure_threshold = 30
+        http_get {
+          path = "/health"
+          port = 8080
+          http_headers {
+            name  = "X-Thoth-Probe"
+            value = "startup"
+          }
+        }
+      }
+    }
+  }
+
+  lifecycle {
+    ignore_changes = [template[0].containers[0].image, client, client_version]
+  }
+  depends_on = [
+    terraform_data.image,
+    google_storage_bucket_iam_member.ingest_writes_index,
+    google_storage_bucket_iam_member.ingest_reads_docs,
+    google_secret_manager_secret_iam_member.admin_token,
+  ]
+}
+
+resource "google_cloud_run_v2_job" "ingest" {
+  name                = "${var.name}-ingest"
+  location            = var.region
+  deletion_protection = false
+
+  template {
+    task_count  = var.job_task_count
+    parallelism = var.job_parallelism
+    template {
+      service_account = google_service_account.ingest.email
+      timeout         = var.job_timeout
+      max_retries     = var.job_max_retries
+      containers {
+        image   = local.image
+        command = ["python"]
+        args    = ["-m", "ingest", "--source", local.docs_source, "--db", local.db_uri, "--name", var.source_name]
+        resources {
+          limits = {
+            cpu    = var.job_cpu
+            memory = var.job_memory
+          }
+        }
+        dynamic "env" {
+          for_each = local.common_env
+          content {
+            name  = env.key
+            value = env.value
+          }
+        }
+      }
+    }
+  }
+
+  lifecycle {
+    ignore_changes = [template[0].template[0].containers[0].image, client, client_version]
+  }
+  depends_on = [
+    terraform_data.image,
+    google_storage_bucket_iam_member.ingest_writes_index,
+    google_storage_bucket_iam_member.ingest_reads_docs,
+  ]
+}

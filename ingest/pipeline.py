@@ -24,10 +24,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 
 from ingest.chunking import Chunk, Chunker
-from ingest.parsers import MARKDOWN_SUFFIXES, PDF_SUFFIXES, ParsedDocument, ParseError, parse
-from ingest.sources import SourceObject, content_hash, list_objects
+from ingest.parsers import MARKDOWN_SUFFIXES, PDF_SUFFIXES, ParsedDocument, ParseError, parse, workshop
+from ingest.sources import SourceError, SourceObject, content_hash, list_objects
 from thoth.config import Settings
 from thoth.embed import Embedder, get_embedder, get_tokenizer
 from thoth.store import Store, filters
@@ -52,6 +53,18 @@ class RunSummary:
     @property
     def changed(self) -> int:
         return len(self.ingested) + len(self.removed) + len(self.failed)
+
+    def to_dict(self) -> dict:
+        return {
+            "source_id": self.source_id,
+            "changed": self.changed,
+            "ingested": self.ingested,
+            "unchanged": self.unchanged,
+            "removed": self.removed,
+            "failed": [{"key": key, "reason": reason} for key, reason in self.failed],
+            "chunks_written": self.chunks_written,
+            "seconds": round(self.seconds, 3),
+        }
 
     def render(self) -> str:
         lines = [
@@ -118,10 +131,12 @@ class Ingestor:
         name: str | None = None,
         progress: Callable[[int, int, str], None] | None = None,
         stop: threading.Event | None = None,
+        source_id: str | None = None,
     ) -> RunSummary:
+        """Ingest `source` as the source `source_id` (default: the slug of `name`, else of the folder's name)."""
         started = time.perf_counter()
         objects = list_objects(source)
-        source_id = slug(name or source.rstrip("/").rsplit("/", 1)[-1])
+        source_id = source_id or slug(name or source.rstrip("/").rsplit("/", 1)[-1])
         summary = RunSummary(source_id)
 
         existing = self._existing_documents(source_id)
@@ -175,7 +190,7 @@ class Ingestor:
             summary.removed = removed
         self._drop_unreferenced(source_id, stale)
         self.store.ensure_fts_index()
-        self._update_source(source_id, name or source_id, source, [o.key for o in objects])
+        self._update_source(source_id, name, source, [o.key for o in objects])
         summary.seconds = time.perf_counter() - started
         return summary
 
@@ -200,7 +215,7 @@ class Ingestor:
         }
         try:
             parsed: ParsedDocument = parse(
-                obj.key, obj.read(), pdf_password=self.settings.env.get("THOTH_PDF_PASSWORD")
+                obj.key, obj.read(), pdf_password=self.settings.env.get("THOTH_PDF_PASSWORD"), fmt=obj.format
             )
         except ParseError as exc:
             log.warning("skipped %s: %s", obj.key, exc)
@@ -230,6 +245,10 @@ class Ingestor:
                 "page_start": p.page_start,
                 "page_end": p.page_end,
                 "text": p.text,
+                "exercise_number": p.exercise_number,
+                "step_number": p.step_number,
+                "path": p.path,
+                "is_diff": p.is_diff,
             }
             for i, p in enumerate(parsed.partitions)
         ]
@@ -261,6 +280,8 @@ class Ingestor:
                     "page_end": chunk.page_end,
                     "content_type": chunk.content_type,
                     "language": chunk.language,
+                    "exercise_number": partition["exercise_number"],
+                    "step_number": partition["step_number"],
                     "tags": [],
                     "source_ref": ref,
                 }
@@ -296,17 +317,26 @@ class Ingestor:
             scope = f"{filters.eq('source_id', source_id)} AND {filters.eq('doc_id', doc_id)}"
             self.store.update(CHUNKS, f"{scope} AND NOT {filters.is_in('key', keys)}", {"key": keys[0]})
 
-    def _update_source(self, source_id: str, name: str, source: str, keys: list[str]) -> None:
+    def _has_diffs(self, source_id: str) -> bool:
+        return self.store.count(PARTITIONS, filters.where({"source_id": source_id, "is_diff": True})) > 0
+
+    def _update_source(self, source_id: str, name: str | None, source: str, keys: list[str]) -> None:
         previous = self.store.get_source(source_id) or {}
         scope = filters.eq("source_id", source_id)
+        kind = _source_kind(keys) if keys else previous.get("kind", "text")
+        product = previous.get("product")
+        local = None if "://" in source else Path(source).expanduser().resolve()
+        if local is not None and workshop.is_workshop(local):
+            about = workshop.info(local)
+            kind, product, name = "workshop", about.product, name or about.title
         self.store.upsert_source(
             {
                 "source_id": source_id,
-                "name": name,
-                "kind": _source_kind(keys) if keys else previous.get("kind", "text"),
-                "uri": source,
-                "product": previous.get("product"),
-                "has_diffs": bool(previous.get("has_diffs")),
+                "name": name or source_id,
+                "kind": kind,
+                "uri": str(local) if local is not None else source,  # absolute, so a reindex finds it again
+                "product": product,
+                "has_diffs": self._has_diffs(source_id) if kind == "workshop" else bool(previous.get("has_diffs")),
                 "has_tree": bool(previous.get("has_tree")),
                 "document_count": self.store.count(DOCUMENTS, f"{scope} AND status = 'ok'"),
                 "chunk_count": self.store.count(CHUNKS, scope),
@@ -316,10 +346,25 @@ class Ingestor:
         )
 
 
+def reingest(ingestor: Ingestor, kind: str) -> list[dict]:
+    """Ingest again every source of `kind` from the URI it was ingested from; one summary (or error) each."""
+    results = []
+    for row in sorted(ingestor.store.list_sources(), key=lambda r: r["source_id"]):
+        if row["kind"] != kind:
+            continue
+        try:
+            summary = ingestor.run(row["uri"], name=row["name"], source_id=row["source_id"])
+            results.append(summary.to_dict())
+        except (SourceError, ValueError) as exc:  # that source is gone or unreadable; the others go on
+            log.warning("reingest %s: %s", row["source_id"], exc)
+            results.append({"source_id": row["source_id"], "error": str(exc)})
+    return results
+
+
 def log_progress(done: int, total: int, key: str) -> None:
     """Progress as plain lines (used when stderr is not a terminal)."""
     if done == total or done % 25 == 0:
         print(f'{{"event": "progress", "done": {done}, "total": {total}}}', file=sys.stderr, flush=True)
 
 
-__all__ = ["Ingestor", "RunSummary", "slug", "log_progress"]
+__all__ = ["Ingestor", "RunSummary", "slug", "log_progress", "reingest"]

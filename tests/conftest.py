@@ -88,6 +88,93 @@ def make_settings(db: Path, **overrides: object) -> Settings:
     return Settings.from_env({}, db_uri=str(db), read_consistency_seconds=0.0, **overrides)
 
 
+WORKSHOP = Path(__file__).parent / "fixtures" / "workshops" / "caching-fundamentals"
+HANDBOOK_BASE_URL = "https://handbook.example.com"
+LONG_PAGE_URL = "https://docs.example.com/release-history"
+
+# One sentence per milestone: a page long enough for several chunks, so the chunker's overlap shows.
+MILESTONES = [
+    f"Milestone {i} shipped the {word} dashboard to {i * 7 + 3} pilot teams in week {i + 2}."
+    for i, word in enumerate(
+        "amber birch cobalt dune ember fjord granite harbor indigo juniper kestrel lagoon meadow nectar "
+        "orchid pebble quartz ridge saffron tundra umber violet willow xenon yarrow zephyr".split(),
+        start=1,
+    )
+]
+
+DOCS = {
+    "release-history.md": f"---\ntitle: Release history\ncanonical_url: {LONG_PAGE_URL}\n---\n"
+    "# Release history\n\n" + "\n\n".join(" ".join(MILESTONES[i : i + 4]) for i in range(0, len(MILESTONES), 4)),
+    "go-client.md": """# Go client
+
+Call the API from Go with the standard library.
+
+```go
+package main
+
+import "net/http"
+
+func main() {
+	resp, _ := http.Get("https://api.example.com/health")
+	defer resp.Body.Close()
+}
+```
+""",
+}
+
+
+def write_docs(root: Path) -> Path:
+    for key, text in DOCS.items():
+        (root / key).write_text(text)
+    return root
+
+
+def write_mini_workshop(root: Path) -> Path:
+    """A second, smaller workshop: product from `host`, a step with a problem and no solution (no diffs)."""
+    (root / "exercises" / "01.use-state" / "01.problem").mkdir(parents=True)
+    package = '{"epicshop": {"title": "Hooks Mini", "product": {"host": "www.epicreact.dev"}}}'
+    (root / "package.json").write_text(package)
+    (root / "exercises" / "01.use-state" / "README.md").write_text(
+        "# useState\n\nA component keeps values between renders in state.\n"
+    )
+    (root / "exercises" / "01.use-state" / "01.problem" / "README.md").write_text(
+        "# Counter\n\nMake the counter button add one on every click.\n"
+    )
+    (root / "exercises" / "01.use-state" / "01.problem" / "counter.jsx").write_text(
+        "export function Counter() {\n\treturn <button>0</button>\n}\n"
+    )
+    return root
+
+
+@pytest.fixture(scope="session")
+def library(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """One index of every kind of source: the handbook corpus, a docs folder, two workshops. Read-only.
+
+    Sources: `handbook` (with a configured base URL), `docs` (front-matter canonical URL),
+    `caching-fundamentals` (tests/fixtures) and `hooks-mini` (written here).
+    """
+    settings = make_settings(
+        tmp_path_factory.mktemp("library") / "lancedb", source_base_urls=(("handbook", HANDBOOK_BASE_URL),)
+    )
+    ingestor = Ingestor(settings)
+    sources = [
+        (write_corpus(tmp_path_factory.mktemp("handbook")), "handbook"),
+        (write_docs(tmp_path_factory.mktemp("docs")), "docs"),
+        (WORKSHOP, None),
+        (write_mini_workshop(tmp_path_factory.mktemp("ws") / "hooks-mini"), None),
+    ]
+    for root, name in sources:
+        summary = ingestor.run(str(root), name=name)
+        assert not summary.failed, summary.render()
+    return settings
+
+
+@pytest.fixture(scope="session")
+def library_server(library: Settings) -> Iterator[LiveServer]:
+    with LiveServer(library) as live:
+        yield live
+
+
 @pytest.fixture(scope="session")
 def indexed(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     """An index of the test corpus, built once per session. Tests must not write to it."""

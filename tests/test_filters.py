@@ -1,9 +1,10 @@
-"""Where clauses are built from allow-listed columns and escaped literals."""
+"""Where clauses are built from allow-listed columns and escaped literals; client filters can never change the query."""
 
 from __future__ import annotations
 
 import pytest
 
+from thoth.store import filters
 from thoth.store.filters import FilterError, eq, is_in, where
 
 
@@ -27,3 +28,39 @@ def test_values_are_quoted_and_escaped() -> None:
 def test_bad_filters_are_refused(column: str, value: object) -> None:
     with pytest.raises(FilterError):
         eq(column, value)
+
+
+def test_public_filters_map_to_columns_and_quote_values() -> None:
+    assert filters.public({"type": "code", "language": ["go", "ts"]}) == (
+        "content_type = 'code' AND language IN ('go', 'ts')"
+    )
+    assert filters.public({"exercise_number": 2}) == "exercise_number = 2"
+    assert filters.public({"type": "code' OR 1=1 --"}) == "content_type = 'code'' OR 1=1 --'"
+    assert filters.public(None) is None and filters.public({}) is None
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ({"content_type = 'x' OR 1=1": "x"}, "allowed: content_type, exercise_number, language, path, step_number"),
+        ({"vector": [1]}, "allowed"),
+        ({"exercise_number": "1 OR 1=1"}, "'exercise_number'"),
+        ({"exercise_number": True}, "'exercise_number'"),
+        ({"type": 3}, "'type'"),
+        ({"type": []}, "at least one"),
+        ({"type": "code", "content_type": "text"}, "repeats"),
+        ({"type": "a\x00b"}, "NUL"),
+    ],
+)
+def test_public_filters_refuse_what_is_not_allowed(given: dict, named: str) -> None:
+    with pytest.raises(FilterError, match="filters: ") as error:
+        filters.public(given)
+    assert named in str(error.value)
+
+
+def test_booleans_and_combining_clauses() -> None:
+    assert filters.where({"source_id": "a", "is_diff": True}) == "source_id = 'a' AND is_diff = true"
+    with pytest.raises(FilterError):
+        filters.eq("is_diff", "true")
+    assert filters.both("a = 1", None, "b = 2") == "(a = 1) AND (b = 2)"
+    assert filters.both(None) is None

@@ -13,7 +13,7 @@ from pathlib import Path
 
 DEFAULT_DB_URI = "./.thoth/lancedb"
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
-ALL_TOOLSETS = ("handbook",)
+ALL_TOOLSETS = ("handbook", "qurio", "workshop")
 AUTH_MODES = ("off", "google", "tokens")
 GOOGLE_CERTS_URL = "https://www.googleapis.com/oauth2/v1/certs"
 _PROJECT_VARS = ("THOTH_GCP_PROJECT", "GOOGLE_CLOUD_PROJECT", "GCP_PROJECT_ID")  # the last: the seed's name
@@ -56,6 +56,20 @@ def _db_uri(env: Mapping[str, str]) -> str:
     if env.get("GCS_BUCKET_NAME"):  # the seed systems' convention
         return f"gs://{env['GCS_BUCKET_NAME']}/lancedb"
     return DEFAULT_DB_URI
+
+
+def _base_urls(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """THOTH_SOURCE_BASE_URLS=source_id=https://base,other=https://...: public page URLs per source."""
+    pairs = []
+    for item in _list(env, "THOTH_SOURCE_BASE_URLS"):
+        source_id, sep, url = item.partition("=")
+        source_id, url = source_id.strip(), url.strip()
+        if not sep or not source_id or not url.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"THOTH_SOURCE_BASE_URLS entries must look like source_id=https://host/path, got {item!r}"
+            )
+        pairs.append((source_id, url))
+    return tuple(pairs)
 
 
 def _toolsets(env: Mapping[str, str]) -> tuple[str, ...]:
@@ -172,6 +186,10 @@ class Settings:
     auth_trust_edge: bool = False  # Cloud Run's IAM check verified the token (and stripped its signature)
     auth_certs_url: str = GOOGLE_CERTS_URL
     internal_identities: tuple[str, ...] = ()  # service accounts allowed on /internal/* besides the admin token
+    source_base_urls: tuple[tuple[str, str], ...] = ()  # (source_id, base URL) for public page URLs
+    # Bounded results (read_page, context bundles): the default size and the hard maximum, in characters.
+    max_chars: int = 20_000
+    max_chars_limit: int = 100_000
     # Logging
     log_level: str = "INFO"
     log_json: bool = False
@@ -189,6 +207,8 @@ class Settings:
         if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
             raise ConfigError(f"THOTH_LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL, got {level!r}")
         chunk_tokens = _int(env, "THOTH_CHUNK_TOKENS", 200, 32, 254)
+        max_chars_limit = _int(env, "THOTH_MAX_CHARS_LIMIT", 100_000, 1_000, 10_000_000)
+        max_chars = _int(env, "THOTH_MAX_CHARS", min(20_000, max_chars_limit), 100, max_chars_limit)
         settings = cls(
             db_uri=_db_uri(env),
             read_consistency_seconds=_float(env, "THOTH_READ_CONSISTENCY_SECONDS", 5.0),
@@ -207,6 +227,9 @@ class Settings:
             admin_token=env.get("THOTH_ADMIN_TOKEN", ""),
             public_url=env.get("THOTH_PUBLIC_URL", "").rstrip("/"),
             **_auth(env),  # type: ignore[arg-type]
+            source_base_urls=_base_urls(env),
+            max_chars=max_chars,
+            max_chars_limit=max_chars_limit,
             log_level=level,
             log_json=bool(env.get("K_SERVICE")) or env.get("THOTH_LOG_FORMAT", "").lower() == "json",
             gcp_project=next((env[k] for k in _PROJECT_VARS if env.get(k)), ""),
@@ -217,6 +240,9 @@ class Settings:
     @property
     def is_local_db(self) -> bool:
         return "://" not in self.db_uri
+
+    def base_url(self, source_id: str) -> str | None:
+        return dict(self.source_base_urls).get(source_id)
 
     def local_db_path(self) -> Path:
         return Path(self.db_uri).expanduser().resolve()

@@ -18,7 +18,7 @@ class ParseError(Exception):
 @dataclass
 class Block:
     text: str
-    kind: str = "text"  # text | code | table
+    kind: str = "text"  # text | code | table | diff
     language: str = ""
 
 
@@ -29,9 +29,17 @@ class Partition:
     heading_path: list[str] = field(default_factory=list)
     page_start: int | None = None
     page_end: int | None = None
+    # Workshop sections (ingest/parsers/workshop.py): their place in the workshop and the file they show.
+    exercise_number: int | None = None
+    step_number: int | None = None
+    path: str = ""
+    is_diff: bool = False
+    body: str | None = None  # the text to store when it should read differently from the joined blocks
 
     @property
     def text(self) -> str:
+        if self.body is not None:
+            return self.body
         return "\n\n".join(b.text for b in self.blocks)
 
 
@@ -65,8 +73,12 @@ def decode_text(data: bytes) -> str:
         raise ParseError(f"not UTF-8 text (undecodable byte at offset {exc.start})") from None
 
 
-def parse(key: str, data: bytes, *, pdf_password: str | None = None) -> ParsedDocument:
-    from ingest.parsers import markdown, pdf, text
+def parse(key: str, data: bytes, *, pdf_password: str | None = None, fmt: str = "") -> ParsedDocument:
+    """Parse one source object; `fmt` names a parser when the key's suffix does not (e.g. "workshop")."""
+    from ingest.parsers import markdown, pdf, text, workshop
+
+    if fmt == workshop.FORMAT:
+        return workshop.parse(key, data)
 
     suffix = PurePosixPath(key).suffix.lower()
     stem = PurePosixPath(key).stem

@@ -78,6 +78,23 @@ def _blocks(lines: list[str]) -> list[Block]:
     return blocks
 
 
+def readable(text: str) -> str:
+    """The Markdown as a person reads it: no front matter, no MDX import/export lines (outside code)."""
+    _, body = _front_matter(text)
+    kept: list[str] = []
+    in_fence: str | None = None
+    for line in body.splitlines():
+        fence = _FENCE.match(line)
+        if fence and in_fence is None:
+            in_fence = fence.group(1)
+        elif in_fence is not None and line.strip().startswith(in_fence):
+            in_fence = None
+        elif in_fence is None and _MDX_IMPORT.match(line):
+            continue
+        kept.append(line)
+    return "\n".join(kept).strip()
+
+
 def parse(text: str, fallback_title: str) -> ParsedDocument:
     meta, body = _front_matter(text)
     sections: list[tuple[list[str], list[str]]] = []  # (heading path, lines)

@@ -238,6 +238,13 @@ class Store:
             row["bm25"] = float(row.pop("_score"))
         return rows
 
+    def rows(self, table: str, columns: list[str], where: str | None = None, limit: int | None = None) -> list[dict]:
+        """Rows of a table (selected columns, optionally filtered), in storage order."""
+        query = self.table(table).search().select(columns)
+        if where:
+            query = query.where(where)
+        return query.limit(limit).to_list()
+
     def scan(
         self, table: str, columns: list[str], where: str | None = None, batch_size: int = 8192
     ) -> Iterator[pa.RecordBatch]:

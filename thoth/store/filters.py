@@ -19,6 +19,20 @@ FILTERABLE: dict[str, type] = {
     "chunk_id": str,
     "partition_id": str,
     "status": str,
+    "kind": str,
+    "url": str,
+    "uri": str,
+    "is_diff": bool,
+}
+
+# Metadata filters a client may send (search tools' `filters` argument): public name -> column.
+PUBLIC_FILTERS: dict[str, str] = {
+    "type": "content_type",
+    "content_type": "content_type",
+    "language": "language",
+    "exercise_number": "exercise_number",
+    "step_number": "step_number",
+    "path": "key",
 }
 
 
@@ -37,6 +51,10 @@ def _literal(column: str, value: object) -> str:
     kind = FILTERABLE.get(column)
     if kind is None:
         raise FilterError(f"cannot filter on {column!r}; allowed: {', '.join(sorted(FILTERABLE))}")
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise FilterError(f"filter {column!r} needs true or false, got {value!r}")
+        return "true" if value else "false"
     if kind is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise FilterError(f"filter {column!r} needs an integer, got {value!r}")
@@ -64,4 +82,35 @@ def where(conditions: Mapping[str, object | None]) -> str | None:
         if value is None:
             continue
         parts.append(is_in(column, value) if isinstance(value, list | tuple | set) else eq(column, value))
+    return " AND ".join(parts) or None
+
+
+def public(filters: Mapping[str, object] | None) -> str | None:
+    """A where clause from a client's metadata filters ({"type": "code", "language": ["go", "ts"]}).
+
+    Keys must be in PUBLIC_FILTERS; values are strings, integers or lists of them, always quoted.
+    """
+    if not filters:
+        return None
+    conditions: dict[str, object] = {}
+    for name, value in filters.items():
+        column = PUBLIC_FILTERS.get(name)
+        if column is None:
+            raise FilterError(f"filters: unknown key {name!r}; allowed: {', '.join(sorted(PUBLIC_FILTERS))}")
+        if column in conditions:
+            raise FilterError(f"filters: {name!r} repeats a filter already given under another name")
+        value = list(value) if isinstance(value, list | tuple) else value
+        if value == []:
+            raise FilterError(f"filters: {name!r} needs at least one value")
+        try:
+            where({column: value})  # check the value's type now, so the error names the client's key
+        except FilterError as exc:
+            raise FilterError(f"filters: {name!r}: {exc}") from None
+        conditions[column] = value
+    return where(conditions)
+
+
+def both(*clauses: str | None) -> str | None:
+    """AND of clauses, each parenthesised; None when there are none."""
+    parts = [f"({c})" for c in clauses if c]
     return " AND ".join(parts) or None

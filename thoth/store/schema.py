@@ -57,11 +57,16 @@ PARTITIONS_SCHEMA = pa.schema(
         ("doc_id", pa.string()),
         ("source_id", pa.string()),
         ("ordinal", pa.int32()),
-        ("kind", pa.string()),  # page | section
+        ("kind", pa.string()),  # page | section | a workshop section kind (see ingest/parsers/workshop.py)
         ("heading_path", pa.string()),
         ("page_start", pa.int32()),
         ("page_end", pa.int32()),
         ("text", pa.string()),
+        # Workshop sections: where they sit in the workshop, the file they show, whether they are a diff.
+        ("exercise_number", pa.int32()),
+        ("step_number", pa.int32()),
+        ("path", pa.string()),
+        ("is_diff", pa.bool_()),
     ]
 )
 

@@ -1,0 +1,118 @@
+"""The workshop parser on its own: layout -> units -> sections, metadata, diffs, odd files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ingest.parsers import ParseError, workshop
+from ingest.sources import list_objects
+from tests.conftest import WORKSHOP
+
+
+def write(root: Path, files: dict[str, str | bytes]) -> Path:
+    for key, content in files.items():
+        path = root / key
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return root
+
+
+def test_units_in_reading_order_with_workshop_metadata() -> None:
+    keys = [obj.key for obj in list_objects(str(WORKSHOP))]
+    assert keys == [
+        "exercises",
+        "exercises/01.memoization",
+        "exercises/01.memoization/01",
+        "exercises/01.memoization/02",
+        "exercises/02.http-caching",
+        "exercises/02.http-caching/01",
+        "exercises/03.error-handling",
+        "exercises/03.error-handling/01",
+    ]
+    assert all(obj.format == workshop.FORMAT for obj in list_objects(str(WORKSHOP)))
+    assert workshop.info(WORKSHOP) == workshop.WorkshopInfo("Caching Fundamentals", "Epic Web")
+
+
+@pytest.mark.parametrize(
+    ("package", "readme", "expected"),
+    [
+        ({"epicshop": {"title": "T", "product": {"host": "h.dev", "slug": "s"}}}, None, ("T", "h.dev")),
+        ({"epicshop": {"product": {"slug": "s"}}}, "# From README\n", ("From README", "s")),
+        (None, None, ("plain-folder", None)),
+        ("{not json", None, ("plain-folder", None)),
+    ],
+)
+def test_info_fallbacks(tmp_path: Path, package: object, readme: str | None, expected: tuple) -> None:
+    root = tmp_path / "plain-folder"
+    (root / "exercises").mkdir(parents=True)
+    if package is not None:
+        (root / "package.json").write_text(package if isinstance(package, str) else json.dumps(package))
+    if readme:
+        (root / "README.md").write_text(readme)
+    assert workshop.info(root) == workshop.WorkshopInfo(*expected)
+
+
+def test_step_sections_slugless_folders_diffignore_and_binary_files(tmp_path: Path) -> None:
+    root = write(
+        tmp_path / "ws",
+        {
+            "epicshop/.diffignore": "# comment\n*.lock\n",
+            "exercises/01.basics/01.problem/README.md": "# Do it\n\nWrite `add`.\n",
+            "exercises/01.basics/01.problem/add.js": "export const add = () => 0\n",
+            "exercises/01.basics/01.problem/yarn.lock": "a\n",
+            "exercises/01.basics/01.problem/image.bin": b"\x00\x01\x02",
+            "exercises/01.basics/01.problem/package-lock.json": "{}",
+            "exercises/01.basics/01.solution/add.js": "export const add = (a, b) => a + b\n",
+            "exercises/01.basics/01.solution/yarn.lock": "b\n",
+            "exercises/01.basics/01.solution/.env": "SECRET=1\n",
+            "exercises/01.basics/02.problem.only/todo.py": "print('todo')\n",
+        },
+    )
+    objects = {obj.key: obj for obj in list_objects(str(root))}
+    assert list(objects) == ["exercises/01.basics/01", "exercises/01.basics/02"]
+    step = workshop.parse("exercises/01.basics/01", objects["exercises/01.basics/01"].read())
+    assert step.title == "basics"
+    kinds = [(p.kind, p.path) for p in step.partitions]
+    assert kinds == [
+        ("problem-instructions", "exercises/01.basics/01.problem/README.md"),
+        ("problem-code", "exercises/01.basics/01.problem/add.js"),
+        ("problem-code", "exercises/01.basics/01.problem/yarn.lock"),
+        ("solution-code", "exercises/01.basics/01.solution/add.js"),
+        ("solution-code", "exercises/01.basics/01.solution/yarn.lock"),
+        ("diff-summary", ""),
+        ("diff", "add.js"),
+    ]
+    assert step.partitions[0].heading_path == ["basics", "Step 1", "Problem instructions"]
+    assert step.partitions[-2].text == "modified add.js"
+    diff = step.partitions[-1]
+    assert diff.is_diff and diff.blocks[0].kind == "diff" and diff.blocks[0].language == "javascript"
+    assert "-export const add = () => 0" in diff.text and "+export const add = (a, b) => a + b" in diff.text
+    only = workshop.parse("exercises/01.basics/02", objects["exercises/01.basics/02"].read())
+    assert [p.kind for p in only.partitions] == ["problem-code"]  # one side: nothing to diff
+    assert only.partitions[0].heading_path[1] == "Step 2: only"
+
+
+def test_unit_bytes_change_exactly_when_a_file_does(tmp_path: Path) -> None:
+    root = write(tmp_path / "ws", {"exercises/01.a/01.problem/x.ts": "1", "exercises/01.a/01.solution/x.ts": "2"})
+    before = list_objects(str(root))[0].read()
+    assert list_objects(str(root))[0].read() == before
+    (root / "exercises/01.a/01.solution/x.ts").write_text("3")
+    assert list_objects(str(root))[0].read() != before
+    key, files = workshop.unbundle(before)
+    assert key == "exercises/01.a/01" and files["exercises/01.a/01.solution/x.ts"] == b"2"
+
+
+def test_unreadable_notes_and_empty_units_are_parse_errors(tmp_path: Path) -> None:
+    root = write(
+        tmp_path / "ws", {"exercises/README.mdx": b"# Hi \xff\xfe", "exercises/01.a/README.mdx": "import x from 'y'\n"}
+    )
+    objects = {obj.key: obj for obj in list_objects(str(root))}
+    with pytest.raises(ParseError, match="UTF-8"):
+        workshop.parse("exercises", objects["exercises"].read())
+    with pytest.raises(ParseError, match="no content"):
+        workshop.parse("exercises/01.a", objects["exercises/01.a"].read())
+    with pytest.raises(ParseError):
+        workshop.parse("x", b"not a unit")

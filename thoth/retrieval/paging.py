@@ -1,0 +1,68 @@
+"""Opaque cursors and character-bounded windows over ordered texts.
+
+A cursor is URL-safe base64 of a small JSON object naming the tool it belongs
+to and where to continue. It is not signed: it only says where to resume, and
+every value in it is validated again (it can never widen what a caller sees).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from dataclasses import dataclass
+
+from thoth.retrieval.search import SearchError
+
+
+class CursorError(SearchError):
+    """A cursor that this server did not issue for this tool, or one the index has outgrown."""
+
+
+def encode_cursor(kind: str, state: dict) -> str:
+    payload = json.dumps({"k": kind, **state}, sort_keys=True, separators=(",", ":"))
+    return base64.urlsafe_b64encode(payload.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, kind: str) -> dict:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        state = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+    except (ValueError, UnicodeError, binascii.Error):
+        raise CursorError("cursor is not valid: pass the nextCursor value of a previous answer unchanged") from None
+    if not isinstance(state, dict) or state.get("k") != kind:
+        raise CursorError(f"cursor was not issued by {kind}: pass the nextCursor of a previous {kind} answer")
+    return state
+
+
+def fingerprint(ids: list[str]) -> str:
+    """A short hash of an ordered list of ids: a cursor carries it to notice that the index changed."""
+    return hashlib.sha256("\x1f".join(ids).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Piece:
+    index: int  # which text
+    start: int  # character offsets into that text
+    end: int
+
+
+def window(lengths: list[int], index: int, offset: int, max_chars: int) -> tuple[list[Piece], tuple[int, int] | None]:
+    """Pieces of consecutive texts, from text `index` at `offset`, holding at most `max_chars` characters.
+
+    Returns the pieces and where the next window starts (None when the texts are exhausted), so that
+    successive windows cover every character exactly once.
+    """
+    if not 0 <= index <= len(lengths) or (index < len(lengths) and not 0 <= offset < max(lengths[index], 1)):
+        raise CursorError("cursor points outside the content; start again without a cursor")
+    pieces: list[Piece] = []
+    budget = max_chars
+    while index < len(lengths) and budget > 0:
+        take = min(lengths[index] - offset, budget)
+        pieces.append(Piece(index, offset, offset + take))
+        budget -= take
+        if offset + take < lengths[index]:
+            return pieces, (index, offset + take)
+        index, offset = index + 1, 0
+    return pieces, ((index, 0) if index < len(lengths) else None)

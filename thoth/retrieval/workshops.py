@@ -1,0 +1,326 @@
+"""Workshops for quiz authoring: coverage, scoped context bundles in reading order, diffs, topic search.
+
+A workshop is a source of kind `workshop`; its sections are partitions carrying `exercise_number`,
+`step_number`, `path` and `is_diff` (see ingest/parsers/workshop.py). A bundle is the scope's sections
+in reading order (exercise notes, then each step's sections); it is paged by characters of section
+content, and a cursor continues exactly where the previous page stopped.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from thoth.embed import Embedder, EmbedderUnavailable
+from thoth.retrieval.paging import CursorError, decode_cursor, encode_cursor, fingerprint, window
+from thoth.retrieval.search import SearchError, hybrid_search
+from thoth.store import Store, filters
+from thoth.store.schema import PARTITIONS
+
+SECTION_COLUMNS = [
+    "partition_id",
+    "doc_id",
+    "ordinal",
+    "kind",
+    "heading_path",
+    "text",
+    "exercise_number",
+    "step_number",
+    "path",
+    "is_diff",
+]
+MIN_QUERY_CHARS = 3
+
+
+class ScopeError(SearchError):
+    """The workshop, exercise or step asked for is not indexed; the message lists what is."""
+
+
+@dataclass(frozen=True)
+class Scope:
+    workshop: str
+    exercise: int
+    step: int | None = None
+
+    def as_dict(self) -> dict:
+        return {"workshop": self.workshop, "exerciseNumber": self.exercise, "stepNumber": self.step}
+
+
+@dataclass
+class Coverage:
+    exercises: dict[int, dict] = field(default_factory=dict)  # number -> {"title", "steps": set}
+    sections: int = 0
+    diff_sections: int = 0
+
+
+# -- what is indexed --------------------------------------------------------------------------
+
+
+def workshop_sources(store: Store) -> list[dict]:
+    return sorted((r for r in store.list_sources() if r["kind"] == "workshop"), key=lambda r: r["source_id"])
+
+
+def coverage(store: Store, source_ids: list[str]) -> dict[str, Coverage]:
+    """Exercises (with titles and steps), section and diff counts per workshop, from the partitions."""
+    found: dict[str, Coverage] = {sid: Coverage() for sid in source_ids}
+    if not source_ids:
+        return found
+    columns = ["source_id", "exercise_number", "step_number", "heading_path", "is_diff"]
+    for row in store.rows(PARTITIONS, columns, filters.is_in("source_id", source_ids)):
+        cov = found[row["source_id"]]
+        cov.sections += 1
+        cov.diff_sections += bool(row["is_diff"])
+        number = row["exercise_number"]
+        if number is None:
+            continue
+        title = (row["heading_path"] or "").split(" > ")[0]  # workshop sections start with the exercise title
+        exercise = cov.exercises.setdefault(number, {"title": title, "steps": set()})
+        if row["step_number"] is not None:
+            exercise["steps"].add(row["step_number"])
+    return found
+
+
+def list_workshops(
+    store: Store, *, product: str | None, has_diffs: bool | None, limit: int, cursor: str | None
+) -> dict:
+    """Indexed workshops with metadata and coverage, sorted by id, `limit` at a time."""
+    wanted = {"p": product, "d": has_diffs}
+    offset = 0
+    if cursor:
+        state = decode_cursor(cursor, "list_workshops")
+        if {"p": state.get("p"), "d": state.get("d")} != wanted or not isinstance(state.get("o"), int):
+            raise CursorError("cursor was issued for other filters; pass the same product and hasDiffs as before")
+        offset = max(0, state["o"])
+    sources = [
+        s
+        for s in workshop_sources(store)
+        if (product is None or (s["product"] or "").lower() == product.lower())
+        and (has_diffs is None or bool(s["has_diffs"]) == has_diffs)
+    ]
+    page = sources[offset : offset + limit]
+    covered = coverage(store, [s["source_id"] for s in page])
+    workshops = []
+    for source in page:
+        cov = covered[source["source_id"]]
+        workshops.append(
+            {
+                "workshop": source["source_id"],
+                "title": source["name"],
+                "product": source["product"],
+                "hasDiffs": bool(source["has_diffs"]),
+                "exerciseCount": len(cov.exercises),
+                "stepCount": sum(len(e["steps"]) for e in cov.exercises.values()),
+                "sectionCount": cov.sections,
+                "diffSectionCount": cov.diff_sections,
+                "exercises": [
+                    {"exerciseNumber": n, "title": e["title"], "steps": sorted(e["steps"])}
+                    for n, e in sorted(cov.exercises.items())
+                ],
+                "updatedAt": source["updated_at"].isoformat() if source.get("updated_at") else None,
+            }
+        )
+    more = offset + limit < len(sources)
+    return {
+        "workshops": workshops,
+        "total": len(sources),
+        "nextCursor": encode_cursor("list_workshops", {**wanted, "o": offset + limit}) if more else None,
+    }
+
+
+def indexed_exercises(store: Store, workshop: str | None = None) -> list[tuple[str, int]]:
+    """Every (workshop, exercise number) that has sections, sorted."""
+    ids = [workshop] if workshop else [s["source_id"] for s in workshop_sources(store)]
+    return sorted((sid, n) for sid, cov in coverage(store, ids).items() for n in cov.exercises)
+
+
+def choose_exercise(exercises: list[tuple[str, int]], rng: random.Random) -> tuple[str, int]:
+    """One exercise, each with the same probability (not each workshop: a big workshop is not penalised)."""
+    if not exercises:
+        raise ScopeError("no workshop exercises are indexed; ingest a workshop first")
+    return exercises[rng.randrange(len(exercises))]
+
+
+def resolve_scope(store: Store, workshop: str, exercise: int, step: int | None) -> Scope:
+    """The scope, checked against what is indexed; ScopeError names what is available instead."""
+    sources = {s["source_id"] for s in workshop_sources(store)}
+    if workshop not in sources:
+        known = ", ".join(sorted(sources)) or "(none: ingest a workshop first)"
+        raise ScopeError(f"workshop {workshop!r} is not indexed; indexed workshops: {known}")
+    exercises = coverage(store, [workshop])[workshop].exercises
+    if exercise not in exercises:
+        raise ScopeError(
+            f"exerciseNumber {exercise} is not in workshop {workshop!r}; its exercises: "
+            + ", ".join(str(n) for n in sorted(exercises))
+        )
+    steps = exercises[exercise]["steps"]
+    if step is not None and step not in steps:
+        listed = ", ".join(str(n) for n in sorted(steps)) or "(none)"
+        raise ScopeError(f"stepNumber {step} is not in exercise {exercise} of {workshop!r}; its steps: {listed}")
+    return Scope(workshop, exercise, step)
+
+
+# -- bundles ------------------------------------------------------------------------------
+
+
+def sections(store: Store, scope: Scope, *, diffs_only: bool = False, focus: str | None = None) -> list[dict]:
+    """The scope's sections in reading order: exercise notes first, then each step's sections."""
+    conditions: dict[str, object] = {"source_id": scope.workshop, "exercise_number": scope.exercise}
+    if scope.step is not None:
+        conditions["step_number"] = scope.step
+    if diffs_only:
+        conditions["is_diff"] = True
+    rows = store.rows(PARTITIONS, SECTION_COLUMNS, filters.where(conditions))
+    rows.sort(key=lambda r: (r["step_number"] is not None, r["step_number"] or 0, r["ordinal"], r["partition_id"]))
+    needle = (focus or "").strip().lower()
+    if needle:
+        rows = [r for r in rows if needle in (r["path"] or "").lower() or needle in r["text"].lower()]
+    return [r for r in rows if r["text"]]
+
+
+def _scope_from_arguments(
+    store: Store, workshop: str | None, exercise: int | None, step: int | None, random_scope: bool
+) -> Scope | None:
+    if random_scope and (exercise is not None or step is not None):
+        raise ScopeError("random=true picks the exercise: leave exerciseNumber and stepNumber out")
+    if step is not None and exercise is None:
+        raise ScopeError("stepNumber needs exerciseNumber")
+    if random_scope or (workshop is None and exercise is None):
+        return None
+    if workshop is None or exercise is None:
+        raise ScopeError("give both workshop and exerciseNumber (stepNumber is optional)")
+    return resolve_scope(store, workshop, exercise, step)
+
+
+def context_page(
+    store: Store,
+    *,
+    tool: str,
+    workshop: str | None,
+    exercise: int | None,
+    step: int | None,
+    random_scope: bool,
+    max_chars: int,
+    cursor: str | None,
+    diffs_only: bool = False,
+    focus: str | None = None,
+    rng: random.Random | None = None,
+) -> dict:
+    """One page of a scope's bundle: the scope is explicit, random (uniform over exercises, within
+    `workshop` when given), or the cursor's; explicit arguments given with a cursor must match it."""
+    scope = _scope_from_arguments(store, workshop, exercise, step, random_scope)
+    offset = (0, 0)
+    state: dict = {}
+    if cursor:
+        state = decode_cursor(cursor, tool)
+        try:
+            cursor_scope = Scope(str(state["w"]), int(state["e"]), None if state["s"] is None else int(state["s"]))
+            offset = (int(state["i"]), int(state["o"]))
+        except (KeyError, TypeError, ValueError):
+            raise CursorError("cursor is not valid: pass the nextCursor value of a previous answer unchanged") from None
+        if scope is not None and scope != cursor_scope:
+            raise CursorError(
+                f"cursor continues {cursor_scope.as_dict()}, not {scope.as_dict()}; leave the scope out or match it"
+            )
+        if (focus or None) not in (None, state.get("f")):
+            raise CursorError("cursor was issued for another focus; pass the same focus or leave it out")
+        scope, focus = cursor_scope, state.get("f")
+    elif random_scope:
+        scope = Scope(*choose_exercise(indexed_exercises(store, workshop), rng or random.Random()))
+    if scope is None:
+        raise ScopeError("give workshop and exerciseNumber (and optionally stepNumber), or random=true")
+    found = sections(store, scope, diffs_only=diffs_only, focus=focus)
+    marker = fingerprint([r["partition_id"] for r in found])
+    if cursor and state.get("h") != marker:
+        raise CursorError("the workshop was re-indexed since this cursor was issued; start again without a cursor")
+    pieces, following = window([len(r["text"]) for r in found], offset[0], offset[1], max_chars)
+    page = []
+    for piece in pieces:
+        row = found[piece.index]
+        page.append(
+            {
+                "id": row["partition_id"],
+                "kind": row["kind"],
+                "title": (row["heading_path"] or "").split(" > ")[-1],
+                "path": row["path"] or None,
+                "exerciseNumber": row["exercise_number"],
+                "stepNumber": row["step_number"],
+                "isDiff": bool(row["is_diff"]),
+                "offset": piece.start,
+                "totalChars": len(row["text"]),
+                "content": row["text"][piece.start : piece.end],
+            }
+        )
+    next_cursor = None
+    if following is not None:
+        state = {"w": scope.workshop, "e": scope.exercise, "s": scope.step, "f": focus or None, "h": marker}
+        next_cursor = encode_cursor(tool, {**state, "i": following[0], "o": following[1]})
+    return {
+        "scope": scope.as_dict(),
+        "random": bool(random_scope and not cursor),
+        "focus": focus or None,
+        "sectionCount": len(found),
+        "totalChars": sum(len(r["text"]) for r in found),
+        "sections": page,
+        "truncated": following is not None,
+        "nextCursor": next_cursor,
+    }
+
+
+# -- topic search -------------------------------------------------------------------------------
+
+
+def topic_search(
+    store: Store,
+    get_embedder: Callable[[], Embedder],
+    query: str,
+    *,
+    workshop: str | None,
+    exercise: int | None,
+    step: int | None,
+    limit: int,
+) -> list[dict]:
+    """Semantic search over workshop chunks; scope checked against the index before any embedding."""
+    if len("".join(query.split())) < MIN_QUERY_CHARS:
+        raise ScopeError(f"query must have at least {MIN_QUERY_CHARS} non-whitespace characters")
+    if step is not None and exercise is None:
+        raise ScopeError("stepNumber needs exerciseNumber")
+    if exercise is not None and workshop is None:
+        raise ScopeError("exerciseNumber needs workshop")
+    ids = [s["source_id"] for s in workshop_sources(store)]
+    if not ids:
+        raise ScopeError("no workshops are indexed; ingest a workshop first")
+    if workshop is not None and workshop not in ids:
+        raise ScopeError(f"workshop {workshop!r} is not indexed; indexed workshops: {', '.join(ids)}")
+    if workshop is not None and exercise is not None:
+        resolve_scope(store, workshop, exercise, step)
+    try:
+        embedder = get_embedder()
+    except EmbedderUnavailable as exc:
+        raise EmbedderUnavailable(
+            f"search_topic_context is unavailable: the embedding model cannot be loaded ({exc}); "
+            "list_workshops, retrieve_learning_context and retrieve_diff_context still work"
+        ) from exc
+    where = filters.where(
+        {"source_id": [workshop] if workshop else ids, "exercise_number": exercise, "step_number": step}
+    )
+    hits = hybrid_search(store, embedder, query, limit * 3, alpha=1.0, where=where)
+    seen: set[str] = set()
+    unique = []
+    for hit in hits:  # the same text (a file unchanged from problem to solution) is one result
+        text = " ".join(hit["text"].split())
+        if text not in seen:
+            seen.add(text)
+            unique.append(hit)
+    unique = unique[:limit]
+    wanted = sorted({h["partition_id"] for h in unique})
+    columns = ["partition_id", "kind", "path", "is_diff", "heading_path"]
+    rows = store.rows(PARTITIONS, columns, filters.is_in("partition_id", wanted)) if wanted else []
+    meta = {r["partition_id"]: r for r in rows}
+    for hit in unique:
+        part = meta.get(hit["partition_id"], {})
+        hit["section_kind"] = part.get("kind")
+        hit["section_title"] = (part.get("heading_path") or "").split(" > ")[-1] or None
+        hit["path"] = part.get("path") or None
+        hit["is_diff"] = bool(part.get("is_diff"))
+    return unique

@@ -3,18 +3,43 @@ whole-page reads without the chunker's overlap, correlation ids and JSON-RPC -32
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import HANDBOOK_BASE_URL, LONG_PAGE_URL, MILESTONES, WORKSHOP, LiveServer, make_settings
+from thoth.logs import JsonFormatter
 from thoth.mcp.toolsets.qurio import READ_HINT
 from thoth.store import Store, filters
 from thoth.store.schema import CHUNKS
 
 ERROR_CODE = "K7-0042"  # once, in one workshop code file (and so in that step's diff)
 PARAPHRASE = "remember earlier answers so slow calculations never repeat"  # no word shared with the memo notes
+
+
+@contextmanager
+def json_log_lines() -> Iterator[list[dict]]:
+    """Every log line written meanwhile (by the server's threads too), formatted as on Cloud Run."""
+    lines: list[dict] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(json.loads(self.format(record)))
+
+    handler, root = Collect(), logging.getLogger()
+    handler.setFormatter(JsonFormatter())
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        yield lines
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
 
 
 def call(server: LiveServer, name: str, arguments: dict, headers: dict | None = None) -> dict:
@@ -211,10 +236,8 @@ def test_read_page_cursor_round_trip(library_server: LiveServer) -> None:
     assert "max_chars" in error_text(library_server, "qurio_read_page", {"url": LONG_PAGE_URL, "max_chars": 10**9})
 
 
-def test_correlation_id_from_header_or_meta_is_on_every_log_line(
-    library_server: LiveServer, caplog: pytest.LogCaptureFixture
-) -> None:
-    with caplog.at_level(logging.INFO, logger="thoth"):
+def test_correlation_id_from_header_or_meta_is_on_the_log_lines(library_server: LiveServer) -> None:
+    with json_log_lines() as lines:
         call(library_server, "qurio_list_sources", {}, headers={"X-Correlation-ID": "req-header-42"})
         response = library_server.rpc(
             "tools/call",
@@ -225,9 +248,9 @@ def test_correlation_id_from_header_or_meta_is_on_every_log_line(
             },
         )
         assert not response.json()["result"]["isError"]
-    tool_lines = {r.getMessage().split(" answered")[0]: r for r in caplog.records if r.name == "thoth.tools"}
-    assert getattr(tool_lines["tool qurio_list_sources"], "correlationId", None) == "req-header-42"
-    assert getattr(tool_lines["tool qurio_search"], "correlationId", None) == "meta-7"
+    tool_lines = {line["message"].split(" answered")[0]: line for line in lines if line["logger"] == "thoth.tools"}
+    assert tool_lines["tool qurio_list_sources"]["correlationId"] == "req-header-42"
+    assert tool_lines["tool qurio_search"]["correlationId"] == "meta-7"
     assert response.json()["result"]["structuredContent"]["correlationId"] == "meta-7"
 
 
@@ -246,21 +269,19 @@ def test_internal_failures_are_jsonrpc_errors_with_the_correlation_id(tmp_path: 
         assert generated["code"] == -32603 and len(generated["data"]["correlationId"]) >= 16
 
 
-def test_the_http_layer_logs_and_echoes_the_correlation_id(
-    library_server: LiveServer, caplog: pytest.LogCaptureFixture
-) -> None:
-    with caplog.at_level(logging.INFO):
+def test_the_http_layer_logs_and_echoes_the_correlation_id(library_server: LiveServer) -> None:
+    with json_log_lines() as lines:
         response = library_server.rpc(
             "tools/call",
             {"name": "qurio_read_page", "arguments": {"url": "https://nowhere.example.com/"}},
             headers={"X-Correlation-ID": "abc-9"},
         )
     assert response.headers["x-correlation-id"] == "abc-9"
-    sdk_lines = [r for r in caplog.records if r.name.startswith("mcp") and "qurio_read_page" in r.getMessage()]
-    assert sdk_lines and all(getattr(r, "correlationId", None) == "abc-9" for r in sdk_lines)
+    request_lines = [line for line in lines if line.get("correlationId") == "abc-9"]
+    loggers = {line["logger"] for line in request_lines}
+    # the tool's own line and the SDK's line about the failure (the access line may come after the response)
+    assert "thoth.tools" in loggers and any(name.startswith("mcp") for name in loggers)
     # none sent: one is generated, and the tool sees the same one the response carries
     plain = library_server.rpc("tools/call", {"name": "qurio_search", "arguments": {"query": "cache", "alpha": 0.0}})
     generated = plain.headers["x-correlation-id"]
     assert len(generated) == 32 and plain.json()["result"]["structuredContent"]["correlationId"] == generated
-    forged = library_server.rpc("tools/list", headers={"X-Correlation-ID": "x\tINFO fake line"})
-    assert forged.headers["x-correlation-id"] != "x\tINFO fake line"  # not a usable id: replaced

@@ -190,6 +190,7 @@ def test_learning_context_argument_errors(library_server: LiveServer) -> None:
         ({"stepNumber": 1}, "exerciseNumber"),
         ({}, "random=true"),
         ({"random": True, "exerciseNumber": 1}, "random=true"),
+        ({"random": True, "workshop": "nope"}, "indexed workshops: caching-fundamentals, hooks-mini"),
         ({"workshop": WS, "exerciseNumber": 1, "maxChars": 10**9}, "maxChars"),
         ({"workshop": WS, "exerciseNumber": 1, "maxChars": 5}, "maxChars"),
         ({"cursor": "bad"}, "cursor"),

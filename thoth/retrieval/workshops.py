@@ -141,12 +141,16 @@ def choose_exercise(exercises: list[tuple[str, int]], rng: random.Random) -> tup
     return exercises[rng.randrange(len(exercises))]
 
 
-def resolve_scope(store: Store, workshop: str, exercise: int, step: int | None) -> Scope:
-    """The scope, checked against what is indexed; ScopeError names what is available instead."""
+def require_workshop(store: Store, workshop: str) -> None:
     sources = {s["source_id"] for s in workshop_sources(store)}
     if workshop not in sources:
         known = ", ".join(sorted(sources)) or "(none: ingest a workshop first)"
         raise ScopeError(f"workshop {workshop!r} is not indexed; indexed workshops: {known}")
+
+
+def resolve_scope(store: Store, workshop: str, exercise: int, step: int | None) -> Scope:
+    """The scope, checked against what is indexed; ScopeError names what is available instead."""
+    require_workshop(store, workshop)
     exercises = coverage(store, [workshop])[workshop].exercises
     if exercise not in exercises:
         raise ScopeError(
@@ -226,6 +230,8 @@ def context_page(
             raise CursorError("cursor was issued for another focus; pass the same focus or leave it out")
         scope, focus = cursor_scope, state.get("f")
     elif random_scope:
+        if workshop is not None:
+            require_workshop(store, workshop)
         scope = Scope(*choose_exercise(indexed_exercises(store, workshop), rng or random.Random()))
     if scope is None:
         raise ScopeError("give workshop and exerciseNumber (and optionally stepNumber), or random=true")
@@ -290,8 +296,8 @@ def topic_search(
     ids = [s["source_id"] for s in workshop_sources(store)]
     if not ids:
         raise ScopeError("no workshops are indexed; ingest a workshop first")
-    if workshop is not None and workshop not in ids:
-        raise ScopeError(f"workshop {workshop!r} is not indexed; indexed workshops: {', '.join(ids)}")
+    if workshop is not None:
+        require_workshop(store, workshop)
     if workshop is not None and exercise is not None:
         resolve_scope(store, workshop, exercise, step)
     try:

@@ -50,6 +50,7 @@ def test_sigterm_lets_the_request_in_flight_finish(indexed: Settings, tmp_path: 
         PORT=str(port),
         THOTH_EMBED_BACKEND="torch",  # the model loads for seconds: the first search is a slow request
         THOTH_SHUTDOWN_GRACE_SECONDS="120",  # generous on a busy test machine; Cloud Run's default is 8
+        THOTH_LOG_LEVEL="DEBUG",  # "tool ... started" says when the request is in flight
         K_SERVICE="thoth-test",  # JSON log lines, as on Cloud Run
         THOTH_GCP_PROJECT="demo-project",
         HF_HUB_DISABLE_PROGRESS_BARS="1",  # the torch backend's weight-loading bar is not a log line
@@ -84,7 +85,8 @@ def test_sigterm_lets_the_request_in_flight_finish(indexed: Settings, tmp_path: 
 
         client = threading.Thread(target=slow_request)
         client.start()
-        time.sleep(0.5)  # the request is in: it waits for the model
+        # SIGTERM only once the server is working on the request (it waits for the model to load)
+        wait_for(lambda: "tool search_handbook started" in stderr.read_text(), 120, "the request to start")
         proc.send_signal(signal.SIGTERM)
         client.join(timeout=180)
         # uvicorn, having finished, re-raises the signal it caught: the process ends as SIGTERM's
@@ -101,7 +103,9 @@ def test_sigterm_lets_the_request_in_flight_finish(indexed: Settings, tmp_path: 
     entries = [json.loads(line) for line in stderr.read_text().splitlines() if line.strip()]  # all JSON
     messages = [e["message"] for e in entries]
     shutting_down = next(i for i, m in enumerate(messages) if m.startswith("Shutting down"))
-    answered = next(i for i, e in enumerate(entries) if e.get("tool") == "search_handbook")
+    answered = next(
+        i for i, e in enumerate(entries) if e.get("tool") == "search_handbook" and "answered" in e["message"]
+    )
     assert shutting_down < answered, messages  # SIGTERM came while the request was in flight
     assert entries[answered]["logging.googleapis.com/trace"] == (
         "projects/demo-project/traces/0af7651916cd43dd8448eb211c80319c"

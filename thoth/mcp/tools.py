@@ -63,6 +63,7 @@ def respond(data: BaseModel, text: str) -> CallToolResult:
 def tool_errors(tool: str) -> Iterator[None]:
     """Turn Thoth's own failures into tool errors with their message; log every call's latency."""
     started = time.perf_counter()
+    log.debug("tool %s started", tool, extra={"tool": tool})
     try:
         yield
     except (SearchError, FilterError, StoreError, EmbedderUnavailable) as exc:

@@ -13,10 +13,13 @@ from pathlib import Path
 
 DEFAULT_DB_URI = "./.thoth/lancedb"
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
-ALL_TOOLSETS = ("handbook", "qurio", "workshop")
+ALL_TOOLSETS = ("handbook", "qurio", "workshop", "research")
 AUTH_MODES = ("off", "google", "tokens")
 GOOGLE_CERTS_URL = "https://www.googleapis.com/oauth2/v1/certs"
 _PROJECT_VARS = ("THOTH_GCP_PROJECT", "GOOGLE_CLOUD_PROJECT", "GCP_PROJECT_ID")  # the last: the seed's name
+CITATION_MODES = ("signed", "gs", "portal", "file")
+# The GCS emulator (fake-gcs-server) takes Lance writes only through the OpenDAL backend, in one upload.
+EMULATOR_UPLOAD_SIZE = "1073741824"
 
 
 class ConfigError(ValueError):
@@ -70,6 +73,13 @@ def _base_urls(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
             )
         pairs.append((source_id, url))
     return tuple(pairs)
+
+
+def _citation_mode(env: Mapping[str, str]) -> str:
+    mode = env.get("THOTH_CITATION_MODE", "").strip().lower()
+    if mode and mode not in CITATION_MODES:
+        raise ConfigError(f"THOTH_CITATION_MODE must be one of {', '.join(CITATION_MODES)}, got {mode!r}")
+    return mode
 
 
 def _toolsets(env: Mapping[str, str]) -> tuple[str, ...]:
@@ -194,6 +204,19 @@ class Settings:
     log_level: str = "INFO"
     log_json: bool = False
     gcp_project: str = ""  # for Cloud Logging trace ids: projects/{gcp_project}/traces/{trace}
+    # GCS: the emulator's URL (STORAGE_EMULATOR_HOST) switches on emulator-only storage options.
+    storage_emulator_host: str = ""
+    # Ingest
+    pdf_password: str = ""
+    ingest_batch_chunks: int = 512  # chunks embedded and written together (one commit per table)
+    task_index: int = 0  # Cloud Run Jobs: this task's index and the number of tasks splitting the plan
+    task_count: int = 1
+    # Citations
+    citation_mode: str = ""  # signed | gs | portal | file; empty: portal if a base URL is set, else by source
+    portal_base_url: str = ""
+    signed_url_seconds: int = 900
+    signing_key_file: str = ""  # a service-account JSON key; without it ADC signs (IAM signBlob on Cloud Run)
+    signing_service_account: str = ""  # the account IAM signBlob signs as (default: the ADC account)
     # Free-form extras for storage (e.g. GCS emulator options); filled by `storage_options()`.
     env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -209,6 +232,8 @@ class Settings:
         chunk_tokens = _int(env, "THOTH_CHUNK_TOKENS", 200, 32, 254)
         max_chars_limit = _int(env, "THOTH_MAX_CHARS_LIMIT", 100_000, 1_000, 10_000_000)
         max_chars = _int(env, "THOTH_MAX_CHARS", min(20_000, max_chars_limit), 100, max_chars_limit)
+        task_count = _int(env, "CLOUD_RUN_TASK_COUNT", 1, 1, 10_000)
+        task_index = _int(env, "CLOUD_RUN_TASK_INDEX", 0, 0, task_count - 1)
         settings = cls(
             db_uri=_db_uri(env),
             read_consistency_seconds=_float(env, "THOTH_READ_CONSISTENCY_SECONDS", 5.0),
@@ -231,11 +256,48 @@ class Settings:
             max_chars=max_chars,
             max_chars_limit=max_chars_limit,
             log_level=level,
+            storage_emulator_host=env.get("STORAGE_EMULATOR_HOST", "").rstrip("/"),
+            pdf_password=env.get("THOTH_PDF_PASSWORD", ""),
+            ingest_batch_chunks=_int(env, "THOTH_INGEST_BATCH_CHUNKS", 512, 1, 100_000),
+            task_index=task_index,
+            task_count=task_count,
+            citation_mode=_citation_mode(env),
+            portal_base_url=env.get("THOTH_PORTAL_BASE_URL", "").rstrip("/"),
+            signed_url_seconds=_int(env, "THOTH_SIGNED_URL_SECONDS", 900, 1, 604800),
+            signing_key_file=env.get("THOTH_SIGNING_KEY_FILE", ""),
+            signing_service_account=env.get("THOTH_SIGNING_SERVICE_ACCOUNT", ""),
             log_json=bool(env.get("K_SERVICE")) or env.get("THOTH_LOG_FORMAT", "").lower() == "json",
             gcp_project=next((env[k] for k in _PROJECT_VARS if env.get(k)), ""),
             env=env,
         )
         return replace(settings, **overrides) if overrides else settings
+
+    @property
+    def uses_emulator(self) -> bool:
+        return bool(self.storage_emulator_host)
+
+    def storage_options(self) -> dict[str, str]:
+        """LanceDB storage options for `db_uri`.
+
+        In production (gs:// on GCP) none are needed: credentials come from the environment (ADC, the
+        Cloud Run service account). Against the emulator, Lance's default GCS backend cannot write, the
+        OpenDAL one can (DESIGN.md "Testing against real parts"); those options never apply otherwise.
+        """
+        if self.is_local_db or not self.uses_emulator:
+            return {}
+        return {
+            "use_opendal": "true",
+            "endpoint": self.storage_emulator_host,
+            "skip_signature": "true",
+            "disable_vm_metadata": "true",
+            "disable_config_load": "true",
+        }
+
+    def storage_env(self) -> dict[str, str]:
+        """Environment variables Lance itself reads, to be set before it writes (emulator only)."""
+        if self.is_local_db or not self.uses_emulator:
+            return {}
+        return {"LANCE_INITIAL_UPLOAD_SIZE": EMULATOR_UPLOAD_SIZE}  # the emulator has no multipart upload
 
     @property
     def is_local_db(self) -> bool:

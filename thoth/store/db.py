@@ -6,11 +6,14 @@ ingest job and the retrieval functions go through `Store`.
 
 from __future__ import annotations
 
+import logging
 import os
+import random
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 os.environ.setdefault("LANCEDB_LOG", "error")  # Lance's Rust warnings (deprecations, "creating dataset") are noise
 import lancedb  # noqa: E402
@@ -49,8 +52,37 @@ HIT_COLUMNS = [
     "step_number",
     "tags",
     "source_ref",
+    "chunk_hash",
+    "partition_hash",
 ]
 FTS_COLUMN = "search_text"
+COMMIT_ATTEMPTS = 8
+
+log = logging.getLogger("thoth.store")
+T = TypeVar("T")
+
+
+def _is_conflict(exc: Exception) -> bool:
+    message = str(exc).lower()
+    return "conflict" in message or "concurrent" in message or "retryable" in message
+
+
+def retry_on_conflict(fn: Callable[[], T], what: str) -> T:
+    """Run one write, retrying when another writer committed first (parallel ingest tasks).
+
+    Lance retries compatible commits itself; what is left (e.g. two deletes of the same
+    fragment) surfaces as a commit-conflict error, and the write is simply tried again.
+    """
+    for attempt in range(1, COMMIT_ATTEMPTS + 1):
+        try:
+            return fn()
+        except Exception as exc:
+            if attempt == COMMIT_ATTEMPTS or not _is_conflict(exc):
+                raise
+            delay = min(2.0, 0.05 * 2**attempt) * (0.5 + random.random())
+            log.info("commit conflict on %s (attempt %d), retrying in %.2fs: %s", what, attempt, delay, exc)
+            time.sleep(delay)
+    raise AssertionError("unreachable")
 
 
 class StoreError(RuntimeError):
@@ -83,9 +115,12 @@ class Store:
             with self._lock:
                 if self._db is None:
                     interval = self.settings.read_consistency_seconds
+                    for name, value in self.settings.storage_env().items():
+                        os.environ.setdefault(name, value)  # read by Lance's Rust code, not by Thoth
                     self._db = lancedb.connect(
                         self.uri,
                         read_consistency_interval=timedelta(seconds=interval) if interval >= 0 else None,
+                        storage_options=self.settings.storage_options() or None,
                     )
         return self._db
 
@@ -95,26 +130,44 @@ class Store:
         return [n for n in names if n in ALL_TABLES]
 
     def table(self, name: str) -> Any:
-        if name not in self._tables:
+        table = self._tables.get(name)  # one lookup: ensure_tables() may clear the cache from another thread
+        if table is None:
             with self._lock:
-                if name not in self._tables:
+                table = self._tables.get(name)
+                if table is None:
                     try:
-                        self._tables[name] = self.db.open_table(name)
+                        table = self._tables[name] = self.db.open_table(name)
                     except (ValueError, FileNotFoundError) as exc:
                         raise IndexMissing(
                             f"table {name!r} does not exist in {self.uri}; run `python -m ingest` first"
                         ) from exc
                     except Exception as exc:  # Lance raises RuntimeError/OSError for unreadable tables
                         raise StoreError(f"cannot open table {name!r} in {self.uri}: {exc}") from exc
-        return self._tables[name]
+        return table
 
     def ensure_tables(self, dim: int) -> None:
-        """Create any missing table (the chunk table with `dim`-wide vectors)."""
+        """Create any missing table (the chunk table with `dim`-wide vectors); add columns new to the schema.
+
+        Several ingest tasks may call this at once: creating is `exist_ok`, and a lost race is retried.
+        """
         existing = set(self.table_names())
         for name in ALL_TABLES:
             if name not in existing:
-                self.db.create_table(name, schema=schema_for(name, dim), exist_ok=True)
+                try:
+                    self.db.create_table(name, schema=schema_for(name, dim), exist_ok=True)
+                except Exception:
+                    if name not in self.table_names():  # not a lost race with another task: a real failure
+                        raise
         self._tables.clear()
+        for name in ALL_TABLES:
+            self._add_missing_columns(name, schema_for(name, dim))
+
+    def _add_missing_columns(self, name: str, wanted: pa.Schema) -> None:
+        # An index written before a column existed gets it, all nulls (no re-ingest needed).
+        table = self.table(name)
+        missing = [f for f in wanted if f.name not in table.schema.names]
+        if missing:
+            retry_on_conflict(lambda: table.add_columns(missing), f"add columns to {name}")
 
     def row_counts(self) -> dict[str, int]:
         return {name: self.table(name).count_rows() for name in self.table_names()}
@@ -129,14 +182,19 @@ class Store:
         return rows[0]["value"] if rows else None
 
     def set_setting(self, key: str, value: str) -> None:
-        if self.get_setting(key) == value:
+        self.set_settings({key: value})
+
+    def set_settings(self, values: dict[str, str]) -> None:
+        """Write several keys in one commit (readers never see half of them)."""
+        changed = {k: v for k, v in values.items() if self.get_setting(k) != v}
+        if not changed:
             return
         table = self.table(SETTINGS)
-        (
-            table.merge_insert("key")
-            .when_matched_update_all()
-            .when_not_matched_insert_all()
-            .execute(pa.Table.from_pylist([{"key": key, "value": value}], schema=schema_for(SETTINGS, 0)))
+        rows = [{"key": k, "value": v} for k, v in changed.items()]
+        data = pa.Table.from_pylist(rows, schema=schema_for(SETTINGS, 0))
+        retry_on_conflict(
+            lambda: table.merge_insert("key").when_matched_update_all().when_not_matched_insert_all().execute(data),
+            f"settings {', '.join(changed)}",
         )
 
     def index_model(self) -> tuple[str | None, int | None]:
@@ -147,8 +205,7 @@ class Store:
 
     def record_model(self, model_name: str, dim: int) -> None:
         self.check_model(model_name, dim)
-        self.set_setting(META_EMBED_MODEL, model_name)
-        self.set_setting(META_EMBED_DIM, str(dim))
+        self.set_settings({META_EMBED_MODEL: model_name, META_EMBED_DIM: str(dim)})
 
     def check_model(self, model_name: str, dim: int) -> None:
         """Raise ModelMismatch unless the index was built with this model (or is still empty)."""
@@ -170,9 +227,16 @@ class Store:
         return self.table(SOURCES).search().limit(None).to_list()
 
     def upsert_source(self, row: dict) -> None:
-        data = pa.Table.from_pylist([row], schema=schema_for(SOURCES, 0))
-        self.table(SOURCES).merge_insert("source_id").when_matched_update_all().when_not_matched_insert_all().execute(
-            data
+        data = pa.Table.from_pylist([row], schema=self.table(SOURCES).schema)
+        retry_on_conflict(
+            lambda: (
+                self.table(SOURCES)
+                .merge_insert("source_id")
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute(data)
+            ),
+            "sources",
         )
 
     def documents(self, source_id: str, columns: list[str] | None = None) -> list[dict]:
@@ -184,6 +248,24 @@ class Store:
     def count(self, table: str, where: str | None = None) -> int:
         return self.table(table).count_rows(where)
 
+    def rows(
+        self,
+        table: str,
+        where: str | None = None,
+        columns: list[str] | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[dict]:
+        """Rows of `table` matching `where` (built with `filters`), in storage order."""
+        query = self.table(table).search()
+        if where:
+            query = query.where(where)
+        if columns:
+            query = query.select(columns)
+        if offset:
+            query = query.offset(offset)
+        return query.limit(limit).to_list()
+
     # -- writes ---------------------------------------------------------------
 
     def add(self, table: str, rows: list[dict] | pa.Table) -> None:
@@ -191,40 +273,61 @@ class Store:
             if not rows:
                 return
             rows = pa.Table.from_pylist(rows, schema=self.table(table).schema)
-        self.table(table).add(rows)
+        retry_on_conflict(lambda: self.table(table).add(rows), f"add to {table}")
 
     def delete(self, table: str, where: str) -> None:
-        self.table(table).delete(where)
+        retry_on_conflict(lambda: self.table(table).delete(where), f"delete from {table}")
 
-    def update(self, table: str, where: str, values: dict) -> None:
-        self.table(table).update(where=where, values=values)
+    def update(self, table: str, where: str, values: dict | None = None, values_sql: dict | None = None) -> None:
+        """Set columns of matching rows: `values` literal, `values_sql` SQL expressions built by this package."""
+        retry_on_conflict(
+            lambda: self.table(table).update(where=where, values=values, values_sql=values_sql),
+            f"update {table}",
+        )
+
+    def repoint_chunks(self, source_id: str, doc_id: str, key: str, ref_base: str) -> None:
+        """Point a document's chunks at `key`, their source_ref at `ref_base` (each keeps its #page=N)."""
+        page = "CASE WHEN page_start IS NULL THEN '' ELSE concat('#page=', CAST(page_start AS VARCHAR)) END"
+        self.update(
+            CHUNKS,
+            f"{filters.eq('source_id', source_id)} AND {filters.eq('doc_id', doc_id)}",
+            values_sql={"key": filters.quote(key), "source_ref": f"concat({filters.quote(ref_base)}, {page})"},
+        )
 
     def ensure_fts_index(self) -> None:
         """Build the BM25 index on chunks (English stemming and stop words), or fold new rows into it."""
         table = self.table(CHUNKS)
         if any(FTS_COLUMN in idx.columns for idx in table.list_indices()):
-            table.optimize()
+            retry_on_conflict(table.optimize, "optimize chunks")
             return
-        table.create_fts_index(
-            FTS_COLUMN,
-            use_tantivy=False,  # the native index: it builds on object storage too
-            replace=True,
-            language="English",
-            stem=True,
-            remove_stop_words=True,
-            ascii_folding=True,
+        retry_on_conflict(
+            lambda: table.create_fts_index(
+                FTS_COLUMN,
+                use_tantivy=False,  # the native index: it builds on object storage too
+                replace=True,
+                language="English",
+                stem=True,
+                remove_stop_words=True,
+                ascii_folding=True,
+            ),
+            "create the BM25 index",
         )
 
     def optimize(self, table: str) -> None:
-        self.table(table).optimize()
+        retry_on_conflict(self.table(table).optimize, f"optimize {table}")
 
     # -- reads for retrieval ---------------------------------------------------
+
+    def hit_columns(self) -> list[str]:
+        """HIT_COLUMNS the chunk table has (an index written before a column existed lacks it)."""
+        names = set(self.table(CHUNKS).schema.names)
+        return [c for c in HIT_COLUMNS if c in names]
 
     def vector_search(self, vector: Any, limit: int, where: str | None = None) -> list[dict]:
         query = self.table(CHUNKS).search(vector, vector_column_name="vector").metric("cosine")
         if where:
             query = query.where(where, prefilter=True)
-        rows = query.select(HIT_COLUMNS).limit(limit).to_list()
+        rows = query.select(self.hit_columns()).limit(limit).to_list()
         for row in rows:
             row["similarity"] = 1.0 - float(row.pop("_distance"))
         return rows
@@ -233,7 +336,7 @@ class Store:
         query = self.table(CHUNKS).search(text, query_type="fts", fts_columns=FTS_COLUMN)
         if where:
             query = query.where(where, prefilter=True)
-        rows = query.select(HIT_COLUMNS).limit(limit).to_list()
+        rows = query.select(self.hit_columns()).limit(limit).to_list()
         for row in rows:
             row["bm25"] = float(row.pop("_score"))
         return rows

@@ -23,6 +23,12 @@ FILTERABLE: dict[str, type] = {
     "url": str,
     "uri": str,
     "is_diff": bool,
+    "page_start": int,
+    "page_end": int,
+    "bucket": str,
+    "object_id": str,
+    "partition_hash": str,
+    "chunk_hash": str,
 }
 
 # Metadata filters a client may send (search tools' `filters` argument): public name -> column.
@@ -73,6 +79,16 @@ def is_in(column: str, values: Iterable[object]) -> str:
     if not items:
         return "false"
     return f"{column} IN ({', '.join(items)})"
+
+
+_COMPARISONS = ("<", "<=", ">", ">=", "=")
+
+
+def compare(column: str, op: str, value: object) -> str:
+    """`column op literal` for an allow-listed column and comparison operator."""
+    if op not in _COMPARISONS:
+        raise FilterError(f"comparison {op!r} is not allowed; allowed: {', '.join(_COMPARISONS)}")
+    return f"{column} {op} {_literal(column, value)}"
 
 
 def where(conditions: Mapping[str, object | None]) -> str | None:

@@ -14,6 +14,7 @@ ALL_TABLES = (SOURCES, DOCUMENTS, PARTITIONS, CHUNKS, SETTINGS)
 # Keys in the `settings` table that describe the index as a whole.
 META_EMBED_MODEL = "index.embed_model"
 META_EMBED_DIM = "index.embed_dim"
+DEFAULT_COLLECTION = "research.default_collection"
 
 SOURCES_SCHEMA = pa.schema(
     [
@@ -34,8 +35,8 @@ SOURCES_SCHEMA = pa.schema(
 DOCUMENTS_SCHEMA = pa.schema(
     [
         ("doc_id", pa.string()),  # SHA-256 of the file's bytes
-        ("source_id", pa.string()),
-        ("key", pa.string()),  # path inside the source, '/'-separated
+        ("source_id", pa.string()),  # the collection (a `sources` row)
+        ("key", pa.string()),  # path inside the source, '/'-separated (the object name for gs://)
         ("uri", pa.string()),
         ("url", pa.string()),
         ("bucket", pa.string()),
@@ -48,6 +49,14 @@ DOCUMENTS_SCHEMA = pa.schema(
         ("status", pa.string()),  # ok | failed
         ("error", pa.string()),
         ("ingested_at", pa.timestamp("us", tz="UTC")),
+        # SHA-1 of gs://{bucket}/{key}?version_id={version} (the research seed's per-object `source_id`)
+        ("object_id", pa.string()),
+        # cheap content identity known before download (sha256 locally, md5/crc32c from GCS): ingest
+        # tasks split the work by it, so identical bytes under two keys land in the same task
+        ("fingerprint", pa.string()),
+        ("bibtex", pa.string()),
+        ("bibtex_source", pa.string()),  # generated | sidecar ({key}.bib next to the file)
+        ("sidecar", pa.string()),  # fingerprint of that .bib file ('' when there is none)
     ]
 )
 
@@ -67,6 +76,7 @@ PARTITIONS_SCHEMA = pa.schema(
         ("step_number", pa.int32()),
         ("path", pa.string()),
         ("is_diff", pa.bool_()),
+        ("partition_hash", pa.string()),  # SHA-256 of (doc, ordinal, normalised text): the same in every collection
     ]
 )
 
@@ -93,6 +103,8 @@ def chunks_schema(dim: int) -> pa.Schema:
             ("step_number", pa.int32()),
             ("tags", pa.list_(pa.string())),
             ("source_ref", pa.string()),
+            ("chunk_hash", pa.string()),  # SHA-256 of (doc, position, normalised text); chunk_id is
+            ("partition_hash", pa.string()),  # UUIDv5 of {collection}|{doc_id}|{chunk_hash}
         ]
     )
 

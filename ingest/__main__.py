@@ -1,4 +1,9 @@
-"""`python -m ingest --source DIR [--db URI] [--name NAME]`.
+"""`python -m ingest [run|missing] --source DIR|gs://BUCKET/PREFIX [--db URI] [--name NAME]`.
+
+`run` (the default) brings the collection in line with the source: new and
+changed files in, removed files out. `missing` only ingests files the
+collection does not know yet (a backfill after missed bucket events). On Cloud
+Run Jobs, CLOUD_RUN_TASK_INDEX / CLOUD_RUN_TASK_COUNT split the work.
 
 Exit codes: 0 the run finished (files that could not be read are recorded and
 listed, and do not change the code); 1 the run could not happen (source or
@@ -50,10 +55,23 @@ def stop_on_signals(stop: threading.Event) -> dict[int, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ingest", description="Ingest a folder into Thoth's index.")
-    parser.add_argument("--source", required=True, help="folder of Markdown (.md, .mdx), PDF and .txt files")
+    parser = argparse.ArgumentParser(
+        prog="python -m ingest", description="Ingest a folder or a bucket prefix into Thoth's index."
+    )
+    parser.add_argument(
+        "command",
+        nargs="?",
+        choices=["run", "missing"],
+        default="run",
+        help="run: sync the collection with the source (default); missing: ingest only files it lacks",
+    )
+    parser.add_argument(
+        "--source", required=True, help="folder or gs://bucket/prefix of Markdown (.md, .mdx), PDF and .txt files"
+    )
     parser.add_argument("--db", help="database URI (folder or gs://bucket/prefix); default THOTH_DB_URI")
-    parser.add_argument("--name", help="source name (default: the folder's name); its slug is the source id")
+    parser.add_argument(
+        "--name", help="collection name (default: the bucket's or folder's name); its slug is the collection id"
+    )
     args = parser.parse_args(argv)
 
     try:
@@ -76,7 +94,9 @@ def main(argv: list[str] | None = None) -> int:
         bar.update(done - bar.n)
 
     try:
-        summary = Ingestor(settings).run(args.source, name=args.name, progress=progress, stop=stop)
+        summary = Ingestor(settings).run(
+            args.source, name=args.name, progress=progress, stop=stop, only_missing=args.command == "missing"
+        )
     except (SourceError, StoreError, EmbedderUnavailable, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

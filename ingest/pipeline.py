@@ -1,11 +1,19 @@
 """The ingest run: plan (what changed) -> parse -> chunk -> embed -> write.
 
-Identity is content-derived, so a run is idempotent: a file whose bytes did not
-change is not read again, a changed file's rows are replaced, a file gone from
-the source has its rows removed. A document's `documents` row is written after
-its chunks and partitions, and a document's old rows are deleted before new
-ones are added, so a run killed halfway and started again ends with the same
-tables as one clean run.
+Identity is content-derived, so a run is idempotent: a file that did not change
+(same bytes locally, same generation in a bucket) is not read again, a changed
+file's rows are replaced, a file gone from the source has its rows removed, and
+identical bytes under two keys are stored once and known under both.
+
+Crash safety: content listed nowhere any more is dropped first; a document's
+`documents` row is written after its partitions and chunks, whose leftovers
+from a killed run are deleted before they are written again. A run killed at
+any point and started again ends with the same tables as one clean run.
+
+Parallel tasks (Cloud Run Jobs): every task plans the whole source, then does
+the share of the work whose content fingerprint hashes to its index, so files
+with identical bytes, and the content a changed file leaves behind, are always
+handled by one task; N tasks write exactly the rows one task would.
 
 A `stop` event (set by the SIGTERM handler of `python -m ingest`) ends the run after the
 batch being written: files prepared but not yet written are left for the next run (they have
@@ -21,22 +29,27 @@ import re
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ingest import bibtex
 from ingest.chunking import Chunk, Chunker
 from ingest.parsers import MARKDOWN_SUFFIXES, PDF_SUFFIXES, ParsedDocument, ParseError, parse, workshop
-from ingest.sources import SourceError, SourceObject, content_hash, list_objects
+from ingest.sources import SourceError, SourceObject, content_hash, is_sidecar, list_all, sidecar_keys
 from thoth.config import Settings
 from thoth.embed import Embedder, get_embedder, get_tokenizer
+from thoth.gcs import split_gs_uri
+from thoth.retrieval.source_ref import SourceRef
 from thoth.store import Store, filters
 from thoth.store.schema import CHUNKS, DOCUMENTS, PARTITIONS
 
 log = logging.getLogger("thoth.ingest")
 
-WRITE_BATCH_CHUNKS = 512  # chunks embedded and written together
+# Deterministic chunk ids: UUIDv5 of {collection}|{doc_hash}|{chunk_hash} in this namespace.
+CHUNK_ID_NAMESPACE = uuid.UUID("5d1f3c9e-7a0b-5c7e-9f43-2b8d6e1a4c70")
 
 
 @dataclass
@@ -47,7 +60,9 @@ class RunSummary:
     removed: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
     chunks_written: int = 0
+    pages: int = 0
     seconds: float = 0.0
+    task: str = ""  # "2/4" when this run was one of several parallel tasks
     interrupted: bool = False  # stopped early (SIGTERM); a rerun finishes the work
 
     @property
@@ -67,8 +82,9 @@ class RunSummary:
         }
 
     def render(self) -> str:
+        task = f" (task {self.task})" if self.task else ""
         lines = [
-            f"source {self.source_id}: {self.changed} changed — {len(self.ingested)} ingested, "
+            f"source {self.source_id}{task}: {self.changed} changed — {len(self.ingested)} ingested, "
             f"{self.unchanged} unchanged, {len(self.removed)} removed, {len(self.failed)} failed; "
             f"{self.chunks_written} chunks written in {self.seconds:.1f}s"
         ]
@@ -85,12 +101,40 @@ def slug(name: str) -> str:
     return value
 
 
+def collection_name(source: str, name: str | None = None) -> str:
+    """The collection a source goes into: `name` if given, else the bucket (one per bucket) or folder name."""
+    if name:
+        return name
+    if source.startswith("gs://"):
+        return split_gs_uri(source)[0]
+    return source.rstrip("/").rsplit("/", 1)[-1]
+
+
 def _hash(*parts: object) -> str:
     return hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:32]
 
 
+def _sha256(*parts: object) -> str:
+    return hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()
+
+
 def _normalise(text: str) -> str:
     return " ".join(text.split())
+
+
+def chunk_identity(collection: str, doc_id: str, index: int, text: str) -> tuple[str, str]:
+    """(chunk_id, chunk_hash): the hash of the normalised chunk, the id a UUIDv5 that includes the collection."""
+    chunk_hash = _sha256("chunk", doc_id, index, _normalise(text))
+    return str(uuid.uuid5(CHUNK_ID_NAMESPACE, f"{collection}|{doc_id}|{chunk_hash}")), chunk_hash
+
+
+def object_id(obj: SourceObject) -> str:
+    """The research seed's per-object id: SHA-1 of gs://{bucket}/{key}?version_id={generation}."""
+    return hashlib.sha1(f"{obj.uri}?version_id={obj.version or ''}".encode()).hexdigest()
+
+
+def in_shard(fingerprint: str, index: int, count: int) -> bool:
+    return count <= 1 or int(hashlib.sha256(fingerprint.encode()).hexdigest()[:12], 16) % count == index
 
 
 def _source_kind(keys: list[str]) -> str:
@@ -100,6 +144,29 @@ def _source_kind(keys: list[str]) -> str:
     if suffixes & {s.lstrip(".") for s in PDF_SUFFIXES}:
         return "pdf"
     return "text"
+
+
+def _row_fingerprint(row: dict) -> str:
+    return row.get("fingerprint") or row["doc_id"]  # rows written before fingerprints: local sha256
+
+
+@dataclass
+class Plan:
+    """What one run (or one task of it, or one object event) has to do."""
+
+    source_id: str
+    todo: list[SourceObject]  # new or changed files, in key order
+    fingerprints: dict[str, str]  # key -> content fingerprint, for todo objects
+    removed: list[str] = field(default_factory=list)  # keys whose documents rows go
+    stale: set[str] = field(default_factory=set)  # doc ids whose content is listed nowhere any more
+    stored: set[str] = field(default_factory=set)  # doc ids whose chunks are in the table (status ok)
+    referenced: set[str] = field(default_factory=set)  # doc ids whose chunks may now name a gone key/version
+    sidecars: dict[str, SourceObject] = field(default_factory=dict)
+    unchanged: int = 0
+
+    @property
+    def empty(self) -> bool:
+        return not (self.todo or self.removed or self.stale)
 
 
 @dataclass
@@ -112,7 +179,7 @@ class _Prepared:
 
 
 class Ingestor:
-    """Ingests one source into one store."""
+    """Ingests one source (or single objects of it) into one store."""
 
     def __init__(self, settings: Settings, store: Store | None = None, embedder: Embedder | None = None):
         self.settings = settings
@@ -125,6 +192,8 @@ class Ingestor:
             self._embedder = get_embedder(self.settings)
         return self._embedder
 
+    # -- whole runs -------------------------------------------------------------------------
+
     def run(
         self,
         source: str,
@@ -132,90 +201,233 @@ class Ingestor:
         progress: Callable[[int, int, str], None] | None = None,
         stop: threading.Event | None = None,
         source_id: str | None = None,
+        *,
+        only_missing: bool = False,
     ) -> RunSummary:
-        """Ingest `source` as the source `source_id` (default: the slug of `name`, else of the folder's name)."""
+        """Bring the collection in line with `source`; `only_missing` ingests only keys it does not know yet.
+
+        The collection is `source_id` if given, else the slug of `name`, else of the bucket's or folder's name.
+        """
         started = time.perf_counter()
-        objects = list_objects(source)
-        source_id = source_id or slug(name or source.rstrip("/").rsplit("/", 1)[-1])
-        summary = RunSummary(source_id)
+        listing = list_all(source, self.settings)
+        name = collection_name(source, name)
+        plan = self.plan(source_id or slug(name), listing, only_missing=only_missing)
+        log.info(
+            "source %s: %d files, %d to ingest, %d removed",
+            plan.source_id,
+            len(listing) - len(plan.sidecars),
+            len(plan.todo),
+            len(plan.removed),
+        )
+        kind = _source_kind([o.key for o in listing]) if listing else None
+        summary = self.execute(plan, name=name, uri=source, kind=kind, progress=progress, stop=stop)
+        if self.settings.task_count > 1:
+            summary.task = f"{self.settings.task_index + 1}/{self.settings.task_count}"
+        summary.seconds = time.perf_counter() - started
+        return summary
 
+    def plan(self, source_id: str, listing: list[SourceObject], *, only_missing: bool = False) -> Plan:
+        sidecars = {o.key: o for o in listing if is_sidecar(o.key)}
+        objects = [o for o in listing if not is_sidecar(o.key)]
         existing = self._existing_documents(source_id)
-        hashes = {obj.key: content_hash(obj.read()) for obj in objects}
-        todo = [obj for obj in objects if existing.get(obj.key, {}).get("doc_id") != hashes[obj.key]]
-        removed = sorted(set(existing) - set(hashes))
-        summary.unchanged = len(objects) - len(todo)
-        log.info("source %s: %d files, %d to ingest, %d removed", source_id, len(objects), len(todo), len(removed))
-        if not todo and not removed:
-            summary.seconds = time.perf_counter() - started
-            return summary  # nothing changed: nothing is written
+        fingerprints = {o.key: o.fingerprint or content_hash(o.read()) for o in objects}
+        changed = {o.key for o in objects if self._changed(o, existing.get(o.key), fingerprints[o.key], sidecars)}
+        if only_missing:
+            changed = {key for key in changed if key not in existing}
+        removed = [] if only_missing else sorted(set(existing) - set(fingerprints))
+        # content that leaves with a removed or changed file, unless some listed file still has it
+        listed = set(fingerprints.values())
+        kept = {existing[k]["doc_id"] for k in set(existing) & set(fingerprints) if k not in changed}
+        leaving = [existing[k] for k in removed] + [existing[k] for k in sorted(changed) if k in existing]
+        stale_rows = {r["doc_id"]: r for r in leaving if _row_fingerprint(r) not in listed and r["doc_id"] not in kept}
 
+        index, count = self.settings.task_index, self.settings.task_count
+        mine = [o for o in objects if in_shard(fingerprints[o.key], index, count)]
+        return Plan(
+            source_id=source_id,
+            todo=[o for o in mine if o.key in changed],
+            fingerprints=fingerprints,
+            removed=[k for k in removed if in_shard(_row_fingerprint(existing[k]), index, count)],
+            stale={d for d, r in stale_rows.items() if in_shard(_row_fingerprint(r), index, count)},
+            stored={r["doc_id"] for r in existing.values() if r["status"] == "ok"} - set(stale_rows),
+            referenced={
+                existing[k]["doc_id"]
+                for k in removed
+                if existing[k]["doc_id"] not in stale_rows and in_shard(_row_fingerprint(existing[k]), index, count)
+            },
+            sidecars=sidecars,
+            unchanged=len(mine) - len([o for o in mine if o.key in changed]),
+        )
+
+    # -- single objects (bucket events) ----------------------------------------------------------
+
+    def ingest_object(
+        self, source_id: str, obj: SourceObject, sidecars: dict[str, SourceObject], *, name: str, uri: str
+    ) -> RunSummary:
+        """Ingest one new or overwritten object; an unchanged one (a redelivered event) writes nothing."""
+        existing = self._existing_documents(source_id)
+        fingerprint = obj.fingerprint or content_hash(obj.read())
+        row = existing.get(obj.key)
+        plan = Plan(source_id, todo=[], fingerprints={obj.key: fingerprint}, sidecars=sidecars)
+        if not self._changed(obj, row, fingerprint, sidecars):
+            plan.unchanged = 1
+            return self.execute(plan, name=name, uri=uri)
+        others = {r["doc_id"] for k, r in existing.items() if k != obj.key}
+        if row is not None and _row_fingerprint(row) != fingerprint and row["doc_id"] not in others:
+            plan.stale = {row["doc_id"]}
+        plan.todo = [obj]
+        plan.stored = {r["doc_id"] for r in existing.values() if r["status"] == "ok"} - plan.stale
+        return self.execute(plan, name=name, uri=uri)
+
+    def delete_object(self, source_id: str, key: str, version: str | None, *, name: str, uri: str) -> RunSummary:
+        """Remove one object's rows; a stale event (another generation than the one stored) changes nothing."""
+        existing = self._existing_documents(source_id)
+        row = existing.get(key)
+        plan = Plan(source_id, todo=[], fingerprints={})
+        if row is None or (version and row.get("version") and row["version"] != version):
+            return self.execute(plan, name=name, uri=uri)
+        others = {r["doc_id"] for k, r in existing.items() if k != key}
+        plan.removed = [key]
+        if row["doc_id"] in others:
+            plan.referenced = {row["doc_id"]}
+        else:
+            plan.stale = {row["doc_id"]}
+        return self.execute(plan, name=name, uri=uri)
+
+    # -- doing the plan -------------------------------------------------------------------------
+
+    def execute(
+        self,
+        plan: Plan,
+        *,
+        name: str,
+        uri: str,
+        kind: str | None = None,
+        progress: Callable[[int, int, str], None] | None = None,
+        stop: threading.Event | None = None,
+    ) -> RunSummary:
+        summary = RunSummary(plan.source_id, unchanged=plan.unchanged)
+        if plan.empty:
+            return summary  # nothing changed: nothing is written
+        source_id = plan.source_id
         self.store.ensure_tables(self.embedder.dim)
         self.store.record_model(self.embedder.model_name, self.embedder.dim)
-        chunker = Chunker(get_tokenizer(self.settings), self.settings.chunk_tokens, self.settings.chunk_overlap_tokens)
-        # doc ids whose chunks are already stored under another key in this source (same bytes)
-        stored = {row["doc_id"] for row in existing.values() if row["status"] == "ok"}
-        stale = {existing[key]["doc_id"] for key in removed} | {
-            existing[o.key]["doc_id"] for o in todo if o.key in existing
-        }
 
+        # 1. content no listed file has any more goes first, so a killed run finds it stale again
+        for doc_id in sorted(plan.stale):
+            self.store.delete(CHUNKS, self._doc_scope(source_id, doc_id))
+            self.store.delete(PARTITIONS, self._doc_scope(source_id, doc_id))
+
+        # 2. new and changed files
+        chunker = Chunker(get_tokenizer(self.settings), self.settings.chunk_tokens, self.settings.chunk_overlap_tokens)
+        stored = set(plan.stored)
+        referenced = set(plan.referenced)
         batch: list[_Prepared] = []
-        for done, obj in enumerate(todo, start=1):
+        done = 0
+        for done, obj in enumerate(plan.todo, start=1):
             if stop is not None and stop.is_set():
                 summary.interrupted = True
                 break
-            prepared = self._prepare(source_id, obj, hashes[obj.key], chunker, stored)
-            if prepared.document["status"] == "failed":
+            prepared = self._prepare(plan, obj, chunker, stored)
+            if prepared is None:
+                summary.failed.append((obj.key, "could not be read; the next run retries it"))
+            elif prepared.document["status"] == "failed":
                 summary.failed.append((obj.key, prepared.document["error"]))
             else:
                 summary.ingested.append(obj.key)
+                summary.pages += prepared.document.get("page_count") or 0
+                if prepared.doc_id in stored:
+                    referenced.add(prepared.doc_id)  # known content under a new key or generation
                 stored.add(prepared.doc_id)
-            batch.append(prepared)
-            if sum(len(p.chunks) for p in batch) >= WRITE_BATCH_CHUNKS:
+            if prepared is not None:
+                batch.append(prepared)
+            if sum(len(p.chunks) for p in batch) >= self.settings.ingest_batch_chunks:
                 summary.chunks_written += self._write(source_id, batch)
                 batch = []
             if progress:
-                progress(done, len(todo), obj.key)
+                progress(done, len(plan.todo), obj.key)
         if summary.interrupted:  # prepared files not written are not counted: the next run does them
             unwritten = {p.obj.key for p in batch}
             summary.ingested = [k for k in summary.ingested if k not in unwritten]
             summary.failed = [(k, r) for k, r in summary.failed if k not in unwritten]
-            summary.seconds = time.perf_counter() - started
             written = done - 1 - len(batch)
-            log.warning("ingest interrupted: %d of %d changed files written; run again to finish", written, len(todo))
+            log.warning(
+                "ingest interrupted: %d of %d changed files written; run again to finish", written, len(plan.todo)
+            )
             return summary
         summary.chunks_written += self._write(source_id, batch)
 
-        if removed:
-            self.store.delete(DOCUMENTS, f"{filters.eq('source_id', source_id)} AND {filters.is_in('key', removed)}")
-            summary.removed = removed
-        self._drop_unreferenced(source_id, stale)
+        # 3. files gone from the source
+        if plan.removed:
+            self.store.delete(
+                DOCUMENTS, f"{filters.eq('source_id', source_id)} AND {filters.is_in('key', plan.removed)}"
+            )
+            summary.removed = list(plan.removed)
+        # 4. chunks of content still known name a key and generation that exist
+        for doc_id in sorted(referenced):
+            self._repoint(source_id, doc_id)
         self.store.ensure_fts_index()
-        self._update_source(source_id, name, source, [o.key for o in objects])
-        summary.seconds = time.perf_counter() - started
+        self._update_source(source_id, name, uri, kind)
         return summary
 
     # -- steps -------------------------------------------------------------------
 
+    @staticmethod
+    def _doc_scope(source_id: str, doc_id: str) -> str:
+        return f"{filters.eq('source_id', source_id)} AND {filters.eq('doc_id', doc_id)}"
+
     def _existing_documents(self, source_id: str) -> dict[str, dict]:
         if DOCUMENTS not in self.store.table_names():
             return {}
-        rows = self.store.documents(source_id, ["key", "doc_id", "status"])
+        columns = ["key", "doc_id", "status", "version", "fingerprint", "sidecar"]
+        present = set(self.store.table(DOCUMENTS).schema.names)
+        rows = self.store.documents(source_id, [c for c in columns if c in present])
         return {row["key"]: row for row in rows}
 
-    def _prepare(self, source_id: str, obj: SourceObject, doc_id: str, chunker: Chunker, stored: set[str]) -> _Prepared:
+    @staticmethod
+    def _sidecar(key: str, sidecars: dict[str, SourceObject]) -> SourceObject | None:
+        return next((sidecars[k] for k in sidecar_keys(key) if k in sidecars), None)
+
+    def _sidecar_fingerprint(self, key: str, sidecars: dict[str, SourceObject]) -> str:
+        sidecar = self._sidecar(key, sidecars)
+        if sidecar is None:
+            return ""
+        return sidecar.fingerprint or content_hash(sidecar.read())
+
+    def _changed(self, obj: SourceObject, row: dict | None, fingerprint: str, sidecars: dict) -> bool:
+        if row is None:
+            return True
+        if (row.get("sidecar") or "") != self._sidecar_fingerprint(obj.key, sidecars):
+            return True  # only the BibTeX changed: the document row is rewritten, its chunks are kept
+        if obj.version is not None:
+            return row.get("version") != obj.version
+        return row["doc_id"] != fingerprint
+
+    def _prepare(self, plan: Plan, obj: SourceObject, chunker: Chunker, stored: set[str]) -> _Prepared | None:
+        source_id = plan.source_id
+        try:
+            data = obj.read()
+        except SourceError as exc:  # not the file's fault (gone, no access): no row, the next run retries
+            log.warning("cannot read %s: %s", obj.key, exc)
+            return None
+        doc_id = content_hash(data)
         document = {
             "doc_id": doc_id,
             "source_id": source_id,
             "key": obj.key,
             "uri": obj.uri,
+            "bucket": obj.bucket,
             "version": obj.version,
-            "byte_size": obj.size,
+            "byte_size": len(data),
             "status": "ok",
             "ingested_at": datetime.now(UTC),
+            "object_id": object_id(obj),
+            "fingerprint": plan.fingerprints.get(obj.key) or obj.fingerprint or doc_id,
+            "sidecar": self._sidecar_fingerprint(obj.key, plan.sidecars),
         }
         try:
             parsed: ParsedDocument = parse(
-                obj.key, obj.read(), pdf_password=self.settings.env.get("THOTH_PDF_PASSWORD"), fmt=obj.format
+                obj.key, data, pdf_password=self.settings.pdf_password or None, fmt=obj.format
             )
         except ParseError as exc:
             log.warning("skipped %s: %s", obj.key, exc)
@@ -225,18 +437,21 @@ class Ingestor:
             log.exception("parser failed on %s", obj.key)
             document.update(status="failed", error=f"parser error: {type(exc).__name__}: {exc}")
             return _Prepared(obj, doc_id, document, [], [])
+        fields = bibtex.describe(parsed, fallback_title=parsed.title)
         document.update(
-            title=parsed.title,
-            authors=parsed.authors,
-            year=parsed.year,
+            title=fields["title"],
+            authors=fields["authors"],
+            year=fields["year"],
             page_count=parsed.page_count,
             url=parsed.url,
+            **self._bibtex(plan, obj, fields, doc_id),
         )
-        if doc_id in stored:  # identical bytes already stored under another key: only the key is new
+        if doc_id in stored:  # identical bytes already stored: only the key (or generation) is new
             return _Prepared(obj, doc_id, document, [], [])
         partitions = [
             {
                 "partition_id": _hash(source_id, doc_id, i, _normalise(p.text)),
+                "partition_hash": _sha256("partition", doc_id, i, _normalise(p.text)),
                 "doc_id": doc_id,
                 "source_id": source_id,
                 "ordinal": i,
@@ -252,7 +467,25 @@ class Ingestor:
             }
             for i, p in enumerate(parsed.partitions)
         ]
-        return _Prepared(obj, doc_id, document, partitions, chunker.chunk(parsed.title, parsed.partitions))
+        return _Prepared(obj, doc_id, document, partitions, chunker.chunk(fields["title"], parsed.partitions))
+
+    def _bibtex(self, plan: Plan, obj: SourceObject, fields: dict, doc_id: str) -> dict:
+        sidecar = self._sidecar(obj.key, plan.sidecars)
+        if sidecar is not None:
+            try:
+                text = bibtex.read_sidecar(sidecar.read())
+            except SourceError as exc:
+                text = None
+                log.warning("cannot read %s: %s", sidecar.key, exc)
+            if text:
+                return {"bibtex": text, "bibtex_source": "sidecar"}
+            log.warning("%s holds no BibTeX entry; generating one for %s", sidecar.key, obj.key)
+        entry = bibtex.make_entry(fields, doc_id, note=self._ref(plan.source_id, obj).base)
+        return {"bibtex": entry, "bibtex_source": "generated"}
+
+    @staticmethod
+    def _ref(source_id: str, obj: SourceObject, page: int | None = None) -> SourceRef:
+        return SourceRef(obj.bucket or source_id, obj.key, obj.version, page)
 
     def _write(self, source_id: str, batch: list[_Prepared]) -> int:
         if not batch:
@@ -262,13 +495,15 @@ class Ingestor:
         rows = []
         for (prepared, index, chunk), vector in zip(chunks, vectors, strict=True):
             doc, partition = prepared.document, prepared.partitions[chunk.partition_index]
-            ref = f"doc://{source_id}/{doc['key']}" + (f"#page={chunk.page_start}" if chunk.page_start else "")
+            chunk_id, chunk_hash = chunk_identity(source_id, prepared.doc_id, index, chunk.text)
             rows.append(
                 {
-                    "chunk_id": _hash(source_id, prepared.doc_id, index, _normalise(chunk.text)),
+                    "chunk_id": chunk_id,
+                    "chunk_hash": chunk_hash,
                     "doc_id": prepared.doc_id,
                     "source_id": source_id,
                     "partition_id": partition["partition_id"],
+                    "partition_hash": partition["partition_hash"],
                     "chunk_index": index,
                     "key": doc["key"],
                     "title": doc["title"],
@@ -283,7 +518,7 @@ class Ingestor:
                     "exercise_number": partition["exercise_number"],
                     "step_number": partition["step_number"],
                     "tags": [],
-                    "source_ref": ref,
+                    "source_ref": str(self._ref(source_id, prepared.obj, chunk.page_start)),
                 }
             )
         written = [p.doc_id for p in batch if p.partitions]
@@ -298,52 +533,54 @@ class Ingestor:
         self.store.add(DOCUMENTS, [p.document for p in batch])
         return len(rows)
 
-    def _drop_unreferenced(self, source_id: str, doc_ids: set[str]) -> None:
-        """Delete chunks and partitions of old versions no document row points to any more."""
-        if not doc_ids:
+    def _repoint(self, source_id: str, doc_id: str) -> None:
+        """Chunks carry one key and generation of their content: keep them pointing at one that exists."""
+        scope = self._doc_scope(source_id, doc_id)
+        rows = self.store.rows(DOCUMENTS, f"{scope} AND status = 'ok'", ["key", "bucket", "version"])
+        current = self.store.rows(CHUNKS, scope, ["key", "source_ref"], limit=1)
+        if not rows or not current:
             return
-        referenced = {
-            row["doc_id"]
-            for row in self.store.documents(source_id, ["doc_id", "status", "key"])
-            if row["status"] == "ok"
-        }
-        for doc_id in sorted(doc_ids - referenced):
-            scope = f"{filters.eq('source_id', source_id)} AND {filters.eq('doc_id', doc_id)}"
-            self.store.delete(CHUNKS, scope)
-            self.store.delete(PARTITIONS, scope)
-        # chunks carry a key for display; point those of a still-referenced doc at a key that exists
-        for doc_id in sorted(doc_ids & referenced):
-            keys = sorted(r["key"] for r in self.store.documents(source_id, ["doc_id", "key"]) if r["doc_id"] == doc_id)
-            scope = f"{filters.eq('source_id', source_id)} AND {filters.eq('doc_id', doc_id)}"
-            self.store.update(CHUNKS, f"{scope} AND NOT {filters.is_in('key', keys)}", {"key": keys[0]})
+        by_key = {r["key"]: r for r in rows}
+        row = by_key.get(current[0]["key"]) or by_key[min(by_key)]
+        base = SourceRef(row["bucket"] or source_id, row["key"], row["version"]).base
+        if current[0]["key"] != row["key"] or current[0]["source_ref"].split("#")[0] != base:
+            self.store.repoint_chunks(source_id, doc_id, row["key"], base)
 
     def _has_diffs(self, source_id: str) -> bool:
         return self.store.count(PARTITIONS, filters.where({"source_id": source_id, "is_diff": True})) > 0
 
-    def _update_source(self, source_id: str, name: str | None, source: str, keys: list[str]) -> None:
+    def _update_source(self, source_id: str, name: str | None, uri: str, kind: str | None) -> None:
         previous = self.store.get_source(source_id) or {}
         scope = filters.eq("source_id", source_id)
-        kind = _source_kind(keys) if keys else previous.get("kind", "text")
+        kind = kind or previous.get("kind") or "pdf"
         product = previous.get("product")
-        local = None if "://" in source else Path(source).expanduser().resolve()
+        local = None if "://" in uri else Path(uri).expanduser().resolve()
         if local is not None and workshop.is_workshop(local):
             about = workshop.info(local)
             kind, product, name = "workshop", about.product, name or about.title
-        self.store.upsert_source(
-            {
-                "source_id": source_id,
-                "name": name or source_id,
-                "kind": kind,
-                "uri": str(local) if local is not None else source,  # absolute, so a reindex finds it again
-                "product": product,
-                "has_diffs": self._has_diffs(source_id) if kind == "workshop" else bool(previous.get("has_diffs")),
-                "has_tree": bool(previous.get("has_tree")),
-                "document_count": self.store.count(DOCUMENTS, f"{scope} AND status = 'ok'"),
-                "chunk_count": self.store.count(CHUNKS, scope),
-                "embed_model": self.embedder.model_name,
-                "updated_at": datetime.now(UTC),
-            }
-        )
+        written: tuple[int, int] | None = None
+        # Parallel tasks each write the counts they see; the one that writes last recounts after writing
+        # and writes again if another task added rows meanwhile, so the final row holds the final counts.
+        for _ in range(5):
+            counts = (self.store.count(DOCUMENTS, f"{scope} AND status = 'ok'"), self.store.count(CHUNKS, scope))
+            if counts == written:
+                return
+            self.store.upsert_source(
+                {
+                    "source_id": source_id,
+                    "name": name or source_id,
+                    "kind": kind,
+                    "uri": str(local) if local is not None else uri,  # absolute, so a reindex finds it again
+                    "product": product,
+                    "has_diffs": self._has_diffs(source_id) if kind == "workshop" else bool(previous.get("has_diffs")),
+                    "has_tree": bool(previous.get("has_tree")),
+                    "document_count": counts[0],
+                    "chunk_count": counts[1],
+                    "embed_model": self.embedder.model_name,
+                    "updated_at": datetime.now(UTC),
+                }
+            )
+            written = counts
 
 
 def reingest(ingestor: Ingestor, kind: str) -> list[dict]:
@@ -367,4 +604,4 @@ def log_progress(done: int, total: int, key: str) -> None:
         print(f'{{"event": "progress", "done": {done}, "total": {total}}}', file=sys.stderr, flush=True)
 
 
-__all__ = ["Ingestor", "RunSummary", "slug", "log_progress", "reingest"]
+__all__ = ["Ingestor", "RunSummary", "Plan", "slug", "collection_name", "chunk_identity", "log_progress", "reingest"]

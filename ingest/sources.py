@@ -1,4 +1,10 @@
-"""List and read the files of a source: a local folder (gs://bucket/prefix comes with the GCS work)."""
+"""List and read the files of a source: a local folder or gs://bucket/prefix.
+
+A source lists the files Thoth can parse plus BibTeX sidecars (`{key}.bib` next
+to a document). Objects in a bucket carry their generation as `version` and a
+content fingerprint from the listing (MD5, or CRC32C for composite objects), so
+planning a run needs no download; a local file's fingerprint is its SHA-256.
+"""
 
 from __future__ import annotations
 
@@ -6,27 +12,48 @@ import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from typing import Any
 
 from ingest.parsers import is_supported, workshop
+from thoth.config import Settings
+from thoth.gcs import GcsUriError, split_gs_uri, storage_client
+
+SIDECAR_SUFFIX = ".bib"
 
 
 class SourceError(RuntimeError):
-    """The source cannot be listed (missing folder, no access)."""
+    """The source cannot be listed or an object cannot be read (missing folder or bucket, no access)."""
 
 
 @dataclass(frozen=True)
 class SourceObject:
-    key: str  # path inside the source, '/'-separated
-    uri: str  # where it lives, e.g. file:///abs/path
+    key: str  # path inside the source, '/'-separated; for a bucket, the whole object name
+    uri: str  # where it lives, e.g. file:///abs/path or gs://bucket/key
     size: int
     read: Callable[[], bytes]
-    version: str | None = None
+    version: str | None = None  # the object generation in a bucket; None for local files
+    bucket: str | None = None
+    fingerprint: str | None = None  # content identity from the listing (None: hash the bytes)
     format: str = ""  # names the parser when the key's suffix does not (workshop units)
 
 
 def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def is_sidecar(key: str) -> bool:
+    return key.lower().endswith(SIDECAR_SUFFIX)
+
+
+def sidecar_keys(key: str) -> list[str]:
+    """Where a document's BibTeX sidecar may be: `paper.pdf.bib`, then `paper.bib`."""
+    path = PurePosixPath(key)
+    return [f"{key}{SIDECAR_SUFFIX}", str(path.with_suffix(SIDECAR_SUFFIX))]
+
+
+def _wanted(key: str) -> bool:
+    return is_supported(key) or is_sidecar(key)
 
 
 def _local(root: Path) -> Iterator[SourceObject]:
@@ -35,7 +62,7 @@ def _local(root: Path) -> Iterator[SourceObject]:
         if any(part.startswith(".") for part in rel.parts) or not path.is_file():
             continue  # hidden folders (.git, .thoth) and files are never content
         key = rel.as_posix()
-        if is_supported(key):
+        if _wanted(key):
             yield SourceObject(key, path.as_uri(), path.stat().st_size, path.read_bytes)
 
 
@@ -46,10 +73,77 @@ def _workshop(root: Path) -> Iterator[SourceObject]:
         yield SourceObject(unit.key, (root / unit.anchor).as_uri(), size, read, format=workshop.FORMAT)
 
 
-def list_objects(source: str) -> list[SourceObject]:
-    """Every supported file under `source`, sorted by key; a workshop's units in reading order."""
+# -- Cloud Storage ---------------------------------------------------------------------
+
+
+def _blob_fingerprint(blob: Any) -> str | None:
+    if blob.md5_hash:
+        return f"md5:{blob.md5_hash}"
+    return f"crc32c:{blob.crc32c}:{blob.size}" if blob.crc32c else None
+
+
+def _reader(client: Any, bucket: str, key: str, generation: int | None) -> Callable[[], bytes]:
+    def read() -> bytes:
+        from google.api_core import exceptions
+
+        try:  # exactly the listed generation: a newer upload is the next run's (or event's) business
+            return client.bucket(bucket).blob(key, generation=generation).download_as_bytes()
+        except exceptions.NotFound:
+            raise SourceError(f"gs://{bucket}/{key} (generation {generation}) is gone") from None
+        except exceptions.GoogleAPIError as exc:
+            raise SourceError(f"cannot read gs://{bucket}/{key}: {exc}") from None
+
+    return read
+
+
+def _gcs_object(client: Any, bucket: str, blob: Any) -> SourceObject:
+    return SourceObject(
+        key=blob.name,
+        uri=f"gs://{bucket}/{blob.name}",
+        size=int(blob.size or 0),
+        read=_reader(client, bucket, blob.name, blob.generation),
+        version=str(blob.generation),
+        bucket=bucket,
+        fingerprint=_blob_fingerprint(blob),
+    )
+
+
+def _gcs(source: str, settings: Settings) -> list[SourceObject]:
+    from google.api_core import exceptions
+
+    try:
+        bucket, prefix = split_gs_uri(source)
+    except GcsUriError as exc:
+        raise SourceError(str(exc)) from None
+    client = storage_client(settings)
+    try:
+        blobs = list(client.list_blobs(bucket, prefix=f"{prefix}/" if prefix else None))
+    except exceptions.NotFound:
+        raise SourceError(f"bucket {bucket!r} does not exist") from None
+    except exceptions.GoogleAPIError as exc:
+        raise SourceError(f"cannot list {source}: {exc}") from None
+    objects = [_gcs_object(client, bucket, b) for b in blobs if not b.name.endswith("/") and _wanted(b.name)]
+    return sorted(objects, key=lambda o: o.key)
+
+
+def get_gcs_object(settings: Settings, bucket: str, key: str) -> SourceObject | None:
+    """The current generation of one object, or None when it does not exist (any more)."""
+    from google.api_core import exceptions
+
+    client = storage_client(settings)
+    try:
+        blob = client.bucket(bucket).get_blob(key)
+    except exceptions.GoogleAPIError as exc:
+        raise SourceError(f"cannot read gs://{bucket}/{key}: {exc}") from None
+    return _gcs_object(client, bucket, blob) if blob is not None else None
+
+
+def list_all(source: str, settings: Settings | None = None) -> list[SourceObject]:
+    """Every parseable file and BibTeX sidecar under `source`, sorted by key; a workshop's units in reading order."""
     if source.startswith("gs://"):
-        raise SourceError("gs:// sources are not supported yet; ingest a local folder")
+        return _gcs(source, settings or Settings.from_env())
+    if "://" in source:
+        raise SourceError(f"unsupported source {source!r}; use a folder or gs://bucket/prefix")
     root = Path(source).expanduser()
     if not root.is_dir():
         raise SourceError(f"source folder {source!r} does not exist or is not a folder")
@@ -57,3 +151,8 @@ def list_objects(source: str) -> list[SourceObject]:
     if workshop.is_workshop(root):
         return list(_workshop(root))
     return list(_local(root))
+
+
+def list_objects(source: str, settings: Settings | None = None) -> list[SourceObject]:
+    """Every parseable file under `source` (no sidecars), sorted by key; a workshop's units in reading order."""
+    return [obj for obj in list_all(source, settings) if not is_sidecar(obj.key)]

@@ -51,6 +51,8 @@ class ParsedDocument:
     year: int | None = None
     page_count: int | None = None
     url: str | None = None
+    first_page: str = ""  # the first page's text, line by line (PDFs): BibTeX guesses title and authors from it
+    title_from_metadata: bool = False  # the title is the file's own (PDF Title, front matter), not a guess
 
 
 MARKDOWN_SUFFIXES = (".md", ".mdx", ".markdown")

@@ -19,6 +19,16 @@ def _year(date: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+_PLACEHOLDER_TITLE = re.compile(r"^(untitled|title|document\d*|microsoft word - .*|.*\.(dvi|docx?|tex|pdf|ps))$", re.I)
+_PLACEHOLDER_AUTHOR = re.compile(r"^(anonymous|unknown|author|user|admin)$", re.I)
+
+
+def _real_title(title: str) -> str:
+    """The metadata title, or '' when it is a tool's placeholder ('untitled', 'paper.dvi')."""
+    title = title.strip()
+    return "" if _PLACEHOLDER_TITLE.match(title) else title
+
+
 def _clean(text: str) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
     text = re.sub(r"(\w)-\n(\w)", r"\1\2", text)  # words hyphenated across lines
@@ -46,14 +56,18 @@ def parse(data: bytes, fallback_title: str, password: str | None = None) -> Pars
     try:
         meta = pdf.get_metadata_dict(skip_empty=True)
         partitions = []
+        first_page = ""
         for number in range(1, len(pdf) + 1):
             page = pdf[number - 1]
             textpage = page.get_textpage()
             try:
-                text = _clean(textpage.get_text_bounded())
+                # text outside the page box (e.g. ImageMagick's labels) is still the page's text layer
+                text = _clean(textpage.get_text_bounded() or textpage.get_text_range())
             finally:
                 textpage.close()
                 page.close()
+            if number == 1:
+                first_page = text
             if text:
                 partitions.append(Partition("page", _page_blocks(text), page_start=number, page_end=number))
         page_count = len(pdf)
@@ -66,10 +80,14 @@ def parse(data: bytes, fallback_title: str, password: str | None = None) -> Pars
     if not partitions:
         raise ParseError(f"no text layer (image-only PDF, {page_count} pages): it would need OCR")
     authors = [a.strip() for a in re.split(r"[;,]| and ", meta.get("Author", "")) if a.strip()]
+    authors = [a for a in authors if not _PLACEHOLDER_AUTHOR.match(a)]
+    title = _real_title(meta.get("Title") or "")
     return ParsedDocument(
-        title=(meta.get("Title") or "").strip() or fallback_title,
+        title=title or fallback_title,
         partitions=partitions,
         authors=authors,
         year=_year(meta.get("CreationDate", "")),
         page_count=page_count,
+        first_page=first_page,
+        title_from_metadata=bool(title),
     )

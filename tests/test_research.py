@@ -1,0 +1,49 @@
+"""The research tools over a local folder's index (the shared session server): read-only calls only.
+
+The bucket-backed library, events and signed URLs are in test_gcs.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import bibtexparser
+
+from tests.conftest import LiveServer
+from tests.test_gcs import error_text, ok
+
+
+def test_local_collection_is_listed(server: LiveServer) -> None:
+    assert ok(server, "ping", {})["status"] == "ok"
+    collections = ok(server, "list_collections", {})["collections"]
+    handbook = next(c for c in collections if c["collection"] == "handbook")
+    assert (handbook["kind"], handbook["documents"], handbook["failed"]) == ("handbook", 5, 0)
+    files = ok(server, "list_collection_files", {"collection": "handbook", "limit": 2, "batch_size": 1})
+    assert files["total"] == 5 and [f["key"] for f in files["files"]] == [
+        "engineering/deploy.md",
+        "engineering/errors.mdx",
+    ]
+    assert files["files"][0]["bucket"] is None and files["files"][0]["source"].startswith("file://")
+
+
+def test_markdown_chunk_partition_is_its_section(server: LiveServer) -> None:
+    hit = ok(server, "search", {"query": "sick leave before your shift", "collection": "handbook",
+                                "include_partition": True})["hits"][0]  # fmt: skip
+    assert hit["key"] == "people/time-off.md" and hit["pages"] == []
+    assert hit["partition"]["kind"] == "section" and hit["partition"]["heading_path"].endswith("Sick leave")
+    part = ok(server, "fetch_chunk_partition", {"id": hit["id"], "collection": "handbook"})
+    assert {c["partition_id"] for c in part["chunks"]} == {hit["partition_id"]}
+
+
+def test_pdf_in_a_folder_cites_a_file_url_at_the_page(server: LiveServer, indexed) -> None:
+    hit = ok(server, "search", {"query": "forklift operators hired in March"})["hits"][0]
+    assert hit["source_ref"] == "doc://handbook/reports/quarterly.pdf#page=2"
+    citation = ok(server, "resolve_citation", {"source_ref": hit["source_ref"]})
+    assert citation["mode"] == "file" and citation["url"].endswith("/reports/quarterly.pdf#page=2")
+    assert Path(citation["url"].removeprefix("file://").split("#")[0]).is_file()
+    assert "local file" in error_text(server, "resolve_citation", {"source_ref": hit["source_ref"], "mode": "signed"})
+    chunks = ok(server, "fetch_document_chunks", {"bucket": "handbook", "key": "reports/quarterly.pdf"})
+    assert chunks["document"]["page_count"] == 3 and [c["pages"] for c in chunks["chunks"]] == [[1], [2], [3]]
+    entry = bibtexparser.parse_string(ok(server, "fetch_chunk_bibtex", {"id": hit["id"]})["bibtex"]).entries[0]
+    assert entry.fields_dict["title"].value == "Quarterly Report"
+    assert entry.fields_dict["author"].value == "Lovelace, Ada"

@@ -81,7 +81,7 @@ def document_rows(store: Store, pairs: set[tuple[str, str]]) -> dict[tuple[str, 
         f"{filters.is_in('doc_id', sorted({d for _, d in pairs}))} AND status = 'ok'"
     )
     columns = _present(store, DOCUMENTS, [*FILE_COLUMNS, "bibtex", "bibtex_source"])
-    for row in store.rows(DOCUMENTS, where, columns):
+    for row in store.rows(DOCUMENTS, columns, where):
         if (row["source_id"], row["doc_id"]) in pairs:
             found[(row["source_id"], row["doc_id"])].append(row)
     for rows in found.values():
@@ -117,7 +117,7 @@ def get_chunk(store: Store, chunk_id: str, collection: str | None = None) -> dic
     """The chunk row with this id (in `collection`, when given), or NotFound."""
     if not chunk_id or not chunk_id.strip():
         raise RetrievalError("id must be a non-empty chunk id (the `id` of a search hit)")
-    rows = store.rows(CHUNKS, filters.eq("chunk_id", chunk_id.strip()), store.hit_columns(), limit=1)
+    rows = store.rows(CHUNKS, store.hit_columns(), filters.eq("chunk_id", chunk_id.strip()), limit=1)
     if not rows:
         raise NotFound(f"no chunk with id {chunk_id!r}; ids come from search hits (`id`)")
     if collection and rows[0]["source_id"] != collection:
@@ -126,7 +126,7 @@ def get_chunk(store: Store, chunk_id: str, collection: str | None = None) -> dic
 
 
 def _chunks_where(store: Store, where: str) -> list[dict]:
-    return sorted(store.rows(CHUNKS, where, store.hit_columns()), key=lambda r: r["chunk_index"])
+    return sorted(store.rows(CHUNKS, store.hit_columns(), where), key=lambda r: r["chunk_index"])
 
 
 def find_document(
@@ -138,15 +138,16 @@ def find_document(
 ) -> list[dict]:
     """The ok `documents` rows of one document, by id or by bucket (or local collection) and key."""
     scope = f" AND {filters.eq('source_id', collection)}" if collection else ""
+    ids = ["doc_id", "source_id", "key"]
     if document_id:
-        rows = store.rows(DOCUMENTS, f"{filters.eq('doc_id', document_id)} AND status = 'ok'{scope}")
+        rows = store.rows(DOCUMENTS, ids, f"{filters.eq('doc_id', document_id)} AND status = 'ok'{scope}")
         what = f"document_id {document_id!r}"
     elif bucket and key:
-        rows = store.rows(DOCUMENTS, f"{filters.eq('bucket', bucket)} AND {filters.eq('key', key)} AND status = 'ok'")
+        in_bucket = f"{filters.eq('bucket', bucket)} AND {filters.eq('key', key)} AND status = 'ok'"
+        rows = store.rows(DOCUMENTS, ids, in_bucket)
         if not rows:  # a local folder's documents are cited as doc://{collection}/{key}
-            rows = store.rows(
-                DOCUMENTS, f"{filters.eq('source_id', bucket)} AND {filters.eq('key', key)} AND status = 'ok'"
-            )
+            in_folder = f"{filters.eq('source_id', bucket)} AND {filters.eq('key', key)} AND status = 'ok'"
+            rows = store.rows(DOCUMENTS, ids, in_folder)
         rows = [r for r in rows if not collection or r["source_id"] == collection]
         what = f"bucket {bucket!r} key {key!r}"
     else:
@@ -188,8 +189,8 @@ def chunk_partition(store: Store, chunk_id: str, collection: str | None) -> dict
     chunk = get_chunk(store, chunk_id, collection)
     found = store.rows(
         PARTITIONS,
-        filters.eq("partition_id", chunk["partition_id"]),
         _present(store, PARTITIONS, PARTITION_COLUMNS),
+        filters.eq("partition_id", chunk["partition_id"]),
         limit=1,
     )
     if not found:

@@ -248,24 +248,6 @@ class Store:
     def count(self, table: str, where: str | None = None) -> int:
         return self.table(table).count_rows(where)
 
-    def rows(
-        self,
-        table: str,
-        where: str | None = None,
-        columns: list[str] | None = None,
-        limit: int | None = None,
-        offset: int = 0,
-    ) -> list[dict]:
-        """Rows of `table` matching `where` (built with `filters`), in storage order."""
-        query = self.table(table).search()
-        if where:
-            query = query.where(where)
-        if columns:
-            query = query.select(columns)
-        if offset:
-            query = query.offset(offset)
-        return query.limit(limit).to_list()
-
     # -- writes ---------------------------------------------------------------
 
     def add(self, table: str, rows: list[dict] | pa.Table) -> None:

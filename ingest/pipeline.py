@@ -210,8 +210,9 @@ class Ingestor:
         """
         started = time.perf_counter()
         listing = list_all(source, self.settings)
-        name = collection_name(source, name)
-        plan = self.plan(source_id or slug(name), listing, only_missing=only_missing)
+        if name is None and source.startswith("gs://"):
+            name = collection_name(source)  # one collection per bucket, named after it
+        plan = self.plan(source_id or slug(collection_name(source, name)), listing, only_missing=only_missing)
         log.info(
             "source %s: %d files, %d to ingest, %d removed",
             plan.source_id,
@@ -300,7 +301,7 @@ class Ingestor:
         self,
         plan: Plan,
         *,
-        name: str,
+        name: str | None,
         uri: str,
         kind: str | None = None,
         progress: Callable[[int, int, str], None] | None = None,

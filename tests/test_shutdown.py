@@ -118,12 +118,9 @@ def chunk_ids(settings: Settings) -> set[str]:
     return {cid for batch in store.scan(CHUNKS, ["chunk_id"]) for cid in batch.column("chunk_id").to_pylist()}
 
 
-def test_ingest_stops_after_a_batch_and_a_rerun_completes(
-    indexed: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_ingest_stops_after_a_batch_and_a_rerun_completes(indexed: Settings, tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path / "corpus")
-    settings = make_settings(tmp_path / "db")
-    monkeypatch.setattr(pipeline, "WRITE_BATCH_CHUNKS", 1)  # every file is a batch of its own
+    settings = make_settings(tmp_path / "db", ingest_batch_chunks=1)  # every file is a batch of its own
     stop = threading.Event()
 
     def progress(done: int, total: int, key: str) -> None:

@@ -162,8 +162,8 @@ variable "source_name" {
 
 variable "event_types" {
   type        = list(string)
-  description = "Cloud Storage events pushed to /internal/gcs-events. On the versioned documents bucket a delete arrives as OBJECT_ARCHIVE; add it once the route handles it (the scheduled job removes deleted files either way)."
-  default     = ["OBJECT_FINALIZE", "OBJECT_DELETE"]
+  description = "Cloud Storage events pushed to /internal/gcs-events. On the versioned documents bucket a delete (or the old generation of an overwrite) arrives as OBJECT_ARCHIVE, which the route handles like OBJECT_DELETE."
+  default     = ["OBJECT_FINALIZE", "OBJECT_DELETE", "OBJECT_ARCHIVE"]
 }
 
 variable "noncurrent_version_days" {

@@ -19,6 +19,10 @@ A `stop` event (set by the SIGTERM handler of `python -m ingest`) ends the run a
 batch being written: files prepared but not yet written are left for the next run (they have
 no `documents` row yet, so it sees them as to do), and so are the steps after the loop
 (removals, index, source row).
+
+After a run has written its documents, the source's RAPTOR tree is rebuilt if its chunks changed
+(ingest/tree.py); a run that changed nothing writes nothing, the tree included. Parallel tasks leave
+the tree to a run with one task, which builds it after every document is written.
 """
 
 from __future__ import annotations
@@ -39,10 +43,12 @@ from ingest import bibtex
 from ingest.chunking import Chunk, Chunker
 from ingest.parsers import MARKDOWN_SUFFIXES, PDF_SUFFIXES, ParsedDocument, ParseError, parse, workshop
 from ingest.sources import SourceError, SourceObject, content_hash, is_sidecar, list_all, sidecar_keys
+from ingest.tree import TreeParams, TreeResult, build_tree
 from thoth.config import Settings
-from thoth.embed import Embedder, get_embedder, get_tokenizer
+from thoth.embed import Embedder, get_embedder, get_tokenizer, resolve_model
 from thoth.gcs import split_gs_uri
 from thoth.retrieval.source_ref import SourceRef
+from thoth.retrieval.summarise import tree_summariser
 from thoth.store import Store, filters
 from thoth.store.schema import CHUNKS, DOCUMENTS, PARTITIONS
 
@@ -64,6 +70,7 @@ class RunSummary:
     seconds: float = 0.0
     task: str = ""  # "2/4" when this run was one of several parallel tasks
     interrupted: bool = False  # stopped early (SIGTERM); a rerun finishes the work
+    tree: TreeResult | None = None
 
     @property
     def changed(self) -> int:
@@ -79,6 +86,7 @@ class RunSummary:
             "failed": [{"key": key, "reason": reason} for key, reason in self.failed],
             "chunks_written": self.chunks_written,
             "seconds": round(self.seconds, 3),
+            "tree": self.tree.render() if self.tree else None,
         }
 
     def render(self) -> str:
@@ -91,6 +99,8 @@ class RunSummary:
         lines += [f"  failed: {key}: {reason}" for key, reason in self.failed]
         if self.interrupted:
             lines.append("  interrupted: stopped after the last written batch; run again to finish")
+        if self.tree is not None:
+            lines.append("  " + self.tree.render())
         return "\n".join(lines)
 
 
@@ -163,6 +173,7 @@ class Plan:
     referenced: set[str] = field(default_factory=set)  # doc ids whose chunks may now name a gone key/version
     sidecars: dict[str, SourceObject] = field(default_factory=dict)
     unchanged: int = 0
+    tags: list[str] = field(default_factory=list)  # stored on every chunk written (ingest_document)
 
     @property
     def empty(self) -> bool:
@@ -176,6 +187,7 @@ class _Prepared:
     document: dict
     partitions: list[dict]
     chunks: list[Chunk]
+    tags: list[str] = field(default_factory=list)
 
 
 class Ingestor:
@@ -224,6 +236,8 @@ class Ingestor:
         summary = self.execute(plan, name=name, uri=source, kind=kind, progress=progress, stop=stop)
         if self.settings.task_count > 1:
             summary.task = f"{self.settings.task_index + 1}/{self.settings.task_count}"
+        elif not summary.interrupted:  # the tree once every document is written (one task: this one)
+            summary.tree = self.update_tree(plan.source_id)
         summary.seconds = time.perf_counter() - started
         return summary
 
@@ -263,22 +277,56 @@ class Ingestor:
     # -- single objects (bucket events) ----------------------------------------------------------
 
     def ingest_object(
-        self, source_id: str, obj: SourceObject, sidecars: dict[str, SourceObject], *, name: str, uri: str
+        self,
+        source_id: str,
+        obj: SourceObject,
+        sidecars: dict[str, SourceObject],
+        *,
+        name: str,
+        uri: str,
+        kind: str | None = None,
+        tags: list[str] | None = None,
     ) -> RunSummary:
         """Ingest one new or overwritten object; an unchanged one (a redelivered event) writes nothing."""
         existing = self._existing_documents(source_id)
         fingerprint = obj.fingerprint or content_hash(obj.read())
         row = existing.get(obj.key)
-        plan = Plan(source_id, todo=[], fingerprints={obj.key: fingerprint}, sidecars=sidecars)
+        plan = Plan(source_id, todo=[], fingerprints={obj.key: fingerprint}, sidecars=sidecars, tags=list(tags or []))
         if not self._changed(obj, row, fingerprint, sidecars):
             plan.unchanged = 1
-            return self.execute(plan, name=name, uri=uri)
+            return self.execute(plan, name=name, uri=uri, kind=kind)
         others = {r["doc_id"] for k, r in existing.items() if k != obj.key}
         if row is not None and _row_fingerprint(row) != fingerprint and row["doc_id"] not in others:
             plan.stale = {row["doc_id"]}
         plan.todo = [obj]
         plan.stored = {r["doc_id"] for r in existing.values() if r["status"] == "ok"} - plan.stale
-        return self.execute(plan, name=name, uri=uri)
+        return self.execute(plan, name=name, uri=uri, kind=kind)
+
+    def add_document(
+        self, source_id: str, obj: SourceObject, *, name: str, uri: str, tags: list[str] | None = None
+    ) -> RunSummary:
+        """Add (or replace, by key) one document of a `text` source (ingest_document), then update its tree."""
+        started = time.perf_counter()
+        summary = self.ingest_object(source_id, obj, {}, name=name, uri=uri, kind="text", tags=tags)
+        summary.tree = self.update_tree(source_id)
+        summary.seconds = time.perf_counter() - started
+        return summary
+
+    def update_tree(self, source_id: str, force: bool = False) -> TreeResult | None:
+        """Rebuild the source's RAPTOR tree if its chunks changed (THOTH_TREE_BUILD=0 turns this off)."""
+        if not self.settings.tree_build:
+            return None
+        tokenizer = get_tokenizer(self.settings)
+        return build_tree(
+            self.store,
+            lambda: self.embedder,
+            tokenizer,
+            tree_summariser(self.settings, tokenizer),
+            source_id,
+            TreeParams.from_settings(self.settings),
+            self._embedder.model_name if self._embedder else resolve_model(self.settings.embed_model).name,
+            force=force,
+        )
 
     def delete_object(self, source_id: str, key: str, version: str | None, *, name: str, uri: str) -> RunSummary:
         """Remove one object's rows; a stale event (another generation than the one stored) changes nothing."""
@@ -330,6 +378,8 @@ class Ingestor:
                 summary.interrupted = True
                 break
             prepared = self._prepare(plan, obj, chunker, stored)
+            if prepared is not None:
+                prepared.tags = list(plan.tags)
             if prepared is None:
                 summary.failed.append((obj.key, "could not be read; the next run retries it"))
             elif prepared.document["status"] == "failed":
@@ -518,7 +568,7 @@ class Ingestor:
                     "language": chunk.language,
                     "exercise_number": partition["exercise_number"],
                     "step_number": partition["step_number"],
-                    "tags": [],
+                    "tags": prepared.tags,
                     "source_ref": str(self._ref(source_id, prepared.obj, chunk.page_start)),
                 }
             )

@@ -291,3 +291,75 @@ def gcs_emulator() -> Iterator[GcsEmulator]:
     emulator = GcsEmulator()
     yield emulator
     emulator.stop()
+
+
+# -- a generated corpus for RAPTOR trees: a few clearly separate topics, several files each --------------
+
+TOPIC_SENTENCES = {
+    "beekeeping": [
+        "The beekeeper inspects every hive for the queen and fresh brood each week in spring.",
+        "Honey bees store nectar in wax comb and fan it with their wings until it becomes honey.",
+        "A strong colony needs a dry hive, a young queen and enough pollen for the larvae.",
+        "Varroa mites weaken the bees, so the apiary is treated with oxalic acid in winter.",
+        "Swarming happens when the hive is crowded and the old queen leaves with half the workers.",
+        "The honey harvest is extracted from the frames with a centrifuge and strained through cloth.",
+    ],
+    "harbour": [
+        "Container ships are unloaded at the harbour by gantry cranes working around the clock.",
+        "The port authority schedules berths so that tankers and ferries do not block the quay.",
+        "Tugboats guide large vessels through the narrow harbour entrance at high tide.",
+        "Customs officers inspect shipping containers before trucks carry them inland.",
+        "The dock workers' shift changes at six, when the night crew takes over the cranes.",
+        "Silt is dredged from the shipping channel every summer so that deep-draught ships can enter.",
+    ],
+    "compilers": [
+        "The compiler parses source code into an abstract syntax tree before type checking.",
+        "Register allocation maps the program's variables onto the few registers of the processor.",
+        "An optimising compiler removes dead code and inlines small functions.",
+        "The lexer turns characters into tokens such as identifiers, keywords and numbers.",
+        "Intermediate representation in static single assignment form makes data flow analysis simpler.",
+        "The code generator emits machine instructions for the target architecture.",
+    ],
+    "astronomy": [
+        "The telescope tracks distant galaxies while the Earth rotates beneath the night sky.",
+        "Astronomers measure the redshift of a galaxy to estimate how fast it moves away.",
+        "A supernova outshines its whole galaxy for a few weeks before it fades.",
+        "The observatory dome opens after sunset when the sky is clear and dark.",
+        "Exoplanets are found by the small dip in a star's brightness when a planet passes in front.",
+        "Spectrographs split starlight into colours that reveal the chemical elements of the star.",
+    ],
+}
+
+
+def write_topic_corpus(root: Path, files_per_topic: int = 4, seed: int = 7) -> Path:
+    """Markdown files on four topics, each a few paragraphs of that topic's sentences (deterministic)."""
+    import random
+
+    rng = random.Random(seed)
+    for topic, sentences in TOPIC_SENTENCES.items():
+        for n in range(files_per_topic):
+            paragraphs = []
+            for _ in range(3):
+                picked = rng.sample(sentences, 4)
+                paragraphs.append(" ".join(picked))
+            path = root / topic / f"{topic}-{n + 1}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"# {topic.capitalize()} notes {n + 1}\n\n" + "\n\n".join(paragraphs) + "\n")
+    return root
+
+
+def tree_settings(db: Path, **overrides: object) -> Settings:
+    """Settings whose trees have several levels on a small corpus (a small summariser input limit)."""
+    values: dict[str, object] = {"tree_cluster_tokens": 400, "tree_summary_tokens": 60, "chunk_tokens": 80}
+    values.update(overrides)
+    return make_settings(db, **values)
+
+
+@pytest.fixture(scope="session")
+def topic_index(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """The topic corpus ingested as dataset `topics`, with its tree. Tests must not write to it."""
+    root = write_topic_corpus(tmp_path_factory.mktemp("topics"))
+    settings = tree_settings(tmp_path_factory.mktemp("db") / "lancedb")
+    summary = Ingestor(settings).run(str(root), name="topics")
+    assert not summary.failed and summary.tree and summary.tree.built, summary.render()
+    return settings

@@ -13,7 +13,7 @@ from pathlib import Path
 
 DEFAULT_DB_URI = "./.thoth/lancedb"
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
-ALL_TOOLSETS = ("handbook", "qurio", "workshop", "research")
+ALL_TOOLSETS = ("handbook", "qurio", "workshop", "research", "raptor")
 AUTH_MODES = ("off", "google", "tokens")
 GOOGLE_CERTS_URL = "https://www.googleapis.com/oauth2/v1/certs"
 _PROJECT_VARS = ("THOTH_GCP_PROJECT", "GOOGLE_CLOUD_PROJECT", "GCP_PROJECT_ID")  # the last: the seed's name
@@ -80,6 +80,38 @@ def _citation_mode(env: Mapping[str, str]) -> str:
     if mode and mode not in CITATION_MODES:
         raise ConfigError(f"THOTH_CITATION_MODE must be one of {', '.join(CITATION_MODES)}, got {mode!r}")
     return mode
+
+
+def _choice(env: Mapping[str, str], name: str, default: str, allowed: tuple[str, ...]) -> str:
+    value = env.get(name, "").strip().lower() or default
+    if value not in allowed:
+        raise ConfigError(f"{name} must be one of {', '.join(repr(a) for a in allowed)}, got {value!r}")
+    return value
+
+
+def _llm(env: Mapping[str, str]) -> dict[str, object]:
+    """The optional LLM (answers, and tree summaries when THOTH_TREE_SUMMARISER=llm)."""
+    provider = _choice(env, "THOTH_LLM_PROVIDER", "none", ("none", "openai", "gemini"))
+    model = env.get("THOTH_LLM_MODEL", "").strip()
+    url = env.get("THOTH_LLM_URL", "").strip()
+    if provider == "openai" and not (url and model):
+        raise ConfigError("THOTH_LLM_PROVIDER=openai needs THOTH_LLM_URL (the /v1 base URL) and THOTH_LLM_MODEL")
+    if provider == "gemini" and not model:
+        model = "gemini-2.0-flash"
+    summariser = _choice(env, "THOTH_TREE_SUMMARISER", "extractive", ("extractive", "llm"))
+    if summariser == "llm" and provider == "none":
+        raise ConfigError("THOTH_TREE_SUMMARISER=llm needs an LLM: set THOTH_LLM_PROVIDER to 'openai' or 'gemini'")
+    return {
+        "llm_provider": "" if provider == "none" else provider,
+        "llm_model": model,
+        "llm_url": url,
+        "llm_api_key": env.get("THOTH_LLM_API_KEY", ""),
+        "llm_rpm": _int(env, "THOTH_LLM_RPM", 60, 1, 100_000),
+        "llm_max_retries": _int(env, "THOTH_LLM_MAX_RETRIES", 4, 0, 20),
+        "llm_timeout": _float(env, "THOTH_LLM_TIMEOUT", 60.0),
+        "gcp_location": env.get("GOOGLE_CLOUD_LOCATION", "us-central1"),
+        "tree_summariser": summariser,
+    }
 
 
 def _toolsets(env: Mapping[str, str]) -> tuple[str, ...]:
@@ -180,6 +212,22 @@ class Settings:
     # Chunking: the model reads 256 word pieces (254 plus [CLS]/[SEP]); chunks stay well inside.
     chunk_tokens: int = 200
     chunk_overlap_tokens: int = 32
+    # RAPTOR trees (built by the ingest job per source)
+    tree_build: bool = True
+    tree_reducer: str = "pca"  # "pca" or "umap" (needs the `umap` extra); see docs/raptor.md
+    tree_cluster_tokens: int = 3500  # the summariser's input limit: larger clusters are split again
+    tree_summary_tokens: int = 200  # summary length budget, in the embedder's word pieces
+    tree_summariser: str = "extractive"  # "extractive" (offline, deterministic) or "llm"
+    # The optional LLM: generated answers, and tree summaries when tree_summariser == "llm"
+    llm_provider: str = ""  # "", "openai" (any OpenAI-compatible endpoint) or "gemini" (Vertex AI)
+    llm_model: str = ""
+    llm_url: str = ""  # OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1
+    llm_api_key: str = field(default="", repr=False)
+    llm_rpm: int = 60  # requests per minute, per process
+    llm_max_retries: int = 4
+    llm_timeout: float = 60.0
+    gcp_location: str = "us-central1"  # Vertex AI region (the project is gcp_project, below)
+    answer_min_similarity: float = 0.3  # below this cosine similarity no passage counts as relevant
     # Serving
     host: str = "127.0.0.1"
     port: int = 8080
@@ -244,6 +292,12 @@ class Settings:
             cache_dir=env.get("THOTH_CACHE_DIR", "./.thoth"),
             chunk_tokens=chunk_tokens,
             chunk_overlap_tokens=_int(env, "THOTH_CHUNK_OVERLAP_TOKENS", 32, 0, chunk_tokens // 2),
+            tree_build=env.get("THOTH_TREE_BUILD", "1").strip().lower() not in ("0", "false", "no", "off"),
+            tree_reducer=_choice(env, "THOTH_TREE_REDUCER", "pca", ("pca", "umap")),
+            tree_cluster_tokens=_int(env, "THOTH_TREE_CLUSTER_TOKENS", 3500, 256, 1_000_000),
+            tree_summary_tokens=_int(env, "THOTH_TREE_SUMMARY_TOKENS", 200, 32, 254),
+            answer_min_similarity=_float(env, "THOTH_ANSWER_MIN_SIMILARITY", 0.3),
+            **_llm(env),  # type: ignore[arg-type]
             host=env.get("THOTH_HOST", env.get("HOST", "127.0.0.1")),
             port=_int(env, "PORT", 8080, 0, 65535),
             toolsets=_toolsets(env),

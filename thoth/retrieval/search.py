@@ -32,15 +32,15 @@ def keyword_search(store: Store, query: str, limit: int, where: str | None = Non
     return store.keyword_search(query, limit, where)
 
 
-def fuse(ranked: list[tuple[float, list[dict]]], limit: int) -> list[dict]:
-    """Weighted reciprocal rank fusion of (weight, hits) lists, keyed by chunk_id."""
+def fuse(ranked: list[tuple[float, list[dict]]], limit: int, key: str = "chunk_id") -> list[dict]:
+    """Weighted reciprocal rank fusion of (weight, hits) lists, keyed by `key` (chunk_id by default)."""
     fused: dict[str, dict[str, Any]] = {}
     for weight, hits in ranked:
         for rank, hit in enumerate(hits, start=1):
-            entry = fused.setdefault(hit["chunk_id"], {**hit, "score": 0.0})
+            entry = fused.setdefault(hit[key], {**hit, "score": 0.0})
             entry.update({k: v for k, v in hit.items() if k in ("similarity", "bm25")})
             entry["score"] += weight / (RRF_K + rank)
-    best = sorted(fused.values(), key=lambda h: (-h["score"], h["chunk_id"]))[:limit]
+    best = sorted(fused.values(), key=lambda h: (-h["score"], h[key]))[:limit]
     total_weight = sum(weight for weight, _ in ranked) or 1.0
     for hit in best:  # scaled so that 1.0 means ranked first by every search
         hit["score"] = round(hit["score"] * (RRF_K + 1) / total_weight, 6)

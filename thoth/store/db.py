@@ -7,6 +7,7 @@ ingest job and the retrieval functions go through `Store`.
 from __future__ import annotations
 
 import logging
+import json
 import os
 import random
 import threading
@@ -27,9 +28,12 @@ from thoth.store.schema import (
     DOCUMENTS,
     META_EMBED_DIM,
     META_EMBED_MODEL,
+    META_TREE_PREFIX,
     PARTITIONS,
+    SESSIONS,
     SETTINGS,
     SOURCES,
+    TREE_NODES,
     schema_for,
 )
 
@@ -83,6 +87,20 @@ def retry_on_conflict(fn: Callable[[], T], what: str) -> T:
             log.info("commit conflict on %s (attempt %d), retrying in %.2fs: %s", what, attempt, delay, exc)
             time.sleep(delay)
     raise AssertionError("unreachable")
+
+
+# Columns of a tree node for navigation and display (everything but the vector).
+NODE_COLUMNS = [
+    "node_id",
+    "source_id",
+    "tree_version",
+    "level",
+    "text",
+    "children",
+    "parent",
+    "leaf_count",
+    "summariser",
+]
 
 
 class StoreError(RuntimeError):
@@ -168,6 +186,12 @@ class Store:
         missing = [f for f in wanted if f.name not in table.schema.names]
         if missing:
             retry_on_conflict(lambda: table.add_columns(missing), f"add columns to {name}")
+
+    def ensure_table(self, name: str, dim: int = 0) -> None:
+        """Create one table if it is missing (e.g. `sessions` on an index built before it existed)."""
+        if name not in self.table_names():
+            self.db.create_table(name, schema=schema_for(name, dim), exist_ok=True)
+            self._tables.pop(name, None)
 
     def row_counts(self) -> dict[str, int]:
         return {name: self.table(name).count_rows() for name in self.table_names()}
@@ -297,6 +321,64 @@ class Store:
 
     def optimize(self, table: str) -> None:
         retry_on_conflict(self.table(table).optimize, f"optimize {table}")
+
+    # -- RAPTOR trees ----------------------------------------------------------------------
+
+    def tree_pointer(self, source_id: str) -> dict | None:
+        """The current tree of a source: {"version", "fingerprint", ...}, or None if none was built."""
+        if SETTINGS not in self.table_names():
+            return None
+        raw = self.get_setting(META_TREE_PREFIX + source_id)
+        return json.loads(raw) if raw else None
+
+    def replace_tree(self, source_id: str, version: str, rows: list[dict], pointer: dict) -> None:
+        """Write a source's new tree so readers never see half of it.
+
+        Rows go in under their own `tree_version` (after removing any a killed run left with that
+        version), then the source's pointer switches to it in one write, then older versions go.
+        """
+        scope = filters.eq("source_id", source_id)
+        self.delete(TREE_NODES, f"{scope} AND {filters.eq('tree_version', version)}")
+        for start in range(0, len(rows), 4096):
+            self.add(TREE_NODES, rows[start : start + 4096])
+        self.set_setting(META_TREE_PREFIX + source_id, json.dumps({**pointer, "version": version}, sort_keys=True))
+        self.delete(TREE_NODES, f"{scope} AND NOT {filters.eq('tree_version', version)}")
+
+    def drop_tree(self, source_id: str) -> None:
+        if TREE_NODES in self.table_names():
+            self.delete(TREE_NODES, filters.eq("source_id", source_id))
+        if SETTINGS in self.table_names():
+            self.delete(SETTINGS, filters.eq("key", META_TREE_PREFIX + source_id))
+
+    def tree_nodes(self, where: str, columns: list[str] | None = None, limit: int | None = None) -> list[dict]:
+        if TREE_NODES not in self.table_names():
+            return []
+        query = self.table(TREE_NODES).search().where(where).select(columns or NODE_COLUMNS)
+        return query.limit(limit).to_list()
+
+    def node_vector_search(self, vector: Any, limit: int, where: str) -> list[dict]:
+        if TREE_NODES not in self.table_names():
+            return []
+        query = self.table(TREE_NODES).search(vector, vector_column_name="vector").metric("cosine")
+        rows = query.where(where, prefilter=True).select(NODE_COLUMNS).limit(limit).to_list()
+        for row in rows:
+            row["similarity"] = 1.0 - float(row.pop("_distance"))
+        return rows
+
+    def chunks(self, where: str, columns: list[str] | None = None, limit: int | None = None) -> list[dict]:
+        return self.table(CHUNKS).search().where(where).select(columns or HIT_COLUMNS).limit(limit).to_list()
+
+    # -- chat sessions ------------------------------------------------------------------------
+
+    def add_session(self, row: dict) -> None:
+        self.ensure_table(SESSIONS)
+        self.add(SESSIONS, [row])
+
+    def get_session(self, session_id: str) -> dict | None:
+        if SESSIONS not in self.table_names():
+            return None
+        rows = self.table(SESSIONS).search().where(filters.eq("session_id", session_id)).limit(1).to_list()
+        return rows[0] if rows else None
 
     # -- reads for retrieval ---------------------------------------------------
 

@@ -29,6 +29,10 @@ FILTERABLE: dict[str, type] = {
     "object_id": str,
     "partition_hash": str,
     "chunk_hash": str,
+    "node_id": str,
+    "tree_version": str,
+    "level": int,
+    "session_id": str,
 }
 
 # Metadata filters a client may send (search tools' `filters` argument): public name -> column.
@@ -40,6 +44,9 @@ PUBLIC_FILTERS: dict[str, str] = {
     "step_number": "step_number",
     "path": "key",
 }
+
+# List columns a filter may test for one member (`array_has`), with their item type.
+LIST_FILTERABLE: dict[str, type] = {"children": str, "tags": str}
 
 
 class FilterError(ValueError):
@@ -72,6 +79,15 @@ def _literal(column: str, value: object) -> str:
 
 def eq(column: str, value: object) -> str:
     return f"{column} = {_literal(column, value)}"
+
+
+def has(column: str, value: str) -> str:
+    """The list column `column` contains `value`."""
+    if LIST_FILTERABLE.get(column) is not str:
+        raise FilterError(f"cannot filter on list column {column!r}; allowed: {', '.join(sorted(LIST_FILTERABLE))}")
+    if not isinstance(value, str):
+        raise FilterError(f"filter {column!r} needs a string, got {value!r}")
+    return f"array_has({column}, {quote(value)})"
 
 
 def is_in(column: str, values: Iterable[object]) -> str:

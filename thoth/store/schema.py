@@ -9,12 +9,17 @@ DOCUMENTS = "documents"
 PARTITIONS = "partitions"
 CHUNKS = "chunks"
 SETTINGS = "settings"
-ALL_TABLES = (SOURCES, DOCUMENTS, PARTITIONS, CHUNKS, SETTINGS)
+TREE_NODES = "tree_nodes"
+SESSIONS = "sessions"
+ALL_TABLES = (SOURCES, DOCUMENTS, PARTITIONS, CHUNKS, SETTINGS, TREE_NODES, SESSIONS)
 
 # Keys in the `settings` table that describe the index as a whole.
 META_EMBED_MODEL = "index.embed_model"
 META_EMBED_DIM = "index.embed_dim"
 DEFAULT_COLLECTION = "research.default_collection"
+# Key prefix of a source's tree pointer: `tree.{source_id}` -> JSON {"version", "fingerprint", ...}.
+# Readers follow the pointer, so switching it is the one write that makes a new tree visible.
+META_TREE_PREFIX = "tree."
 
 SOURCES_SCHEMA = pa.schema(
     [
@@ -109,6 +114,33 @@ def chunks_schema(dim: int) -> pa.Schema:
     )
 
 
+def tree_nodes_schema(dim: int) -> pa.Schema:
+    """RAPTOR summary nodes (level >= 1); their leaves are the chunks (level 0), named by chunk_id."""
+    return pa.schema(
+        [
+            ("node_id", pa.string()),  # hash of (source, level, children)
+            ("source_id", pa.string()),
+            ("tree_version", pa.string()),  # the build that wrote it; readers follow the source's pointer
+            ("level", pa.int32()),
+            ("text", pa.string()),
+            ("vector", pa.list_(pa.float32(), dim)),
+            ("children", pa.list_(pa.string())),  # node ids one level down (chunk ids at level 1)
+            ("parent", pa.string()),  # the node one level up this one belongs to most (None at the top)
+            ("leaf_count", pa.int32()),  # distinct chunks below
+            ("summariser", pa.string()),  # which summariser wrote `text`, e.g. extractive-v1
+        ]
+    )
+
+
+SESSIONS_SCHEMA = pa.schema(
+    [
+        ("session_id", pa.string()),
+        ("source_id", pa.string()),
+        ("title", pa.string()),
+        ("created_at", pa.timestamp("us", tz="UTC")),
+    ]
+)
+
 SETTINGS_SCHEMA = pa.schema([("key", pa.string()), ("value", pa.string())])
 
 
@@ -119,4 +151,6 @@ def schema_for(table: str, dim: int) -> pa.Schema:
         PARTITIONS: PARTITIONS_SCHEMA,
         CHUNKS: chunks_schema(dim),
         SETTINGS: SETTINGS_SCHEMA,
+        TREE_NODES: tree_nodes_schema(dim),
+        SESSIONS: SESSIONS_SCHEMA,
     }[table]

@@ -1,0 +1,158 @@
+"""RAPTOR tree building: structure, determinism, skipping unchanged sources, atomic replacement."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ingest.pipeline import Ingestor
+from ingest.tree import TreeParams, _read_chunks, build_nodes, cluster_layer
+from tests.conftest import tree_settings, write_topic_corpus
+from thoth.config import ConfigError, Settings
+from thoth.embed import get_embedder, get_tokenizer
+from thoth.retrieval.summarise import ExtractiveSummariser, split_sentences
+from thoth.store import Store
+from thoth.store.schema import CHUNKS, TREE_NODES
+
+
+def _tree(settings: Settings, source_id: str = "topics") -> tuple[dict, list[dict], list[str]]:
+    store = Store(settings)
+    pointer = store.tree_pointer(source_id)
+    nodes = store.tree_nodes(f"source_id = '{source_id}'")
+    chunk_ids = [cid for b in store.scan(CHUNKS, ["chunk_id"]) for cid in b.column("chunk_id").to_pylist()]
+    return pointer, nodes, chunk_ids
+
+
+def test_tree_covers_every_chunk_and_links_both_ways(topic_index: Settings) -> None:
+    pointer, nodes, chunk_ids = _tree(topic_index)
+    assert pointer["levels"] >= 2 and pointer["nodes"] == len(nodes)
+    assert {n["tree_version"] for n in nodes} == {pointer["version"]}
+    by_id = {n["node_id"]: n for n in nodes}
+    level1 = [n for n in nodes if n["level"] == 1]
+    assert set().union(*(n["children"] for n in level1)) == set(chunk_ids)  # every chunk under a summary
+    top = max(n["level"] for n in nodes)
+    for node in nodes:
+        assert node["summariser"] == "extractive-v1" and node["text"]
+        if node["level"] == top:
+            assert node["parent"] is None
+        else:
+            parent = by_id[node["parent"]]
+            assert parent["level"] == node["level"] + 1 and node["node_id"] in parent["children"]
+        if node["level"] > 1:
+            assert all(by_id[c]["level"] == node["level"] - 1 for c in node["children"])
+            assert node["leaf_count"] >= max(by_id[c]["leaf_count"] for c in node["children"])
+        else:
+            assert node["leaf_count"] == len(node["children"])
+    assert sum(1 for n in nodes if n["level"] == top) == pointer["layer_sizes"][-1]
+    source = Store(topic_index).get_source("topics")
+    assert source["has_tree"] is True
+
+
+def test_summaries_fit_the_budget_and_quote_their_children(topic_index: Settings) -> None:
+    _, nodes, _ = _tree(topic_index)
+    tok = get_tokenizer(topic_index)
+    counts = tok.count([n["text"] for n in nodes])
+    assert max(counts) <= topic_index.tree_summary_tokens
+    store = Store(topic_index)
+    node = next(n for n in nodes if n["level"] == 1)
+    children_text = " ".join(
+        r["text"] for r in store.chunks(f"chunk_id IN ({', '.join(repr(c) for c in node['children'])})")
+    )
+    assert all(sentence in " ".join(children_text.split()) for sentence in split_sentences(node["text"]))
+
+
+def test_clusters_stay_within_the_summariser_input_limit() -> None:
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(6, 64))
+    x = centres[rng.integers(0, 6, 300)] + 0.3 * rng.normal(size=(300, 64))
+    tokens = rng.integers(50, 150, 300)
+    params = TreeParams(cluster_tokens=1000)
+    clusters = cluster_layer(x.astype(np.float32), tokens, params)
+    assert set(np.concatenate([m for m, _ in clusters]).tolist()) == set(range(300))
+    assert all(tokens[m].sum() <= 1000 for m, _ in clusters)
+    primary = np.concatenate([m[p] for m, p in clusters])
+    assert sorted(primary.tolist()) == list(range(300))  # each point belongs most to exactly one cluster
+    again = cluster_layer(x.astype(np.float32), tokens, params)
+    assert [m.tolist() for m, _ in clusters] == [m.tolist() for m, _ in again]
+
+
+def test_the_same_chunks_give_the_same_tree(topic_index: Settings) -> None:
+    store = Store(topic_index)
+    ids, texts, vectors = _read_chunks(store, "topics")
+    tok = get_tokenizer(topic_index)
+    embedder = get_embedder(topic_index)
+    params = TreeParams(cluster_tokens=topic_index.tree_cluster_tokens)
+    runs = [
+        build_nodes("topics", ids, texts, vectors, embedder.embed, tok, ExtractiveSummariser(tok, 60), params)
+        for _ in range(2)
+    ]
+    first, second = ([(r["node_id"], r["text"], r["children"], r["parent"]) for r in rows] for rows, _ in runs)
+    assert first == second
+    stored = {n["node_id"] for n in store.tree_nodes("source_id = 'topics'")}
+    assert {r[0] for r in first} == stored  # same as the tree the ingest job built
+
+
+def test_unchanged_source_is_not_rebuilt_and_changed_one_is_replaced(tmp_path: Path, topic_index: Settings) -> None:
+    root = write_topic_corpus(tmp_path / "corpus")
+    db = tmp_path / "db"
+    shutil.copytree(topic_index.db_uri, db)
+    settings = tree_settings(db)
+    store = Store(settings)
+    before = store.tree_pointer("topics")
+    version = store.table(TREE_NODES).version
+
+    summary = Ingestor(settings).run(str(root), name="topics")
+    assert summary.changed == 0 and summary.tree is not None and not summary.tree.built
+    assert store.table(TREE_NODES).version == version  # nothing written
+
+    (root / "astronomy" / "astronomy-1.md").write_text("# Comets\n\nA comet's tail points away from the Sun.\n")
+    summary = Ingestor(settings).run(str(root), name="topics")
+    assert summary.tree is not None and summary.tree.built
+    after = store.tree_pointer("topics")
+    assert after["version"] != before["version"] and after["fingerprint"] != before["fingerprint"]
+    nodes = store.tree_nodes("source_id = 'topics'")
+    assert {n["tree_version"] for n in nodes} == {after["version"]}  # the old tree is gone
+    level1 = [n for n in nodes if n["level"] == 1]
+    chunk_ids = {c for b in store.scan(CHUNKS, ["chunk_id"]) for c in b.column("chunk_id").to_pylist()}
+    assert set().union(*(n["children"] for n in level1)) == chunk_ids
+    assert any("comet" in n["text"].lower() for n in nodes)
+
+
+def test_trees_can_be_switched_off(tmp_path: Path) -> None:
+    root = tmp_path / "c"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nOne short page about bees and honey.\n")
+    settings = tree_settings(tmp_path / "db", tree_build=False)
+    summary = Ingestor(settings).run(str(root), name="tiny")
+    assert summary.tree is None
+    assert Store(settings).tree_pointer("tiny") is None
+
+
+def test_extractive_summary_is_deterministic_deduplicated_and_within_budget(topic_index: Settings) -> None:
+    tok = get_tokenizer(topic_index)
+    texts = [
+        "Bees make honey. The queen lays eggs in the comb. Bees make honey.",
+        "The queen lays eggs in the comb. Workers collect pollen and nectar from flowers in the field.",
+    ]
+    summariser = ExtractiveSummariser(tok, budget=30)
+    summary = summariser.summarise(texts)
+    assert summary == summariser.summarise(texts)
+    assert tok.count([summary])[0] <= 30
+    assert summary.count("The queen lays eggs") <= 1
+    long = "word " * 500
+    assert tok.count([ExtractiveSummariser(tok, budget=20).summarise([long])])[0] <= 20
+
+
+def test_tree_and_llm_settings() -> None:
+    settings = Settings.from_env({"THOTH_TREE_REDUCER": "umap", "THOTH_TREE_CLUSTER_TOKENS": "900"})
+    params = TreeParams.from_settings(settings)
+    assert params.reducer == "umap" and params.cluster_tokens == 900
+    with pytest.raises(ConfigError, match="THOTH_TREE_REDUCER"):
+        Settings.from_env({"THOTH_TREE_REDUCER": "tsne"})
+    with pytest.raises(ConfigError, match="THOTH_LLM_URL"):
+        Settings.from_env({"THOTH_LLM_PROVIDER": "openai"})
+    with pytest.raises(ConfigError, match="THOTH_LLM_PROVIDER"):
+        Settings.from_env({"THOTH_TREE_SUMMARISER": "llm"})

@@ -1,0 +1,192 @@
+"""The optional LLM: any OpenAI-compatible chat endpoint, or Vertex AI Gemini through google-genai.
+
+Used for generated answers and, when `THOTH_TREE_SUMMARISER=llm`, for tree summaries. Off by
+default: with no `THOTH_LLM_PROVIDER`, `get_llm()` returns None and Thoth stays extractive.
+Every call is rate-limited (requests per minute, per process) and retried with exponential
+backoff on 429, 5xx and connection failures (a `Retry-After` header is honoured).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+import httpx
+
+from thoth.config import Settings
+
+log = logging.getLogger("thoth.llm")
+
+MAX_BACKOFF_SECONDS = 30.0
+
+
+class LLMError(RuntimeError):
+    """The LLM could not answer (after retries); the message says why."""
+
+
+class LLM(Protocol):
+    name: str  # provider:model, recorded with what it wrote
+
+    def complete(self, prompt: str, *, system: str = "", temperature: float = 0.0, max_tokens: int = 512) -> str:
+        """The model's reply to one user prompt."""
+        ...
+
+
+class RateLimiter:
+    """At most `per_minute` calls a minute: each call waits for its slot (thread-safe)."""
+
+    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic):
+        self.interval = 60.0 / max(1, per_minute)
+        self._clock = clock
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        with self._lock:
+            now = self._clock()
+            slot = max(now, self._next)
+            self._next = slot + self.interval
+        if slot > now:
+            time.sleep(slot - now)
+
+
+class _Retryable(Exception):
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def _with_retries(call: Callable[[], str], retries: int, what: str, base_delay: float = 1.0) -> str:
+    for attempt in range(retries + 1):
+        try:
+            return call()
+        except _Retryable as exc:
+            if attempt == retries:
+                raise LLMError(f"{what} failed after {retries + 1} attempts: {exc}") from exc
+            delay = exc.retry_after if exc.retry_after is not None else base_delay * 2**attempt
+            delay = min(max(delay, 0.0), MAX_BACKOFF_SECONDS)
+            log.warning("%s: %s; retrying in %.1f s (attempt %d of %d)", what, exc, delay, attempt + 1, retries)
+            time.sleep(delay)
+    raise AssertionError("unreachable")
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    try:
+        return float(response.headers["retry-after"])
+    except (KeyError, ValueError):
+        return None
+
+
+class OpenAICompatibleLLM:
+    """POST {url}/chat/completions, as OpenAI, vLLM, Ollama, LiteLLM and most gateways serve it."""
+
+    def __init__(
+        self,
+        url: str,
+        model: str,
+        api_key: str = "",
+        *,
+        timeout: float = 60.0,
+        per_minute: int = 60,
+        retries: int = 4,
+        base_delay: float = 1.0,
+    ):
+        self.name = f"openai:{model}"
+        self.model = model
+        self.endpoint = url.rstrip("/") + "/chat/completions"
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(timeout=timeout, headers=headers)
+        self._limiter = RateLimiter(per_minute)
+        self.retries = retries
+        self.base_delay = base_delay
+
+    def complete(self, prompt: str, *, system: str = "", temperature: float = 0.0, max_tokens: int = 512) -> str:
+        messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
+        body = {"model": self.model, "messages": messages, "temperature": temperature, "max_tokens": max_tokens}
+
+        def once() -> str:
+            self._limiter.wait()
+            try:
+                response = self._client.post(self.endpoint, json=body)
+            except httpx.TransportError as exc:
+                raise _Retryable(f"cannot reach {self.endpoint}: {type(exc).__name__}") from exc
+            if response.status_code == 429 or response.status_code >= 500:
+                raise _Retryable(f"HTTP {response.status_code}", _retry_after(response))
+            if response.status_code != 200:
+                raise LLMError(f"{self.endpoint} answered HTTP {response.status_code}: {response.text[:300]}")
+            try:
+                return str(response.json()["choices"][0]["message"]["content"]).strip()
+            except (ValueError, KeyError, IndexError, TypeError) as exc:
+                raise LLMError(f"{self.endpoint} answered something that is not a chat completion") from exc
+
+        return _with_retries(once, self.retries, f"LLM call to {self.endpoint}", self.base_delay)
+
+
+class GeminiLLM:
+    """Vertex AI Gemini through google-genai (credentials: the service account on GCP, or ADC)."""
+
+    def __init__(self, model: str, project: str, location: str, *, per_minute: int = 60, retries: int = 4):
+        try:
+            from google import genai
+        except ImportError as exc:
+            raise LLMError("THOTH_LLM_PROVIDER=gemini needs google-genai: pip install 'thoth[gemini]'") from exc
+        self.name = f"gemini:{model}"
+        self.model = model
+        self._client = genai.Client(vertexai=True, project=project or None, location=location)
+        self._limiter = RateLimiter(per_minute)
+        self.retries = retries
+
+    def complete(self, prompt: str, *, system: str = "", temperature: float = 0.0, max_tokens: int = 512) -> str:
+        from google.genai import errors, types
+
+        config = types.GenerateContentConfig(
+            temperature=temperature, max_output_tokens=max_tokens, system_instruction=system or None
+        )
+
+        def once() -> str:
+            self._limiter.wait()
+            try:
+                response = self._client.models.generate_content(model=self.model, contents=prompt, config=config)
+            except errors.APIError as exc:
+                if exc.code == 429 or (exc.code or 0) >= 500:
+                    raise _Retryable(f"HTTP {exc.code}: {exc.message}") from exc
+                raise LLMError(f"Gemini refused the request: HTTP {exc.code}: {exc.message}") from exc
+            return (response.text or "").strip()
+
+        return _with_retries(once, self.retries, f"Gemini call ({self.model})")
+
+
+_lock = threading.Lock()
+_llms: dict[tuple, LLM] = {}
+
+
+def get_llm(settings: Settings) -> LLM | None:
+    """The process-wide LLM for `settings`, or None when none is configured."""
+    if not settings.llm_provider:
+        return None
+    key = (settings.llm_provider, settings.llm_model, settings.llm_url, settings.llm_api_key)
+    with _lock:
+        if key not in _llms:
+            if settings.llm_provider == "openai":
+                _llms[key] = OpenAICompatibleLLM(
+                    settings.llm_url,
+                    settings.llm_model,
+                    settings.llm_api_key,
+                    timeout=settings.llm_timeout,
+                    per_minute=settings.llm_rpm,
+                    retries=settings.llm_max_retries,
+                )
+            elif settings.llm_provider == "gemini":
+                _llms[key] = GeminiLLM(
+                    settings.llm_model,
+                    settings.gcp_project,
+                    settings.gcp_location,
+                    per_minute=settings.llm_rpm,
+                    retries=settings.llm_max_retries,
+                )
+            else:
+                raise LLMError(f"unknown LLM provider {settings.llm_provider!r}; use 'openai' or 'gemini'")
+        return _llms[key]

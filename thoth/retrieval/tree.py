@@ -1,0 +1,322 @@
+"""Reading RAPTOR trees: datasets, nodes, navigation, and the two retrieval modes.
+
+A dataset is a source. Its tree's nodes are the source's chunks (level 0, node id = chunk id) and
+the summary nodes in `tree_nodes` (level >= 1) of the tree version its pointer names, so a reader
+never mixes two builds.
+
+- collapsed: chunks and summary nodes searched together (the paper's best mode). The vector list
+  ranks chunks and summaries by cosine similarity together; BM25 over the chunks is fused in with
+  reciprocal rank fusion, as in hybrid search.
+- traversal: from the top layer down, keep the best `expand_k` nodes at each level and descend into
+  their children; the answer is the best `top_k` of every node kept.
+`levels_cap` is the highest level either mode looks at (0: chunks only).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from thoth.embed import Embedder
+from thoth.retrieval.search import MIN_PREFETCH, SearchError, fuse, keyword_search
+from thoth.store import HIT_COLUMNS, Store, filters
+from thoth.store.db import NODE_COLUMNS
+
+MODES = ("collapsed", "traversal")
+DIRECTIONS = ("parent", "siblings")
+
+
+class NotFound(SearchError):
+    """An id (dataset or node) that the index does not have; the message names it."""
+
+
+# -- datasets -----------------------------------------------------------------------------------------
+
+
+def list_datasets(store: Store) -> list[dict]:
+    """Every source with its counts and its tree's shape."""
+    out = []
+    for row in sorted(store.list_sources(), key=lambda r: r["source_id"]):
+        pointer = store.tree_pointer(row["source_id"]) or {}
+        out.append(
+            {
+                "id": row["source_id"],
+                "name": row["name"],
+                "kind": row["kind"],
+                "documents": row["document_count"] or 0,
+                "chunks": row["chunk_count"] or 0,
+                "has_tree": bool(row["has_tree"]),
+                "tree_levels": pointer.get("levels", 0),
+                "tree_nodes": pointer.get("nodes", 0),
+                "summariser": pointer.get("summariser"),
+                "updated_at": row["updated_at"].isoformat() if row.get("updated_at") else None,
+            }
+        )
+    return out
+
+
+def get_dataset(store: Store, dataset_id: str) -> dict:
+    row = store.get_source(dataset_id)
+    if row is None:
+        known = sorted(r["source_id"] for r in store.list_sources())
+        listed = ", ".join(known[:20]) + (" …" if len(known) > 20 else "")
+        raise NotFound(f"unknown dataset_id {dataset_id!r}; known datasets: {listed or '(none: run the ingest job)'}")
+    return row
+
+
+def _node_scope(store: Store, source_id: str) -> str | None:
+    """The where clause for the current tree's summary nodes of a source, or None if it has none."""
+    pointer = store.tree_pointer(source_id)
+    if not pointer or not pointer.get("nodes"):
+        return None
+    return f"{filters.eq('source_id', source_id)} AND {filters.eq('tree_version', pointer['version'])}"
+
+
+# -- nodes ----------------------------------------------------------------------------------------------
+
+
+def _chunk_node(row: dict) -> dict:
+    node = {k: row.get(k) for k in HIT_COLUMNS}
+    node.update(
+        node_id=row["chunk_id"],
+        dataset_id=row["source_id"],
+        level=0,
+        children=[],
+        leaf_count=1,
+        summariser=None,
+    )
+    for extra in ("vector", "similarity", "bm25", "score"):
+        if extra in row:
+            node[extra] = row[extra]
+    return node
+
+
+def _summary_node(row: dict) -> dict:
+    node = dict(row)
+    node["dataset_id"] = row["source_id"]
+    node.update(chunk_id=None, doc_id=None)
+    return node
+
+
+def _nodes(store: Store, source_id: str, ids: list[str], vectors: bool = False) -> list[dict]:
+    """Nodes of one source's current tree by id (chunks or summaries), in the order of `ids`."""
+    if not ids:
+        return []
+    found: dict[str, dict] = {}
+    scope = _node_scope(store, source_id)
+    if scope:
+        columns = NODE_COLUMNS + (["vector"] if vectors else [])
+        for row in store.tree_nodes(f"{scope} AND {filters.is_in('node_id', ids)}", columns):
+            found[row["node_id"]] = _summary_node(row)
+    rest = [i for i in ids if i not in found]
+    if rest:
+        where = f"{filters.eq('source_id', source_id)} AND {filters.is_in('chunk_id', rest)}"
+        for row in store.chunks(where, HIT_COLUMNS + (["vector"] if vectors else [])):
+            found[row["chunk_id"]] = _chunk_node(row)
+    return [found[i] for i in ids if i in found]
+
+
+def get_node(store: Store, node_id: str, dataset_id: str | None = None) -> dict:
+    """A node by id: a summary node of a current tree, or a chunk (level 0)."""
+    if not node_id or not node_id.strip():
+        raise SearchError("node_id must be a non-empty string")
+    for row in store.tree_nodes(filters.eq("node_id", node_id)):
+        if dataset_id not in (None, row["source_id"]):
+            continue
+        pointer = store.tree_pointer(row["source_id"]) or {}
+        if row["tree_version"] == pointer.get("version"):
+            return _summary_node(row)
+    where = filters.eq("chunk_id", node_id)
+    if dataset_id is not None:
+        where += f" AND {filters.eq('source_id', dataset_id)}"
+    rows = store.chunks(where, limit=1)
+    if rows:
+        return _chunk_node(rows[0])
+    scope = f" in dataset {dataset_id!r}" if dataset_id else ""
+    raise NotFound(f"unknown node_id {node_id!r}{scope}: no chunk or summary node has that id")
+
+
+def children(store: Store, node_id: str) -> tuple[dict, list[dict]]:
+    node = get_node(store, node_id)
+    return node, _nodes(store, node["dataset_id"], list(node["children"]))
+
+
+def _cosine(a: Any, b: Any) -> float:
+    a, b = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
+    return float(a @ b / max(float(np.linalg.norm(a) * np.linalg.norm(b)), 1e-12))
+
+
+def parents(store: Store, node: dict) -> list[dict]:
+    """The nodes one level up that hold `node` (soft clustering: possibly several); the main one first."""
+    scope = _node_scope(store, node["dataset_id"])
+    if not scope:
+        return []
+    where = f"{scope} AND {filters.eq('level', node['level'] + 1)} AND {filters.has('children', node['node_id'])}"
+    found = store.tree_nodes(where, NODE_COLUMNS + ["vector"])
+    if len(found) > 1:
+        if node.get("parent"):  # a summary node records its main parent
+            found.sort(key=lambda r: (r["node_id"] != node["parent"], r["node_id"]))
+        else:  # a chunk: the parent whose summary is closest to it
+            (me,) = _nodes(store, node["dataset_id"], [node["node_id"]], vectors=True)
+            found.sort(key=lambda r: (-_cosine(me["vector"], r["vector"]), r["node_id"]))
+    return [_summary_node({k: v for k, v in r.items() if k != "vector"}) for r in found]
+
+
+def navigate(store: Store, node_id: str, direction: str) -> tuple[dict, list[dict]]:
+    """(the node, its parents or its siblings)."""
+    if direction not in DIRECTIONS:
+        raise SearchError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+    node = get_node(store, node_id)
+    ups = parents(store, node)
+    if direction == "parent":
+        return node, ups
+    if ups:
+        ids = list(dict.fromkeys(c for parent in ups for c in parent["children"] if c != node_id))
+        return node, _nodes(store, node["dataset_id"], ids)
+    scope = _node_scope(store, node["dataset_id"])
+    if node["level"] == 0 or not scope:  # a chunk of a source without a tree: no siblings
+        return node, []
+    tops = store.tree_nodes(f"{scope} AND {filters.eq('level', node['level'])}")  # the top layer
+    return node, [_summary_node(r) for r in sorted(tops, key=lambda r: r["node_id"]) if r["node_id"] != node_id]
+
+
+def path_to_root(store: Store, node_id: str) -> list[dict]:
+    """The node, its main parent, that one's main parent, … up to a top-layer node."""
+    path = [get_node(store, node_id)]
+    while True:
+        ups = parents(store, path[-1])
+        if not ups:
+            return path
+        path.append(ups[0])
+
+
+def leaf_ids(store: Store, node: dict) -> list[str]:
+    """The chunk ids below a node (itself for a chunk), in tree order."""
+    if node["level"] == 0:
+        return [node["node_id"]]
+    layer = [node]
+    while layer and layer[0]["level"] > 1:
+        ids = list(dict.fromkeys(c for n in layer for c in n["children"]))
+        layer = _nodes(store, node["dataset_id"], ids)
+    return list(dict.fromkeys(c for n in layer for c in n["children"]))
+
+
+# -- retrieval ------------------------------------------------------------------------------------------
+
+
+def _with_similarity(store: Store, source_id: str, vector: np.ndarray, hits: list[dict]) -> list[dict]:
+    """Give every hit its cosine similarity to the query (keyword-only hits lack it)."""
+    missing = [h["node_id"] for h in hits if h.get("similarity") is None]
+    if missing:
+        vectors = {n["node_id"]: n["vector"] for n in _nodes(store, source_id, missing, vectors=True)}
+        for hit in hits:
+            if hit.get("similarity") is None and hit["node_id"] in vectors:
+                hit["similarity"] = _cosine(vector, vectors[hit["node_id"]])
+    return hits
+
+
+def collapsed(
+    store: Store,
+    embedder: Embedder,
+    source_id: str,
+    query: str,
+    top_k: int,
+    *,
+    levels_cap: int | None = None,
+    alpha: float = 0.5,
+) -> list[dict]:
+    """Chunks and summary nodes ranked together (vector over both, fused with BM25 over chunks)."""
+    vector = embedder.embed([query])[0]
+    depth = max(MIN_PREFETCH, top_k)
+    chunk_scope = filters.eq("source_id", source_id)
+    hits = [_chunk_node(r) for r in store.vector_search(vector, depth, chunk_scope)]
+    scope = _node_scope(store, source_id)
+    if scope and levels_cap != 0:
+        where = scope + (f" AND level <= {int(levels_cap)}" if levels_cap is not None else "")
+        hits += [_summary_node(r) for r in store.node_vector_search(vector, depth, where)]
+    by_vector = sorted(hits, key=lambda h: (-h["similarity"], h["node_id"]))[:depth]
+    lists = [(alpha, by_vector)]
+    if alpha < 1:
+        lists.append((1 - alpha, [_chunk_node(r) for r in keyword_search(store, query, depth, chunk_scope)]))
+    return _with_similarity(store, source_id, vector, fuse(lists, top_k, key="node_id"))
+
+
+def traversal(
+    store: Store,
+    embedder: Embedder,
+    source_id: str,
+    query: str,
+    top_k: int,
+    *,
+    expand_k: int = 3,
+    levels_cap: int | None = None,
+) -> list[dict]:
+    """Top-down: the best `expand_k` nodes of the top layer, then of their children, … down to chunks."""
+    vector = embedder.embed([query])[0]
+    pointer = store.tree_pointer(source_id) or {}
+    scope = _node_scope(store, source_id)
+    level = min(pointer.get("levels", 0), levels_cap if levels_cap is not None else 10**6) if scope else 0
+    if level == 0:  # no tree (or chunks only): the best chunks by similarity
+        rows = store.vector_search(vector, top_k, filters.eq("source_id", source_id))
+        return [{**_chunk_node(r), "score": round(r["similarity"], 6)} for r in rows]
+    layer = [
+        _summary_node(r)
+        for r in store.tree_nodes(f"{scope} AND {filters.eq('level', level)}", NODE_COLUMNS + ["vector"])
+    ]
+    kept: list[dict] = []
+    while layer:
+        for node in layer:
+            node["similarity"] = _cosine(vector, node.pop("vector"))
+        best = sorted(layer, key=lambda n: (-n["similarity"], n["node_id"]))[:expand_k]
+        kept += best
+        if best[0]["level"] == 0:
+            break
+        ids = list(dict.fromkeys(c for n in best for c in n["children"]))
+        layer = _nodes(store, source_id, ids, vectors=True)
+    ranked = sorted(kept, key=lambda n: (-n["similarity"], n["node_id"]))[:top_k]
+    return [{**n, "score": round(n["similarity"], 6)} for n in ranked]
+
+
+def retrieve(
+    store: Store,
+    embedder: Embedder,
+    dataset_id: str,
+    query: str,
+    *,
+    mode: str = "collapsed",
+    top_k: int = 5,
+    expand_k: int = 3,
+    levels_cap: int | None = None,
+    reranker: bool = False,
+    score_threshold: float | None = None,
+) -> list[dict]:
+    """The best nodes of a dataset for `query`, each with `score` (its rank score) and `similarity` (cosine).
+
+    `reranker`: re-order the candidates by their cosine similarity to the query (an embedding rerank;
+    no cross-encoder ships with Thoth). `score_threshold`: drop hits whose similarity is below it.
+    """
+    if not query or not query.strip():
+        raise SearchError("query must be a non-empty string")
+    if mode not in MODES:
+        raise SearchError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    get_dataset(store, dataset_id)
+    want = top_k * 3 if reranker else top_k
+    if mode == "collapsed":
+        hits = collapsed(store, embedder, dataset_id, query, want, levels_cap=levels_cap)
+    else:
+        hits = traversal(store, embedder, dataset_id, query, want, expand_k=expand_k, levels_cap=levels_cap)
+    if reranker:
+        hits = sorted(hits, key=lambda h: (-(h.get("similarity") or 0.0), h["node_id"]))
+    if score_threshold is not None:
+        hits = [h for h in hits if (h.get("similarity") or 0.0) >= score_threshold]
+    for hit in hits:
+        hit.pop("vector", None)
+    return hits[:top_k]
+
+
+def nodes_by_id(store: Store, node_ids: list[str]) -> list[dict]:
+    """Nodes in the order asked; an unknown id is an error naming it."""
+    if not node_ids:
+        raise SearchError("node_ids must name at least one node")
+    return [get_node(store, node_id) for node_id in dict.fromkeys(node_ids)]

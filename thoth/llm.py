@@ -38,9 +38,15 @@ class LLM(Protocol):
 class RateLimiter:
     """At most `per_minute` calls a minute: each call waits for its slot (thread-safe)."""
 
-    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        per_minute: int,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
         self.interval = 60.0 / max(1, per_minute)
         self._clock = clock
+        self._sleep = sleep
         self._next = 0.0
         self._lock = threading.Lock()
 
@@ -50,7 +56,7 @@ class RateLimiter:
             slot = max(now, self._next)
             self._next = slot + self.interval
         if slot > now:
-            time.sleep(slot - now)
+            self._sleep(slot - now)
 
 
 class _Retryable(Exception):

@@ -166,8 +166,8 @@ def _cluster(
     total = int(tokens.sum())
     oversize = total > params.cluster_tokens
     everyone = (np.arange(n), np.ones(n, dtype=bool))
-    if n == 1 or (depth >= 2 and not oversize):
-        return [everyone]
+    if n == 1 or (depth != 1 and not oversize):
+        return [everyone]  # at the top: the whole layer fits one summary, so it gets one (the root)
     if n <= 3:  # too few points to fit a mixture
         if not oversize:
             return [everyone]

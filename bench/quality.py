@@ -1,0 +1,219 @@
+"""Retrieval quality per mode — keyword, vector, hybrid, collapsed tree — on the shared dev splits.
+
+    python -m bench.quality [--data ../shared/data] [--db .thoth/bench] [--only scifact|handbook]
+                            [--scifact-limit N] [--limit-queries N]
+
+- SciFact (BEIR format, dev queries): nDCG@10 and recall@10 of the relevant abstracts. Each abstract
+  is ingested as a Markdown file (`# title` + text) through the normal pipeline, so long abstracts
+  are chunked; an abstract's rank is that of its best chunk.
+- handbook (questions.dev.jsonl with gold files): recall@5 of the gold files and MRR@5 of the first
+  gold file; `context` + question is the query where a question has context.
+
+Collapsed tree: chunks and RAPTOR summary nodes ranked together (thoth.retrieval.tree.collapsed); a
+summary node in the list stands for its leaf chunks, ordered by their similarity to the query.
+
+The index is built once under --db and reused (ingest is idempotent); the first SciFact run embeds
+5,183 abstracts (a few minutes with THOTH_EMBED_BACKEND=onnx). `--scifact-limit N` keeps every
+abstract some dev query needs plus the first N others, for a short run (an easier corpus: say so
+when quoting figures). A data set that is absent is skipped, not failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from ingest.pipeline import Ingestor
+from thoth.config import Settings
+from thoth.embed import get_embedder
+from thoth.retrieval import tree
+from thoth.retrieval.search import hybrid_search, keyword_search, vector_search
+from thoth.store import Store, filters
+
+DEPTH = 100  # chunks fetched per query before ranking documents
+MODES = ("keyword", "vector", "hybrid", "collapsed")
+
+
+def _doc_ranking(keys: list[str]) -> list[str]:
+    return list(dict.fromkeys(keys))
+
+
+class Runner:
+    """Runs one query in each mode over one source and returns the ranked document keys."""
+
+    def __init__(self, store: Store, settings: Settings, source_id: str):
+        self.store = store
+        self.embedder = get_embedder(settings)
+        self.source_id = source_id
+        self.where = filters.eq("source_id", source_id)
+        self.seconds = dict.fromkeys(MODES, 0.0)
+        self.summary_hits = 0
+
+    def _chunk_keys(self, hits: list[dict]) -> list[str]:
+        return _doc_ranking([h["key"] for h in hits])
+
+    def keyword(self, query: str) -> list[str]:
+        return self._chunk_keys(keyword_search(self.store, query, DEPTH, self.where))
+
+    def vector(self, query: str) -> list[str]:
+        return self._chunk_keys(vector_search(self.store, self.embedder, query, DEPTH, self.where))
+
+    def hybrid(self, query: str) -> list[str]:
+        return self._chunk_keys(hybrid_search(self.store, self.embedder, query, DEPTH, where=self.where))
+
+    def collapsed(self, query: str) -> list[str]:
+        hits = tree.collapsed(self.store, self.embedder, self.source_id, query, DEPTH)
+        qv = self.embedder.embed([query])[0]
+        keys: list[str] = []
+        for hit in hits:
+            if hit["level"] == 0:
+                keys.append(hit["key"])
+                continue
+            self.summary_hits += 1
+            leaves = tree.leaf_ids(self.store, hit)
+            where = f"{self.where} AND {filters.is_in('chunk_id', leaves)}"
+            rows = self.store.chunks(where, ["chunk_id", "key", "vector"])
+            rows.sort(key=lambda r: -float(np.dot(qv, np.asarray(r["vector"], dtype=np.float32))))
+            keys += [r["key"] for r in rows]
+        return _doc_ranking(keys)
+
+    def rank(self, mode: str, query: str) -> list[str]:
+        started = time.perf_counter()
+        try:
+            return getattr(self, mode)(query)
+        finally:
+            self.seconds[mode] += time.perf_counter() - started
+
+
+def ndcg_at(ranked: list[str], relevant: set[str], k: int) -> float:
+    dcg = sum(1.0 / math.log2(i + 2) for i, doc in enumerate(ranked[:k]) if doc in relevant)
+    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(k, len(relevant))))
+    return dcg / ideal if ideal else 0.0
+
+
+def recall_at(ranked: list[str], relevant: set[str], k: int) -> float:
+    return len(set(ranked[:k]) & relevant) / len(relevant) if relevant else 0.0
+
+
+def mrr_at(ranked: list[str], relevant: set[str], k: int) -> float:
+    return next((1.0 / (i + 1) for i, doc in enumerate(ranked[:k]) if doc in relevant), 0.0)
+
+
+def _ingest(settings: Settings, folder: Path, name: str) -> Store:
+    started = time.perf_counter()
+    summary = Ingestor(settings).run(str(folder), name=name)
+    print(f"  index: {summary.render()} ({time.perf_counter() - started:.0f}s)", flush=True)
+    return Store(settings)
+
+
+def _evaluate(
+    runner: Runner,
+    queries: list[tuple[str, set[str]]],
+    metrics: list[tuple[str, Callable[[list[str], set[str]], float]]],
+    modes: list[str],
+) -> None:
+    print(f"  {'mode':<10} " + " ".join(f"{name:>10}" for name, _ in metrics) + "   ms/query")
+    for mode in modes:
+        totals = [0.0] * len(metrics)
+        for query, relevant in queries:
+            ranked = runner.rank(mode, query)
+            for i, (_, fn) in enumerate(metrics):
+                totals[i] += fn(ranked, relevant)
+        ms = 1000 * runner.seconds[mode] / max(1, len(queries))
+        cells = " ".join(f"{t / len(queries):>10.3f}" for t in totals)
+        print(f"  {mode:<10} {cells}   {ms:8.0f}", flush=True)
+    if "collapsed" in modes:
+        print(f"  collapsed: {runner.summary_hits} summary nodes in the top {DEPTH} over {len(queries)} queries")
+
+
+def scifact(data: Path, settings: Settings, cache: Path, limit: int | None, max_queries: int | None, modes) -> None:
+    root = data / "scifact"
+    if not (root / "corpus.jsonl").is_file():
+        print(f"SciFact: skipped (no {root / 'corpus.jsonl'})")
+        return
+    qrels: dict[str, set[str]] = {}
+    for line in (root / "qrels.dev.tsv").read_text().splitlines()[1:]:
+        qid, doc, score = line.split("\t")
+        if int(score) > 0:
+            qrels.setdefault(qid, set()).add(doc)
+    queries = [json.loads(line) for line in (root / "queries.dev.jsonl").read_text().splitlines() if line.strip()]
+    queries = [q for q in queries if q["_id"] in qrels][:max_queries]
+    needed = set().union(*(qrels[q["_id"]] for q in queries))
+    folder = cache / ("scifact-docs" if limit is None else f"scifact-docs-{limit}")
+    folder.mkdir(parents=True, exist_ok=True)
+    kept = 0
+    others = 0
+    with (root / "corpus.jsonl").open() as corpus:
+        for line in corpus:
+            doc = json.loads(line)
+            if limit is not None and doc["_id"] not in needed:
+                if others >= limit:
+                    continue
+                others += 1
+            path = folder / f"{doc['_id']}.md"
+            text = f"# {doc['title'].strip()}\n\n{doc['text'].strip()}\n"
+            if not path.exists() or path.read_text() != text:
+                path.write_text(text)
+            kept += 1
+    scope = "full corpus" if limit is None else f"{limit} abstracts + the relevant ones"
+    print(f"SciFact: {len(queries)} dev queries, {kept} abstracts ({scope})", flush=True)
+    store = _ingest(settings, folder, "scifact" if limit is None else f"scifact-{limit}")
+    runner = Runner(store, settings, "scifact" if limit is None else f"scifact-{limit}")
+    pairs = [(q["text"], {f"{d}.md" for d in qrels[q["_id"]]}) for q in queries]
+    metrics = [("nDCG@10", lambda r, g: ndcg_at(r, g, 10)), ("recall@10", lambda r, g: recall_at(r, g, 10))]
+    _evaluate(runner, pairs, metrics, modes)
+
+
+def handbook(data: Path, settings: Settings, max_queries: int | None, modes) -> None:
+    root = data / "handbook"
+    if not (root / "questions.dev.jsonl").is_file():
+        print(f"handbook: skipped (no {root / 'questions.dev.jsonl'})")
+        return
+    questions = [json.loads(line) for line in (root / "questions.dev.jsonl").read_text().splitlines() if line.strip()]
+    questions = questions[:max_queries]
+    print(f"handbook: {len(questions)} dev questions over {root / 'docs'}", flush=True)
+    store = _ingest(settings, root / "docs", "handbook-bench")
+    runner = Runner(store, settings, "handbook-bench")
+    pairs = [(" ".join(filter(None, [q.get("context"), q["question"]])), set(q["gold_paths"])) for q in questions]
+    metrics = [("recall@5", lambda r, g: recall_at(r, g, 5)), ("MRR@5", lambda r, g: mrr_at(r, g, 5))]
+    _evaluate(runner, pairs, metrics, modes)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.quality", description=__doc__.split("\n")[0])
+    parser.add_argument("--data", default="../shared/data", help="folder holding scifact/ and handbook/")
+    parser.add_argument("--db", default=".thoth/bench", help="where the benchmark indexes are kept")
+    parser.add_argument("--only", choices=("scifact", "handbook"), help="run one data set")
+    parser.add_argument("--scifact-limit", type=int, help="abstracts besides the relevant ones (default: all)")
+    parser.add_argument("--limit-queries", type=int, help="first N queries of each data set")
+    parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
+    args = parser.parse_args(argv)
+    modes = [m for m in args.modes.split(",") if m]
+    unknown = set(modes) - set(MODES)
+    if unknown:
+        parser.error(f"unknown mode(s) {', '.join(sorted(unknown))}; allowed: {', '.join(MODES)}")
+
+    data = Path(args.data)
+    cache = Path(args.db)
+    base = Settings.from_env()
+    settings = Settings.from_env(db_uri=str(cache / f"db-{base.embed_model.replace('/', '--')}-{base.tree_reducer}"))
+    print(
+        f"model {base.embed_model} ({base.embed_backend}); trees: {base.tree_reducer}, "
+        f"{base.tree_summariser} summaries of {base.tree_summary_tokens} word pieces, "
+        f"clusters up to {base.tree_cluster_tokens}"
+    )
+    if args.only in (None, "scifact"):
+        scifact(data, settings, cache, args.scifact_limit, args.limit_queries, modes)
+    if args.only in (None, "handbook"):
+        handbook(data, settings, args.limit_queries, modes)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

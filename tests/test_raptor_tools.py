@@ -220,6 +220,7 @@ def test_ingest_document_creates_a_dataset_and_updates_its_tree(raptor: LiveServ
     )
     datasets = {d["id"]: d for d in ok(raptor, "list_datasets", {})["structuredContent"]["datasets"]}
     assert datasets["lighthouse"]["documents"] == 1 and datasets["lighthouse"]["has_tree"]
+    assert datasets["lighthouse"]["kind"] == "text"
     hits = ok(raptor, "rag_retrieve", {"dataset_id": "lighthouse", "query": "lamp wick", "levels_cap": 0})
     assert "wick" in hits["content"][0]["resource"]["text"]
 
@@ -253,3 +254,12 @@ def test_ingest_document_creates_a_dataset_and_updates_its_tree(raptor: LiveServ
 )
 def test_errors_name_the_problem(raptor: LiveServer, tool: str, arguments: dict, named: str) -> None:
     assert named in error(raptor, tool, arguments)
+
+
+def test_document_keys() -> None:
+    from ingest.documents import document_key
+
+    assert document_key(b"x", "notes/a.md") == "notes/a.md"
+    assert document_key(b"x", "https://example.com/blog/post") == "example.com/blog/post.txt"
+    assert document_key(b"x", "../../etc/passwd") == "etc/passwd.txt"
+    assert document_key(b"x", None).startswith("documents/") and document_key(b"x", None) == document_key(b"x", "")

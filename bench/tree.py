@@ -52,7 +52,9 @@ def synthetic_vectors(base: np.ndarray, n: int, noise: float, seed: int = 0) -> 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.tree", description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,4000,16000", help="comma-separated chunk counts")
-    parser.add_argument("--reducer", choices=("pca", "umap"), default=None, help="default: THOTH_TREE_REDUCER")
+    parser.add_argument(
+        "--reducer", default=None, help="pca, umap, or pca,umap to time both per size (default: THOTH_TREE_REDUCER)"
+    )
     parser.add_argument("--sample", type=int, default=256, help="texts actually embedded for leaf vectors")
     parser.add_argument("--noise", type=float, default=0.035, help="per-dimension noise added to sampled vectors")
     args = parser.parse_args(argv)
@@ -62,18 +64,23 @@ def main(argv: list[str] | None = None) -> int:
     embedder = get_embedder(settings)
     tokenizer = get_tokenizer(settings)
     params = TreeParams.from_settings(settings)
-    if args.reducer:
-        params = TreeParams(reducer=args.reducer, cluster_tokens=params.cluster_tokens)
+    reducers = [r.strip() for r in (args.reducer or params.reducer).split(",") if r.strip()]
+    if set(reducers) - {"pca", "umap"}:
+        parser.error(f"--reducer takes pca and/or umap, got {args.reducer!r}")
     texts_all = make_texts(max(sizes), (100, 180), seed=1)
     base = embedder.embed(texts_all[: args.sample])
     print(
-        f"model {embedder.model_name} ({settings.embed_backend}), reducer {params.reducer}, "
+        f"model {embedder.model_name} ({settings.embed_backend}), reducer {'/'.join(reducers)}, "
         f"summariser input limit {params.cluster_tokens} word pieces, summaries {settings.tree_summary_tokens}; "
         f"leaf vectors: {args.sample} embedded texts + noise {args.noise}"
     )
-    print(f"{'chunks':>7} {'layers':<24} {'nodes':>6} {'cluster':>8} {'summ.':>7} {'embed':>7} {'total':>8} growth")
-    previous: tuple[int, float] | None = None
-    for n in sizes:
+    print(
+        f"{'reducer':<7} {'chunks':>7} {'layers':<30} {'nodes':>6} {'cluster':>8} {'summ.':>7} {'embed':>7} "
+        f"{'total':>8} growth"
+    )
+    previous: dict[str, tuple[int, float]] = {}
+    for n, reducer in ((n, r) for n in sizes for r in reducers):
+        params = TreeParams(reducer=reducer, cluster_tokens=params.cluster_tokens)
         vectors = synthetic_vectors(base, n, args.noise)
         texts = texts_all[:n]
         ids = [f"c{i:06d}" for i in range(n)]
@@ -86,14 +93,15 @@ def main(argv: list[str] | None = None) -> int:
         total = time.perf_counter() - started
         cluster = total - summarise.seconds - embed.seconds
         growth = ""
-        if previous:
-            growth = f"x{total / previous[1]:.2f} (lin x{n / previous[0]:.1f})"
+        if reducer in previous:
+            last_n, last_total = previous[reducer]
+            growth = f"x{total / last_total:.2f} (lin x{n / last_n:.1f})"
         print(
-            f"{n:>7} {' > '.join(map(str, layers)):<24} {len(rows):>6} {cluster:>7.1f}s {summarise.seconds:>6.1f}s "
-            f"{embed.seconds:>6.1f}s {total:>7.1f}s {growth:>14}",
+            f"{reducer:<7} {n:>7} {' > '.join(map(str, layers)):<30} {len(rows):>6} {cluster:>7.1f}s "
+            f"{summarise.seconds:>6.1f}s {embed.seconds:>6.1f}s {total:>7.1f}s {growth}",
             flush=True,
         )
-        previous = (n, total)
+        previous[reducer] = (n, total)
     return 0
 
 

@@ -112,7 +112,7 @@ def _nodes(store: Store, source_id: str, ids: list[str], vectors: bool = False) 
     rest = [i for i in ids if i not in found]
     if rest:
         where = f"{filters.eq('source_id', source_id)} AND {filters.is_in('chunk_id', rest)}"
-        for row in store.chunks(where, HIT_COLUMNS + (["vector"] if vectors else [])):
+        for row in store.chunks(where, store.hit_columns() + (["vector"] if vectors else [])):
             found[row["chunk_id"]] = _chunk_node(row)
     return [found[i] for i in ids if i in found]
 

@@ -6,8 +6,8 @@ ingest job and the retrieval functions go through `Store`.
 
 from __future__ import annotations
 
-import logging
 import json
+import logging
 import os
 import random
 import threading
@@ -366,7 +366,7 @@ class Store:
         return rows
 
     def chunks(self, where: str, columns: list[str] | None = None, limit: int | None = None) -> list[dict]:
-        return self.table(CHUNKS).search().where(where).select(columns or HIT_COLUMNS).limit(limit).to_list()
+        return self.table(CHUNKS).search().where(where).select(columns or self.hit_columns()).limit(limit).to_list()
 
     # -- chat sessions ------------------------------------------------------------------------
 

@@ -86,7 +86,6 @@ class RunSummary:
             "failed": [{"key": key, "reason": reason} for key, reason in self.failed],
             "chunks_written": self.chunks_written,
             "seconds": round(self.seconds, 3),
-            "tree": self.tree.render() if self.tree else None,
         }
 
     def render(self) -> str:

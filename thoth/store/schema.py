@@ -15,6 +15,7 @@ ALL_TABLES = (SOURCES, DOCUMENTS, PARTITIONS, CHUNKS, SETTINGS)
 META_EMBED_MODEL = "index.embed_model"
 META_EMBED_DIM = "index.embed_dim"
 DEFAULT_COLLECTION = "research.default_collection"
+META_VECTOR_INDEX_ROWS = "index.vector_trained_rows"  # chunk rows the ANN index was trained on
 
 SOURCES_SCHEMA = pa.schema(
     [

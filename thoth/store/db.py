@@ -382,8 +382,9 @@ class Store:
         if exact:
             query = query.bypass_vector_index()
         else:  # ignored by a brute-force scan; used by the index when there is one
-            query = query.nprobes(self.settings.vector_nprobes).refine_factor(self.settings.vector_refine_factor)
-            query = query.ef(max(4 * limit, 100))  # IVF_HNSW_SQ's graph search breadth
+            factor = self.settings.vector_refine_factor
+            query = query.nprobes(self.settings.vector_nprobes).refine_factor(factor)
+            query = query.ef(factor * limit)  # IVF_HNSW_SQ's graph search: at least the limit x factor candidates
         if where:
             query = query.where(where, prefilter=True)
         rows = query.select(self.hit_columns()).limit(limit).to_list()

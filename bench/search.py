@@ -1,19 +1,21 @@
-"""Search latency over HTTP against in-process, and ingest throughput against the raw model.
+"""Search at scale: ANN recall and latency, hybrid search_handbook over HTTP at 1/4/16 clients, server RSS.
 
-    python -m bench.search                # 10,000 generated chunks
-    python -m bench.search --n 100000     # the large run
+    python -m bench.search                                   # 10,000 chunks, IVF_PQ
+    python -m bench.search --n 100000 --index none,IVF_PQ,IVF_HNSW_SQ
+    python -m bench.search --n 1000000 --index IVF_PQ --db /tmp/thoth-1m   # keep the table for reruns
 
 What it does, all in one run so the ratios compare like with like:
-1. Ingest: writes `--ingest-files` generated Markdown files, ingests them with the real
-   pipeline (parse, chunk, embed, write) and embeds the very same chunk texts with the raw
-   model. Ratio = pipeline chunks/s / raw model chunks/s (target >= 0.7).
-2. Index: builds a chunk table of `--n` generated chunks. `--embed-sample` of them are
-   embedded with the real model; the rest reuse those vectors with small Gaussian noise
-   (renormalised), so a 100k index builds in minutes on 2 cores. Text is generated from a
-   fixed vocabulary, so BM25 has realistic term statistics.
-3. Search: the same `--queries` queries through `search_handbook` over HTTP (a server
-   subprocess, as deployed) and through `hybrid_search` in this process; p50/p95 of each and
-   the ratio of medians (target: HTTP p50 <= 1.5x in-process).
+1. Table: `--n` generated chunks, written in batches of 20,000 (never all in memory). Texts come
+   from a fixed vocabulary, so BM25 has realistic term statistics. `--embed-sample` texts are
+   embedded with the real model; every other vector blends two of those (a + w*b, w in 0..0.6)
+   plus Gaussian noise, renormalised: neighbourhoods shaped like real embeddings' without
+   embedding a million texts. The FTS index is built as ingest builds it.
+2. For each entry of `--index` (`none` = exact search): the ANN index is (re)built and timed;
+   recall@10 of vector search against exact search on `--recall-queries` real queries; vector
+   and hybrid latency in this process.
+3. `search_handbook` over HTTP against a server subprocess (`python -m thoth.mcp.server`), with 1,
+   4 and 16 concurrent clients: p50/p95 latency and queries/s; the server's RSS afterwards
+   (anonymous memory, i.e. excluding the OS page cache, and in total).
 """
 
 from __future__ import annotations
@@ -22,35 +24,49 @@ import argparse
 import os
 import random
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
 import numpy as np
 
-from ingest.chunking import Chunker
-from ingest.parsers import parse
-from ingest.pipeline import Ingestor
 from thoth.config import Settings
-from thoth.embed import get_embedder, get_tokenizer
+from thoth.embed import get_embedder
 from thoth.retrieval.search import hybrid_search
 from thoth.store import Store
 from thoth.store.schema import CHUNKS
 
 TOPICS = [
-    "deployment", "time off", "on-call", "security review", "expense reports", "hiring", "onboarding",
-    "incident response", "database migration", "code review", "release notes", "performance review",
-    "travel policy", "laptop setup", "access requests", "backups", "monitoring alerts", "customer escalation",
+    "deployment",
+    "time off",
+    "on-call",
+    "security review",
+    "expense reports",
+    "hiring",
+    "onboarding",
+    "incident response",
+    "database migration",
+    "code review",
+    "release notes",
+    "performance review",
+    "travel policy",
+    "laptop setup",
+    "access requests",
+    "backups",
+    "monitoring alerts",
+    "customer escalation",
 ]
 WORDS = (
     "team process request approve manager schedule document policy service index search model release "
     "owner ticket budget review access system handbook weekly quarterly incident runbook metric deploy "
     "rollback storage latency queue region contract vendor training mentor goal feedback calendar"
 ).split()
+WRITE_BATCH = 20_000
 
 
 def sentence(rng: random.Random, topic: str) -> str:
@@ -72,164 +88,294 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-# -- 1. ingest throughput ---------------------------------------------------------
+def rss_mb(pid: int) -> dict[str, float]:
+    """Resident memory of a process in MB: total, anonymous (heap: excludes page cache), file-backed, peak."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "RssAnon", "RssFile", "VmHWM"):
+            fields[key] = int(value.split()[0]) / 1024
+    return {"rss": fields["VmRSS"], "anon": fields["RssAnon"], "file": fields["RssFile"], "peak": fields["VmHWM"]}
 
 
-def bench_ingest(settings: Settings, workdir: Path, files: int) -> dict:
-    rng = random.Random(1)
-    folder = workdir / "corpus"
-    folder.mkdir()
-    for i in range(files):
-        topic = TOPICS[i % len(TOPICS)]
-        body = "\n\n".join(f"## Part {p}\n\n{passage(rng, topic, 12)}" for p in range(3))
-        (folder / f"page-{i:04d}.md").write_text(f"---\ntitle: {topic.title()} {i}\n---\n# {topic.title()}\n\n{body}\n")
-    embedder = get_embedder(settings)
-    embedder.embed(["warm up"])
-    ingest_settings = Settings.from_env(dict(settings.env), db_uri=str(workdir / "ingest-db"))
-    started = time.perf_counter()
-    summary = Ingestor(ingest_settings, embedder=embedder).run(str(folder), name="bench")
-    pipeline_seconds = time.perf_counter() - started
-
-    chunker = Chunker(get_tokenizer(settings), settings.chunk_tokens, settings.chunk_overlap_tokens)
-    texts = []
-    for path in sorted(folder.iterdir()):
-        doc = parse(path.name, path.read_bytes())
-        texts += [c.embed_text for c in chunker.chunk(doc.title, doc.partitions)]
-    started = time.perf_counter()
-    embedder.embed(texts)
-    raw_seconds = time.perf_counter() - started
-    return {
-        "chunks": summary.chunks_written,
-        "pipeline_cps": summary.chunks_written / pipeline_seconds,
-        "raw_cps": len(texts) / raw_seconds,
-    }
+# -- 1. the table ------------------------------------------------------------------
 
 
-# -- 2. the index ------------------------------------------------------------------
-
-
-def build_index(settings: Settings, n: int, embed_sample: int) -> None:
+def build_table(settings: Settings, n: int, embed_sample: int) -> dict[str, float]:
     rng = random.Random(2)
     np_rng = np.random.default_rng(2)
     embedder = get_embedder(settings)
     store = Store(settings)
     store.ensure_tables(embedder.dim)
     store.record_model(embedder.model_name, embedder.dim)
-    sample_topics = [TOPICS[i % len(TOPICS)] for i in range(min(n, embed_sample))]
-    sample_texts = [passage(rng, t, 8) for t in sample_topics]
-    sample_vectors = embedder.embed(sample_texts)
-    batch: list[dict] = []
-    for i in range(n):
-        j = i % len(sample_texts)
-        if i < len(sample_texts):
-            text, vector = sample_texts[j], sample_vectors[j]
-        else:
-            text = passage(rng, sample_topics[j], 8)
-            vector = sample_vectors[j] + np_rng.normal(0, 0.03, embedder.dim).astype(np.float32)
-            vector /= np.linalg.norm(vector)
-        key = f"{sample_topics[j].replace(' ', '-')}/page-{i // 10}.md"
-        batch.append(
-            {
-                "chunk_id": f"c{i:08d}", "doc_id": f"d{i // 10:07d}", "source_id": "bench", "partition_id": f"p{i}",
-                "chunk_index": i % 10, "key": key, "title": sample_topics[j].title(), "section": sample_topics[j],
-                "text": text, "search_text": f"{sample_topics[j]}\n{text}", "vector": vector,
-                "content_type": "text", "language": "", "tags": [], "source_ref": f"doc://bench/{key}",
-            }
-        )
-        if len(batch) == 20_000:
-            store.add(CHUNKS, batch)
-            batch = []
-    store.add(CHUNKS, batch)
+    topics = [TOPICS[i % len(TOPICS)] for i in range(min(n, embed_sample))]
+    texts = [passage(rng, t, 8) for t in topics]
+    started = time.perf_counter()
+    sample = embedder.embed(texts)
+    embed_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    for first in range(0, n, WRITE_BATCH):
+        count = min(WRITE_BATCH, n - first)
+        ids = np.arange(first, first + count)
+        a = ids % len(sample)
+        b = np_rng.integers(0, len(sample), count)
+        vectors = sample[a] + np_rng.uniform(0, 0.6, (count, 1)).astype(np.float32) * sample[b]
+        vectors[ids < len(sample)] = sample[a[ids < len(sample)]]  # the embedded sample itself, as is
+        vectors += np_rng.normal(0, 0.02, vectors.shape).astype(np.float32) * (ids >= len(sample))[:, None]
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        rows = []
+        for i, j, vector in zip(ids.tolist(), a.tolist(), vectors, strict=True):
+            topic = topics[j]
+            text = texts[j] if i < len(texts) else passage(rng, topic, 8)
+            key = f"{topic.replace(' ', '-')}/page-{i // 10}.md"
+            rows.append(
+                {
+                    "chunk_id": f"c{i:08d}",
+                    "doc_id": f"d{i // 10:07d}",
+                    "source_id": "bench",
+                    "partition_id": f"p{i}",
+                    "chunk_index": i % 10,
+                    "key": key,
+                    "title": topic.title(),
+                    "section": topic,
+                    "text": text,
+                    "search_text": f"{topic}\n{text}",
+                    "vector": vector,
+                    "content_type": "text",
+                    "language": "",
+                    "tags": [],
+                    "source_ref": f"doc://bench/{key}",
+                }
+            )
+        store.add(CHUNKS, rows)
+        print(f"  wrote {first + count:,} / {n:,} chunks", file=sys.stderr, flush=True)
+    write_seconds = time.perf_counter() - started
+    started = time.perf_counter()
     store.ensure_fts_index()
+    return {"embed": embed_seconds, "write": write_seconds, "fts": time.perf_counter() - started}
 
 
-# -- 3. search latency ---------------------------------------------------------------
+# -- 2. the ANN index: build, recall, in-process latency --------------------------------
 
 
-def queries(count: int) -> list[str]:
-    rng = random.Random(3)
+def queries(count: int, seed: int = 3) -> list[str]:
+    rng = random.Random(seed)
     return [f"how do I handle {rng.choice(TOPICS)} {rng.choice(WORDS)} {rng.choice(WORDS)}" for _ in range(count)]
 
 
-def time_in_process(settings: Settings, qs: list[str], k: int) -> list[float]:
+def drop_vector_index(store: Store) -> None:
+    index = store.vector_index()
+    if index:
+        store.table(CHUNKS).drop_index(index["name"])
+
+
+def recall_sweep(settings: Settings, vectors: np.ndarray, exact: list[set[str]], grid: list[tuple[int, int]]) -> None:
+    """Recall@10 and vector-search latency for each (nprobes, refine factor): how to pick the defaults."""
+    print(f"{'nprobes':>8}{'refine':>8}{'recall@10':>10}{'vector p50 ms':>15}")
+    for nprobes, refine in grid:
+        store = Store(replace(settings, vector_nprobes=nprobes, vector_refine_factor=refine))
+        store.vector_search(vectors[0], 10)
+        found, ms = [], []
+        for v, truth in zip(vectors, exact, strict=True):
+            started = time.perf_counter()
+            ann = {r["chunk_id"] for r in store.vector_search(v, 10)}
+            ms.append((time.perf_counter() - started) * 1000)
+            found.append(len(ann & truth) / 10)
+        print(f"{nprobes:>8}{refine:>8}{np.mean(found):>10.3f}{percentile(ms, 50):>15.1f}", flush=True)
+
+
+def measure_index(
+    settings: Settings, qs: list[str], recall_qs: list[str], k: int, grid: list[tuple[int, int]] | None = None
+) -> dict[str, float]:
     store, embedder = Store(settings), get_embedder(settings)
+    vectors = embedder.embed(recall_qs)
+    found, ann_ms, exact_ms, truths = [], [], [], []
+    for v in vectors:
+        started = time.perf_counter()
+        ann = [r["chunk_id"] for r in store.vector_search(v, 10)]
+        ann_ms.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        exact = [r["chunk_id"] for r in store.vector_search(v, 10, exact=True)]
+        exact_ms.append((time.perf_counter() - started) * 1000)
+        found.append(len(set(ann) & set(exact)) / 10)
+        truths.append(set(exact))
+    if grid:
+        recall_sweep(settings, vectors, truths, grid)
     hybrid_search(store, embedder, qs[0], k)  # warm caches, as the server's first request does
-    times = []
+    hybrid_ms = []
     for q in qs:
         started = time.perf_counter()
         hybrid_search(store, embedder, q, k)
-        times.append((time.perf_counter() - started) * 1000)
-    return times
+        hybrid_ms.append((time.perf_counter() - started) * 1000)
+    return {
+        "recall": float(np.mean(found)),
+        "vector_p50": percentile(ann_ms, 50),
+        "exact_p50": percentile(exact_ms, 50),
+        "hybrid_p50": percentile(hybrid_ms, 50),
+        "hybrid_p95": percentile(hybrid_ms, 95),
+    }
 
 
-def time_over_http(settings: Settings, qs: list[str], k: int) -> list[float]:
+# -- 3. search_handbook over HTTP, concurrent clients ---------------------------------------
+
+
+def start_server(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    env = {**os.environ, "THOTH_DB_URI": settings.db_uri, "PORT": str(port), "THOTH_LOG_LEVEL": "WARNING"}
-    server = subprocess.Popen([sys.executable, "-m", "thoth.mcp.server"], env=env)
+    server = subprocess.Popen([sys.executable, "-m", "thoth.mcp.server"], env={**env, "PORT": str(port)})
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=2).json().get("embedder") == "ready":
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline or server.poll() is not None:
-                raise RuntimeError("the server did not become ready")
-            time.sleep(0.2)
-        times = []
-        with httpx.Client(timeout=60) as client:
-            def call(q: str) -> None:
-                body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                        "params": {"name": "search_handbook", "arguments": {"query": q, "num_results": k}}}
-                response = client.post(f"{url}/mcp", json=body)
-                response.raise_for_status()
-                assert not response.json()["result"]["isError"], response.text
+    deadline = time.monotonic() + 300
+    while True:
+        try:
+            if httpx.get(f"{url}/health", timeout=5).json().get("embedder") == "ready":
+                return server, url
+        except (httpx.HTTPError, ValueError):
+            pass
+        if time.monotonic() > deadline or server.poll() is not None:
+            server.kill()
+            raise RuntimeError("the server did not become ready")
+        time.sleep(0.2)
 
-            call(qs[0])
-            for q in qs:
+
+def call(client: httpx.Client, url: str, query: str, k: int) -> None:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "search_handbook", "arguments": {"query": query, "num_results": k}},
+    }
+    response = client.post(f"{url}/mcp", json=body)
+    response.raise_for_status()
+    if response.json()["result"]["isError"]:
+        raise RuntimeError(response.text)
+
+
+def time_concurrent(url: str, qs: list[str], k: int, clients: int) -> dict[str, float]:
+    """`clients` threads, each with its own connection, share the queries; latency per request and total rate."""
+    times: list[float] = []
+    lock = threading.Lock()
+    todo = iter(qs)
+
+    def client_loop() -> None:
+        with httpx.Client(timeout=120) as client:
+            call(client, url, qs[0], k)  # connection set up, not counted
+            while True:
+                with lock:
+                    q = next(todo, None)
+                if q is None:
+                    return
                 started = time.perf_counter()
-                call(q)
-                times.append((time.perf_counter() - started) * 1000)
-        return times
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+                call(client, url, q, k)
+                with lock:
+                    times.append((time.perf_counter() - started) * 1000)
+
+    threads = [threading.Thread(target=client_loop) for _ in range(clients)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - started
+    return {"p50": percentile(times, 50), "p95": percentile(times, 95), "qps": len(times) / wall}
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.search", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n", type=int, default=10_000, help="chunks in the search index")
-    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--n", type=int, default=10_000, help="chunks in the table")
+    parser.add_argument("--index", default="IVF_PQ", help="comma-separated: none, IVF_PQ, IVF_HNSW_SQ")
+    parser.add_argument("--queries", type=int, default=100, help="queries per concurrency level")
+    parser.add_argument("--recall-queries", type=int, default=50)
+    parser.add_argument("--clients", default="1,4,16", help="concurrency levels over HTTP")
     parser.add_argument("--k", type=int, default=5, help="num_results per search")
     parser.add_argument("--embed-sample", type=int, default=2_000, help="chunks embedded with the real model")
-    parser.add_argument("--ingest-files", type=int, default=60, help="generated Markdown files for the ingest run")
+    parser.add_argument("--db", help="keep the table in this folder (reused when it already holds --n chunks)")
+    parser.add_argument("--reuse-index", action="store_true", help="keep an existing index of the same type")
+    parser.add_argument("--sweep", default="", help="nprobes:refine pairs to sweep recall over, e.g. 32:10,64:20")
+    parser.add_argument("--nprobes", type=int, help="override THOTH_VECTOR_NPROBES for this run")
+    parser.add_argument("--refine", type=int, help="override THOTH_VECTOR_REFINE_FACTOR for this run")
     args = parser.parse_args(argv)
+    kinds = [s.strip().upper() for s in args.index.split(",") if s.strip()]
+    levels = [int(c) for c in args.clients.split(",") if c.strip()]
 
-    with tempfile.TemporaryDirectory(prefix="thoth-bench-") as tmp:
-        workdir = Path(tmp)
-        settings = Settings.from_env(db_uri=str(workdir / "db"), read_consistency_seconds=-1)
-        print(f"machine: {os.cpu_count()} cores; backend {settings.embed_backend}; model {settings.embed_model}")
-        ingest = bench_ingest(settings, workdir, args.ingest_files)
-        started = time.perf_counter()
-        build_index(settings, args.n, args.embed_sample)
-        build_seconds = time.perf_counter() - started
-        qs = queries(args.queries)
-        local = time_in_process(settings, qs, args.k)
-        remote = time_over_http(settings, qs, args.k)
+    tmp = None if args.db else tempfile.TemporaryDirectory(prefix="thoth-bench-")
+    db = Path(args.db) if args.db else Path(tmp.name) / "db"
+    base = Settings.from_env()
+    cache_dir = str(Path(base.cache_dir).expanduser().resolve())
+    settings = Settings.from_env(db_uri=str(db), read_consistency_seconds=-1, cache_dir=cache_dir)
+    settings = replace(
+        settings,
+        vector_nprobes=args.nprobes or settings.vector_nprobes,
+        vector_refine_factor=args.refine or settings.vector_refine_factor,
+    )
+    grid = [(int(a), int(b)) for a, b in (pair.split(":") for pair in args.sweep.split(",") if pair.strip())]
+    load_start = os.getloadavg()[0]
+    print(f"machine: {os.cpu_count()} CPUs, load average {load_start:.1f}; backend {settings.embed_backend}")
+    try:
+        store = Store(settings)
+        built = {}
+        if CHUNKS in store.table_names() and store.count(CHUNKS) == args.n:
+            print(f"reusing the {args.n:,}-chunk table in {db}")
+        else:
+            built = build_table(settings, args.n, args.embed_sample)
+        qs, recall_qs = queries(args.queries), queries(args.recall_queries, seed=4)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("THOTH_")}
+        env |= {"THOTH_DB_URI": str(db), "THOTH_CACHE_DIR": cache_dir, "THOTH_LOG_LEVEL": "WARNING"}
+        env |= {"THOTH_VECTOR_NPROBES": str(settings.vector_nprobes)}
+        env |= {"THOTH_VECTOR_REFINE_FACTOR": str(settings.vector_refine_factor)}
+        rows = []
+        for kind in kinds:
+            store = Store(settings)
+            existing = store.vector_index()
+            build_s = float("nan")
+            if not (args.reuse_index and existing and existing["type"].upper() == kind.replace("_", "")):
+                drop_vector_index(store)
+                build_s = 0.0
+                if kind != "NONE":
+                    info = store.ensure_vector_index(min_rows=1, index_type=kind)
+                    build_s = info["seconds"] if info else 0.0
+            print(f"{kind.lower()}:")
+            local = measure_index(settings, qs, recall_qs, args.k, grid)
+            server, url = start_server(env)
+            try:
+                http = {c: time_concurrent(url, qs if c == 1 else qs * 2, args.k, c) for c in levels}
+                memory = rss_mb(server.pid)
+            finally:
+                server.terminate()
+                server.wait(timeout=30)
+            rows.append((kind, build_s, local, http, memory))
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
 
     print()
-    print(f"index: {args.n} chunks built in {build_seconds:.1f}s ({args.embed_sample} embedded, rest perturbed)")
-    print(f"{'':28}{'p50 ms':>10}{'p95 ms':>10}")
-    print(f"{'hybrid search, in process':28}{percentile(local, 50):>10.1f}{percentile(local, 95):>10.1f}")
-    print(f"{'search_handbook over HTTP':28}{percentile(remote, 50):>10.1f}{percentile(remote, 95):>10.1f}")
-    ratio = statistics.median(remote) / statistics.median(local)
-    print(f"HTTP / in-process p50: {ratio:.2f}x (target <= 1.5x)")
+    if built:
+        print(
+            f"table: {args.n:,} chunks; {args.embed_sample} embedded in {built['embed']:.0f} s, written in "
+            f"{built['write']:.0f} s, FTS index {built['fts']:.0f} s"
+        )
+    print(f"search settings: nprobes {settings.vector_nprobes}, refine factor {settings.vector_refine_factor}")
+    head = (
+        f"{'index':12}{'build s':>8}{'recall@10':>10}{'vector ms':>10}{'exact ms':>9}{'hybrid p50':>11}"
+        f"{'RSS MB anon/total':>19}"
+    )
+    print(head)
+    print("-" * len(head))
+    for kind, build_s, local, _, memory in rows:
+        print(
+            f"{kind.lower():12}{build_s:>8.1f}{local['recall']:>10.3f}{local['vector_p50']:>10.1f}"
+            f"{local['exact_p50']:>9.1f}{local['hybrid_p50']:>11.1f}{memory['anon']:>11.0f} / {memory['rss']:<6.0f}"
+        )
     print()
-    print(f"ingest: {ingest['chunks']} chunks; pipeline {ingest['pipeline_cps']:.1f} chunks/s, "
-          f"raw model {ingest['raw_cps']:.1f} chunks/s on the same texts")
-    print(f"pipeline / raw model: {ingest['pipeline_cps'] / ingest['raw_cps']:.2f}x (target >= 0.7x)")
+    print(f"search_handbook over HTTP (hybrid, num_results={args.k}):")
+    head = f"{'index':12}{'clients':>8}{'p50 ms':>9}{'p95 ms':>9}{'queries/s':>11}{'p50 / in-process':>18}"
+    print(head)
+    print("-" * len(head))
+    for kind, _, local, http, _ in rows:
+        for c, r in http.items():
+            ratio = r["p50"] / local["hybrid_p50"]
+            print(f"{kind.lower():12}{c:>8}{r['p50']:>9.1f}{r['p95']:>9.1f}{r['qps']:>11.1f}{ratio:>17.2f}x")
+    print()
+    print("targets: recall@10 >= 0.95 with an index; server RSS <= 600 MB at 1M chunks (anonymous memory)")
+    print(f"load average (1 min): {load_start:.1f} at start, {os.getloadavg()[0]:.1f} at end")
 
 
 if __name__ == "__main__":

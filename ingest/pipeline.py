@@ -41,6 +41,7 @@ from pathlib import Path
 
 from ingest import bibtex
 from ingest.chunking import Chunk, Chunker
+from ingest.overlap import OrderedWorker
 from ingest.parsers import MARKDOWN_SUFFIXES, PDF_SUFFIXES, ParsedDocument, ParseError, parse, workshop
 from ingest.sources import SourceError, SourceObject, content_hash, is_sidecar, list_all, sidecar_keys
 from ingest.tree import TreeParams, TreeResult, build_tree
@@ -372,6 +373,9 @@ class Ingestor:
         referenced = set(plan.referenced)
         batch: list[_Prepared] = []
         done = 0
+        # Batches are embedded and written on one background thread, in order, while this one
+        # parses and chunks the next files (ingest/overlap.py).
+        writer = OrderedWorker(lambda b: self._write(source_id, b))
         for done, obj in enumerate(plan.todo, start=1):
             if stop is not None and stop.is_set():
                 summary.interrupted = True
@@ -392,11 +396,12 @@ class Ingestor:
             if prepared is not None:
                 batch.append(prepared)
             if sum(len(p.chunks) for p in batch) >= self.settings.ingest_batch_chunks:
-                summary.chunks_written += self._write(source_id, batch)
+                writer.submit(batch)
                 batch = []
             if progress:
                 progress(done, len(plan.todo), obj.key)
         if summary.interrupted:  # prepared files not written are not counted: the next run does them
+            summary.chunks_written += writer.close()  # batches already handed over are written in full
             unwritten = {p.obj.key for p in batch}
             summary.ingested = [k for k in summary.ingested if k not in unwritten]
             summary.failed = [(k, r) for k, r in summary.failed if k not in unwritten]
@@ -405,7 +410,8 @@ class Ingestor:
                 "ingest interrupted: %d of %d changed files written; run again to finish", written, len(plan.todo)
             )
             return summary
-        summary.chunks_written += self._write(source_id, batch)
+        writer.submit(batch)
+        summary.chunks_written += writer.close()
 
         # 3. files gone from the source
         if plan.removed:
@@ -416,6 +422,8 @@ class Ingestor:
         # 4. chunks of content still known name a key and generation that exist
         for doc_id in sorted(referenced):
             self._repoint(source_id, doc_id)
+        if self.settings.task_index == 0:  # one task of a parallel job trains the ANN index, not every task
+            self.store.ensure_vector_index()  # once the table passes THOTH_VECTOR_INDEX_MIN_ROWS
         self.store.ensure_fts_index()
         self._update_source(source_id, name, uri, kind)
         return summary

@@ -225,3 +225,26 @@ def test_cli_export_reuses_cache(fp32_path, int8_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert str(fp32_path) in proc.stdout and str(int8_path) in proc.stdout
+
+
+def test_default_backend_is_onnx() -> None:
+    assert Settings.from_env({}).embed_backend == "onnx"
+    assert Settings.from_env({"THOTH_EMBED_BACKEND": "torch"}).embed_backend == "torch"
+
+
+def test_first_use_exports_in_a_child_process(tmp_path: Path) -> None:
+    """A fresh cache: get_embedder exports the model (torch) in a child; this process never imports torch."""
+    code = f"""
+import sys
+from thoth.config import Settings
+from thoth.embed import get_embedder
+e = get_embedder(Settings(cache_dir={str(tmp_path / "cache")!r}))
+assert e.embed(["exported on first use"]).shape == (1, 384)
+assert "torch" not in sys.modules, "torch imported in the serving process"
+print(e.onnx_path)
+"""
+    proc = _run(code)
+    assert proc.returncode == 0, proc.stderr
+    exported = Path(proc.stdout.strip())
+    assert exported.is_file() and exported.is_relative_to(tmp_path / "cache")
+    assert (exported.parent / "export.json").is_file()

@@ -39,6 +39,10 @@ class Thoth:
             return self._embedder
 
     @property
+    def warming_up(self) -> bool:
+        return self._warm_thread is not None
+
+    @property
     def embedder_state(self) -> str:
         if self._embedder is not None:
             return "ready"

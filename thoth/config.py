@@ -20,6 +20,7 @@ _PROJECT_VARS = ("THOTH_GCP_PROJECT", "GOOGLE_CLOUD_PROJECT", "GCP_PROJECT_ID") 
 CITATION_MODES = ("signed", "gs", "portal", "file")
 # The GCS emulator (fake-gcs-server) takes Lance writes only through the OpenDAL backend, in one upload.
 EMULATOR_UPLOAD_SIZE = "1073741824"
+VECTOR_INDEX_TYPES = ("IVF_PQ", "IVF_HNSW_SQ")
 
 
 class ConfigError(ValueError):
@@ -205,7 +206,7 @@ class Settings:
     read_consistency_seconds: float = 5.0
     # Embedding
     embed_model: str = DEFAULT_MODEL
-    embed_backend: str = "torch"  # "torch" (sentence-transformers) or "onnx" (onnxruntime, no torch)
+    embed_backend: str = "onnx"  # "onnx" (onnxruntime, no torch) or "torch" (sentence-transformers, GPUs)
     embed_batch_size: int = 64
     embed_int8: bool = False  # onnx only: dynamically quantised int8 weights
     cache_dir: str = "./.thoth"  # exported models and other derived files
@@ -228,6 +229,16 @@ class Settings:
     llm_timeout: float = 60.0
     gcp_location: str = "us-central1"  # Vertex AI region (the project is gcp_project, below)
     answer_min_similarity: float = 0.3  # below this cosine similarity no passage counts as relevant
+    # ANN index on chunk vectors: built by ingest once the table has this many rows (0: never).
+    # Exact search reads every vector per query (1.5 KB a row, per concurrent query): at 100k rows and
+    # 16 clients the server held 1.9 GB; at 20k it stays within budget. See docs/benchmarks.md.
+    vector_index_min_rows: int = 20_000
+    vector_index_type: str = "IVF_PQ"
+    # Search-time knobs of the ANN index: IVF partitions probed, and how many times `limit` candidates
+    # IVF_PQ re-ranks on the full vectors. At 1M chunks recall@10 was 0.79 / 0.91 / 0.96 / 0.96 / 0.99
+    # with refine factor 10 / 20 / 30 / 40 / 50 and did not move with nprobes 32..256 (docs/benchmarks.md).
+    vector_nprobes: int = 32
+    vector_refine_factor: int = 50
     # Serving
     host: str = "127.0.0.1"
     port: int = 8080
@@ -271,7 +282,7 @@ class Settings:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
         env = dict(os.environ if environ is None else environ)
-        backend = env.get("THOTH_EMBED_BACKEND", "torch").strip().lower()
+        backend = env.get("THOTH_EMBED_BACKEND", "onnx").strip().lower()
         if backend not in ("torch", "onnx"):
             raise ConfigError(f"THOTH_EMBED_BACKEND must be 'torch' or 'onnx', got {backend!r}")
         level = env.get("THOTH_LOG_LEVEL", env.get("LOG_LEVEL", "INFO")).upper()
@@ -282,6 +293,11 @@ class Settings:
         max_chars = _int(env, "THOTH_MAX_CHARS", min(20_000, max_chars_limit), 100, max_chars_limit)
         task_count = _int(env, "CLOUD_RUN_TASK_COUNT", 1, 1, 10_000)
         task_index = _int(env, "CLOUD_RUN_TASK_INDEX", 0, 0, task_count - 1)
+        index_type = env.get("THOTH_VECTOR_INDEX_TYPE", "IVF_PQ").strip().upper()
+        if index_type not in VECTOR_INDEX_TYPES:
+            raise ConfigError(
+                f"THOTH_VECTOR_INDEX_TYPE must be one of {', '.join(VECTOR_INDEX_TYPES)}, got {index_type!r}"
+            )
         settings = cls(
             db_uri=_db_uri(env),
             read_consistency_seconds=_float(env, "THOTH_READ_CONSISTENCY_SECONDS", 5.0),
@@ -298,6 +314,10 @@ class Settings:
             tree_summary_tokens=_int(env, "THOTH_TREE_SUMMARY_TOKENS", 200, 32, 254),
             answer_min_similarity=_float(env, "THOTH_ANSWER_MIN_SIMILARITY", 0.3),
             **_llm(env),  # type: ignore[arg-type]
+            vector_index_min_rows=_int(env, "THOTH_VECTOR_INDEX_MIN_ROWS", 20_000, 0, 10**12),
+            vector_index_type=index_type,
+            vector_nprobes=_int(env, "THOTH_VECTOR_NPROBES", 32, 1, 100_000),
+            vector_refine_factor=_int(env, "THOTH_VECTOR_REFINE_FACTOR", 50, 1, 1000),
             host=env.get("THOTH_HOST", env.get("HOST", "127.0.0.1")),
             port=_int(env, "PORT", 8080, 0, 65535),
             toolsets=_toolsets(env),

@@ -8,9 +8,10 @@ every chunk inside what the model reads.
 Backends (`settings.embed_backend`), same vectors within a tested tolerance:
 - `torch`: sentence-transformers. Works for the bundled all-MiniLM-L6-v2 and
   for any sentence-transformers model by name or path.
-- `onnx`: onnxruntime + tokenizers, no torch import at run time. The model is
-  exported once from the same local weights (`export_onnx`, which does import
-  torch) and cached under `{cache_dir}/onnx/`; fp32 by default, dynamically
+- `onnx` (the default): onnxruntime + tokenizers, no torch import at run time.
+  The model is exported once from the same local weights (`export_onnx`, which
+  does import torch, in a child process on first use) and cached under
+  `{cache_dir}/onnx/`; fp32 by default, dynamically
   quantised int8 with `settings.embed_int8`. `python -m thoth.embed export
   [--int8]` exports ahead of time (e.g. while building a container image).
 
@@ -24,6 +25,7 @@ import argparse
 import json
 import os
 import re
+import subprocess
 import sys
 import threading
 import time
@@ -399,6 +401,22 @@ def export_onnx(model: ModelRef, cache_dir: str | Path, int8: bool = False) -> P
     return target
 
 
+def export_in_subprocess(model: ModelRef, cache_dir: str | Path, int8: bool = False) -> Path:
+    """`export_onnx` in a child process (`python -m thoth.embed export`), so that this process never
+    imports torch: its memory (about 0.5 GB) goes away with the child. Returns the exported file."""
+    target = onnx_path(model, cache_dir, int8=int8)
+    cmd = [sys.executable, "-m", "thoth.embed", "export", "--model", model.name]  # resolves to this same ModelRef
+    cmd += ["--cache-dir", str(Path(cache_dir).expanduser().resolve())] + (["--int8"] if int8 else [])
+    # the child must import this same `thoth`, whatever the working directory it inherits
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if proc.returncode != 0 or not target.is_file():
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+        raise EmbedderUnavailable(f"exporting {model.name!r} to ONNX failed: {' | '.join(tail) or proc.returncode}")
+    return target
+
+
 _lock = threading.Lock()
 _embedders: dict[tuple[str, str, bool, str], Embedder] = {}
 
@@ -406,8 +424,8 @@ _embedders: dict[tuple[str, str, bool, str], Embedder] = {}
 def get_embedder(settings: Settings) -> Embedder:
     """The process-wide embedder for `settings` (loaded on first use, then reused).
 
-    `onnx` exports the model to the cache on first use if it is not there yet (that step, and only
-    that step, imports torch). Either backend reports the same `model_name`.
+    `onnx` exports the model to the cache on first use if it is not there yet, in a child process
+    (the export imports torch; this process does not). Either backend reports the same `model_name`.
     """
     backend = settings.embed_backend
     if backend not in ("torch", "onnx"):
@@ -418,7 +436,9 @@ def get_embedder(settings: Settings) -> Embedder:
         if key not in _embedders:
             model = resolve_model(settings.embed_model)
             if backend == "onnx":
-                path = export_onnx(model, settings.cache_dir, int8=int8)
+                path = onnx_path(model, settings.cache_dir, int8=int8)
+                if not path.is_file():
+                    path = export_in_subprocess(model, settings.cache_dir, int8=int8)
                 _embedders[key] = OnnxEmbedder(model, path, batch_size=settings.embed_batch_size)
             else:
                 _embedders[key] = SentenceTransformerEmbedder(model, batch_size=settings.embed_batch_size)

@@ -17,10 +17,10 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
-import uvicorn
-from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
@@ -31,7 +31,13 @@ from thoth.config import Settings
 from thoth.logs import setup_logging
 from thoth.mcp.auth import AuthMiddleware
 from thoth.mcp.context import RequestContextMiddleware
-from thoth.mcp.tools import build_mcp, internal_routes
+
+if TYPE_CHECKING:
+    from mcp.server.transport_security import TransportSecuritySettings
+
+# Cold start: importing this module is cheap (no mcp, no lancedb, no onnxruntime). `main()` starts
+# the warm-up thread (tables, embedder) first and only then imports the MCP SDK and builds the app,
+# so the two overlap wherever either side runs native code (see docs/benchmarks.md, "Cold start").
 
 log = logging.getLogger("thoth.server")
 
@@ -45,6 +51,8 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
     accepts only loopback names; a server on a public interface (Cloud Run) leaves
     the Host check to the platform's edge.
     """
+    from mcp.server.transport_security import TransportSecuritySettings
+
     hosts = list(settings.allowed_hosts)
     if not hosts and settings.host in _LOOPBACK:
         hosts = [f"{name}:*" for name in ("127.0.0.1", "localhost", "[::1]")] + list(_LOOPBACK)
@@ -87,6 +95,10 @@ def _readable_but_empty(body: dict) -> bool:
 
 
 def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_up: bool = True) -> Starlette:
+    """The Starlette app; `warm_up` starts loading tables and model when it starts serving
+    (unless `app` is already warming up: `main()` starts that before building the app)."""
+    from thoth.mcp.tools import build_mcp, internal_routes
+
     settings = settings or Settings.from_env()
     thoth = app or Thoth(settings)
     mcp = build_mcp(thoth)
@@ -97,7 +109,7 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
     sse = mcp.sse_app(sse_path="/sse", message_path="/messages/", transport_security=security)
 
     async def health(request: Request) -> JSONResponse:
-        status, body = thoth.health()
+        status, body = await run_in_threadpool(thoth.health)  # may wait for the tables: not on the event loop
         if status == 503 and _startup_probe(request) and _readable_but_empty(body):
             # Cloud Run's startup probe: a first deploy comes before the first ingest. An unreadable
             # index (wrong bucket, no permission) or a model mismatch still fails the deploy.
@@ -106,7 +118,7 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        if warm_up:
+        if warm_up and not thoth.warming_up:
             thoth.warm_up(background=True)
         async with mcp.session_manager.run():
             log.info("Thoth MCP server ready: db=%s toolsets=%s", settings.db_uri, ",".join(settings.toolsets))
@@ -132,8 +144,12 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
 def main() -> None:
     settings = Settings.from_env()
     setup_logging(settings)
+    thoth = Thoth(settings)
+    thoth.warm_up(background=True)  # tables and model load while the MCP SDK imports and uvicorn starts
+    import uvicorn
+
     uvicorn.run(
-        create_app(settings),
+        create_app(settings, thoth),
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level.lower(),

@@ -20,6 +20,7 @@ DEFAULT_COLLECTION = "research.default_collection"
 # Key prefix of a source's tree pointer: `tree.{source_id}` -> JSON {"version", "fingerprint", ...}.
 # Readers follow the pointer, so switching it is the one write that makes a new tree visible.
 META_TREE_PREFIX = "tree."
+META_VECTOR_INDEX_ROWS = "index.vector_trained_rows"  # chunk rows the ANN index was trained on
 
 SOURCES_SCHEMA = pa.schema(
     [

@@ -1,0 +1,136 @@
+"""Cold start: process start -> /health 200 -> first `search_handbook` answered, ONNX against torch.
+
+    python -m bench.coldstart [--runs 5] [--files 20]
+
+Builds a small index once, then starts `python -m thoth.mcp.server` `--runs` times per backend
+(alternating, so load on the machine hits both alike) and measures from `Popen` to the first
+/health 200 and to the first search answer over MCP. Prints medians, the spread, the server's RSS
+after its first answer, and the ONNX/torch ratio (target: first answer within 2 s with ONNX).
+A bare `python -c pass` is timed too: the floor no server can beat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from bench.search import TOPICS, free_port, passage, rss_mb
+from ingest.pipeline import Ingestor
+from thoth.config import Settings
+
+HEALTH_POLL_S = 0.01
+
+
+def write_corpus(folder: Path, files: int) -> None:
+    rng = random.Random(7)
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(files):
+        topic = TOPICS[i % len(TOPICS)]
+        sections = "\n\n".join(f"## {topic.title()} {j}\n\n{passage(rng, topic, 6)}" for j in range(4))
+        (folder / f"{topic.replace(' ', '-')}-{i}.md").write_text(f"# {topic.title()}\n\n{sections}\n")
+
+
+def one_start(env: dict[str, str], port: int, query: str) -> dict[str, float]:
+    url = f"http://127.0.0.1:{port}"
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "search_handbook", "arguments": {"query": query, "num_results": 3}},
+    }
+    started = time.perf_counter()
+    server = subprocess.Popen([sys.executable, "-m", "thoth.mcp.server"], env={**env, "PORT": str(port)})
+    try:
+        with httpx.Client(timeout=60) as client:
+            while True:
+                try:
+                    if client.get(f"{url}/health").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if server.poll() is not None:
+                    raise RuntimeError(f"the server exited with {server.returncode}")
+                if time.perf_counter() - started > 120:
+                    raise RuntimeError("no /health 200 within 120 s")
+                time.sleep(HEALTH_POLL_S)
+            health = time.perf_counter() - started
+            result = client.post(f"{url}/mcp", json=body).json()["result"]
+            answer = time.perf_counter() - started
+        if result["isError"] or not result["structuredContent"]["results"]:
+            raise RuntimeError(f"the first search failed: {result}")
+        return {"health": health, "answer": answer, "rss": rss_mb(server.pid)["rss"]}
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def bare_python() -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.coldstart", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5, help="starts per backend (default 5)")
+    parser.add_argument("--files", type=int, default=20, help="generated Markdown files in the index")
+    parser.add_argument("--backends", default="onnx,torch", help="comma-separated (default onnx,torch)")
+    args = parser.parse_args(argv)
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+
+    with tempfile.TemporaryDirectory(prefix="thoth-coldstart-") as tmp:
+        base = Settings.from_env()
+        cache_dir = str(Path(base.cache_dir).expanduser().resolve())
+        settings = Settings.from_env(db_uri=str(Path(tmp) / "db"), cache_dir=cache_dir, embed_backend="onnx")
+        write_corpus(Path(tmp) / "corpus", args.files)
+        summary = Ingestor(settings).run(str(Path(tmp) / "corpus"), name="handbook")  # exports ONNX if missing
+        env = {k: v for k, v in os.environ.items() if not k.startswith("THOTH_")}
+        env |= {"THOTH_DB_URI": settings.db_uri, "THOTH_CACHE_DIR": cache_dir, "THOTH_LOG_LEVEL": "WARNING"}
+        load = os.getloadavg()[0]
+        print(
+            f"{os.cpu_count()} CPUs, load average {load:.1f} at start; index of {summary.chunks_written} chunks; "
+            f"{args.runs} starts per backend, alternating"
+        )
+        results: dict[str, list[dict[str, float]]] = {b: [] for b in backends}
+        floor = []
+        for run in range(args.runs):
+            floor.append(bare_python())
+            for backend in backends if run % 2 == 0 else backends[::-1]:
+                query = f"how does {TOPICS[run % len(TOPICS)]} work"
+                results[backend].append(one_start({**env, "THOTH_EMBED_BACKEND": backend}, free_port(), query))
+        load_end = os.getloadavg()[0]
+
+    print()
+    head = f"{'backend':10}{'/health 200 s':>15}{'first answer s':>16}{'  (min - max)':>16}{'RSS MB':>9}"
+    print(head)
+    print("-" * len(head))
+    med = {}
+    for backend, runs in results.items():
+        health = statistics.median(r["health"] for r in runs)
+        answer = statistics.median(r["answer"] for r in runs)
+        lo, hi = min(r["answer"] for r in runs), max(r["answer"] for r in runs)
+        rss = statistics.median(r["rss"] for r in runs)
+        med[backend] = answer
+        print(f"{backend:10}{health:>15.2f}{answer:>16.2f}{f'({lo:.2f} - {hi:.2f})':>16}{rss:>9.0f}")
+    print(f"{'python -c pass':10}{'':>15}{statistics.median(floor):>16.2f}")
+    print()
+    if "onnx" in med and "torch" in med:
+        print(f"first answer, onnx / torch: {med['onnx'] / med['torch']:.2f}x")
+    if "onnx" in med:
+        verdict = "met" if med["onnx"] <= 2.0 else "NOT met"
+        print(f"target: first answer within 2 s with onnx (median): {med['onnx']:.2f} s, {verdict}")
+    print(f"load average (1 min): {load:.1f} at start, {load_end:.1f} at end")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

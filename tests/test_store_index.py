@@ -1,0 +1,111 @@
+"""The ANN index on chunk vectors (Store.ensure_vector_index) and the lazy lancedb import.
+
+Correctness only: the index is built when the table passes the threshold, searches go through it
+with the configured nprobes/refine factor, and recall@10 against exact search stays high. Timings
+and the choice of index type are in `python -m bench.search` and docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import make_settings
+from thoth.store import Store
+from thoth.store.schema import CHUNKS
+
+DIM = 32  # small vectors keep PQ training fast; the index code does not depend on the width
+ROWS = 3000
+
+
+def clustered_unit_vectors(n: int, seed: int) -> np.ndarray:
+    """Unit vectors around 40 random centres: neighbourhoods as real embeddings have them."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(40, DIM))
+    v = centres[rng.integers(0, len(centres), n)] + rng.normal(0, 0.6, (n, DIM))
+    return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+
+def make_store(tmp_path: Path, rows: int = ROWS, **settings: object) -> tuple[Store, np.ndarray]:
+    store = Store(make_settings(tmp_path / "db", **settings))
+    store.ensure_tables(DIM)
+    vectors = clustered_unit_vectors(rows, seed=1)
+    store.add(
+        CHUNKS,
+        [
+            {"chunk_id": f"c{i:05d}", "source_id": "s", "text": f"row {i}", "search_text": f"row {i}", "vector": v}
+            for i, v in enumerate(vectors)
+        ],
+    )
+    return store, vectors
+
+
+def recall_at_10(store: Store, queries: np.ndarray) -> float:
+    found = []
+    for q in queries:
+        ann = {r["chunk_id"] for r in store.vector_search(q, 10)}
+        exact = {r["chunk_id"] for r in store.vector_search(q, 10, exact=True)}
+        assert len(exact) == 10
+        found.append(len(ann & exact) / 10)
+    return float(np.mean(found))
+
+
+@pytest.mark.parametrize("index_type", ["IVF_PQ", "IVF_HNSW_SQ"])
+def test_index_built_past_threshold_and_recall_holds(tmp_path: Path, index_type: str) -> None:
+    store, vectors = make_store(tmp_path, vector_index_min_rows=ROWS, vector_index_type=index_type)
+    info = store.ensure_vector_index()
+    assert info is not None and info["action"] == "built" and info["rows"] == ROWS
+    assert info["type"] == {"IVF_PQ": "IvfPq", "IVF_HNSW_SQ": "IvfHnswSq"}[index_type]
+    assert info["indexed_rows"] == ROWS and info["unindexed_rows"] == 0
+
+    queries = vectors[:40] + np.random.default_rng(2).normal(0, 0.05, (40, DIM)).astype(np.float32)
+    plan = store.table(CHUNKS).search(queries[0]).metric("cosine").nprobes(4).explain_plan()
+    assert "ANN" in plan  # searches go through the index now
+    assert recall_at_10(store, queries) >= 0.9
+
+    # new rows are folded into the existing index, not trained again
+    store.add(CHUNKS, [{"chunk_id": "extra", "source_id": "s", "text": "x", "search_text": "x", "vector": vectors[0]}])
+    again = store.ensure_vector_index()
+    assert again["action"] == "updated" and again["unindexed_rows"] == 0 and again["indexed_rows"] == ROWS + 1
+    assert "extra" in {r["chunk_id"] for r in store.vector_search(vectors[0], 3)}
+
+
+def test_no_index_below_threshold_or_when_disabled(tmp_path: Path) -> None:
+    store, vectors = make_store(tmp_path, rows=400, vector_index_min_rows=401)
+    assert store.ensure_vector_index() is None and store.vector_index() is None
+    assert store.ensure_vector_index(min_rows=0) is None  # 0: never
+    assert store.ensure_vector_index(min_rows=100) is not None  # never below MIN_TRAIN_ROWS, but 400 >= 256
+    assert len(store.vector_search(vectors[0], 10)) == 10
+
+
+def test_ingest_builds_the_index_past_the_threshold(tmp_path: Path) -> None:
+    from ingest.pipeline import Ingestor
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(6):  # ~300 short chunks: just past MIN_TRAIN_ROWS
+        notes = (f"## Part {j}\n\nNote {i}-{j} about topic {j % 7} and item {i * 50 + j}." for j in range(50))
+        sections = "\n\n".join(notes)
+        (corpus / f"page-{i}.md").write_text(f"# Page {i}\n\n{sections}\n")
+    settings = make_settings(tmp_path / "db", vector_index_min_rows=256)
+    summary = Ingestor(settings).run(str(corpus), name="notes")
+    assert summary.chunks_written >= 256, summary.render()
+    index = Store(settings).vector_index()
+    assert index is not None and index["indexed_rows"] == summary.chunks_written
+
+
+def test_lancedb_import_keeps_rest_client_validation() -> None:
+    """The deferred validators of lancedb's REST client still validate, on first call."""
+    import pydantic
+
+    from thoth.store.db import _lancedb
+
+    _lancedb()
+    assert pydantic.validate_call.__module__ == "pydantic.validate_call_decorator"  # restored after import
+    from lance_namespace_urllib3_client import ApiClient
+    from lance_namespace_urllib3_client.api.table_api import TableApi
+
+    with pytest.raises(pydantic.ValidationError, match="id"):
+        TableApi(ApiClient()).alter_table_add_columns(id=123, alter_table_add_columns_request=None)

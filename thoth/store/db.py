@@ -403,6 +403,7 @@ class Store:
             return None
         rows = self.table(SESSIONS).search().where(filters.eq("session_id", session_id)).limit(1).to_list()
         return rows[0] if rows else None
+
     def vector_index(self) -> dict | None:
         """The ANN index on chunk vectors: {"name", "type", "indexed_rows", "unindexed_rows"}, or None."""
         table = self.table(CHUNKS)

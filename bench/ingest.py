@@ -1,6 +1,6 @@
 """Ingest throughput: the pipeline end to end against the raw model on the same texts, ONNX against torch.
 
-    python -m bench.ingest [--chunks 1500] [--int8] [--rss 10000,100000] [--rss-embedder onnx|stub]
+    python -m bench.ingest [--chunks 1000] [--passes 2] [--int8] [--rss 10000,100000] [--rss-embedder onnx|stub]
 
 In one run, on the same generated Markdown folder (about 3.5 chunks a file of ~540 words):
 1. raw ONNX: the chunk texts the pipeline will embed, embedded alone (the CPU limit);
@@ -8,6 +8,8 @@ In one run, on the same generated Markdown folder (about 3.5 chunks a file of ~5
 3. torch pipeline: the same with sentence-transformers on torch, into a fresh database;
 4. with `--int8`: raw and pipeline with the dynamically quantised int8 ONNX model.
 Ratios: ONNX pipeline / raw ONNX (target >= 0.8) and ONNX pipeline / torch pipeline (target >= 2).
+The runs repeat `--passes` times, every other pass in reverse order, and the rates are totals over
+passes: load from other processes on a shared machine then weighs on every run alike.
 
 `--rss N,...` then ingests N-chunk folders, each in a fresh child process, and reports its peak RSS
 (VmHWM): memory must stay bounded as the corpus grows. `--rss-embedder stub` swaps the model for a
@@ -25,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +38,7 @@ from ingest.parsers import parse
 from ingest.pipeline import Ingestor
 from thoth.config import Settings
 from thoth.embed import BUNDLED_MODEL, SentenceTransformerEmbedder, get_embedder, get_tokenizer, resolve_model
+from thoth.store import Store
 
 CHUNKS_PER_FILE = 3.5  # what write_corpus's files chunk into at 200 word pieces
 
@@ -80,7 +84,12 @@ def timed_ingest(settings: Settings, folder: Path, embedder: object) -> tuple[in
 
 
 def peak_rss_child(chunks: int, embedder: str) -> None:
-    """In a child process: write a folder of about `chunks` chunks, ingest it, print peak RSS in MB."""
+    """In a child process: write a folder of about `chunks` chunks, ingest it, print peak RSS in MB.
+
+    The ANN index is built after the run, as ingest does at its end, so that its memory (it loads
+    every vector to train) shows apart from the pipeline's: printed are chunks, seconds, RSS
+    before, peak RSS of the ingest run, and peak RSS once the index is built.
+    """
     with tempfile.TemporaryDirectory(prefix="thoth-bench-rss-") as tmp:
         folder = Path(tmp) / "corpus"
         write_corpus(folder, max(1, round(chunks / CHUNKS_PER_FILE)), seed=5)
@@ -88,8 +97,10 @@ def peak_rss_child(chunks: int, embedder: str) -> None:
         model = StubEmbedder() if embedder == "stub" else get_embedder(settings)
         model.embed(["warm up"])
         before = _status("VmRSS")
-        written, seconds = timed_ingest(settings, folder, model)
-        print(f"{written} {seconds:.1f} {before:.0f} {_status('VmHWM'):.0f}")
+        written, seconds = timed_ingest(replace(settings, vector_index_min_rows=0), folder, model)
+        ingest_peak = _status("VmHWM")
+        Store(settings).ensure_vector_index()
+        print(f"{written} {seconds:.1f} {before:.0f} {ingest_peak:.0f} {_status('VmHWM'):.0f}")
 
 
 def _status(key: str) -> float:
@@ -101,11 +112,12 @@ def _status(key: str) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.ingest", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--chunks", type=int, default=1500, help="chunks in the throughput run (default 1500)")
+    parser.add_argument("--chunks", type=int, default=1000, help="chunks in the throughput runs (default 1000)")
     parser.add_argument("--rss", default="", help="comma-separated chunk counts for peak-RSS runs, e.g. 10000,100000")
     parser.add_argument("--rss-embedder", choices=["onnx", "stub"], default="onnx", help="model in the RSS runs")
     parser.add_argument("--no-torch", action="store_true", help="skip the torch pipeline")
     parser.add_argument("--int8", action="store_true", help="also the int8 ONNX model (raw and pipeline)")
+    parser.add_argument("--passes", type=int, default=2, help="passes over all runs (default 2; alternating order)")
     parser.add_argument("--rss-child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.rss_child:
@@ -115,43 +127,53 @@ def main(argv: list[str] | None = None) -> int:
     base = Settings.from_env()
     cache_dir = str(Path(base.cache_dir).expanduser().resolve())
     load_start = os.getloadavg()[0]
-    rows = []
+    totals: dict[str, list[float]] = {}  # run name -> [chunks, seconds], summed over passes
     with tempfile.TemporaryDirectory(prefix="thoth-bench-ingest-") as tmp:
         folder = Path(tmp) / "corpus"
         write_corpus(folder, max(1, round(args.chunks / CHUNKS_PER_FILE)))
-        onnx_settings = Settings.from_env(
-            db_uri=str(Path(tmp) / "onnx-db"), embed_backend="onnx", cache_dir=cache_dir, read_consistency_seconds=-1
+        fp32_settings = Settings.from_env(embed_backend="onnx", cache_dir=cache_dir, read_consistency_seconds=-1)
+        texts = chunk_texts(fp32_settings, folder)
+        print(
+            f"{os.cpu_count()} CPUs, load average {load_start:.1f}; {len(texts)} chunks in {folder}; "
+            f"{args.passes} pass(es), every other one in reverse order"
         )
-        texts = chunk_texts(onnx_settings, folder)
-        print(f"{os.cpu_count()} CPUs, load average {load_start:.1f}; {len(texts)} chunks in {folder}")
-        onnx = get_embedder(onnx_settings)
-        onnx.embed(texts[:64])  # warm-up: first-run allocations, not counted
-        started = time.perf_counter()
-        onnx.embed(texts)
-        raw_onnx = len(texts) / (time.perf_counter() - started)
-        rows.append(("raw model, onnx fp32", len(texts), len(texts) / raw_onnx))
-        written, seconds = timed_ingest(onnx_settings, folder, onnx)
-        assert written == len(texts), (written, len(texts))
-        rows.append(("pipeline, onnx fp32", written, seconds))
+        models: dict[str, tuple[Settings, object]] = {"onnx fp32": (fp32_settings, get_embedder(fp32_settings))}
         if args.int8:
-            int8_settings = Settings.from_env(
-                db_uri=str(Path(tmp) / "int8-db"), embed_int8=True, cache_dir=cache_dir, read_consistency_seconds=-1
-            )
-            int8 = get_embedder(int8_settings)
-            int8.embed(texts[:64])
-            started = time.perf_counter()
-            int8.embed(texts)
-            rows.append(("raw model, onnx int8", len(texts), time.perf_counter() - started))
-            written, seconds = timed_ingest(int8_settings, folder, int8)
-            rows.append(("pipeline, onnx int8", written, seconds))
+            int8_settings = replace(fp32_settings, embed_int8=True)
+            models["onnx int8"] = (int8_settings, get_embedder(int8_settings))
         if not args.no_torch:
-            torch = SentenceTransformerEmbedder(resolve_model(BUNDLED_MODEL), batch_size=onnx_settings.embed_batch_size)
-            torch.embed(texts[:64])
-            torch_settings = Settings.from_env(
-                db_uri=str(Path(tmp) / "torch-db"), embed_backend="torch", read_consistency_seconds=-1
-            )
-            written, seconds = timed_ingest(torch_settings, folder, torch)
-            rows.append(("pipeline, torch", written, seconds))
+            torch_settings = replace(fp32_settings, embed_backend="torch")
+            torch = SentenceTransformerEmbedder(resolve_model(BUNDLED_MODEL), batch_size=fp32_settings.embed_batch_size)
+            models["torch"] = (torch_settings, torch)
+        for _, model in models.values():
+            model.embed(texts[:64])  # type: ignore[attr-defined]  # warm-up: first-run allocations, not counted
+
+        def raw(model: object) -> tuple[int, float]:
+            started = time.perf_counter()
+            model.embed(texts)  # type: ignore[attr-defined]
+            return len(texts), time.perf_counter() - started
+
+        runs = []
+        for label, (settings, model) in models.items():
+            if label != "torch":
+                runs.append((f"raw model, {label}", lambda m=model: raw(m)))
+            runs.append((f"pipeline, {label}", lambda s=settings, m=model, name=label: ingest_run(s, m, name)))
+        count = iter(range(10**6))
+
+        def ingest_run(settings: Settings, model: object, name: str) -> tuple[int, float]:
+            db = Path(tmp) / f"db-{name.replace(' ', '-')}-{next(count)}"  # a fresh database each pass
+            written, seconds = timed_ingest(replace(settings, db_uri=str(db)), folder, model)
+            assert written == len(texts), (written, len(texts))
+            return written, seconds
+
+        for n in range(args.passes):
+            for name, run in runs if n % 2 == 0 else runs[::-1]:
+                chunks, seconds = run()
+                total = totals.setdefault(name, [0, 0.0])
+                total[0] += chunks
+                total[1] += seconds
+    raw_onnx = totals["raw model, onnx fp32"][0] / totals["raw model, onnx fp32"][1]
+    rows = [(name, int(c), s) for name, (c, s) in totals.items()]
 
     print()
     head = f"{'run':24}{'chunks':>8}{'seconds':>9}{'chunks/s':>10}{'x raw onnx':>12}"
@@ -177,13 +199,15 @@ def main(argv: list[str] | None = None) -> int:
     if sizes:
         print()
         print(f"peak RSS, each in a fresh process ({args.rss_embedder} embedder):")
-        head = f"{'chunks':>8}{'seconds':>9}{'RSS before MB':>15}{'peak RSS MB':>13}"
+        head = f"{'chunks':>8}{'seconds':>9}{'RSS before MB':>15}{'peak, ingest MB':>17}{'peak, + ANN index MB':>22}"
         print(head)
         print("-" * len(head))
         for size in sizes:
             cmd = [sys.executable, "-m", "bench.ingest", "--rss-child", str(size), "--rss-embedder", args.rss_embedder]
             out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.split()
-            print(f"{int(out[0]):>8}{float(out[1]):>9.1f}{float(out[2]):>15.0f}{float(out[3]):>13.0f}")
+            print(
+                f"{int(out[0]):>8}{float(out[1]):>9.1f}{float(out[2]):>15.0f}{float(out[3]):>17.0f}{float(out[4]):>22.0f}"
+            )
     return 0
 
 

@@ -363,3 +363,26 @@ def topic_index(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     summary = Ingestor(settings).run(str(root), name="topics")
     assert not summary.failed and summary.tree and summary.tree.built, summary.render()
     return settings
+
+
+def call(server: LiveServer, name: str, arguments: dict, headers: dict | None = None) -> dict:
+    """tools/call over plain JSON-RPC; the `result` object (tool errors included)."""
+    response = server.rpc("tools/call", {"name": name, "arguments": arguments}, headers=headers)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert "result" in body, body
+    return body["result"]
+
+
+def ok(server: LiveServer, name: str, arguments: dict) -> dict:
+    """The structured content of a tool call that must succeed."""
+    result = call(server, name, arguments)
+    assert not result["isError"], result["content"][0]["text"]
+    return result["structuredContent"]
+
+
+def error_text(server: LiveServer, name: str, arguments: dict) -> str:
+    """The message of a tool call that must fail."""
+    result = call(server, name, arguments)
+    assert result["isError"], result
+    return result["content"][0]["text"]

@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from examples.pdfgen import write_image_only_pdf, write_text_pdf, write_truncated_pdf
 from ingest.pipeline import Ingestor
-from tests.conftest import GcsEmulator, LiveServer, job_env, run_ingest
+from tests.conftest import GcsEmulator, LiveServer, error_text, job_env, ok, run_ingest
 from thoth.config import Settings
 from thoth.gcs import storage_client
 from thoth.store import Store
@@ -125,24 +125,6 @@ def library(gcs_emulator: GcsEmulator, onnx_cache: Path, tmp_path_factory: pytes
 def gcs_server(library: Library):
     with LiveServer(library.settings) as live:
         yield live
-
-
-def call(server: LiveServer, name: str, arguments: dict) -> dict:
-    response = server.rpc("tools/call", {"name": name, "arguments": arguments})
-    assert response.status_code == 200, response.text
-    return response.json()["result"]
-
-
-def ok(server: LiveServer, name: str, arguments: dict) -> dict:
-    result = call(server, name, arguments)
-    assert not result["isError"], result["content"][0]["text"]
-    return result["structuredContent"]
-
-
-def error_text(server: LiveServer, name: str, arguments: dict) -> str:
-    result = call(server, name, arguments)
-    assert result["isError"], result
-    return result["content"][0]["text"]
 
 
 def hit_for(server: LiveServer, query: str, **arguments: object) -> dict:

@@ -11,7 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import HANDBOOK_BASE_URL, LONG_PAGE_URL, MILESTONES, WORKSHOP, LiveServer, make_settings
+from tests.conftest import (
+    HANDBOOK_BASE_URL,
+    LONG_PAGE_URL,
+    MILESTONES,
+    WORKSHOP,
+    LiveServer,
+    call,
+    error_text,
+    make_settings,
+    ok,
+)
 from thoth.logs import JsonFormatter
 from thoth.mcp.toolsets.qurio import READ_HINT
 from thoth.store import Store, filters
@@ -40,26 +50,6 @@ def json_log_lines() -> Iterator[list[dict]]:
     finally:
         root.removeHandler(handler)
         root.setLevel(level)
-
-
-def call(server: LiveServer, name: str, arguments: dict, headers: dict | None = None) -> dict:
-    response = server.rpc("tools/call", {"name": name, "arguments": arguments}, headers=headers)
-    assert response.status_code == 200, response.text
-    body = response.json()
-    assert "result" in body, body
-    return body["result"]
-
-
-def ok(server: LiveServer, name: str, arguments: dict) -> dict:
-    result = call(server, name, arguments)
-    assert not result["isError"], result["content"][0]["text"]
-    return result["structuredContent"]
-
-
-def error_text(server: LiveServer, name: str, arguments: dict) -> str:
-    result = call(server, name, arguments)
-    assert result["isError"], result
-    return result["content"][0]["text"]
 
 
 def test_tools_and_their_schemas(library_server: LiveServer) -> None:

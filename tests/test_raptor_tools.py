@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.conftest import LiveServer, tree_settings
+from tests.conftest import LiveServer, call, tree_settings
 from thoth.config import Settings
 from thoth.store import Store
 
@@ -19,12 +19,6 @@ def raptor(topic_index: Settings, tmp_path_factory: pytest.TempPathFactory) -> I
     shutil.copytree(topic_index.db_uri, db)
     with LiveServer(tree_settings(db)) as live:
         yield live
-
-
-def call(server: LiveServer, name: str, arguments: dict) -> dict:
-    response = server.rpc("tools/call", {"name": name, "arguments": arguments})
-    assert response.status_code == 200, response.text
-    return response.json()["result"]
 
 
 def ok(server: LiveServer, name: str, arguments: dict) -> dict:

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from ingest.pipeline import Ingestor
-from tests.conftest import WORKSHOP, LiveServer, make_settings
+from tests.conftest import WORKSHOP, LiveServer, call, error_text, make_settings, ok
 from thoth.retrieval import workshops
 from thoth.store import Store, filters
 from thoth.store.schema import CHUNKS, PARTITIONS
@@ -20,24 +20,6 @@ WS = "caching-fundamentals"
 EXERCISES = [(WS, 1), (WS, 2), (WS, 3), ("hooks-mini", 1)]
 ADMIN = "s3cret-admin-token"
 REINDEX = "/internal/workshop-index/reindex"
-
-
-def call(server: LiveServer, name: str, arguments: dict) -> dict:
-    response = server.rpc("tools/call", {"name": name, "arguments": arguments})
-    assert response.status_code == 200, response.text
-    return response.json()["result"]
-
-
-def ok(server: LiveServer, name: str, arguments: dict) -> dict:
-    result = call(server, name, arguments)
-    assert not result["isError"], result["content"][0]["text"]
-    return result["structuredContent"]
-
-
-def error_text(server: LiveServer, name: str, arguments: dict) -> str:
-    result = call(server, name, arguments)
-    assert result["isError"], result
-    return result["content"][0]["text"]
 
 
 def all_pages(server: LiveServer, tool: str, arguments: dict) -> list[dict]:

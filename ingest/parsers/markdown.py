@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import yaml
 
@@ -78,20 +79,26 @@ def _blocks(lines: list[str]) -> list[Block]:
     return blocks
 
 
-def readable(text: str) -> str:
-    """The Markdown as a person reads it: no front matter, no MDX import/export lines (outside code)."""
-    _, body = _front_matter(text)
-    kept: list[str] = []
+def _prose_flags(body: str) -> Iterator[tuple[str, bool]]:
+    """Each line with whether it is prose: outside fenced code and not a fence line itself."""
     in_fence: str | None = None
     for line in body.splitlines():
         fence = _FENCE.match(line)
         if fence and in_fence is None:
             in_fence = fence.group(1)
-        elif in_fence is not None and line.strip().startswith(in_fence):
-            in_fence = None
-        elif in_fence is None and _MDX_IMPORT.match(line):
-            continue
-        kept.append(line)
+            yield line, False
+        elif in_fence is not None:
+            if line.strip().startswith(in_fence):
+                in_fence = None
+            yield line, False
+        else:
+            yield line, True
+
+
+def readable(text: str) -> str:
+    """The Markdown as a person reads it: no front matter, no MDX import/export lines (outside code)."""
+    _, body = _front_matter(text)
+    kept = [line for line, prose in _prose_flags(body) if not (prose and _MDX_IMPORT.match(line))]
     return "\n".join(kept).strip()
 
 
@@ -100,15 +107,9 @@ def parse(text: str, fallback_title: str) -> ParsedDocument:
     sections: list[tuple[list[str], list[str]]] = []  # (heading path, lines)
     stack: list[tuple[int, str]] = []
     lines: list[str] = []
-    in_fence: str | None = None
     first_h1: str | None = None
-    for line in body.splitlines():
-        fence = _FENCE.match(line)
-        if fence and in_fence is None:
-            in_fence = fence.group(1)
-        elif in_fence is not None and line.strip().startswith(in_fence):
-            in_fence = None
-        elif in_fence is None:
+    for line, prose in _prose_flags(body):
+        if prose:
             heading = _HEADING.match(line)
             if heading:
                 sections.append(([h for _, h in stack], lines))

@@ -1,52 +1,61 @@
 """A cheaper `import lancedb`, for a fast cold start.
 
-lancedb imports `lance_namespace_urllib3_client`, a generated REST client that Thoth never calls,
-whose ~400 API methods carry pydantic's `@validate_call`: pydantic builds each one's validator when
-the method is defined, about a third of lancedb's import CPU time. Inside `deferred_validate_call()`
-the decorator wraps lazily and builds the very same validator on a method's first call: the same
-validation and errors, paid only by what is called. (pydantic's `defer_build` for the client's
-models and for the MCP SDK's was measured too and saves nothing: their cost is class creation.)
-Figures: docs/benchmarks.md, "Cold start".
+lancedb imports `lance_namespace_urllib3_client`, a generated REST client that Thoth never calls:
+its package `__init__` imports nine API modules whose ~400 methods carry pydantic's
+`@validate_call` (pydantic builds each validator when the method is defined), about half of
+lancedb's import CPU time. lancedb itself only needs the client's `models` subpackage.
+
+`deferred_packages()` puts such packages in `sys.modules` with their `__path__` set but their
+`__init__` not yet run: a submodule (`...client.models.foo`) imports as usual, and the first
+attribute asked of the package itself runs its real `__init__` then, so nothing is lost, only moved
+to whoever needs it. Figures: docs/benchmarks.md, "Cold start".
 """
 
 from __future__ import annotations
 
-import functools
+import importlib.util
+import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
+from types import ModuleType
 
-_lock = threading.RLock()  # one patcher at a time; re-entrant, so a nested use cannot deadlock
+_lock = threading.RLock()  # one package initialised at a time; re-entrant for nested packages
+
+# Parents before children: finding a subpackage's spec needs its parent's `__path__`.
+LANCEDB_REST_CLIENT = ("lance_namespace_urllib3_client", "lance_namespace_urllib3_client.api")
 
 
-@contextmanager
-def deferred_validate_call() -> Iterator[None]:
-    """While the block runs (an import), `pydantic.validate_call` builds each validator on first call."""
-    import pydantic
+def _defer(name: str) -> None:
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+        return  # not installed, or not a package: nothing to defer
+    module = importlib.util.module_from_spec(spec)  # sets __spec__, __path__, __file__; runs nothing
 
-    eager = pydantic.validate_call
+    def __getattr__(attr: str) -> object:  # noqa: N807 (the module-level hook's required name)
+        with _lock:
+            if module.__dict__.get("__getattr__") is __getattr__:
+                del module.__getattr__
+                spec.loader.exec_module(module)  # the package's real __init__, in this module
+        return object.__getattribute__(module, attr)
 
-    def lazy_validate_call(func: Any = None, /, **options: Any) -> Any:
-        def decorate(function: Any) -> Any:
-            validated: list[Any] = []
+    module.__getattr__ = __getattr__  # type: ignore[method-assign]
+    sys.modules[name] = module
+    parent, _, child = name.rpartition(".")
+    if parent:
+        setattr(sys.modules[parent], child, module)
 
-            @functools.wraps(function)
-            def wrapper(*args: Any, **kwargs: Any) -> Any:
-                if not validated:
-                    validated.append(eager(function, **options))
-                return validated[0](*args, **kwargs)
 
-            return wrapper
-
-        return decorate(func) if func is not None else decorate
-
+def deferred_packages(names: tuple[str, ...]) -> None:
+    """Register `names` (packages, parents first) so that their `__init__` runs on first attribute use.
+    Already imported packages are left as they are."""
     with _lock:
-        pydantic.validate_call = lazy_validate_call
-        try:
-            yield
-        finally:
-            pydantic.validate_call = eager
+        for name in names:
+            if name not in sys.modules:
+                _defer(name)
 
 
-__all__ = ["deferred_validate_call"]
+def is_deferred(module: ModuleType) -> bool:
+    """True while the package's own `__init__` has not run yet."""
+    return "__getattr__" in module.__dict__ and getattr(module.__dict__["__getattr__"], "__module__", "") == __name__
+
+
+__all__ = ["LANCEDB_REST_CLIENT", "deferred_packages", "is_deferred"]

@@ -53,8 +53,11 @@ class Thoth:
     def warm_up(self, background: bool = True) -> None:
         def load() -> None:
             try:
+                # The model first: building the ONNX session runs native code without the GIL, so it
+                # overlaps the main thread's imports; lancedb's import (pure Python) cannot.
+                get_embedder(self.settings)
                 self.store.row_counts()
-                self.embedder()
+                self.embedder()  # the loaded model, checked against the one that built the index
                 self._embedder_error = None
                 log.info("embedder ready: %s", self.settings.embed_model)
             except Exception as exc:  # reported by /health and by the first tool call

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from thoth._imports import deferred_validate_call
+from thoth._imports import LANCEDB_REST_CLIENT, deferred_packages
 from thoth.config import Settings
 from thoth.store import filters
 from thoth.store.schema import (
@@ -112,13 +112,13 @@ PARTITION_ROWS = 4096  # IVF partitions: one per this many rows
 
 
 def _lancedb() -> Any:
-    """Import lancedb on first use (a server does it in its warm-up thread), with the validators of
-    its REST-namespace client (which Thoth never calls) built on first use instead of at import."""
+    """Import lancedb on first use (a server does it in its warm-up thread), without running the
+    `__init__` of its REST-namespace client, which Thoth never calls (thoth/_imports.py)."""
     with _import_lock:  # a second thread waits here for the whole import, never sees it half done
         if "lancedb" not in sys.modules:
             os.environ.setdefault("LANCEDB_LOG", "error")  # Lance's Rust warnings (deprecations, "creating dataset")
-            with deferred_validate_call():
-                import lancedb
+            deferred_packages(LANCEDB_REST_CLIENT)
+            import lancedb
         import lancedb
 
     return lancedb

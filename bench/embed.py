@@ -5,11 +5,18 @@
 The same generated ~200-word texts go through each backend. ONNX runs first, before anything has
 imported torch, so its import time is its own; the export (if missing) runs in a subprocess first.
 A second, mixed-length set (10-400 words) shows what sorting texts by length before padding buys.
+
+Last, the compute: the model's matrix multiplications per text (from its config.json and the
+texts' real lengths) times each backend's rate gives the GFLOP/s it reaches, set against a GEMM
+ceiling measured here and now: numpy's BLAS multiplying the model's feed-forward shape (its
+largest matrix product) on every core. No backend's whole model can beat that ceiling, so it bounds
+what any fp32 runtime can gain over another on this CPU.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import subprocess
 import sys
@@ -72,6 +79,27 @@ def _rate(embed, texts: list[str], batch: int) -> tuple[float, np.ndarray]:
 def _cos(a: np.ndarray, b: np.ndarray) -> str:
     c = (a * b).sum(axis=1)
     return f"{c.mean():.4f} / {c.min():.4f}"
+
+
+def encoder_flops(config: dict, pieces: list[int]) -> float:
+    """Floating-point operations of the matrix products of one BERT-style encoder pass over texts of
+    `pieces` word pieces each (2 per multiply-add; layer norms, softmax and GELU left out)."""
+    h, ff, layers = config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"]
+    per_token = 4 * h * h + 2 * h * ff  # the Q, K, V and output projections; the feed-forward pair
+    return 2.0 * layers * sum(n * per_token + 2 * n * n * h for n in pieces)  # + scores and weighted sum
+
+
+def gemm_ceiling(rows: int, h: int, ff: int, seconds: float = 2.0) -> float:
+    """GFLOP/s of numpy's BLAS (all cores, float32) on the model's feed-forward product."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((rows, h), dtype=np.float32)
+    b = rng.standard_normal((h, ff), dtype=np.float32)
+    a @ b  # warm-up: thread pool start, first-touch of the output
+    done, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        a @ b
+        done += 1
+    return 2.0 * rows * h * ff * done / (time.perf_counter() - t0) / 1e9
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -164,6 +192,18 @@ def main(argv: list[str] | None = None) -> int:
         print(mixed_line)
     sizes = [Path(f).stat().st_size / 1e6 for f in (fp32_file, int8_file)]
     print(f"ONNX files: {sizes[0]:.1f} MB fp32, {sizes[1]:.1f} MB int8")
+
+    config = json.loads((model.path / "config.json").read_text())
+    per_text = encoder_flops(config, pieces) / len(pieces)
+    ceiling = gemm_ceiling(args.batch * int(np.mean(pieces)), config["hidden_size"], config["intermediate_size"])
+    print()
+    print(f"compute: {per_text / 1e9:.2f} GFLOP of matrix products per text; fp32 GEMM ceiling {ceiling:.0f} GFLOP/s")
+    for name, _, _, rate in rows:
+        gflops = rate * per_text / 1e9
+        note = " (integer arithmetic: the fp32 ceiling does not bound it)" if "int8" in name else ""
+        print(f"  {name:31s} {gflops:6.0f} GFLOP/s  {gflops / ceiling:5.0%} of the ceiling{note}")
+    need = 2 * base * per_text / 1e9
+    print(f"  2x torch would need {need:.0f} GFLOP/s ({need / ceiling:.0%} of the ceiling)")
     return 0
 
 

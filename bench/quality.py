@@ -1,7 +1,10 @@
 """Retrieval quality per mode — keyword, vector, hybrid, collapsed tree — on the shared dev splits.
 
     python -m bench.quality [--data ../shared/data] [--db .thoth/bench] [--only scifact|handbook]
-                            [--scifact-limit N] [--limit-queries N]
+                            [--scifact-limit N] [--limit-queries N] [--modes keyword,vector,...]
+
+THOTH_EMBED_INT8=1 measures the int8 ONNX model (in an index of its own); THOTH_TREE_BUILD=0 with
+`--modes keyword,vector,hybrid` skips the trees when only the flat modes are wanted.
 
 - SciFact (BEIR format, dev queries): nDCG@10 and recall@10 of the relevant abstracts. Each abstract
   is ingested as a Markdown file (`# title` + text) through the normal pipeline, so long abstracts
@@ -210,9 +213,11 @@ def main(argv: list[str] | None = None) -> int:
     data = Path(args.data)
     cache = Path(args.db)
     base = Settings.from_env()
-    settings = Settings.from_env(db_uri=str(cache / f"db-{base.embed_model.replace('/', '--')}-{base.tree_reducer}"))
+    int8 = base.embed_backend == "onnx" and base.embed_int8
+    name = f"db-{base.embed_model.replace('/', '--')}{'-int8' if int8 else ''}-{base.tree_reducer}"
+    settings = Settings.from_env(db_uri=str(cache / name))  # int8 vectors in an index of their own
     print(
-        f"model {base.embed_model} ({base.embed_backend}); trees: {base.tree_reducer}, "
+        f"model {base.embed_model} ({base.embed_backend}{' int8' if int8 else ''}); trees: {base.tree_reducer}, "
         f"{base.tree_summariser} summaries of {base.tree_summary_tokens} word pieces, "
         f"clusters up to {base.tree_cluster_tokens}"
     )

@@ -6,7 +6,8 @@ Builds a small index once, then starts `python -m thoth.mcp.server` `--runs` tim
 (alternating, so load on the machine hits both alike) and measures from `Popen` to the first
 /health 200 and to the first search answer over MCP. Prints medians, the spread, the server's RSS
 after its first answer, and the ONNX/torch ratio (target: first answer within 2 s with ONNX).
-A bare `python -c pass` is timed too: the floor no server can beat.
+A bare `python -c pass` is timed too, and the CPU time of importing just the MCP SDK's server and
+lancedb in a fresh process: imports hold the GIL, so no start can be faster than that on this CPU.
 """
 
 from __future__ import annotations
@@ -79,6 +80,22 @@ def bare_python() -> float:
     return time.perf_counter() - started
 
 
+_IMPORT_FLOOR = """
+import time
+started = time.process_time()
+import mcp.server.mcpserver, mcp.server.sse, mcp.server.streamable_http_manager
+from thoth.store.db import _lancedb
+_lancedb()
+print(time.process_time() - started)
+"""
+
+
+def import_floor() -> float:
+    """CPU seconds to import the MCP SDK's server and lancedb (as Thoth does) in a fresh process."""
+    out = subprocess.run([sys.executable, "-c", _IMPORT_FLOOR], check=True, capture_output=True, text=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.coldstart", description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="starts per backend (default 5)")
@@ -101,9 +118,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{args.runs} starts per backend, alternating"
         )
         results: dict[str, list[dict[str, float]]] = {b: [] for b in backends}
-        floor = []
+        floor, imports = [], []
         for run in range(args.runs):
             floor.append(bare_python())
+            imports.append(import_floor())
             for backend in backends if run % 2 == 0 else backends[::-1]:
                 query = f"how does {TOPICS[run % len(TOPICS)]} work"
                 results[backend].append(one_start({**env, "THOTH_EMBED_BACKEND": backend}, free_port(), query))
@@ -122,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         med[backend] = answer
         print(f"{backend:10}{health:>15.2f}{answer:>16.2f}{f'({lo:.2f} - {hi:.2f})':>16}{rss:>9.0f}")
     print(f"{'python -c pass':10}{'':>15}{statistics.median(floor):>16.2f}")
+    print(f"{'imports':10}{'':>15}{statistics.median(imports):>16.2f}   CPU s: MCP SDK server + lancedb, nothing else")
     print()
     if "onnx" in med and "torch" in med:
         print(f"first answer, onnx / torch: {med['onnx'] / med['torch']:.2f}x")

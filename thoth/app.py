@@ -74,8 +74,9 @@ class Thoth:
         """(HTTP status, body): 200 when the index is readable, 503 with the reason when not."""
         body: dict = {"service": "thoth", "db_uri": self.settings.db_uri, "embed_model": self.settings.embed_model}
         try:
-            body["tables"] = self.store.row_counts()
-            body["table_versions"] = self.store.versions()
+            names = self.store.table_names()  # listed once: on GCS every listing is a request
+            body["tables"] = self.store.row_counts(names)
+            body["table_versions"] = self.store.versions(names)
             body["index_model"], _ = self.store.index_model()
         except Exception as exc:  # any failure to read the index is a 503, never a 500
             return 503, {**body, "status": "unavailable", "reason": f"cannot read the index: {exc}"}

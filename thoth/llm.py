@@ -108,12 +108,13 @@ class OpenAICompatibleLLM:
 
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(timeout=timeout, headers=headers)
-        self._transport_error = httpx.TransportError
         self._limiter = RateLimiter(per_minute)
         self.retries = retries
         self.base_delay = base_delay
 
     def complete(self, prompt: str, *, system: str = "", temperature: float = 0.0, max_tokens: int = 512) -> str:
+        import httpx  # loaded by __init__ already: a dictionary lookup
+
         messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
         body = {"model": self.model, "messages": messages, "temperature": temperature, "max_tokens": max_tokens}
 
@@ -121,7 +122,7 @@ class OpenAICompatibleLLM:
             self._limiter.wait()
             try:
                 response = self._client.post(self.endpoint, json=body)
-            except self._transport_error as exc:
+            except httpx.TransportError as exc:
                 raise _Retryable(f"cannot reach {self.endpoint}: {type(exc).__name__}") from exc
             if response.status_code == 429 or response.status_code >= 500:
                 raise _Retryable(f"HTTP {response.status_code}", _retry_after(response))

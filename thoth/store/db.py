@@ -217,11 +217,12 @@ class Store:
             self.db.create_table(name, schema=schema_for(name, dim), exist_ok=True)
             self._tables.pop(name, None)
 
-    def row_counts(self) -> dict[str, int]:
-        return {name: self.table(name).count_rows() for name in self.table_names()}
+    def row_counts(self, names: list[str] | None = None) -> dict[str, int]:
+        """Rows per table (`names`, or every table: listing them is a bucket listing on GCS)."""
+        return {name: self.table(name).count_rows() for name in (names or self.table_names())}
 
-    def versions(self) -> dict[str, int]:
-        return {name: self.table(name).version for name in self.table_names()}
+    def versions(self, names: list[str] | None = None) -> dict[str, int]:
+        return {name: self.table(name).version for name in (names or self.table_names())}
 
     # -- settings (small key/value state) and the model check -------------------------
 

@@ -148,18 +148,33 @@ def _after_word(plain: list[str]) -> bool:
     return bool(tail) and len(tail.group(1)) >= 3
 
 
-def _mergeable(a: Line, b: Line) -> bool:
-    """b continues a on the same baseline (PDFium split a line at a kern or a hyphen glyph)."""
+def _superscript(a: Line, b: Line) -> bool:
+    """b is a raised, smaller fragment right after a: a footnote mark or an exponent PDFium split off."""
     return (
-        not a.rotated
-        and not b.rotated
-        and abs(a.size - b.size) < 0.5
-        and abs(a.y0 - b.y0) < 0.3 * a.size
-        and -0.5 * a.size < b.x0 - a.x1 < 1.0 * a.size
+        b.size < 0.85 * a.size
+        and a.y0 + 0.15 * a.size < b.y0 < a.y1
+        and -0.5 * a.size < b.x0 - a.x1 < 0.5 * a.size
+        and len(b.text) <= 4
     )
 
 
+def _mergeable(a: Line, b: Line) -> bool:
+    """b continues a on the same baseline (PDFium split a line at a kern, a hyphen glyph or a superscript)."""
+    if a.rotated or b.rotated:
+        return False
+    same_line = (
+        abs(a.size - b.size) < 0.5 and abs(a.y0 - b.y0) < 0.3 * a.size and -0.5 * a.size < b.x0 - a.x1 < 1.0 * a.size
+    )
+    return same_line or _superscript(a, b)
+
+
 def _merge(a: Line, b: Line) -> Line:
+    if _superscript(a, b):
+        marks = all(ch in _MARKS or ch in ", " for ch in b.text) or (b.text.isdigit() and _after_word(list(a.plain)))
+        a.text, a.names = a.text + b.text, a.names + ", "
+        a.plain += "" if marks else b.plain
+        a.x1 = max(a.x1, b.x1)
+        return a
     glue = "" if b.x0 - a.x1 < 0.15 * a.size or b.text == "-" else " "
     a.text, a.plain, a.names = a.text + glue + b.text, a.plain + glue + b.plain, a.names + glue + b.names
     a.x1, a.y0, a.y1 = max(a.x1, b.x1), min(a.y0, b.y0), max(a.y1, b.y1)

@@ -25,6 +25,7 @@ import pypdfium2.raw as pdfium_c
 from ingest.parsers.pdf_text import HYPHEN, symbol_glyph
 
 _MARKS = set("∗*†‡§¶⋆")
+_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|medi\b|-medi|^(?:\w{6}\+)?CMBX|\.B$", re.I)
 ARXIV_STAMP = re.compile(
     r"arXiv:\s*(?P<id>\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(?P<version>v\d+)?"
     r"\s*(?:\[(?P<cls>[\w.-]+)\])?\s*(?P<date>\d{1,2}\s+[A-Z][a-z]{2,8}\s+(?:19|20)\d\d)?"
@@ -92,6 +93,9 @@ def _chars(textpage) -> list[_Char | None]:
         pdfium_c.FPDFText_GetLooseCharBox(raw, i, ctypes.byref(rect))
         size = pdfium_c.FPDFText_GetFontSize(raw, i)
         weight = pdfium_c.FPDFText_GetFontWeight(raw, i)
+        if weight <= 0:  # standard and Type 1 fonts often say nothing: the name does ("Helvetica-Bold", "CMBX10")
+            n = pdfium_c.FPDFText_GetFontInfo(raw, i, name, len(name), ctypes.byref(flags))
+            weight = 700 if _BOLD_NAME.search(name.value[: max(0, n - 1)].decode("latin-1")) else 400
         out.append(_Char(ch, i, size, weight, (rect.left, rect.bottom, rect.right, rect.top)))
     return out
 

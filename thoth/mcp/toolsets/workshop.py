@@ -216,7 +216,8 @@ def _render_bundle(data: ContextBundle, tool: str) -> str:
     for section in data.sections:
         label = section.label + (" (continued)" if section.offset else "")
         source = f"\n_Source_: `{section.sourcePath}`" if section.sourcePath else ""
-        body = f"```diff\n{section.content}\n```" if section.isDiff else section.content
+        fence = "diff" if section.isDiff else "" if section.kind.endswith("-code") else None
+        body = section.content if fence is None else f"```{fence}\n{section.content}\n```"
         lines.append(f"\n### {label}{source}\n\n{body}")
     if data.nextCursor:
         lines.append(f'\n[Truncated. Continue with {tool}(cursor="{data.nextCursor}")]')

@@ -19,6 +19,11 @@ Each unit parses into sections (partitions), in this order: workshop instruction
 notes; exercise instructions, exercise finished notes; per step problem instructions, solution
 instructions, problem code (one per file), solution code, a diff summary (`added/removed/modified
 path`) and one unified diff per changed file. The diff summary and the diffs are `is_diff`.
+
+What the workshop hides from its diffs (DEFAULT_DIFFIGNORE: tests, lock files, configuration;
+`epicshop/.diffignore`; the root `.gitignore`) is left out of the units altogether, so it is in no
+bundle, no search result, and editing it re-ingests nothing. Every section's `path` is relative to the
+workshop root; a diff's is the solution's file (the problem's for a removed file).
 """
 
 from __future__ import annotations

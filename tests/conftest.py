@@ -414,3 +414,11 @@ def console_index(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 def console_server(console_index: Settings) -> Iterator[LiveServer]:
     with LiveServer(console_index) as live:
         yield live
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say it out loud when the browser tests were skipped (no Chromium here), even under -q."""
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if "test_ui_browser" in r.nodeid]
+    if skipped:
+        reason = str(skipped[0].longrepr[-1]) if isinstance(skipped[0].longrepr, tuple) else "see -rs"
+        terminalreporter.write_line(f"{len(skipped)} {reason.removeprefix('Skipped: ')}", yellow=True, bold=True)

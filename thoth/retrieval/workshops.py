@@ -455,3 +455,33 @@ def topic_search(
         "queryKind": "identifier" if identifier else "concept",
         "matches": unique[:limit],
     }
+
+
+# -- steps and their diffs ----------------------------------------------------------------------
+
+
+def step_changes(store: Store, workshop: str) -> dict[tuple[int, int], dict]:
+    """(exercise, step) -> which sides the step has and the files its solution adds, removes or modifies.
+
+    Read from the step's sections: `{side}-instructions`/`{side}-code` say a side is there, the
+    `diff-summary` section lists `added|removed|modified path` lines (none: nothing to diff).
+    """
+    require_workshop(store, workshop)
+    columns = ["exercise_number", "step_number", "kind", "text"]
+    where = filters.where({"source_id": workshop}) + " AND step_number IS NOT NULL"
+    steps: dict[tuple[int, int], dict] = {}
+    for row in store.rows(PARTITIONS, columns, where):
+        step = steps.setdefault(
+            (row["exercise_number"], row["step_number"]), {"problem": False, "solution": False, "changes": []}
+        )
+        side = row["kind"].split("-", 1)[0]
+        if side in ("problem", "solution"):
+            step[side] = True
+        if row["kind"] == "diff-summary":
+            for line in row["text"].splitlines():
+                change, _, path = line.partition(" ")
+                if path:
+                    step["changes"].append({"change": change, "path": path})
+    for step in steps.values():
+        step["changes"].sort(key=lambda c: c["path"])
+    return steps

@@ -311,7 +311,7 @@ class Console:
                 max_chars=LEARNING_CHARS,
                 cursor=cursor,
             )
-            if bundle["scope"]["workshop"] != name:
+            if bundle["workshop"] != name:
                 raise BadArgument(f"cursor continues workshop {bundle['scope']['workshop']!r}, not {name!r}")
         exercises = [
             {

@@ -306,8 +306,8 @@ class Console:
                 max_chars=LEARNING_CHARS,
                 cursor=cursor,
             )
-            if bundle["scope"]["workshop"] != name:
-                raise BadArgument(f"cursor continues workshop {bundle['scope']['workshop']!r}, not {name!r}")
+            if bundle["workshop"] != name:
+                raise BadArgument(f"cursor continues workshop {bundle['workshop']!r}, not {name!r}")
         exercises = [
             {
                 "number": number,

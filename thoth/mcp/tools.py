@@ -27,6 +27,7 @@ from starlette.routing import BaseRoute
 from thoth.app import Thoth
 from thoth.embed import EmbedderUnavailable
 from thoth.logs import request_context
+from thoth.mcp.roles import WRITER_META, RoleMiddleware, current_caller, needs_writer, visible
 from thoth.retrieval.errors import RetrievalError
 from thoth.retrieval.search import SearchError
 from thoth.store import StoreError
@@ -49,6 +50,16 @@ def read_only_tool(mcp: MCPServer) -> Callable[[Callable[..., T]], Callable[...,
 
     def decorate(fn: Callable[..., T]) -> Callable[..., T]:
         return mcp.tool(annotations=READ_ONLY, description=inspect.cleandoc(fn.__doc__ or ""))(fn)
+
+    return decorate
+
+
+def writer_tool(mcp: MCPServer, annotations: ToolAnnotations) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """Register a tool that writes the shared index: only callers with the writer role see and call it."""
+
+    def decorate(fn: Callable[..., T]) -> Callable[..., T]:
+        description = inspect.cleandoc(fn.__doc__ or "")
+        return mcp.tool(annotations=annotations, description=description, meta=dict(WRITER_META))(fn)
 
     return decorate
 
@@ -149,6 +160,11 @@ def build_mcp(app: Thoth) -> MCPServer:
     for module in _toolset_modules(app):
         module.register(mcp, app)
     _register_list_tools(mcp)
+
+    async def writer_tools() -> set[str]:
+        return {t.name for t in await mcp.list_tools() if needs_writer(t)}
+
+    mcp.middleware.append(RoleMiddleware(writer_tools))
     return mcp
 
 
@@ -170,7 +186,7 @@ def _register_list_tools(mcp: MCPServer) -> None:
     @read_only_tool(mcp)
     async def list_tools() -> CallToolResult:  # type: ignore[type-arg]
         """List the tools this server offers, with what each one does."""
-        tools = await mcp.list_tools()
+        tools = visible(await mcp.list_tools(), current_caller())
         infos = [ToolInfo(name=t.name, description=(t.description or "").strip().split("\n")[0]) for t in tools]
         text = "Available tools:\n" + "\n".join(f"- {t.name}: {t.description}" for t in infos)
         return respond(ToolList(tools=infos), text)

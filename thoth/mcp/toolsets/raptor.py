@@ -21,7 +21,7 @@ from ingest.sources import content_hash
 from thoth.app import Thoth
 from thoth.embed import get_tokenizer
 from thoth.llm import LLMError
-from thoth.mcp.tools import call, read_only_tool, respond
+from thoth.mcp.tools import call, read_only_tool, respond, writer_tool
 from thoth.retrieval import tree
 from thoth.retrieval.answer import answer_question as answer
 from thoth.retrieval.search import SearchError
@@ -237,7 +237,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         text = f"Successfully created chat session {data.session_id} for dataset {dataset_id} with title '{data.title}'"
         return respond(data, text)
 
-    @mcp.tool(annotations=WRITES)
+    @writer_tool(mcp, WRITES)
     def ingest_document(
         dataset_id: Annotated[
             str, Field(description="dataset to add to; created if new (lowercase letters, digits, '-')", max_length=64)
@@ -252,6 +252,13 @@ def register(mcp: MCPServer, app: Thoth) -> None:
 
         The same source (or, without one, the same text) replaces the earlier version.
         """
+
+        size = len(file_content.encode("utf-8", errors="replace"))
+        if size > app.settings.max_document_bytes:
+            raise ToolError(
+                f"file_content is {size} bytes; the limit is {app.settings.max_document_bytes} bytes "
+                "(THOTH_MAX_DOCUMENT_BYTES): split the document, or ingest large files with the ingest job"
+            )
 
         def run() -> Ingested:
             with ingest_lock:

@@ -54,10 +54,7 @@ def node_uri(dataset_id: str, node_id: str) -> str:
 
 
 def _call(tool: str, fn: Callable[[], T]) -> T:
-    try:
-        return call(tool, fn)
-    except (IngestError, LLMError) as exc:
-        raise ToolError(str(exc)) from exc
+    return call(tool, fn, (IngestError, LLMError))
 
 
 # -- shapes ------------------------------------------------------------------------------------------------

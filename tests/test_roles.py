@@ -13,11 +13,17 @@ from pathlib import Path
 import pytest
 
 from ingest.pipeline import Ingestor
-from tests.conftest import LiveServer, make_settings, write_corpus
+from tests.conftest import LiveServer, make_settings, write_corpus, write_docs
 from tests.test_auth import AUDIENCE, CertsServer, Key, bearer
 from thoth.config import ConfigError, Settings
+from thoth.mcp.auth import token_principal
+from thoth.mcp.roles import Caller
+from thoth.retrieval.errors import NotFound
+from thoth.retrieval.sessions import get_session
+from thoth.store import Store
 
 READER = "reader-token-0123456789abcdef"
+READER2 = "second-reader-token-0123456789"
 WRITER = "writer-token-0123456789abcdef"
 ADMIN = "admin-token-0123456789abcdef"
 DOC = "Guide dogs may come to the office on Fridays. Ask facilities for a water bowl."
@@ -28,8 +34,9 @@ def writable(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     """The test corpus as the job-managed `handbook` dataset, in an index these tests may write to."""
     root = write_corpus(tmp_path_factory.mktemp("corpus"))
     settings = make_settings(tmp_path_factory.mktemp("db") / "lancedb", tree_build=False)
-    summary = Ingestor(settings).run(str(root), name="handbook")
-    assert not summary.failed, summary.render()
+    for folder, name in ((root, "handbook"), (write_docs(tmp_path_factory.mktemp("docs")), "docs")):
+        summary = Ingestor(settings).run(str(folder), name=name)
+        assert not summary.failed, summary.render()
     return settings
 
 
@@ -38,7 +45,7 @@ def token_server(writable: Settings) -> Iterator[LiveServer]:
     settings = replace(
         writable,
         auth_mode="tokens",
-        auth_tokens=(READER,),
+        auth_tokens=(READER, READER2),
         auth_writer_tokens=(WRITER,),
         admin_token=ADMIN,
         max_document_bytes=4000,
@@ -113,6 +120,44 @@ def test_ingest_document_size_limit(token_server: LiveServer) -> None:
 def test_auth_off_allows_everything(writable: Settings) -> None:
     with LiveServer(writable) as live:
         assert "ingest_document" in tool_names(live)
+
+
+# -- per-caller state --------------------------------------------------------------------------
+
+
+def test_each_caller_has_its_own_default_collection(token_server: LiveServer) -> None:
+    def default(token: str) -> str | None:
+        return call(token_server, token, "list_collections", {})["structuredContent"]["default_collection"]
+
+    assert not call(token_server, READER, "set_default_collection", {"name": "docs"})["isError"]
+    assert default(READER) == "docs" and default(READER2) is None
+    assert call(token_server, READER, "search", {"query": "go client"})["structuredContent"]["collection"] == "docs"
+    assert call(token_server, READER2, "search", {"query": "go client"})["structuredContent"]["collection"] is None
+    call(token_server, READER2, "set_default_collection", {"name": "handbook"})
+    assert default(READER) == "docs" and default(READER2) == "handbook"
+    # kept in the index: a new server (another instance) agrees
+    with LiveServer(token_server_settings(token_server)) as other:
+        assert default_on(other, READER) == "docs"
+
+
+def token_server_settings(server: LiveServer) -> Settings:
+    return server.server.config.app.state.thoth.settings
+
+
+def default_on(server: LiveServer, token: str) -> str | None:
+    return call(server, token, "list_collections", {})["structuredContent"]["default_collection"]
+
+
+def test_chat_sessions_belong_to_their_creator(token_server: LiveServer, writable: Settings) -> None:
+    created = call(token_server, READER, "create_chat_session", {"dataset_id": "handbook", "title": "Mine"})
+    assert not created["isError"], created
+    session_id = created["structuredContent"]["session_id"]
+    store = Store(writable)
+    owner = Caller(token_principal(READER), writer=False).key
+    assert get_session(store, session_id, owner)["title"] == "Mine"
+    other = Caller(token_principal(READER2), writer=False).key
+    with pytest.raises(NotFound, match="of yours"):
+        get_session(store, session_id, other)
 
 
 # -- THOTH_AUTH=google ---------------------------------------------------------------------

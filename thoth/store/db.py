@@ -416,6 +416,7 @@ class Store:
 
     def add_session(self, row: dict) -> None:
         self.ensure_table(SESSIONS)
+        self._add_missing_columns(SESSIONS, schema_for(SESSIONS, 0))  # `owner`, on a table from before it
         self.add(SESSIONS, [row])
 
     def get_session(self, session_id: str) -> dict | None:

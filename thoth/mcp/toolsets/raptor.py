@@ -21,6 +21,7 @@ from ingest.sources import content_hash
 from thoth.app import Thoth
 from thoth.embed import get_tokenizer
 from thoth.llm import LLMError
+from thoth.mcp.roles import current_caller
 from thoth.mcp.tools import call, read_only_tool, respond, writer_tool
 from thoth.retrieval import tree
 from thoth.retrieval.answer import answer_question as answer
@@ -223,8 +224,9 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         dataset_id: DatasetId,
         title: Annotated[str, Field(description="session title", min_length=1, max_length=200)] = "New Chat Session",
     ) -> Annotated[CallToolResult, Session]:
-        """Create a chat session over a dataset; it is stored and keeps its id."""
-        row = _call("create_chat_session", lambda: create_session(app.store, dataset_id, title))
+        """Create a chat session over a dataset; it is stored, keeps its id, and belongs to you alone."""
+        owner = current_caller().key
+        row = _call("create_chat_session", lambda: create_session(app.store, dataset_id, title, owner))
         data = Session(
             session_id=row["session_id"],
             dataset_id=row["source_id"],

@@ -149,6 +149,7 @@ class Store:
         self._tables: dict[str, Any] = {}
         self._lock = threading.RLock()
         self._warned_positions = False
+        self._readable: dict[str, int] = {}  # table -> the latest version read whole (check_readable)
 
     # -- connection -------------------------------------------------------
 
@@ -224,6 +225,21 @@ class Store:
 
     def versions(self, names: list[str] | None = None) -> dict[str, int]:
         return {name: self.table(name).version for name in (names or self.table_names())}
+
+    def check_readable(self, versions: dict[str, int]) -> None:
+        """Read every data file of each table's latest version (one column, so every fragment is opened);
+        raise StoreError naming the table when one is missing or truncated. A version read once is not
+        read again, so a health probe costs this only after a write."""
+        for name, version in versions.items():
+            if self._readable.get(name) == version:
+                continue
+            table = self.table(name)
+            column = table.schema.names[0]
+            try:
+                table.count_rows(f"{column} IS NOT NULL OR {column} IS NULL")
+            except Exception as exc:
+                raise StoreError(f"table {name!r} (version {version}) cannot be read: {exc}") from exc
+            self._readable[name] = version
 
     # -- settings (small key/value state) and the model check -------------------------
 

@@ -14,7 +14,7 @@ import pytest
 
 from ingest.pipeline import Ingestor
 from tests.conftest import LiveServer, make_settings, write_corpus, write_docs
-from tests.test_auth import AUDIENCE, CertsServer, Key, bearer
+from tests.test_auth import AUDIENCE, CertsServer, Key, bearer, edge_token
 from thoth.config import ConfigError, Settings
 from thoth.mcp.auth import token_principal
 from thoth.mcp.roles import Caller
@@ -194,6 +194,15 @@ def test_google_writers(google_server: LiveServer, key: Key) -> None:
     assert "ingest_document" in tool_names(google_server, docs_team)  # a writer needs no separate membership
     result = call(google_server, reader, "ingest_document", {"dataset_id": "x", "file_content": DOC})
     assert result["isError"] and "writer role" in result["content"][0]["text"]
+
+
+def test_behind_cloud_run_iam_only_listed_writers_write(writable: Settings) -> None:
+    """THOTH_AUTH=off behind Cloud Run's IAM check (terraform's default): the edge-checked identity decides."""
+    settings = replace(writable, auth_trust_edge=True, auth_writers=("editor@example.com",))
+    with LiveServer(settings) as live:
+        assert "ingest_document" not in tool_names(live, edge_token("alice@example.com"))
+        assert "ingest_document" in tool_names(live, edge_token("editor@example.com"))
+        assert "ingest_document" not in tool_names(live)  # no edge identity: a reader
 
 
 def test_writer_settings(tmp_path: Path) -> None:

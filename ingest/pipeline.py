@@ -247,6 +247,8 @@ class Ingestor:
         )
         kind = _source_kind([o.key for o in listing]) if listing else None
         summary = self.execute(plan, name=name, uri=source, kind=kind, progress=progress, stop=stop)
+        if plan.empty and self.settings.task_index == 0 and CHUNKS in self.store.table_names():
+            self.store.ensure_fts_index(fold_in=False)  # migrates an index built before word positions
         if self.settings.task_count > 1:
             summary.task = f"{self.settings.task_index + 1}/{self.settings.task_count}"
         elif not summary.interrupted:  # the tree once every document is written (one task: this one)

@@ -95,6 +95,16 @@ def _readable_but_empty(body: dict) -> bool:
     return "tables" in body and not body["tables"].get("chunks") and "index_model" in body
 
 
+async def _no_event_stream(request: Request) -> JSONResponse:
+    """GET /mcp opens the standalone event stream; this stateless server sends nothing on it, and an endless
+    stream holds a Cloud Run instance's request slot. 405 (as the transport spec allows) says so at once."""
+    return JSONResponse(
+        {"error": "GET /mcp (a server-sent event stream) is not offered: this server is stateless; POST JSON-RPC"},
+        status_code=405,
+        headers={"Allow": "POST"},
+    )
+
+
 def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_up: bool = True) -> Starlette:
     """The Starlette app; `warm_up` starts loading tables and model when it starts serving
     (unless `app` is already warming up: `main()` starts that before building the app)."""
@@ -133,6 +143,7 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
             *internal_routes(thoth),
             Route("/ui", lambda _: RedirectResponse("/ui/"), methods=["GET"]),
             Mount("/ui", app=console_app(thoth)),  # the read-only console, behind the same auth as /mcp
+            Route("/mcp", _no_event_stream, methods=["GET"]),  # before the MCP app: it would hold the stream open
             Mount("/mcp", app=sse),  # /mcp/sse and /mcp/messages/
             Mount("/", app=streamable),  # /mcp
         ],

@@ -21,7 +21,8 @@ from ingest.sources import content_hash
 from thoth.app import Thoth
 from thoth.embed import get_tokenizer
 from thoth.llm import LLMError
-from thoth.mcp.tools import call, read_only_tool, respond
+from thoth.mcp.roles import current_caller
+from thoth.mcp.tools import call, read_only_tool, respond, writer_tool
 from thoth.retrieval import tree
 from thoth.retrieval.answer import answer_question as answer
 from thoth.retrieval.search import SearchError
@@ -54,10 +55,7 @@ def node_uri(dataset_id: str, node_id: str) -> str:
 
 
 def _call(tool: str, fn: Callable[[], T]) -> T:
-    try:
-        return call(tool, fn)
-    except (IngestError, LLMError) as exc:
-        raise ToolError(str(exc)) from exc
+    return call(tool, fn, (IngestError, LLMError))
 
 
 # -- shapes ------------------------------------------------------------------------------------------------
@@ -226,8 +224,9 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         dataset_id: DatasetId,
         title: Annotated[str, Field(description="session title", min_length=1, max_length=200)] = "New Chat Session",
     ) -> Annotated[CallToolResult, Session]:
-        """Create a chat session over a dataset; it is stored and keeps its id."""
-        row = _call("create_chat_session", lambda: create_session(app.store, dataset_id, title))
+        """Create a chat session over a dataset; it is stored, keeps its id, and belongs to you alone."""
+        owner = current_caller().key
+        row = _call("create_chat_session", lambda: create_session(app.store, dataset_id, title, owner))
         data = Session(
             session_id=row["session_id"],
             dataset_id=row["source_id"],
@@ -237,7 +236,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         text = f"Successfully created chat session {data.session_id} for dataset {dataset_id} with title '{data.title}'"
         return respond(data, text)
 
-    @mcp.tool(annotations=WRITES)
+    @writer_tool(mcp, WRITES)
     def ingest_document(
         dataset_id: Annotated[
             str, Field(description="dataset to add to; created if new (lowercase letters, digits, '-')", max_length=64)
@@ -252,6 +251,13 @@ def register(mcp: MCPServer, app: Thoth) -> None:
 
         The same source (or, without one, the same text) replaces the earlier version.
         """
+
+        size = len(file_content.encode("utf-8", errors="replace"))
+        if size > app.settings.max_document_bytes:
+            raise ToolError(
+                f"file_content is {size} bytes; the limit is {app.settings.max_document_bytes} bytes "
+                "(THOTH_MAX_DOCUMENT_BYTES): split the document, or ingest large files with the ingest job"
+            )
 
         def run() -> Ingested:
             with ingest_lock:

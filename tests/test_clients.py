@@ -4,10 +4,14 @@ prompts, completions, readable citations (resources, resource_link items), loggi
 from __future__ import annotations
 
 import importlib.metadata
+import json
+from collections.abc import Iterator
+from pathlib import Path
 
+import httpx
 import pytest
 
-from tests.conftest import LiveServer, call
+from tests.conftest import LiveServer, call, make_settings
 
 JSON_AND_SSE = {"Accept": "application/json, text/event-stream"}
 
@@ -48,7 +52,7 @@ def test_server_reports_the_package_version(library_server: LiveServer) -> None:
     )
     assert init["serverInfo"]["version"] == importlib.metadata.version("thoth")
     capabilities = init["capabilities"]
-    assert {"prompts", "resources", "tools", "completions"} <= set(capabilities)
+    assert {"prompts", "resources", "tools", "completions", "logging"} <= set(capabilities)
 
 
 # -- prompts ---------------------------------------------------------------------------------------------
@@ -191,3 +195,73 @@ def test_search_results_carry_resource_links(library_server: LiveServer, tool: s
     for link in links:
         assert link["name"] and link["uri"].startswith("doc://")
         assert read(library_server, link["uri"])["text"]
+
+
+# -- logging ---------------------------------------------------------------------------------------------
+
+
+def test_logging_set_level(library_server: LiveServer) -> None:
+    assert result(library_server, "logging/setLevel", {"level": "warning"}) == {}
+    bad = error(library_server, "logging/setLevel", {"level": "loud"})
+    assert bad["code"] == -32602
+
+
+def sse_messages(response: httpx.Response) -> list[dict]:
+    assert response.headers["content-type"].startswith("text/event-stream"), response.headers
+    return [
+        json.loads(line[5:]) for line in response.text.splitlines() if line.startswith("data:") and line[5:].strip()
+    ]
+
+
+def post(server: LiveServer, method: str, params: dict, accept: str = "application/json, text/event-stream"):
+    body = {"jsonrpc": "2.0", "id": 7, "method": method, "params": params}
+    return httpx.post(f"{server.url}/mcp", json=body, headers={"Accept": accept}, timeout=120)
+
+
+def test_tool_calls_log_an_info_line_to_a_listening_client(library_server: LiveServer) -> None:
+    params = {"name": "search_handbook", "arguments": {"query": "time off"}, "_meta": {"progressToken": "t1"}}
+    messages = sse_messages(post(library_server, "tools/call", params))
+    logs = [m["params"] for m in messages if m.get("method") == "notifications/message"]
+    assert logs == [{"level": "info", "logger": "thoth", "data": logs[0]["data"]}]
+    assert logs[0]["data"].startswith("search_handbook answered in ") and logs[0]["data"].endswith(": 5 results")
+    assert messages[-1]["id"] == 7 and not messages[-1]["result"]["isError"]
+
+
+def test_without_a_progress_token_the_answer_stays_plain_json(library_server: LiveServer) -> None:
+    response = post(library_server, "tools/call", {"name": "search_handbook", "arguments": {"query": "time off"}})
+    assert response.headers["content-type"].startswith("application/json")
+    assert response.json()["result"]["structuredContent"]["results"]
+
+
+# -- progress --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def writable(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A server over an index of its own (ingest_document writes), with small chunks: many of them."""
+    with LiveServer(make_settings(Path(tmp_path_factory.mktemp("progress")) / "lancedb", chunk_tokens=40)) as live:
+        yield live
+
+
+def test_ingest_document_reports_progress(writable: LiveServer) -> None:
+    text = "\n\n".join(
+        f"Note {i}. The ferry to the island leaves at {6 + i % 12} o'clock and carries {i * 3} bicycles."
+        for i in range(120)
+    )
+    params = {
+        "name": "ingest_document",
+        "arguments": {"dataset_id": "ferries", "file_content": text, "source": "timetable.md"},
+        "_meta": {"progressToken": "ingest-1"},
+    }
+    messages = sse_messages(post(writable, "tools/call", params))
+    progress = [m["params"] for m in messages if m.get("method") == "notifications/progress"]
+    final = messages[-1]["result"]
+    assert not final["isError"], final
+    chunks = final["structuredContent"]["chunks"]
+    assert chunks > 32  # more than one step of embedding
+    assert all(p["progressToken"] == "ingest-1" for p in progress)
+    values = [p["progress"] for p in progress]
+    assert values == sorted(set(values)), "progress only increases"
+    embedded = [p for p in progress if p.get("total") == chunks]
+    assert embedded[-1]["progress"] == chunks and embedded[-1]["message"] == f"embedded {chunks} of {chunks} chunks"
+    assert len(embedded) >= 2

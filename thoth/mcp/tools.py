@@ -157,6 +157,7 @@ def server_version() -> str:
 def build_mcp(app: Thoth) -> MCPServer:
     """The MCP server with every enabled toolset's `register(mcp, app)` called, plus `list_tools`,
     then the hooks that apply to all of them (thoth.mcp.titles)."""
+    from thoth.mcp.client_log import register_client_log
     from thoth.mcp.completions import register_completions
     from thoth.mcp.prompts import register_prompts
     from thoth.mcp.resources import register_resources
@@ -169,6 +170,7 @@ def build_mcp(app: Thoth) -> MCPServer:
     register_prompts(mcp, app)
     register_resources(mcp, app)
     register_completions(mcp, app)
+    register_client_log(mcp)
     if missing := apply_titles(mcp):
         log.warning("tools without a title in thoth.mcp.titles: %s", ", ".join(missing))
     return mcp

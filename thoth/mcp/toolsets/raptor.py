@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from typing import Annotated, Literal, TypeVar
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.types import CallToolResult, EmbeddedResource, TextContent, TextResourceContents, ToolAnnotations
 from pydantic import BaseModel, Field
@@ -21,6 +21,7 @@ from ingest.sources import content_hash
 from thoth.app import Thoth
 from thoth.embed import get_tokenizer
 from thoth.llm import LLMError
+from thoth.mcp.progress import Progress, ProgressEmbedder, with_progress
 from thoth.mcp.tools import call, read_only_tool, respond
 from thoth.retrieval import tree
 from thoth.retrieval.answer import answer_question as answer
@@ -238,7 +239,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         return respond(data, text)
 
     @mcp.tool(annotations=WRITES)
-    def ingest_document(
+    async def ingest_document(
         dataset_id: Annotated[
             str, Field(description="dataset to add to; created if new (lowercase letters, digits, '-')", max_length=64)
         ],
@@ -247,15 +248,17 @@ def register(mcp: MCPServer, app: Thoth) -> None:
             str | None, Field(description="where the text comes from (a path or URL); names the document")
         ] = None,
         tags: Annotated[list[str] | None, Field(description="tags stored with the document's chunks")] = None,
+        ctx: Context | None = None,
     ) -> Annotated[CallToolResult, Ingested]:
         """Ingest a text document into a dataset: chunked, embedded and indexed, and the dataset's tree updated.
 
         The same source (or, without one, the same text) replaces the earlier version.
         """
 
-        def run() -> Ingested:
+        def run(progress: Progress) -> Ingested:
             with ingest_lock:
-                ingestor = Ingestor(app.settings, store=app.store, embedder=app.embedder())
+                embedder = ProgressEmbedder(app.embedder(), progress)  # notifications/progress: chunks embedded
+                ingestor = Ingestor(app.settings, store=app.store, embedder=embedder)
                 key, summary = ingest_text(ingestor, app.store, dataset_id, file_content, source, tags)
             if summary.failed:
                 raise IngestError(f"file_content could not be ingested: {summary.failed[0][1]}")
@@ -270,7 +273,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
                 tree=summary.tree.render() if summary.tree else None,
             )
 
-        data = _call("ingest_document", run)
+        data = await with_progress(ctx, lambda progress: _call("ingest_document", lambda: run(progress)))
         text = (
             f"Successfully ingested document into dataset {dataset_id}. Document ID: {data.doc_id}, "
             f"Chunks: {data.chunks}" + (f" ({data.status})" if data.status == "unchanged" else "")
@@ -434,18 +437,21 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         return respond(data, text + "\n\n" + _render_nodes("Nodes", path))
 
     @read_only_tool(mcp)
-    def rag_summarize(
+    async def rag_summarize(
         node_ids: Annotated[list[str], Field(description="ids of the nodes to summarise", min_length=1, max_length=50)],
+        ctx: Context | None = None,
     ) -> Annotated[CallToolResult, Summary]:
         """Summarise the text of the given tree nodes (extractive, or by the LLM when one is configured)."""
 
-        def run() -> Summary:
+        def run(progress: Progress) -> Summary:
             nodes = tree.nodes_by_id(app.store, node_ids)
             summariser = on_demand_summariser(app.settings, get_tokenizer(app.settings))
+            progress(0, 1, f"summarising {len(nodes)} nodes ({summariser.name})")
             text = summariser.summarise([n["text"] for n in nodes])
+            progress(1, 1, "summarised")
             return Summary(node_ids=[n["node_id"] for n in nodes], summary=text, summariser=summariser.name)
 
-        data = _call("rag_summarize", run)
+        data = await with_progress(ctx, lambda progress: _call("rag_summarize", lambda: run(progress)))
         return respond(data, data.summary)
 
     @mcp.resource(

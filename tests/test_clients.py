@@ -265,3 +265,22 @@ def test_ingest_document_reports_progress(writable: LiveServer) -> None:
     embedded = [p for p in progress if p.get("total") == chunks]
     assert embedded[-1]["progress"] == chunks and embedded[-1]["message"] == f"embedded {chunks} of {chunks} chunks"
     assert len(embedded) >= 2
+
+
+def test_answer_question_and_rag_summarize_report_progress(writable: LiveServer) -> None:
+    text = "High tide at the harbour comes twice a day. The tide table is posted at the ferry office every week."
+    ingested = call(writable, "ingest_document", {"dataset_id": "tides", "file_content": text})
+    assert not ingested["isError"], ingested
+
+    def progress_of(name: str, arguments: dict) -> tuple[list[dict], dict]:
+        params = {"name": name, "arguments": arguments, "_meta": {"progressToken": 5}}
+        messages = sse_messages(post(writable, "tools/call", params))
+        assert not messages[-1]["result"]["isError"], messages[-1]
+        return [m["params"] for m in messages if m.get("method") == "notifications/progress"], messages[-1]["result"]
+
+    steps, answered = progress_of("answer_question", {"dataset_id": "tides", "query": "when is high tide?"})
+    assert steps == [{"progressToken": 5, "progress": 0, "total": 1, "message": "retrieving passages and answering"}]
+    node = answered["structuredContent"]["citations"][0]["node_id"]
+    steps, _ = progress_of("rag_summarize", {"node_ids": [node]})
+    assert [(s["progress"], s["total"]) for s in steps] == [(0, 1), (1, 1)]
+    assert steps[0]["message"].startswith("summarising 1 nodes")

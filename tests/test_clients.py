@@ -284,3 +284,19 @@ def test_answer_question_and_rag_summarize_report_progress(writable: LiveServer)
     steps, _ = progress_of("rag_summarize", {"node_ids": [node]})
     assert [(s["progress"], s["total"]) for s in steps] == [(0, 1), (1, 1)]
     assert steps[0]["message"].startswith("summarising 1 nodes")
+
+
+def test_explain_topic_embeds_the_dataset_overview(writable: LiveServer) -> None:
+    text = "\n\n".join(
+        f"Lighthouse {i} guides ships past the reef with a lamp that turns every {i + 5} seconds." for i in range(30)
+    )
+    assert not call(writable, "ingest_document", {"dataset_id": "lights", "file_content": text})["isError"]
+    got = result(
+        writable, "prompts/get", {"name": "explain_topic", "arguments": {"topic": "lamps", "dataset": "lights"}}
+    )
+    *overview, instructions = got["messages"]
+    assert overview and all(m["content"]["type"] == "resource" for m in overview)
+    uri = overview[0]["content"]["resource"]["uri"]
+    assert uri.startswith("raptor://lights/nodes/")
+    assert read(writable, uri)["text"] == overview[0]["content"]["resource"]["text"]
+    assert 'dataset_id="lights"' in instructions["content"]["text"]

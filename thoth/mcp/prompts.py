@@ -13,16 +13,23 @@ from typing import Annotated, Any
 
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.prompts.base import Message, UserMessage
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS
+from mcp.types import INVALID_PARAMS, EmbeddedResource, TextResourceContents
 from pydantic import Field
 
 from thoth.app import Thoth
+from thoth.retrieval import readable
+
+
+def node_uri(dataset_id: str, node_id: str) -> str:  # as thoth.mcp.toolsets.raptor names its resources
+    return f"raptor://{dataset_id}/nodes/{node_id}"
+
 
 Question = Annotated[str, Field(description="the question to answer, in your own words")]
 
 
-def _handbook(mcp: MCPServer) -> None:
+def _handbook(mcp: MCPServer, _app: Thoth) -> None:
     @mcp.prompt(title="Ask the handbook")
     def handbook_question(question: Question) -> str:
         """Answer a question from the handbook, citing the page and section of every passage used."""
@@ -36,7 +43,7 @@ def _handbook(mcp: MCPServer) -> None:
         )
 
 
-def _research(mcp: MCPServer) -> None:
+def _research(mcp: MCPServer, _app: Thoth) -> None:
     @mcp.prompt(title="Answer with citations")
     def answer_with_citations(
         question: Question,
@@ -56,7 +63,7 @@ def _research(mcp: MCPServer) -> None:
         )
 
 
-def _qurio(mcp: MCPServer) -> None:
+def _qurio(mcp: MCPServer, _app: Thoth) -> None:
     @mcp.prompt(title="Look it up in the docs")
     def docs_lookup(
         question: Question,
@@ -72,7 +79,7 @@ def _qurio(mcp: MCPServer) -> None:
         )
 
 
-def _workshop(mcp: MCPServer) -> None:
+def _workshop(mcp: MCPServer, _app: Thoth) -> None:
     @mcp.prompt(title="Quiz me on a workshop")
     def quiz_me(
         workshop: Annotated[str, Field(description="the workshop id (list_workshops)")],
@@ -95,25 +102,41 @@ def _workshop(mcp: MCPServer) -> None:
         )
 
 
-def _raptor(mcp: MCPServer) -> None:
+def _raptor(mcp: MCPServer, app: Thoth) -> None:
     @mcp.prompt(title="Explain a topic")
     def explain_topic(
         topic: Annotated[str, Field(description="the topic to explain")],
         dataset: Annotated[str | None, Field(description="the dataset to use (list_datasets)")] = None,
-    ) -> str:
-        """Explain a topic from broad to specific, walking a dataset's RAPTOR tree from summaries to passages."""
+    ) -> list[Message]:
+        """Explain a topic from broad to specific through a dataset's RAPTOR tree (its top summaries attached)."""
         which = f'dataset_id="{dataset}"' if dataset else "a dataset_id from list_datasets"
-        return (
-            f"Explain {topic}.\n\n"
-            f"1. Call rag_retrieve with {which}, the topic as query and expand_k=3: a walk of the tree from "
-            "its top-level summaries down.\n"
-            "2. Start the explanation from the highest-level summaries (the big picture), then go down with "
-            "rag_node_children to the passages (level 0) for the specifics.\n"
-            "3. Cite the passages you use by their resource URI (raptor://…)."
-        )
+        overview = readable.top_summaries(app.store, dataset) if dataset else []
+        embedded: list[Message] = [
+            UserMessage(
+                EmbeddedResource(
+                    type="resource",
+                    resource=TextResourceContents(
+                        uri=node_uri(dataset or "", node_id), mime_type="text/plain", text=text
+                    ),
+                )
+            )
+            for node_id, text in overview
+        ]
+        return [
+            *embedded,
+            UserMessage(
+                f"Explain {topic}.\n\n"
+                f"1. Call rag_retrieve with {which}, the topic as query and expand_k=3: a walk of the tree from "
+                "its top-level summaries down.\n"
+                "2. Start the explanation from the highest-level summaries (the big picture), then go down with "
+                "rag_node_children to the passages (level 0) for the specifics.\n"
+                "3. Cite the passages you use by their resource URI (raptor://…)."
+                + ("\n\nThe dataset's broadest summaries are attached above." if embedded else "")
+            ),
+        ]
 
 
-SURFACES: dict[str, Callable[[MCPServer], None]] = {
+SURFACES: dict[str, Callable[[MCPServer, Thoth], None]] = {
     "handbook": _handbook,
     "research": _research,
     "qurio": _qurio,
@@ -125,7 +148,7 @@ SURFACES: dict[str, Callable[[MCPServer], None]] = {
 def register_prompts(mcp: MCPServer, app: Thoth) -> None:
     for name in app.settings.toolsets:
         if name in SURFACES:
-            SURFACES[name](mcp)
+            SURFACES[name](mcp, app)
     mcp.middleware.append(_PromptArgumentCheck(mcp))
 
 

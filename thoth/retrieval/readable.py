@@ -132,3 +132,13 @@ def collections(store: Store) -> list[str]:
     if SOURCES not in store.table_names():
         return []
     return sorted(r["source_id"] for r in store.list_sources())
+
+
+def top_summaries(store: Store, dataset_id: str, limit: int = 3) -> list[tuple[str, str]]:
+    """(node id, text) of the top layer of a dataset's RAPTOR tree (the broadest summaries); [] without a tree."""
+    pointer = store.tree_pointer(dataset_id) if SOURCES in store.table_names() else None
+    if not pointer or not pointer.get("nodes") or not pointer.get("levels"):
+        return []
+    where = filters.where({"source_id": dataset_id, "tree_version": pointer["version"], "level": pointer["levels"]})
+    rows = store.tree_nodes(where, ["node_id", "text"], limit=limit)
+    return sorted((r["node_id"], r["text"]) for r in rows)

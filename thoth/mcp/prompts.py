@@ -94,11 +94,11 @@ def _workshop(mcp: MCPServer, _app: Thoth) -> None:
             scope = f'retrieve_learning_context(workshop="{workshop}", exerciseNumber={exerciseNumber})'
         return (
             f"Quiz me on the workshop {workshop}.\n\n"
-            f"1. Call {scope}; while the answer has a nextCursor, call it again with that cursor alone.\n"
-            "2. Ask me one question at a time about what the exercise teaches (its instructions, the code "
-            "and the problem-to-solution diffs; retrieve_diff_context has the diffs). Wait for my answer.\n"
-            "3. Tell me whether my answer is right, quoting the part of the exercise that shows it, then ask the "
-            "next question. After five questions give me a short summary of what to review."
+            "1. Call retrieve_quiz_instructions and follow its protocol for the whole quiz.\n"
+            f"2. Fetch the material with {scope}; while the answer has a nextCursor, call it again with that "
+            "cursor alone. retrieve_diff_context has the problem-to-solution diffs.\n"
+            "3. Ask me one question at a time about what the exercise teaches, and wait for my answer. Tell me "
+            "whether it is right, quoting the part of the exercise that shows it."
         )
 
 

@@ -22,6 +22,7 @@ TITLES: dict[str, str] = {
     "retrieve_learning_context": "Get workshop learning context",
     "retrieve_diff_context": "Get problem-to-solution diffs",
     "search_topic_context": "Search workshop content",
+    "retrieve_quiz_instructions": "Get the quiz protocol",
     # research
     "ping": "Check the index",
     "list_collections": "List collections",

@@ -163,8 +163,11 @@ def build_mcp(app: Thoth) -> MCPServer:
     from thoth.mcp.resources import register_resources
     from thoth.mcp.titles import apply_titles
 
-    mcp = MCPServer(name="thoth", title="Thoth", instructions=INSTRUCTIONS, version=server_version())
-    for module in _toolset_modules(app):
+    modules = _toolset_modules(app)
+    # A toolset may add its own quick start (a module-level INSTRUCTIONS) to the server's instructions.
+    instructions = INSTRUCTIONS + "".join(getattr(m, "INSTRUCTIONS", "") for m in modules)
+    mcp = MCPServer(name="thoth", title="Thoth", instructions=instructions, version=server_version())
+    for module in modules:
         module.register(mcp, app)
     _register_list_tools(mcp)
     register_prompts(mcp, app)

@@ -7,6 +7,7 @@ Each tool surface lives in `toolsets/<name>.py` and exposes `register(mcp, app)`
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import inspect
 import logging
 import re
@@ -20,13 +21,14 @@ from typing import TypeVar
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.shared.exceptions import MCPError
-from mcp.types import INTERNAL_ERROR, CallToolResult, TextContent, ToolAnnotations
+from mcp.types import INTERNAL_ERROR, CallToolResult, ContentBlock, TextContent, ToolAnnotations
 from pydantic import BaseModel, ValidationError
 from starlette.routing import BaseRoute
 
 from thoth.app import Thoth
 from thoth.embed import EmbedderUnavailable
 from thoth.logs import request_context
+from thoth.mcp.resources import citation_links
 from thoth.mcp.roles import WRITER_META, RoleMiddleware, current_caller, needs_writer, visible
 from thoth.retrieval.errors import RetrievalError
 from thoth.retrieval.search import SearchError
@@ -65,10 +67,11 @@ def writer_tool(mcp: MCPServer, annotations: ToolAnnotations) -> Callable[[Calla
 
 
 def respond(data: BaseModel, text: str) -> CallToolResult:
-    """A tool result: structured content for programs, readable text for the assistant."""
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=data.model_dump(mode="json")
-    )
+    """A tool result: structured content for programs, readable text for the assistant, and a
+    `resource_link` per doc:// citation it holds (thoth.mcp.resources: readable with resources/read)."""
+    structured = data.model_dump(mode="json")
+    content: list[ContentBlock] = [TextContent(type="text", text=text), *citation_links(structured)]
+    return CallToolResult(content=content, structured_content=structured)
 
 
 CLIENT_ERRORS = (SearchError, RetrievalError, FilterError)  # the caller's request: a tool error to correct
@@ -223,15 +226,36 @@ def _toolset_modules(app: Thoth) -> list[ModuleType]:
     return [importlib.import_module(f"thoth.mcp.toolsets.{name}") for name in app.settings.toolsets]
 
 
+def server_version() -> str:
+    """The installed package's version (pyproject.toml), as serverInfo reports it."""
+    try:
+        return importlib.metadata.version("thoth")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "0+unknown"
+
+
 def build_mcp(app: Thoth) -> MCPServer:
-    """The MCP server with every enabled toolset's `register(mcp, app)` called, plus `list_tools`."""
+    """The MCP server with every enabled toolset's `register(mcp, app)` called, plus `list_tools`,
+    then the hooks that apply to all of them (thoth.mcp.titles)."""
+    from thoth.mcp.client_log import register_client_log
+    from thoth.mcp.completions import register_completions
+    from thoth.mcp.prompts import register_prompts
+    from thoth.mcp.resources import register_resources
+    from thoth.mcp.titles import apply_titles
+
     modules = _toolset_modules(app)
     # A toolset may add its own quick start (a module-level INSTRUCTIONS) to the server's instructions.
     instructions = INSTRUCTIONS + "".join(getattr(m, "INSTRUCTIONS", "") for m in modules)
-    mcp = ThothMCP(name="thoth", instructions=instructions, version="0.1.0")
+    mcp = ThothMCP(name="thoth", title="Thoth", instructions=instructions, version=server_version())
     for module in modules:
         module.register(mcp, app)
     _register_list_tools(mcp)
+    register_prompts(mcp, app)
+    register_resources(mcp, app)
+    register_completions(mcp, app)
+    register_client_log(mcp)
+    if missing := apply_titles(mcp):
+        log.warning("tools without a title in thoth.mcp.titles: %s", ", ".join(missing))
 
     async def writer_tools() -> set[str]:
         return {t.name for t in await mcp.list_tools() if needs_writer(t)}

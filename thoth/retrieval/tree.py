@@ -46,7 +46,7 @@ def list_datasets(store: Store) -> list[dict]:
                 "kind": row["kind"],
                 "documents": row["document_count"] or 0,
                 "chunks": row["chunk_count"] or 0,
-                "has_tree": bool(row["has_tree"]),
+                "has_tree": bool(row["has_tree"]) and not pointer.get("stale"),
                 "tree_levels": pointer.get("levels", 0),
                 "tree_nodes": pointer.get("nodes", 0),
                 "summariser": pointer.get("summariser"),
@@ -68,8 +68,8 @@ def get_dataset(store: Store, dataset_id: str) -> dict:
 def _node_scope(store: Store, source_id: str) -> str | None:
     """The where clause for the current tree's summary nodes of a source, or None if it has none."""
     pointer = store.tree_pointer(source_id)
-    if not pointer or not pointer.get("nodes"):
-        return None
+    if not pointer or not pointer.get("nodes") or pointer.get("stale"):
+        return None  # a stale tree may quote deleted text: not served until the next run rebuilds it
     return f"{filters.eq('source_id', source_id)} AND {filters.eq('tree_version', pointer['version'])}"
 
 
@@ -125,7 +125,7 @@ def get_node(store: Store, node_id: str, dataset_id: str | None = None) -> dict:
         if dataset_id not in (None, row["source_id"]):
             continue
         pointer = store.tree_pointer(row["source_id"]) or {}
-        if row["tree_version"] == pointer.get("version"):
+        if row["tree_version"] == pointer.get("version") and not pointer.get("stale"):
             return _summary_node(row)
     where = filters.eq("chunk_id", node_id)
     if dataset_id is not None:

@@ -396,21 +396,18 @@ def update_rows(
     params: TreeParams,
 ) -> tuple[list[dict], UpdateStats]:
     """The rows of the tree `old_rows` updated in place to cover exactly these chunks (ingest/tree_update.py)."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1):  # small matrices; see cluster_layer
-        return update_nodes(
-            source_id,
-            old_rows,
-            _chunk_layer(list(texts), vectors, chunk_ids, tokenizer),
-            embed,
-            tokenizer,
-            summariser,
-            params,
-            cluster=lambda v, t: hard_clusters(v, t, params),
-            grow=lambda below, level, rows: _grow(source_id, below, level, rows, embed, tokenizer, summariser, params),
-            node_id=node_id,
-        )
+    return update_nodes(
+        source_id,
+        old_rows,
+        _chunk_layer(list(texts), vectors, chunk_ids, tokenizer),
+        embed,
+        tokenizer,
+        summariser,
+        params,
+        cluster=lambda v, t: hard_clusters(v, t, params),
+        grow=lambda below, level, rows: _grow(source_id, below, level, rows, embed, tokenizer, summariser, params),
+        node_id=node_id,
+    )
 
 
 def _read_chunks(store: Store, source_id: str) -> tuple[list[str], list[str], np.ndarray]:

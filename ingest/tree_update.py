@@ -107,14 +107,18 @@ def _place(
         return groups, touched, list(orphans)
     centres = np.stack([centroid(below.vectors, g) for g in groups])
     radius = np.array([float(np.min(below.vectors[g] @ centres[n])) for n, g in enumerate(groups)])
-    sizes = np.array([int(below.tokens(g).sum()) for g in groups])
+    sizes: dict[int, int] = {}  # token sizes of the groups tried, counted on demand (a chunk layer is large)
     for o in orphans:
         v = below.vectors[o]
         sims = centres @ v
         need = int(below.tokens([o]).sum())
         for j in np.argsort(-sims, kind="stable")[:PLACE_CANDIDATES]:
             j = int(j)
-            if sims[j] >= radius[j] and sizes[j] + need <= limit:
+            if sims[j] < radius[j]:
+                continue
+            if j not in sizes:
+                sizes[j] = int(below.tokens(groups[j]).sum())
+            if sizes[j] + need <= limit:
                 groups[j].append(o)
                 centres[j] = centroid(below.vectors, groups[j])
                 radius[j] = float(np.min(below.vectors[groups[j]] @ centres[j]))

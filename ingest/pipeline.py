@@ -42,7 +42,15 @@ from pathlib import Path
 from ingest import bibtex
 from ingest.chunking import Chunk, Chunker
 from ingest.overlap import OrderedWorker
-from ingest.parsers import MARKDOWN_SUFFIXES, PDF_SUFFIXES, ParsedDocument, ParseError, parse, workshop
+from ingest.parsers import (
+    MARKDOWN_SUFFIXES,
+    PDF_SUFFIXES,
+    ParsedDocument,
+    ParseError,
+    parse,
+    parser_version,
+    workshop,
+)
 from ingest.sources import SourceError, SourceObject, content_hash, is_sidecar, list_all, sidecar_keys
 from ingest.tree import TreeParams, TreeResult, build_tree, mark_stale
 from thoth.config import Settings
@@ -156,6 +164,11 @@ def _source_kind(keys: list[str]) -> str:
     return "text"
 
 
+def _outdated(obj: SourceObject, row: dict | None) -> bool:
+    """An older parser read this file: a run re-parses it once, whatever its bytes."""
+    return row is not None and (row.get("parser") or "") != parser_version(obj.key, obj.format)
+
+
 def _row_fingerprint(row: dict) -> str:
     return row.get("fingerprint") or row["doc_id"]  # rows written before fingerprints: local sha256
 
@@ -255,6 +268,7 @@ class Ingestor:
         # content that leaves with a removed or changed file, unless some listed file still has it
         listed = set(fingerprints.values())
         kept = {existing[k]["doc_id"] for k in set(existing) & set(fingerprints) if k not in changed}
+        reparse = {existing[o.key]["doc_id"] for o in objects if o.key in changed and _outdated(o, existing.get(o.key))}
         leaving = [existing[k] for k in removed] + [existing[k] for k in sorted(changed) if k in existing]
         stale_rows = {r["doc_id"]: r for r in leaving if _row_fingerprint(r) not in listed and r["doc_id"] not in kept}
 
@@ -266,7 +280,7 @@ class Ingestor:
             fingerprints=fingerprints,
             removed=[k for k in removed if in_shard(_row_fingerprint(existing[k]), index, count)],
             stale={d for d, r in stale_rows.items() if in_shard(_row_fingerprint(r), index, count)},
-            stored={r["doc_id"] for r in existing.values() if r["status"] == "ok"} - set(stale_rows),
+            stored={r["doc_id"] for r in existing.values() if r["status"] == "ok"} - set(stale_rows) - reparse,
             referenced={
                 existing[k]["doc_id"]
                 for k in removed
@@ -302,6 +316,8 @@ class Ingestor:
             plan.stale = {row["doc_id"]}
         plan.todo = [obj]
         plan.stored = {r["doc_id"] for r in existing.values() if r["status"] == "ok"} - plan.stale
+        if _outdated(obj, row):
+            plan.stored.discard(row["doc_id"])
         return self.execute(plan, name=name, uri=uri, kind=kind)
 
     def add_document(
@@ -444,7 +460,7 @@ class Ingestor:
     def _existing_documents(self, source_id: str) -> dict[str, dict]:
         if DOCUMENTS not in self.store.table_names():
             return {}
-        columns = ["key", "doc_id", "status", "version", "fingerprint", "sidecar"]
+        columns = ["key", "doc_id", "status", "version", "fingerprint", "sidecar", "parser"]
         present = set(self.store.table(DOCUMENTS).schema.names)
         rows = self.store.documents(source_id, [c for c in columns if c in present])
         return {row["key"]: row for row in rows}
@@ -460,7 +476,7 @@ class Ingestor:
         return sidecar.fingerprint or content_hash(sidecar.read())
 
     def _changed(self, obj: SourceObject, row: dict | None, fingerprint: str, sidecars: dict) -> bool:
-        if row is None:
+        if row is None or _outdated(obj, row):
             return True
         if (row.get("sidecar") or "") != self._sidecar_fingerprint(obj.key, sidecars):
             return True  # only the BibTeX changed: the document row is rewritten, its chunks are kept
@@ -489,6 +505,7 @@ class Ingestor:
             "object_id": object_id(obj),
             "fingerprint": plan.fingerprints.get(obj.key) or obj.fingerprint or doc_id,
             "sidecar": self._sidecar_fingerprint(obj.key, plan.sidecars),
+            "parser": parser_version(obj.key, obj.format),
         }
         try:
             parsed: ParsedDocument = parse(
@@ -622,7 +639,7 @@ class Ingestor:
         local = None if "://" in uri else Path(uri).expanduser().resolve()
         if local is not None and workshop.is_workshop(local):
             about = workshop.info(local)
-            kind, product, name = "workshop", about.product, name or about.title
+            kind, product, name = "workshop", about.product, about.title  # --name sets the id, never the title
         written: tuple[int, int] | None = None
         # Parallel tasks each write the counts they see; the one that writes last recounts after writing
         # and writes again if another task added rows meanwhile, so the final row holds the final counts.

@@ -223,6 +223,7 @@ class Settings:
     tree_reducer: str = "pca"  # "pca" or "umap" (needs the `umap` extra); see docs/raptor.md
     tree_cluster_tokens: int = 3500  # the summariser's input limit: larger clusters are split again
     tree_summary_tokens: int = 200  # summary length budget, in the embedder's word pieces
+    tree_drift_max: float = 0.25  # share of a tree changed in place before a run rebuilds it (docs/raptor.md)
     tree_summariser: str = "extractive"  # "extractive" (offline, deterministic) or "llm"
     # The optional LLM: generated answers, and tree summaries when tree_summariser == "llm"
     llm_provider: str = ""  # "", "openai" (any OpenAI-compatible endpoint) or "gemini" (Vertex AI)
@@ -321,6 +322,7 @@ class Settings:
             tree_reducer=_choice(env, "THOTH_TREE_REDUCER", "pca", ("pca", "umap")),
             tree_cluster_tokens=_int(env, "THOTH_TREE_CLUSTER_TOKENS", 3500, 256, 1_000_000),
             tree_summary_tokens=_int(env, "THOTH_TREE_SUMMARY_TOKENS", 200, 32, 254),
+            tree_drift_max=_float(env, "THOTH_TREE_DRIFT_MAX", 0.25),
             answer_min_similarity=_float(env, "THOTH_ANSWER_MIN_SIMILARITY", 0.3),
             **_llm(env),  # type: ignore[arg-type]
             vector_index_min_rows=_int(env, "THOTH_VECTOR_INDEX_MIN_ROWS", 20_000, 0, 10**12),

@@ -238,9 +238,18 @@ def mark_furniture(pages: list[list[Line]]) -> dict:
         for line, key in candidates:
             pages_with.setdefault(f"{key}@{round(line.y0 / 4)}", set()).add(line.page)
         repeated = {k for k, v in pages_with.items() if len(v) >= max(3, 0.4 * len(pages))}
+        by_page: dict[int, list[Line]] = {}
         for line, key in candidates:
-            if f"{key}@{round(line.y0 / 4)}" in repeated:
-                line.furniture = True
+            if f"{key}@{round(line.y0 / 4)}" in repeated and not line.furniture:
+                by_page.setdefault(line.page, []).append(line)
+        for lines in pages:
+            marked = by_page.get(lines[0].page, []) if lines else []
+            # A line repeated on every page is a running header only if the page says something else: a page
+            # whose every line repeats (a one-line-per-page report: "Report 1, page 2: ...") is content.
+            ids = {id(x) for x in marked}
+            if marked and any(not x.furniture and id(x) not in ids for x in lines if not x.rotated):
+                for line in marked:
+                    line.furniture = True
     return found
 
 

@@ -8,7 +8,7 @@ PORT ?= 8080
 # torch is installed first, pinned to the CPU build, so sentence-transformers pulls no CUDA packages.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: install demo ingest-examples serve test lint bench clean
+.PHONY: install demo ingest-examples serve test lint bench clean screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ serve: install
 test: install
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q
+
+# The console's screenshots in docs/img (docs/console.md), taken by its browser tests.
+screenshots: install
+	THOTH_SCREENSHOTS=docs/img $(PY) -m pytest -q tests/test_ui_browser.py
 
 lint: install
 	$(PY) -m ruff check .

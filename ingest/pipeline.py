@@ -632,7 +632,7 @@ class Ingestor:
         local = None if "://" in uri else Path(uri).expanduser().resolve()
         if local is not None and workshop.is_workshop(local):
             about = workshop.info(local)
-            kind, product, name = "workshop", about.product, name or about.title
+            kind, product, name = "workshop", about.product, about.title  # --name sets the id, never the title
         written: tuple[int, int] | None = None
         # Parallel tasks each write the counts they see; the one that writes last recounts after writing
         # and writes again if another task added rows meanwhile, so the final row holds the final counts.

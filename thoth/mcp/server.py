@@ -4,6 +4,7 @@ Routes:
 - `GET /`, `GET /health`: health JSON; 200 when the index is readable, 503 with the reason when not.
 - `/mcp`: MCP Streamable HTTP, stateless with JSON responses, so any instance answers any request.
 - `GET /mcp/sse` + `POST /mcp/messages/`: the legacy SSE transport, for older clients.
+- `GET /ui`: the read-only web console (thoth.ui, docs/console.md).
 - `/internal/*`: routes toolsets add; the admin token or an allowed service account (thoth.mcp.auth).
 
 Middleware, outermost first: request log context (trace, correlation id), auth (THOTH_AUTH),
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, RedirectResponse
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -98,6 +99,7 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
     """The Starlette app; `warm_up` starts loading tables and model when it starts serving
     (unless `app` is already warming up: `main()` starts that before building the app)."""
     from thoth.mcp.tools import build_mcp, internal_routes
+    from thoth.ui import console_app
 
     settings = settings or Settings.from_env()
     thoth = app or Thoth(settings)
@@ -129,6 +131,8 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
             Route("/", health, methods=["GET"]),
             Route("/health", health, methods=["GET"]),
             *internal_routes(thoth),
+            Route("/ui", lambda _: RedirectResponse("/ui/"), methods=["GET"]),
+            Mount("/ui", app=console_app(thoth)),  # the read-only console, behind the same auth as /mcp
             Mount("/mcp", app=sse),  # /mcp/sse and /mcp/messages/
             Mount("/", app=streamable),  # /mcp
         ],

@@ -145,8 +145,11 @@ def _toolset_modules(app: Thoth) -> list[ModuleType]:
 
 def build_mcp(app: Thoth) -> MCPServer:
     """The MCP server with every enabled toolset's `register(mcp, app)` called, plus `list_tools`."""
-    mcp = MCPServer(name="thoth", instructions=INSTRUCTIONS, version="0.1.0")
-    for module in _toolset_modules(app):
+    modules = _toolset_modules(app)
+    # A toolset may add its own quick start (a module-level INSTRUCTIONS) to the server's instructions.
+    instructions = INSTRUCTIONS + "".join(getattr(m, "INSTRUCTIONS", "") for m in modules)
+    mcp = MCPServer(name="thoth", instructions=instructions, version="0.1.0")
+    for module in modules:
         module.register(mcp, app)
     _register_list_tools(mcp)
     return mcp

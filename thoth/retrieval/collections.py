@@ -139,3 +139,57 @@ def list_collection_files(store: Store, collection: str, limit: int, offset: int
         "next_offset": offset + len(page) if offset + len(page) < len(rows) else None,
         "files": [file_entry(row) for row in page],
     }
+
+
+DOCUMENT_SORTS = ("name", "date")
+DOCUMENT_STATUSES = ("ok", "failed")
+
+
+def collection_documents(
+    store: Store,
+    collection: str,
+    *,
+    status: str | None = None,
+    sort: str = "name",
+    descending: bool = False,
+    limit: int = 50,
+    offset: int = 0,
+) -> dict:
+    """One page of a collection's files: filtered by status, sorted by key (`name`) or ingest time (`date`).
+
+    Like list_collection_files, plus `ingested_at` on each file and the counts per status, so a page
+    can say how many failed without listing them.
+    """
+    if sort not in DOCUMENT_SORTS:
+        raise RetrievalError(f"sort must be one of {', '.join(DOCUMENT_SORTS)}, got {sort!r}")
+    if status is not None and status not in DOCUMENT_STATUSES:
+        raise RetrievalError(f"status must be one of {', '.join(DOCUMENT_STATUSES)} (or left out), got {status!r}")
+    names = store.table(DOCUMENTS).schema.names
+    columns = [c for c in [*FILE_COLUMNS, "ingested_at"] if c in names]
+    rows = [
+        row
+        for batch in store.scan(DOCUMENTS, columns, filters.eq("source_id", collection))
+        for row in batch.to_pylist()
+    ]
+    counts = {s: sum(1 for r in rows if r["status"] == s) for s in DOCUMENT_STATUSES}
+    if status:
+        rows = [r for r in rows if r["status"] == status]
+    if sort == "date":  # ties (one run writes many files) in key order
+        rows.sort(key=lambda r: r["key"])
+        rows.sort(key=lambda r: (r.get("ingested_at") is not None, r.get("ingested_at") or 0), reverse=descending)
+    else:
+        rows.sort(key=lambda r: r["key"], reverse=descending)
+    page = rows[offset : offset + limit]
+    files = []
+    for row in page:
+        entry = file_entry(row)
+        entry["ingested_at"] = row["ingested_at"].isoformat() if row.get("ingested_at") else None
+        files.append(entry)
+    return {
+        "collection": collection,
+        "total": len(rows),
+        "counts": counts,
+        "offset": offset,
+        "next_offset": offset + len(page) if offset + len(page) < len(rows) else None,
+        "files": files,
+    }

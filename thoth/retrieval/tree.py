@@ -22,6 +22,7 @@ from thoth.embed import Embedder
 from thoth.retrieval.search import MIN_PREFETCH, SearchError, fuse, keyword_search
 from thoth.store import HIT_COLUMNS, Store, filters
 from thoth.store.db import NODE_COLUMNS
+from thoth.store.schema import CHUNKS
 
 MODES = ("collapsed", "traversal")
 DIRECTIONS = ("parent", "siblings")
@@ -320,3 +321,38 @@ def nodes_by_id(store: Store, node_ids: list[str]) -> list[dict]:
     if not node_ids:
         raise SearchError("node_ids must name at least one node")
     return [get_node(store, node_id) for node_id in dict.fromkeys(node_ids)]
+
+
+# -- browsing a tree level by level ------------------------------------------------------------------
+
+
+def level_sizes(store: Store, dataset_id: str) -> list[int]:
+    """Nodes per level of a dataset's current tree, level 0 (its chunks) first; [chunks] without a tree."""
+    get_dataset(store, dataset_id)
+    sizes = (store.tree_pointer(dataset_id) or {}).get("layer_sizes")
+    scope = _node_scope(store, dataset_id)
+    if scope and sizes:
+        return [int(n) for n in sizes]
+    chunks = [store.count(CHUNKS, filters.eq("source_id", dataset_id))]
+    if not scope:
+        return chunks
+    levels = [r["level"] for r in store.tree_nodes(scope, ["level"])]  # a pointer written before layer_sizes
+    return chunks + [levels.count(n) for n in range(1, max(levels, default=0) + 1)]
+
+
+def level_nodes(store: Store, dataset_id: str, level: int, limit: int, offset: int = 0) -> tuple[int, list[dict]]:
+    """(how many nodes the level has, `limit` of them from `offset` in node id order); level 0 is the chunks."""
+    get_dataset(store, dataset_id)
+    if level < 0:
+        raise SearchError(f"level must be 0 or more, got {level}")
+    if level == 0:
+        ids = sorted(r["chunk_id"] for r in store.chunks(filters.eq("source_id", dataset_id), ["chunk_id"]))
+    else:
+        scope = _node_scope(store, dataset_id)
+        if not scope:
+            raise NotFound(f"dataset {dataset_id!r} has no tree: level {level} does not exist (build it with ingest)")
+        rows = store.tree_nodes(f"{scope} AND {filters.eq('level', level)}", ["node_id"])
+        ids = sorted(r["node_id"] for r in rows)
+        if not ids:
+            raise NotFound(f"dataset {dataset_id!r} has no level {level}")
+    return len(ids), _nodes(store, dataset_id, ids[offset : offset + limit])

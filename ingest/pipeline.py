@@ -52,7 +52,7 @@ from ingest.parsers import (
     workshop,
 )
 from ingest.sources import SourceError, SourceObject, content_hash, is_sidecar, list_all, sidecar_keys
-from ingest.tree import TreeParams, TreeResult, build_tree
+from ingest.tree import TreeParams, TreeResult, build_tree, mark_stale
 from thoth.config import Settings
 from thoth.embed import Embedder, get_embedder, get_tokenizer, resolve_model
 from thoth.gcs import split_gs_uri
@@ -247,8 +247,12 @@ class Ingestor:
         )
         kind = _source_kind([o.key for o in listing]) if listing else None
         summary = self.execute(plan, name=name, uri=source, kind=kind, progress=progress, stop=stop)
+        if plan.empty and self.settings.task_index == 0 and CHUNKS in self.store.table_names():
+            self.store.ensure_fts_index(fold_in=False)  # migrates an index built before word positions
         if self.settings.task_count > 1:
             summary.task = f"{self.settings.task_index + 1}/{self.settings.task_count}"
+            if plan.removed or plan.stale:  # the tree still quotes the text that went: keep readers off it
+                mark_stale(self.store, plan.source_id, "documents removed by a parallel run; the next run rebuilds it")
         elif not summary.interrupted:  # the tree once every document is written (one task: this one)
             summary.tree = self.update_tree(plan.source_id)
         summary.seconds = time.perf_counter() - started
@@ -324,13 +328,16 @@ class Ingestor:
         """Add (or replace, by key) one document of a `text` source (ingest_document), then update its tree."""
         started = time.perf_counter()
         summary = self.ingest_object(source_id, obj, {}, name=name, uri=uri, kind="text", tags=tags)
-        summary.tree = self.update_tree(source_id)
+        summary.tree = self.update_tree(source_id, policy="document")
         summary.seconds = time.perf_counter() - started
         return summary
 
-    def update_tree(self, source_id: str, force: bool = False) -> TreeResult | None:
-        """Rebuild the source's RAPTOR tree if its chunks changed (THOTH_TREE_BUILD=0 turns this off)."""
+    def update_tree(self, source_id: str, force: bool = False, policy: str = "run") -> TreeResult | None:
+        """Bring the source's RAPTOR tree in line with its chunks: in place, or rebuilt (ingest/tree.py
+        says when); THOTH_TREE_BUILD=0 turns trees off, and a change then marks an existing one stale."""
         if not self.settings.tree_build:
+            if mark_stale(self.store, source_id, "trees are switched off (THOTH_TREE_BUILD=0)"):
+                return TreeResult(source_id, built=False, mode="stale", reason="THOTH_TREE_BUILD=0")
             return None
         tokenizer = get_tokenizer(self.settings)
         return build_tree(
@@ -342,6 +349,8 @@ class Ingestor:
             TreeParams.from_settings(self.settings),
             self._embedder.model_name if self._embedder else resolve_model(self.settings.embed_model).name,
             force=force,
+            policy=policy,
+            drift_max=self.settings.tree_drift_max,
         )
 
     def delete_object(self, source_id: str, key: str, version: str | None, *, name: str, uri: str) -> RunSummary:

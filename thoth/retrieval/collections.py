@@ -1,8 +1,9 @@
 """Collections (rows of `sources`): listing, the persisted default, and the files in one.
 
 A collection is what one ingest source became: by default one per bucket (or
-folder). The default collection lives in the `settings` table, so every server
-instance (and every restart) sees the same one.
+folder). Each caller has its own default collection (`owner`: the key of the verified
+caller, thoth.mcp.roles), kept in the `settings` table so every server instance (and
+every restart) sees the same one; one caller's choice never changes another's.
 """
 
 from __future__ import annotations
@@ -40,11 +41,15 @@ def collection_ids(store: Store) -> list[str]:
     return [row["source_id"] for row in _sources(store)]
 
 
-def default_collection(store: Store) -> str | None:
-    """The persisted default, if it still names a collection."""
+def _default_key(owner: str) -> str:
+    return f"{DEFAULT_COLLECTION}/{owner}"
+
+
+def default_collection(store: Store, owner: str) -> str | None:
+    """`owner`'s persisted default, if it still names a collection."""
     if SETTINGS not in store.table_names():
         return None
-    value = store.get_setting(DEFAULT_COLLECTION)
+    value = store.get_setting(_default_key(owner))
     return value if value in collection_ids(store) else None
 
 
@@ -58,11 +63,11 @@ def find_collection(store: Store, name: str) -> str:
     raise NotFound(f"collection {name!r} does not exist; available: {available}")
 
 
-def resolve(store: Store, name: str | None, *, required: bool = False) -> str | None:
-    """`name`, else the default collection, else (when `required`) the only one; None means all of them."""
+def resolve(store: Store, name: str | None, *, owner: str, required: bool = False) -> str | None:
+    """`name`, else `owner`'s default collection, else (when `required`) the only one; None means all."""
     if name:
         return find_collection(store, name)
-    default = default_collection(store)
+    default = default_collection(store, owner)
     if default or not required:
         return default
     ids = collection_ids(store)
@@ -74,8 +79,9 @@ def resolve(store: Store, name: str | None, *, required: bool = False) -> str | 
     )
 
 
-def list_collections(store: Store) -> list[dict]:
-    default = default_collection(store)
+def list_collections(store: Store, owner: str | None = None) -> list[dict]:
+    """Every collection with its counts; `is_default` marks `owner`'s default (none without an owner)."""
+    default = default_collection(store, owner) if owner else None
     result = []
     for row in _sources(store):
         scope = filters.eq("source_id", row["source_id"])
@@ -96,9 +102,9 @@ def list_collections(store: Store) -> list[dict]:
     return result
 
 
-def set_default_collection(store: Store, name: str) -> str:
+def set_default_collection(store: Store, name: str, owner: str) -> str:
     collection = find_collection(store, name)
-    store.set_setting(DEFAULT_COLLECTION, collection)
+    store.set_setting(_default_key(owner), collection)
     return collection
 
 

@@ -8,6 +8,7 @@ With no alpha, both lists weigh the same (plain RRF).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from thoth.embed import Embedder
@@ -26,10 +27,28 @@ def vector_search(store: Store, embedder: Embedder, query: str, limit: int, wher
     return store.vector_search(vector, limit, where)
 
 
+_PHRASE = re.compile(r'"([^"]*)"')
+_NOT_A_WORD = re.compile(r"[^\w]+|_+")  # punctuation, operators, emoji, quotes: word separators
+
+
+def _words(text: str) -> str:
+    return " ".join(_NOT_A_WORD.sub(" ", text).split())
+
+
+def keyword_query(query: str) -> tuple[str, tuple[str, ...]]:
+    """(words, phrases) of what a person typed. Text in double quotes is a phrase; everything else is
+    words. No query syntax: `AND`, `field:value`, `*`, `~`, `^`, brackets and backslashes are plain
+    text, and an unbalanced quote is just a character, so every text is a valid keyword query."""
+    phrases = tuple(p for p in (_words(m) for m in _PHRASE.findall(query)) if p)
+    rest = _PHRASE.sub(" ", query)
+    return _words(rest), phrases
+
+
 def keyword_search(store: Store, query: str, limit: int, where: str | None = None) -> list[dict]:
-    if not any(ch.isalnum() for ch in query):
-        return []  # nothing BM25 could match (and the query parser would refuse it)
-    return store.keyword_search(query, limit, where)
+    words, phrases = keyword_query(query)
+    if not words and not phrases:
+        return []  # nothing BM25 could match
+    return store.keyword_search(words, limit, where, phrases=phrases)
 
 
 def fuse(ranked: list[tuple[float, list[dict]]], limit: int, key: str = "chunk_id") -> list[dict]:

@@ -467,21 +467,22 @@ def step_changes(store: Store, workshop: str) -> dict[tuple[int, int], dict]:
     `diff-summary` section lists `added|removed|modified path` lines (none: nothing to diff).
     """
     require_workshop(store, workshop)
-    columns = ["exercise_number", "step_number", "kind", "text"]
     where = filters.where({"source_id": workshop}) + " AND step_number IS NOT NULL"
     steps: dict[tuple[int, int], dict] = {}
-    for row in store.rows(PARTITIONS, columns, where):
+    for row in store.rows(PARTITIONS, ["exercise_number", "step_number", "kind"], where):  # no text: code is long
         step = steps.setdefault(
             (row["exercise_number"], row["step_number"]), {"problem": False, "solution": False, "changes": []}
         )
         side = row["kind"].split("-", 1)[0]
         if side in ("problem", "solution"):
             step[side] = True
-        if row["kind"] == "diff-summary":
-            for line in row["text"].splitlines():
-                change, _, path = line.partition(" ")
-                if path:
-                    step["changes"].append({"change": change, "path": path})
+    summaries = f"{where} AND {filters.eq('kind', 'diff-summary')}"
+    for row in store.rows(PARTITIONS, ["exercise_number", "step_number", "text"], summaries):
+        step = steps[(row["exercise_number"], row["step_number"])]
+        for line in row["text"].splitlines():
+            change, _, path = line.partition(" ")
+            if path:
+                step["changes"].append({"change": change, "path": path})
     for step in steps.values():
         step["changes"].sort(key=lambda c: c["path"])
     return steps

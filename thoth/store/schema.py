@@ -140,6 +140,7 @@ SESSIONS_SCHEMA = pa.schema(
         ("source_id", pa.string()),
         ("title", pa.string()),
         ("created_at", pa.timestamp("us", tz="UTC")),
+        ("owner", pa.string()),  # the key of the verified caller who created it (thoth.mcp.roles)
     ]
 )
 

@@ -128,12 +128,7 @@ class Console:
         trees = {d["id"]: d for d in tree.list_datasets(self.store)}
         for row in rows:
             shape = trees.get(row["collection"], {})
-            pointer = self.store.tree_pointer(row["collection"]) or {}
-            row.update(
-                tree_levels=shape.get("tree_levels", 0),
-                summariser=shape.get("summariser"),
-                tree_built_at=pointer.get("built_at"),
-            )
+            row.update(tree_levels=shape.get("tree_levels", 0), summariser=shape.get("summariser"))
         return self._render(request, "collections.html", title="Collections", rows=rows)
 
     @page
@@ -311,8 +306,8 @@ class Console:
                 max_chars=LEARNING_CHARS,
                 cursor=cursor,
             )
-            if bundle["scope"]["workshop"] != name:
-                raise BadArgument(f"cursor continues workshop {bundle['scope']['workshop']!r}, not {name!r}")
+            if bundle["workshop"] != name:
+                raise BadArgument(f"cursor continues workshop {bundle['workshop']!r}, not {name!r}")
         exercises = [
             {
                 "number": number,

@@ -7,7 +7,7 @@ from pathlib import Path
 import bibtexparser
 import pytest
 
-from examples.pdfgen import write_paper_pdf
+from examples.pdfgen import write_paper_pdf, write_text_pdf
 from ingest.bibtex import describe, make_entry
 from ingest.parsers import parse, parser_version
 from ingest.parsers.pdf import PARSER_VERSION
@@ -117,3 +117,14 @@ def test_parser_version_is_part_of_a_documents_identity(paper: Path, tmp_path: P
     versions = store.versions()
     third = Ingestor(settings).run(str(folder), name="pdfs")
     assert third.ingested == [] and Store(settings).versions() == versions  # idempotent again
+
+
+def test_pages_that_repeat_one_line_keep_it(tmp_path: Path) -> None:
+    # Three one-line pages that say the same thing: their text, not a running header.
+    path = write_text_pdf(
+        tmp_path / "r.pdf", [f"Report 1, page {p}: the station measured {p} cm of rain." for p in range(3)]
+    )
+    doc = parse("r.pdf", path.read_bytes())
+    assert [p.text for p in doc.partitions] == [
+        f"Report 1, page {p}: the station measured {p} cm of rain." for p in range(3)
+    ]

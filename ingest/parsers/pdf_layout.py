@@ -220,10 +220,11 @@ def mark_furniture(pages: list[list[Line]]) -> dict:
     candidates: list[tuple[Line, str]] = []
     for lines in pages:
         upright = sorted((x for x in lines if not x.rotated), key=lambda x: -x.y1)
-        edge = upright[:3] + upright[-3:] if len(upright) > 6 else upright
+        # a page's only lines are its text, even when every page says the same thing
+        edge = (upright[:3] + upright[-3:] if len(upright) > 6 else upright) if len(upright) > 3 else []
         for line in edge:
             candidates.append((line, _furniture_key(line)))
-        if upright:  # a page number alone at the very top or bottom of the page
+        if len(upright) > 1:  # a page number alone at the very top or bottom of the page
             for line in (upright[0], upright[-1]):
                 if _PAGE_NUMBER.match(line.text.strip()):
                     line.furniture = True

@@ -31,10 +31,12 @@ from thoth.store.schema import (
     META_TREE_PREFIX,
     META_VECTOR_INDEX_ROWS,
     PARTITIONS,
+    PRIMARY_KEYS,
     SESSIONS,
     SETTINGS,
     SOURCES,
     TREE_NODES,
+    is_primary_key,
     schema_for,
 )
 
@@ -203,6 +205,8 @@ class Store:
         self._tables.clear()
         for name in ALL_TABLES:
             self._add_missing_columns(name, schema_for(name, dim))
+        for name, column in PRIMARY_KEYS.items():
+            self._ensure_primary_key(name, column)
 
     def _add_missing_columns(self, name: str, wanted: pa.Schema) -> None:
         # An index written before a column existed gets it, all nulls (no re-ingest needed).
@@ -210,6 +214,18 @@ class Store:
         missing = [f for f in wanted if f.name not in table.schema.names]
         if missing:
             retry_on_conflict(lambda: table.add_columns(missing), f"add columns to {name}")
+
+    def _ensure_primary_key(self, name: str, column: str) -> None:
+        # A table written before its key was the row identity (and maybe holding a key twice, from
+        # parallel tasks of that time) is rewritten once, one row per key, under the keyed schema.
+        table = self.table(name)
+        if is_primary_key(table.schema.field(column)):
+            return
+        rows = {row[column]: row for row in table.to_arrow().to_pylist() if row[column] is not None}
+        wanted = schema_for(name, 0)
+        data = pa.Table.from_pylist(list(rows.values()), schema=wanted)
+        retry_on_conflict(lambda: self.db.create_table(name, data=data, schema=wanted, mode="overwrite"), name)
+        self._tables.pop(name, None)
 
     def ensure_table(self, name: str, dim: int = 0) -> None:
         """Create one table if it is missing (e.g. `sessions` on an index built before it existed)."""
@@ -234,7 +250,11 @@ class Store:
         self.set_settings({key: value})
 
     def set_settings(self, values: dict[str, str]) -> None:
-        """Write several keys in one commit (readers never see half of them)."""
+        """Write several keys in one commit (readers never see half of them).
+
+        Safe under concurrent writers: `key` is the table's primary key, so a merge_insert that lost
+        the race to insert a key is retried by Lance as an update (no key is ever stored twice).
+        """
         changed = {k: v for k, v in values.items() if self.get_setting(k) != v}
         if not changed:
             return

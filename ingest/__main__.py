@@ -23,7 +23,8 @@ import threading
 
 from tqdm import tqdm
 
-from ingest.pipeline import Ingestor, log_progress
+from ingest.pipeline import Ingestor
+from ingest.progress import ProgressMeter
 from ingest.sources import SourceError
 from thoth.config import ConfigError, Settings
 from thoth.embed import EmbedderUnavailable
@@ -84,19 +85,23 @@ def main(argv: list[str] | None = None) -> int:
     received = stop_on_signals(stop)
 
     bar = tqdm(unit="file", disable=None) if sys.stderr.isatty() else None
+    # no terminal (a Cloud Run Job's log): a JSON line every THOTH_PROGRESS_SECONDS instead of the bar
+    meter = ProgressMeter(settings.progress_seconds, printing=bar is None)
 
     def progress(done: int, total: int, key: str) -> None:
-        if bar is None:
-            log_progress(done, total, key)
-            return
-        bar.total = total
-        bar.set_postfix_str(key[-40:], refresh=False)
-        bar.update(done - bar.n)
+        meter(done, total, key)
+        if bar is not None:
+            bar.total = total
+            bar.set_postfix_str(key[-40:], refresh=False)
+            bar.update(done - bar.n)
 
+    ingestor = Ingestor(settings)
+    ingestor.meter = meter
     try:
-        summary = Ingestor(settings).run(
-            args.source, name=args.name, progress=progress, stop=stop, only_missing=args.command == "missing"
-        )
+        with meter:
+            summary = ingestor.run(
+                args.source, name=args.name, progress=progress, stop=stop, only_missing=args.command == "missing"
+            )
     except (SourceError, StoreError, EmbedderUnavailable, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

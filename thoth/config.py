@@ -268,6 +268,7 @@ class Settings:
     # Ingest
     pdf_password: str = ""
     ingest_batch_chunks: int = 512  # chunks embedded and written together (one commit per table)
+    progress_seconds: float = 5.0  # a JSON progress line this often when stderr is not a terminal
     task_index: int = 0  # Cloud Run Jobs: this task's index and the number of tasks splitting the plan
     task_count: int = 1
     # Citations
@@ -333,6 +334,7 @@ class Settings:
             storage_emulator_host=env.get("STORAGE_EMULATOR_HOST", "").rstrip("/"),
             pdf_password=env.get("THOTH_PDF_PASSWORD", ""),
             ingest_batch_chunks=_int(env, "THOTH_INGEST_BATCH_CHUNKS", 512, 1, 100_000),
+            progress_seconds=_float(env, "THOTH_PROGRESS_SECONDS", 5.0),
             task_index=task_index,
             task_count=task_count,
             citation_mode=_citation_mode(env),

@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import random
+import re
 import sys
 import threading
 import time
@@ -133,6 +134,12 @@ class StoreError(RuntimeError):
     """The index cannot be read or written; the message says why."""
 
 
+def _lance_message(exc: Exception) -> str:
+    # Lance's messages end in the Rust source path that raised them: of no use to an operator.
+    first = (str(exc).splitlines() or [type(exc).__name__])[0]
+    return re.sub(r",\s*/\S+\.rs:\d+:\d+\s*$", "", first).strip() or type(exc).__name__
+
+
 class IndexMissing(StoreError):
     """There is no index at the configured URI yet."""
 
@@ -161,15 +168,33 @@ class Store:
                     interval = self.settings.read_consistency_seconds
                     for name, value in self.settings.storage_env().items():
                         os.environ.setdefault(name, value)  # read by Lance's Rust code, not by Thoth
-                    self._db = _lancedb().connect(
-                        self.uri,
-                        read_consistency_interval=timedelta(seconds=interval) if interval >= 0 else None,
-                        storage_options=self.settings.storage_options() or None,
-                    )
+                    try:
+                        self._db = _lancedb().connect(
+                            self.uri,
+                            read_consistency_interval=timedelta(seconds=interval) if interval >= 0 else None,
+                            storage_options=self.settings.storage_options() or None,
+                        )
+                    except Exception as exc:
+                        raise self._unusable(exc, "cannot connect to") from exc
         return self._db
 
+    def _unusable(self, exc: Exception, doing: str) -> StoreError:
+        """A storage failure as one sentence: on gs://, why the bucket cannot be used and what to do."""
+        if self.uri.startswith("gs://"):
+            from thoth.gcs import bucket_problem
+
+            problem = bucket_problem(self.settings, self.uri)
+            if problem:
+                return StoreError(problem)
+        return StoreError(f"{doing} the index at {self.uri}: {_lance_message(exc)}")
+
     def table_names(self) -> list[str]:
-        result = self.db.list_tables()
+        try:
+            result = self.db.list_tables()
+        except StoreError:
+            raise
+        except Exception as exc:  # Lance raises RuntimeError/OSError when the storage is not there
+            raise self._unusable(exc, "cannot list the tables of") from exc
         names = getattr(result, "tables", result)
         return [n for n in names if n in ALL_TABLES]
 
@@ -185,8 +210,10 @@ class Store:
                         raise IndexMissing(
                             f"table {name!r} does not exist in {self.uri}; run `python -m ingest` first"
                         ) from exc
+                    except StoreError:
+                        raise
                     except Exception as exc:  # Lance raises RuntimeError/OSError for unreadable tables
-                        raise StoreError(f"cannot open table {name!r} in {self.uri}: {exc}") from exc
+                        raise self._unusable(exc, f"cannot open table {name!r} in") from exc
         return table
 
     def ensure_tables(self, dim: int) -> None:

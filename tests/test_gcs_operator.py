@@ -5,6 +5,8 @@ bucket that is not there, citations that open the generation they cite, topics u
 
 from __future__ import annotations
 
+import base64
+import json
 import subprocess
 import sys
 import time
@@ -192,3 +194,24 @@ def test_citation_says_when_its_generation_is_gone(emulator: Emulator) -> None:
     cited.bucket.blob("papers/tides.pdf").delete()  # and then the object itself, without an event
     with pytest.raises(NotFound, match="gs://plain-shelf/papers/tides.pdf is no longer in the bucket"):
         resolve_citation(store, cited.settings, source_ref=cited.ref)
+
+
+# -- the events route: 503 while not configured, 401 for a caller it does not know -------------------------
+
+
+def test_events_route_statuses(emulator: Emulator) -> None:
+    data = base64.b64encode(json.dumps({"bucket": BUCKET, "name": "papers/x.pdf", "generation": "1"}).encode())
+    attributes = {"eventType": "OBJECT_METADATA_UPDATE", "bucketId": BUCKET, "objectId": "papers/x.pdf",
+                  "objectGeneration": "1", "payloadFormat": "JSON_API_V1"}  # fmt: skip
+    body = {"message": {"attributes": attributes, "data": data.decode(), "messageId": "m1"}, "subscription": "s"}
+    with LiveServer(settings_for(emulator)) as server:  # neither THOTH_ADMIN_TOKEN nor THOTH_INTERNAL_IDENTITIES
+        refused = httpx.post(f"{server.url}/internal/gcs-events", json=body, headers={"Authorization": "Bearer x"})
+        assert refused.status_code == 503 and "THOTH_ADMIN_TOKEN" in refused.json()["error"]
+    with LiveServer(settings_for(emulator, THOTH_ADMIN_TOKEN="operator-token")) as server:
+        url = f"{server.url}/internal/gcs-events"
+        assert httpx.post(url, json=body).status_code == 401  # no token
+        assert httpx.post(url, json=body, headers={"Authorization": "Bearer wrong"}).status_code == 401
+        good = {"Authorization": "Bearer operator-token"}
+        assert httpx.post(url, content=b"{}", headers=good).status_code == 400  # not a Pub/Sub push
+        ignored = httpx.post(url, json=body, headers=good)
+        assert ignored.status_code == 200 and ignored.json()["status"] == "ignored", ignored.text

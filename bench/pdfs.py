@@ -7,7 +7,8 @@ edge-cases/manifest.tsv), in one process:
 1. reference: raw PDFium text extraction (pypdfium2, every page's text, nothing else);
 2. Thoth's parser alone (pages, blocks, metadata) with no password: what an operator sees unconfigured;
 3. the whole ingest (parse, BibTeX, chunk, embed, write LanceDB in a temp folder) with the password;
-4. the manifest's expectations: files with a text layer ingest, image-only ones are reported as such.
+4. the manifest's expectations: files with a text layer ingest, image-only ones are reported as such;
+5. text fidelity (bench/pdf_fidelity.py): control characters, split words, furniture, BibTeX.
 Figures are printed as ratios to the reference measured in the same run.
 """
 
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 
+from bench import pdf_fidelity as fidelity
 from ingest.parsers import ParseError, parse
 from ingest.pipeline import Ingestor
 from thoth.config import Settings
@@ -142,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     print("manifest expectations: " + ("all met" if not mismatches else f"{len(mismatches)} not met"))
     for line in mismatches:
         print(f"  {line}")
-    return 0
+    print()
+    return fidelity.report(args.data, password or None)
 
 
 if __name__ == "__main__":

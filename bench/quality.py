@@ -1,6 +1,6 @@
 """Retrieval quality per mode — keyword, vector, hybrid, collapsed tree — on the shared dev splits.
 
-    python -m bench.quality [--data ../shared/data] [--db .thoth/bench] [--only scifact|handbook]
+    python -m bench.quality [--data ../shared/data] [--db .thoth/bench] [--only scifact|handbook|broad]
                             [--scifact-limit N] [--limit-queries N] [--modes keyword,vector,...]
 
 THOTH_EMBED_INT8=1 measures the int8 ONNX model (in an index of its own); THOTH_TREE_BUILD=0 with
@@ -11,6 +11,13 @@ THOTH_EMBED_INT8=1 measures the int8 ONNX model (in an index of its own); THOTH_
   are chunked; an abstract's rank is that of its best chunk.
 - handbook (questions.dev.jsonl with gold files): recall@5 of the gold files and MRR@5 of the first
   gold file; `context` + question is the query where a question has context.
+
+- broad questions (bench/data/broad_questions.jsonl, written for Thoth over the handbook pages:
+  each needs 2-5 pages): with 10 results, the share of gold pages named, the share of questions
+  with every gold page named, and the distinct pages named per answer, for flat hybrid search
+  (`search_handbook`), `rag_retrieve` collapsed (its default) and traversal (`expand_k` given), and
+  the pages `answer_question` cites. A chunk names its page; a summary node names the pages it
+  covers (its `pages`).
 
 Collapsed tree: chunks and RAPTOR summary nodes ranked together (thoth.retrieval.tree.collapsed:
 cosine over both, fused with BM25 over chunks); tree-vector: the same by cosine alone, as in the
@@ -28,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -196,11 +204,71 @@ def handbook(data: Path, settings: Settings, max_queries: int | None, modes) -> 
     _evaluate(runner, pairs, metrics, modes)
 
 
+BROAD_QUESTIONS = Path(__file__).parent / "data" / "broad_questions.jsonl"
+BROAD_K = 10
+
+
+def _pages(hits: list[dict]) -> list[str]:
+    """The pages a result list names, in order: a chunk its page, a summary node the pages it covers."""
+    out: list[str] = []
+    for hit in hits:
+        out += [hit["key"]] if hit.get("level", 0) == 0 else list(hit.get("pages") or [])
+    return list(dict.fromkeys(p for p in out if p))
+
+
+def _cited_pages(answer: dict) -> list[str]:
+    """The pages of the citations the answer's text refers to ([n])."""
+    cited = {int(n) for n in re.findall(r"\[(\d+)\]", answer["answer"])}
+    return list(dict.fromkeys(p for c in answer["citations"] if c["number"] in cited for p in c["pages"]))
+
+
+def broad(data: Path, settings: Settings, max_queries: int | None) -> None:
+    from thoth.retrieval.answer import answer_question
+
+    root = data / "handbook"
+    if not (root / "docs").is_dir():
+        print(f"broad questions: skipped (no {root / 'docs'})")
+        return
+    questions = [json.loads(line) for line in BROAD_QUESTIONS.read_text().splitlines() if line.strip()]
+    questions = questions[:max_queries]
+    print(f"broad questions: {len(questions)} over {root / 'docs'}, {BROAD_K} results each", flush=True)
+    store = _ingest(settings, root / "docs", "handbook-bench")
+    embedder = get_embedder(settings)
+    source = "handbook-bench"
+    where = filters.eq("source_id", source)
+    runs: dict[str, Callable[[str], list[str]]] = {
+        "flat hybrid": lambda q: _pages(hybrid_search(store, embedder, q, BROAD_K, where=where)),
+        "collapsed": lambda q: _pages(tree.retrieve(store, embedder, source, q, top_k=BROAD_K)),
+        "traversal": lambda q: _pages(
+            tree.retrieve(store, embedder, source, q, mode="traversal", top_k=BROAD_K, expand_k=3)
+        ),
+        "answer_question": lambda q: _cited_pages(answer_question(store, embedder, settings, source, q, top_k=BROAD_K)),
+    }
+    print(f"  {'mode':<16} {'recall':>7} {'all gold':>9} {'pages':>6} {'max':>4}   ms/query")
+    for mode, run in runs.items():
+        recalls, complete, named, worst, seconds = [], 0, [], 0, 0.0
+        for q in questions:
+            started = time.perf_counter()
+            pages = run(q["question"])
+            seconds += time.perf_counter() - started
+            gold = set(q["gold_paths"])
+            found = len(gold & set(pages))
+            recalls.append(found / len(gold))
+            complete += found == len(gold)
+            named.append(len(pages))
+            worst = max(worst, len(pages))
+        print(
+            f"  {mode:<16} {np.mean(recalls):>7.3f} {complete / len(questions):>9.0%} {np.mean(named):>6.1f} "
+            f"{worst:>4}   {1000 * seconds / len(questions):8.0f}",
+            flush=True,
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.quality", description=__doc__.split("\n")[0])
     parser.add_argument("--data", default="../shared/data", help="folder holding scifact/ and handbook/")
     parser.add_argument("--db", default=".thoth/bench", help="where the benchmark indexes are kept")
-    parser.add_argument("--only", choices=("scifact", "handbook"), help="run one data set")
+    parser.add_argument("--only", choices=("scifact", "handbook", "broad"), help="run one data set")
     parser.add_argument("--scifact-limit", type=int, help="abstracts besides the relevant ones (default: all)")
     parser.add_argument("--limit-queries", type=int, help="first N queries of each data set")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
@@ -225,6 +293,8 @@ def main(argv: list[str] | None = None) -> int:
         scifact(data, settings, cache, args.scifact_limit, args.limit_queries, modes)
     if args.only in (None, "handbook"):
         handbook(data, settings, args.limit_queries, modes)
+    if args.only in (None, "broad"):
+        broad(data, settings, args.limit_queries)
     return 0
 
 

@@ -1,6 +1,7 @@
-"""RAPTOR tree build time for growing numbers of chunks, so the growth is visible.
+"""RAPTOR tree build time for growing numbers of chunks, and in-place updates against a fresh build.
 
     python -m bench.tree [--sizes 1000,4000,16000] [--reducer pca|umap] [--sample 256]
+    python -m bench.tree --incremental [--base 3000] [--add 30] [--sample 256]
 
 The chunks are generated: pseudo-English texts of 100-180 words (bench.embed.make_texts). Embedding
 16,000 of them would take longer than the tree, so only `--sample` texts are embedded and every
@@ -11,6 +12,13 @@ onnx recommended). Nothing is written to a database: this times `ingest.tree.bui
 
 Printed per size: layer sizes, seconds split into clustering, summarising and embedding summaries,
 and the growth against the previous size (linear growth = the size ratio).
+
+`--incremental`: a tree built on `--base` chunks gets `--add` more inserted in place
+(ingest.tree.update_rows), which is compared with a fresh build on all of them; then `--add`
+chunks picked at random are deleted in place from the updated tree (timed against the same fresh
+build), and the inserted ones are deleted again (the tree must equal the first build). Printed: seconds (and the ratio
+in-place / fresh build), nodes rewritten, and level-1 cluster quality over the same chunks: mean
+cosine of a chunk to its cluster's centroid, and the silhouette (cosine) of the level-1 partition.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import time
 import numpy as np
 
 from bench.embed import make_texts
-from ingest.tree import TreeParams, build_nodes
+from ingest.tree import TreeParams, build_nodes, update_rows
 from thoth.config import Settings
 from thoth.embed import get_embedder, get_tokenizer
 from thoth.retrieval.summarise import ExtractiveSummariser
@@ -49,6 +57,86 @@ def synthetic_vectors(base: np.ndarray, n: int, noise: float, seed: int = 0) -> 
     return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
 
 
+def level1_quality(rows: list[dict], ids: list[str], vectors: np.ndarray) -> tuple[float, float]:
+    """(mean cosine of a chunk to its level-1 centroid, silhouette of the level-1 partition, cosine)."""
+    from sklearn.metrics import silhouette_score
+
+    index = {c: i for i, c in enumerate(ids)}
+    labels = np.zeros(len(ids), dtype=np.int64)
+    cosines = []
+    for n, row in enumerate(r for r in rows if r["level"] == 1):
+        members = [index[c] for c in row["children"]]
+        labels[members] = n
+        centre = vectors[members].mean(axis=0)
+        centre /= max(float(np.linalg.norm(centre)), 1e-12)
+        cosines += (vectors[members] @ centre).tolist()
+    silhouette = silhouette_score(vectors, labels, metric="cosine") if len(set(labels.tolist())) > 1 else 0.0
+    return float(np.mean(cosines)), float(silhouette)
+
+
+def incremental(args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
+    embedder = get_embedder(settings)
+    tokenizer = get_tokenizer(settings)
+    params = TreeParams.from_settings(settings)
+    n, m = args.base, args.add
+    texts = make_texts(n + m, (100, 180), seed=1)
+    base = embedder.embed(texts[: args.sample])
+    vectors = synthetic_vectors(base, n + m, args.noise)
+    ids = [f"c{i:06d}" for i in range(n + m)]
+    summariser = ExtractiveSummariser(tokenizer, min(settings.tree_summary_tokens, tokenizer.max_tokens))
+    print(
+        f"model {embedder.model_name} ({settings.embed_backend}), reducer {params.reducer}; {n} chunks, then "
+        f"{m} inserted in place ({m / n:.1%}) against a fresh build on {n + m}, then {m} deleted in place"
+    )
+
+    def timed(fn):
+        started = time.perf_counter()
+        out = fn()
+        return out, time.perf_counter() - started
+
+    (rows, _), t_base = timed(
+        lambda: build_nodes("bench", ids[:n], texts[:n], vectors[:n], embedder.embed, tokenizer, summariser, params)
+    )
+    (fresh, _), t_fresh = timed(
+        lambda: build_nodes("bench", ids, texts, vectors, embedder.embed, tokenizer, summariser, params)
+    )
+    (updated, stats), t_insert = timed(
+        lambda: update_rows("bench", rows, ids, texts, vectors, embedder.embed, tokenizer, summariser, params)
+    )
+    rng = np.random.default_rng(5)
+    keep = np.sort(rng.choice(n + m, n, replace=False))  # m chunks out, anywhere in the tree
+    kept_ids, kept_texts = [ids[i] for i in keep], [texts[i] for i in keep]
+    (after, dstats), t_delete = timed(
+        lambda: update_rows(
+            "bench", updated, kept_ids, kept_texts, vectors[keep], embedder.embed, tokenizer, summariser, params
+        )
+    )
+    (back, _), t_back = timed(
+        lambda: update_rows(
+            "bench", updated, ids[:n], texts[:n], vectors[:n], embedder.embed, tokenizer, summariser, params
+        )
+    )
+    same = {(r["node_id"], r["text"]) for r in back} == {(r["node_id"], r["text"]) for r in rows}
+    header = f"{'tree':<26} {'nodes':>6} {'rewritten':>9} {'seconds':>8} {'vs fresh':>8} {'mean cos':>8}"
+    print(f"{header} {'silhouette':>10}")
+
+    def line(name, tree_rows, seconds, fresh_seconds, rewritten, chunk_ids, chunk_vectors):
+        cos, sil = level1_quality(tree_rows, chunk_ids, chunk_vectors)
+        ratio = f"{seconds / fresh_seconds:>7.1%}" if fresh_seconds else ""
+        print(
+            f"{name:<26} {len(tree_rows):>6} {rewritten:>9} {seconds:>7.1f}s {ratio:>8} {cos:>8.3f} {sil:>10.3f}",
+            flush=True,
+        )
+
+    line(f"build on {n}", rows, t_base, 0, len(rows), ids[:n], vectors[:n])
+    line(f"fresh build on {n + m}", fresh, t_fresh, 0, len(fresh), ids, vectors)
+    line(f"{n} + {m} in place", updated, t_insert, t_fresh, stats.rewritten, ids, vectors)
+    line(f"then -{m} (random) in place", after, t_delete, t_fresh, dstats.rewritten, kept_ids, vectors[keep])
+    print(f"removing the {m} inserted chunks again: {t_back:.1f}s; the tree equals the build on {n}: {same}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.tree", description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,4000,16000", help="comma-separated chunk counts")
@@ -57,7 +145,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--sample", type=int, default=256, help="texts actually embedded for leaf vectors")
     parser.add_argument("--noise", type=float, default=0.035, help="per-dimension noise added to sampled vectors")
+    parser.add_argument("--incremental", action="store_true", help="in-place insert and delete against a fresh build")
+    parser.add_argument("--base", type=int, default=3000, help="--incremental: chunks the first tree is built on")
+    parser.add_argument("--add", type=int, default=30, help="--incremental: chunks inserted (then deleted) in place")
     args = parser.parse_args(argv)
+    if args.incremental:
+        return incremental(args)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
 
     settings = Settings.from_env()

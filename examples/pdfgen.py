@@ -3,6 +3,9 @@
 - `write_text_pdf`: one page per string, wrapped prose, optional Title/Author and a user password.
 - `write_image_only_pdf`: shapes and a raster image, no text layer (a "scanned" document).
 - `write_truncated_pdf`: a valid text PDF cut to half its bytes (a corrupt file).
+- `write_paper_pdf`: a paper's layout: a large title, author lines with superscript marks, an arXiv
+  stamp rotated in the margin, numbered section headings, a running header and page numbers.
+- `write_symbol_font_pdf`: one line in a font whose codes map to control characters (TeX's cmsy).
 - `python -m examples.pdfgen OUT_DIR`: the demo collection (see `DEMO_DOCUMENTS`).
 
 Output is deterministic: every canvas is made with ``invariant=1`` (fixed dates and file id), so the
@@ -29,6 +32,8 @@ __all__ = [
     "main",
     "write_demo_pdfs",
     "write_image_only_pdf",
+    "write_paper_pdf",
+    "write_symbol_font_pdf",
     "write_text_pdf",
     "write_truncated_pdf",
 ]
@@ -209,6 +214,123 @@ def write_truncated_pdf(path: str | Path) -> Path:
         password=None,
     )
     return _write(path, data[: len(data) // 2])
+
+
+def write_paper_pdf(
+    path: str | Path,
+    title: str,
+    authors: list[tuple[str, str]],
+    pages: list[list[tuple[str, str]]],
+    stamp: str | None = None,
+    header: str | None = None,
+) -> Path:
+    """A paper's layout, for the layout reader's tests.
+
+    `authors`: (name, superscript mark) pairs, drawn on one line under the 17pt title, with an
+    affiliation line under them. `pages`: per page, (kind, text) items drawn top-down: kind "h1"
+    (12pt bold heading), "h2" (10pt bold heading) or "p" (10pt body; a "\\n" in the text breaks the
+    line there, so a test can place a hyphen at a line end). `stamp` is drawn rotated in the left
+    margin of page one (as arXiv does); `header` at the top of every page after the first, and each
+    page gets its number at the bottom.
+    """
+    buf = io.BytesIO()
+    c = _new_canvas(buf)
+    c.setCreator(CREATOR)
+    c.setTitle("")
+    c.setAuthor("")
+    c.setSubject("")
+    width = PAGE_WIDTH - 2 * MARGIN
+    for number, items in enumerate(pages, start=1):
+        y = PAGE_HEIGHT - MARGIN
+        if number == 1:
+            c.setFont(HEADING_FONT, 17)
+            for line in simpleSplit(title, HEADING_FONT, 17, width):
+                y -= 22
+                c.drawCentredString(PAGE_WIDTH / 2, y, line)
+            y -= 30
+            text = c.beginText(MARGIN, y)
+            for name, mark in authors:
+                text.setFont(BODY_FONT, 11)
+                text.textOut(name)
+                if mark:
+                    text.setFont(BODY_FONT, 7)
+                    text.setRise(4)
+                    text.textOut(mark)
+                    text.setRise(0)
+                text.setFont(BODY_FONT, 11)
+                text.textOut("     ")
+            c.drawText(text)
+            y -= 14
+            c.setFont(BODY_FONT, 10)
+            c.drawString(MARGIN, y, "Example University, Example City")
+            y -= 30
+            if stamp:
+                c.saveState()
+                c.translate(30, PAGE_HEIGHT / 2 - 100)
+                c.rotate(90)
+                c.setFont("Times-Roman", 20)
+                c.drawString(0, 0, stamp)
+                c.restoreState()
+        elif header:
+            c.setFont(BODY_FONT, 9)
+            c.drawCentredString(PAGE_WIDTH / 2, PAGE_HEIGHT - 40, header)
+        for kind, body in items:
+            font, size = {"h1": (HEADING_FONT, 12), "h2": (HEADING_FONT, 10)}.get(kind, (BODY_FONT, 10))
+            y -= 8 if kind != "p" else 4
+            for raw in body.split("\n"):
+                for line in simpleSplit(raw, font, size, width):
+                    y -= size * 1.25
+                    c.setFont(font, size)
+                    c.drawString(MARGIN, y, line)
+        c.setFont(BODY_FONT, 10)
+        c.drawCentredString(PAGE_WIDTH / 2, 40, str(number))
+        c.showPage()
+    c.save()
+    return _write(path, buf.getvalue())
+
+
+def _raw_pdf(objects: list[bytes]) -> bytes:
+    """A PDF from numbered object bodies (1 = catalog), with a correct cross-reference table."""
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def write_symbol_font_pdf(
+    path: str | Path, text: str, font_name: str = "CMSY10", codes: dict[str, int] | None = None
+) -> Path:
+    """One line of `text` in Helvetica renamed `font_name`, whose ToUnicode map sends each character of
+    `codes` to that control code: what TeX's symbol fonts (cmsy, cmex) look like to PDFium."""
+    codes = codes or {"~": 0x0F}
+    cmap = (
+        "/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /T def /CMapType 2 def\n"
+        "1 begincodespacerange <00> <FF> endcodespacerange\n"
+        f"{len(codes)} beginbfchar\n"
+        + "".join(f"<{ord(ch):02X}> <{code:04X}>\n" for ch, code in codes.items())
+        + "endbfchar\nendcmap CMapName currentdict /CMap defineresource pop end end"
+    ).encode()
+    escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)").encode("latin-1")
+    content = b"BT /F1 12 Tf 72 700 Td (" + escaped + b") Tj ET"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> >> "
+        b"/Contents 5 0 R >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /" + font_name.encode() + b" /FirstChar 32 /LastChar 126 "
+        b"/Widths [" + b" 556" * 95 + b"] /FontDescriptor 7 0 R /ToUnicode 6 0 R >>",
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Length %d >>\nstream\n" % len(cmap) + cmap + b"\nendstream",
+        b"<< /Type /FontDescriptor /FontName /" + font_name.encode() + b" /Flags 32 /FontBBox [0 -200 1000 900] "
+        b"/ItalicAngle 0 /Ascent 900 /Descent -200 /CapHeight 700 /StemV 80 >>",
+    ]
+    return _write(path, _raw_pdf(objects))
 
 
 # --- The demo collection ------------------------------------------------------------------------------

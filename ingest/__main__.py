@@ -1,9 +1,11 @@
-"""`python -m ingest [run|missing] --source DIR|gs://BUCKET/PREFIX [--db URI] [--name NAME]`.
+"""`python -m ingest [run|missing] --source DIR|gs://BUCKET/PREFIX [--db URI] [--name NAME] [--rebuild-trees]`.
 
 `run` (the default) brings the collection in line with the source: new and
 changed files in, removed files out. `missing` only ingests files the
 collection does not know yet (a backfill after missed bucket events). On Cloud
 Run Jobs, CLOUD_RUN_TASK_INDEX / CLOUD_RUN_TASK_COUNT split the work.
+`--rebuild-trees` rebuilds RAPTOR trees from scratch instead of updating them in place: the
+source's after its run, or, without `--source`, every collection's.
 
 Exit codes: 0 the run finished (files that could not be read are recorded and
 listed, and do not change the code); 1 the run could not happen (source or
@@ -30,6 +32,7 @@ from thoth.config import ConfigError, Settings
 from thoth.embed import EmbedderUnavailable
 from thoth.logs import setup_logging
 from thoth.store import StoreError
+from thoth.store.schema import SOURCES
 
 log = logging.getLogger("thoth.ingest")
 
@@ -66,14 +69,19 @@ def main(argv: list[str] | None = None) -> int:
         default="run",
         help="run: sync the collection with the source (default); missing: ingest only files it lacks",
     )
-    parser.add_argument(
-        "--source", required=True, help="folder or gs://bucket/prefix of Markdown (.md, .mdx), PDF and .txt files"
-    )
+    parser.add_argument("--source", help="folder or gs://bucket/prefix of Markdown (.md, .mdx), PDF and .txt files")
     parser.add_argument("--db", help="database URI (folder or gs://bucket/prefix); default THOTH_DB_URI")
     parser.add_argument(
         "--name", help="collection name (default: the bucket's or folder's name); its slug is the collection id"
     )
+    parser.add_argument(
+        "--rebuild-trees",
+        action="store_true",
+        help="rebuild RAPTOR trees from scratch (the source's; without --source, every collection's)",
+    )
     args = parser.parse_args(argv)
+    if not args.source and not args.rebuild_trees:
+        parser.error("--source is required (or --rebuild-trees alone, to rebuild every collection's tree)")
 
     try:
         settings = Settings.from_env(**({"db_uri": args.db} if args.db else {}))
@@ -95,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
             bar.set_postfix_str(key[-40:], refresh=False)
             bar.update(done - bar.n)
 
+    if not args.source:
+        return rebuild_trees(settings)
     ingestor = Ingestor(settings)
     ingestor.meter = meter
     try:
@@ -102,6 +112,9 @@ def main(argv: list[str] | None = None) -> int:
             summary = ingestor.run(
                 args.source, name=args.name, progress=progress, stop=stop, only_missing=args.command == "missing"
             )
+            if args.rebuild_trees and not summary.interrupted and settings.task_count <= 1:
+                meter.stage("tree")
+                summary.tree = ingestor.update_tree(summary.source_id, force=True)
     except (SourceError, StoreError, EmbedderUnavailable, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -113,6 +126,22 @@ def main(argv: list[str] | None = None) -> int:
         code = next(iter(received.values()), 143)
         log.warning("ingest stopped early by a signal; exit code %d; run again to finish", code)
         return code
+    return 0
+
+
+def rebuild_trees(settings: Settings) -> int:
+    """Rebuild every collection's tree from scratch (`--rebuild-trees` without `--source`)."""
+    try:
+        ingestor = Ingestor(settings)
+        if SOURCES not in ingestor.store.table_names():
+            print("error: the index has no collections yet: run `python -m ingest --source ...` first", file=sys.stderr)
+            return 1
+        for row in sorted(ingestor.store.list_sources(), key=lambda r: r["source_id"]):
+            result = ingestor.update_tree(row["source_id"], force=True)
+            print(result.render() if result else f"tree {row['source_id']}: trees are off (THOTH_TREE_BUILD=0)")
+    except (StoreError, EmbedderUnavailable, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

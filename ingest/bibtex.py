@@ -77,8 +77,7 @@ def guess_from_first_page(text: str) -> dict:
     stamp = _ARXIV.search(text[:2000])
     if stamp:
         found["eprint"], found["primary_class"] = stamp.group(1), stamp.group(3)
-        if stamp.group(4):
-            found["year"] = int(stamp.group(4))
+        found["year"] = 2000 + int(stamp.group(1)[:2])  # the first version's year (yymm), not this version's
     start = next((i for i, line in enumerate(lines) if _looks_like_title(line)), None)
     if start is None:
         return found
@@ -128,21 +127,32 @@ def _bibtex_author(author: str) -> str:
 
 
 def describe(parsed: ParsedDocument, fallback_title: str) -> dict:
-    """The citation fields: the file's own metadata first, the first page's guesses for what it lacks."""
+    """The citation fields: the first page's layout (PDFs), then the file's metadata, then line guesses.
+
+    The layout reader (ingest/parsers/pdf_layout.py) sees font sizes, so its title and authors beat
+    the metadata, which is often empty, a LaTeX file name, or a tool's placeholder.
+    """
+    front = parsed.front_matter
     guess = guess_from_first_page(parsed.first_page) if parsed.first_page else {}
-    title = parsed.title if parsed.title_from_metadata or not guess.get("title") else guess["title"]
+    if front.get("title"):
+        title = front["title"]
+    elif parsed.title_from_metadata or not guess.get("title"):
+        title = parsed.title
+    else:
+        title = guess["title"]
     return {
         "title": title or fallback_title,
-        "authors": parsed.authors or guess.get("authors", []),
-        # the arXiv stamp's date beats PDF CreationDate, which is when the file was rendered
-        "year": guess.get("year") or parsed.year,
-        "eprint": guess.get("eprint"),
-        "primary_class": guess.get("primary_class"),
+        "authors": front.get("authors") or parsed.authors or guess.get("authors", []),
+        # the arXiv id's year beats PDF CreationDate, which is when the file was rendered
+        "year": front.get("year") or guess.get("year") or parsed.year,
+        "eprint": front.get("eprint") or guess.get("eprint"),
+        "primary_class": front.get("primary_class") or guess.get("primary_class"),
+        "doi": front.get("doi"),
     }
 
 
 def make_entry(fields: dict, doc_id: str, note: str | None = None) -> str:
-    """One @misc entry (arXiv papers get eprint/archivePrefix/primaryClass)."""
+    """One @misc entry (arXiv papers get eprint/archivePrefix/primaryClass; a DOI goes in doi)."""
     key = citation_key(fields["title"], fields["authors"], fields["year"], f"doc{doc_id[:12]}")
     lines = [f"@misc{{{key},", f"  title = {{{escape(fields['title'])}}},"]
     if fields["authors"]:
@@ -153,6 +163,8 @@ def make_entry(fields: dict, doc_id: str, note: str | None = None) -> str:
         lines += [f"  eprint = {{{fields['eprint']}}},", "  archivePrefix = {arXiv},"]
         if fields.get("primary_class"):
             lines.append(f"  primaryClass = {{{escape(fields['primary_class'])}}},")
+    if fields.get("doi"):
+        lines.append(f"  doi = {{{escape(fields['doi'])}}},")
     if note:
         lines.append(f"  note = {{{escape(note)}}},")
     return "\n".join(lines) + "\n}\n"

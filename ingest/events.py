@@ -128,11 +128,20 @@ def apply_event(ingestor: Ingestor, event: ObjectEvent) -> list[RunSummary]:
     target = collection_for(ingestor, event.bucket, event.key)
     source_id, name, uri = target
     if is_sidecar(event.key):  # an edited (or removed) BibTeX file: rewrite its documents' rows
-        return [
-            _ingest_key(ingestor, event, key, target) for key in _documents_with_sidecar(ingestor, source_id, event.key)
-        ]
+        keys = _documents_with_sidecar(ingestor, source_id, event.key)
+        return _with_tree(ingestor, source_id, [_ingest_key(ingestor, event, key, target) for key in keys])
     if not is_supported(event.key):
         return []
     if event.is_delete:
-        return [ingestor.delete_object(source_id, event.key, event.generation, name=name, uri=uri)]
-    return [_ingest_key(ingestor, event, event.key, target)]
+        summaries = [ingestor.delete_object(source_id, event.key, event.generation, name=name, uri=uri)]
+    else:
+        summaries = [_ingest_key(ingestor, event, event.key, target)]
+    return _with_tree(ingestor, source_id, summaries)
+
+
+def _with_tree(ingestor: Ingestor, source_id: str, summaries: list[RunSummary]) -> list[RunSummary]:
+    """Update the collection's tree in place after a change (only that object's path in it changes);
+    a tree that cannot be updated in place is marked stale, so no summary of deleted text is served."""
+    if summaries and any(s.changed for s in summaries):
+        summaries[-1].tree = ingestor.update_tree(source_id, policy="event")
+    return summaries

@@ -41,10 +41,18 @@ from pathlib import Path
 from ingest import bibtex
 from ingest.chunking import Chunk, Chunker
 from ingest.overlap import OrderedWorker
-from ingest.parsers import MARKDOWN_SUFFIXES, PDF_SUFFIXES, ParsedDocument, ParseError, parse, workshop
+from ingest.parsers import (
+    MARKDOWN_SUFFIXES,
+    PDF_SUFFIXES,
+    ParsedDocument,
+    ParseError,
+    parse,
+    parser_version,
+    workshop,
+)
 from ingest.progress import Meter
 from ingest.sources import SourceError, SourceObject, content_hash, is_sidecar, list_all, sidecar_keys
-from ingest.tree import TreeParams, TreeResult, build_tree
+from ingest.tree import TreeParams, TreeResult, build_tree, mark_stale
 from thoth.config import Settings
 from thoth.embed import Embedder, get_embedder, get_tokenizer, resolve_model
 from thoth.gcs import split_gs_uri
@@ -156,6 +164,11 @@ def _source_kind(keys: list[str]) -> str:
     return "text"
 
 
+def _outdated(obj: SourceObject, row: dict | None) -> bool:
+    """An older parser read this file: a run re-parses it once, whatever its bytes."""
+    return row is not None and (row.get("parser") or "") != parser_version(obj.key, obj.format)
+
+
 def _row_fingerprint(row: dict) -> str:
     return row.get("fingerprint") or row["doc_id"]  # rows written before fingerprints: local sha256
 
@@ -235,8 +248,12 @@ class Ingestor:
         )
         kind = _source_kind([o.key for o in listing]) if listing else None
         summary = self.execute(plan, name=name, uri=source, kind=kind, progress=progress, stop=stop)
+        if plan.empty and self.settings.task_index == 0 and CHUNKS in self.store.table_names():
+            self.store.ensure_fts_index(fold_in=False)  # migrates an index built before word positions
         if self.settings.task_count > 1:
             summary.task = f"{self.settings.task_index + 1}/{self.settings.task_count}"
+            if plan.removed or plan.stale:  # the tree still quotes the text that went: keep readers off it
+                mark_stale(self.store, plan.source_id, "documents removed by a parallel run; the next run rebuilds it")
         elif not summary.interrupted:  # the tree once every document is written (one task: this one)
             self.meter.stage("tree")
             summary.tree = self.update_tree(plan.source_id)
@@ -255,6 +272,7 @@ class Ingestor:
         # content that leaves with a removed or changed file, unless some listed file still has it
         listed = set(fingerprints.values())
         kept = {existing[k]["doc_id"] for k in set(existing) & set(fingerprints) if k not in changed}
+        reparse = {existing[o.key]["doc_id"] for o in objects if o.key in changed and _outdated(o, existing.get(o.key))}
         leaving = [existing[k] for k in removed] + [existing[k] for k in sorted(changed) if k in existing]
         stale_rows = {r["doc_id"]: r for r in leaving if _row_fingerprint(r) not in listed and r["doc_id"] not in kept}
 
@@ -266,7 +284,7 @@ class Ingestor:
             fingerprints=fingerprints,
             removed=[k for k in removed if in_shard(_row_fingerprint(existing[k]), index, count)],
             stale={d for d, r in stale_rows.items() if in_shard(_row_fingerprint(r), index, count)},
-            stored={r["doc_id"] for r in existing.values() if r["status"] == "ok"} - set(stale_rows),
+            stored={r["doc_id"] for r in existing.values() if r["status"] == "ok"} - set(stale_rows) - reparse,
             referenced={
                 existing[k]["doc_id"]
                 for k in removed
@@ -302,6 +320,8 @@ class Ingestor:
             plan.stale = {row["doc_id"]}
         plan.todo = [obj]
         plan.stored = {r["doc_id"] for r in existing.values() if r["status"] == "ok"} - plan.stale
+        if _outdated(obj, row):
+            plan.stored.discard(row["doc_id"])
         return self.execute(plan, name=name, uri=uri, kind=kind)
 
     def add_document(
@@ -310,13 +330,16 @@ class Ingestor:
         """Add (or replace, by key) one document of a `text` source (ingest_document), then update its tree."""
         started = time.perf_counter()
         summary = self.ingest_object(source_id, obj, {}, name=name, uri=uri, kind="text", tags=tags)
-        summary.tree = self.update_tree(source_id)
+        summary.tree = self.update_tree(source_id, policy="document")
         summary.seconds = time.perf_counter() - started
         return summary
 
-    def update_tree(self, source_id: str, force: bool = False) -> TreeResult | None:
-        """Rebuild the source's RAPTOR tree if its chunks changed (THOTH_TREE_BUILD=0 turns this off)."""
+    def update_tree(self, source_id: str, force: bool = False, policy: str = "run") -> TreeResult | None:
+        """Bring the source's RAPTOR tree in line with its chunks: in place, or rebuilt (ingest/tree.py
+        says when); THOTH_TREE_BUILD=0 turns trees off, and a change then marks an existing one stale."""
         if not self.settings.tree_build:
+            if mark_stale(self.store, source_id, "trees are switched off (THOTH_TREE_BUILD=0)"):
+                return TreeResult(source_id, built=False, mode="stale", reason="THOTH_TREE_BUILD=0")
             return None
         tokenizer = get_tokenizer(self.settings)
         return build_tree(
@@ -328,6 +351,8 @@ class Ingestor:
             TreeParams.from_settings(self.settings),
             self._embedder.model_name if self._embedder else resolve_model(self.settings.embed_model).name,
             force=force,
+            policy=policy,
+            drift_max=self.settings.tree_drift_max,
         )
 
     def delete_object(self, source_id: str, key: str, version: str | None, *, name: str, uri: str) -> RunSummary:
@@ -440,7 +465,7 @@ class Ingestor:
     def _existing_documents(self, source_id: str) -> dict[str, dict]:
         if DOCUMENTS not in self.store.table_names():
             return {}
-        columns = ["key", "doc_id", "status", "version", "fingerprint", "sidecar"]
+        columns = ["key", "doc_id", "status", "version", "fingerprint", "sidecar", "parser"]
         present = set(self.store.table(DOCUMENTS).schema.names)
         rows = self.store.documents(source_id, [c for c in columns if c in present])
         return {row["key"]: row for row in rows}
@@ -456,7 +481,7 @@ class Ingestor:
         return sidecar.fingerprint or content_hash(sidecar.read())
 
     def _changed(self, obj: SourceObject, row: dict | None, fingerprint: str, sidecars: dict) -> bool:
-        if row is None:
+        if row is None or _outdated(obj, row):
             return True
         if (row.get("sidecar") or "") != self._sidecar_fingerprint(obj.key, sidecars):
             return True  # only the BibTeX changed: the document row is rewritten, its chunks are kept
@@ -485,6 +510,7 @@ class Ingestor:
             "object_id": object_id(obj),
             "fingerprint": plan.fingerprints.get(obj.key) or obj.fingerprint or doc_id,
             "sidecar": self._sidecar_fingerprint(obj.key, plan.sidecars),
+            "parser": parser_version(obj.key, obj.format),
         }
         try:
             parsed: ParsedDocument = parse(
@@ -619,7 +645,7 @@ class Ingestor:
         local = None if "://" in uri else Path(uri).expanduser().resolve()
         if local is not None and workshop.is_workshop(local):
             about = workshop.info(local)
-            kind, product, name = "workshop", about.product, name or about.title
+            kind, product, name = "workshop", about.product, about.title  # --name sets the id, never the title
         written: tuple[int, int] | None = None
         # Parallel tasks each write the counts they see; the one that writes last recounts after writing
         # and writes again if another task added rows meanwhile, so the final row holds the final counts.

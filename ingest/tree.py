@@ -3,26 +3,32 @@
 One layer (Sarthi et al., 2024, with the changes said here):
 1. reduce the vectors' dimension: PCA by default (`THOTH_TREE_REDUCER=umap` for the paper's UMAP;
    docs/raptor.md has the measurements behind the default);
-2. soft Gaussian-mixture clustering, the number of clusters chosen by BIC: globally, then locally
-   inside each global cluster; a point belongs to every cluster whose probability for it is at least
-   `threshold`, and always to its most likely one;
+2. Gaussian-mixture clustering, the number of clusters chosen by BIC: globally, then locally
+   inside each global cluster. Each point goes to its most likely cluster only (a strict tree: every
+   node has one parent, which is what lets a change be applied along one path; the paper's soft
+   membership is what `threshold` still governs inside `cluster_layer`), and a cluster of fewer
+   than `min_children` points merges into its nearest cluster with room;
 3. a cluster larger than the summariser's input limit (`cluster_tokens` word pieces) is clustered
    again, with at least as many clusters as the limit needs;
 4. summarise each cluster, embed the summaries: they are the next layer.
-Layers stop when one is down to a single node, or cannot be reduced further.
+Layers stop when one is down to a single node (the root); a layer that cannot be reduced further
+gets one root over it all, so every tree has exactly one root.
 
 The BIC search fits on a fixed-size sample of the points and stops once BIC has not improved for a
 few cluster counts, so a layer costs about linear time in its size. Everything is seeded: the same
 chunks give the same tree. Node ids are a hash of (source, level, children).
 
-A source's tree is rebuilt only when its chunks (or the tree's parameters) changed: the build's
-fingerprint is stored with the source's tree pointer, and the new tree replaces the old one in one
-pointer switch (see `Store.replace_tree`).
+A source's tree changes only when its chunks (or the tree's parameters) changed: the chunks'
+fingerprint is stored with the source's tree pointer. A tree built the same way is updated in place
+(ingest/tree_update.py) and records its drift, the chunks inserted and deleted since its last full
+build over the chunks it was built on; past `THOTH_TREE_DRIFT_MAX` a batch run rebuilds it. Either
+way the new tree replaces the old one in one pointer switch (see `Store.replace_tree`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import math
 import time
@@ -34,11 +40,13 @@ from typing import Any
 
 import numpy as np
 
+from ingest.tree_update import Layer, UpdateStats, merge_small, update_nodes
 from thoth.config import Settings
 from thoth.embed import Embedder, Tokenizer
 from thoth.retrieval.summarise import Summariser
 from thoth.store import Store, filters
-from thoth.store.schema import CHUNKS, SOURCES, TREE_NODES
+from thoth.store.db import NODE_COLUMNS
+from thoth.store.schema import CHUNKS, META_TREE_PREFIX, SOURCES, TREE_NODES
 
 log = logging.getLogger("thoth.tree")
 
@@ -55,6 +63,7 @@ class TreeParams:
     bic_patience: int = 3  # cluster counts tried past the best BIC so far
     max_levels: int = 10
     seed: int = 224  # the paper's random state
+    min_children: int = 2  # a smaller cluster merges into its nearest one with room
 
     @classmethod
     def from_settings(cls, settings: Settings) -> TreeParams:
@@ -64,19 +73,34 @@ class TreeParams:
 @dataclass
 class TreeResult:
     source_id: str
-    built: bool  # False: the tree was up to date (or the source has no chunks)
+    built: bool  # False: the tree was up to date, marked stale, or the source has no chunks
     nodes: int = 0
     levels: int = 0
     chunks: int = 0
     seconds: float = 0.0
     summariser: str = ""
     layer_sizes: list[int] = field(default_factory=list)
+    mode: str = ""  # full | incremental (when built); stale (marked stale, not built)
+    inserted: int = 0  # incremental: chunks in and out, nodes summarised again and kept as they were
+    deleted: int = 0
+    rewritten: int = 0
+    kept: int = 0
+    drift: float = 0.0  # share of the tree changed in place since its last full build
+    reason: str = ""  # why a full build, or why stale
 
     def render(self) -> str:
+        if self.mode == "stale":
+            return f"tree {self.source_id}: marked stale ({self.reason}); the next run rebuilds it"
         if not self.built:
             return f"tree {self.source_id}: up to date"
+        how = (
+            f"updated in place (+{self.inserted} -{self.deleted} chunks, {self.rewritten} nodes rewritten, "
+            f"{self.kept} kept; drift {self.drift:.1%})"
+            if self.mode == "incremental"
+            else f"built ({self.reason})"
+        )
         return (
-            f"tree {self.source_id}: {self.nodes} nodes in {self.levels} levels over {self.chunks} chunks "
+            f"tree {self.source_id}: {how}: {self.nodes} nodes in {self.levels} levels over {self.chunks} chunks "
             f"(layers {' > '.join(map(str, self.layer_sizes))}) by {self.summariser} in {self.seconds:.1f}s"
         )
 
@@ -249,13 +273,98 @@ def fingerprint(chunk_ids: list[str], params: TreeParams, summariser: str, model
     return digest.hexdigest()
 
 
-@dataclass
-class _Layer:
-    ids: list[str]
-    texts: list[str]
-    vectors: np.ndarray
-    tokens: np.ndarray
-    leaves: list[frozenset[int]]
+def hard_clusters(
+    vectors: np.ndarray, tokens: np.ndarray, params: TreeParams, *, merge: bool = True
+) -> list[list[int]]:
+    """One layer's clusters as a strict partition: each point in its most likely cluster only, and
+    clusters of fewer than `min_children` merged into their nearest cluster with room."""
+    if len(vectors) == 0:
+        return []
+    groups = [members[primary].tolist() for members, primary in cluster_layer(vectors, tokens, params)]
+    seen: set[int] = set()
+    parts: list[list[int]] = []
+    for group in groups:  # cluster_layer can name a point primary twice (merged duplicate sets): keep the first
+        mine = [int(i) for i in group if i not in seen]
+        seen.update(mine)
+        if mine:
+            parts.append(mine)
+    if not merge:
+        return parts
+    merged, _ = merge_small(parts, vectors, lambda g: int(tokens[g].sum()), params.cluster_tokens, params.min_children)
+    return merged
+
+
+def _grow(
+    source_id: str,
+    below: Layer,
+    level: int,
+    rows: list[dict],
+    embed: Callable[[list[str]], np.ndarray],
+    tokenizer: Tokenizer,
+    summariser: Summariser,
+    params: TreeParams,
+) -> list[int]:
+    """Build the levels above `below` (at `level`), appending rows; the sizes of the new layers.
+
+    The last len(below.ids) rows are `below`'s own when level >= 1: their `parent` is set here.
+    The top is always one node (the root): a layer that will not reduce further gets one over it.
+    """
+    sizes: list[int] = []
+    ids, vectors, leaves = list(below.ids), below.vectors, below.leaves
+    everyone = list(range(len(ids)))
+    texts, tokens = below.text(everyone), below.tokens(everyone)
+    while len(ids) > 1 or (level == 0 and ids):
+        groups = hard_clusters(vectors, tokens, params) if len(ids) > 1 else [[0]]
+        if len(groups) >= len(ids) or level + 1 >= params.max_levels:
+            groups = [list(range(len(ids)))]  # will not reduce: one root over it all
+        level += 1
+        summaries = [summariser.summarise([texts[i] for i in g]) for g in groups]
+        summary_vectors = np.asarray(embed(summaries), dtype=np.float32)
+        new_ids = [node_id(source_id, level, [ids[i] for i in g]) for g in groups]
+        if level > 1:  # the layer below is made of summary nodes: set their parent
+            offset = len(rows) - len(ids)
+            for c, g in enumerate(groups):
+                for i in g:
+                    rows[offset + i]["parent"] = new_ids[c]
+        counts = [int(leaves[g].sum()) for g in groups]
+        for c, g in enumerate(groups):
+            rows.append(
+                {
+                    "node_id": new_ids[c],
+                    "source_id": source_id,
+                    "level": level,
+                    "text": summaries[c],
+                    "vector": summary_vectors[c],
+                    "children": [ids[i] for i in g],
+                    "parent": None,
+                    "leaf_count": counts[c],
+                    "summariser": summariser.name,
+                }
+            )
+        ids, texts, vectors = new_ids, summaries, summary_vectors
+        tokens = np.asarray(tokenizer.count(summaries), dtype=np.int64)
+        leaves = np.asarray(counts, dtype=np.int64)
+        sizes.append(len(ids))
+    return sizes
+
+
+def _chunk_layer(texts: list[str], vectors: np.ndarray, ids: list[str], tokenizer: Tokenizer) -> Layer:
+    """The chunks as a layer; token counts on demand (an update needs only a few)."""
+    counted: dict[int, int] = {}
+
+    def tokens(idx: list[int]) -> np.ndarray:
+        missing = [i for i in idx if i not in counted]
+        if missing:
+            counted.update(zip(missing, tokenizer.count([texts[i] for i in missing]), strict=True))
+        return np.asarray([counted[i] for i in idx], dtype=np.int64)
+
+    return Layer(
+        ids=list(ids),
+        vectors=np.asarray(vectors, dtype=np.float32),
+        leaves=np.ones(len(ids), dtype=np.int64),
+        text=lambda idx: [texts[i] for i in idx],
+        tokens=tokens,
+    )
 
 
 def build_nodes(
@@ -269,50 +378,36 @@ def build_nodes(
     params: TreeParams,
 ) -> tuple[list[dict], list[int]]:
     """The summary nodes over these chunks (in order), as rows without `tree_version`; and layer sizes."""
-    layer = _Layer(
-        list(chunk_ids),
-        list(texts),
-        np.asarray(vectors, dtype=np.float32),
-        np.asarray(tokenizer.count(list(texts)), dtype=np.int64),
-        [frozenset([i]) for i in range(len(chunk_ids))],
-    )
     rows: list[dict] = []
-    sizes = [len(layer.ids)]
-    level = 0
-    while len(layer.ids) > 1 and level < params.max_levels:
-        clusters = cluster_layer(layer.vectors, layer.tokens, params)
-        if len(clusters) >= len(layer.ids):
-            break  # nothing merged: a further layer would only copy this one
-        level += 1
-        summaries = [summariser.summarise([layer.texts[i] for i in members]) for members, _ in clusters]
-        summary_vectors = np.asarray(embed(summaries), dtype=np.float32)
-        ids = [node_id(source_id, level, [layer.ids[i] for i in members]) for members, _ in clusters]
-        parent_of: dict[int, int] = {}
-        for c, (members, primary) in enumerate(clusters):
-            for i in members[primary]:
-                parent_of.setdefault(int(i), c)
-        if level > 1:  # the layer below is made of summary nodes: set their parent
-            offset = len(rows) - len(layer.ids)
-            for i in range(len(layer.ids)):
-                rows[offset + i]["parent"] = ids[parent_of[i]] if i in parent_of else None
-        leaves = [frozenset().union(*(layer.leaves[i] for i in members)) for members, _ in clusters]
-        for c, (members, _) in enumerate(clusters):
-            rows.append(
-                {
-                    "node_id": ids[c],
-                    "source_id": source_id,
-                    "level": level,
-                    "text": summaries[c],
-                    "vector": summary_vectors[c],
-                    "children": [layer.ids[i] for i in members],
-                    "parent": None,
-                    "leaf_count": len(leaves[c]),
-                    "summariser": summariser.name,
-                }
-            )
-        layer = _Layer(ids, summaries, summary_vectors, np.asarray(tokenizer.count(summaries)), leaves)
-        sizes.append(len(ids))
+    layer = _chunk_layer(list(texts), vectors, chunk_ids, tokenizer)
+    sizes = [len(chunk_ids)] + _grow(source_id, layer, 0, rows, embed, tokenizer, summariser, params)
     return rows, sizes
+
+
+def update_rows(
+    source_id: str,
+    old_rows: list[dict],
+    chunk_ids: list[str],
+    texts: list[str],
+    vectors: np.ndarray,
+    embed: Callable[[list[str]], np.ndarray],
+    tokenizer: Tokenizer,
+    summariser: Summariser,
+    params: TreeParams,
+) -> tuple[list[dict], UpdateStats]:
+    """The rows of the tree `old_rows` updated in place to cover exactly these chunks (ingest/tree_update.py)."""
+    return update_nodes(
+        source_id,
+        old_rows,
+        _chunk_layer(list(texts), vectors, chunk_ids, tokenizer),
+        embed,
+        tokenizer,
+        summariser,
+        params,
+        cluster=lambda v, t: hard_clusters(v, t, params),
+        grow=lambda below, level, rows: _grow(source_id, below, level, rows, embed, tokenizer, summariser, params),
+        node_id=node_id,
+    )
 
 
 def _read_chunks(store: Store, source_id: str) -> tuple[list[str], list[str], np.ndarray]:
@@ -343,6 +438,31 @@ def _chunk_ids(store: Store, source_id: str) -> list[str]:
     ]
 
 
+POLICIES = ("run", "event", "document")
+
+
+def config_print(params: TreeParams, summariser: str, model: str) -> str:
+    """What a tree was built with: an incremental update only continues a tree built the same way."""
+    return hashlib.sha256(f"{sorted(asdict(params).items())}|{summariser}|{model}".encode()).hexdigest()[:16]
+
+
+def mark_stale(store: Store, source_id: str, reason: str) -> bool:
+    """Keep readers off a tree that no longer matches its chunks (tree retrieval skips a stale tree);
+    the next run rebuilds it. False when the source has no tree."""
+    pointer = store.tree_pointer(source_id)
+    if not pointer:
+        return False
+    if pointer.get("stale") != reason:
+        store.set_setting(META_TREE_PREFIX + source_id, json.dumps({**pointer, "stale": reason}, sort_keys=True))
+    return True
+
+
+def _current_rows(store: Store, source_id: str, version: str) -> list[dict]:
+    where = f"{filters.eq('source_id', source_id)} AND {filters.eq('tree_version', version)}"
+    rows = store.tree_nodes(where, NODE_COLUMNS + ["vector"])
+    return sorted(rows, key=lambda r: (r["level"], r["node_id"]))
+
+
 def build_tree(
     store: Store,
     embedder: Callable[[], Embedder],
@@ -353,47 +473,84 @@ def build_tree(
     model_name: str,
     *,
     force: bool = False,
+    policy: str = "run",
+    drift_max: float = 0.25,
 ) -> TreeResult:
-    """Build (or keep) the tree of one source; returns what was done.
+    """Bring the tree of one source in line with its chunks; returns what was done.
 
-    `embedder` is called only when a build is needed, so an up-to-date tree costs no model load.
+    A tree built with the same parameters, summariser and model is updated in place; otherwise, or
+    with `force`, it is built from scratch. `policy` says who asks:
+    - run (the batch job): in place while the tree's drift stays within `drift_max`, else a full build;
+    - event (a bucket event): in place only; a tree that cannot be updated in place is marked stale
+      (readers skip it) for the next run to rebuild, and a source without a tree stays without one;
+    - document (ingest_document): in place; a full build when there is no tree to update.
+    Either way the new tree is written under a new version and readers switch to it in one write.
+    `embedder` is called only when work is needed, so an up-to-date tree costs no model load.
     """
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     started = time.perf_counter()
     chunk_ids = _chunk_ids(store, source_id) if CHUNKS in store.table_names() else []
-    print_ = fingerprint(chunk_ids, params, summariser.name, model_name)
+    written_by = f"{summariser.name}/{getattr(summariser, 'budget', '')}"  # a new summary budget: a new tree
+    print_ = fingerprint(chunk_ids, params, written_by, model_name)
+    config = config_print(params, written_by, model_name)
     current = store.tree_pointer(source_id)
-    if not force and current and current.get("fingerprint") == print_:
+    if not force and current and current.get("fingerprint") == print_ and not current.get("stale"):
         return TreeResult(source_id, built=False, chunks=len(chunk_ids))
     if not chunk_ids:
         store.drop_tree(source_id)
         _set_has_tree(store, source_id, False)
         return TreeResult(source_id, built=False)
+    usable = bool(current and current.get("config") == config and current.get("nodes") and not current.get("stale"))
+    if policy == "event" and not usable:
+        if current and mark_stale(store, source_id, "changed on the event path; needs a full build"):
+            return TreeResult(source_id, built=False, mode="stale", reason=current.get("stale") or "not updatable")
+        return TreeResult(source_id, built=False, chunks=len(chunk_ids))
 
     model = embedder()
     store.ensure_tables(model.dim)
     ids, texts, vectors = _read_chunks(store, source_id)
-    rows, sizes = build_nodes(source_id, ids, texts, vectors, model.embed, tokenizer, summariser, params)
-    version = print_[:16]
+    result = TreeResult(source_id, built=True, chunks=len(ids), summariser=summariser.name)
+    old = _current_rows(store, source_id, current["version"]) if usable and not force and current else []
+    build_chunks = int((current or {}).get("build_chunks") or 0)
+    drift_chunks = int((current or {}).get("drift_chunks") or 0)
+    if old:
+        before = {c for r in old if r["level"] == 1 for c in r["children"]}
+        change = len(before.symmetric_difference(ids))
+        drift = (drift_chunks + change) / max(1, build_chunks)
+        if policy == "run" and drift > drift_max:
+            old, result.reason = [], f"drift {drift:.1%} > {drift_max:.0%}"
+    else:
+        result.reason = "forced" if force else ("no tree" if not current else "built differently")
+    if old:
+        rows, stats = update_rows(source_id, old, ids, texts, vectors, model.embed, tokenizer, summariser, params)
+        sizes = stats.layer_sizes
+        drift_chunks += stats.inserted + stats.deleted
+        result.mode, result.inserted, result.deleted = "incremental", stats.inserted, stats.deleted
+        result.rewritten, result.kept = stats.rewritten, stats.kept
+    else:
+        rows, sizes = build_nodes(source_id, ids, texts, vectors, model.embed, tokenizer, summariser, params)
+        build_chunks, drift_chunks, result.mode = len(ids), 0, "full"
+    result.drift = drift_chunks / max(1, build_chunks)
+    version = hashlib.sha256(f"{print_}|{result.mode}|{(current or {}).get('version')}".encode()).hexdigest()[:16]
     for row in rows:
         row["tree_version"] = version
-    result = TreeResult(
-        source_id,
-        built=True,
-        nodes=len(rows),
-        levels=len(sizes) - 1,
-        chunks=len(ids),
-        summariser=summariser.name,
-        layer_sizes=sizes,
-    )
+    result.nodes, result.levels, result.layer_sizes = len(rows), len(sizes) - 1, sizes
+    now = datetime.now(UTC).isoformat(timespec="seconds")
     pointer = {
         "fingerprint": print_,
+        "config": config,
         "levels": result.levels,
         "nodes": result.nodes,
         "chunks": result.chunks,
         "layer_sizes": sizes,
         "summariser": summariser.name,
         "reducer": params.reducer,
-        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "built_at": now if result.mode == "full" else (current or {}).get("built_at", now),
+        "updated_at": now,
+        "build_chunks": build_chunks,  # chunks at the last full build
+        "drift_chunks": drift_chunks,  # chunks inserted or deleted in place since then
+        "drift": round(result.drift, 4),
     }
     store.replace_tree(source_id, version, rows, pointer)
     _set_has_tree(store, source_id, bool(rows))
@@ -407,4 +564,15 @@ def _set_has_tree(store: Store, source_id: str, value: bool) -> None:
         store.update(SOURCES, filters.eq("source_id", source_id), {"has_tree": value})
 
 
-__all__ = ["TreeParams", "TreeResult", "build_tree", "build_nodes", "cluster_layer", "fingerprint", "TREE_NODES"]
+__all__ = [
+    "TreeParams",
+    "TreeResult",
+    "build_tree",
+    "build_nodes",
+    "update_rows",
+    "mark_stale",
+    "cluster_layer",
+    "hard_clusters",
+    "fingerprint",
+    "TREE_NODES",
+]

@@ -35,6 +35,13 @@ resource "google_secret_manager_secret_iam_member" "server_reads_tokens" {
   member    = google_service_account.server.member
 }
 
+resource "google_secret_manager_secret_iam_member" "server_reads_writer_tokens" {
+  count     = var.auth_writer_tokens_secret != "" ? 1 : 0
+  secret_id = var.auth_writer_tokens_secret
+  role      = "roles/secretmanager.secretAccessor"
+  member    = google_service_account.server.member
+}
+
 resource "google_cloud_run_v2_service_iam_member" "invokers" {
   for_each = toset(var.invoker_members)
   name     = google_cloud_run_v2_service.server.name

@@ -11,6 +11,7 @@ locals {
     THOTH_PUBLIC_URL          = local.service_url
     THOTH_AUTH                = var.app_auth
     THOTH_AUTH_MEMBERS        = join(",", var.app_auth_members)
+    THOTH_AUTH_WRITERS        = join(",", var.app_auth_writers) # empty: no caller may write the index
     THOTH_TRUST_CLOUD_RUN_IAM = var.allow_unauthenticated ? "false" : "true"
   })
   events_env = merge(local.common_env, {
@@ -19,7 +20,10 @@ locals {
     THOTH_TRUST_CLOUD_RUN_IAM      = "true" # only the trigger account (and admins) can invoke it
     THOTH_READ_CONSISTENCY_SECONDS = "0"
   })
-  server_secrets = var.auth_tokens_secret != "" ? { THOTH_AUTH_TOKENS = var.auth_tokens_secret } : {}
+  server_secrets = merge(
+    var.auth_tokens_secret != "" ? { THOTH_AUTH_TOKENS = var.auth_tokens_secret } : {},
+    var.auth_writer_tokens_secret != "" ? { THOTH_AUTH_WRITER_TOKENS = var.auth_writer_tokens_secret } : {},
+  )
   events_secrets = var.admin_token_secret != "" ? { THOTH_ADMIN_TOKEN = var.admin_token_secret } : {}
 }
 

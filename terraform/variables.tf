@@ -58,6 +58,18 @@ variable "app_auth_members" {
   default     = []
 }
 
+variable "app_auth_writers" {
+  type        = list(string)
+  description = "THOTH_AUTH_WRITERS: emails or domain:NAME (user:/serviceAccount: prefixes accepted) that may call the tools writing the index (ingest_document). Empty (the default): the MCP service has no writer."
+  default     = []
+}
+
+variable "auth_writer_tokens_secret" {
+  type        = string
+  description = "Secret Manager secret id holding the static bearer tokens with the writer role, for app_auth = tokens. Empty (the default): no writer token."
+  default     = ""
+}
+
 variable "auth_tokens_secret" {
   type        = string
   description = "Secret Manager secret id (in this project) holding the static bearer tokens, one a line, for app_auth = tokens. Empty: none."

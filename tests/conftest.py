@@ -6,6 +6,7 @@ model, uvicorn serving the app on a free loopback port.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import socket
@@ -386,3 +387,38 @@ def error_text(server: LiveServer, name: str, arguments: dict) -> str:
     result = call(server, name, arguments)
     assert result["isError"], result
     return result["content"][0]["text"]
+
+
+# -- the console (thoth.ui): one index with every kind of page to show -----------------------------------
+
+
+@pytest.fixture(scope="session")
+def console_index(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """`handbook` (the test corpus plus two files that fail: an empty PDF and a broken one) and `topics`,
+    both with RAPTOR trees, and the `caching-fundamentals` workshop without one. Read-only."""
+    handbook = write_corpus(tmp_path_factory.mktemp("console-handbook"))
+    (handbook / "reports" / "empty.pdf").write_bytes(b"")
+    (handbook / "reports" / "broken.pdf").write_bytes(b"%PDF-1.7\nthis is not a PDF body\n")
+    settings = tree_settings(tmp_path_factory.mktemp("console") / "lancedb")
+    ingestor = Ingestor(settings)
+    summary = ingestor.run(str(handbook), name="handbook")
+    assert len(summary.failed) == 2, summary.render()
+    summary = ingestor.run(str(write_topic_corpus(tmp_path_factory.mktemp("console-topics"))), name="topics")
+    assert not summary.failed, summary.render()
+    summary = Ingestor(dataclasses.replace(settings, tree_build=False)).run(str(WORKSHOP))  # one without a tree
+    assert not summary.failed, summary.render()
+    return settings
+
+
+@pytest.fixture(scope="session")
+def console_server(console_index: Settings) -> Iterator[LiveServer]:
+    with LiveServer(console_index) as live:
+        yield live
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say it out loud when the browser tests were skipped (no Chromium here), even under -q."""
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if "test_ui_browser" in r.nodeid]
+    if skipped:
+        reason = str(skipped[0].longrepr[-1]) if isinstance(skipped[0].longrepr, tuple) else "see -rs"
+        terminalreporter.write_line(f"{len(skipped)} {reason.removeprefix('Skipped: ')}", yellow=True, bold=True)

@@ -28,6 +28,7 @@ from ingest.pipeline import Ingestor
 from tests.conftest import GcsEmulator, LiveServer, error_text, job_env, ok, run_ingest
 from thoth.config import Settings
 from thoth.gcs import storage_client
+from thoth.mcp.roles import LOCAL
 from thoth.store import Store
 
 BUCKET = "library"
@@ -357,7 +358,8 @@ def test_bad_requests_are_clear_tool_errors(gcs_server: LiveServer, tool: str, a
 
 def test_set_default_collection_is_persisted_in_the_index(gcs_server: LiveServer, library: Library) -> None:
     assert ok(gcs_server, "set_default_collection", {"name": BUCKET})["default_collection"] == BUCKET
-    assert Store(library.settings).get_setting("research.default_collection") == BUCKET  # another connection sees it
+    mine = f"research.default_collection/{LOCAL.key}"  # auth off: the one local caller
+    assert Store(library.settings).get_setting(mine) == BUCKET  # another connection sees it
     listed = ok(gcs_server, "list_collections", {})
     assert listed["default_collection"] == BUCKET
     assert ok(gcs_server, "list_collection_files", {})["collection"] == BUCKET  # no collection: the default

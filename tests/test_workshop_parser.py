@@ -76,14 +76,12 @@ def test_step_sections_slugless_folders_diffignore_and_binary_files(tmp_path: Pa
     step = workshop.parse("exercises/01.basics/01", objects["exercises/01.basics/01"].read())
     assert step.title == "basics"
     kinds = [(p.kind, p.path) for p in step.partitions]
-    assert kinds == [
+    assert kinds == [  # yarn.lock is hidden by the workshop's defaults (and *.lock by its .diffignore)
         ("problem-instructions", "exercises/01.basics/01.problem/README.md"),
         ("problem-code", "exercises/01.basics/01.problem/add.js"),
-        ("problem-code", "exercises/01.basics/01.problem/yarn.lock"),
         ("solution-code", "exercises/01.basics/01.solution/add.js"),
-        ("solution-code", "exercises/01.basics/01.solution/yarn.lock"),
-        ("diff-summary", ""),
-        ("diff", "add.js"),
+        ("diff-summary", "exercises/01.basics/01.solution"),
+        ("diff", "exercises/01.basics/01.solution/add.js"),
     ]
     assert step.partitions[0].heading_path == ["basics", "Step 1", "Problem instructions"]
     assert step.partitions[-2].text == "modified add.js"
@@ -116,3 +114,44 @@ def test_unreadable_notes_and_empty_units_are_parse_errors(tmp_path: Path) -> No
         workshop.parse("exercises/01.a", objects["exercises/01.a"].read())
     with pytest.raises(ParseError):
         workshop.parse("x", b"not a unit")
+
+
+def test_hidden_files_stay_out_of_units_so_changing_them_changes_nothing(tmp_path: Path) -> None:
+    root = write(
+        tmp_path / "ws",
+        {
+            "epicshop/.diffignore": "**/fixtures/**\n",
+            ".gitignore": "/dist\n",
+            "exercises/01.a/01.problem/src/x.ts": "1",
+            "exercises/01.a/01.solution/src/x.ts": "2",
+            "exercises/01.a/01.solution/src/x.test.ts": "test('x')",
+            "exercises/01.a/01.solution/tests/e2e.spec.ts": "test('e2e')",
+            "exercises/01.a/01.solution/fixtures/data.json": "{}",
+            "exercises/01.a/01.solution/dist/x.js": "compiled",
+            "exercises/01.a/01.solution/vite.config.ts": "export default {}",
+            "exercises/01.a/01.solution/tsconfig.json": "{}",
+            "exercises/01.a/01.solution/pnpm-lock.yaml": "lock",
+            "exercises/01.a/01.solution/package.json": '{"name": "x"}',
+        },
+    )
+    unit = list_objects(str(root))[0]
+    before = unit.read()
+    _, files = workshop.unbundle(before)
+    assert sorted(files) == [
+        ".gitignore",
+        "epicshop/.diffignore",
+        "exercises/01.a/01.problem/src/x.ts",
+        "exercises/01.a/01.solution/package.json",  # a dependency a step adds is part of the lesson
+        "exercises/01.a/01.solution/src/x.ts",
+    ]
+    (root / "exercises/01.a/01.solution/src/x.test.ts").write_text("test('changed')")
+    assert list_objects(str(root))[0].read() == before  # a hidden file's edit re-ingests nothing
+    (root / "epicshop/.diffignore").write_text("")
+    assert list_objects(str(root))[0].read() != before  # the patterns are part of the unit
+
+
+def test_units_written_by_the_first_format_still_parse() -> None:
+    body = json.dumps({"key": "exercises/01.a", "files": [["exercises/01.a/README.md", 7]]}).encode()
+    old = workshop.OLD_MAGICS[0] + body + b"\n# A\n\nx\n"[:7]
+    assert workshop.unbundle(old)[0] == "exercises/01.a"
+    assert workshop.MAGIC != workshop.OLD_MAGICS[0]  # so indexes of the first format are parsed again

@@ -70,19 +70,26 @@ class Thoth:
         self._warm_thread = threading.Thread(target=load, name="thoth-warm-up", daemon=True)
         self._warm_thread.start()
 
+    def _public(self, reason: str) -> str:
+        """`reason` without the database URI when /health is shown to unauthenticated callers."""
+        return reason if self.settings.auth_mode == "off" else reason.replace(self.settings.db_uri, "<THOTH_DB_URI>")
+
     def health(self) -> tuple[int, dict]:
         """(HTTP status, body): 200 when the index is readable, 503 with the reason when not."""
-        body: dict = {"service": "thoth", "db_uri": self.settings.db_uri, "embed_model": self.settings.embed_model}
+        body: dict = {"service": "thoth", "embed_model": self.settings.embed_model}
+        if self.settings.auth_mode == "off":  # with auth on, /health is open to anyone: no bucket name
+            body["db_uri"] = self.settings.db_uri
         try:
             names = self.store.table_names()  # listed once: on GCS every listing is a request
             body["tables"] = self.store.row_counts(names)
             body["table_versions"] = self.store.versions(names)
+            self.store.check_readable(body["table_versions"])  # a missing or truncated data file: 503
             body["index_model"], _ = self.store.index_model()
         except Exception as exc:  # any failure to read the index is a 503, never a 500
-            return 503, {**body, "status": "unavailable", "reason": f"cannot read the index: {exc}"}
+            return 503, {**body, "status": "unavailable", "reason": self._public(f"cannot read the index: {exc}")}
         if not body["tables"].get("chunks"):
             return 503, {**body, "status": "unavailable", "reason": "the index is empty; run `python -m ingest`"}
         body["embedder"] = self.embedder_state
         if isinstance(self._embedder_error, ModelMismatch):
-            return 503, {**body, "status": "unavailable", "reason": str(self._embedder_error)}
+            return 503, {**body, "status": "unavailable", "reason": self._public(str(self._embedder_error))}
         return 200, {**body, "status": "ok"}

@@ -125,21 +125,21 @@ def _toolsets(env: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _auth_tokens(env: Mapping[str, str]) -> tuple[str, ...]:
-    """Static bearer tokens: THOTH_AUTH_TOKENS (comma-separated) and/or THOTH_AUTH_TOKENS_FILE (one a line).
+def _auth_tokens(env: Mapping[str, str], name: str = "THOTH_AUTH_TOKENS") -> tuple[str, ...]:
+    """Static bearer tokens: `name` (comma-separated) and/or `name`_FILE (one a line).
 
     The file form is how a Secret Manager secret is mounted on Cloud Run; `#` lines are comments.
     """
-    tokens = _list(env, "THOTH_AUTH_TOKENS")
-    path = env.get("THOTH_AUTH_TOKENS_FILE", "")
+    tokens = _list(env, name)
+    path = env.get(f"{name}_FILE", "")
     if path:
         try:
             lines = Path(path).read_text().splitlines()
         except OSError as exc:
-            raise ConfigError(f"THOTH_AUTH_TOKENS_FILE {path!r} cannot be read: {exc.strerror}") from None
+            raise ConfigError(f"{name}_FILE {path!r} cannot be read: {exc.strerror}") from None
         tokens += [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
     if any(len(t) < 16 for t in tokens):  # never echo a token, not even a bad one
-        raise ConfigError("THOTH_AUTH_TOKENS: every token must be at least 16 characters")
+        raise ConfigError(f"{name}: every token must be at least 16 characters")
     return tuple(dict.fromkeys(tokens))
 
 
@@ -184,7 +184,10 @@ def _auth(env: Mapping[str, str]) -> dict[str, object]:
     audiences = tuple(_list(env, "THOTH_AUTH_AUDIENCES")) or ((public_url,) if public_url else ())
     trust_edge = _bool(env, "THOTH_TRUST_CLOUD_RUN_IAM")
     tokens = _auth_tokens(env)
-    if mode == "tokens" and not tokens:
+    writer_tokens = _auth_tokens(env, "THOTH_AUTH_WRITER_TOKENS")
+    if set(tokens) & set(writer_tokens):  # one token, two roles: which one was meant is unclear
+        raise ConfigError("a token is in both THOTH_AUTH_TOKENS and THOTH_AUTH_WRITER_TOKENS; list it once")
+    if mode == "tokens" and not (tokens or writer_tokens):
         raise ConfigError("THOTH_AUTH=tokens needs THOTH_AUTH_TOKENS or THOTH_AUTH_TOKENS_FILE")
     if mode == "google" and not audiences and not trust_edge:
         raise ConfigError("THOTH_AUTH=google needs THOTH_AUTH_AUDIENCES or THOTH_PUBLIC_URL (the expected audience)")
@@ -193,6 +196,8 @@ def _auth(env: Mapping[str, str]) -> dict[str, object]:
         "auth_audiences": audiences,
         "auth_members": _members(env, "THOTH_AUTH_MEMBERS"),
         "auth_tokens": tokens,
+        "auth_writer_tokens": writer_tokens,
+        "auth_writers": _members(env, "THOTH_AUTH_WRITERS"),
         "auth_trust_edge": trust_edge,
         "auth_certs_url": env.get("THOTH_AUTH_CERTS_URL", GOOGLE_CERTS_URL),
         "internal_identities": _members(env, "THOTH_INTERNAL_IDENTITIES"),
@@ -218,6 +223,7 @@ class Settings:
     tree_reducer: str = "pca"  # "pca" or "umap" (needs the `umap` extra); see docs/raptor.md
     tree_cluster_tokens: int = 3500  # the summariser's input limit: larger clusters are split again
     tree_summary_tokens: int = 200  # summary length budget, in the embedder's word pieces
+    tree_drift_max: float = 0.25  # share of a tree changed in place before a run rebuilds it (docs/raptor.md)
     tree_summariser: str = "extractive"  # "extractive" (offline, deterministic) or "llm"
     # The optional LLM: generated answers, and tree summaries when tree_summariser == "llm"
     llm_provider: str = ""  # "", "openai" (any OpenAI-compatible endpoint) or "gemini" (Vertex AI)
@@ -251,7 +257,10 @@ class Settings:
     auth_mode: str = "off"  # off | google (Google-signed ID tokens) | tokens (static bearer tokens)
     auth_audiences: tuple[str, ...] = ()  # accepted `aud` of ID tokens; default THOTH_PUBLIC_URL
     auth_members: tuple[str, ...] = ()  # emails / domain:NAME allowed in google mode; empty = any verified
-    auth_tokens: tuple[str, ...] = field(default=(), repr=False)
+    auth_tokens: tuple[str, ...] = field(default=(), repr=False)  # readers
+    # The writer role (thoth.mcp.roles): tokens, or Google members, that may call tools writing the index.
+    auth_writer_tokens: tuple[str, ...] = field(default=(), repr=False)
+    auth_writers: tuple[str, ...] = ()  # emails / domain:NAME with the writer role in google mode
     auth_trust_edge: bool = False  # Cloud Run's IAM check verified the token (and stripped its signature)
     auth_certs_url: str = GOOGLE_CERTS_URL
     internal_identities: tuple[str, ...] = ()  # service accounts allowed on /internal/* besides the admin token
@@ -267,6 +276,7 @@ class Settings:
     storage_emulator_host: str = ""
     # Ingest
     pdf_password: str = ""
+    max_document_bytes: int = 2 * 1024 * 1024  # ingest_document's limit (UTF-8 bytes of file_content)
     ingest_batch_chunks: int = 512  # chunks embedded and written together (one commit per table)
     progress_seconds: float = 5.0  # a JSON progress line this often when stderr is not a terminal
     task_index: int = 0  # Cloud Run Jobs: this task's index and the number of tasks splitting the plan
@@ -313,6 +323,7 @@ class Settings:
             tree_reducer=_choice(env, "THOTH_TREE_REDUCER", "pca", ("pca", "umap")),
             tree_cluster_tokens=_int(env, "THOTH_TREE_CLUSTER_TOKENS", 3500, 256, 1_000_000),
             tree_summary_tokens=_int(env, "THOTH_TREE_SUMMARY_TOKENS", 200, 32, 254),
+            tree_drift_max=_float(env, "THOTH_TREE_DRIFT_MAX", 0.25),
             answer_min_similarity=_float(env, "THOTH_ANSWER_MIN_SIMILARITY", 0.3),
             **_llm(env),  # type: ignore[arg-type]
             vector_index_min_rows=_int(env, "THOTH_VECTOR_INDEX_MIN_ROWS", 20_000, 0, 10**12),
@@ -333,6 +344,7 @@ class Settings:
             log_level=level,
             storage_emulator_host=env.get("STORAGE_EMULATOR_HOST", "").rstrip("/"),
             pdf_password=env.get("THOTH_PDF_PASSWORD", ""),
+            max_document_bytes=_int(env, "THOTH_MAX_DOCUMENT_BYTES", 2 * 1024 * 1024, 1, 16 * 1024 * 1024),
             ingest_batch_chunks=_int(env, "THOTH_INGEST_BATCH_CHUNKS", 512, 1, 100_000),
             progress_seconds=_float(env, "THOTH_PROGRESS_SECONDS", 5.0),
             task_index=task_index,

@@ -53,6 +53,9 @@ class ParsedDocument:
     url: str | None = None
     first_page: str = ""  # the first page's text, line by line (PDFs): BibTeX guesses title and authors from it
     title_from_metadata: bool = False  # the title is the file's own (PDF Title, front matter), not a guess
+    # PDFs: what the first page's layout says: title, authors, eprint, primary_class, year (the arXiv
+    # id's), arxiv_version, arxiv_date, doi. It beats the metadata, which is often empty or a file name.
+    front_matter: dict = field(default_factory=dict)
 
 
 MARKDOWN_SUFFIXES = (".md", ".mdx", ".markdown")
@@ -73,6 +76,19 @@ def decode_text(data: bytes) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ParseError(f"not UTF-8 text (undecodable byte at offset {exc.start})") from None
+
+
+def parser_version(key: str, fmt: str = "") -> str:
+    """The version of the parser that reads `key`; '' for parsers that never changed their output.
+
+    It is stored with each document: a run over unchanged files re-parses those an older parser
+    read, once (ingest/pipeline.py), so a better parser reaches an existing index.
+    """
+    if not fmt and PurePosixPath(key).suffix.lower() in PDF_SUFFIXES:
+        from ingest.parsers.pdf import PARSER_VERSION
+
+        return PARSER_VERSION
+    return ""
 
 
 def parse(key: str, data: bytes, *, pdf_password: str | None = None, fmt: str = "") -> ParsedDocument:

@@ -19,6 +19,11 @@ Each unit parses into sections (partitions), in this order: workshop instruction
 notes; exercise instructions, exercise finished notes; per step problem instructions, solution
 instructions, problem code (one per file), solution code, a diff summary (`added/removed/modified
 path`) and one unified diff per changed file. The diff summary and the diffs are `is_diff`.
+
+What the workshop hides from its diffs (DEFAULT_DIFFIGNORE: tests, lock files, configuration;
+`epicshop/.diffignore`; the root `.gitignore`) is left out of the units altogether, so it is in no
+bundle, no search result, and editing it re-ingests nothing. Every section's `path` is relative to the
+workshop root; a diff's is the solution's file (the problem's for a removed file).
 """
 
 from __future__ import annotations
@@ -33,9 +38,46 @@ from pathlib import Path, PurePosixPath
 from ingest.parsers import Block, ParsedDocument, ParseError, Partition, markdown
 
 FORMAT = "workshop"
-MAGIC = b"THOTH-WORKSHOP-UNIT 1\n"
+# Version 2: ignored files are left out of units and diff paths are relative to the root. A new magic
+# changes every unit's bytes, so indexes built by version 1 are re-parsed on their next ingest.
+MAGIC = b"THOTH-WORKSHOP-UNIT 2\n"
+OLD_MAGICS = (b"THOTH-WORKSHOP-UNIT 1\n",)
 MAX_FILE_BYTES = 200_000  # larger files (bundles, fixtures, images) are not learning material
 DIFFIGNORE = "epicshop/.diffignore"
+GITIGNORE = ".gitignore"  # the workshop app hides what the repository ignores, too
+# What the workshop app hides from diffs whatever the repository says (its own list: lock files,
+# editor folders, databases, epicshop's folder), plus tests and tool configuration, which teach nothing
+# about the step and made up about a quarter of a bundle's characters on a real workshop.
+DEFAULT_DIFFIGNORE = (
+    "package-lock.json",
+    ".DS_Store",
+    ".vscode",
+    ".idea",
+    ".git",
+    "*.db",
+    "epicshop",
+    # tests
+    "*.test.*",
+    "*.spec.*",
+    "__tests__",
+    "tests",
+    "test",
+    "e2e",
+    # lock files
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "bun.lock",
+    "bun.lockb",
+    "npm-shrinkwrap.json",
+    "*.lock",
+    # configuration
+    "*.config.*",
+    "tsconfig*.json",
+    "jsconfig.json",
+    ".eslintrc*",
+    ".prettierrc*",
+    ".babelrc*",
+)
 LEFT_OUT_NAMES = {"package-lock.json", ".DS_Store", "node_modules"}  # never content, never diffed
 NOTE_STEMS = ("README", "FINISHED")  # notes files: their own sections, never code or diffs
 
@@ -134,11 +176,30 @@ def _notes(folder: Path, root: Path) -> list[str]:
     return out
 
 
-def _content_files(folder: Path, root: Path) -> list[str]:
+def ignore_patterns(diffignore: str = "", gitignore: str = "") -> list[str]:
+    """The patterns a step's files are checked against: the defaults, then the workshop's own lists."""
+    return [*DEFAULT_DIFFIGNORE, *diffignore.splitlines(), *gitignore.splitlines()]
+
+
+def _root_patterns(root: Path) -> tuple[list[str], list[str]]:
+    """(patterns, the files they came from, relative to the root) for a workshop folder."""
+    texts = {
+        name: (root / name).read_text("utf-8", errors="replace")
+        for name in (DIFFIGNORE, GITIGNORE)
+        if (root / name).is_file()
+    }
+    return ignore_patterns(texts.get(DIFFIGNORE, ""), texts.get(GITIGNORE, "")), sorted(texts)
+
+
+def _content_files(folder: Path, root: Path, patterns: list[str] = []) -> list[str]:  # noqa: B006 - never mutated
+    """The files of a step folder a reader should see: not hidden, not huge, not ignored (notes always kept)."""
     files = []
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder)
         if any(part.startswith(".") or part in LEFT_OUT_NAMES for part in rel.parts) or not path.is_file():
+            continue
+        is_note = len(rel.parts) == 1 and _note_kind(rel.as_posix(), "") != ""
+        if not is_note and _diff_ignored(rel.as_posix(), patterns):
             continue
         if path.stat().st_size > MAX_FILE_BYTES:
             continue
@@ -152,7 +213,7 @@ def units(root: Path) -> list[Unit]:
     found: list[Unit] = []
     if notes := _notes(exercises, root):
         found.append(Unit("exercises", "exercises", tuple(notes)))
-    diffignore = [DIFFIGNORE] if (root / DIFFIGNORE).is_file() else []
+    patterns, ignore_files = _root_patterns(root)
     for _, folder, _ in _numbered(exercises, _EXERCISE):
         key = f"exercises/{folder.name}"
         if notes := _notes(folder, root):
@@ -161,11 +222,11 @@ def units(root: Path) -> list[Unit]:
         for step, step_folder, match in _numbered(folder, _STEP):
             steps.setdefault(step, []).append((match.group(2), step_folder))
         for step, sides in sorted(steps.items()):
-            files = [f for _, step_folder in sides for f in _content_files(step_folder, root)]
+            files = [f for _, step_folder in sides for f in _content_files(step_folder, root, patterns)]
             if files:
                 anchor = min(sides, key=lambda side: (side[0] != "problem", side[1].name))[1]  # the problem first
                 anchor_key = anchor.relative_to(root).as_posix()
-                found.append(Unit(f"{key}/{step:02d}", anchor_key, tuple(sorted(files + diffignore))))
+                found.append(Unit(f"{key}/{step:02d}", anchor_key, tuple(sorted(files + ignore_files))))
     return found
 
 
@@ -177,11 +238,12 @@ def bundle(root: Path, unit: Unit) -> bytes:
 
 
 def unbundle(data: bytes) -> tuple[str, dict[str, bytes]]:
-    if not data.startswith(MAGIC):
+    magic = next((m for m in (MAGIC, *OLD_MAGICS) if data.startswith(m)), None)
+    if magic is None:
         raise ParseError("not a workshop unit")
-    newline = data.index(b"\n", len(MAGIC))
+    newline = data.index(b"\n", len(magic))
     try:
-        header = json.loads(data[len(MAGIC) : newline])
+        header = json.loads(data[len(magic) : newline])
     except ValueError as exc:
         raise ParseError(f"corrupt workshop unit header: {exc}") from None
     files, offset = {}, newline + 1
@@ -226,12 +288,19 @@ def _note_section(
 
 
 def _diff_ignored(path: str, patterns: list[str]) -> bool:
-    """gitignore-style patterns, simplified: a pattern matches the path, a leading part of it, or a name in it."""
+    """gitignore-style patterns, simplified: a pattern matches the path, a leading part of it, or a name in it
+    (`**/` in front and `/**` behind are dropped; `!` negation is not supported)."""
     parts = path.split("/")
     names = parts + ["/".join(parts[: i + 1]) for i in range(len(parts))]
     for raw in patterns:
-        pattern = raw.strip().strip("/")
-        if pattern and not pattern.startswith(("#", "!")) and any(fnmatch(name, pattern) for name in names):
+        pattern = raw.strip()
+        if not pattern or pattern.startswith(("#", "!")):
+            continue
+        pattern = pattern.strip("/")
+        while pattern.startswith("**/"):
+            pattern = pattern[3:]
+        pattern = pattern.removesuffix("/**")
+        if pattern and any(fnmatch(name, pattern) for name in names):
             return True
     return False
 
@@ -273,12 +342,13 @@ def _step_sections(exercise: str, ex: int, step: int, files: dict[str, bytes]) -
             section = _note_section(path, sides[side][note], f"{side}-instructions", heading(label), ex, step)
             if section is not None:
                 sections.append(section)
+    patterns = ignore_patterns(_text(files.get(DIFFIGNORE, b"")) or "", _text(files.get(GITIGNORE, b"")) or "")
     texts: dict[str, dict[str, str]] = {"problem": {}, "solution": {}}
     for side in ("problem", "solution"):
         for path in sorted(sides[side]):
             text = _text(sides[side][path])
-            if text is None or _note_kind(path, ""):
-                continue  # binary files and notes are not code
+            if text is None or _note_kind(path, "") or _diff_ignored(path, patterns):
+                continue  # binary files, notes and what the workshop hides are not code to read
             texts[side][path] = text
             if text.strip():
                 code = text.rstrip()
@@ -289,18 +359,15 @@ def _step_sections(exercise: str, ex: int, step: int, files: dict[str, bytes]) -
                         heading(f"{side.title()} code: {path}"),
                         exercise_number=ex,
                         step_number=step,
-                        path=f"exercises/{exercise}/{folders[side]}/{path}",  # diffs name the path inside the step
+                        path=f"exercises/{exercise}/{folders[side]}/{path}",
                         body=code,
                     )
                 )
     if not (sides["problem"] and sides["solution"]):
         return sections  # a step with one side has nothing to diff
-    patterns = (_text(files.get(DIFFIGNORE, b"")) or "").splitlines()
     before, after = texts["problem"], texts["solution"]
     changes: list[tuple[str, str]] = []
     for path in sorted(set(before) | set(after)):
-        if _diff_ignored(path, patterns):
-            continue
         if path not in before:
             changes.append(("added", path))
         elif path not in after:
@@ -317,12 +384,14 @@ def _step_sections(exercise: str, ex: int, step: int, files: dict[str, bytes]) -
             heading("Diff summary"),
             exercise_number=ex,
             step_number=step,
+            path=f"exercises/{exercise}/{folders['solution']}",  # the folder the changes lead to
             is_diff=True,
             body=summary,
         )
     )
-    for _, path in changes:
+    for change, path in changes:
         diff = _unified(path, before.get(path), after.get(path))
+        side = "problem" if change == "removed" else "solution"  # the file the diff came from
         sections.append(
             Partition(
                 "diff",
@@ -330,7 +399,7 @@ def _step_sections(exercise: str, ex: int, step: int, files: dict[str, bytes]) -
                 heading(f"Diff: {path}"),
                 exercise_number=ex,
                 step_number=step,
-                path=path,
+                path=f"exercises/{exercise}/{folders[side]}/{path}",
                 is_diff=True,
                 body=diff,
             )

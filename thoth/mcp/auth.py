@@ -5,7 +5,13 @@ Modes (THOTH_AUTH), for everything but the open health routes and `/internal/*`:
 - `google`: a Google-signed ID token, verified here (signature against Google's certificates, expiry,
   issuer, audience in THOTH_AUTH_AUDIENCES or THOTH_PUBLIC_URL), and, when THOTH_AUTH_MEMBERS is
   set, an email or domain on that list.
-- `tokens`: a static bearer token from THOTH_AUTH_TOKENS / THOTH_AUTH_TOKENS_FILE.
+- `tokens`: a static bearer token from THOTH_AUTH_TOKENS / THOTH_AUTH_TOKENS_FILE (readers) or
+  THOTH_AUTH_WRITER_TOKENS / THOTH_AUTH_WRITER_TOKENS_FILE (writers).
+
+Every accepted caller gets an `Identity`: a `principal` (who it is, from what was verified: the token's
+hash, the token's email; never from anything the client merely claims) and `writer` (the writer role:
+a writer token, the admin token, a member of THOTH_AUTH_WRITERS in google mode). thoth.mcp.roles uses
+both. With THOTH_AUTH=off there is no identity: one local principal with every right.
 
 `/internal/*` always needs the admin token (THOTH_ADMIN_TOKEN) or an identity listed in
 THOTH_INTERNAL_IDENTITIES (e.g. the service account Pub/Sub pushes with). With neither configured
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import hmac
 import json
 import logging
@@ -61,12 +68,30 @@ class AuthError(Exception):
 class Identity:
     kind: str  # "admin", "token", "google", "cloud-run-iam"
     email: str | None = None
+    principal: str = ""  # stable and verified: "email:{email}", "token:{hash}" or "admin"
+    writer: bool = False  # may call the tools that write the shared index (thoth.mcp.roles)
 
     def matches(self, members: tuple[str, ...]) -> bool:
         if not self.email:
             return False
         email = self.email.lower()
         return email in members or f"domain:{email.rsplit('@', 1)[-1]}" in members
+
+
+def token_principal(token: str) -> str:
+    """A static token's principal: a hash, so state keyed by it never holds the token itself."""
+    return "token:" + hashlib.sha256(token.encode()).hexdigest()[:24]
+
+
+def email_identity(identity: Identity, writers: tuple[str, ...]) -> Identity:
+    """A verified Google identity with its principal and role."""
+    return Identity(identity.kind, identity.email, f"email:{(identity.email or '').lower()}", identity.matches(writers))
+
+
+def identity_of(scope: Mapping[str, Any]) -> Identity | None:
+    """The identity the auth middleware verified for this request (None: auth off, or not over HTTP)."""
+    identity = scope.get(_SCOPE_IDENTITY)
+    return identity if isinstance(identity, Identity) else None
 
 
 def bearer_token(request: Request, header: str = "authorization") -> str | None:
@@ -233,19 +258,29 @@ class Authenticator:
         """The caller of a non-internal route; raises AuthError when refused."""
         mode = self.settings.auth_mode
         if mode == "off":
-            return None
+            if not self.settings.auth_trust_edge:
+                return None  # a laptop: one local caller with every right
+            # behind Cloud Run's IAM check: the edge-verified identity, a writer only if THOTH_AUTH_WRITERS says so
+            edge = edge_identity(request)
+            if edge is None:
+                return Identity("anonymous", principal="anonymous", writer=False)
+            return email_identity(edge, self.settings.auth_writers)
         token = bearer_token(request)
         if mode == "tokens":
             if token is None:
                 raise AuthError("missing token: send Authorization: Bearer <token>")
-            if self.settings.auth_tokens and _matches_any(token, self.settings.auth_tokens):
-                return Identity("token")
-            if self.settings.admin_token and _equal(token, self.settings.admin_token):
-                return Identity("admin")
+            # every list is compared in full, whichever matches: the time taken says nothing of the role
+            reader = _matches_any(token, self.settings.auth_tokens)
+            writer = _matches_any(token, self.settings.auth_writer_tokens)
+            admin = bool(self.settings.admin_token) and _equal(token, self.settings.admin_token)
+            if reader or writer:
+                return Identity("token", principal=token_principal(token), writer=writer)
+            if admin:
+                return Identity("admin", principal="admin", writer=True)
             raise AuthError("unknown token")
         if mode == "google":
-            identity = await self._google_identity(request)
-            if self.settings.auth_members and not identity.matches(self.settings.auth_members):
+            identity = email_identity(await self._google_identity(request), self.settings.auth_writers)
+            if self.settings.auth_members and not (identity.writer or identity.matches(self.settings.auth_members)):
                 raise AuthError("this identity is not allowed: not in THOTH_AUTH_MEMBERS")
             return identity
         raise AuthError(f"unknown THOTH_AUTH mode {mode!r}")  # settings built by hand; refuse, never fall open
@@ -255,12 +290,12 @@ class Authenticator:
         settings = self.settings
         token = bearer_token(request)
         if settings.admin_token and token is not None and _equal(token, settings.admin_token):
-            return Identity("admin")
+            return Identity("admin", principal="admin", writer=True)
         if not settings.internal_identities:
             raise AuthError("unauthorized: send Authorization: Bearer <THOTH_ADMIN_TOKEN>")
         if token is not None and token.count(".") != 2 and not request.headers.get("x-serverless-authorization"):
             raise AuthError("unauthorized: not the admin token, nor an ID token")
-        identity = await self._google_identity(request)
+        identity = email_identity(await self._google_identity(request), ())
         if not identity.matches(settings.internal_identities):
             raise AuthError("this identity may not call /internal routes: not in THOTH_INTERNAL_IDENTITIES")
         return identity

@@ -2,8 +2,10 @@
 
 Routes:
 - `GET /`, `GET /health`: health JSON; 200 when the index is readable, 503 with the reason when not.
-- `/mcp`: MCP Streamable HTTP, stateless with JSON responses, so any instance answers any request.
+- `/mcp`: MCP Streamable HTTP, stateless with JSON responses, so any instance answers any request;
+  an event stream instead when the request asks for progress (thoth.mcp.streaming).
 - `GET /mcp/sse` + `POST /mcp/messages/`: the legacy SSE transport, for older clients.
+- `GET /ui`: the read-only web console (thoth.ui, docs/console.md).
 - `/internal/*`: routes toolsets add; the admin token or an allowed service account (thoth.mcp.auth).
 
 Middleware, outermost first: request log context (trace, correlation id), auth (THOTH_AUTH),
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, RedirectResponse
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -94,18 +96,28 @@ def _readable_but_empty(body: dict) -> bool:
     return "tables" in body and not body["tables"].get("chunks") and "index_model" in body
 
 
+async def _no_event_stream(request: Request) -> JSONResponse:
+    """GET /mcp opens the standalone event stream; this stateless server sends nothing on it, and an endless
+    stream holds a Cloud Run instance's request slot. 405 (as the transport spec allows) says so at once."""
+    return JSONResponse(
+        {"error": "GET /mcp (a server-sent event stream) is not offered: this server is stateless; POST JSON-RPC"},
+        status_code=405,
+        headers={"Allow": "POST"},
+    )
+
+
 def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_up: bool = True) -> Starlette:
     """The Starlette app; `warm_up` starts loading tables and model when it starts serving
     (unless `app` is already warming up: `main()` starts that before building the app)."""
+    from thoth.mcp.streaming import mcp_http_app
     from thoth.mcp.tools import build_mcp, internal_routes
+    from thoth.ui import console_app
 
     settings = settings or Settings.from_env()
     thoth = app or Thoth(settings)
     mcp = build_mcp(thoth)
     security = transport_security(settings)
-    streamable = mcp.streamable_http_app(
-        streamable_http_path="/mcp", stateless_http=True, json_response=True, transport_security=security
-    )
+    streamable, run_transports = mcp_http_app(mcp, security)  # JSON, or a stream when progress is asked for
     sse = mcp.sse_app(sse_path="/sse", message_path="/messages/", transport_security=security)
 
     async def health(request: Request) -> JSONResponse:
@@ -120,7 +132,7 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         if warm_up and not thoth.warming_up:
             thoth.warm_up(background=True)
-        async with mcp.session_manager.run():
+        async with run_transports():
             log.info("Thoth MCP server ready: db=%s toolsets=%s", settings.db_uri, ",".join(settings.toolsets))
             yield
 
@@ -129,6 +141,9 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
             Route("/", health, methods=["GET"]),
             Route("/health", health, methods=["GET"]),
             *internal_routes(thoth),
+            Route("/ui", lambda _: RedirectResponse("/ui/"), methods=["GET"]),
+            Mount("/ui", app=console_app(thoth)),  # the read-only console, behind the same auth as /mcp
+            Route("/mcp", _no_event_stream, methods=["GET"]),  # before the MCP app: it would hold the stream open
             Mount("/mcp", app=sse),  # /mcp/sse and /mcp/messages/
             Mount("/", app=streamable),  # /mcp
         ],

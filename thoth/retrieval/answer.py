@@ -1,10 +1,12 @@
 """Answers with numbered citations: extractive by default, generated when an LLM is configured.
 
-Both start from the same retrieval (collapsed or traversal) and keep only passages whose cosine
-similarity to the question reaches `settings.answer_min_similarity`; with none left the answer says
-that nothing relevant was found instead of guessing. The extractive answer quotes the sentences of
-those passages closest to the question, each followed by its citation number; the generated one asks
-the LLM to answer from the numbered passages only and to cite them.
+Both start from the same retrieval (collapsed or traversal, which bring several pages into the top
+k) and keep only passages whose cosine similarity to the question reaches
+`settings.answer_min_similarity`; with none left the answer says that nothing relevant was found
+instead of guessing. The extractive answer is composed from several pages: for each page among the
+passages, in order of relevance, the sentence closest to the question, each followed by its
+citation number (up to MAX_PAGES pages). A summary node's citation names the pages it covers. The
+generated answer asks the LLM to answer from the numbered passages only and to cite each it uses.
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ from thoth.retrieval.summarise import split_sentences
 from thoth.retrieval.tree import retrieve
 from thoth.store import Store
 
-MAX_SENTENCES = 3  # quoted in an extractive answer
-MAX_CANDIDATES = 80  # sentences embedded to choose them
+MAX_PAGES = 6  # pages an extractive answer quotes, one sentence each
+MAX_CANDIDATES = 120  # sentences embedded to choose them
 
 ANSWER_SYSTEM = (
     "You answer questions using only the numbered passages given. Cite the passages you use with their "
-    "numbers in square brackets, like [1] or [2][3]. If the passages do not contain the answer, say that "
-    "they do not; never invent facts."
+    "numbers in square brackets, like [1] or [2][3]. When the passages come from several pages, use what "
+    "each page says and cite each. If the passages do not contain the answer, say that they do not; never "
+    "invent facts."
 )
 
 
@@ -36,6 +39,7 @@ def _citation(number: int, hit: dict) -> dict:
         "chunk_id": hit.get("chunk_id"),
         "doc_id": hit.get("doc_id"),
         "source": hit.get("key"),
+        "pages": [hit["key"]] if hit.get("key") else list(hit.get("pages") or []),
         "section": hit.get("section"),
         "source_ref": hit.get("source_ref"),
         "similarity": round(float(hit.get("similarity") or 0.0), 4),
@@ -44,15 +48,27 @@ def _citation(number: int, hit: dict) -> dict:
 
 
 def _extractive(embedder: Embedder, query: str, citations: list[dict], min_similarity: float) -> str:
-    candidates = [(c["number"], s) for c in citations for s in split_sentences(c["text"]) if len(s.split()) >= 3]
-    candidates = candidates[:MAX_CANDIDATES]
+    """One sentence per page, the one closest to the question, for the pages most relevant first."""
+    candidates = [
+        (c["number"], (c["pages"] or [""])[0], s)
+        for c in citations
+        for s in split_sentences(c["text"])
+        if len(s.split()) >= 3
+    ][:MAX_CANDIDATES]
     if not candidates:
         return " ".join(f"{c['text']} [{c['number']}]" for c in citations[:1])
-    vectors = embedder.embed([query] + [s for _, s in candidates])
+    vectors = embedder.embed([query] + [s for _, _, s in candidates])
     scores = vectors[1:] @ vectors[0]
-    order = [int(i) for i in np.argsort(-scores, kind="stable")[:MAX_SENTENCES]]
-    keep = [i for i in order if scores[i] >= min_similarity] or order[:1]
-    return " ".join(f"{candidates[i][1]} [{candidates[i][0]}]" for i in sorted(keep))
+    chosen: list[int] = []
+    pages: set[str] = set()
+    for i in (int(i) for i in np.argsort(-scores, kind="stable")):
+        if candidates[i][1] in pages or (chosen and scores[i] < min_similarity):
+            continue
+        pages.add(candidates[i][1])
+        chosen.append(i)
+        if len(chosen) == MAX_PAGES:
+            break
+    return " ".join(f"{candidates[i][2]} [{candidates[i][0]}]" for i in chosen)
 
 
 def answer_question(

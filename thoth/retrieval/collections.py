@@ -1,8 +1,9 @@
 """Collections (rows of `sources`): listing, the persisted default, and the files in one.
 
 A collection is what one ingest source became: by default one per bucket (or
-folder). The default collection lives in the `settings` table, so every server
-instance (and every restart) sees the same one.
+folder). Each caller has its own default collection (`owner`: the key of the verified
+caller, thoth.mcp.roles), kept in the `settings` table so every server instance (and
+every restart) sees the same one; one caller's choice never changes another's.
 """
 
 from __future__ import annotations
@@ -40,11 +41,15 @@ def collection_ids(store: Store) -> list[str]:
     return [row["source_id"] for row in _sources(store)]
 
 
-def default_collection(store: Store) -> str | None:
-    """The persisted default, if it still names a collection."""
+def _default_key(owner: str) -> str:
+    return f"{DEFAULT_COLLECTION}/{owner}"
+
+
+def default_collection(store: Store, owner: str) -> str | None:
+    """`owner`'s persisted default, if it still names a collection."""
     if SETTINGS not in store.table_names():
         return None
-    value = store.get_setting(DEFAULT_COLLECTION)
+    value = store.get_setting(_default_key(owner))
     return value if value in collection_ids(store) else None
 
 
@@ -58,11 +63,11 @@ def find_collection(store: Store, name: str) -> str:
     raise NotFound(f"collection {name!r} does not exist; available: {available}")
 
 
-def resolve(store: Store, name: str | None, *, required: bool = False) -> str | None:
-    """`name`, else the default collection, else (when `required`) the only one; None means all of them."""
+def resolve(store: Store, name: str | None, *, owner: str, required: bool = False) -> str | None:
+    """`name`, else `owner`'s default collection, else (when `required`) the only one; None means all."""
     if name:
         return find_collection(store, name)
-    default = default_collection(store)
+    default = default_collection(store, owner)
     if default or not required:
         return default
     ids = collection_ids(store)
@@ -74,8 +79,9 @@ def resolve(store: Store, name: str | None, *, required: bool = False) -> str | 
     )
 
 
-def list_collections(store: Store) -> list[dict]:
-    default = default_collection(store)
+def list_collections(store: Store, owner: str | None = None) -> list[dict]:
+    """Every collection with its counts; `is_default` marks `owner`'s default (none without an owner)."""
+    default = default_collection(store, owner) if owner else None
     result = []
     for row in _sources(store):
         scope = filters.eq("source_id", row["source_id"])
@@ -96,9 +102,9 @@ def list_collections(store: Store) -> list[dict]:
     return result
 
 
-def set_default_collection(store: Store, name: str) -> str:
+def set_default_collection(store: Store, name: str, owner: str) -> str:
     collection = find_collection(store, name)
-    store.set_setting(DEFAULT_COLLECTION, collection)
+    store.set_setting(_default_key(owner), collection)
     return collection
 
 
@@ -138,4 +144,58 @@ def list_collection_files(store: Store, collection: str, limit: int, offset: int
         "offset": offset,
         "next_offset": offset + len(page) if offset + len(page) < len(rows) else None,
         "files": [file_entry(row) for row in page],
+    }
+
+
+DOCUMENT_SORTS = ("name", "date")
+DOCUMENT_STATUSES = ("ok", "failed")
+
+
+def collection_documents(
+    store: Store,
+    collection: str,
+    *,
+    status: str | None = None,
+    sort: str = "name",
+    descending: bool = False,
+    limit: int = 50,
+    offset: int = 0,
+) -> dict:
+    """One page of a collection's files: filtered by status, sorted by key (`name`) or ingest time (`date`).
+
+    Like list_collection_files, plus `ingested_at` on each file and the counts per status, so a page
+    can say how many failed without listing them.
+    """
+    if sort not in DOCUMENT_SORTS:
+        raise RetrievalError(f"sort must be one of {', '.join(DOCUMENT_SORTS)}, got {sort!r}")
+    if status is not None and status not in DOCUMENT_STATUSES:
+        raise RetrievalError(f"status must be one of {', '.join(DOCUMENT_STATUSES)} (or left out), got {status!r}")
+    names = store.table(DOCUMENTS).schema.names
+    columns = [c for c in [*FILE_COLUMNS, "ingested_at"] if c in names]
+    rows = [
+        row
+        for batch in store.scan(DOCUMENTS, columns, filters.eq("source_id", collection))
+        for row in batch.to_pylist()
+    ]
+    counts = {s: sum(1 for r in rows if r["status"] == s) for s in DOCUMENT_STATUSES}
+    if status:
+        rows = [r for r in rows if r["status"] == status]
+    if sort == "date":  # ties (one run writes many files) in key order
+        rows.sort(key=lambda r: r["key"])
+        rows.sort(key=lambda r: (r.get("ingested_at") is not None, r.get("ingested_at") or 0), reverse=descending)
+    else:
+        rows.sort(key=lambda r: r["key"], reverse=descending)
+    page = rows[offset : offset + limit]
+    files = []
+    for row in page:
+        entry = file_entry(row)
+        entry["ingested_at"] = row["ingested_at"].isoformat() if row.get("ingested_at") else None
+        files.append(entry)
+    return {
+        "collection": collection,
+        "total": len(rows),
+        "counts": counts,
+        "offset": offset,
+        "next_offset": offset + len(page) if offset + len(page) < len(rows) else None,
+        "files": files,
     }

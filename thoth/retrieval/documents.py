@@ -226,3 +226,22 @@ def chunk_bibtex(store: Store, chunk_id: str, collection: str | None) -> dict:
         "bibtex": row["bibtex"],
         "bibtex_source": row.get("bibtex_source") or "generated",
     }
+
+
+def document_outline(store: Store, collection: str, document_id: str, limit: int = 200) -> dict:
+    """A document's pages (PDF) or sections (Markdown, workshop) in order, without their text."""
+    columns = _present(store, PARTITIONS, ["partition_id", "ordinal", "kind", "heading_path", "page_start", "page_end"])
+    where = f"{filters.eq('source_id', collection)} AND {filters.eq('doc_id', document_id)}"
+    rows = sorted(store.rows(PARTITIONS, columns, where), key=lambda r: (r["ordinal"], r["partition_id"]))
+    return {
+        "total": len(rows),
+        "parts": [
+            {
+                "partition_id": r["partition_id"],
+                "kind": r["kind"],
+                "heading_path": r.get("heading_path") or "",
+                "pages": _pages(r),
+            }
+            for r in rows[:limit]
+        ],
+    }

@@ -8,6 +8,7 @@ With no alpha, both lists weigh the same (plain RRF).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from thoth.embed import Embedder
@@ -26,10 +27,28 @@ def vector_search(store: Store, embedder: Embedder, query: str, limit: int, wher
     return store.vector_search(vector, limit, where)
 
 
+_PHRASE = re.compile(r'"([^"]*)"')
+_NOT_A_WORD = re.compile(r"[^\w]+|_+")  # punctuation, operators, emoji, quotes: word separators
+
+
+def _words(text: str) -> str:
+    return " ".join(_NOT_A_WORD.sub(" ", text).split())
+
+
+def keyword_query(query: str) -> tuple[str, tuple[str, ...]]:
+    """(words, phrases) of what a person typed. Text in double quotes is a phrase; everything else is
+    words. No query syntax: `AND`, `field:value`, `*`, `~`, `^`, brackets and backslashes are plain
+    text, and an unbalanced quote is just a character, so every text is a valid keyword query."""
+    phrases = tuple(p for p in (_words(m) for m in _PHRASE.findall(query)) if p)
+    rest = _PHRASE.sub(" ", query)
+    return _words(rest), phrases
+
+
 def keyword_search(store: Store, query: str, limit: int, where: str | None = None) -> list[dict]:
-    if not any(ch.isalnum() for ch in query):
-        return []  # nothing BM25 could match (and the query parser would refuse it)
-    return store.keyword_search(query, limit, where)
+    words, phrases = keyword_query(query)
+    if not words and not phrases:
+        return []  # nothing BM25 could match
+    return store.keyword_search(words, limit, where, phrases=phrases)
 
 
 def fuse(ranked: list[tuple[float, list[dict]]], limit: int, key: str = "chunk_id") -> list[dict]:
@@ -58,15 +77,55 @@ def hybrid_search(
     prefetch: int | None = None,
 ) -> list[dict]:
     """The best `limit` chunks for `query`, each with `score` (fused, 0..1) and what each search saw."""
+    lists = _ranked_lists(store, embedder, query, limit, alpha, where, prefetch)
+    return fuse(list(lists.values()), limit)
+
+
+def _ranked_lists(
+    store: Store,
+    embedder: Embedder | None,
+    query: str,
+    limit: int,
+    alpha: float | None,
+    where: str | None,
+    prefetch: int | None,
+) -> dict[str, tuple[float, list[dict]]]:
+    """The weighted lists hybrid search fuses, by name ("vector", "keyword"); alpha 0 or 1 skips one."""
     if not query or not query.strip():
         raise SearchError("query must be a non-empty string")
     if alpha is not None and not 0.0 <= alpha <= 1.0:
         raise SearchError(f"alpha must be between 0.0 and 1.0, got {alpha}")
     depth = max(prefetch or 0, MIN_PREFETCH, limit)
     w_vector = 0.5 if alpha is None else alpha
-    lists: list[tuple[float, list[dict]]] = []
+    lists: dict[str, tuple[float, list[dict]]] = {}
     if w_vector > 0:
-        lists.append((w_vector, vector_search(store, embedder, query, depth, where)))
+        if embedder is None:
+            raise SearchError("a vector search needs the embedding model (alpha > 0)")
+        lists["vector"] = (w_vector, vector_search(store, embedder, query, depth, where))
     if w_vector < 1:
-        lists.append((1.0 - w_vector, keyword_search(store, query, depth, where)))
-    return fuse(lists, limit)
+        lists["keyword"] = (1.0 - w_vector, keyword_search(store, query, depth, where))
+    return lists
+
+
+def explained_search(
+    store: Store,
+    embedder: Embedder | None,
+    query: str,
+    limit: int,
+    *,
+    alpha: float | None = None,
+    where: str | None = None,
+    prefetch: int | None = None,
+) -> list[dict]:
+    """hybrid_search's hits, each also with `vector_rank` and `keyword_rank` (1-based), so a reader sees
+    why a hit ranked: None when that search did not run (alpha 0 or 1, where `embedder` may be None)
+    or did not have the hit among its first candidates."""
+    lists = _ranked_lists(store, embedder, query, limit, alpha, where, prefetch)
+    ranks = {
+        name: {hit["chunk_id"]: rank for rank, hit in enumerate(hits, start=1)} for name, (_, hits) in lists.items()
+    }
+    hits = fuse(list(lists.values()), limit)
+    for hit in hits:
+        for name in ("vector", "keyword"):
+            hit[f"{name}_rank"] = ranks.get(name, {}).get(hit["chunk_id"])
+    return hits

@@ -20,10 +20,13 @@ import numpy as np
 
 from thoth.embed import Embedder
 from thoth.retrieval.search import MIN_PREFETCH, SearchError, fuse, keyword_search
+from thoth.retrieval.tree_index import TreeIndex, tree_index
 from thoth.store import HIT_COLUMNS, Store, filters
 from thoth.store.db import NODE_COLUMNS
+from thoth.store.schema import CHUNKS
 
 MODES = ("collapsed", "traversal")
+PER_PAGE = 2  # chunks of one page in a result list, before other pages' get their turn (docs/raptor.md)
 DIRECTIONS = ("parent", "siblings")
 
 
@@ -46,7 +49,7 @@ def list_datasets(store: Store) -> list[dict]:
                 "kind": row["kind"],
                 "documents": row["document_count"] or 0,
                 "chunks": row["chunk_count"] or 0,
-                "has_tree": bool(row["has_tree"]),
+                "has_tree": bool(row["has_tree"]) and not pointer.get("stale"),
                 "tree_levels": pointer.get("levels", 0),
                 "tree_nodes": pointer.get("nodes", 0),
                 "summariser": pointer.get("summariser"),
@@ -68,8 +71,8 @@ def get_dataset(store: Store, dataset_id: str) -> dict:
 def _node_scope(store: Store, source_id: str) -> str | None:
     """The where clause for the current tree's summary nodes of a source, or None if it has none."""
     pointer = store.tree_pointer(source_id)
-    if not pointer or not pointer.get("nodes"):
-        return None
+    if not pointer or not pointer.get("nodes") or pointer.get("stale"):
+        return None  # a stale tree may quote deleted text: not served until the next run rebuilds it
     return f"{filters.eq('source_id', source_id)} AND {filters.eq('tree_version', pointer['version'])}"
 
 
@@ -125,7 +128,7 @@ def get_node(store: Store, node_id: str, dataset_id: str | None = None) -> dict:
         if dataset_id not in (None, row["source_id"]):
             continue
         pointer = store.tree_pointer(row["source_id"]) or {}
-        if row["tree_version"] == pointer.get("version"):
+        if row["tree_version"] == pointer.get("version") and not pointer.get("stale"):
             return _summary_node(row)
     where = filters.eq("chunk_id", node_id)
     if dataset_id is not None:
@@ -216,6 +219,45 @@ def _with_similarity(store: Store, source_id: str, vector: np.ndarray, hits: lis
     return hits
 
 
+def _index(store: Store, source_id: str) -> TreeIndex | None:
+    scope = _node_scope(store, source_id)
+    if scope is None:
+        return None
+    return tree_index(store, source_id, (store.tree_pointer(source_id) or {})["version"], scope)
+
+
+def _hit_pages(hit: dict, index: TreeIndex | None) -> list[str]:
+    if hit["level"] == 0:
+        return [hit["key"]] if hit.get("key") else []
+    return index.named_pages(hit["node_id"]) if index else []
+
+
+def diverse(hits: list[dict], top_k: int, index: TreeIndex | None, per_page: int = PER_PAGE) -> list[dict]:
+    """The best `top_k` of a ranked list with at most `per_page` chunks of one page, so that a broad
+    question sees several pages; the passed-over ones fill up what is left, in order."""
+    out: list[dict] = []
+    later: list[dict] = []
+    seen: dict[str, int] = {}
+    for hit in hits:
+        pages = _hit_pages(hit, index)
+        if hit["level"] == 0 and pages and seen.get(pages[0], 0) >= per_page:
+            later.append(hit)
+            continue
+        for page in pages[:1]:
+            seen[page] = seen.get(page, 0) + 1
+        out.append(hit)
+        if len(out) == top_k:
+            return out
+    return (out + later)[:top_k]
+
+
+def _flat(store: Store, vector: np.ndarray, query: str, depth: int, scope: str, alpha: float) -> tuple[list, list]:
+    """(chunks by vector, chunks by BM25) of a source, `depth` each."""
+    by_vector = [_chunk_node(r) for r in store.vector_search(vector, depth, scope)] if alpha > 0 else []
+    by_words = [_chunk_node(r) for r in keyword_search(store, query, depth, scope)] if alpha < 1 else []
+    return by_vector, by_words
+
+
 def collapsed(
     store: Store,
     embedder: Embedder,
@@ -225,21 +267,25 @@ def collapsed(
     *,
     levels_cap: int | None = None,
     alpha: float = 0.5,
+    per_page: int | None = None,
 ) -> list[dict]:
-    """Chunks and summary nodes ranked together (vector over both, fused with BM25 over chunks)."""
+    """Chunks and summary nodes ranked together (vector over both, fused with BM25 over chunks), then
+    at most `per_page` chunks of one page (PER_PAGE by default; 0: no cap)."""
     vector = embedder.embed([query])[0]
-    depth = max(MIN_PREFETCH, top_k)
+    depth = max(MIN_PREFETCH, 3 * top_k)
     chunk_scope = filters.eq("source_id", source_id)
-    hits = [_chunk_node(r) for r in store.vector_search(vector, depth, chunk_scope)]
+    hits, by_words = _flat(store, vector, query, depth, chunk_scope, alpha)
     scope = _node_scope(store, source_id)
     if scope and levels_cap != 0:
         where = scope + (f" AND level <= {int(levels_cap)}" if levels_cap is not None else "")
         hits += [_summary_node(r) for r in store.node_vector_search(vector, depth, where)]
     by_vector = sorted(hits, key=lambda h: (-h["similarity"], h["node_id"]))[:depth]
-    lists = [(alpha, by_vector)]
-    if alpha < 1:
-        lists.append((1 - alpha, [_chunk_node(r) for r in keyword_search(store, query, depth, chunk_scope)]))
-    return _with_similarity(store, source_id, vector, fuse(lists, top_k, key="node_id"))
+    lists = [(alpha, by_vector)] + ([(1 - alpha, by_words)] if alpha < 1 else [])
+    ranked = fuse([(w, hits) for w, hits in lists if hits], depth, key="node_id")
+    index = _index(store, source_id) if scope else None
+    cap = PER_PAGE if per_page is None else per_page
+    best = diverse(ranked, top_k, index, cap) if cap else ranked[:top_k]
+    return _with_similarity(store, source_id, vector, best)
 
 
 def traversal(
@@ -251,15 +297,34 @@ def traversal(
     *,
     expand_k: int = 3,
     levels_cap: int | None = None,
+    alpha: float = 0.5,
 ) -> list[dict]:
-    """Top-down: the best `expand_k` nodes of the top layer, then of their children, … down to chunks."""
+    """Top-down through the tree, scoring every level by keyword and vector evidence together.
+
+    A node's vector evidence is its cosine to the query; its keyword evidence is the best rank,
+    in a flat hybrid search, of a chunk below it. Each level keeps its best `expand_k` nodes by the
+    two fused, and never drops a node holding one of the flat search's best `top_k` chunks (a
+    branch whose chunks score well on their own). The nodes kept and the chunks reached are ranked
+    by the same fusion, at most PER_PAGE chunks of one page.
+    """
     vector = embedder.embed([query])[0]
+    depth = max(MIN_PREFETCH, 3 * top_k)
+    chunk_scope = filters.eq("source_id", source_id)
+    by_vector, by_words = _flat(store, vector, query, depth, chunk_scope, alpha)
+    flat = fuse([(w, hits) for w, hits in ((alpha, by_vector), (1 - alpha, by_words)) if hits], depth)
+    flat = [{**h, "node_id": h["chunk_id"]} for h in flat]
     pointer = store.tree_pointer(source_id) or {}
     scope = _node_scope(store, source_id)
     level = min(pointer.get("levels", 0), levels_cap if levels_cap is not None else 10**6) if scope else 0
-    if level == 0:  # no tree (or chunks only): the best chunks by similarity
-        rows = store.vector_search(vector, top_k, filters.eq("source_id", source_id))
-        return [{**_chunk_node(r), "score": round(r["similarity"], 6)} for r in rows]
+    index = _index(store, source_id) if scope else None
+    if level == 0 or index is None:  # no tree (or chunks only): the flat hybrid ranking
+        return _with_similarity(store, source_id, vector, diverse(flat, top_k, index))
+    # keyword (and flat hybrid) evidence of a node: the best flat rank among the chunks below it
+    evidence: dict[str, int] = {}
+    for rank, hit in enumerate(flat, start=1):
+        for node in index.ancestors(hit["chunk_id"]):
+            evidence.setdefault(node, rank)
+    protected = {node for hit in flat[:top_k] for node in index.ancestors(hit["chunk_id"])}
     layer = [
         _summary_node(r)
         for r in store.tree_nodes(f"{scope} AND {filters.eq('level', level)}", NODE_COLUMNS + ["vector"])
@@ -268,14 +333,27 @@ def traversal(
     while layer:
         for node in layer:
             node["similarity"] = _cosine(vector, node.pop("vector"))
-        best = sorted(layer, key=lambda n: (-n["similarity"], n["node_id"]))[:expand_k]
-        kept += best
-        if best[0]["level"] == 0:
+        if layer[0]["level"] == 0:
+            kept += layer
             break
+        ranked = _fused_nodes(layer, evidence, alpha)
+        best = ranked[:expand_k] + [n for n in ranked[expand_k:] if n["node_id"] in protected]
+        kept += best
         ids = list(dict.fromkeys(c for n in best for c in n["children"]))
         layer = _nodes(store, source_id, ids, vectors=True)
-    ranked = sorted(kept, key=lambda n: (-n["similarity"], n["node_id"]))[:top_k]
-    return [{**n, "score": round(n["similarity"], 6)} for n in ranked]
+    for rank, hit in enumerate(flat, start=1):
+        evidence.setdefault(hit["node_id"], rank)
+    ranked = _fused_nodes(kept, evidence, alpha)
+    return [{**n, "score": n["score"]} for n in diverse(ranked, top_k, index)]
+
+
+def _fused_nodes(nodes: list[dict], evidence: dict[str, int], alpha: float) -> list[dict]:
+    """Nodes ranked by reciprocal rank fusion of their cosine ranking and their keyword-evidence ranking."""
+    by_cosine = sorted(nodes, key=lambda n: (-n["similarity"], n["node_id"]))
+    with_words = [n for n in nodes if n["node_id"] in evidence]
+    by_words = sorted(with_words, key=lambda n: (evidence[n["node_id"]], n["node_id"]))
+    lists = [(alpha, by_cosine)] + ([(1 - alpha, by_words)] if by_words and alpha < 1 else [])
+    return fuse(lists, len(nodes), key="node_id")
 
 
 def retrieve(
@@ -310,8 +388,11 @@ def retrieve(
         hits = sorted(hits, key=lambda h: (-(h.get("similarity") or 0.0), h["node_id"]))
     if score_threshold is not None:
         hits = [h for h in hits if (h.get("similarity") or 0.0) >= score_threshold]
+    index = _index(store, dataset_id) if any(h["level"] > 0 for h in hits) else None
     for hit in hits:
         hit.pop("vector", None)
+        if hit["level"] > 0:  # a summary names the pages it covers, so that it leads to them
+            hit["pages"] = index.named_pages(hit["node_id"]) if index else []
     return hits[:top_k]
 
 
@@ -320,3 +401,38 @@ def nodes_by_id(store: Store, node_ids: list[str]) -> list[dict]:
     if not node_ids:
         raise SearchError("node_ids must name at least one node")
     return [get_node(store, node_id) for node_id in dict.fromkeys(node_ids)]
+
+
+# -- browsing a tree level by level ------------------------------------------------------------------
+
+
+def level_sizes(store: Store, dataset_id: str) -> list[int]:
+    """Nodes per level of a dataset's current tree, level 0 (its chunks) first; [chunks] without a tree."""
+    get_dataset(store, dataset_id)
+    sizes = (store.tree_pointer(dataset_id) or {}).get("layer_sizes")
+    scope = _node_scope(store, dataset_id)
+    if scope and sizes:
+        return [int(n) for n in sizes]
+    chunks = [store.count(CHUNKS, filters.eq("source_id", dataset_id))]
+    if not scope:
+        return chunks
+    levels = [r["level"] for r in store.tree_nodes(scope, ["level"])]  # a pointer written before layer_sizes
+    return chunks + [levels.count(n) for n in range(1, max(levels, default=0) + 1)]
+
+
+def level_nodes(store: Store, dataset_id: str, level: int, limit: int, offset: int = 0) -> tuple[int, list[dict]]:
+    """(how many nodes the level has, `limit` of them from `offset` in node id order); level 0 is the chunks."""
+    get_dataset(store, dataset_id)
+    if level < 0:
+        raise SearchError(f"level must be 0 or more, got {level}")
+    if level == 0:
+        ids = sorted(r["chunk_id"] for r in store.chunks(filters.eq("source_id", dataset_id), ["chunk_id"]))
+    else:
+        scope = _node_scope(store, dataset_id)
+        if not scope:
+            raise NotFound(f"dataset {dataset_id!r} has no tree: level {level} does not exist (build it with ingest)")
+        rows = store.tree_nodes(f"{scope} AND {filters.eq('level', level)}", ["node_id"])
+        ids = sorted(r["node_id"] for r in rows)
+        if not ids:
+            raise NotFound(f"dataset {dataset_id!r} has no level {level}")
+    return len(ids), _nodes(store, dataset_id, ids[offset : offset + limit])

@@ -9,13 +9,14 @@ content, and a cursor continues exactly where the previous page stopped.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from thoth.embed import Embedder, EmbedderUnavailable
 from thoth.retrieval.paging import CursorError, decode_cursor, encode_cursor, fingerprint, window
-from thoth.retrieval.search import SearchError, hybrid_search
-from thoth.store import Store, filters
+from thoth.retrieval.search import MIN_PREFETCH, SearchError, fuse, keyword_search, vector_search
+from thoth.store import ModelMismatch, Store, filters
 from thoth.store.schema import PARTITIONS
 
 SECTION_COLUMNS = [
@@ -33,8 +34,17 @@ SECTION_COLUMNS = [
 MIN_QUERY_CHARS = 3
 
 
+LIST_HINT = "Call `list_workshops` to see available workshop slugs."
+COVERAGE_HINT = "Call `list_workshops` to see each workshop's exercises and their step numbers."
+
+
 class ScopeError(SearchError):
-    """The workshop, exercise or step asked for is not indexed; the message lists what is."""
+    """The workshop, exercise or step asked for is not indexed; the message lists what is, and `next`
+    says what to call or change instead."""
+
+    def __init__(self, message: str, next: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.next = next
 
 
 @dataclass(frozen=True)
@@ -82,9 +92,16 @@ def coverage(store: Store, source_ids: list[str]) -> dict[str, Coverage]:
 
 
 def list_workshops(
-    store: Store, *, product: str | None, has_diffs: bool | None, limit: int, cursor: str | None
+    store: Store,
+    *,
+    product: str | None,
+    has_diffs: bool | None,
+    limit: int,
+    cursor: str | None,
+    all_pages: bool = False,
 ) -> dict:
-    """Indexed workshops with metadata and coverage, sorted by id, `limit` at a time."""
+    """Indexed workshops with metadata and coverage, sorted by id: `limit` at a time, or with `all_pages`
+    every one from the cursor (or the start) on, in one answer."""
     wanted = {"p": product, "d": has_diffs}
     offset = 0
     if cursor:
@@ -98,7 +115,8 @@ def list_workshops(
         if (product is None or (s["product"] or "").lower() == product.lower())
         and (has_diffs is None or bool(s["has_diffs"]) == has_diffs)
     ]
-    page = sources[offset : offset + limit]
+    end = len(sources) if all_pages else offset + limit
+    page = sources[offset:end]
     covered = coverage(store, [s["source_id"] for s in page])
     workshops = []
     for source in page:
@@ -117,14 +135,14 @@ def list_workshops(
                     {"exerciseNumber": n, "title": e["title"], "steps": sorted(e["steps"])}
                     for n, e in sorted(cov.exercises.items())
                 ],
-                "updatedAt": source["updated_at"].isoformat() if source.get("updated_at") else None,
+                "lastIndexedAt": source["updated_at"].isoformat() if source.get("updated_at") else None,
             }
         )
-    more = offset + limit < len(sources)
+    more = end < len(sources)
     return {
         "workshops": workshops,
         "total": len(sources),
-        "nextCursor": encode_cursor("list_workshops", {**wanted, "o": offset + limit}) if more else None,
+        "nextCursor": encode_cursor("list_workshops", {**wanted, "o": end}) if more else None,
     }
 
 
@@ -137,7 +155,7 @@ def indexed_exercises(store: Store, workshop: str | None = None) -> list[tuple[s
 def choose_exercise(exercises: list[tuple[str, int]], rng: random.Random) -> tuple[str, int]:
     """One exercise, each with the same probability (not each workshop: a big workshop is not penalised)."""
     if not exercises:
-        raise ScopeError("no workshop exercises are indexed; ingest a workshop first")
+        raise ScopeError("no workshop exercises are indexed; ingest a workshop first", (LIST_HINT,))
     return exercises[rng.randrange(len(exercises))]
 
 
@@ -145,7 +163,7 @@ def require_workshop(store: Store, workshop: str) -> None:
     sources = {s["source_id"] for s in workshop_sources(store)}
     if workshop not in sources:
         known = ", ".join(sorted(sources)) or "(none: ingest a workshop first)"
-        raise ScopeError(f"workshop {workshop!r} is not indexed; indexed workshops: {known}")
+        raise ScopeError(f"workshop {workshop!r} is not indexed; indexed workshops: {known}", (LIST_HINT,))
 
 
 def resolve_scope(store: Store, workshop: str, exercise: int, step: int | None) -> Scope:
@@ -155,12 +173,15 @@ def resolve_scope(store: Store, workshop: str, exercise: int, step: int | None) 
     if exercise not in exercises:
         raise ScopeError(
             f"exerciseNumber {exercise} is not in workshop {workshop!r}; its exercises: "
-            + ", ".join(str(n) for n in sorted(exercises))
+            + ", ".join(str(n) for n in sorted(exercises)),
+            (COVERAGE_HINT,),
         )
     steps = exercises[exercise]["steps"]
     if step is not None and step not in steps:
         listed = ", ".join(str(n) for n in sorted(steps)) or "(none)"
-        raise ScopeError(f"stepNumber {step} is not in exercise {exercise} of {workshop!r}; its steps: {listed}")
+        raise ScopeError(
+            f"stepNumber {step} is not in exercise {exercise} of {workshop!r}; its steps: {listed}", (COVERAGE_HINT,)
+        )
     return Scope(workshop, exercise, step)
 
 
@@ -180,6 +201,29 @@ def sections(store: Store, scope: Scope, *, diffs_only: bool = False, focus: str
     if needle:
         rows = [r for r in rows if needle in (r["path"] or "").lower() or needle in r["text"].lower()]
     return [r for r in rows if r["text"]]
+
+
+def step_file(path: str | None) -> str | None:
+    """A section's file inside its step folder: `exercises/NN.x/NN.solution.y/src/a.ts` -> `src/a.ts`."""
+    parts = (path or "").split("/")
+    return "/".join(parts[3:]) if len(parts) > 3 and parts[0] == "exercises" else None
+
+
+def _where(scope: Scope) -> str:
+    return f"workshop {scope.workshop!r} exercise {scope.exercise}" + (
+        f" step {scope.step}" if scope.step is not None else ""
+    )
+
+
+def _no_focus_match(store: Store, scope: Scope, focus: str) -> ScopeError:
+    files = sorted(
+        {f for r in sections(store, scope, diffs_only=True) if r["kind"] == "diff" and (f := step_file(r["path"]))}
+    )
+    listed = ", ".join(files) or "(none: this scope has no diffs)"
+    return ScopeError(
+        f"focus {focus!r} matches no diff in {_where(scope)}; files with diffs: {listed}",
+        ("Pass one of the files listed as `focus`, or leave `focus` out for every diff.",),
+    )
 
 
 def _scope_from_arguments(
@@ -209,9 +253,18 @@ def context_page(
     diffs_only: bool = False,
     focus: str | None = None,
     rng: random.Random | None = None,
+    max_chars_limit: int | None = None,
 ) -> dict:
     """One page of a scope's bundle: the scope is explicit, random (uniform over exercises, within
-    `workshop` when given), or the cursor's; explicit arguments given with a cursor must match it."""
+    `workshop` when given), or the cursor's; explicit arguments given with a cursor must match it.
+
+    `max_chars` above `max_chars_limit` is clamped to it, and the answer says so."""
+    warnings: list[str] = []
+    clamped = max_chars_limit is not None and max_chars > max_chars_limit
+    if clamped:
+        warnings.append(f"maxChars {max_chars} is above the hard maximum; clamped to {max_chars_limit}")
+        max_chars = max_chars_limit  # type: ignore[assignment]
+    focus = (focus or "").strip() or None  # whitespace only is no focus
     scope = _scope_from_arguments(store, workshop, exercise, step, random_scope)
     offset = (0, 0)
     state: dict = {}
@@ -226,7 +279,7 @@ def context_page(
             raise CursorError(
                 f"cursor continues {cursor_scope.as_dict()}, not {scope.as_dict()}; leave the scope out or match it"
             )
-        if (focus or None) not in (None, state.get("f")):
+        if focus not in (None, state.get("f")):
             raise CursorError("cursor was issued for another focus; pass the same focus or leave it out")
         scope, focus = cursor_scope, state.get("f")
     elif random_scope:
@@ -234,8 +287,10 @@ def context_page(
             require_workshop(store, workshop)
         scope = Scope(*choose_exercise(indexed_exercises(store, workshop), rng or random.Random()))
     if scope is None:
-        raise ScopeError("give workshop and exerciseNumber (and optionally stepNumber), or random=true")
+        raise ScopeError("give workshop and exerciseNumber (and optionally stepNumber), or random=true", (LIST_HINT,))
     found = sections(store, scope, diffs_only=diffs_only, focus=focus)
+    if focus and diffs_only and not found:
+        raise _no_focus_match(store, scope, focus)
     marker = fingerprint([r["partition_id"] for r in found])
     if cursor and state.get("h") != marker:
         raise CursorError("the workshop was re-indexed since this cursor was issued; start again without a cursor")
@@ -246,9 +301,9 @@ def context_page(
         page.append(
             {
                 "id": row["partition_id"],
+                "label": (row["heading_path"] or "").split(" > ")[-1],
                 "kind": row["kind"],
-                "title": (row["heading_path"] or "").split(" > ")[-1],
-                "path": row["path"] or None,
+                "sourcePath": row["path"] or None,
                 "exerciseNumber": row["exercise_number"],
                 "stepNumber": row["step_number"],
                 "isDiff": bool(row["is_diff"]),
@@ -262,9 +317,12 @@ def context_page(
         state = {"w": scope.workshop, "e": scope.exercise, "s": scope.step, "f": focus or None, "h": marker}
         next_cursor = encode_cursor(tool, {**state, "i": following[0], "o": following[1]})
     return {
-        "scope": scope.as_dict(),
+        **scope.as_dict(),
         "random": bool(random_scope and not cursor),
         "focus": focus or None,
+        "maxChars": max_chars,
+        "maxCharsClamped": clamped,
+        "warnings": warnings,
         "sectionCount": len(found),
         "totalChars": sum(len(r["text"]) for r in found),
         "sections": page,
@@ -276,6 +334,54 @@ def context_page(
 # -- topic search -------------------------------------------------------------------------------
 
 
+# A query that looks like code (one token: camelCase, snake_case, a dotted name or a call) asks for the
+# code that uses it; anything else asks for a concept, which the notes teach and the code only uses.
+_IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:\(\))?$")
+PROSE_KINDS = ("-instructions", "-finished")
+# Multipliers on the fused score, by what a section is, for each kind of query.
+CONCEPT_WEIGHTS = {"prose": 1.0, "code": 0.6, "diff": 0.5}
+IDENTIFIER_WEIGHTS = {"prose": 0.75, "code": 1.0, "diff": 0.9}
+EXACT_IDENTIFIER_BOOST = 1.5  # code that contains the identifier as written
+
+
+def looks_like_identifier(query: str) -> bool:
+    text = query.strip()
+    if not _IDENTIFIER.match(text):
+        return False
+    core = text.removesuffix("()")
+    return any(c in core for c in "_.$") or text.endswith("()") or any(c.isupper() for c in core[1:])
+
+
+def _family(kind: str | None, content_type: str | None) -> str:
+    if kind and kind.endswith(PROSE_KINDS):
+        return "prose"
+    if (kind or "").startswith("diff") or content_type == "diff":
+        return "diff"
+    return "code" if (kind or "").endswith("-code") or content_type == "code" else "prose"
+
+
+def _check_topic_scope(
+    store: Store, query: str, workshop: str | None, exercise: int | None, step: int | None
+) -> list[str]:
+    if len("".join(query.split())) < MIN_QUERY_CHARS:
+        raise ScopeError(
+            f"query must have at least {MIN_QUERY_CHARS} non-whitespace characters",
+            ("Give a longer query: a concept (e.g. 'cache invalidation') or an identifier (e.g. 'useState').",),
+        )
+    if step is not None and exercise is None:
+        raise ScopeError("stepNumber needs exerciseNumber", ("Pass exerciseNumber too, or leave stepNumber out.",))
+    if exercise is not None and workshop is None:
+        raise ScopeError("exerciseNumber needs workshop", (LIST_HINT,))
+    ids = [s["source_id"] for s in workshop_sources(store)]
+    if not ids:
+        raise ScopeError("no workshops are indexed; ingest a workshop first", (LIST_HINT,))
+    if workshop is not None:
+        require_workshop(store, workshop)
+    if workshop is not None and exercise is not None:
+        resolve_scope(store, workshop, exercise, step)
+    return [workshop] if workshop else ids
+
+
 def topic_search(
     store: Store,
     get_embedder: Callable[[], Embedder],
@@ -285,32 +391,52 @@ def topic_search(
     exercise: int | None,
     step: int | None,
     limit: int,
-) -> list[dict]:
-    """Semantic search over workshop chunks; scope checked against the index before any embedding."""
-    if len("".join(query.split())) < MIN_QUERY_CHARS:
-        raise ScopeError(f"query must have at least {MIN_QUERY_CHARS} non-whitespace characters")
-    if step is not None and exercise is None:
-        raise ScopeError("stepNumber needs exerciseNumber")
-    if exercise is not None and workshop is None:
-        raise ScopeError("exerciseNumber needs workshop")
-    ids = [s["source_id"] for s in workshop_sources(store)]
-    if not ids:
-        raise ScopeError("no workshops are indexed; ingest a workshop first")
-    if workshop is not None:
-        require_workshop(store, workshop)
-    if workshop is not None and exercise is not None:
-        resolve_scope(store, workshop, exercise, step)
+) -> dict:
+    """Where a topic is taught: workshop chunks ranked for the query, deduplicated, each with its scope.
+
+    Semantic (vector and keyword lists fused) when the model loads and the index has vectors; keyword
+    only otherwise, with a warning saying why. The scope is checked against the index before any
+    embedding. Concept queries favour the notes that teach, identifier queries the code that uses it.
+    """
+    query = query.strip()
+    ids = _check_topic_scope(store, query, workshop, exercise, step)
+    where = filters.where({"source_id": ids, "exercise_number": exercise, "step_number": step})
+    depth = max(MIN_PREFETCH, limit * 4)
+    warnings: list[str] = []
+    vector_hits: list[dict] = []
+    available = False
     try:
-        embedder = get_embedder()
-    except EmbedderUnavailable as exc:
-        raise EmbedderUnavailable(
-            f"search_topic_context is unavailable: the embedding model cannot be loaded ({exc}); "
-            "list_workshops, retrieve_learning_context and retrieve_diff_context still work"
-        ) from exc
-    where = filters.where(
-        {"source_id": [workshop] if workshop else ids, "exercise_number": exercise, "step_number": step}
-    )
-    hits = hybrid_search(store, embedder, query, limit * 3, alpha=1.0, where=where)
+        vector_hits = vector_search(store, get_embedder(), query, depth, where)
+        available = True
+    except (EmbedderUnavailable, ModelMismatch) as exc:
+        warnings.append(f"vector search is unavailable ({exc}); these are keyword matches")
+    if available and not vector_hits:
+        available = False
+        warnings.append("the index holds no vectors for these workshops; these are keyword matches")
+    keyword_hits = keyword_search(store, query, depth, where)
+    identifier = looks_like_identifier(query)
+    if available:
+        w_vector = 0.4 if identifier else 0.7  # an identifier is matched best by its exact tokens
+        hits = fuse([(w_vector, vector_hits), (1.0 - w_vector, keyword_hits)], depth)
+    else:
+        hits = fuse([(1.0, keyword_hits)], depth)
+    wanted = sorted({h["partition_id"] for h in hits})
+    columns = ["partition_id", "kind", "path", "is_diff", "heading_path"]
+    rows = store.rows(PARTITIONS, columns, filters.is_in("partition_id", wanted)) if wanted else []
+    meta = {r["partition_id"]: r for r in rows}
+    weights = IDENTIFIER_WEIGHTS if identifier else CONCEPT_WEIGHTS
+    for hit in hits:
+        part = meta.get(hit["partition_id"], {})
+        family = _family(part.get("kind"), hit.get("content_type"))
+        factor = weights[family]
+        if identifier and family != "prose" and query.removesuffix("()") in hit["text"]:
+            factor *= EXACT_IDENTIFIER_BOOST
+        hit["score"] = round(hit["score"] * factor, 6)
+        hit["section_kind"] = part.get("kind")
+        hit["section_label"] = (part.get("heading_path") or "").split(" > ")[-1] or None
+        hit["source_path"] = part.get("path") or None
+        hit["is_diff"] = bool(part.get("is_diff"))
+    hits.sort(key=lambda h: (-h["score"], h["chunk_id"]))
     seen: set[str] = set()
     unique = []
     for hit in hits:  # the same text (a file unchanged from problem to solution) is one result
@@ -318,15 +444,45 @@ def topic_search(
         if text not in seen:
             seen.add(text)
             unique.append(hit)
-    unique = unique[:limit]
-    wanted = sorted({h["partition_id"] for h in unique})
-    columns = ["partition_id", "kind", "path", "is_diff", "heading_path"]
-    rows = store.rows(PARTITIONS, columns, filters.is_in("partition_id", wanted)) if wanted else []
-    meta = {r["partition_id"]: r for r in rows}
-    for hit in unique:
-        part = meta.get(hit["partition_id"], {})
-        hit["section_kind"] = part.get("kind")
-        hit["section_title"] = (part.get("heading_path") or "").split(" > ")[-1] or None
-        hit["path"] = part.get("path") or None
-        hit["is_diff"] = bool(part.get("is_diff"))
-    return unique
+    if not unique and not available:
+        warnings.append("keyword search found nothing; try other words, or the exact name used in the workshop")
+    return {
+        "query": query,
+        "limit": limit,
+        "mode": "semantic" if available else "keyword",
+        "vectorSearchAvailable": available,
+        "warnings": warnings,
+        "queryKind": "identifier" if identifier else "concept",
+        "matches": unique[:limit],
+    }
+
+
+# -- steps and their diffs ----------------------------------------------------------------------
+
+
+def step_changes(store: Store, workshop: str) -> dict[tuple[int, int], dict]:
+    """(exercise, step) -> which sides the step has and the files its solution adds, removes or modifies.
+
+    Read from the step's sections: `{side}-instructions`/`{side}-code` say a side is there, the
+    `diff-summary` section lists `added|removed|modified path` lines (none: nothing to diff).
+    """
+    require_workshop(store, workshop)
+    where = filters.where({"source_id": workshop}) + " AND step_number IS NOT NULL"
+    steps: dict[tuple[int, int], dict] = {}
+    for row in store.rows(PARTITIONS, ["exercise_number", "step_number", "kind"], where):  # no text: code is long
+        step = steps.setdefault(
+            (row["exercise_number"], row["step_number"]), {"problem": False, "solution": False, "changes": []}
+        )
+        side = row["kind"].split("-", 1)[0]
+        if side in ("problem", "solution"):
+            step[side] = True
+    summaries = f"{where} AND {filters.eq('kind', 'diff-summary')}"
+    for row in store.rows(PARTITIONS, ["exercise_number", "step_number", "text"], summaries):
+        step = steps[(row["exercise_number"], row["step_number"])]
+        for line in row["text"].splitlines():
+            change, _, path = line.partition(" ")
+            if path:
+                step["changes"].append({"change": change, "path": path})
+    for step in steps.values():
+        step["changes"].sort(key=lambda c: c["path"])
+    return steps

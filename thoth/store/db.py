@@ -157,6 +157,8 @@ class Store:
         self._db: Any = None
         self._tables: dict[str, Any] = {}
         self._lock = threading.RLock()
+        self._warned_positions = False
+        self._readable: dict[str, int] = {}  # table -> the latest version read whole (check_readable)
 
     # -- connection -------------------------------------------------------
 
@@ -267,6 +269,21 @@ class Store:
     def versions(self, names: list[str] | None = None) -> dict[str, int]:
         return {name: self.table(name).version for name in (names or self.table_names())}
 
+    def check_readable(self, versions: dict[str, int]) -> None:
+        """Read every data file of each table's latest version (one column, so every fragment is opened);
+        raise StoreError naming the table when one is missing or truncated. A version read once is not
+        read again, so a health probe costs this only after a write."""
+        for name, version in versions.items():
+            if self._readable.get(name) == version:
+                continue
+            table = self.table(name)
+            column = table.schema.names[0]
+            try:
+                table.count_rows(f"{column} IS NOT NULL OR {column} IS NULL")
+            except Exception as exc:
+                raise StoreError(f"table {name!r} (version {version}) cannot be read: {exc}") from exc
+            self._readable[name] = version
+
     # -- settings (small key/value state) and the model check -------------------------
 
     def get_setting(self, key: str) -> str | None:
@@ -372,12 +389,27 @@ class Store:
             values_sql={"key": filters.quote(key), "source_ref": f"concat({filters.quote(ref_base)}, {page})"},
         )
 
-    def ensure_fts_index(self) -> None:
-        """Build the BM25 index on chunks (English stemming and stop words), or fold new rows into it."""
+    def _fts_index(self) -> Any:
+        return next((idx for idx in self.table(CHUNKS).list_indices() if FTS_COLUMN in idx.columns), None)
+
+    def fts_has_positions(self) -> bool | None:
+        """Whether the BM25 index stores word positions (phrase queries need them); None: no index yet."""
+        idx = self._fts_index()
+        return None if idx is None else bool((getattr(idx, "index_details", None) or {}).get("with_position"))
+
+    def ensure_fts_index(self, fold_in: bool = True) -> None:
+        """Build the BM25 index on chunks (English stemming and stop words, word positions for phrases),
+        or fold new rows into it (`fold_in`). An index built before positions were stored is rebuilt
+        once, with a log line: that is the migration of tables written by older versions."""
         table = self.table(CHUNKS)
-        if any(FTS_COLUMN in idx.columns for idx in table.list_indices()):
-            retry_on_conflict(table.optimize, "optimize chunks")
+        positions = self.fts_has_positions()
+        if positions:
+            if fold_in:
+                retry_on_conflict(table.optimize, "optimize chunks")
             return
+        if positions is False:
+            log.warning("migrating the BM25 index of chunks: rebuilding it with word positions (phrase queries)")
+        started = time.perf_counter()
         retry_on_conflict(
             lambda: table.create_fts_index(
                 FTS_COLUMN,
@@ -387,9 +419,12 @@ class Store:
                 stem=True,
                 remove_stop_words=True,
                 ascii_folding=True,
+                with_position=True,  # phrase queries ("time off") need positions
             ),
             "create the BM25 index",
         )
+        if positions is False:
+            log.warning("BM25 index migrated (word positions) in %.1f s", time.perf_counter() - started)
 
     def optimize(self, table: str) -> None:
         retry_on_conflict(self.table(table).optimize, f"optimize {table}")
@@ -444,6 +479,7 @@ class Store:
 
     def add_session(self, row: dict) -> None:
         self.ensure_table(SESSIONS)
+        self._add_missing_columns(SESSIONS, schema_for(SESSIONS, 0))  # `owner`, on a table from before it
         self.add(SESSIONS, [row])
 
     def get_session(self, session_id: str) -> dict | None:
@@ -520,11 +556,40 @@ class Store:
             row["similarity"] = 1.0 - float(row.pop("_distance"))
         return rows
 
-    def keyword_search(self, text: str, limit: int, where: str | None = None) -> list[dict]:
-        query = self.table(CHUNKS).search(text, query_type="fts", fts_columns=FTS_COLUMN)
+    def keyword_search(
+        self, words: str, limit: int, where: str | None = None, phrases: tuple[str, ...] = ()
+    ) -> list[dict]:
+        """BM25 over chunks: any of `words`, and every one of `phrases` (words in that order).
+
+        An index without word positions (built by an older version, not yet migrated by ingest)
+        cannot answer phrases: they are searched as words then, and a warning says how to migrate.
+        """
+        from lancedb.query import BooleanQuery, MatchQuery, Occur, PhraseQuery
+
+        query: Any = MatchQuery(words, FTS_COLUMN) if words else None
+        if phrases:
+            clauses = [(Occur.MUST, PhraseQuery(p, FTS_COLUMN)) for p in phrases]
+            query = BooleanQuery(clauses + ([(Occur.SHOULD, query)] if query is not None else []))
+        if query is None:
+            return []
+        try:
+            return self._fts(query, limit, where)
+        except ValueError as exc:
+            if not phrases or "position" not in str(exc):
+                raise
+            if not self._warned_positions:
+                self._warned_positions = True
+                log.warning(
+                    "the BM25 index has no word positions: phrases are searched as words until "
+                    "`python -m ingest` migrates it"
+                )
+            return self.keyword_search(" ".join([words, *phrases]).strip(), limit, where)
+
+    def _fts(self, query: Any, limit: int, where: str | None) -> list[dict]:
+        search = self.table(CHUNKS).search(query, query_type="fts")
         if where:
-            query = query.where(where, prefilter=True)
-        rows = query.select(self.hit_columns()).limit(limit).to_list()
+            search = search.where(where, prefilter=True)
+        rows = search.select(self.hit_columns()).limit(limit).to_list()
         for row in rows:
             row["bm25"] = float(row.pop("_score"))
         return rows

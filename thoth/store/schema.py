@@ -63,6 +63,7 @@ DOCUMENTS_SCHEMA = pa.schema(
         ("bibtex", pa.string()),
         ("bibtex_source", pa.string()),  # generated | sidecar ({key}.bib next to the file)
         ("sidecar", pa.string()),  # fingerprint of that .bib file ('' when there is none)
+        ("parser", pa.string()),  # the parser version that read it (ingest.parsers.parser_version)
     ]
 )
 
@@ -139,6 +140,7 @@ SESSIONS_SCHEMA = pa.schema(
         ("source_id", pa.string()),
         ("title", pa.string()),
         ("created_at", pa.timestamp("us", tz="UTC")),
+        ("owner", pa.string()),  # the key of the verified caller who created it (thoth.mcp.roles)
     ]
 )
 

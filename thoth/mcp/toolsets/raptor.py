@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from typing import Annotated, Literal, TypeVar
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.types import CallToolResult, EmbeddedResource, TextContent, TextResourceContents, ToolAnnotations
 from pydantic import BaseModel, Field
@@ -21,7 +21,9 @@ from ingest.sources import content_hash
 from thoth.app import Thoth
 from thoth.embed import get_tokenizer
 from thoth.llm import LLMError
-from thoth.mcp.tools import call, read_only_tool, respond
+from thoth.mcp.progress import Progress, ProgressEmbedder, with_progress
+from thoth.mcp.roles import current_caller
+from thoth.mcp.tools import call, read_only_tool, respond, writer_tool
 from thoth.retrieval import tree
 from thoth.retrieval.answer import answer_question as answer
 from thoth.retrieval.search import SearchError
@@ -54,10 +56,7 @@ def node_uri(dataset_id: str, node_id: str) -> str:
 
 
 def _call(tool: str, fn: Callable[[], T]) -> T:
-    try:
-        return call(tool, fn)
-    except (IngestError, LLMError) as exc:
-        raise ToolError(str(exc)) from exc
+    return call(tool, fn, (IngestError, LLMError))
 
 
 # -- shapes ------------------------------------------------------------------------------------------------
@@ -226,8 +225,9 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         dataset_id: DatasetId,
         title: Annotated[str, Field(description="session title", min_length=1, max_length=200)] = "New Chat Session",
     ) -> Annotated[CallToolResult, Session]:
-        """Create a chat session over a dataset; it is stored and keeps its id."""
-        row = _call("create_chat_session", lambda: create_session(app.store, dataset_id, title))
+        """Create a chat session over a dataset; it is stored, keeps its id, and belongs to you alone."""
+        owner = current_caller().key
+        row = _call("create_chat_session", lambda: create_session(app.store, dataset_id, title, owner))
         data = Session(
             session_id=row["session_id"],
             dataset_id=row["source_id"],
@@ -237,8 +237,8 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         text = f"Successfully created chat session {data.session_id} for dataset {dataset_id} with title '{data.title}'"
         return respond(data, text)
 
-    @mcp.tool(annotations=WRITES)
-    def ingest_document(
+    @writer_tool(mcp, WRITES)
+    async def ingest_document(
         dataset_id: Annotated[
             str, Field(description="dataset to add to; created if new (lowercase letters, digits, '-')", max_length=64)
         ],
@@ -247,15 +247,24 @@ def register(mcp: MCPServer, app: Thoth) -> None:
             str | None, Field(description="where the text comes from (a path or URL); names the document")
         ] = None,
         tags: Annotated[list[str] | None, Field(description="tags stored with the document's chunks")] = None,
+        ctx: Context | None = None,
     ) -> Annotated[CallToolResult, Ingested]:
         """Ingest a text document into a dataset: chunked, embedded and indexed, and the dataset's tree updated.
 
         The same source (or, without one, the same text) replaces the earlier version.
         """
 
-        def run() -> Ingested:
+        size = len(file_content.encode("utf-8", errors="replace"))
+        if size > app.settings.max_document_bytes:
+            raise ToolError(
+                f"file_content is {size} bytes; the limit is {app.settings.max_document_bytes} bytes "
+                "(THOTH_MAX_DOCUMENT_BYTES): split the document, or ingest large files with the ingest job"
+            )
+
+        def run(progress: Progress) -> Ingested:
             with ingest_lock:
-                ingestor = Ingestor(app.settings, store=app.store, embedder=app.embedder())
+                embedder = ProgressEmbedder(app.embedder(), progress)  # notifications/progress: chunks embedded
+                ingestor = Ingestor(app.settings, store=app.store, embedder=embedder)
                 key, summary = ingest_text(ingestor, app.store, dataset_id, file_content, source, tags)
             if summary.failed:
                 raise IngestError(f"file_content could not be ingested: {summary.failed[0][1]}")
@@ -270,7 +279,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
                 tree=summary.tree.render() if summary.tree else None,
             )
 
-        data = _call("ingest_document", run)
+        data = await with_progress(ctx, lambda progress: _call("ingest_document", lambda: run(progress)))
         text = (
             f"Successfully ingested document into dataset {dataset_id}. Document ID: {data.doc_id}, "
             f"Chunks: {data.chunks}" + (f" ({data.status})" if data.status == "unchanged" else "")
@@ -278,12 +287,13 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         return respond(data, text)
 
     @read_only_tool(mcp)
-    def answer_question(
+    async def answer_question(
         dataset_id: DatasetId,
         query: Query,
         mode: Mode = "collapsed",
         top_k: Annotated[int, Field(description="passages to consider", ge=1, le=20)] = 5,
         temperature: Annotated[float, Field(description="LLM temperature (generated answers)", ge=0, le=2)] = 0.7,
+        ctx: Context | None = None,
     ) -> Annotated[CallToolResult, Answer]:
         """Answer a question from a dataset, citing the passages used as [1], [2], ….
 
@@ -291,7 +301,9 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         says which, and 'no_context' when nothing relevant was found (no answer is invented).
         """
 
-        def run() -> dict:
+        def run(progress: Progress) -> dict:
+            llm = f" with {app.settings.llm_model or app.settings.llm_provider}" if app.settings.llm_provider else ""
+            progress(0, 1, f"retrieving passages and answering{llm}")
             return answer(
                 app.store,
                 app.embedder(),
@@ -303,7 +315,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
                 temperature=temperature,
             )
 
-        result = _call("answer_question", run)
+        result = await with_progress(ctx, lambda progress: _call("answer_question", lambda: run(progress)))
         citations = [Citation(uri=node_uri(dataset_id, c["node_id"]), **c) for c in result["citations"]]
         data = Answer(**{**result, "citations": citations})
         kind = f"generated by {data.model}" if data.answer_type == "generated" else data.answer_type
@@ -434,18 +446,21 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         return respond(data, text + "\n\n" + _render_nodes("Nodes", path))
 
     @read_only_tool(mcp)
-    def rag_summarize(
+    async def rag_summarize(
         node_ids: Annotated[list[str], Field(description="ids of the nodes to summarise", min_length=1, max_length=50)],
+        ctx: Context | None = None,
     ) -> Annotated[CallToolResult, Summary]:
         """Summarise the text of the given tree nodes (extractive, or by the LLM when one is configured)."""
 
-        def run() -> Summary:
+        def run(progress: Progress) -> Summary:
             nodes = tree.nodes_by_id(app.store, node_ids)
             summariser = on_demand_summariser(app.settings, get_tokenizer(app.settings))
+            progress(0, 1, f"summarising {len(nodes)} nodes ({summariser.name})")
             text = summariser.summarise([n["text"] for n in nodes])
+            progress(1, 1, "summarised")
             return Summary(node_ids=[n["node_id"] for n in nodes], summary=text, summariser=summariser.name)
 
-        data = _call("rag_summarize", run)
+        data = await with_progress(ctx, lambda progress: _call("rag_summarize", lambda: run(progress)))
         return respond(data, data.summary)
 
     @mcp.resource(

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from starlette.routing import BaseRoute
 
 from thoth.app import Thoth
+from thoth.mcp.roles import current_caller
 from thoth.mcp.tools import call, read_only_tool, respond
 from thoth.retrieval import citations, collections, documents, research
 
@@ -221,7 +222,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
     @read_only_tool(mcp)
     def list_collections() -> Annotated[CallToolResult, CollectionList]:
         """List the collections (one per bucket or ingested folder) with document and chunk counts."""
-        rows = call("list_collections", lambda: collections.list_collections(store))
+        rows = call("list_collections", lambda: collections.list_collections(store, current_caller().key))
         data = CollectionList(
             default_collection=next((r["collection"] for r in rows if r["is_default"]), None), collections=rows
         )
@@ -239,8 +240,12 @@ def register(mcp: MCPServer, app: Thoth) -> None:
             str, Field(description="an existing collection (see list_collections)", min_length=1, max_length=200)
         ],  # fmt: skip
     ) -> Annotated[CallToolResult, DefaultCollection]:
-        """Set the collection that search and the other tools use when none is given (stored in the index)."""
-        chosen = call("set_default_collection", lambda: collections.set_default_collection(store, name))
+        """Set your default collection: the one search and the other tools use when none is given.
+
+        It is yours alone (kept per caller in the index), so other callers' defaults do not change.
+        """
+        owner = current_caller().key
+        chosen = call("set_default_collection", lambda: collections.set_default_collection(store, name, owner))
         return respond(DefaultCollection(default_collection=chosen), f"Default collection: {chosen}")
 
     @read_only_tool(mcp)
@@ -253,7 +258,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         """List the files (documents) of a collection in key order, with status, title and citation base."""
 
         def run() -> dict:
-            chosen = collections.resolve(store, collection, required=True)
+            chosen = collections.resolve(store, collection, owner=current_caller().key, required=True)
             return collections.list_collection_files(store, chosen, limit, offset or 0, batch_size)
 
         data = FileList(**call("list_collection_files", run))
@@ -283,7 +288,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         """
 
         def run() -> tuple[str | None, list[dict]]:
-            chosen = collections.resolve(store, collection)
+            chosen = collections.resolve(store, collection, owner=current_caller().key)
             hits = research.search(
                 store,
                 app.embedder(),

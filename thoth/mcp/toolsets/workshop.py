@@ -1,18 +1,23 @@
-"""The workshop surface for quiz authoring (seed 000): list_workshops, retrieve_learning_context,
-retrieve_diff_context, search_topic_context, and `POST /internal/workshop-index/reindex`.
+"""The workshop surface for quiz authoring (seed 000, as its clients use it today): list_workshops,
+retrieve_learning_context, retrieve_diff_context, search_topic_context, retrieve_quiz_instructions, and
+`POST /internal/workshop-index/reindex`. Every failure comes back in one shape, with `next` hints.
 """
 
 # No `from __future__ import annotations`: the argument bounds below use this server's settings, so the
 # annotations must be evaluated where the tools are defined.
+import dataclasses
+import inspect
 import logging
 import random
 import threading
 import time
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Literal
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import CallToolResult
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -21,14 +26,28 @@ from starlette.routing import Route
 from thoth.app import Thoth
 from thoth.embed import EmbedderUnavailable
 from thoth.mcp.auth import admin_refusal
-from thoth.mcp.tools import call, correlation, read_only_tool, respond
-from thoth.retrieval import workshops
+from thoth.mcp.tools import READ_ONLY, call, correlation, read_only_tool, respond
+from thoth.retrieval import quiz, workshops
+from thoth.retrieval.paging import CursorError
 from thoth.store import StoreError
 
 log = logging.getLogger("thoth.workshop")
 
+# Added to the server's `instructions` when this toolset is on (thoth.mcp.tools reads it).
+INSTRUCTIONS = """
+Workshops (quiz authoring) quick start:
+- Call `list_workshops` first: workshop slugs, titles, exercises and steps, and whether diffs exist (`hasDiffs`).
+- To quiz a learner: call `retrieve_quiz_instructions` and follow its protocol, then fetch the material with
+  `retrieve_learning_context` (a `workshop` + `exerciseNumber` (+ `stepNumber`), or `random: true`); ask one
+  question at a time.
+- To locate where a topic is taught: call `search_topic_context`, then pass a match's scope (`workshop`,
+  `exerciseNumber`, `stepNumber`) to `retrieve_learning_context` or `retrieve_diff_context`.
+- Long answers are paged: when `truncated` is true, call again with `cursor` set to `nextCursor`.
+- A failed call says what to do next (`next` in its structured content)."""
+
 WorkshopId = Annotated[str, Field(description="workshop id (from list_workshops)", min_length=1, max_length=200)]
 Cursor = Annotated[str | None, Field(description="nextCursor of the previous answer, to continue")]
+QUIZ_TITLE = "Retrieve Quiz Instructions"
 
 
 class ExerciseInfo(BaseModel):
@@ -38,8 +57,8 @@ class ExerciseInfo(BaseModel):
 
 
 class WorkshopInfo(BaseModel):
-    workshop: str = Field(description="the id to pass as `workshop`")
-    title: str
+    workshop: str = Field(description="the slug to pass as `workshop`")
+    title: str = Field(description="the workshop's own title (package.json epicshop.title, else its README)")
     product: str | None
     hasDiffs: bool
     exerciseCount: int
@@ -47,7 +66,7 @@ class WorkshopInfo(BaseModel):
     sectionCount: int
     diffSectionCount: int
     exercises: list[ExerciseInfo]
-    updatedAt: str | None
+    lastIndexedAt: str | None = Field(description="when the workshop was last ingested (ISO 8601)")
 
 
 class WorkshopList(BaseModel):
@@ -56,20 +75,16 @@ class WorkshopList(BaseModel):
     nextCursor: str | None
 
 
-class ScopeInfo(BaseModel):
-    workshop: str
-    exerciseNumber: int
-    stepNumber: int | None
-
-
 class Section(BaseModel):
     id: str
+    label: str = Field(description="what the section is, e.g. 'Problem instructions' or 'Diff: src/app.ts'")
     kind: str = Field(
         description="workshop-/exercise-instructions or -finished, problem-/solution-instructions, "
         "problem-/solution-code, diff-summary, diff"
     )
-    title: str
-    path: str | None
+    sourcePath: str | None = Field(
+        description="the file (or, for a diff summary, the step folder) it came from, relative to the workshop root"
+    )
     exerciseNumber: int | None
     stepNumber: int | None
     isDiff: bool
@@ -79,9 +94,14 @@ class Section(BaseModel):
 
 
 class ContextBundle(BaseModel):
-    scope: ScopeInfo
+    workshop: str
+    exerciseNumber: int
+    stepNumber: int | None
     random: bool
     focus: str | None
+    maxChars: int = Field(description="the maxChars this answer used (after clamping)")
+    maxCharsClamped: bool = Field(description="true when the maxChars asked for was above the hard maximum")
+    warnings: list[str]
     sectionCount: int
     totalChars: int
     sections: list[Section]
@@ -92,39 +112,127 @@ class ContextBundle(BaseModel):
 class TopicMatch(BaseModel):
     rank: int
     score: float
-    similarity: float | None
     workshop: str
     exerciseNumber: int | None
     stepNumber: int | None
     sectionKind: str | None
-    sectionTitle: str | None
-    path: str | None
+    sectionLabel: str | None
+    sourcePath: str | None
     isDiff: bool
     contentType: str
     language: str | None
-    content: str
+    chunk: str
 
 
 class TopicResults(BaseModel):
     query: str
+    limit: int
+    mode: Literal["semantic", "keyword"]
+    vectorSearchAvailable: bool
+    warnings: list[str]
+    queryKind: Literal["concept", "identifier"] = Field(
+        description="concept: notes that teach rank first; identifier: code that contains it ranks first"
+    )
     matches: list[TopicMatch]
 
 
+class QuestionTypeInfo(BaseModel):
+    id: str
+    label: str
+    promptTemplate: str
+    whatToListenFor: list[str]
+    followUps: list[str]
+
+
+class QuizInstructionsResult(BaseModel):
+    tool: Literal["retrieve_quiz_instructions"]
+    version: Literal["1"]
+    topic: str | None
+    learnerGoal: str | None
+    targetQuestionCount: int
+    instructionsMarkdown: str
+    checklist: list[str]
+    questionTypes: list[QuestionTypeInfo]
+    closingSteps: list[str]
+
+
+# -- errors: one shape for every workshop tool -------------------------------------------------
+
+CURSOR_HINT = "Pass the `nextCursor` of the previous answer unchanged, or call again without `cursor` to start over."
+UNAVAILABLE_HINT = "The index or the model could not be read: try again shortly (GET /health shows why)."
+
+
+def _next_steps(cause: BaseException | None, default: tuple[str, ...]) -> list[str]:
+    if isinstance(cause, workshops.ScopeError) and cause.next:
+        return list(cause.next)
+    if isinstance(cause, CursorError):
+        return [CURSOR_HINT]
+    if isinstance(cause, (StoreError, EmbedderUnavailable)):
+        return [UNAVAILABLE_HINT]
+    return list(default)
+
+
+def _error_code(cause: BaseException | None) -> str:
+    if isinstance(cause, CursorError):
+        return "INVALID_CURSOR"
+    if isinstance(cause, (StoreError, EmbedderUnavailable)):
+        return "UNAVAILABLE"
+    return "INVALID_ARGUMENT"
+
+
+def failure(tool: str, title: str, exc: ToolError, default_next: tuple[str, ...]) -> CallToolResult:
+    """An isError result: Markdown for the assistant (title, message, what to do next) and the same as
+    structured content (`error`, `message`, `next`), so a client can act on it either way."""
+    message = str(exc)
+    steps = _next_steps(exc.__cause__, default_next)
+    text = "\n".join([f"## {title}", "", message, *(["", "Next:", *(f"- {s}" for s in steps)] if steps else [])])
+    structured = {"error": _error_code(exc.__cause__), "tool": tool, "message": message, "next": steps}
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured, is_error=True)
+
+
+def attempt(
+    tool: str, title: str, fn: Callable[[], CallToolResult], default_next: tuple[str, ...] = ()
+) -> CallToolResult:
+    """Run a tool body; Thoth's own failures come back in the one error shape instead of as bare text."""
+    try:
+        return fn()
+    except ToolError as exc:
+        return failure(tool, title, exc, default_next)
+
+
+# -- rendering ------------------------------------------------------------------------------------
+
+
 def _render_bundle(data: ContextBundle, tool: str) -> str:
-    scope = data.scope
-    where = f"{scope.workshop} exercise {scope.exerciseNumber}" + (
-        f" step {scope.stepNumber}" if scope.stepNumber is not None else ""
+    where = f"{data.workshop} exercise {data.exerciseNumber}" + (
+        f" step {data.stepNumber}" if data.stepNumber is not None else ""
     )
     lines = [
         f"{'Random scope: ' if data.random else ''}{where} — {data.sectionCount} sections, {data.totalChars} chars"
     ]
+    lines += [f"> Warning: {w}" for w in data.warnings]
     if not data.sections:
         lines.append("No sections" + (f" match focus {data.focus!r}." if data.focus else " in this scope."))
     for section in data.sections:
-        label = section.title + (" (continued)" if section.offset else "")
-        lines.append(f"\n### {label}\n{section.content}")
+        label = section.label + (" (continued)" if section.offset else "")
+        source = f"\n_Source_: `{section.sourcePath}`" if section.sourcePath else ""
+        fence = "diff" if section.isDiff else "" if section.kind.endswith("-code") else None
+        body = section.content if fence is None else f"```{fence}\n{section.content}\n```"
+        lines.append(f"\n### {label}{source}\n\n{body}")
     if data.nextCursor:
         lines.append(f'\n[Truncated. Continue with {tool}(cursor="{data.nextCursor}")]')
+    return "\n".join(lines)
+
+
+def _render_topics(result: TopicResults) -> str:
+    lines = [
+        f"{len(result.matches)} matches for {result.query!r} ({result.mode} search)" + (":" if result.matches else ".")
+    ]
+    lines += [f"> Warning: {w}" for w in result.warnings]
+    for m in result.matches:
+        where = f"{m.workshop} exercise {m.exerciseNumber}" + (f" step {m.stepNumber}" if m.stepNumber else "")
+        source = f"\n_Source_: `{m.sourcePath}`" if m.sourcePath else ""
+        lines.append(f"\n## {m.rank}. {m.sectionLabel or where} ({where}, score {m.score:.3f}){source}\n\n{m.chunk}")
     return "\n".join(lines)
 
 
@@ -134,10 +242,9 @@ def register(mcp: MCPServer, app: Thoth) -> None:
     MaxChars = Annotated[
         int,
         Field(
-            description=f"most characters of section content per answer (default {settings.max_chars}, "
-            f"at most {settings.max_chars_limit}); the rest comes with nextCursor",
+            description=f"most characters of section content per answer (default {settings.max_chars}; "
+            f"more than {settings.max_chars_limit} is clamped to it); the rest comes with nextCursor",
             ge=100,
-            le=settings.max_chars_limit,
         ),
     ]
 
@@ -145,37 +252,44 @@ def register(mcp: MCPServer, app: Thoth) -> None:
     def list_workshops(
         product: Annotated[str | None, Field(description="only workshops of this product, e.g. 'Epic Web'")] = None,
         hasDiffs: Annotated[bool | None, Field(description="only workshops with (true) or without diffs")] = None,
-        limit: Annotated[int, Field(description="workshops per answer", ge=1, le=100)] = 20,
+        all: Annotated[
+            bool, Field(description="every workshop in one answer (default); false: pages of `limit` with `cursor`")
+        ] = True,
+        limit: Annotated[int, Field(description="workshops per page when all=false", ge=1, le=100)] = 20,
         cursor: Cursor = None,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, WorkshopList]:
-        """List indexed workshops with metadata and coverage (exercises, steps, sections, whether diffs exist).
+        """List indexed workshops: slug, title, product, whether diffs exist, exercises and steps, last indexed.
 
-        Use the `workshop` ids and exercise/step numbers with the other workshop tools.
+        Call this first. Use the `workshop` slugs and exercise/step numbers with the other workshop tools.
         """
-        with correlation(ctx):
+
+        def run() -> CallToolResult:
             data = call(
                 "list_workshops",
                 lambda: workshops.list_workshops(
-                    app.store, product=product, has_diffs=hasDiffs, limit=limit, cursor=cursor
+                    app.store, product=product, has_diffs=hasDiffs, limit=limit, cursor=cursor, all_pages=all
                 ),
             )
             result = WorkshopList.model_validate(data)
-            lines = [
-                f"{result.total} workshops" + (f" (showing {len(result.workshops)})" if result.nextCursor else ":")
-            ]
+            shown = f" (showing {len(result.workshops)})" if result.nextCursor else ":"
+            lines = [f"{result.total} workshops{shown}"]
             for w in result.workshops:
                 lines.append(
-                    f"- {w.workshop}: {w.title} [{w.product or 'no product'}] — {w.exerciseCount} exercises, "
-                    f"{w.stepCount} steps, {w.sectionCount} sections, diffs: {'yes' if w.hasDiffs else 'no'}"
+                    f"- `{w.workshop}`: {w.title} [{w.product or 'no product'}] — {w.exerciseCount} exercises, "
+                    f"{w.stepCount} steps, diffs: {'yes' if w.hasDiffs else 'no'}, last indexed {w.lastIndexedAt}"
                 )
                 lines += [f"    {e.exerciseNumber}. {e.title} (steps {e.steps})" for e in w.exercises]
             if result.nextCursor:
-                lines.append(f'\nMore: list_workshops(cursor="{result.nextCursor}")')
+                lines.append(f'\nMore: list_workshops(all=false, cursor="{result.nextCursor}")')
             return respond(result, "\n".join(lines))
+
+        with correlation(ctx):
+            return attempt("list_workshops", "Unable to list workshops", run, (CURSOR_HINT,))
 
     def _bundle(
         tool: str,
+        title: str,
         workshop: str | None,
         exercise: int | None,
         step: int | None,
@@ -185,7 +299,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         diffs_only: bool,
         focus: str | None,
     ) -> CallToolResult:
-        def run() -> dict:
+        def fetch() -> dict:
             return workshops.context_page(
                 app.store,
                 tool=tool,
@@ -198,14 +312,20 @@ def register(mcp: MCPServer, app: Thoth) -> None:
                 diffs_only=diffs_only,
                 focus=focus,
                 rng=rng,
+                max_chars_limit=settings.max_chars_limit,
             )
 
-        result = ContextBundle.model_validate(call(tool, run))
-        return respond(result, _render_bundle(result, tool))
+        def run() -> CallToolResult:
+            result = ContextBundle.model_validate(call(tool, fetch))
+            return respond(result, _render_bundle(result, tool))
+
+        return attempt(tool, title, run, (workshops.LIST_HINT,))
 
     @read_only_tool(mcp)
     def retrieve_learning_context(
-        workshop: Annotated[str | None, Field(description="workshop id (from list_workshops)", max_length=200)] = None,
+        workshop: Annotated[
+            str | None, Field(description="workshop slug (from list_workshops)", max_length=200)
+        ] = None,
         exerciseNumber: Annotated[int | None, Field(description="exercise number", ge=0)] = None,
         stepNumber: Annotated[int | None, Field(description="step number within the exercise", ge=0)] = None,
         random: Annotated[
@@ -215,15 +335,17 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         cursor: Cursor = None,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, ContextBundle]:
-        """Bundled learning context for quiz authoring: a scope's sections in reading order.
+        """What a quiz author needs about a scope, in reading order: the exercise notes, then per step the
+        problem and solution instructions, the problem and solution code, and the diffs.
 
-        Scope: workshop + exerciseNumber (+ stepNumber), or random=true. Sections: exercise instructions
-        and finished notes, then per step problem/solution instructions, code, diff summary and diffs.
-        When truncated, pass nextCursor back (alone) to continue exactly where the answer stopped.
+        Scope: workshop + exerciseNumber (+ stepNumber), or random=true. Files the workshop hides from its
+        diffs (tests, lock files, configuration, epicshop/.diffignore) are left out. Each section has a
+        `label` and a `sourcePath`. When truncated, pass nextCursor back (alone) to continue exactly there.
         """
         with correlation(ctx):
             return _bundle(
                 "retrieve_learning_context",
+                "Unable to retrieve learning context",
                 workshop,
                 exerciseNumber,
                 stepNumber,
@@ -236,7 +358,9 @@ def register(mcp: MCPServer, app: Thoth) -> None:
 
     @read_only_tool(mcp)
     def retrieve_diff_context(
-        workshop: Annotated[str | None, Field(description="workshop id (from list_workshops)", max_length=200)] = None,
+        workshop: Annotated[
+            str | None, Field(description="workshop slug (from list_workshops)", max_length=200)
+        ] = None,
         exerciseNumber: Annotated[int | None, Field(description="exercise number", ge=0)] = None,
         stepNumber: Annotated[int | None, Field(description="step number within the exercise", ge=0)] = None,
         focus: Annotated[
@@ -247,13 +371,15 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         cursor: Cursor = None,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, ContextBundle]:
-        """The problem-to-solution diffs of a scope (diff summary and one unified diff per file), in order.
+        """The problem-to-solution changes of a scope: a diff summary and one unified diff per file, in order.
 
-        `focus` keeps the diffs whose file path or content mentions it. Pages like retrieve_learning_context.
+        `focus` keeps the diffs whose file path or content mentions it; a focus that matches nothing is an
+        error listing the files that have diffs. Pages like retrieve_learning_context.
         """
         with correlation(ctx):
             return _bundle(
                 "retrieve_diff_context",
+                "Unable to retrieve diff context",
                 workshop,
                 exerciseNumber,
                 stepNumber,
@@ -272,15 +398,18 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         workshop: Annotated[str | None, Field(description="only this workshop", max_length=200)] = None,
         exerciseNumber: Annotated[int | None, Field(description="only this exercise (needs workshop)", ge=0)] = None,
         stepNumber: Annotated[int | None, Field(description="only this step (needs exerciseNumber)", ge=0)] = None,
-        limit: Annotated[int, Field(description="most matches to return", ge=1, le=50)] = 8,
+        limit: Annotated[int, Field(description="most matches to return", ge=1, le=20)] = 8,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, TopicResults]:
-        """Semantic search over workshop content: the passages closest in meaning to the query, deduplicated.
+        """Find where a topic is taught: the workshop passages that match, each with the scope to pass on.
 
-        Scope filters are checked against the index first; an unknown workshop, exercise or step is an error.
+        A concept ranks the notes that teach it above code that merely uses it; an identifier (`useState`)
+        ranks the code that contains it first. Semantic search when the model is available, keyword search
+        otherwise (`mode`, `vectorSearchAvailable` and `warnings` say which). Unknown scopes are errors.
         """
-        with correlation(ctx):
-            rows = call(
+
+        def run() -> CallToolResult:
+            data = call(
                 "search_topic_context",
                 lambda: workshops.topic_search(
                     app.store,
@@ -296,27 +425,76 @@ def register(mcp: MCPServer, app: Thoth) -> None:
                 TopicMatch(
                     rank=i,
                     score=row["score"],
-                    similarity=round(row["similarity"], 4) if row.get("similarity") is not None else None,
                     workshop=row["source_id"],
                     exerciseNumber=row.get("exercise_number"),
                     stepNumber=row.get("step_number"),
                     sectionKind=row["section_kind"],
-                    sectionTitle=row["section_title"],
-                    path=row["path"],
+                    sectionLabel=row["section_label"],
+                    sourcePath=row["source_path"],
                     isDiff=row["is_diff"],
                     contentType=row.get("content_type") or "text",
                     language=row.get("language") or None,
-                    content=row["text"],
+                    chunk=row["text"],
                 )
-                for i, row in enumerate(rows, start=1)
+                for i, row in enumerate(data["matches"], start=1)
             ]
-            lines = [f"{len(matches)} matches for {query!r}" + (":" if matches else ".")]
-            for m in matches:
-                where = f"{m.workshop} ex {m.exerciseNumber}" + (f" step {m.stepNumber}" if m.stepNumber else "")
-                lines.append(
-                    f"\n## {m.rank}. {m.sectionTitle or m.path or where} ({where}, score {m.score:.3f})\n{m.content}"
-                )
-            return respond(TopicResults(query=query, matches=matches), "\n".join(lines))
+            result = TopicResults.model_validate({**data, "matches": matches})
+            return respond(result, _render_topics(result))
+
+        with correlation(ctx):
+            return attempt(
+                "search_topic_context",
+                "Unable to search topic context",
+                run,
+                ("If scoping by stepNumber, also give exerciseNumber and workshop.",),
+            )
+
+    @mcp.tool(
+        title=QUIZ_TITLE,
+        annotations=READ_ONLY,
+        description=inspect.cleandoc(
+            """Instructions for running a quiz that makes learning stick: a facilitation protocol (one
+            question at a time, wait, probe the reasoning, correct gently, space and interleave, recap),
+            a checklist, question types with prompts and follow-ups, and closing steps.
+
+            Call it when a learner asks to be quizzed, then fetch the material with retrieve_learning_context
+            (or search_topic_context and its scope). Static content: fast, needs no index.
+            """
+        ),
+    )
+    def retrieve_quiz_instructions(
+        topic: Annotated[
+            str | None, Field(description="what the quiz is about, e.g. 'HTTP caching'", min_length=1, max_length=200)
+        ] = None,
+        learnerGoal: Annotated[
+            str | None,
+            Field(description="what the learner wants to be able to do afterwards", min_length=1, max_length=500),
+        ] = None,
+        questionCount: Annotated[
+            int,
+            Field(
+                description=f"how many questions to aim for (1–{quiz.MAX_QUESTION_COUNT}, "
+                f"default {quiz.DEFAULT_QUESTION_COUNT})",
+                ge=1,
+                le=quiz.MAX_QUESTION_COUNT,
+            ),
+        ] = quiz.DEFAULT_QUESTION_COUNT,
+        ctx: Context | None = None,
+    ) -> Annotated[CallToolResult, QuizInstructionsResult]:
+        def run() -> CallToolResult:
+            found = call(
+                "retrieve_quiz_instructions", lambda: quiz.quiz_instructions(topic, learnerGoal, questionCount)
+            )
+            result = QuizInstructionsResult.model_validate(dataclasses.asdict(found))
+            return respond(result, quiz.render(found))
+
+        with correlation(ctx):
+            return attempt(
+                "retrieve_quiz_instructions",
+                "Unable to retrieve quiz instructions",
+                run,
+                ("Every argument is optional: leave out `topic` or `learnerGoal`, or give non-blank text.",),
+            )
 
 
 def routes(app: Thoth) -> list[Route]:

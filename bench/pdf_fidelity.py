@@ -1,0 +1,179 @@
+"""PDF text fidelity: what PDFium hands over versus what Thoth's chunks hold, and BibTeX against the truth.
+
+    python -m bench.pdf_fidelity [--data ../shared/data/pdfs]   (also run by `python -m bench.pdfs`)
+
+Per folder (papers, edge cases), over the chunks the ingest job would write (the real parser and chunker):
+- chunks holding a Unicode `Cc` character other than newline and tab;
+- line-break hyphens in PDFium's raw text (U+0002/U+FFFE, or "-" at a line end before a lower-case
+  letter), and words still split by one in the chunks ("knowl- edge", or the raw marker);
+- furniture lines: running headers/footers (the same non-numeric line first or last on at least 40%
+  of a file's pages, and at least 3) and arXiv stamps in PDFium's raw text, and how many of them are
+  still in the chunks of their page;
+- BibTeX of the dev papers: title, first author, year and arXiv id against bench/data/papers_bibtex.tsv,
+  written by hand from the papers' first pages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pypdfium2 as pdfium
+
+from ingest.bibtex import describe
+from ingest.chunking import Chunker
+from ingest.parsers import ParseError, parse
+from ingest.parsers.pdf_text import has_controls
+from thoth.config import Settings
+from thoth.embed import get_tokenizer
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "pdfs"
+TRUTH = Path(__file__).resolve().parent / "data" / "papers_bibtex.tsv"
+_RAW_BREAK = re.compile(r"[\x02\ufffe]|[^\W\d_]-\r?\n[a-z]")
+_SPLIT_WORD = re.compile(r"[\x02\ufffe]|[^\W\d_]{2}- [a-z]{2}")
+_STAMP = re.compile(r"arXiv:\d{4}\.\d{4,5}v\d+\s*\[[\w.-]+\]\s*\d{1,2}\s+\w+\s+\d{4}")  # the margin stamp
+
+
+@dataclass
+class Row:
+    files: int = 0
+    chunks: int = 0
+    control_chunks: int = 0
+    raw_control_pages: int = 0
+    raw_breaks: int = 0
+    split_words: int = 0
+    furniture: int = 0
+    furniture_left: int = 0
+    controls: Counter = field(default_factory=Counter)
+
+
+def _raw_pages(data: bytes, password: str | None) -> list[str]:
+    pdf = pdfium.PdfDocument(data, password=password)
+    try:
+        pages = []
+        for i in range(len(pdf)):
+            textpage = pdf[i].get_textpage()
+            pages.append(textpage.get_text_bounded() or "")
+            textpage.close()
+        return pages
+    finally:
+        pdf.close()
+
+
+def _furniture(pages: list[str]) -> list[tuple[int, str]]:
+    """(page, line) for running headers/footers and arXiv stamps in PDFium's raw text."""
+    edges: dict[str, set[int]] = {}
+    found: list[tuple[int, str]] = []
+    for number, text in enumerate(pages, start=1):
+        lines = [x.strip() for x in text.splitlines() if x.strip()]
+        for line in lines[:1] + lines[-1:]:
+            if re.search(r"[^\W\d_]{3}", line):
+                edges.setdefault(re.sub(r"\d+", "#", line), set()).add(number)
+        found += [(number, stamp.group(0)) for line in lines for stamp in [_STAMP.search(line)] if stamp]
+    for number, text in enumerate(pages, start=1):
+        for line in {x.strip() for x in text.splitlines()}:
+            key = re.sub(r"\d+", "#", line)
+            if key in edges and len(edges[key]) >= max(3, 0.4 * len(pages)) and number in edges[key]:
+                found.append((number, line))
+    return found
+
+
+def measure(data: Path, password: str | None = None) -> tuple[dict[str, Row], dict[str, dict]]:
+    chunker = Chunker(get_tokenizer(Settings.from_env()))
+    rows: dict[str, Row] = {}
+    fields: dict[str, dict] = {}
+    for path in sorted(data.rglob("*.pdf")):
+        group = path.parent.name
+        row = rows.setdefault(group, Row())
+        raw = path.read_bytes()
+        try:
+            doc = parse(path.name, raw, pdf_password=password)
+            pages = _raw_pages(raw, password)
+        except (ParseError, pdfium.PdfiumError):
+            continue
+        row.files += 1
+        fields[path.name] = describe(doc, doc.title)
+        chunks = chunker.chunk(doc.title, doc.partitions)
+        row.chunks += len(chunks)
+        for chunk in chunks:
+            if has_controls(chunk.text):
+                row.control_chunks += 1
+                row.controls.update(f"U+{ord(c):04X}" for c in chunk.text if has_controls(c))
+            row.split_words += len(_SPLIT_WORD.findall(chunk.text))
+        row.raw_control_pages += sum(has_controls(p.replace("\r", "").replace("\ufffe", "\x02")) for p in pages)
+        row.raw_breaks += sum(len(_RAW_BREAK.findall(p)) for p in pages)
+        by_page: dict[int, str] = {}
+        for chunk in chunks:
+            by_page[chunk.page_start or 0] = by_page.get(chunk.page_start or 0, "") + "\n" + chunk.text
+        for number, line in _furniture(pages):
+            row.furniture += 1
+            row.furniture_left += line in by_page.get(number, "")
+    return rows, fields
+
+
+def _truth() -> dict[str, dict]:
+    with TRUTH.open(newline="") as handle:
+        return {r["file"]: r for r in csv.DictReader(handle, delimiter="\t")}
+
+
+def report(data: Path, password: str | None = None) -> int:
+    rows, fields = measure(data, password)
+    head = (
+        f"{'folder':12s} {'PDFs':>5s} {'chunks':>7s} {'ctrl chunks':>12s} {'raw ctrl pages':>15s} "
+        f"{'raw breaks':>11s} {'split words':>12s} {'furniture':>10s} {'left':>5s}"
+    )
+    print(head)
+    print("-" * len(head))
+    for group, r in sorted(rows.items()):
+        print(
+            f"{group:12s} {r.files:5d} {r.chunks:7d} {r.control_chunks:12d} {r.raw_control_pages:15d} "
+            f"{r.raw_breaks:11d} {r.split_words:12d} {r.furniture:10d} {r.furniture_left:5d}"
+        )
+        if r.controls:
+            print(f"  control characters left: {dict(r.controls.most_common(8))}")
+    print()
+    print(f"{'paper':16s} {'title':>6s} {'first author':>13s} {'year':>5s} {'arXiv id':>9s}")
+    right = 0
+    for name, truth in _truth().items():
+        got = fields.get(name)
+        if got is None:
+            print(f"{name:16s} not found under {data}")
+            continue
+        checks = [
+            got["title"] == truth["title"],
+            bool(got["authors"]) and got["authors"][0] == truth["first_author"],
+            str(got["year"]) == truth["year"],
+            got.get("eprint") == truth["arxiv_id"],
+        ]
+        right += all(checks)
+        marks = ["ok" if c else "WRONG" for c in checks]
+        print(f"{name:16s} {marks[0]:>6s} {marks[1]:>13s} {marks[2]:>5s} {marks[3]:>9s}")
+        for label, ok, value in zip(("title", "author", "year", "eprint"), checks, _values(got), strict=True):
+            if not ok:
+                print(f"  {label}: {value!r}")
+    print(f"BibTeX right (all four fields): {right} of {len(_truth())} papers")
+    return 0
+
+
+def _values(got: dict) -> list:
+    return [got["title"], got["authors"][:1], got["year"], got.get("eprint")]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.pdf_fidelity", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"PDF folder (default {DEFAULT_DATA})")
+    parser.add_argument("--password", default="openpassword", help="password of the encrypted edge case")
+    args = parser.parse_args(argv)
+    if not args.data.is_dir():
+        print(f"skipped: no PDFs under {args.data} (the benchmark data is optional)")
+        return 0
+    return report(args.data, args.password)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

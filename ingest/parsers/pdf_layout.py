@@ -1,0 +1,407 @@
+"""Lines of a PDF page with their geometry, and what the layout says about them.
+
+PDFium gives every character its font size, weight and box (`FPDFText_GetFontSize`,
+`FPDFText_GetFontWeight`, `FPDFText_GetLooseCharBox`). From those this module
+builds lines and decides, for the PDF parser:
+
+- page furniture: running headers and footers (the same line at the same height on
+  many pages), page numbers, the rotated arXiv margin stamp;
+- section headings: a line set larger than the body text, or a bold numbered line
+  ("3.2 Attention"), and its level from the numbering;
+- the first page's citation: the title is the largest text near the top, the
+  authors the name lines under it (superscript marks dropped), the arXiv stamp's
+  identifier, class and first-version year, a DOI.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+import pypdfium2.raw as pdfium_c
+
+from ingest.parsers.pdf_text import HYPHEN, symbol_glyph
+
+_MARKS = set("∗*†‡§¶⋆")
+_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|medi\b|-medi|^(?:\w{6}\+)?CMBX|\.B$", re.I)
+ARXIV_STAMP = re.compile(
+    r"arXiv:\s*(?P<id>\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(?P<version>v\d+)?"
+    r"\s*(?:\[(?P<cls>[\w.-]+)\])?\s*(?P<date>\d{1,2}\s+[A-Z][a-z]{2,8}\s+(?:19|20)\d\d)?"
+)
+DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+)", re.I)
+_NUMBERED = re.compile(r"^(?P<num>(?:\d{1,2}(?:\.\d{1,2}){0,3}\.?)|(?:[A-H]\.(?:\d{1,2}\.?)*))\s+(?P<title>\S.*)$")
+_NAMED = re.compile(
+    r"^(abstract|introduction|related work|background|conclusions?|discussion|acknowledge?ments?|"
+    r"references|bibliography|appendix(?:\s+[A-Z])?|appendices|supplementary material)\b",
+    re.I,
+)
+REFERENCES = re.compile(r"^(references|bibliography|literature cited|works cited)$", re.I)
+_PAGE_NUMBER = re.compile(r"^(?:page\s*)?[-–]?\s*\d{1,4}\s*[-–]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.I)
+
+
+@dataclass
+class Line:
+    text: str  # with HYPHEN at line-break hyphens; superscripts kept
+    plain: str  # superscript marks and footnote numbers after words removed (what chunks read)
+    names: str  # superscripts and wide gaps as ", " (what the author reader splits)
+    size: float  # the most common font size of its characters
+    bold: bool
+    x0: float
+    y0: float  # bottom (PDF coordinates: y grows upwards)
+    x1: float
+    y1: float
+    rotated: bool
+    page: int
+    index: int = 0  # position on its page, in PDFium's reading order
+    heading_level: int = 0  # >0: a section heading at that level
+    furniture: bool = False
+
+
+@dataclass
+class _Char:
+    ch: str
+    index: int  # PDFium's character index
+    size: float
+    weight: int
+    box: tuple[float, float, float, float]  # left, bottom, right, top
+
+
+def _chars(textpage) -> list[_Char | None]:
+    """Every character of the page; None where PDFium breaks the line."""
+    raw = textpage.raw
+    rect = pdfium_c.FS_RECTF()
+    name = ctypes.create_string_buffer(128)
+    flags = ctypes.c_int()
+    out: list[_Char | None] = []
+    for i in range(pdfium_c.FPDFText_CountChars(raw)):
+        code = pdfium_c.FPDFText_GetUnicode(raw, i)
+        if code in (10, 13):
+            if out and out[-1] is not None:
+                out.append(None)
+            continue
+        if code in (2, 0xFFFE) or (code < 32 and pdfium_c.FPDFText_IsHyphen(raw, i)):
+            ch = HYPHEN
+        elif code < 32 and code != 9:
+            n = pdfium_c.FPDFText_GetFontInfo(raw, i, name, len(name), ctypes.byref(flags))
+            ch = symbol_glyph(code, name.value[: max(0, n - 1)].decode("latin-1"))
+            if not ch:
+                continue
+        else:
+            ch = chr(code) if code < 0xD800 or code > 0xDFFF else "\ufffd"
+        pdfium_c.FPDFText_GetLooseCharBox(raw, i, ctypes.byref(rect))
+        size = pdfium_c.FPDFText_GetFontSize(raw, i)
+        weight = pdfium_c.FPDFText_GetFontWeight(raw, i)
+        if weight <= 0:  # standard and Type 1 fonts often say nothing: the name does ("Helvetica-Bold", "CMBX10")
+            n = pdfium_c.FPDFText_GetFontInfo(raw, i, name, len(name), ctypes.byref(flags))
+            weight = 700 if _BOLD_NAME.search(name.value[: max(0, n - 1)].decode("latin-1")) else 400
+        out.append(_Char(ch, i, size, weight, (rect.left, rect.bottom, rect.right, rect.top)))
+    return out
+
+
+def _mode(values: list[float]) -> float:
+    return Counter(round(v * 2) / 2 for v in values).most_common(1)[0][0] if values else 0.0
+
+
+def _make_line(chars: list[_Char], page: int, angle: float) -> Line | None:
+    ink = [c for c in chars if not c.ch.isspace()]
+    if not ink:
+        return None
+    size = _mode([c.size for c in ink])
+    base = _mode([c.box[1] for c in ink if abs(c.size - size) < 0.3])
+    text, plain, names = [], [], []
+    prev: _Char | None = None
+    for c in chars:
+        sup = c.size < 0.85 * size and c.box[1] > base + 0.1 * size and not c.ch.isspace()
+        gap = prev is not None and not c.ch.isspace() and c.box[0] - prev.box[2] > 1.2 * size
+        if gap:
+            text.append(" ")
+            plain.append(" ")
+            names.append(", ")
+        text.append(c.ch)
+        if sup and (c.ch in _MARKS or c.ch in ",") or (sup and c.ch.isdigit() and _after_word(plain)):
+            names.append(", ")
+        elif sup:
+            plain.append(c.ch)
+            names.append(", ")
+        else:
+            plain.append(c.ch)
+            names.append(c.ch)
+        if not c.ch.isspace():
+            prev = c
+    bold_share = sum(c.weight >= 600 for c in ink) / len(ink)
+    return Line(
+        text="".join(text).strip(),
+        plain=re.sub(r"[ \t]+", " ", "".join(plain)).strip(),
+        names="".join(names).strip(),
+        size=size,
+        bold=bold_share > 0.8,
+        x0=min(c.box[0] for c in ink),
+        y0=min(c.box[1] for c in ink),
+        x1=max(c.box[2] for c in ink),
+        y1=max(c.box[3] for c in ink),
+        rotated=abs(angle) > 0.1 and abs(angle - 6.283) > 0.1,
+        page=page,
+    )
+
+
+def _after_word(plain: list[str]) -> bool:
+    """A footnote number follows a word of three letters or more ('competitions1'), not a variable ('x2')."""
+    tail = re.search(r"([^\W\d_]+)[.,;:)]?\s*$", "".join(plain[-12:]))
+    return bool(tail) and len(tail.group(1)) >= 3
+
+
+def _superscript(a: Line, b: Line) -> bool:
+    """b is a raised, smaller fragment right after a: a footnote mark or an exponent PDFium split off."""
+    return (
+        b.size < 0.85 * a.size
+        and a.y0 + 0.15 * a.size < b.y0 < a.y1
+        and -0.5 * a.size < b.x0 - a.x1 < 0.5 * a.size
+        and len(b.text) <= 4
+    )
+
+
+def _mergeable(a: Line, b: Line) -> bool:
+    """b continues a on the same baseline (PDFium split a line at a kern, a hyphen glyph or a superscript)."""
+    if a.rotated or b.rotated:
+        return False
+    same_line = (
+        abs(a.size - b.size) < 0.5 and abs(a.y0 - b.y0) < 0.3 * a.size and -0.5 * a.size < b.x0 - a.x1 < 1.0 * a.size
+    )
+    return same_line or _superscript(a, b)
+
+
+def _merge(a: Line, b: Line) -> Line:
+    if _superscript(a, b):
+        marks = all(ch in _MARKS or ch in ", " for ch in b.text) or (b.text.isdigit() and _after_word(list(a.plain)))
+        a.text, a.names = a.text + b.text, a.names + ", "
+        a.plain += "" if marks else b.plain
+        a.x1 = max(a.x1, b.x1)
+        return a
+    glue = "" if b.x0 - a.x1 < 0.15 * a.size or b.text == "-" else " "
+    a.text, a.plain, a.names = a.text + glue + b.text, a.plain + glue + b.plain, a.names + glue + b.names
+    a.x1, a.y0, a.y1 = max(a.x1, b.x1), min(a.y0, b.y0), max(a.y1, b.y1)
+    return a
+
+
+def read_lines(textpage, page: int) -> list[Line]:
+    """The page's lines in PDFium's reading order, fragments of one printed line merged."""
+    raw = textpage.raw
+    lines: list[Line] = []
+    current: list[_Char] = []
+    for c in [*_chars(textpage), None]:
+        if c is not None:
+            current.append(c)
+            continue
+        if current:
+            line = _make_line(current, page, pdfium_c.FPDFText_GetCharAngle(raw, current[0].index))
+            if line is not None:
+                if lines and _mergeable(lines[-1], line):
+                    _merge(lines[-1], line)
+                else:
+                    lines.append(line)
+        current = []
+    for i, line in enumerate(lines):
+        line.index = i
+    return lines
+
+
+# -- furniture -------------------------------------------------------------------------------------
+
+
+def _furniture_key(line: Line) -> str:
+    return re.sub(r"\d+", "#", " ".join(line.text.lower().split()))
+
+
+def mark_furniture(pages: list[list[Line]]) -> dict:
+    """Mark running headers/footers, page numbers and the arXiv stamp; returns what the stamp said."""
+    found: dict = {}
+    candidates: list[tuple[Line, str]] = []
+    for lines in pages:
+        upright = sorted((x for x in lines if not x.rotated), key=lambda x: -x.y1)
+        edge = upright[:3] + upright[-3:] if len(upright) > 6 else upright
+        for line in edge:
+            candidates.append((line, _furniture_key(line)))
+        if upright:  # a page number alone at the very top or bottom of the page
+            for line in (upright[0], upright[-1]):
+                if _PAGE_NUMBER.match(line.text.strip()):
+                    line.furniture = True
+        for line in lines:
+            stamp = ARXIV_STAMP.search(line.text)
+            if stamp and (line.rotated or len(line.text) < len(stamp.group(0)) + 20):
+                line.furniture = True
+                if "eprint" not in found:
+                    found.update(_stamp(stamp))
+    if len(pages) >= 3:
+        pages_with: dict[str, set[int]] = {}
+        for line, key in candidates:
+            pages_with.setdefault(f"{key}@{round(line.y0 / 4)}", set()).add(line.page)
+        repeated = {k for k, v in pages_with.items() if len(v) >= max(3, 0.4 * len(pages))}
+        for line, key in candidates:
+            if f"{key}@{round(line.y0 / 4)}" in repeated:
+                line.furniture = True
+    return found
+
+
+def _stamp(match: re.Match[str]) -> dict:
+    ident = match.group("id")
+    yy = ident.split("/")[-1][:2] if "/" in ident else ident[:2]
+    year = 1900 + int(yy) if int(yy) >= 91 else 2000 + int(yy)  # arXiv began in 1991
+    out = {"eprint": ident, "year": year}
+    if match.group("cls"):
+        out["primary_class"] = match.group("cls")
+    if match.group("version"):
+        out["arxiv_version"] = match.group("version")
+    if match.group("date"):
+        out["arxiv_date"] = match.group("date")
+    return out
+
+
+# -- headings --------------------------------------------------------------------------------------
+
+
+def body_size(pages: list[list[Line]]) -> float:
+    sizes: Counter[float] = Counter()
+    for lines in pages:
+        for line in lines:
+            if not line.rotated and not line.furniture:
+                sizes[round(line.size * 2) / 2] += len(line.text)
+    return sizes.most_common(1)[0][0] if sizes else 0.0
+
+
+def _heading_level(line: Line, body: float, body_bold: bool, generic: bool) -> int:
+    """The heading level of `line` (0: not a heading); `generic` allows large unnumbered titles."""
+    text = line.plain.strip()
+    words = text.split()
+    if line.rotated or line.furniture or not 1 <= len(words) <= 14 or len(text) > 100:
+        return 0
+    if not re.search(r"[^\W\d_]{2}", text) or text.endswith((",", ";")) or "@" in text:
+        return 0
+    larger = line.size >= body + 0.8
+    bold = line.bold and not body_bold and line.size >= body - 0.3
+    numbered = _NUMBERED.match(text)
+    if numbered and (larger or bold):
+        title = numbered.group("title")
+        if not title[0].isupper() or re.search(r"\d\s*$", title) and len(title.split()) < 2:
+            return 0
+        num = numbered.group("num").rstrip(".")
+        return min(4, num.count(".") + 1)
+    if _NAMED.match(text) and (larger or bold) and not text.endswith("."):
+        return 1
+    if generic and line.size >= body + 1.5 and len(words) <= 10 and not text.endswith(".") and text[0].isupper():
+        return 1
+    return 0
+
+
+def _continues(line: Line, prev: Line | None, body: float) -> bool:
+    """`line` is the second line of the heading `prev` ('2 Towards Reducing Internal' / 'Covariate Shift')."""
+    return (
+        prev is not None
+        and not line.furniture
+        and not line.rotated
+        and abs(line.size - prev.size) < 0.3
+        and line.bold == prev.bold
+        and 0 < prev.y0 - line.y0 < 2.0 * line.size
+        and line.size > body + 0.3
+        and not _NUMBERED.match(line.plain.strip())
+        and not _NAMED.match(line.plain.strip())
+    )
+
+
+def mark_headings(pages: list[list[Line]], body: float, start: tuple[int, int] = (0, 0)) -> None:
+    """Set `heading_level` on section titles from `start` (page, line index) on; join two-line titles.
+
+    Large unnumbered lines count as headings only once a numbered or named one was seen, so the
+    first page's affiliations ("Microsoft Research") are not taken for sections.
+    """
+    body_bold = False
+    generic = False
+    for lines in pages:
+        prev: Line | None = None
+        for line in lines:
+            if (line.page, line.index) < start:
+                continue
+            if _continues(line, prev, body):
+                prev.plain = f"{prev.plain} {line.plain}"
+                line.heading_level = -1  # part of the heading above
+                continue
+            level = _heading_level(line, body, body_bold, generic)
+            generic = generic or level > 0
+            line.heading_level = level
+            prev = line if level else None
+
+
+# -- the first page --------------------------------------------------------------------------------
+
+_NOT_NAMES = re.compile(
+    r"\b(university|universit\w*|institute|college|school|department|dept|laborator\w*|lab|research|inc|corp|"
+    r"company|center|centre|google|brain|microsoft|facebook|meta|deepmind|openai|abstract|introduction|"
+    r"equal|contribution|correspondence|work|email|preprint|conference|proceedings)\b",
+    re.I,
+)
+_NAME = re.compile(r"^[A-ZÀ-ÞŁ][\w'’.-]*(?:\s+(?:[A-ZÀ-ÞŁ][\w'’.-]*|de|van|von|der|da|di|la|le))*$")
+
+
+def _names(text: str) -> list[str]:
+    if "@" in text or _NOT_NAMES.search(text) or text.rstrip().endswith(".") and len(text) > 40:
+        return []
+    names: list[str] = []
+    for part in re.split(r",|\band\b|&|;|\s{2,}", text):
+        part = part.strip(" .*∗†‡§¶⋆0123456789")
+        if not part:
+            continue
+        tokens = part.split()
+        if not _NAME.match(part) or len(tokens) > 8:
+            return []
+        if len(tokens) >= 4 and len(tokens) % 2 == 0 and not any(t.endswith(".") for t in tokens):
+            names += [" ".join(tokens[i : i + 2]) for i in range(0, len(tokens), 2)]  # "Ann Lee Bo Chan"
+        elif len(tokens) >= 2:
+            names.append(part)
+        else:
+            return []
+    return names
+
+
+def read_title_page(lines: list[Line], height: float, body: float) -> dict:
+    """Title and authors from the first page's layout (each may be missing)."""
+    found: dict = {}
+    upright = [x for x in lines if not x.rotated and not x.furniture and x.y1 > 0.35 * height]
+    if not upright:
+        return found
+    top = max(x.size for x in upright)
+    if top < body * 1.2:  # nothing set larger than the text: no typeset title to read
+        return found
+    title_lines = [x for x in upright if abs(x.size - top) < 0.4]
+    first = title_lines[0]
+    title_lines = [x for x in title_lines if first.y1 - x.y1 < 4 * top]
+    found["title"] = _title_text(title_lines)
+    last = title_lines[-1]
+    authors: list[str] = []
+    for line in lines[last.index + 1 :]:
+        if line.rotated or line.furniture or line.index in {x.index for x in title_lines}:
+            continue
+        if _NAMED.match(line.plain.strip()) or line.y1 < 0.3 * height:
+            break
+        if line.size < body - 0.6 or len(line.plain.split()) > 16:
+            continue
+        authors += _names(line.names)
+    if authors:
+        found["authors"] = list(dict.fromkeys(authors))
+    return found
+
+
+def _title_text(lines: list[Line]) -> str:
+    text = " ".join(x.plain.strip() for x in lines)
+    text = re.sub(r"\s*[∗*†‡§¶⋆]+\s*$", "", text)
+    return re.sub(r"\s+", " ", text.replace(HYPHEN + " ", "").replace(HYPHEN, "-")).strip()
+
+
+@dataclass
+class PageLines:
+    """One page's lines and size, for the parser."""
+
+    number: int
+    width: float
+    height: float
+    lines: list[Line] = field(default_factory=list)

@@ -1,0 +1,125 @@
+"""Clean PDF text at the parser, before chunking: whole words, no control characters.
+
+PDFium marks a hyphen at a line break with U+0002 (U+FFFE in `get_text_range`) and
+joins the two lines; TeX's symbol fonts (cmsy, cmex) come out as their raw codes,
+control characters. Left in, they split words for BM25 ("knowl\\x02edge" never
+matches "knowledge") and leak into what an assistant quotes. `clean_text` is the
+one place that fixes them:
+
+- a line-break hyphen (U+0002/U+FFFE, or "-" at a line end before a lower-case
+  letter) joins the word ("knowl-edge" -> "knowledge") unless the document itself
+  says the word is a compound ("sequence-aligned", "English-to-German");
+- compatibility characters unfold where that loses nothing (ligatures "ﬁ" -> "fi",
+  no-break and full-width forms); superscripts, fractions and math letters stay;
+- an accent TeX set before its letter is put on it ('G ̈ulc ̧ehre' -> 'Gülçehre');
+- every other `Cc` character except newline and tab is mapped (symbol-font codes
+  with a known glyph) or dropped.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+
+HYPHEN = "\x02"  # what the parser writes for a line-break hyphen (as PDFium's FPDFText_GetUnicode does)
+_BREAK_HYPHENS = ("\x02", "\ufffe")
+
+# TeX's math fonts put glyphs at control-character codes; PDFium has no Unicode for them.
+_CMEX = "()[]⌊⌋⌈⌉{}⟨⟩|‖/\\()()[]⌊⌋⌈⌉{}⟨⟩/\\"  # cmex10, codes 0x00-0x1f (delimiters in growing sizes)
+_CMSY = "−·×∗÷⋄±∓⊕⊖⊗⊘⊙○∘•≍≡⊆⊇≤≥⪯⪰∼≈⊂⊃≪≫≺≻"  # cmsy10, codes 0x00-0x1f
+_SYMBOL_FONTS = {"CMEX": _CMEX, "CMSY": _CMSY}
+
+# Decomposition tags NFKC may unfold: ligatures and compatibility variants, no-break, width forms.
+# <super>, <sub>, <fraction>, <font> (math letters), <circle>, <square> keep their meaning, so they stay.
+_UNFOLD_TAGS = ("<compat>", "<noBreak>", "<wide>", "<narrow>", "<small>", "<vertical>")
+
+_WORD = re.compile(r"[^\W\d_]+")
+_BREAK = re.compile(r"(-?)([^\W\d_]+)(?:[\x02\ufffe]|-\n)([^\W\d_]+)(-?)")
+
+
+def symbol_glyph(code: int, font_name: str) -> str:
+    """The glyph a TeX symbol font draws at control code `code` ('' when unknown)."""
+    name = font_name.split("+")[-1].upper()
+    for prefix, table in _SYMBOL_FONTS.items():
+        if name.startswith(prefix) and code < len(table):
+            return table[code]
+    return ""
+
+
+def _unfold(ch: str) -> str:
+    if ch.isascii():
+        return ch
+    tag = unicodedata.decomposition(ch).split(" ", 1)[0]
+    return unicodedata.normalize("NFKC", ch) if tag in _UNFOLD_TAGS else ch
+
+
+def unfold_compat(text: str) -> str:
+    """NFKC for ligatures and compatibility forms only ('ﬁ' -> 'fi', NBSP -> ' '; '²' and 'ℓ' stay)."""
+    return "".join(_unfold(ch) for ch in text)
+
+
+def vocabulary(text: str) -> Counter[str]:
+    """Lower-cased words and hyphenated compounds of a text, fragments at line-break hyphens left out."""
+    words: Counter[str] = Counter()
+    for token in re.split(r"\s+", re.sub(r"-\n", HYPHEN, text)):
+        if not token or any(h in token for h in _BREAK_HYPHENS):
+            continue
+        token = token.strip(".,;:!?()[]{}\"'“”‘’").lower()
+        if not token:
+            continue
+        if "-" in token and all(_WORD.fullmatch(p) for p in token.split("-")):
+            words[token] += 1
+        words.update(_WORD.findall(token))
+    return words
+
+
+def _join(head: str, tail: str, chained: bool, vocab: Counter[str]) -> str:
+    """'knowl'+'edge' -> 'knowledge'; 'sequence'+'aligned' -> 'sequence-aligned' when the text says so."""
+    joined, compound = f"{head}{tail}", f"{head}-{tail}"
+    if chained or not tail[0].islower():  # "English-to-German", "Retrieval-Augmented"
+        return compound
+    j, c = vocab.get(joined.lower(), 0), vocab.get(compound.lower(), 0)
+    if j or c:
+        return compound if c > j else joined
+    if len(head) >= 2 and len(tail) >= 3 and vocab.get(head.lower()) and vocab.get(tail.lower()):
+        return compound  # two words the text uses on their own: "mini-batch", "pre-train"
+    return joined
+
+
+def join_hyphens(text: str, vocab: Counter[str] | None = None) -> str:
+    """Join words split by a line-break hyphen; keep the hyphen of compounds the text knows."""
+    vocab = vocabulary(text) if vocab is None else vocab
+
+    def repl(m: re.Match[str]) -> str:
+        chained = bool(m.group(1) or m.group(4))  # part of a longer compound: "state-of-the-art"
+        return m.group(1) + _join(m.group(2), m.group(3), chained, vocab) + m.group(4)
+
+    text = _BREAK.sub(repl, text)
+    return text.replace("\x02", "-").replace("\ufffe", "-")  # a break hyphen not between letters ("4\x0216")
+
+
+_ACCENT_ABOVE = re.compile(r"[ \u00a0]?([\u0300-\u0322\u0334-\u036f])([^\W\d_])")
+_ACCENT_BELOW = re.compile(r"([^\W\d_])[ \u00a0]([\u0323-\u0333])")
+
+
+def attach_accents(text: str) -> str:
+    """TeX sets an accent apart from its letter: 'G ̈ulc ̧ehre' -> 'Gülçehre' (above: before it, below: after)."""
+    text = _ACCENT_ABOVE.sub(lambda m: m.group(2) + m.group(1), text)
+    return unicodedata.normalize("NFC", _ACCENT_BELOW.sub(r"\1\2", text))
+
+
+def drop_controls(text: str) -> str:
+    """Every `Cc` character but newline and tab removed (a form feed or CR becomes a newline)."""
+    text = text.replace("\r\n", "\n").translate({0x0D: "\n", 0x0C: "\n", 0x0B: "\n"})
+    return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) != "Cc")
+
+
+def clean_text(text: str, vocab: Counter[str] | None = None) -> str:
+    """Whole words, unfolded ligatures, no control characters (newline and tab stay)."""
+    return drop_controls(attach_accents(join_hyphens(unfold_compat(text), vocab)))
+
+
+def has_controls(text: str) -> bool:
+    """Whether `text` holds a `Cc` character other than newline and tab (what the benchmark counts)."""
+    return any(unicodedata.category(ch) == "Cc" and ch not in "\n\t" for ch in text)

@@ -1,0 +1,53 @@
+"""The BM25 index stores word positions, so quoted phrases search; an older index is migrated by ingest."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from ingest.pipeline import Ingestor
+from tests.conftest import make_settings, write_corpus
+from thoth.retrieval.search import keyword_query, keyword_search
+from thoth.store import Store
+from thoth.store.db import FTS_COLUMN
+from thoth.store.schema import CHUNKS
+
+
+def test_keyword_query_has_no_syntax() -> None:
+    assert keyword_query('"time off" planner') == ("planner", ("time off",))
+    assert keyword_query('"unbalanced') == ("unbalanced", ())
+    assert keyword_query("title:leave AND (x*)~^2 [a TO b] \\") == ("title leave AND x 2 a TO b", ())
+    assert keyword_query('""') == ("", ())
+    assert keyword_query("🙂") == ("", ())
+
+
+def old_index(store: Store) -> None:
+    """The BM25 index as versions before positions built it."""
+    store.table(CHUNKS).create_fts_index(
+        FTS_COLUMN, use_tantivy=False, replace=True, language="English", stem=True, remove_stop_words=True
+    )
+
+
+def test_an_index_without_positions_is_migrated_by_ingest(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    root = write_corpus(tmp_path / "corpus")
+    settings = make_settings(tmp_path / "lancedb", tree_build=False)
+    ingestor = Ingestor(settings)
+    ingestor.run(str(root), name="handbook")
+    store = Store(settings)
+    assert store.fts_has_positions() is True
+    phrase = keyword_search(store, '"leave planner"', 5)
+    assert phrase and all("leave planner" in h["text"] for h in phrase)
+
+    old_index(store)
+    assert store.fts_has_positions() is False
+    with caplog.at_level(logging.WARNING, logger="thoth.store"):
+        words = keyword_search(store, '"leave planner"', 5)  # searched as words, not an error
+        assert words and "python -m ingest" in caplog.text
+
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="thoth.store"):
+        summary = Ingestor(settings).run(str(root), name="handbook")  # nothing changed: still migrates
+    assert not summary.ingested and "migrating the BM25 index" in caplog.text
+    assert Store(settings).fts_has_positions() is True

@@ -1,0 +1,119 @@
+"""A paper's layout (ingest/parsers/pdf_layout.py) on a generated paper, and the parser version in identity."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import bibtexparser
+import pytest
+
+from examples.pdfgen import write_paper_pdf
+from ingest.bibtex import describe, make_entry
+from ingest.parsers import parse, parser_version
+from ingest.parsers.pdf import PARSER_VERSION
+from ingest.pipeline import Ingestor
+from tests.conftest import make_settings
+from thoth.store import Store
+from thoth.store.schema import CHUNKS, DOCUMENTS
+
+BODY = (
+    "Retrieval augmented models read a corpus while they answer. They keep their parameters small and "
+    "their knowledge fresh, because the corpus can change without training the model again. "
+)
+PAGES = [
+    [("h1", "Abstract"), ("p", BODY * 2), ("h1", "1 Introduction"), ("p", BODY * 3)],
+    [("p", BODY * 2), ("h1", "2 Method"), ("p", BODY), ("h2", "2.1 Training the Retriever"), ("p", BODY * 3)],
+    [("p", BODY * 2), ("h2", "2.2 Inference"), ("p", BODY * 2)],
+    [
+        ("h1", "References"),
+        ("p", "[1] Ann Lee and Bo Chan. Dense passage retrieval for open-domain question answering. 2020."),
+        ("p", "[2] Kim Park. Language models as knowledge bases. 2019."),
+    ],
+]
+STAMP = "arXiv:2002.08909v3 [cs.CL] 7 Jun 2021"
+HEADER = "Retrieval Models That Read: A Study"
+
+
+@pytest.fixture(scope="module")
+def paper(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_paper_pdf(
+        tmp_path_factory.mktemp("paper") / "paper.pdf",
+        title="Retrieval Models That Read: A Study",
+        authors=[("Ann Lee", "*1"), ("Bo Chan", "2"), ("Kim Park", "†")],
+        pages=PAGES,
+        stamp=STAMP,
+        header=HEADER,
+    )
+
+
+def test_furniture_is_left_out_of_the_text(paper: Path) -> None:
+    doc = parse("paper.pdf", paper.read_bytes())
+    text = "\n".join(p.text for p in doc.partitions)
+    assert "arXiv:" not in text  # the rotated margin stamp
+    assert HEADER not in "\n".join(p.text for p in doc.partitions if p.page_start > 1)  # the running header
+    for partition in doc.partitions:  # page numbers: no partition ends with its page's number
+        assert not partition.text.rstrip().endswith(f" {partition.page_start}")
+
+
+def test_sections_become_heading_paths_and_references_are_marked(paper: Path) -> None:
+    doc = parse("paper.pdf", paper.read_bytes())
+    paths = [(p.page_start, tuple(p.heading_path)) for p in doc.partitions]
+    assert (1, ("Abstract",)) in paths and (1, ("1 Introduction",)) in paths
+    assert (2, ("1 Introduction",)) in paths  # a section carries on onto the next page
+    assert (2, ("2 Method", "2.1 Training the Retriever")) in paths
+    assert (3, ("2 Method", "2.2 Inference")) in paths
+    references = [p for p in doc.partitions if p.heading_path == ["References"]]
+    assert [b.kind for p in references for b in p.blocks] == ["references"]
+    assert references[0].text.splitlines() == [
+        "[1] Ann Lee and Bo Chan. Dense passage retrieval for open-domain question answering. 2020.",
+        "[2] Kim Park. Language models as knowledge bases. 2019.",
+    ]
+    for partition in doc.partitions:  # a heading is the path, not body text
+        assert not partition.text.startswith(tuple(partition.heading_path[-1:]))
+
+
+def test_true_bibtex_from_the_first_page(paper: Path) -> None:
+    doc = parse("paper.pdf", paper.read_bytes())
+    fields = describe(doc, "paper")
+    assert fields["title"] == "Retrieval Models That Read: A Study"
+    assert fields["authors"] == ["Ann Lee", "Bo Chan", "Kim Park"]  # superscript marks dropped
+    # the year of the first version (the id's yymm), not of v3's date nor of the file's CreationDate
+    assert (fields["year"], fields["eprint"], fields["primary_class"]) == (2020, "2002.08909", "cs.CL")
+    entry = bibtexparser.parse_string(make_entry(fields, "a" * 64)).entries[0]
+    assert entry.key == "lee2020retrieval"
+    assert entry.fields_dict["archivePrefix"].value == "arXiv"
+    assert entry.fields_dict["author"].value == "Lee, Ann and Chan, Bo and Park, Kim"
+
+
+def test_a_doi_on_the_first_page_goes_in_doi(tmp_path: Path) -> None:
+    pages = [[("h1", "Abstract"), ("p", BODY + "Published as doi:10.1145/3397271.3401075.")]]
+    path = write_paper_pdf(tmp_path / "d.pdf", "A Paper With A Digital Object Identifier", [("Ann Lee", "")], pages)
+    fields = describe(parse("d.pdf", path.read_bytes()), "d")
+    assert fields["doi"] == "10.1145/3397271.3401075"
+    assert "doi = {10.1145/3397271.3401075}" in make_entry(fields, "b" * 64)
+
+
+def test_parser_version_is_part_of_a_documents_identity(paper: Path, tmp_path: Path) -> None:
+    assert parser_version("x/paper.PDF") == PARSER_VERSION and parser_version("notes.md") == ""
+    folder = tmp_path / "pdfs"
+    folder.mkdir()
+    (folder / "paper.pdf").write_bytes(paper.read_bytes())
+    settings = make_settings(tmp_path / "db")
+    Ingestor(settings).run(str(folder), name="pdfs")
+    store = Store(settings)
+    assert [r["parser"] for r in store.documents("pdfs")] == [PARSER_VERSION]
+    chunks = store.rows(CHUNKS, ["chunk_id", "text", "section", "content_type"])
+    assert {r["content_type"] for r in chunks} == {"text", "references"}
+    assert any("2.1 Training the Retriever" in r["section"] for r in chunks)
+
+    # An index an older parser wrote (its rows say so): the next run re-parses the unchanged file once.
+    store.table(DOCUMENTS).update(where="key = 'paper.pdf'", values={"parser": "pdf-1"})
+    store.table(CHUNKS).update(values={"text": "stale text from the old parser"})
+    again = Ingestor(settings).run(str(folder), name="pdfs")
+    assert again.ingested == ["paper.pdf"]
+    store = Store(settings)
+    assert sorted(r["chunk_id"] for r in store.rows(CHUNKS, ["chunk_id"])) == sorted(r["chunk_id"] for r in chunks)
+    assert not [r for r in store.rows(CHUNKS, ["text"]) if r["text"].startswith("stale")]
+    versions = store.versions()
+    third = Ingestor(settings).run(str(folder), name="pdfs")
+    assert third.ingested == [] and Store(settings).versions() == versions  # idempotent again

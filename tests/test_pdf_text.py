@@ -1,0 +1,120 @@
+"""PDF text cleaning (ingest/parsers/pdf_text.py): each rule on strings and through generated PDFs."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from reportlab.lib.pagesizes import A4
+from reportlab.pdfgen import canvas
+
+from examples.pdfgen import write_symbol_font_pdf
+from ingest.parsers import parse
+from ingest.parsers.pdf_text import (
+    attach_accents,
+    clean_text,
+    drop_controls,
+    has_controls,
+    join_hyphens,
+    symbol_glyph,
+    unfold_compat,
+    vocabulary,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("the knowl\x02edge of", "the knowledge of"),  # PDFium's line-break hyphen (FPDFText_GetUnicode)
+        ("the knowl\ufffeedge of", "the knowledge of"),  # the same hyphen as get_text_range writes it
+        ("the knowl-\nedge of", "the knowledge of"),  # a hyphen at a line end, lower-case continuation
+        ("English\x02to-German", "English-to-German"),  # part of a longer compound
+        ("state-of-the\x02art", "state-of-the-art"),
+        ("Retrieval\x02Augmented", "Retrieval-Augmented"),  # a capital after the break: a compound
+        ("pages 4\x0216", "pages 4-16"),  # not between letters: a plain hyphen
+        ("a state-of-the-art model", "a state-of-the-art model"),  # real hyphens stay
+    ],
+)
+def test_line_break_hyphens(text: str, expected: str) -> None:
+    assert join_hyphens(text) == expected
+
+
+def test_the_document_decides_between_a_word_and_a_compound() -> None:
+    vocab = vocabulary("a mini-batch of data; sequence-aligned models; networks of networks")
+    assert join_hyphens("each mini\x02batch", vocab) == "each mini-batch"
+    assert join_hyphens("sequence\x02aligned", vocab) == "sequence-aligned"
+    assert join_hyphens("deep net\x02works", vocab) == "deep networks"
+    assert join_hyphens("pre\x02train the model", vocabulary("pre and train")) == "pre-train the model"
+    # fragments at a break never count as words of the document
+    assert "knowl" not in vocabulary("knowl\x02edge and knowl-\nedge")
+
+
+def test_compatibility_forms_unfold_but_meaningful_ones_stay() -> None:
+    assert unfold_compat("e\ufb03cient \ufb01eld\u00a0x") == "efficient field x"  # ligatures, no-break space
+    assert unfold_compat("ＡＢＣ") == "ABC"  # full-width forms
+    assert unfold_compat("x² ½ ℓ") == "x² ½ ℓ"  # superscripts, fractions and math letters keep their meaning
+
+
+def test_control_characters_are_dropped_or_mapped() -> None:
+    assert drop_controls("a\x00b\x0fc\x1fd\te\nf\x0cg\rh") == "abcd\te\nf\ng\nh"
+    assert not has_controls(clean_text("x \x00 \x01 \x14 \x0f y\x02z\x7f"))
+    assert has_controls("a\x0fb") and not has_controls("a\tb\nc")
+    assert symbol_glyph(0x0F, "ABCDEF+CMSY10") == "•"
+    assert symbol_glyph(0x14, "CMEX10") == "["
+    assert symbol_glyph(0x0F, "Helvetica") == ""
+
+
+def test_accents_set_apart_by_tex_are_attached() -> None:
+    assert attach_accents("G \u0308ulc \u0327ehre") == "Gülçehre"
+
+
+def _pdf(draw) -> bytes:
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf, pagesize=A4, invariant=1)
+    c.setFont("Helvetica", 10)
+    draw(c)
+    c.showPage()
+    c.save()
+    return buf.getvalue()
+
+
+def _text(data: bytes) -> str:
+    return " ".join(b.text for p in parse("t.pdf", data).partitions for b in p.blocks)
+
+
+def test_hyphen_at_a_line_end_in_a_pdf_joins_the_word() -> None:
+    def draw(c: canvas.Canvas) -> None:
+        for i, line in enumerate(
+            ["Models store world knowl-", "edge in their weights; a mini-", "batch is a", "mini-batch."]
+        ):
+            c.drawString(72, 700 - 12 * i, line)
+
+    text = _text(_pdf(draw))
+    assert "knowledge" in text and "knowl" not in text.replace("knowledge", "")
+    assert "a mini-batch is a mini-batch." in text  # the document writes it with its hyphen
+    assert not has_controls(text)
+
+
+def test_symbol_font_codes_leave_no_control_characters(tmp_path: Path) -> None:
+    # A TeX symbol font maps its bullet to code 0x0F; PDFium has no Unicode for it.
+    cmsy = write_symbol_font_pdf(tmp_path / "cmsy.pdf", "items ~ first", font_name="CMSY10")
+    other = write_symbol_font_pdf(tmp_path / "other.pdf", "items ~ first", font_name="Foo-Regular")
+    assert _text(cmsy.read_bytes()) == "items • first"
+    assert _text(other.read_bytes()) == "items first"
+
+
+def test_footnote_marks_after_words_are_left_out() -> None:
+    def draw(c: canvas.Canvas) -> None:
+        text = c.beginText(72, 700)
+        for word, mark in [("Residual nets won the competitions", "1"), (" of 2015, see", "∗"), (" x", "")]:
+            text.setFont("Helvetica", 10)
+            text.textOut(word)
+            if mark:
+                text.setFont("Helvetica", 6)
+                text.setRise(4)
+                text.textOut(mark.replace("∗", "*"))
+                text.setRise(0)
+        c.drawText(text)
+
+    assert _text(_pdf(draw)) == "Residual nets won the competitions of 2015, see x"

@@ -1,0 +1,202 @@
+"""The console in a real browser: headless Chromium (Debian `chromium` + `chromium-driver`) driven by
+selenium against a real server on a loopback port, checking what is on the screen.
+
+Skipped, with a line in the test summary, where Chromium or its driver is missing (`.ci/run` installs
+them). `THOTH_SCREENSHOTS=docs/img` (or `make screenshots`) writes the screenshots docs/console.md shows.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import LiveServer
+
+CHROMIUM = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
+CHROMEDRIVER = shutil.which("chromedriver")
+MISSING = [name for name, found in (("chromium", CHROMIUM), ("chromedriver", CHROMEDRIVER)) if not found]
+try:
+    import selenium  # noqa: F401
+except ImportError:
+    MISSING.append("selenium (pip install -e '.[dev]')")
+
+SKIP_REASON = (
+    f"browser tests skipped: {', '.join(MISSING)} not found "
+    "(apt-get install -y chromium chromium-driver; .ci/run does it)"
+)
+pytestmark = pytest.mark.skipif(bool(MISSING), reason=SKIP_REASON)
+
+DESKTOP = (1100, 860)
+PHONE = (390, 844)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--hide-scrollbars"):
+        options.add_argument(flag)
+    options.add_argument(f"--window-size={DESKTOP[0]},{DESKTOP[1]}")
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    wanted = os.environ.get("THOTH_SCREENSHOTS")
+    folder = Path(wanted) if wanted else tmp_path_factory.mktemp("screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def screenshot(browser, folder: Path, name: str) -> Path:
+    """A PNG of the viewport, reduced to a small palette (docs keep them small)."""
+    path = folder / f"console-{name}.png"
+    browser.save_screenshot(str(path))
+    try:
+        from PIL import Image
+    except ImportError:
+        return path
+    with Image.open(path) as image:
+        image.convert("RGB").quantize(colors=32).save(path, optimize=True)
+    return path
+
+
+def visible_text(browser) -> str:
+    """The words on screen: `innerText` leaves out what CSS hides and what sits in closed <details>."""
+    return " ".join(browser.find_element("tag name", "main").text.split())
+
+
+def in_viewport(browser, element) -> bool:
+    return browser.execute_script(
+        "const r = arguments[0].getBoundingClientRect();"
+        "return r.bottom > 0 && r.top < window.innerHeight && r.right > 0 && r.left < window.innerWidth;",
+        element,
+    )
+
+
+def fits_width(browser) -> bool:
+    """Nothing runs off the side: the page needs no horizontal scrolling."""
+    return browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1;")
+
+
+@pytest.fixture(autouse=True)
+def desktop(browser) -> None:
+    browser.set_window_size(*DESKTOP)
+
+
+def test_collections_then_the_failed_files_of_one(browser, console_server: LiveServer, shots: Path) -> None:
+    browser.get(f"{console_server.url}/ui")
+    assert browser.current_url == f"{console_server.url}/ui/"
+    words = visible_text(browser)
+    assert "Collections" in words and "handbook" in words and "topics" in words
+    assert "2 failed" in words and "none failed" in words
+    screenshot(browser, shots, "collections")
+    browser.find_element("link text", "2 failed").click()
+    assert browser.current_url.endswith("/ui/collections/handbook?status=failed")
+    words = visible_text(browser)
+    assert "2 files with status failed" in words
+    assert "reports/broken.pdf [failed]" in words  # the status is a word, not only a colour
+    assert "What to do: The file is damaged." in words and "What to do: The file is empty." in words
+    screenshot(browser, shots, "failed")
+
+
+def test_sort_a_collection_with_the_form(browser, console_server: LiveServer) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    browser.get(f"{console_server.url}/ui/collections/handbook")
+    Select(browser.find_element("name", "order")).select_by_visible_text("descending")
+    browser.find_element("css selector", "form.controls button").click()
+    assert "order=desc" in browser.current_url
+    keys = [e.text.split(" [")[0] for e in browser.find_elements("css selector", "li.file")]
+    keys = [k.splitlines()[0] for k in keys]
+    assert keys == sorted(keys, reverse=True) and len(keys) == 7
+
+
+def test_search_then_follow_a_citation(browser, console_server: LiveServer, shots: Path) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    browser.get(f"{console_server.url}/ui/search")
+    box = browser.find_element("name", "q")
+    box.send_keys("forklift operators hired in March")
+    Select(browser.find_element("name", "mode")).select_by_visible_text("hybrid")
+    Select(browser.find_element("name", "collection")).select_by_visible_text("handbook")
+    browser.find_element("css selector", "form.search button").click()
+    assert "mode=hybrid" in browser.current_url and "collection=handbook" in browser.current_url
+    first = browser.find_element("css selector", "li.hit")
+    ranks = first.find_element("css selector", "table.ranks").text.split()
+    assert ranks[:6] == ["Keyword", "rank", "Vector", "rank", "Fused", "score"]
+    assert ranks[6] == "1" and ranks[7].isdigit() and 0 < float(ranks[8]) <= 1
+    assert "Quarterly Report" in first.text
+    screenshot(browser, shots, "search")
+
+    first.find_element("css selector", "a.citation").click()
+    assert "/ui/documents/" in browser.current_url and "#chunk-" in browser.current_url
+    cited = browser.find_element("css selector", "li.chunk.cited")
+    assert cited.is_displayed() and in_viewport(browser, cited)
+    assert "The cited passage" in cited.text and "forklift operators" in cited.text
+    words = visible_text(browser)
+    assert "Quarterly Report" in words and "Ada Lovelace" in words
+    browser.find_element("css selector", "details.bibtex summary").click()
+    assert "@" in browser.find_element("css selector", "details.bibtex pre").text
+    browser.execute_script("window.scrollTo(0, 0)")
+    screenshot(browser, shots, "document")
+
+
+def test_from_a_hit_to_its_path_in_the_tree(browser, console_server: LiveServer, shots: Path) -> None:
+    browser.get(f"{console_server.url}/ui/search?q=queen+bees+in+the+hive&mode=keyword&collection=topics")
+    browser.find_element("css selector", "li.hit a.tree-path").click()
+    path = browser.find_element("css selector", "nav.path").text
+    assert "Path to the root" in path and "level 0: this node" in path
+    levels = [line.split(":")[0] for line in path.splitlines()[1:]]
+    assert levels[0].startswith("level ") and int(levels[0].split()[1]) >= 1 and levels[-1] == "level 0"
+    assert "Leaf count 1 chunk" in visible_text(browser)
+    browser.find_element("css selector", "nav.path a").click()  # up to the top of the tree
+    words = visible_text(browser)
+    assert "Summary node" in words and "Children (" in words
+
+
+def test_open_a_tree_level_and_a_node(browser, console_server: LiveServer, shots: Path) -> None:
+    browser.get(f"{console_server.url}/ui/trees/topics")
+    words = visible_text(browser)
+    assert "Tree of topics" in words and "(top)" in words and "Level 0 (" in words
+    screenshot(browser, shots, "tree")
+    browser.find_element("css selector", "a.node-link").click()
+    words = visible_text(browser)
+    assert "Summary node" in words and "Leaf count" in words and "Children (" in words
+    child = browser.find_element("css selector", "ol.nodes a.node-link")
+    screenshot(browser, shots, "node")
+    child.click()
+    assert "this node" in browser.find_element("css selector", "nav.path").text
+
+
+def test_workshop_steps_and_their_learning_context(browser, console_server: LiveServer, shots: Path) -> None:
+    browser.get(f"{console_server.url}/ui/workshops/caching-fundamentals")
+    words = visible_text(browser)
+    assert "Exercise 1" in words and "changed" in words
+    screenshot(browser, shots, "workshop")
+    browser.find_element("link text", "retrieve_learning_context").click()
+    context = browser.find_element("id", "context")
+    assert in_viewport(browser, context)
+    assert "retrieve_learning_context: exercise 1, step 1" in context.text
+
+
+@pytest.mark.parametrize("path", ["/ui/", "/ui/collections/handbook?status=failed", "/ui/search?q=time+off",
+                                  "/ui/trees/topics", "/ui/workshops/caching-fundamentals"])  # fmt: skip
+def test_pages_fit_a_phone_screen(browser, console_server: LiveServer, shots: Path, path: str) -> None:
+    browser.set_window_size(*PHONE)
+    browser.get(f"{console_server.url}{path}")
+    assert fits_width(browser), f"{path} scrolls sideways at {PHONE[0]} px"
+    nav = browser.find_element("css selector", "header nav")
+    assert nav.is_displayed() and in_viewport(browser, nav)
+    if path.startswith("/ui/search"):
+        screenshot(browser, shots, "phone-search")

@@ -1,0 +1,110 @@
+"""`completion/complete`: every prompt argument and template variable that names something the index holds.
+
+Matching is a case-insensitive prefix; at most 100 values, with `total` and `hasMore`. An unknown
+prompt or template, or an argument that names nothing (a question, a topic), answers an empty
+`values` list, as the official conformance suite expects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.types import Completion, CompletionArgument, CompletionContext, PromptReference, ResourceTemplateReference
+
+from thoth.app import Thoth
+from thoth.mcp.resources import CHUNK_TEMPLATE, DOCUMENT_TEMPLATE, PAGE_TEMPLATE, VERSIONED_PAGE_TEMPLATE
+from thoth.retrieval import readable, workshops
+from thoth.store import Store, StoreError, filters
+
+MAX_VALUES = 100  # the spec's limit per answer
+RAPTOR_TEMPLATE = "raptor://{dataset_id}/nodes/{node_id}"
+
+# A source of values: (store, the arguments already given) -> every candidate.
+Values = Callable[[Store, Mapping[str, str]], list[str]]
+
+
+def _collections(store: Store, _: Mapping[str, str]) -> list[str]:
+    return readable.collections(store)
+
+
+def _workshops(store: Store, _: Mapping[str, str]) -> list[str]:
+    return [s["source_id"] for s in workshops.workshop_sources(store)]
+
+
+def _exercises(store: Store, given: Mapping[str, str]) -> list[str]:
+    scope = given.get("workshop") or None
+    if scope and scope not in _workshops(store, given):
+        return []
+    return [str(n) for n in sorted({n for _, n in workshops.indexed_exercises(store, scope)})]
+
+
+def _containers(store: Store, _: Mapping[str, str]) -> list[str]:
+    return readable.containers(store)
+
+
+def _keys(store: Store, given: Mapping[str, str]) -> list[str]:
+    container = given.get("collection")
+    return readable.keys(store, container) if container else []
+
+
+def _pages(store: Store, given: Mapping[str, str]) -> list[str]:
+    container, key = given.get("collection"), given.get("key")
+    return [str(n) for n in range(1, readable.page_count(store, container, key) + 1)] if container and key else []
+
+
+def _nodes(store: Store, given: Mapping[str, str]) -> list[str]:
+    dataset = given.get("dataset_id")
+    if not dataset:
+        return []
+    return sorted({r["node_id"] for r in store.tree_nodes(filters.eq("source_id", dataset), ["node_id"])})
+
+
+PROMPT_ARGUMENTS: dict[tuple[str, str], Values] = {
+    ("answer_with_citations", "collection"): _collections,
+    ("docs_lookup", "source"): _collections,
+    ("explain_topic", "dataset"): _collections,
+    ("quiz_me", "workshop"): _workshops,
+    ("quiz_me", "exerciseNumber"): _exercises,
+}
+
+TEMPLATE_VARIABLES: dict[tuple[str, str], Values] = {
+    (RAPTOR_TEMPLATE, "dataset_id"): _collections,
+    (RAPTOR_TEMPLATE, "node_id"): _nodes,
+    (DOCUMENT_TEMPLATE, "collection"): _containers,
+    (DOCUMENT_TEMPLATE, "key"): _keys,
+    (PAGE_TEMPLATE, "collection"): _containers,
+    (PAGE_TEMPLATE, "key"): _keys,
+    (PAGE_TEMPLATE, "page"): _pages,
+    (VERSIONED_PAGE_TEMPLATE, "collection"): _containers,
+    (VERSIONED_PAGE_TEMPLATE, "key"): _keys,
+    (VERSIONED_PAGE_TEMPLATE, "page"): _pages,
+    (CHUNK_TEMPLATE, "collection"): _collections,
+}
+
+
+def matching(candidates: list[str], prefix: str) -> Completion:
+    """The candidates starting with `prefix` (case-insensitive), at most MAX_VALUES, in their order."""
+    wanted = prefix.casefold()
+    found = [c for c in candidates if c.casefold().startswith(wanted)]
+    return Completion(values=found[:MAX_VALUES], total=len(found), has_more=len(found) > MAX_VALUES)
+
+
+def register_completions(mcp: MCPServer, app: Thoth) -> None:
+    @mcp.completion()
+    async def complete(
+        ref: PromptReference | ResourceTemplateReference,
+        argument: CompletionArgument,
+        context: CompletionContext | None,
+    ) -> Completion:
+        key = (ref.name if isinstance(ref, PromptReference) else ref.uri, argument.name)
+        values = (PROMPT_ARGUMENTS if isinstance(ref, PromptReference) else TEMPLATE_VARIABLES).get(key)
+        if values is None:
+            return Completion(values=[], total=0, has_more=False)
+        given = dict(context.arguments or {}) if context else {}
+        try:
+            candidates = await anyio.to_thread.run_sync(values, app.store, given)
+        except StoreError:  # an index not built yet completes nothing rather than failing the client's UI
+            candidates = []
+        return matching(candidates, argument.value)

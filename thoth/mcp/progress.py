@@ -1,0 +1,103 @@
+"""Progress for tools that take seconds, and cancellation where the work can stop.
+
+`with_progress(ctx, work)` runs `work(progress)` on a worker thread. `progress(done, total, message)`
+sends `notifications/progress` from any thread (the ingest job embeds on a thread of its own), and
+is a no-op when the request carried no `progressToken`. When the request is cancelled (the client
+went away, or `notifications/cancelled` on a connection that outlives the request: stdio, the SSE
+transport), the next `progress()` call raises `Cancelled`, so the work stops at its next step.
+`ProgressEmbedder` turns an embedder's batches into "chunks embedded / total".
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+import numpy as np
+from mcp.server.mcpserver import Context
+
+from thoth.embed import Embedder
+
+T = TypeVar("T")
+EMBED_STEP = 32  # texts per progress notification while embedding
+
+
+class Cancelled(RuntimeError):
+    """The request was cancelled: the work stops here."""
+
+
+class Progress:
+    def __init__(self, ctx: Context | None, token: Any):
+        self._ctx = ctx
+        self._token = token
+        self.cancelled = threading.Event()
+        self.enabled = ctx is not None and _progress_token(ctx) is not None
+        self._last = -1.0
+
+    def __call__(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        if self.cancelled.is_set():
+            raise Cancelled("the request was cancelled")
+        if not self.enabled or done <= self._last:  # progress only ever increases
+            return
+        self._last = done
+        try:
+            anyio.from_thread.run(self._ctx.report_progress, done, total, message, token=self._token)  # type: ignore[union-attr]
+        except RuntimeError:  # the event loop is gone (server shutting down): the work goes on without it
+            self.enabled = False
+
+
+def _progress_token(ctx: Context) -> object:
+    try:
+        meta = ctx.request_context.meta
+    except ValueError:  # no request (a direct call)
+        return None
+    if not isinstance(meta, dict):
+        return None
+    token = meta.get("progress_token")  # the SDK's name for `_meta.progressToken`
+    return token if token is not None else meta.get("progressToken")
+
+
+async def with_progress(ctx: Context | None, work: Callable[[Progress], T]) -> T:
+    """Run `work(progress)` on a worker thread; cancelling the request stops it at its next progress step."""
+    progress = Progress(ctx, anyio.lowlevel.current_token())
+    try:
+        # abandon_on_cancel: the request ends at once; the thread stops at its next progress() call.
+        return await anyio.to_thread.run_sync(work, progress, abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        progress.cancelled.set()
+        raise
+
+
+class ProgressEmbedder:
+    """An embedder that reports each step of texts embedded: "embedded 64 of 130 chunks", then any
+    later batches (the RAPTOR tree's summaries) as they come."""
+
+    def __init__(self, embedder: Embedder, progress: Progress, what: str = "chunks"):
+        self._embedder = embedder
+        self._progress = progress
+        self._what = what
+        self._done = 0
+        self.model_name = embedder.model_name
+        self.dim = embedder.dim
+        self.max_tokens = embedder.max_tokens
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        first = self._done == 0
+        parts = []
+        for start in range(0, len(texts), EMBED_STEP):
+            self._progress(self._done, None if not first else len(texts), None)  # a cancel stops before the batch
+            parts.append(self._embedder.embed(texts[start : start + EMBED_STEP]))
+            self._done += len(parts[-1])
+            what = self._what if first else "summaries"
+            count = f"{start + len(parts[-1])} of {len(texts)}"
+            self._progress(self._done, len(texts) if first else None, f"embedded {count} {what}")
+        if first:
+            self._what = "summaries"
+        return np.concatenate(parts) if parts else self._embedder.embed(texts)
+
+    def __getattr__(self, name: str) -> Any:  # anything else the pipeline asks of the model
+        return getattr(self._embedder, name)

@@ -1,0 +1,131 @@
+"""Citations as MCP resources: every `doc://` reference a tool returns can be read with `resources/read`.
+
+Templates, most specific first (the SDK tries them in registration order):
+- `doc://{collection}/{+key}#page={page}` (and with `{?version_id}`): one page of a paged document (a PDF);
+- `doc://{collection}/{+key}{?version_id}`: the whole document, sections under their headings;
+- `chunk://{collection}/{chunk_id}`: one chunk (a search hit's `id`) under its section.
+`{collection}` is what the citation names first: the bucket of a gs:// collection, else the collection id.
+`resources/list` pages through every collection's documents with a cursor, so a client can browse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, ListResourcesResult, PaginatedRequestParams, Resource, ResourceLink
+
+from thoth.app import Thoth
+from thoth.retrieval import readable
+from thoth.retrieval.errors import NotFound, RetrievalError
+from thoth.retrieval.paging import CursorError
+from thoth.retrieval.source_ref import SourceRef
+from thoth.store import StoreError
+
+DOCUMENT_TEMPLATE = "doc://{collection}/{+key}{?version_id}"
+PAGE_TEMPLATE = "doc://{collection}/{+key}#page={page}"
+# The SDK's matcher needs the query present when the template names one before a fragment: a second template.
+VERSIONED_PAGE_TEMPLATE = "doc://{collection}/{+key}{?version_id}#page={page}"
+CHUNK_TEMPLATE = "chunk://{collection}/{chunk_id}"
+LIST_PAGE_SIZE = 100
+
+
+def _read(fn: object) -> str:
+    """Run a reader; a citation the index does not hold is 'not found', anything else a resource error."""
+    try:
+        return fn()  # type: ignore[operator]
+    except NotFound as exc:
+        raise ResourceNotFoundError(str(exc)) from exc
+    except (RetrievalError, StoreError) as exc:
+        raise ResourceError(str(exc)) from exc
+
+
+def _page_number(page: str) -> int:
+    if not page.isdigit() or int(page) < 1:
+        raise ResourceNotFoundError(f"page must be a page number from 1, not {page!r}")
+    return int(page)
+
+
+def _unversioned(read_page: Callable[..., str]) -> Callable[[str, str, str], str]:
+    def document_page(collection: str, key: str, page: str) -> str:  # the template's variables, exactly
+        return read_page(collection, key, page)
+
+    return document_page
+
+
+def register_resources(mcp: MCPServer, app: Thoth) -> None:
+    store = app.store
+
+    def document_page(collection: str, key: str, page: str, version_id: str | None = None) -> str:
+        ref = SourceRef(collection, key, version_id)
+        return _read(lambda: readable.read_page(store, ref, _page_number(page)).text)
+
+    for template, name in ((PAGE_TEMPLATE, "document_page"), (VERSIONED_PAGE_TEMPLATE, "versioned_document_page")):
+        mcp.resource(
+            template,
+            name=name,
+            title="A page of a cited document",
+            description="One page of a paged document (a PDF), as a citation doc://…#page=N names it",
+            mime_type="text/markdown",
+        )(document_page if "version_id" in template else _unversioned(document_page))
+
+    @mcp.resource(
+        DOCUMENT_TEMPLATE,
+        name="document",
+        title="A cited document",
+        description="A whole document (every page or section, in order), as a citation doc://… names it",
+        mime_type="text/markdown",
+    )
+    def document(collection: str, key: str, version_id: str | None = None) -> str:
+        return _read(lambda: readable.read_document(store, SourceRef(collection, key, version_id)).text)
+
+    @mcp.resource(
+        CHUNK_TEMPLATE,
+        name="chunk",
+        title="A cited passage",
+        description="One chunk (the `id` of a search hit) with its document title and section",
+        mime_type="text/markdown",
+    )
+    def chunk(collection: str, chunk_id: str) -> str:
+        return _read(lambda: readable.read_chunk(store, collection, chunk_id).text)
+
+    async def list_resources(_ctx: object, params: PaginatedRequestParams | None) -> ListResourcesResult:
+        cursor = params.cursor if params else None
+        try:
+            infos, next_cursor = await anyio.to_thread.run_sync(readable.list_documents, store, LIST_PAGE_SIZE, cursor)
+        except CursorError as exc:
+            raise MCPError(INVALID_PARAMS, str(exc)) from exc
+        resources = [
+            Resource(
+                uri=info.uri,
+                name=f"{info.collection}/{info.key}",
+                title=info.title or info.key,
+                description=f"{info.key} in collection {info.collection}"
+                + (f" ({info.page_count} pages)" if info.page_count else ""),
+                mime_type="text/markdown",
+            )
+            for info in infos
+        ]
+        return ListResourcesResult(resources=resources, next_cursor=next_cursor)
+
+    # MCPServer lists only static resources, without paging: the index's documents are listed instead.
+    mcp._lowlevel_server.add_request_handler("resources/list", PaginatedRequestParams, list_resources)
+
+
+def citation_links(data: dict) -> list[ResourceLink]:
+    """A `resource_link` for each distinct doc:// citation in a tool's structured result (its own
+    `source_ref`, and those of the items of its lists), so a client opens a citation without a tool call."""
+    items = [data] + [item for value in data.values() if isinstance(value, list) for item in value]
+    links: dict[str, ResourceLink] = {}
+    for item in items:
+        ref = item.get("source_ref") if isinstance(item, dict) else None
+        if not isinstance(ref, str) or not ref.startswith("doc://") or ref in links:
+            continue
+        where = item.get("section") or (f"page {item['page']}" if item.get("page") else None)
+        name = item.get("source") or item.get("key") or ref.removeprefix("doc://")
+        title = " · ".join(filter(None, [item.get("title") or name, where]))
+        links[ref] = ResourceLink(name=str(name), title=title, uri=ref, mime_type="text/markdown")
+    return list(links.values())

@@ -1,0 +1,104 @@
+"""Who is calling, and what they may do: the reader and writer roles, and per-caller state's key.
+
+A tool that writes the shared index (what every other caller reads) is registered with
+`WRITER_META` (thoth.mcp.tools.writer_tool). `RoleMiddleware`, an MCP server middleware, sees every
+message: it leaves such tools out of a reader's `tools/list` and answers a reader's `tools/call` of
+one with a tool error naming the role. Tools that keep per-caller state (the default collection,
+chat sessions) are open to readers: each caller's state is its own, keyed by `current_caller()`.
+
+The caller comes from the identity the HTTP auth middleware verified (thoth.mcp.auth). With auth off,
+and over stdio, there is one local caller with every right.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool
+
+from thoth.mcp.auth import identity_of
+
+ROLE_KEY = "thoth/role"
+WRITER_META = {ROLE_KEY: "writer"}  # the `_meta` of a tool that needs the writer role
+
+
+@dataclass(frozen=True)
+class Caller:
+    principal: str  # verified: "email:…", "token:{hash}", "admin", or "local" (no auth)
+    writer: bool
+
+    @property
+    def key(self) -> str:
+        """A fixed-length key for per-caller rows (no email or token hash spelled out in the index)."""
+        return hashlib.sha256(self.principal.encode()).hexdigest()[:32]
+
+
+LOCAL = Caller("local", writer=True)
+_caller: ContextVar[Caller] = ContextVar("thoth_caller", default=LOCAL)
+
+
+def current_caller() -> Caller:
+    """The caller of the MCP message being handled (LOCAL outside one)."""
+    return _caller.get()
+
+
+def caller_of(request: Any) -> Caller:
+    """The caller of an HTTP request (its `scope` holds the verified identity); LOCAL without one."""
+    scope = getattr(request, "scope", None)
+    identity = identity_of(scope) if isinstance(scope, dict) else None
+    if identity is None:
+        return LOCAL
+    return Caller(identity.principal or identity.kind, identity.writer)
+
+
+def needs_writer(tool: Tool) -> bool:
+    return (tool.meta or {}).get(ROLE_KEY) == "writer"
+
+
+def visible(tools: list[Tool], caller: Caller) -> list[Tool]:
+    """The tools `caller` may call: a reader is not shown the writer's tools."""
+    return tools if caller.writer else [t for t in tools if not needs_writer(t)]
+
+
+def refusal(tool: str) -> str:
+    return (
+        f"{tool} needs the writer role: this caller may only read. A writer token (THOTH_AUTH_WRITER_TOKENS) "
+        "or a listed identity (THOTH_AUTH_WRITERS) may call it; see docs/security.md"
+    )
+
+
+def _without_writer_tools(result: HandlerResult) -> HandlerResult:
+    """A tools/list result (a model, or the wire dict the SDK hands middleware) less the writer's tools."""
+    if isinstance(result, ListToolsResult):
+        return result.model_copy(update={"tools": [t for t in result.tools if not needs_writer(t)]})
+    if isinstance(result, dict) and isinstance(result.get("tools"), list):
+        tools = [t for t in result["tools"] if not (isinstance(t, dict) and (t.get("_meta") or {}).get(ROLE_KEY))]
+        return {**result, "tools": tools}
+    return result
+
+
+class RoleMiddleware:
+    """MCP server middleware: sets the caller for the message, hides and refuses writer tools for readers."""
+
+    def __init__(self, writer_tools: Any):
+        self._writer_tools = writer_tools  # async () -> set of tool names that need the writer role
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        caller = caller_of(ctx.request)
+
+        token = _caller.set(caller)
+        try:
+            if not caller.writer and ctx.method == "tools/call":
+                name = (ctx.params or {}).get("name")
+                if isinstance(name, str) and name in await self._writer_tools():
+                    return CallToolResult(content=[TextContent(type="text", text=refusal(name))], is_error=True)
+            result = await call_next(ctx)
+            if not caller.writer and ctx.method == "tools/list":
+                result = _without_writer_tools(result)
+            return result
+        finally:
+            _caller.reset(token)

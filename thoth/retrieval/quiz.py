@@ -1,0 +1,246 @@
+"""A quiz facilitation protocol for assistants: static, Thoth's own writing, no index needed.
+
+Grounded in what the learning-science literature on retrieval practice reports: recalling an answer
+strengthens memory more than reading it again (the testing effect), feedback soon after an attempt
+corrects errors before they settle, explaining *why* deepens understanding (elaborative interrogation,
+self-explanation), spacing and interleaving make recall harder now and more durable later, and asking
+for a confidence rating shows the learner where they over- or under-estimate what they know.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from thoth.retrieval.errors import RetrievalError
+
+VERSION = "1"
+DEFAULT_QUESTION_COUNT = 8
+MAX_QUESTION_COUNT = 20
+
+
+class QuizArgumentError(RetrievalError):
+    """An argument of retrieve_quiz_instructions outside what is allowed; the message names it."""
+
+
+@dataclass(frozen=True)
+class QuestionType:
+    id: str
+    label: str
+    promptTemplate: str
+    whatToListenFor: tuple[str, ...]
+    followUps: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class QuizInstructions:
+    topic: str | None
+    learnerGoal: str | None
+    targetQuestionCount: int
+    instructionsMarkdown: str
+    checklist: tuple[str, ...]
+    questionTypes: tuple[QuestionType, ...]
+    closingSteps: tuple[str, ...]
+    tool: str = "retrieve_quiz_instructions"
+    version: str = VERSION
+
+
+QUESTION_TYPES: tuple[QuestionType, ...] = (
+    QuestionType(
+        id="recall",
+        label="Free recall",
+        promptTemplate="Without looking back: what is {concept}, and what problem does it solve?",
+        whatToListenFor=(
+            "the idea in the learner's own words, not a recited definition",
+            "the problem it exists to solve",
+            "a missing or wrong key term",
+        ),
+        followUps=(
+            "Can you give me an example where you would use it?",
+            "What would go wrong without it?",
+        ),
+    ),
+    QuestionType(
+        id="explain-why",
+        label="Explain why",
+        promptTemplate="Why does {behaviour} happen? Walk me through the reasoning step by step.",
+        whatToListenFor=(
+            "a cause-and-effect chain rather than a restatement of the behaviour",
+            "each step following from the one before",
+            "the point where the explanation turns vague: probe there",
+        ),
+        followUps=(
+            "What is the step between those two that you skipped?",
+            "How would you convince a colleague who doubts it?",
+        ),
+    ),
+    QuestionType(
+        id="predict-output",
+        label="Predict the outcome",
+        promptTemplate="Here is a short piece of code or a scenario: {snippet}. What happens when it runs, and why?",
+        whatToListenFor=(
+            "a concrete prediction made before any explanation",
+            "the rule the prediction rests on",
+            "surprise at the real outcome: a sign the mental model needs a fix",
+        ),
+        followUps=(
+            "What single change would make it behave differently?",
+            "Which line decides the outcome?",
+        ),
+    ),
+    QuestionType(
+        id="spot-the-bug",
+        label="Find the mistake",
+        promptTemplate="This attempt at {task} has a mistake: {snippet}. Where is it, and how would you fix it?",
+        whatToListenFor=(
+            "the right location of the fault",
+            "why it is a fault, not only that it is one",
+            "a fix that does not introduce a new problem",
+        ),
+        followUps=(
+            "How would a test catch this?",
+            "Is there a second, subtler problem?",
+        ),
+    ),
+    QuestionType(
+        id="compare",
+        label="Compare and contrast",
+        promptTemplate="How do {a} and {b} differ, and when would you choose one over the other?",
+        whatToListenFor=(
+            "at least one real difference in behaviour or cost",
+            "a situation where each is the better choice",
+            "similarities mistaken for differences (or the reverse)",
+        ),
+        followUps=(
+            "What would you lose by always using {a}?",
+            "Is there a case where neither fits?",
+        ),
+    ),
+    QuestionType(
+        id="apply",
+        label="Apply to a new case",
+        promptTemplate="Suppose {new_situation}. How would you use what you learned about {concept} here?",
+        whatToListenFor=(
+            "transfer of the idea to a setting the material did not show",
+            "constraints of the new case that change the answer",
+            "a plan concrete enough to start on",
+        ),
+        followUps=(
+            "What is the first thing you would check?",
+            "Where could this approach break down?",
+        ),
+    ),
+)
+
+CHECKLIST: tuple[str, ...] = (
+    "Fetch the source material first (retrieve_learning_context, or search_topic_context then its scope) "
+    "and write questions only from what it says.",
+    "Ask exactly one question per message, then stop and wait for the answer.",
+    "Before giving feedback, ask how confident the learner is (sure / unsure / guessing).",
+    "Give feedback right after each answer: confirm what is right, then correct what is not, kindly and precisely.",
+    "Ask the learner to explain their reasoning at least every other question.",
+    "Mix question types, and return to earlier ideas later in the session instead of asking them back to back.",
+    "Keep a running tally of which ideas were solid and which were shaky.",
+    "Stop at the target number of questions unless the learner asks for more.",
+    "End with a recap and a suggestion for when to review.",
+)
+
+CLOSING_STEPS: tuple[str, ...] = (
+    "Summarise in three to five bullets what the learner clearly knows.",
+    "Name the one or two ideas that were shaky, each with a pointer to the section of the material that covers it.",
+    "Ask the learner to state the most important idea of the session in one sentence, in their own words.",
+    "Suggest a review: the shaky ideas again tomorrow, the whole topic again in about a week.",
+    "Offer a short follow-up quiz on the shaky ideas only.",
+)
+
+
+def _protocol(topic: str | None, goal: str | None, count: int) -> str:
+    subject = f"**{topic}**" if topic else "the topic the learner chooses (ask for it first if it is not clear)"
+    lines = [
+        "# Quiz facilitation protocol",
+        "",
+        f"You are running a retrieval-practice quiz on {subject}: about **{count}** questions, asked one at a time.",
+    ]
+    if goal:
+        lines.append(f"The learner's goal: *{goal}*. Choose and order the questions so they serve it.")
+    lines += [
+        "Recalling an answer builds memory far better than rereading it, so the learner does the remembering; "
+        "you ask, listen and give feedback.",
+        "",
+        "## Before the first question",
+        "",
+        "1. Fetch the material: `retrieve_learning_context` for a known scope, or `search_topic_context` to find "
+        "where the topic is taught and then its scope. Base every question and every correction on that text.",
+        "2. Say in one sentence what the quiz covers and how many questions to expect.",
+        "",
+        "## For each question",
+        "",
+        "1. **Ask one question and stop.** Never put two questions, or the answer, in the same message.",
+        "2. **Wait** for the learner's answer. If they are stuck, offer a small hint rather than the answer.",
+        "3. **Ask for confidence**: sure, unsure or guessing. "
+        "A confident wrong answer is the most useful thing to find.",
+        "4. **Probe the reasoning**: ask *why* or *how they know*, especially when the answer is right but brief.",
+        "5. **Correct gently and precisely**: say what was right first, then what was missing or wrong and why, "
+        "quoting or pointing to the material (file and section).",
+        "6. Note whether the idea was solid or shaky, then move on.",
+        "",
+        "## Across the session",
+        "",
+        "- **Vary the question types** (recall, explain why, predict, find the mistake, compare, apply).",
+        "- **Interleave**: alternate between ideas instead of drilling one idea several times in a row.",
+        "- **Space**: bring a shaky idea back a few questions later, asked a different way.",
+        "- Start a little below the learner's level and raise the difficulty as answers come easily; "
+        "effortful recall is the point, but repeated failure is discouraging.",
+        "- Keep your own messages short: the learner should do most of the talking.",
+        "",
+        "## Ending",
+        "",
+        "Finish with a recap: what the learner knows well, what to review (with pointers to the material), "
+        "one sentence in their own words, and when to review next.",
+    ]
+    return "\n".join(lines)
+
+
+def _optional_text(name: str, value: str | None) -> str | None:
+    if value is None:
+        return None
+    text = value.strip()
+    if not text:
+        raise QuizArgumentError(f"{name} must not be blank: leave it out, or give some text")
+    return text
+
+
+def quiz_instructions(
+    topic: str | None = None, learner_goal: str | None = None, question_count: int | None = None
+) -> QuizInstructions:
+    """The protocol, checklist, question types and closing steps, tailored to the topic, goal and length."""
+    count = DEFAULT_QUESTION_COUNT if question_count is None else question_count
+    if not 1 <= count <= MAX_QUESTION_COUNT:
+        raise QuizArgumentError(f"questionCount must be between 1 and {MAX_QUESTION_COUNT}, got {count}")
+    topic = _optional_text("topic", topic)
+    goal = _optional_text("learnerGoal", learner_goal)
+    return QuizInstructions(
+        topic=topic,
+        learnerGoal=goal,
+        targetQuestionCount=count,
+        instructionsMarkdown=_protocol(topic, goal, count),
+        checklist=CHECKLIST,
+        questionTypes=QUESTION_TYPES,
+        closingSteps=CLOSING_STEPS,
+    )
+
+
+def render(quiz: QuizInstructions) -> str:
+    """The readable Markdown a client shows: the protocol, then the question types, checklist and closing."""
+    lines = [
+        quiz.instructionsMarkdown,
+        "",
+        "## Question types",
+        "",
+    ]
+    for kind in quiz.questionTypes:
+        lines.append(f"- **{kind.label}** (`{kind.id}`): {kind.promptTemplate}")
+        lines.append(f"  - Listen for: {'; '.join(kind.whatToListenFor)}")
+        lines.append(f"  - Follow-ups: {' / '.join(kind.followUps)}")
+    lines += ["", "## Checklist", ""] + [f"- [ ] {item}" for item in quiz.checklist]
+    lines += ["", "## Closing steps", ""] + [f"{i}. {step}" for i, step in enumerate(quiz.closingSteps, start=1)]
+    return "\n".join(lines)

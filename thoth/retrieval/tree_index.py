@@ -1,0 +1,79 @@
+"""The shape of one source's current tree, held in memory: who holds whom, and which pages a node covers.
+
+Tree retrieval needs, per query, the parent of a chunk (to credit the branch a good chunk sits in)
+and the pages a summary node covers (so a summary names its pages and leads to them). Both come
+from the tree's structure and the chunks' keys, which change only when the tree's version does;
+so they are read once per (database, source, tree version) and kept.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from dataclasses import dataclass
+
+from thoth.store import Store, filters
+from thoth.store.schema import CHUNKS
+
+PAGES_NAMED = 3  # pages a summary node names: the ones most of its chunks come from
+_CACHE_SIZE = 8
+
+
+@dataclass
+class TreeIndex:
+    parent: dict[str, str]  # chunk or node id -> the node one level up holding it
+    level: dict[str, int]  # node id -> level (chunks are 0 and not listed)
+    children: dict[str, list[str]]
+    pages: dict[str, list[tuple[str, int]]]  # node id -> (page, chunks of it below the node), most first
+    key: dict[str, str]  # chunk id -> its page (document key)
+
+    def named_pages(self, node_id: str, limit: int = PAGES_NAMED) -> list[str]:
+        return [page for page, _ in self.pages.get(node_id, [])[:limit]]
+
+    def ancestors(self, node_id: str) -> list[str]:
+        out = []
+        while node_id in self.parent:
+            node_id = self.parent[node_id]
+            out.append(node_id)
+        return out
+
+
+_lock = threading.Lock()
+_cache: dict[tuple[str, str, str], TreeIndex] = {}
+
+
+def tree_index(store: Store, source_id: str, version: str, node_scope: str) -> TreeIndex:
+    """The index of the tree `version` of a source (whose summary nodes `node_scope` selects)."""
+    cache_key = (str(store.uri), source_id, version)
+    with _lock:
+        found = _cache.get(cache_key)
+    if found is not None:
+        return found
+    rows = store.tree_nodes(node_scope, ["node_id", "level", "children"])
+    keys: dict[str, str] = {}
+    for batch in store.scan(CHUNKS, ["chunk_id", "key"], filters.eq("source_id", source_id)):
+        keys.update(zip(batch.column("chunk_id").to_pylist(), batch.column("key").to_pylist(), strict=True))
+    parent: dict[str, str] = {}
+    counts: dict[str, Counter] = {}
+    for row in sorted(rows, key=lambda r: r["level"]):  # bottom-up: children's counts are ready
+        counter: Counter = Counter()
+        for child in row["children"]:
+            parent[child] = row["node_id"]
+            if row["level"] == 1:
+                if child in keys:
+                    counter[keys[child]] += 1
+            else:
+                counter.update(counts.get(child, Counter()))
+        counts[row["node_id"]] = counter
+    index = TreeIndex(
+        parent=parent,
+        level={r["node_id"]: int(r["level"]) for r in rows},
+        children={r["node_id"]: list(r["children"]) for r in rows},
+        pages={n: sorted(c.items(), key=lambda kv: (-kv[1], kv[0])) for n, c in counts.items()},
+        key=keys,
+    )
+    with _lock:
+        if len(_cache) >= _CACHE_SIZE:
+            _cache.pop(next(iter(_cache)))
+        _cache[cache_key] = index
+    return index

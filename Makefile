@@ -8,7 +8,7 @@ PORT ?= 8080
 # torch is installed first, pinned to the CPU build, so sentence-transformers pulls no CUDA packages.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: install demo ingest-examples serve test lint bench clean screenshots conformance
+.PHONY: install demo ingest-examples serve test lint bench clean screenshots conformance emulator
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ demo: ingest-examples
 	@echo ""
 	@echo "Serving Thoth on http://127.0.0.1:$(PORT)/mcp (health: http://127.0.0.1:$(PORT)/health); Ctrl-C stops it."
 	THOTH_DB_URI=$(DB) PORT=$(PORT) $(PY) -m thoth.mcp.server
+
+# The GCS emulator by hand (docs/gcs.md): versioned buckets in memory, the request log on this terminal.
+EMULATOR_PORT ?= 4443
+emulator: install
+	$(PY) scripts/emulator.py --port $(EMULATOR_PORT) --bucket library
 
 serve: install
 	THOTH_DB_URI=$(DB) PORT=$(PORT) $(PY) -m thoth.mcp.server

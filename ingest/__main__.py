@@ -25,7 +25,8 @@ import threading
 
 from tqdm import tqdm
 
-from ingest.pipeline import Ingestor, log_progress
+from ingest.pipeline import Ingestor
+from ingest.progress import ProgressMeter
 from ingest.sources import SourceError
 from thoth.config import ConfigError, Settings
 from thoth.embed import EmbedderUnavailable
@@ -92,24 +93,28 @@ def main(argv: list[str] | None = None) -> int:
     received = stop_on_signals(stop)
 
     bar = tqdm(unit="file", disable=None) if sys.stderr.isatty() else None
+    # no terminal (a Cloud Run Job's log): a JSON line every THOTH_PROGRESS_SECONDS instead of the bar
+    meter = ProgressMeter(settings.progress_seconds, printing=bar is None)
 
     def progress(done: int, total: int, key: str) -> None:
-        if bar is None:
-            log_progress(done, total, key)
-            return
-        bar.total = total
-        bar.set_postfix_str(key[-40:], refresh=False)
-        bar.update(done - bar.n)
+        meter(done, total, key)
+        if bar is not None:
+            bar.total = total
+            bar.set_postfix_str(key[-40:], refresh=False)
+            bar.update(done - bar.n)
 
     if not args.source:
         return rebuild_trees(settings)
+    ingestor = Ingestor(settings)
+    ingestor.meter = meter
     try:
-        ingestor = Ingestor(settings)
-        summary = ingestor.run(
-            args.source, name=args.name, progress=progress, stop=stop, only_missing=args.command == "missing"
-        )
-        if args.rebuild_trees and not summary.interrupted and settings.task_count <= 1:
-            summary.tree = ingestor.update_tree(summary.source_id, force=True)
+        with meter:
+            summary = ingestor.run(
+                args.source, name=args.name, progress=progress, stop=stop, only_missing=args.command == "missing"
+            )
+            if args.rebuild_trees and not summary.interrupted and settings.task_count <= 1:
+                meter.stage("tree")
+                summary.tree = ingestor.update_tree(summary.source_id, force=True)
     except (SourceError, StoreError, EmbedderUnavailable, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

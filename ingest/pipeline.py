@@ -30,7 +30,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-import sys
 import threading
 import time
 import uuid
@@ -51,6 +50,7 @@ from ingest.parsers import (
     parser_version,
     workshop,
 )
+from ingest.progress import Meter
 from ingest.sources import SourceError, SourceObject, content_hash, is_sidecar, list_all, sidecar_keys
 from ingest.tree import TreeParams, TreeResult, build_tree, mark_stale
 from thoth.config import Settings
@@ -210,6 +210,7 @@ class Ingestor:
         self.settings = settings
         self.store = store or Store(settings)
         self._embedder = embedder
+        self.meter = Meter()  # progress reporting (ingest/progress.py); `python -m ingest` sets a printing one
 
     @property
     def embedder(self) -> Embedder:
@@ -254,6 +255,7 @@ class Ingestor:
             if plan.removed or plan.stale:  # the tree still quotes the text that went: keep readers off it
                 mark_stale(self.store, plan.source_id, "documents removed by a parallel run; the next run rebuilds it")
         elif not summary.interrupted:  # the tree once every document is written (one task: this one)
+            self.meter.stage("tree")
             summary.tree = self.update_tree(plan.source_id)
         summary.seconds = time.perf_counter() - started
         return summary
@@ -437,6 +439,7 @@ class Ingestor:
             return summary
         writer.submit(batch)
         summary.chunks_written += writer.close()
+        self.meter.stage("index")
 
         # 3. files gone from the source
         if plan.removed:
@@ -612,6 +615,7 @@ class Ingestor:
             self.store.delete(PARTITIONS, scope)
         self.store.add(PARTITIONS, [row for p in batch for row in p.partitions])
         self.store.add(CHUNKS, rows)
+        self.meter.add_chunks(len(rows))
         keys = [p.obj.key for p in batch]
         self.store.delete(DOCUMENTS, f"{filters.eq('source_id', source_id)} AND {filters.is_in('key', keys)}")
         self.store.add(DOCUMENTS, [p.document for p in batch])
@@ -682,10 +686,4 @@ def reingest(ingestor: Ingestor, kind: str) -> list[dict]:
     return results
 
 
-def log_progress(done: int, total: int, key: str) -> None:
-    """Progress as plain lines (used when stderr is not a terminal)."""
-    if done == total or done % 25 == 0:
-        print(f'{{"event": "progress", "done": {done}, "total": {total}}}', file=sys.stderr, flush=True)
-
-
-__all__ = ["Ingestor", "RunSummary", "Plan", "slug", "collection_name", "chunk_identity", "log_progress", "reingest"]
+__all__ = ["Ingestor", "RunSummary", "Plan", "slug", "collection_name", "chunk_identity", "reingest"]

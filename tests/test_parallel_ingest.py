@@ -8,6 +8,7 @@ GCS emulator ignores generation preconditions, DESIGN.md.)
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import subprocess
@@ -24,10 +25,10 @@ from ingest.pipeline import Ingestor
 from tests.conftest import REPO_ROOT, job_env, make_settings, write_corpus
 from thoth.config import Settings
 from thoth.store import Store
-from thoth.store.schema import CHUNKS, DOCUMENTS, PARTITIONS, SOURCES
+from thoth.store.schema import ALL_TABLES, CHUNKS, DOCUMENTS, SETTINGS
 
 TASKS = 3
-VOLATILE = {"ingested_at", "updated_at", "vector"}
+VOLATILE = {"ingested_at", "updated_at", "built_at", "vector"}
 
 
 def build_corpus(root: Path) -> Path:
@@ -41,15 +42,20 @@ def build_corpus(root: Path) -> Path:
     return root
 
 
+def _comparable(table: str, row: dict) -> dict:
+    if table == SETTINGS and row["key"].startswith("tree."):  # a tree pointer: JSON with its build time
+        row = {**row, "value": {k: v for k, v in json.loads(row["value"]).items() if k not in VOLATILE}}
+    return {k: v for k, v in row.items() if k not in VOLATILE}
+
+
 def snapshot(settings: Settings) -> dict[str, list[dict]]:
     """Every row of every table (vectors compared apart), sorted: what 'the same tables' means."""
     store = Store(settings)
+    assert set(store.table_names()) == set(ALL_TABLES)
     tables: dict[str, list[dict]] = {}
-    for table in (DOCUMENTS, PARTITIONS, CHUNKS, SOURCES):
+    for table in ALL_TABLES:
         rows = [row for batch in store.scan(table, store.table(table).schema.names) for row in batch.to_pylist()]
-        tables[table] = sorted(
-            rows, key=lambda r: repr([r.get(k) for k in ("source_id", "key", "chunk_id", "partition_id")])
-        )
+        tables[table] = sorted(rows, key=lambda r: repr(sorted(_comparable(table, r).items())))
     return tables
 
 
@@ -57,9 +63,7 @@ def assert_same_tables(a: dict[str, list[dict]], b: dict[str, list[dict]]) -> No
     for table in a:
         assert len(a[table]) == len(b[table]), table
         for left, right in zip(a[table], b[table], strict=True):
-            assert {k: v for k, v in left.items() if k not in VOLATILE} == {
-                k: v for k, v in right.items() if k not in VOLATILE
-            }, table
+            assert _comparable(table, left) == _comparable(table, right), table
             if "vector" in left:  # the same backend in every process; batches differ, so float noise
                 np.testing.assert_allclose(left["vector"], right["vector"], atol=1e-5)
 
@@ -107,7 +111,10 @@ def test_parallel_tasks_write_exactly_what_one_task_writes(tmp_path: Path, onnx_
     assert [r.stdout.split(":")[0] for r in runs] == [f"source docs (task {i}/{TASKS})" for i in range(1, TASKS + 1)]
     ingested = sum(int(r.stdout.split(" ingested")[0].rsplit(" ", 1)[1]) for r in runs)
     assert ingested == 13  # each file by exactly one task (the failed scan is reported, not ingested)
-    assert_same_tables(snapshot(single), snapshot(parallel))
+    tables = snapshot(parallel)
+    keys = [row["key"] for row in tables[SETTINGS]]
+    assert len(keys) == len(set(keys)), keys  # three tasks recorded the model at once: each key once
+    assert_same_tables(snapshot(single), tables)
 
     # changes between runs: edited, deleted, renamed (content moves to a new key), a copy removed
     (corpus / "engineering" / "deploy.md").write_text("# Deploying\n\nDeploys now happen on Thursdays.\n")

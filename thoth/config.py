@@ -278,6 +278,7 @@ class Settings:
     pdf_password: str = ""
     max_document_bytes: int = 2 * 1024 * 1024  # ingest_document's limit (UTF-8 bytes of file_content)
     ingest_batch_chunks: int = 512  # chunks embedded and written together (one commit per table)
+    progress_seconds: float = 5.0  # a JSON progress line this often when stderr is not a terminal
     task_index: int = 0  # Cloud Run Jobs: this task's index and the number of tasks splitting the plan
     task_count: int = 1
     # Citations
@@ -345,6 +346,7 @@ class Settings:
             pdf_password=env.get("THOTH_PDF_PASSWORD", ""),
             max_document_bytes=_int(env, "THOTH_MAX_DOCUMENT_BYTES", 2 * 1024 * 1024, 1, 16 * 1024 * 1024),
             ingest_batch_chunks=_int(env, "THOTH_INGEST_BATCH_CHUNKS", 512, 1, 100_000),
+            progress_seconds=_float(env, "THOTH_PROGRESS_SECONDS", 5.0),
             task_index=task_index,
             task_count=task_count,
             citation_mode=_citation_mode(env),

@@ -48,3 +48,36 @@ def storage_client(settings: Settings) -> Any:
             else:
                 _clients[key] = storage.Client(project=settings.gcp_project or None)
         return _clients[key]
+
+
+def bucket_problem(settings: Settings, uri: str) -> str | None:
+    """Why the bucket of a gs:// URI cannot be used, in one sentence with what to do; None if it answers.
+
+    Asked only after a storage call failed (Lance's own errors name no bucket): one listing request.
+    """
+    from google.api_core import exceptions
+    from google.auth.exceptions import DefaultCredentialsError
+
+    bucket, prefix = split_gs_uri(uri)
+    try:
+        blobs = storage_client(settings).bucket(bucket).list_blobs(prefix=prefix, max_results=1, timeout=10, retry=None)
+        next(iter(blobs), None)
+    except exceptions.NotFound:
+        return (
+            f"bucket gs://{bucket} does not exist (database {uri}): create it (terraform apply, or "
+            f"`gcloud storage buckets create gs://{bucket}`) or point THOTH_DB_URI (--db) at an existing bucket"
+        )
+    except exceptions.Forbidden:
+        return (
+            f"no permission to list gs://{bucket} (database {uri}): grant this identity roles/storage.objectViewer "
+            f"on the bucket (roles/storage.objectAdmin for the ingest job)"
+        )
+    except DefaultCredentialsError:
+        return (
+            f"no Google credentials to reach gs://{bucket} (database {uri}): run "
+            f"`gcloud auth application-default login`, or set STORAGE_EMULATOR_HOST for the emulator"
+        )
+    except Exception as exc:  # connection refused, DNS, timeouts: the endpoint is not there
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return f"cannot reach the storage endpoint for gs://{bucket} (database {uri}): {first}"
+    return None

@@ -1,8 +1,9 @@
 """`/internal/gcs-events`: Cloud Storage object events pushed by Pub/Sub.
 
-`POST` answers at once (202 accepted, 200 ignored, 400 not a push message, 401
-without the admin token or an identity in THOTH_INTERNAL_IDENTITIES, e.g. the
-service account Pub/Sub pushes with) and does the work after the response, one event at a
+`POST` answers at once (202 accepted, 200 ignored, 400 not a push message; before
+that, 503 while neither THOTH_ADMIN_TOKEN nor THOTH_INTERNAL_IDENTITIES is set, and 401
+to a caller without the admin token or an identity in THOTH_INTERNAL_IDENTITIES, e.g.
+the service account Pub/Sub pushes with) and does the work after the response, one event at a
 time per instance. A failure is logged and counted; the object is picked up
 again by the next batch run (`python -m ingest` or `python -m ingest missing`).
 `GET` reports what this instance has processed.

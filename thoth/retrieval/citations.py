@@ -1,7 +1,11 @@
 """resolve_citation: a source_ref (or bucket + key) -> a URL a person can open, at the page.
 
 Modes:
-- `signed`: a V4 signed URL for the gs:// object (GET, THOTH_SIGNED_URL_SECONDS).
+- `signed`: a V4 signed URL for the gs:// object (GET, THOTH_SIGNED_URL_SECONDS), for the
+  cited generation: on a versioned bucket a citation to a replaced PDF still opens the bytes
+  that were quoted. When that generation is gone (deleted, or replaced in a bucket that keeps
+  no old versions) the citation says so (`version_available: false`, `note`) and the URL opens
+  the object as it is now.
   Signed with THOTH_SIGNING_KEY_FILE (a service-account key) if set, else with
   Application Default Credentials: a key-backed account signs locally; on Cloud
   Run (no private key) google-cloud-storage calls the IAM signBlob API with the
@@ -71,8 +75,10 @@ def _signer(settings: Settings) -> tuple[Any, Any]:
         return _signers[key]
 
 
-def signed_url(settings: Settings, bucket: str, key: str, now: datetime | None = None) -> tuple[str, datetime]:
-    """A V4 signed GET URL for gs://bucket/key and when it expires."""
+def signed_url(
+    settings: Settings, bucket: str, key: str, now: datetime | None = None, generation: str | None = None
+) -> tuple[str, datetime]:
+    """A V4 signed GET URL for gs://bucket/key (that generation of it, if given) and when it expires."""
     from google.auth.credentials import Signing
     from google.auth.transport.requests import Request
 
@@ -97,9 +103,30 @@ def signed_url(settings: Settings, bucket: str, key: str, now: datetime | None =
         method="GET",
         credentials=credentials,
         api_access_endpoint=GCS_ENDPOINT,
+        generation=int(generation) if generation else None,
         **extra,
     )
     return url, (now or datetime.now(UTC)) + lifetime
+
+
+def current_generation(settings: Settings, bucket: str, key: str, generation: str | None) -> tuple[bool, str | None]:
+    """(whether `generation` of gs://bucket/key can still be read; the generation a URL should open:
+    that one, else the live one, else None when the object is gone).
+
+    One metadata request with the server's own storage client (reading needs no signing rights).
+    """
+    from google.api_core import exceptions
+
+    from thoth.gcs import storage_client
+
+    blob_in = storage_client(settings).bucket(bucket)
+    try:
+        if generation and generation.isdigit() and blob_in.get_blob(key, generation=int(generation)) is not None:
+            return True, generation
+        live = blob_in.get_blob(key)
+    except exceptions.GoogleAPICallError as exc:
+        raise CitationUnavailable(f"cannot look up gs://{bucket}/{key}: {exc.message}") from None
+    return False, str(live.generation) if live is not None else None
 
 
 # -- resolving ----------------------------------------------------------------------------------
@@ -185,11 +212,24 @@ def resolve_citation(
         "highlight": highlight,
         "highlight_applied": False,
         "expires_at": None,
+        "version_available": None,  # checked in the signed mode: False when the cited generation is gone
+        "note": None,
     }
     if chosen in ("signed", "gs") and not in_bucket:
         raise CitationUnavailable(f"mode {chosen!r} needs a gs:// document; {ref.base} is a local file (use 'file')")
     if chosen == "signed":
-        url, expires = signed_url(settings, row["bucket"], row["key"])
+        cited = result["version_id"]
+        available, live = current_generation(settings, row["bucket"], row["key"], cited)
+        where = f"gs://{row['bucket']}/{row['key']}"
+        if live is None:
+            raise NotFound(f"{where} is no longer in the bucket" + (f" (cited: generation {cited})" if cited else ""))
+        if cited and not available:
+            result["note"] = (
+                f"generation {cited} of {where} is gone (replaced or deleted, and the bucket keeps no old "
+                f"versions); the URL opens the current object (generation {live}), which may differ from the quote"
+            )
+        result["version_available"] = available if cited else None
+        url, expires = signed_url(settings, row["bucket"], row["key"], generation=live)
         result.update(
             url=url + _fragment(start, highlight), expires_at=expires.isoformat(), highlight_applied=bool(highlight)
         )

@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import random
+import re
 import sys
 import threading
 import time
@@ -31,10 +32,12 @@ from thoth.store.schema import (
     META_TREE_PREFIX,
     META_VECTOR_INDEX_ROWS,
     PARTITIONS,
+    PRIMARY_KEYS,
     SESSIONS,
     SETTINGS,
     SOURCES,
     TREE_NODES,
+    is_primary_key,
     schema_for,
 )
 
@@ -131,6 +134,12 @@ class StoreError(RuntimeError):
     """The index cannot be read or written; the message says why."""
 
 
+def _lance_message(exc: Exception) -> str:
+    # Lance's messages end in the Rust source path that raised them: of no use to an operator.
+    first = (str(exc).splitlines() or [type(exc).__name__])[0]
+    return re.sub(r",\s*/\S+\.rs:\d+:\d+\s*$", "", first).strip() or type(exc).__name__
+
+
 class IndexMissing(StoreError):
     """There is no index at the configured URI yet."""
 
@@ -161,15 +170,33 @@ class Store:
                     interval = self.settings.read_consistency_seconds
                     for name, value in self.settings.storage_env().items():
                         os.environ.setdefault(name, value)  # read by Lance's Rust code, not by Thoth
-                    self._db = _lancedb().connect(
-                        self.uri,
-                        read_consistency_interval=timedelta(seconds=interval) if interval >= 0 else None,
-                        storage_options=self.settings.storage_options() or None,
-                    )
+                    try:
+                        self._db = _lancedb().connect(
+                            self.uri,
+                            read_consistency_interval=timedelta(seconds=interval) if interval >= 0 else None,
+                            storage_options=self.settings.storage_options() or None,
+                        )
+                    except Exception as exc:
+                        raise self._unusable(exc, "cannot connect to") from exc
         return self._db
 
+    def _unusable(self, exc: Exception, doing: str) -> StoreError:
+        """A storage failure as one sentence: on gs://, why the bucket cannot be used and what to do."""
+        if self.uri.startswith("gs://"):
+            from thoth.gcs import bucket_problem
+
+            problem = bucket_problem(self.settings, self.uri)
+            if problem:
+                return StoreError(problem)
+        return StoreError(f"{doing} the index at {self.uri}: {_lance_message(exc)}")
+
     def table_names(self) -> list[str]:
-        result = self.db.list_tables()
+        try:
+            result = self.db.list_tables()
+        except StoreError:
+            raise
+        except Exception as exc:  # Lance raises RuntimeError/OSError when the storage is not there
+            raise self._unusable(exc, "cannot list the tables of") from exc
         names = getattr(result, "tables", result)
         return [n for n in names if n in ALL_TABLES]
 
@@ -185,8 +212,10 @@ class Store:
                         raise IndexMissing(
                             f"table {name!r} does not exist in {self.uri}; run `python -m ingest` first"
                         ) from exc
+                    except StoreError:
+                        raise
                     except Exception as exc:  # Lance raises RuntimeError/OSError for unreadable tables
-                        raise StoreError(f"cannot open table {name!r} in {self.uri}: {exc}") from exc
+                        raise self._unusable(exc, f"cannot open table {name!r} in") from exc
         return table
 
     def ensure_tables(self, dim: int) -> None:
@@ -205,6 +234,8 @@ class Store:
         self._tables.clear()
         for name in ALL_TABLES:
             self._add_missing_columns(name, schema_for(name, dim))
+        for name, column in PRIMARY_KEYS.items():
+            self._ensure_primary_key(name, column)
 
     def _add_missing_columns(self, name: str, wanted: pa.Schema) -> None:
         # An index written before a column existed gets it, all nulls (no re-ingest needed).
@@ -212,6 +243,18 @@ class Store:
         missing = [f for f in wanted if f.name not in table.schema.names]
         if missing:
             retry_on_conflict(lambda: table.add_columns(missing), f"add columns to {name}")
+
+    def _ensure_primary_key(self, name: str, column: str) -> None:
+        # A table written before its key was the row identity (and maybe holding a key twice, from
+        # parallel tasks of that time) is rewritten once, one row per key, under the keyed schema.
+        table = self.table(name)
+        if is_primary_key(table.schema.field(column)):
+            return
+        rows = {row[column]: row for row in table.to_arrow().to_pylist() if row[column] is not None}
+        wanted = schema_for(name, 0)
+        data = pa.Table.from_pylist(list(rows.values()), schema=wanted)
+        retry_on_conflict(lambda: self.db.create_table(name, data=data, schema=wanted, mode="overwrite"), name)
+        self._tables.pop(name, None)
 
     def ensure_table(self, name: str, dim: int = 0) -> None:
         """Create one table if it is missing (e.g. `sessions` on an index built before it existed)."""
@@ -251,7 +294,11 @@ class Store:
         self.set_settings({key: value})
 
     def set_settings(self, values: dict[str, str]) -> None:
-        """Write several keys in one commit (readers never see half of them)."""
+        """Write several keys in one commit (readers never see half of them).
+
+        Safe under concurrent writers: `key` is the table's primary key, so a merge_insert that lost
+        the race to insert a key is retried by Lance as an update (no key is ever stored twice).
+        """
         changed = {k: v for k, v in values.items() if self.get_setting(k) != v}
         if not changed:
             return

@@ -144,7 +144,20 @@ SESSIONS_SCHEMA = pa.schema(
     ]
 )
 
-SETTINGS_SCHEMA = pa.schema([("key", pa.string()), ("value", pa.string())])
+# Field metadata that makes a column the row identity. Lance then checks the keys a concurrent
+# merge_insert inserted: of two writers inserting one key, the later one retries and updates, so
+# parallel ingest tasks cannot leave a key twice (issue 21). A key column must not be nullable.
+PRIMARY_KEY_METADATA = {b"lance-schema:unenforced-primary-key": b"true"}
+PRIMARY_KEYS = {SETTINGS: "key"}  # table -> its key column
+
+
+def is_primary_key(field: pa.Field) -> bool:
+    return bool(field.metadata) and all(field.metadata.get(k) == v for k, v in PRIMARY_KEY_METADATA.items())
+
+
+SETTINGS_SCHEMA = pa.schema(
+    [pa.field("key", pa.string(), nullable=False, metadata=PRIMARY_KEY_METADATA), ("value", pa.string())]
+)
 
 
 def schema_for(table: str, dim: int) -> pa.Schema:

@@ -162,6 +162,10 @@ class Citation(BaseModel):
     highlight: str | None
     highlight_applied: bool
     expires_at: str | None = Field(description="when a signed URL stops working (ISO 8601)")
+    version_available: bool | None = Field(
+        None, description="signed mode: whether the cited generation can still be opened (false: see note)"
+    )
+    note: str | None = Field(None, description="what the URL opens when it is not the cited version")
 
 
 class DocumentChunks(BaseModel):
@@ -358,7 +362,8 @@ def register(mcp: MCPServer, app: Thoth) -> None:
 
         data = Citation(**call("resolve_citation", run))
         expires = f"\nexpires {data.expires_at}" if data.expires_at else ""
-        return respond(data, f"{data.url}{expires}")
+        note = f"\nnote: {data.note}" if data.note else ""
+        return respond(data, f"{data.url}{expires}{note}")
 
     @read_only_tool(mcp)
     def fetch_document_chunks(

@@ -1,0 +1,58 @@
+"""The `settings` table under concurrent writers, on a local folder (the GCS emulator ignores
+generation preconditions, DESIGN.md): several processes recording the same keys at the same moment
+leave each key once, and an index written before the key was the row identity is repaired."""
+
+from __future__ import annotations
+
+import multiprocessing
+from pathlib import Path
+
+import pyarrow as pa
+
+from tests.conftest import make_settings
+from thoth.store import Store
+from thoth.store.schema import SETTINGS, is_primary_key
+
+WRITERS = 4
+
+
+def _record(db: str, barrier: multiprocessing.synchronize.Barrier, index: int) -> None:
+    store = Store(make_settings(Path(db)))
+    store.table(SETTINGS)  # opened before the barrier, so every process writes at the same moment
+    barrier.wait()
+    store.set_settings({"index.embed_model": "all-MiniLM-L6-v2", "index.embed_dim": "384", "writer": str(index)})
+
+
+def test_concurrent_writers_leave_each_key_once(tmp_path: Path) -> None:
+    store = Store(make_settings(tmp_path / "db"))
+    store.ensure_tables(384)
+    context = multiprocessing.get_context("spawn")  # lancedb's runtime does not survive fork
+    barrier = context.Barrier(WRITERS)
+    procs = [context.Process(target=_record, args=(str(tmp_path / "db"), barrier, i)) for i in range(WRITERS)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(timeout=120)
+    assert [proc.exitcode for proc in procs] == [0] * WRITERS
+    rows = Store(make_settings(tmp_path / "db")).table(SETTINGS).to_arrow().to_pylist()
+    keys = sorted(row["key"] for row in rows)
+    assert keys == ["index.embed_dim", "index.embed_model", "writer"], rows
+    assert next(r["value"] for r in rows if r["key"] == "writer") in {str(i) for i in range(WRITERS)}
+
+
+def test_an_index_from_before_is_rewritten_one_row_per_key(tmp_path: Path) -> None:
+    import lancedb
+
+    old = pa.schema([("key", pa.string()), ("value", pa.string())])  # the schema before issue 21
+    model, dim = {"key": "index.embed_model", "value": "all-MiniLM-L6-v2"}, {"key": "index.embed_dim", "value": "384"}
+    rows = [model, model, model, dim]  # three tasks of that time each inserted the model
+    lancedb.connect(str(tmp_path / "db")).create_table(SETTINGS, data=pa.Table.from_pylist(rows, schema=old))
+    store = Store(make_settings(tmp_path / "db"))
+    assert store.count(SETTINGS) == 4
+    store.ensure_tables(384)
+    assert store.count(SETTINGS) == 2
+    assert is_primary_key(store.table(SETTINGS).schema.field("key"))
+    assert store.index_model() == ("all-MiniLM-L6-v2", 384)
+    store.set_setting("index.embed_dim", "384")  # unchanged: nothing written
+    store.set_setting("research.default_collection", "papers")
+    assert store.count(SETTINGS) == 3

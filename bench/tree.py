@@ -2,6 +2,7 @@
 
     python -m bench.tree [--sizes 1000,4000,16000] [--reducer pca|umap] [--sample 256]
     python -m bench.tree --incremental [--base 3000] [--add 30] [--sample 256]
+    python -m bench.tree --events DB_URI --dataset ID [--rebuild]
 
 The chunks are generated: pseudo-English texts of 100-180 words (bench.embed.make_texts). Embedding
 16,000 of them would take longer than the tree, so only `--sample` texts are embedded and every
@@ -19,6 +20,11 @@ chunks picked at random are deleted in place from the updated tree (timed agains
 build), and the inserted ones are deleted again (the tree must equal the first build). Printed: seconds (and the ratio
 in-place / fresh build), nodes rewritten, and level-1 cluster quality over the same chunks: mean
 cosine of a chunk to its cluster's centroid, and the silhouette (cosine) of the level-1 partition.
+
+`--events DB_URI --dataset ID`: end to end through the store, on a copy of an existing index
+(e.g. the one bench.quality builds): one new Markdown document ingested as a bucket event does
+(`Ingestor.ingest_object`, then the tree updated in place), then deleted the same way; each timed
+whole (parse, embed, write, tree). `--rebuild` also times a full rebuild of the same tree.
 """
 
 from __future__ import annotations
@@ -137,6 +143,49 @@ def incremental(args: argparse.Namespace) -> int:
     return 0
 
 
+EVENT_DOC = """# Working across time zones
+
+Team members spread over many time zones agree on a few overlap hours for meetings, record every
+meeting for those who sleep through it, and write decisions down in the handbook so nobody has to
+be awake to learn them. Managers check that on-call rotations follow the sun.
+"""
+
+
+def events(db_uri: str, dataset: str, rebuild: bool) -> int:
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from ingest.pipeline import Ingestor
+    from ingest.sources import SourceObject
+
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "db"
+        shutil.copytree(db_uri, copy)
+        settings = Settings.from_env(db_uri=str(copy))
+        ingestor = Ingestor(settings)
+        source = ingestor.store.get_source(dataset)
+        if source is None:
+            raise SystemExit(f"--dataset {dataset!r} is not in {db_uri}")
+        ingestor.embedder.embed(["warm up"])  # the model load is a server's start, not an event's cost
+        data = EVENT_DOC.encode()
+        obj = SourceObject(key="bench/time-zones.md", uri="bench/time-zones.md", size=len(data), read=lambda: data)
+        print(f"{dataset}: {source['chunk_count']} chunks; one document in and out as bucket events do")
+        started = time.perf_counter()
+        ingestor.ingest_object(dataset, obj, {}, name=source["name"], uri=source["uri"])
+        tree = ingestor.update_tree(dataset, policy="event")
+        print(f"  insert event: {time.perf_counter() - started:.1f}s; {tree.render() if tree else 'no tree'}")
+        started = time.perf_counter()
+        ingestor.delete_object(dataset, obj.key, None, name=source["name"], uri=source["uri"])
+        tree = ingestor.update_tree(dataset, policy="event")
+        print(f"  delete event: {time.perf_counter() - started:.1f}s; {tree.render() if tree else 'no tree'}")
+        if rebuild:
+            started = time.perf_counter()
+            tree = ingestor.update_tree(dataset, force=True)
+            print(f"  full rebuild: {time.perf_counter() - started:.1f}s; {tree.render() if tree else 'no tree'}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.tree", description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,4000,16000", help="comma-separated chunk counts")
@@ -148,7 +197,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--incremental", action="store_true", help="in-place insert and delete against a fresh build")
     parser.add_argument("--base", type=int, default=3000, help="--incremental: chunks the first tree is built on")
     parser.add_argument("--add", type=int, default=30, help="--incremental: chunks inserted (then deleted) in place")
+    parser.add_argument("--events", metavar="DB_URI", help="time bucket events end to end on a copy of this index")
+    parser.add_argument("--dataset", help="--events: the dataset (source id) to change")
+    parser.add_argument("--rebuild", action="store_true", help="--events: also time a full rebuild")
     args = parser.parse_args(argv)
+    if args.events:
+        if not args.dataset:
+            parser.error("--events needs --dataset")
+        return events(args.events, args.dataset, args.rebuild)
     if args.incremental:
         return incremental(args)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]

@@ -451,9 +451,10 @@ class Ingestor:
         # 4. chunks of content still known name a key and generation that exist
         for doc_id in sorted(referenced):
             self._repoint(source_id, doc_id)
+        fold_in = self.store.fold_in_due()  # a few new chunks stay in the indexes' unindexed tail (a cheap write)
         if self.settings.task_index == 0:  # one task of a parallel job trains the ANN index, not every task
-            self.store.ensure_vector_index()  # once the table passes THOTH_VECTOR_INDEX_MIN_ROWS
-        self.store.ensure_fts_index()
+            self.store.ensure_vector_index(fold_in=fold_in)  # once the table passes THOTH_VECTOR_INDEX_MIN_ROWS
+        self.store.ensure_fts_index(fold_in=fold_in)
         self._update_source(source_id, name, uri, kind)
         return summary
 

@@ -21,9 +21,10 @@ THOTH_EMBED_INT8=1 measures the int8 ONNX model (in an index of its own); THOTH_
   flat hybrid. A chunk names its page; a summary node names the pages it covers (its `pages`).
 
 Collapsed tree: chunks and RAPTOR summary nodes ranked together (thoth.retrieval.tree.collapsed:
-cosine over both, fused with BM25 over chunks); tree-vector: the same by cosine alone, as in the
-paper (compare it with `vector`). A summary node in a list stands for its leaf chunks, ordered by
-their similarity to the query.
+the flat hybrid ranking of the chunks, summaries merged in where they beat a chunk by cosine and by
+keyword evidence, never naming a new page before the flat ranking's first five); tree-vector: the
+same by cosine alone (compare it with `vector`). A summary node in a list stands for the pages it
+names (its `pages` as `rag_retrieve` serves it: up to 3, most of its chunks first).
 
 The index is built once under --db and reused (ingest is idempotent); the first SciFact run embeds
 5,183 abstracts (a few minutes with THOTH_EMBED_BACKEND=onnx). `--scifact-limit N` keeps every
@@ -83,18 +84,14 @@ class Runner:
 
     def collapsed(self, query: str, alpha: float = 0.5) -> list[str]:
         hits = tree.collapsed(self.store, self.embedder, self.source_id, query, DEPTH, alpha=alpha)
-        qv = self.embedder.embed([query])[0]
+        index = tree.tree_index_of(self.store, self.source_id)
         keys: list[str] = []
         for hit in hits:
             if hit["level"] == 0:
                 keys.append(hit["key"])
                 continue
             self.summary_hits += 1
-            leaves = tree.leaf_ids(self.store, hit)
-            where = f"{self.where} AND {filters.is_in('chunk_id', leaves)}"
-            rows = self.store.chunks(where, ["chunk_id", "key", "vector"])
-            rows.sort(key=lambda r: -float(np.dot(qv, np.asarray(r["vector"], dtype=np.float32))))
-            keys += [r["key"] for r in rows]
+            keys += index.named_pages(hit["node_id"]) if index else []  # the pages a served summary lists
         return _doc_ranking(keys)
 
     def tree_vector(self, query: str) -> list[str]:

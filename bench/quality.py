@@ -151,11 +151,14 @@ def _evaluate(
         )
 
 
-def scifact(data: Path, settings: Settings, cache: Path, limit: int | None, max_queries: int | None, modes) -> None:
+def scifact_set(
+    data: Path, settings: Settings, cache: Path, limit: int | None, max_queries: int | None
+) -> tuple[Store, str, list[tuple[str, set[str]]]] | None:
+    """The SciFact index (built or brought up to date) with its source id and (query, relevant files)."""
     root = data / "scifact"
     if not (root / "corpus.jsonl").is_file():
         print(f"SciFact: skipped (no {root / 'corpus.jsonl'})")
-        return
+        return None
     qrels: dict[str, set[str]] = {}
     for line in (root / "qrels.dev.tsv").read_text().splitlines()[1:]:
         qid, doc, score = line.split("\t")
@@ -182,26 +185,79 @@ def scifact(data: Path, settings: Settings, cache: Path, limit: int | None, max_
             kept += 1
     scope = "full corpus" if limit is None else f"{limit} abstracts + the relevant ones"
     print(f"SciFact: {len(queries)} dev queries, {kept} abstracts ({scope})", flush=True)
-    store = _ingest(settings, folder, "scifact" if limit is None else f"scifact-{limit}")
-    runner = Runner(store, settings, "scifact" if limit is None else f"scifact-{limit}")
-    pairs = [(q["text"], {f"{d}.md" for d in qrels[q["_id"]]}) for q in queries]
-    metrics = [("nDCG@10", lambda r, g: ndcg_at(r, g, 10)), ("recall@10", lambda r, g: recall_at(r, g, 10))]
-    _evaluate(runner, pairs, metrics, modes)
+    source = "scifact" if limit is None else f"scifact-{limit}"
+    store = _ingest(settings, folder, source)
+    return store, source, [(q["text"], {f"{d}.md" for d in qrels[q["_id"]]}) for q in queries]
 
 
-def handbook(data: Path, settings: Settings, max_queries: int | None, modes) -> None:
+SCIFACT_METRICS = {"nDCG@10": lambda r, g: ndcg_at(r, g, 10), "recall@10": lambda r, g: recall_at(r, g, 10)}
+HANDBOOK_METRICS = {"recall@5": lambda r, g: recall_at(r, g, 5), "MRR@5": lambda r, g: mrr_at(r, g, 5)}
+
+
+def scifact(data: Path, settings: Settings, cache: Path, limit: int | None, max_queries: int | None, modes) -> None:
+    found = scifact_set(data, settings, cache, limit, max_queries)
+    if found is not None:
+        store, source, pairs = found
+        _evaluate(Runner(store, settings, source), pairs, list(SCIFACT_METRICS.items()), modes)
+
+
+def handbook_set(
+    data: Path, settings: Settings, max_queries: int | None
+) -> tuple[Store, str, list[tuple[str, set[str]]]] | None:
+    """The handbook index with its source id and (context + question, gold files)."""
     root = data / "handbook"
     if not (root / "questions.dev.jsonl").is_file():
         print(f"handbook: skipped (no {root / 'questions.dev.jsonl'})")
-        return
+        return None
     questions = [json.loads(line) for line in (root / "questions.dev.jsonl").read_text().splitlines() if line.strip()]
     questions = questions[:max_queries]
     print(f"handbook: {len(questions)} dev questions over {root / 'docs'}", flush=True)
     store = _ingest(settings, root / "docs", "handbook-bench")
-    runner = Runner(store, settings, "handbook-bench")
     pairs = [(" ".join(filter(None, [q.get("context"), q["question"]])), set(q["gold_paths"])) for q in questions]
-    metrics = [("recall@5", lambda r, g: recall_at(r, g, 5)), ("MRR@5", lambda r, g: mrr_at(r, g, 5))]
-    _evaluate(runner, pairs, metrics, modes)
+    return store, "handbook-bench", pairs
+
+
+def handbook(data: Path, settings: Settings, max_queries: int | None, modes) -> None:
+    found = handbook_set(data, settings, max_queries)
+    if found is not None:
+        store, source, pairs = found
+        _evaluate(Runner(store, settings, source), pairs, list(HANDBOOK_METRICS.items()), modes)
+
+
+def ablation(data: Path, settings: Settings, cache: Path, args: argparse.Namespace) -> None:
+    """Each ranking lever on and off over both dev sets (bench/ablation.py), and the latency cost."""
+    from bench import ablation as ab
+
+    embedder = get_embedder(settings)
+    sets: list[ab.Dataset] = []
+    latency_set = None
+    if args.only in (None, "scifact"):
+        found = scifact_set(data, settings, cache, args.scifact_limit, args.limit_queries)
+        if found is not None:
+            store, source, pairs = found
+            store.ensure_fts_index(fold_in=False)  # the title/heading field on an index built before it
+            cases = ab.collect(store, embedder, source, pairs)
+            if args.context_scifact:
+                ab.add_plain_vectors(store, embedder, source, cases, cache)
+            sets.append(ab.Dataset("SciFact", cases, "nDCG@10", SCIFACT_METRICS))
+    if args.only in (None, "handbook"):
+        found = handbook_set(data, settings, args.limit_queries)
+        if found is not None:
+            store, source, pairs = found
+            store.ensure_fts_index(fold_in=False)
+            cases = ab.collect(store, embedder, source, pairs)
+            ab.add_plain_vectors(store, embedder, source, cases, cache)
+            sets.append(ab.Dataset("handbook", cases, "MRR@5", HANDBOOK_METRICS))
+            latency_set = (store, source, [text for text, _ in pairs])
+    rows = ab.levers(ab.best_ranking())
+    rows.append(("all - context", ab.Config(ab.best_ranking(), documents=True, context=False)))
+    rows.append(("+ context off (old)", ab.Config(ab.OLD, context=False)))
+    ab.table(sets, rows)
+    if args.grid:
+        ab.grid(sets)
+    if latency_set is not None:
+        store, source, texts = latency_set
+        ab.latency(store, embedder, source, texts)
 
 
 BROAD_QUESTIONS = Path(__file__).parent / "data" / "broad_questions.jsonl"
@@ -272,6 +328,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scifact-limit", type=int, help="abstracts besides the relevant ones (default: all)")
     parser.add_argument("--limit-queries", type=int, help="first N queries of each data set")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
+    parser.add_argument("--ablation", action="store_true", help="each ranking lever on and off (bench/ablation.py)")
+    parser.add_argument("--grid", action="store_true", help="with --ablation: every fusion/weight/boost/share")
+    parser.add_argument("--context-scifact", action="store_true", help="with --ablation: SciFact without context too")
     args = parser.parse_args(argv)
     modes = [m for m in args.modes.split(",") if m]
     unknown = set(modes) - set(MODES)
@@ -289,6 +348,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{base.tree_summariser} summaries of {base.tree_summary_tokens} word pieces, "
         f"clusters up to {base.tree_cluster_tokens}"
     )
+    if args.ablation:
+        ablation(data, settings, cache, args)
+        return 0
     if args.only in (None, "scifact"):
         scifact(data, settings, cache, args.scifact_limit, args.limit_queries, modes)
     if args.only in (None, "handbook"):

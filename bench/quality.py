@@ -235,7 +235,7 @@ def ablation(data: Path, settings: Settings, cache: Path, args: argparse.Namespa
         found = scifact_set(data, settings, cache, args.scifact_limit, args.limit_queries)
         if found is not None:
             store, source, pairs = found
-            store.ensure_fts_index(fold_in=False)  # the title/heading field on an index built before it
+            store.ensure_section_index()  # the title/heading field the 'title' lever boosts
             cases = ab.collect(store, embedder, source, pairs)
             if args.context_scifact:
                 ab.add_plain_vectors(store, embedder, source, cases, cache)
@@ -244,15 +244,12 @@ def ablation(data: Path, settings: Settings, cache: Path, args: argparse.Namespa
         found = handbook_set(data, settings, args.limit_queries)
         if found is not None:
             store, source, pairs = found
-            store.ensure_fts_index(fold_in=False)
+            store.ensure_section_index()
             cases = ab.collect(store, embedder, source, pairs)
             ab.add_plain_vectors(store, embedder, source, cases, cache)
             sets.append(ab.Dataset("handbook", cases, "MRR@5", HANDBOOK_METRICS))
             latency_set = (store, source, [text for text, _ in pairs])
-    rows = ab.levers(ab.best_ranking())
-    rows.append(("all - context", ab.Config(ab.best_ranking(), documents=True, context=False)))
-    rows.append(("+ context off (old)", ab.Config(ab.OLD, context=False)))
-    ab.table(sets, rows)
+    ab.table(sets, ab.levers())
     if args.grid:
         ab.grid(sets)
     if latency_set is not None:

@@ -44,6 +44,9 @@ PAGES = {
         for i in range(8)
     )
     + "\n",
+    # A title naming the subject, and a page that only mentions it in passing.
+    "people/sabbatical.md": "# Sabbatical\n\nAfter five years a team member may take a long break from work.\n",
+    "people/benefits.md": "# Benefits\n\nHealth cover, pension, sabbatical rules and the gym are all described here.\n",
     **{
         f"misc/note-{i}.md": f"# Note {i}\n\nTravel expenses and receipts come up in note {i}. {FILLER}\n"
         for i in range(4)
@@ -106,6 +109,18 @@ def test_a_document_is_scored_by_its_best_chunk_plus_a_share_of_the_next() -> No
     assert _keys(ranked) == ["b", "a", "c", "b", "b"]  # files first (b: 0.78 + 0.2 x 1.30), then repeats
     assert ranked[0]["document_score"] == pytest.approx(0.78 + 0.2 * (0.70 + 0.60))
     assert _keys(by_document(hits, 5, Ranking(document_share=0.0)))[:3] == ["a", "b", "c"]  # best chunk alone
+
+
+def test_the_title_field_lifts_a_title_match_above_a_body_mention(corpus: Settings) -> None:
+    # Not in the default ranking (it did not help on dev), but bench.quality's ablation relies on it.
+    store = Store(corpus)
+    store.ensure_section_index()
+    assert store.fts_has_sections()
+    boosted = _keys(keyword_search(store, "sabbatical", 2, section_boost=2.0))
+    assert boosted[0] == "people/sabbatical.md"
+    plain = keyword_search(store, "sabbatical", 2)
+    titled = keyword_search(store, "sabbatical", 2, section_boost=2.0)
+    assert titled[0]["bm25"] > plain[0]["bm25"]  # the heading field adds to the text field's score
 
 
 def test_the_default_ranking_is_the_one_measured(tmp_path: Path) -> None:

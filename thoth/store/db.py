@@ -64,7 +64,7 @@ HIT_COLUMNS = [
     "partition_hash",
 ]
 FTS_COLUMN = "search_text"
-FTS_SECTION_COLUMN = "section"  # title and heading path: a field of its own, boosted in keyword search
+FTS_SECTION_COLUMN = "section"  # title and heading path: a field of its own when boosted (ensure_section_index)
 COMMIT_ATTEMPTS = 8
 
 log = logging.getLogger("thoth.store")
@@ -404,28 +404,28 @@ class Store:
         return self._fts_index(FTS_SECTION_COLUMN) is not None
 
     def ensure_fts_index(self, fold_in: bool = True) -> None:
-        """Build the BM25 indexes on chunks (English stemming, stop words and ASCII folding; word positions
-        for phrases on the text, and a second index on the title and heading path), or fold new rows into
-        them (`fold_in`). An index built before positions, or before the heading field, is rebuilt once,
-        with a log line naming what was missing: that is the migration of tables written by older versions."""
+        """Build the BM25 index on chunks (English stemming and stop words, word positions for phrases),
+        or fold new rows into it (`fold_in`). An index built before positions were stored is rebuilt
+        once, with a log line: that is the migration of tables written by older versions."""
         table = self.table(CHUNKS)
-        positions, sections = self.fts_has_positions(), self.fts_has_sections()
-        if positions and sections:
+        positions = self.fts_has_positions()
+        if positions:
             if fold_in:
                 retry_on_conflict(table.optimize, "optimize chunks")
             return
-        missing = [
-            what for what, ok in (("word positions", positions), ("the title/heading field", sections)) if not ok
-        ]
-        old = positions is not None  # an index exists: this is a migration, not a first build
-        if old:
-            log.warning("migrating the BM25 index of chunks: rebuilding it with %s", " and ".join(missing))
+        if positions is False:
+            log.warning("migrating the BM25 index of chunks: rebuilding it with word positions (phrase queries)")
         started = time.perf_counter()
-        for column, with_position, ok in ((FTS_COLUMN, True, positions), (FTS_SECTION_COLUMN, False, sections)):
-            if not ok:
-                retry_on_conflict(lambda c=column, p=with_position: self._create_fts(c, p), "create the BM25 index")
-        if old:
-            log.warning("BM25 index migrated (%s) in %.1f s", " and ".join(missing), time.perf_counter() - started)
+        retry_on_conflict(lambda: self._create_fts(FTS_COLUMN, with_position=True), "create the BM25 index")
+        if positions is False:
+            log.warning("BM25 index migrated (word positions) in %.1f s", time.perf_counter() - started)
+
+    def ensure_section_index(self) -> None:
+        """The BM25 index of the title/heading field that `section_boost` weighs. Ingest does not build
+        it: measured on the dev splits it does not help, since the text field already holds the title
+        and heading path (docs/benchmarks.md); bench.quality's ablation builds it to show that."""
+        if not self.fts_has_sections():
+            retry_on_conflict(lambda: self._create_fts(FTS_SECTION_COLUMN, False), "create the heading index")
 
     def _create_fts(self, column: str, with_position: bool) -> None:
         self.table(CHUNKS).create_fts_index(
@@ -615,10 +615,7 @@ class Store:
         if self._warned_sections is None:
             self._warned_sections = not self.fts_has_sections()
             if self._warned_sections:
-                log.warning(
-                    "the BM25 index has no title/heading field: titles are not boosted until "
-                    "`python -m ingest` migrates it"
-                )
+                log.warning("the BM25 index has no title/heading field (ensure_section_index): titles are not boosted")
 
     def _fts(self, query: Any, limit: int, where: str | None) -> list[dict]:
         search = self.table(CHUNKS).search(query, query_type="fts")

@@ -103,13 +103,15 @@ def fuse_scores(lists: dict[str, tuple[float, list[dict]]], limit: int) -> list[
     fields = {"vector": "similarity", "keyword": "bm25"}
     total_weight = sum(weight for weight, _ in lists.values()) or 1.0
     fused: dict[str, dict[str, Any]] = {}
+    first_rank: dict[str, int] = {}  # ties (equal scores) keep the order the searches gave
     for name, (weight, hits) in lists.items():
         scaled = _scaled(hits, fields[name])
-        for hit in hits:
+        for rank, hit in enumerate(hits):
             entry = fused.setdefault(hit["chunk_id"], {**hit, "score": 0.0})
             entry.update({k: v for k, v in hit.items() if k in ("similarity", "bm25")})
             entry["score"] += weight * scaled[hit["chunk_id"]] / total_weight
-    best = sorted(fused.values(), key=lambda h: (-h["score"], h["chunk_id"]))[:limit]
+            first_rank[hit["chunk_id"]] = min(rank, first_rank.get(hit["chunk_id"], rank))
+    best = sorted(fused.values(), key=lambda h: (-h["score"], first_rank[h["chunk_id"]], h["chunk_id"]))[:limit]
     for hit in best:
         hit["score"] = round(hit["score"], 6)
     return best

@@ -3,7 +3,8 @@
     python -m bench.quality --ablation [--only scifact|handbook] [--limit-queries N]
 
 Every query's vector and keyword lists are fetched once from the real index (at the depth the server
-fetches, MIN_PREFETCH), then ranked under each configuration by the functions the server runs
+fetches, MIN_PREFETCH; vectors by exact search, so the ANN index the shared bench folder has does not
+blur the comparison), then ranked under each configuration by the functions the server runs
 (`fuse_lists`, `by_document`), so a figure here is what a tool returns. The levers:
 
 - fusion: plain RRF (the old default) against a convex combination of scores scaled per list, with
@@ -40,7 +41,6 @@ from thoth.retrieval.search import (
     fuse_lists,
     hybrid_search,
     keyword_search,
-    vector_search,
 )
 from thoth.store import Store, filters
 
@@ -77,8 +77,10 @@ class Config:
 def collect(store: Store, embedder: Embedder, source_id: str, pairs: list[tuple[str, set[str]]]) -> list[Case]:
     where = filters.eq("source_id", source_id)
     cases = []
-    for text, gold in pairs:
-        case = Case(text, gold, vector_search(store, embedder, text, MIN_PREFETCH, where))
+    vectors = embedder.embed([text for text, _ in pairs])
+    for (text, gold), vector in zip(pairs, vectors, strict=True):
+        # exact: the levers' effect, not the ANN index's (the bench folder holds both sets, over its threshold)
+        case = Case(text, gold, store.vector_search(vector, MIN_PREFETCH, where, exact=True))
         for boost in BOOSTS:
             case.keyword[boost] = keyword_search(store, text, MIN_PREFETCH, where, section_boost=boost)
         cases.append(case)

@@ -2,6 +2,7 @@
 
     python -m bench.quality [--data ../shared/data] [--db .thoth/bench] [--only scifact|handbook|broad]
                             [--scifact-limit N] [--limit-queries N] [--modes keyword,vector,...]
+                            [--ablation [--grid] [--context-scifact]]
 
 THOTH_EMBED_INT8=1 measures the int8 ONNX model (in an index of its own); THOTH_TREE_BUILD=0 with
 `--modes keyword,vector,hybrid` skips the trees when only the flat modes are wanted.
@@ -25,6 +26,10 @@ cosine over both, fused with BM25 over chunks); tree-vector: the same by cosine 
 paper (compare it with `vector`). A summary node in a list stands for its leaf chunks, ordered by
 their similarity to the query.
 
+`--ablation` prints the ranking levers on and off instead (bench/ablation.py, docs/benchmarks.md).
+
+SciFact and the handbook each have an index of their own (`own_index`: BM25 statistics are per
+table); the broad questions use the shared one, with its tree.
 The index is built once under --db and reused (ingest is idempotent); the first SciFact run embeds
 5,183 abstracts (a few minutes with THOTH_EMBED_BACKEND=onnx). `--scifact-limit N` keeps every
 abstract some dev query needs plus the first N others, for a short run (an easier corpus: say so
@@ -34,6 +39,7 @@ when quoting figures). A data set that is absent is skipped, not failed.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import re
@@ -152,6 +158,12 @@ def _evaluate(
         )
 
 
+def own_index(settings: Settings, name: str) -> Settings:
+    """Each single-fact data set in an index of its own: BM25's statistics (document frequencies, mean
+    length) are the whole table's, so another set in the same table would shift every keyword score."""
+    return dataclasses.replace(settings, db_uri=f"{settings.db_uri}-{name}")
+
+
 def scifact_set(
     data: Path, settings: Settings, cache: Path, limit: int | None, max_queries: int | None
 ) -> tuple[Store, str, list[tuple[str, set[str]]]] | None:
@@ -187,7 +199,7 @@ def scifact_set(
     scope = "full corpus" if limit is None else f"{limit} abstracts + the relevant ones"
     print(f"SciFact: {len(queries)} dev queries, {kept} abstracts ({scope})", flush=True)
     source = "scifact" if limit is None else f"scifact-{limit}"
-    store = _ingest(settings, folder, source)
+    store = _ingest(own_index(settings, "scifact"), folder, source)
     return store, source, [(q["text"], {f"{d}.md" for d in qrels[q["_id"]]}) for q in queries]
 
 
@@ -199,7 +211,7 @@ def scifact(data: Path, settings: Settings, cache: Path, limit: int | None, max_
     found = scifact_set(data, settings, cache, limit, max_queries)
     if found is not None:
         store, source, pairs = found
-        _evaluate(Runner(store, settings, source), pairs, list(SCIFACT_METRICS.items()), modes)
+        _evaluate(Runner(store, store.settings, source), pairs, list(SCIFACT_METRICS.items()), modes)
 
 
 def handbook_set(
@@ -213,7 +225,7 @@ def handbook_set(
     questions = [json.loads(line) for line in (root / "questions.dev.jsonl").read_text().splitlines() if line.strip()]
     questions = questions[:max_queries]
     print(f"handbook: {len(questions)} dev questions over {root / 'docs'}", flush=True)
-    store = _ingest(settings, root / "docs", "handbook-bench")
+    store = _ingest(own_index(settings, "handbook"), root / "docs", "handbook-bench")
     pairs = [(" ".join(filter(None, [q.get("context"), q["question"]])), set(q["gold_paths"])) for q in questions]
     return store, "handbook-bench", pairs
 
@@ -222,7 +234,7 @@ def handbook(data: Path, settings: Settings, max_queries: int | None, modes) -> 
     found = handbook_set(data, settings, max_queries)
     if found is not None:
         store, source, pairs = found
-        _evaluate(Runner(store, settings, source), pairs, list(HANDBOOK_METRICS.items()), modes)
+        _evaluate(Runner(store, store.settings, source), pairs, list(HANDBOOK_METRICS.items()), modes)
 
 
 def ablation(data: Path, settings: Settings, cache: Path, args: argparse.Namespace) -> None:

@@ -100,15 +100,20 @@ def test_a_page_with_many_matching_chunks_does_not_crowd_the_first_five(corpus: 
 
 
 def test_a_document_is_scored_by_its_best_chunk_plus_a_share_of_the_next() -> None:
-    def hit(key: str, score: float) -> dict:
-        return {"chunk_id": f"{key}-{score}", "key": key, "source_id": "s", "score": score}
+    def hit(key: str, score: float, partition: str) -> dict:
+        return {"chunk_id": f"{key}-{score}", "key": key, "source_id": "s", "score": score, "partition_id": partition}
 
-    hits = [hit("a", 0.80), hit("b", 0.78), hit("b", 0.70), hit("b", 0.60), hit("c", 0.5), hit("b", 0.1)]
+    hits = [hit("a", 0.80, "a1"), hit("b", 0.78, "b1"), hit("b", 0.70, "b2"), hit("b", 0.65, "b2")]
+    hits += [hit("b", 0.60, "b3"), hit("c", 0.5, "c1"), hit("b", 0.1, "b4")]
     ranking = Ranking(document_share=0.2, document_chunks=2)
     ranked = by_document(hits, 5, ranking)
-    assert _keys(ranked) == ["b", "a", "c", "b", "b"]  # files first (b: 0.78 + 0.2 x 1.30), then repeats
+    assert _keys(ranked) == ["b", "a", "c", "b", "b"]  # files first, then repeats by score
+    # b: its best, plus 0.2 x the best of two other sections (b2's second window does not count)
     assert ranked[0]["document_score"] == pytest.approx(0.78 + 0.2 * (0.70 + 0.60))
     assert _keys(by_document(hits, 5, Ranking(document_share=0.0)))[:3] == ["a", "b", "c"]  # best chunk alone
+
+    windows = [hit("a", 0.80, "a1"), hit("b", 0.78, "b1"), hit("b", 0.77, "b1"), hit("b", 0.76, "b1")]
+    assert _keys(by_document(windows, 2, ranking)) == ["a", "b"]  # one section's windows: no extra evidence
 
 
 def test_the_title_field_lifts_a_title_match_above_a_body_mention(corpus: Settings) -> None:

@@ -35,7 +35,7 @@ class Ranking:
     vector_weight: float = 0.4  # the vector list's weight when no alpha is given (keyword: 1 - this)
     section_boost: float = 0.0  # BM25 weight of the title/heading field beside the text (0: text alone)
     document_share: float = 0.2  # a document's score: its best chunk's plus this share of its next ones
-    document_chunks: int = 3  # how many of its next chunks count
+    document_chunks: int = 3  # how many of its next chunks count (one per other page or section)
 
 
 DEFAULT_RANKING = Ranking()
@@ -126,18 +126,32 @@ def fuse_lists(
     return fuse(list(lists.values()), limit)
 
 
+def _other_partitions(group: list[dict]) -> list[float]:
+    """Scores of a document's further evidence, best first: the best hit of each other partition (page
+    or section). Overlapping windows of one section say the same thing and count once, so a long
+    section (or abstract) cut into many chunks gains nothing over a short one (measured on SciFact)."""
+    seen = {group[0].get("partition_id")}
+    scores = []
+    for hit in group[1:]:
+        partition = hit.get("partition_id")
+        if partition not in seen:
+            seen.add(partition)
+            scores.append(hit["score"])
+    return scores
+
+
 def by_document(hits: list[dict], limit: int, ranking: Ranking = DEFAULT_RANKING) -> list[dict]:
-    """`limit` hits that put documents first: each document (source and key) scored by its best hit plus
-    `document_share` of its next `document_chunks`, and represented by its best hit; documents in that
-    order, then, when fewer documents than `limit` were found, their further hits by score. Each hit
-    keeps its own `score` and gets `document_score`."""
+    """`limit` hits that put documents first: each document (source and key) scored by its best hit
+    plus `document_share` of the best hits of its next `document_chunks` partitions, and represented
+    by its best hit; documents in that order, then, when fewer documents than `limit` were found, their
+    further hits by score. Each hit keeps its own `score` and gets `document_score`."""
     groups: dict[tuple[str, str], list[dict]] = {}
     for hit in sorted(hits, key=lambda h: -h["score"]):
         groups.setdefault((hit.get("source_id") or "", hit["key"]), []).append(hit)
     scored = []
     for group in groups.values():
-        rest = sum(h["score"] for h in group[1 : 1 + ranking.document_chunks])
-        scored.append((group[0]["score"] + ranking.document_share * rest, group))
+        rest = _other_partitions(group)[: ranking.document_chunks]
+        scored.append((group[0]["score"] + ranking.document_share * sum(rest), group))
     scored.sort(key=lambda sg: -sg[0])  # stable: ties keep the best hit's order
     firsts = [{**group[0], "document_score": round(score, 6)} for score, group in scored]
     if len(firsts) >= limit:

@@ -202,14 +202,15 @@ def search(
     source_id: str | None = None,
     metadata: dict | None = None,
 ) -> list[dict]:
-    """Hybrid search (alpha: 0 keyword only, 1 vector only) with each hit's page URL attached.
+    """Hybrid search (alpha: 0 keyword only, 1 vector only) with each hit's page URL attached, pages
+    first: each page once, by its best passage plus a share of its others (`by_document`).
 
     Arguments are checked (source, filters) before the model is loaded or anything is searched.
     """
     if source_id is not None:
         _require_source(store, source_id)
     where = filters.both(filters.where({"source_id": source_id}), filters.public(metadata))
-    hits = hybrid_search(store, get_embedder(), query, limit, alpha=alpha, where=where)
+    hits = hybrid_search(store, get_embedder(), query, limit, alpha=alpha, where=where, documents=True)
     if not hits:
         return []
     docs = store.rows(DOCUMENTS, DOC_COLUMNS, filters.is_in("doc_id", sorted({h["doc_id"] for h in hits})))

@@ -64,6 +64,7 @@ HIT_COLUMNS = [
     "partition_hash",
 ]
 FTS_COLUMN = "search_text"
+FTS_SECTION_COLUMN = "section"  # title and heading path: a field of its own when boosted (ensure_section_index)
 COMMIT_ATTEMPTS = 8
 
 log = logging.getLogger("thoth.store")
@@ -161,6 +162,7 @@ class Store:
         self._tables: dict[str, Any] = {}
         self._lock = threading.RLock()
         self._warned_positions = False
+        self._warned_sections: bool | None = None  # None: not checked yet
         self._readable: dict[str, int] = {}  # table -> the latest version read whole (check_readable)
 
     # -- connection -------------------------------------------------------
@@ -392,13 +394,17 @@ class Store:
             values_sql={"key": filters.quote(key), "source_ref": f"concat({filters.quote(ref_base)}, {page})"},
         )
 
-    def _fts_index(self) -> Any:
-        return next((idx for idx in self.table(CHUNKS).list_indices() if FTS_COLUMN in idx.columns), None)
+    def _fts_index(self, column: str = FTS_COLUMN) -> Any:
+        return next((idx for idx in self.table(CHUNKS).list_indices() if idx.columns == [column]), None)
 
     def fts_has_positions(self) -> bool | None:
         """Whether the BM25 index stores word positions (phrase queries need them); None: no index yet."""
         idx = self._fts_index()
         return None if idx is None else bool((getattr(idx, "index_details", None) or {}).get("with_position"))
+
+    def fts_has_sections(self) -> bool:
+        """Whether titles and heading paths have their own BM25 index (the boosted field)."""
+        return self._fts_index(FTS_SECTION_COLUMN) is not None
 
     def ensure_fts_index(self, fold_in: bool = True) -> None:
         """Build the BM25 index on chunks (English stemming and stop words, word positions for phrases),
@@ -413,19 +419,7 @@ class Store:
         if positions is False:
             log.warning("migrating the BM25 index of chunks: rebuilding it with word positions (phrase queries)")
         started = time.perf_counter()
-        retry_on_conflict(
-            lambda: table.create_fts_index(
-                FTS_COLUMN,
-                use_tantivy=False,  # the native index: it builds on object storage too
-                replace=True,
-                language="English",
-                stem=True,
-                remove_stop_words=True,
-                ascii_folding=True,
-                with_position=True,  # phrase queries ("time off") need positions
-            ),
-            "create the BM25 index",
-        )
+        retry_on_conflict(lambda: self._create_fts(FTS_COLUMN, with_position=True), "create the BM25 index")
         if positions is False:
             log.warning("BM25 index migrated (word positions) in %.1f s", time.perf_counter() - started)
 
@@ -441,6 +435,25 @@ class Store:
         idx = self._fts_index()
         stats = self.table(CHUNKS).index_stats(idx.name) if idx is not None else None
         return stats is None or stats.num_unindexed_rows >= FOLD_IN_ROWS
+
+    def ensure_section_index(self) -> None:
+        """The BM25 index of the title/heading field that `section_boost` weighs. Ingest does not build
+        it: measured on the dev splits it does not help, since the text field already holds the title
+        and heading path (docs/benchmarks.md); bench.quality's ablation builds it to show that."""
+        if not self.fts_has_sections():
+            retry_on_conflict(lambda: self._create_fts(FTS_SECTION_COLUMN, False), "create the heading index")
+
+    def _create_fts(self, column: str, with_position: bool) -> None:
+        self.table(CHUNKS).create_fts_index(
+            column,
+            use_tantivy=False,  # the native index: it builds on object storage too
+            replace=True,
+            language="English",
+            stem=True,
+            remove_stop_words=True,
+            ascii_folding=True,
+            with_position=with_position,  # phrase queries ("time off") need positions
+        )
 
     def optimize(self, table: str) -> None:
         retry_on_conflict(self.table(table).optimize, f"optimize {table}")
@@ -578,16 +591,28 @@ class Store:
         return rows
 
     def keyword_search(
-        self, words: str, limit: int, where: str | None = None, phrases: tuple[str, ...] = ()
+        self,
+        words: str,
+        limit: int,
+        where: str | None = None,
+        phrases: tuple[str, ...] = (),
+        section_boost: float = 0.0,
     ) -> list[dict]:
-        """BM25 over chunks: any of `words`, and every one of `phrases` (words in that order).
+        """BM25 over chunks: any of `words`, and every one of `phrases` (words in that order). With a
+        `section_boost`, words matched in the title and heading path also count that many times over.
 
         An index without word positions (built by an older version, not yet migrated by ingest)
         cannot answer phrases: they are searched as words then, and a warning says how to migrate.
         """
-        from lancedb.query import BooleanQuery, MatchQuery, Occur, PhraseQuery
+        from lancedb.query import BooleanQuery, MatchQuery, MultiMatchQuery, Occur, PhraseQuery
 
-        query: Any = MatchQuery(words, FTS_COLUMN) if words else None
+        query: Any = None
+        if words and section_boost > 0:
+            self._check_sections()
+            columns = [FTS_COLUMN, FTS_SECTION_COLUMN]
+            query = MultiMatchQuery(words, columns, boosts=[1.0, section_boost])
+        elif words:
+            query = MatchQuery(words, FTS_COLUMN)
         if phrases:
             clauses = [(Occur.MUST, PhraseQuery(p, FTS_COLUMN)) for p in phrases]
             query = BooleanQuery(clauses + ([(Occur.SHOULD, query)] if query is not None else []))
@@ -604,7 +629,14 @@ class Store:
                     "the BM25 index has no word positions: phrases are searched as words until "
                     "`python -m ingest` migrates it"
                 )
-            return self.keyword_search(" ".join([words, *phrases]).strip(), limit, where)
+            return self.keyword_search(" ".join([words, *phrases]).strip(), limit, where, section_boost=section_boost)
+
+    def _check_sections(self) -> None:
+        # Without its index the heading field is not boosted (Lance does not fail): say how to migrate, once.
+        if self._warned_sections is None:
+            self._warned_sections = not self.fts_has_sections()
+            if self._warned_sections:
+                log.warning("the BM25 index has no title/heading field (ensure_section_index): titles are not boosted")
 
     def _fts(self, query: Any, limit: int, where: str | None) -> list[dict]:
         search = self.table(CHUNKS).search(query, query_type="fts")

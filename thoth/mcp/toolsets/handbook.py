@@ -65,11 +65,13 @@ def register(mcp: MCPServer, app: Thoth) -> None:
     ) -> Annotated[CallToolResult, HandbookResults]:
         """Search the handbook (hybrid keyword + semantic search) and return the most relevant passages.
 
-        Each result has its relevance score, source file path, section and content.
+        Files are ranked (each by its best passage plus a share of its others) and each file's best
+        passage comes once before any file repeats. Each result has its relevance score, source file
+        path, section and content.
         """
 
         def run() -> list[dict]:
-            return hybrid_search(app.store, app.embedder(), query, num_results)
+            return hybrid_search(app.store, app.embedder(), query, num_results, documents=True)
 
         rows = call("search_handbook", run)
         hits = [

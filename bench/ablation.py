@@ -13,6 +13,10 @@ blur the comparison), then ranked under each configuration by the functions the 
 - documents: files ranked by their best chunk plus a share of their next ones, each file served once
   (tools that rank files: search_handbook, qurio_search) — "served@5" counts the gold file among the
   five hits a client sees, which is where crowding shows;
+- feedback: pseudo-relevance feedback (RM3-style): a second keyword search for the query plus the
+  words that weigh most in the first passages of the default ranking, fused beside the first keyword
+  list with a share of its weight (`with_feedback`); the expanded lists are fetched once per
+  (passages, words) setting and the share varies on them;
 - context: chunks embedded with their title and heading path (the index's default) against the text
   alone (vectors computed here and cached under the --db folder; SciFact only with --context-scifact,
   it re-embeds ~13k chunks).
@@ -41,6 +45,7 @@ from thoth.retrieval.search import (
     fuse_lists,
     hybrid_search,
     keyword_search,
+    with_feedback,
 )
 from thoth.store import Store, filters
 
@@ -48,6 +53,8 @@ OLD = Ranking(fusion="rrf", vector_weight=0.5, section_boost=0.0, document_share
 BOOSTS = (0.0, 1.0, 2.0)
 WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
 SHARES = (0.0, 0.2, 0.5)
+FEEDBACK = ((3, 10), (5, 10), (10, 20))  # (passages, words) settings fetched for the feedback lever
+FEEDBACK_WEIGHTS = (0.2, 0.3, 0.5)
 
 
 @dataclass
@@ -57,6 +64,7 @@ class Case:
     vector: list[dict] = field(default_factory=list)
     vector_plain: list[dict] | None = None  # against vectors of the text alone (no title/heading context)
     keyword: dict[float, list[dict]] = field(default_factory=dict)  # by title boost
+    feedback: dict[tuple[int, int], list[dict]] = field(default_factory=dict)  # by (passages, words)
 
 
 @dataclass
@@ -83,6 +91,12 @@ def collect(store: Store, embedder: Embedder, source_id: str, pairs: list[tuple[
         case = Case(text, gold, store.vector_search(vector, MIN_PREFETCH, where, exact=True))
         for boost in BOOSTS:
             case.keyword[boost] = keyword_search(store, text, MIN_PREFETCH, where, section_boost=boost)
+        w = DEFAULT_RANKING.vector_weight
+        first = {"vector": (w, case.vector), "keyword": (1 - w, case.keyword[0.0])}
+        for passages, words in FEEDBACK:
+            ranking = replace(DEFAULT_RANKING, feedback_weight=0.5, feedback_passages=passages, feedback_terms=words)
+            lists = with_feedback(store, text, first, MIN_PREFETCH, where, ranking)
+            case.feedback[passages, words] = lists["feedback"][1] if "feedback" in lists else []
         cases.append(case)
     return cases
 
@@ -116,7 +130,12 @@ def _lists(case: Case, config: Config, mode: str) -> dict[str, tuple[float, list
         return {"vector": (1.0, vector)}
     if mode == "keyword":
         return {"keyword": (1.0, keyword)}
-    return {"vector": (ranking.vector_weight, vector), "keyword": (1.0 - ranking.vector_weight, keyword)}
+    lists = {"vector": (ranking.vector_weight, vector), "keyword": (1.0 - ranking.vector_weight, keyword)}
+    expanded = case.feedback.get((ranking.feedback_passages, ranking.feedback_terms))
+    if ranking.feedback_weight > 0 and expanded:
+        share, w_keyword = ranking.feedback_weight, 1.0 - ranking.vector_weight
+        lists.update(keyword=((1 - share) * w_keyword, keyword), feedback=(share * w_keyword, expanded))
+    return lists
 
 
 def rank(case: Case, config: Config, mode: str = "hybrid") -> tuple[list[str], list[str]]:
@@ -157,7 +176,17 @@ def levers(best: Ranking = DEFAULT_RANKING) -> list[tuple[str, Config]]:
         ("new - documents", Config(replace(best, document_share=0.0))),
         ("new + title field", Config(replace(best, section_boost=TITLE_BOOST), documents=True)),
         ("new, context off", Config(best, documents=True, context=False)),
+        *(
+            (f"new + feedback {p}p {n}w {w}", Config(feedback(best, w, p, n), documents=True))
+            for p, n in FEEDBACK
+            for w in FEEDBACK_WEIGHTS
+        ),
+        ("old + feedback 3p 10w 0.3", Config(feedback(OLD, 0.3, 3, 10))),
     ]
+
+
+def feedback(ranking: Ranking, weight: float, passages: int, words: int) -> Ranking:
+    return replace(ranking, feedback_weight=weight, feedback_passages=passages, feedback_terms=words)
 
 
 def table(datasets: list[Dataset], rows: list[tuple[str, Config]]) -> None:
@@ -198,6 +227,9 @@ def latency(store: Store, embedder: Embedder, source_id: str, queries: list[str]
         "old default": lambda q: hybrid_search(store, embedder, q, 5, where=where, ranking=OLD),
         "new default, files": lambda q: hybrid_search(store, embedder, q, 5, where=where, documents=True),
         "new default, chunks": lambda q: hybrid_search(store, embedder, q, 5, where=where),
+        "new + feedback, files": lambda q: hybrid_search(
+            store, embedder, q, 5, where=where, documents=True, ranking=feedback(DEFAULT_RANKING, 0.3, 3, 10)
+        ),
     }
     for run in runs.values():  # warm: model, tables, indexes
         run(queries[0])

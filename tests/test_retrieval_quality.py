@@ -15,6 +15,7 @@ from thoth.retrieval.search import (
     DEFAULT_RANKING,
     Ranking,
     by_document,
+    feedback_terms,
     hybrid_search,
     keyword_search,
     vector_search,
@@ -130,4 +131,56 @@ def test_the_title_field_lifts_a_title_match_above_a_body_mention(corpus: Settin
 
 def test_the_default_ranking_is_the_one_measured(tmp_path: Path) -> None:
     # docs/benchmarks.md quotes these; a change here needs a new ablation run.
-    assert DEFAULT_RANKING == Ranking("convex", 0.4, 0.0, 0.2, 3)
+    assert DEFAULT_RANKING == Ranking("convex", 0.4, 0.0, 0.2, 3, feedback_weight=0.0)  # feedback: off
+
+
+# Pseudo-relevance feedback: the query names the subject; the passage about the knife-edge test shares no
+# word with it, only with the passages the query finds first (cerium oxide, aberration, Foucault tester).
+FEEDBACK_PAGES = {
+    "astro/telescope-1.md": "# Telescope mirrors\n\nThe telescope mirror is polished with cerium oxide until "
+    "the aberration vanishes.\n",
+    "astro/telescope-2.md": "# Grinding\n\nGrinding a telescope mirror takes cerium oxide, patience and a "
+    "Foucault tester to measure the aberration.\n",
+    "astro/knife-edge.md": "# Knife-edge test\n\nA Foucault tester shows aberration as shadows; cerium oxide "
+    "polishing removes them.\n",
+    "home/bathroom.md": "# Bathroom\n\nThe bathroom mirror needs a new lamp.\n",
+    "home/garden.md": "# Garden\n\nThe roses need water twice a week in summer.\n",
+    "home/kitchen.md": "# Kitchen\n\nThe kettle is descaled every month with vinegar.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def feedback_corpus(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    root = tmp_path_factory.mktemp("feedback")
+    for key, text in FEEDBACK_PAGES.items():
+        path = root / "docs" / key
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    settings = make_settings(root / "lancedb", tree_build=False)
+    Ingestor(settings).run(str(root / "docs"), name="feedback")
+    return settings
+
+
+def test_feedback_words_pull_in_a_passage_that_shares_no_word_with_the_query(feedback_corpus: Settings) -> None:
+    store, embedder = Store(feedback_corpus), get_embedder(feedback_corpus)
+    query = "telescope mirror"
+    gold = "astro/knife-edge.md"
+    plain = _keys(hybrid_search(store, embedder, query, 10, alpha=0.0))  # the keyword side alone
+    assert gold not in plain  # BM25 cannot see it: not one word in common
+    ranking = Ranking(feedback_weight=0.3, feedback_passages=2, feedback_terms=5)
+    expanded = _keys(hybrid_search(store, embedder, query, 10, alpha=0.0, ranking=ranking))
+    assert gold in expanded  # the top passages' words find it
+    assert expanded.index(gold) > max(expanded.index("astro/telescope-1.md"), expanded.index("astro/telescope-2.md"))
+    assert expanded.index(gold) < expanded.index("home/bathroom.md")  # above a page that matches one query word
+
+
+def test_feedback_terms_are_the_top_passages_heaviest_new_words() -> None:
+    hits = [
+        {"text": "The cerium oxide polish: cerium oxide again, and the mirror.", "score": 1.0},
+        {"text": "Cerium oxide and a tester.", "score": 0.5},
+        {"text": "Lamps and kettles.", "score": 0.1},
+    ]
+    terms = feedback_terms("polishing a mirror", hits, passages=2, terms=3)
+    assert terms[:2] == ["cerium", "oxide"]  # most of the first passage's words, and in the second too
+    assert "mirror" not in terms and "the" not in terms and "and" not in terms  # asked already; stop words
+    assert "lamps" not in feedback_terms("mirror", hits, passages=2, terms=10)  # only the top passages count

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from thoth.embed import Embedder
+from thoth.retrieval.summarise import content_words
 from thoth.store import Store
 
 RRF_K = 60
@@ -36,6 +37,12 @@ class Ranking:
     section_boost: float = 0.0  # BM25 weight of the title/heading field beside the text (0: text alone)
     document_share: float = 0.2  # a document's score: its best chunk's plus this share of its next ones
     document_chunks: int = 3  # how many of its next chunks count (one per other page or section)
+    # Pseudo-relevance feedback (RM3-style): a second keyword search for the query plus the words that
+    # weigh most in the first retrieval's top passages, fused beside the first with this share of the
+    # keyword weight (0: off, the default; docs/benchmarks.md says why).
+    feedback_weight: float = 0.0
+    feedback_passages: int = 3  # how many of the first retrieval's passages the words come from
+    feedback_terms: int = 10  # how many words are added
 
 
 DEFAULT_RANKING = Ranking()
@@ -72,6 +79,47 @@ def keyword_search(
     return store.keyword_search(words, limit, where, phrases=phrases, section_boost=section_boost)
 
 
+_LETTERS = re.compile(r"[^\W\d_]{3,}")  # feedback words: letters only (no numbers, codes or ids)
+
+
+def feedback_terms(query: str, hits: list[dict], passages: int, terms: int) -> list[str]:
+    """RM1 expansion words: each word of the top `passages` hits weighted by its share of the passage's
+    words times the passage's fused score, summed; the `terms` heaviest that are not stop words and
+    not already in the query (compared after a light plural fold)."""
+    asked = content_words(query)
+    weights: dict[str, float] = {}
+    for hit in hits[:passages]:
+        words = _LETTERS.findall(hit.get("text", "").lower())
+        for word in words:
+            folded = content_words(word)  # empty for a stop word
+            if folded and not folded & asked:
+                weights[word] = weights.get(word, 0.0) + float(hit.get("score", 1.0)) / len(words)
+    return [w for w, _ in sorted(weights.items(), key=lambda wv: (-wv[1], wv[0]))[:terms]]
+
+
+def with_feedback(
+    store: Store,
+    query: str,
+    lists: dict[str, tuple[float, list[dict]]],
+    depth: int,
+    where: str | None,
+    ranking: Ranking,
+) -> dict[str, tuple[float, list[dict]]]:
+    """`lists` plus a "feedback" keyword list (the query and its feedback words), which takes
+    `feedback_weight` of the keyword list's weight; unchanged when feedback is off or finds no words."""
+    if ranking.feedback_weight <= 0 or "keyword" not in lists:
+        return lists
+    first = fuse_lists(lists, ranking.feedback_passages, ranking)
+    extra = feedback_terms(query, first, ranking.feedback_passages, ranking.feedback_terms)
+    words, phrases = keyword_query(query)
+    if not extra or not words:
+        return lists
+    weight, hits = lists["keyword"]
+    expanded = store.keyword_search(" ".join([words, *extra]), depth, where, phrases=phrases)
+    share = ranking.feedback_weight
+    return {**lists, "keyword": ((1 - share) * weight, hits), "feedback": (share * weight, expanded)}
+
+
 def fuse(ranked: list[tuple[float, list[dict]]], limit: int, key: str = "chunk_id") -> list[dict]:
     """Weighted reciprocal rank fusion of (weight, hits) lists, keyed by `key` (chunk_id by default)."""
     fused: dict[str, dict[str, Any]] = {}
@@ -100,7 +148,7 @@ def _scaled(hits: list[dict], field: str) -> dict[str, float]:
 def fuse_scores(lists: dict[str, tuple[float, list[dict]]], limit: int) -> list[dict]:
     """Convex combination of the lists' scaled scores (similarity for "vector", bm25 for "keyword"): a
     hit missing from a list gets that list's floor, 0. Scores are 0..1, 1.0 = best in every list."""
-    fields = {"vector": "similarity", "keyword": "bm25"}
+    fields = {"vector": "similarity", "keyword": "bm25", "feedback": "bm25"}
     total_weight = sum(weight for weight, _ in lists.values()) or 1.0
     fused: dict[str, dict[str, Any]] = {}
     first_rank: dict[str, int] = {}  # ties (equal scores) keep the order the searches gave
@@ -207,7 +255,7 @@ def _ranked_lists(
     if w_vector < 1:
         hits = keyword_search(store, query, depth, where, section_boost=ranking.section_boost)
         lists["keyword"] = (1.0 - w_vector, hits)
-    return lists
+    return with_feedback(store, query, lists, depth, where, ranking)
 
 
 def explained_search(

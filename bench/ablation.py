@@ -17,6 +17,8 @@ blur the comparison), then ranked under each configuration by the functions the 
   words that weigh most in the first passages of the default ranking, fused beside the first keyword
   list with a share of its weight (`with_feedback`); the expanded lists are fetched once per
   (passages, words) setting and the share varies on them;
+- short queries: a query of at most N content words weighed with a lower vector weight (leaning
+  lexical), longer ones with the default's (`query_vector_weight`);
 - context: chunks embedded with their title and heading path (the index's default) against the text
   alone (vectors computed here and cached under the --db folder; SciFact only with --context-scifact,
   it re-embeds ~13k chunks).
@@ -45,6 +47,7 @@ from thoth.retrieval.search import (
     fuse_lists,
     hybrid_search,
     keyword_search,
+    query_vector_weight,
     with_feedback,
 )
 from thoth.store import Store, filters
@@ -55,6 +58,7 @@ WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
 SHARES = (0.0, 0.2, 0.5)
 FEEDBACK = ((3, 10), (5, 10), (10, 20))  # (passages, words) settings fetched for the feedback lever
 FEEDBACK_WEIGHTS = (0.2, 0.3, 0.5)
+SHORT = ((5, 0.2), (5, 0.3), (7, 0.2), (7, 0.3), (9, 0.3))  # (content words at most, vector weight)
 
 
 @dataclass
@@ -130,10 +134,11 @@ def _lists(case: Case, config: Config, mode: str) -> dict[str, tuple[float, list
         return {"vector": (1.0, vector)}
     if mode == "keyword":
         return {"keyword": (1.0, keyword)}
-    lists = {"vector": (ranking.vector_weight, vector), "keyword": (1.0 - ranking.vector_weight, keyword)}
+    w_vector = query_vector_weight(case.text, ranking)
+    lists = {"vector": (w_vector, vector), "keyword": (1.0 - w_vector, keyword)}
     expanded = case.feedback.get((ranking.feedback_passages, ranking.feedback_terms))
     if ranking.feedback_weight > 0 and expanded:
-        share, w_keyword = ranking.feedback_weight, 1.0 - ranking.vector_weight
+        share, w_keyword = ranking.feedback_weight, 1.0 - w_vector
         lists.update(keyword=((1 - share) * w_keyword, keyword), feedback=(share * w_keyword, expanded))
     return lists
 
@@ -182,6 +187,10 @@ def levers(best: Ranking = DEFAULT_RANKING) -> list[tuple[str, Config]]:
             for w in FEEDBACK_WEIGHTS
         ),
         ("old + feedback 3p 10w 0.3", Config(feedback(OLD, 0.3, 3, 10))),
+        *(
+            (f"new + short<={n} at {w}", Config(replace(best, short_query_words=n, short_query_weight=w), True))
+            for n, w in SHORT
+        ),
     ]
 
 
@@ -193,6 +202,15 @@ def table(datasets: list[Dataset], rows: list[tuple[str, Config]]) -> None:
     for data in datasets:
         names = [*data.metrics, "served@5", "below"]
         print(f"\n  {data.name}: {len(data.cases)} dev queries")
+        short = {
+            n: sum(
+                query_vector_weight(c.text, Ranking(short_query_words=n)) != Ranking().vector_weight for c in data.cases
+            )
+            for n, _ in SHORT
+        }
+        print(
+            "  short queries (content words at most N: how many): " + ", ".join(f"{n}: {k}" for n, k in short.items())
+        )
         print(f"  {'configuration':<26}" + "".join(f"{n:>10}" for n in names))
         for label, config in rows:
             if not config.context and data.cases[0].vector_plain is None:
@@ -230,6 +248,15 @@ def latency(store: Store, embedder: Embedder, source_id: str, queries: list[str]
         "new + feedback, files": lambda q: hybrid_search(
             store, embedder, q, 5, where=where, documents=True, ranking=feedback(DEFAULT_RANKING, 0.3, 3, 10)
         ),
+        "new + short<=7 at 0.3, files": lambda q: hybrid_search(
+            store,
+            embedder,
+            q,
+            5,
+            where=where,
+            documents=True,
+            ranking=replace(DEFAULT_RANKING, short_query_words=7, short_query_weight=0.3),
+        ),
     }
     for run in runs.values():  # warm: model, tables, indexes
         run(queries[0])
@@ -243,4 +270,4 @@ def latency(store: Store, embedder: Embedder, source_id: str, queries: list[str]
     base = median(times["old default"])
     print(f"\n  latency, hybrid_search on {len(queries)} handbook queries x {rounds} (median ms/query):")
     for name, values in times.items():
-        print(f"  {name:<22} {1000 * median(values):7.1f} ms   x{median(values) / base:.2f}")
+        print(f"  {name:<30} {1000 * median(values):7.1f} ms   x{median(values) / base:.2f}")

@@ -18,6 +18,7 @@ from thoth.retrieval.search import (
     feedback_terms,
     hybrid_search,
     keyword_search,
+    query_vector_weight,
     vector_search,
 )
 from thoth.store import Store
@@ -131,7 +132,7 @@ def test_the_title_field_lifts_a_title_match_above_a_body_mention(corpus: Settin
 
 def test_the_default_ranking_is_the_one_measured(tmp_path: Path) -> None:
     # docs/benchmarks.md quotes these; a change here needs a new ablation run.
-    assert DEFAULT_RANKING == Ranking("convex", 0.4, 0.0, 0.2, 3, feedback_weight=0.0)  # feedback: off
+    assert DEFAULT_RANKING == Ranking("convex", 0.4, 0.0, 0.2, 3, feedback_weight=0.0, short_query_words=0)  # both off
 
 
 # Pseudo-relevance feedback: the query names the subject; the passage about the knife-edge test shares no
@@ -184,3 +185,10 @@ def test_feedback_terms_are_the_top_passages_heaviest_new_words() -> None:
     assert terms[:2] == ["cerium", "oxide"]  # most of the first passage's words, and in the second too
     assert "mirror" not in terms and "the" not in terms and "and" not in terms  # asked already; stop words
     assert "lamps" not in feedback_terms("mirror", hits, passages=2, terms=10)  # only the top passages count
+
+
+def test_a_short_query_leans_lexical_only_when_the_ranking_says_so() -> None:
+    ranking = Ranking(short_query_words=3, short_query_weight=0.2)
+    assert query_vector_weight("zorblax gauge", ranking) == 0.2  # two content words: keyword-like
+    assert query_vector_weight("how is the zorblax gauge zeroed before a reading", ranking) == ranking.vector_weight
+    assert query_vector_weight("zorblax gauge", DEFAULT_RANKING) == DEFAULT_RANKING.vector_weight  # off by default

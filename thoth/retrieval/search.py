@@ -43,6 +43,10 @@ class Ranking:
     feedback_weight: float = 0.0
     feedback_passages: int = 3  # how many of the first retrieval's passages the words come from
     feedback_terms: int = 10  # how many words are added
+    # Query-dependent weight: a query of at most this many content words (0: off, the default) is
+    # weighed with `short_query_weight` for the vector list instead, leaning lexical.
+    short_query_words: int = 0
+    short_query_weight: float = 0.25
 
 
 DEFAULT_RANKING = Ranking()
@@ -77,6 +81,14 @@ def keyword_search(
     if not words and not phrases:
         return []  # nothing BM25 could match
     return store.keyword_search(words, limit, where, phrases=phrases, section_boost=section_boost)
+
+
+def query_vector_weight(query: str, ranking: Ranking) -> float:
+    """The vector list's weight for `query` when no alpha is given: short keyword-like queries (names,
+    codes, a few terms) lean lexical when the ranking says so; questions keep the ranking's weight."""
+    if ranking.short_query_words and len(content_words(query)) <= ranking.short_query_words:
+        return ranking.short_query_weight
+    return ranking.vector_weight
 
 
 _LETTERS = re.compile(r"[^\W\d_]{3,}")  # feedback words: letters only (no numbers, codes or ids)
@@ -246,7 +258,7 @@ def _ranked_lists(
     if alpha is not None and not 0.0 <= alpha <= 1.0:
         raise SearchError(f"alpha must be between 0.0 and 1.0, got {alpha}")
     depth = max(prefetch or 0, MIN_PREFETCH, limit)
-    w_vector = ranking.vector_weight if alpha is None else alpha
+    w_vector = query_vector_weight(query, ranking) if alpha is None else alpha
     lists: dict[str, tuple[float, list[dict]]] = {}
     if w_vector > 0:
         if embedder is None:

@@ -73,7 +73,7 @@ def golden_server(golden_index: Settings) -> Iterator[LiveServer]:
 
 def _identity(hit: dict) -> list:
     """What makes a hit the same hit: where it comes from, which passage, and its fused score."""
-    where = hit.get("source") or hit.get("url") or hit.get("key")
+    where = hit.get("key") or hit.get("source") or hit["url"].rsplit("/", 1)[-1]  # file:// URLs hold the tmp dir
     text = hit.get("content") or hit.get("text") or ""
     return [where, hit.get("section"), hit.get("source_ref"), text[:60], round(float(hit["score"]), 5)]
 

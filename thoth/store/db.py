@@ -592,6 +592,7 @@ class Store:
         rows = search.select(self.hit_columns()).limit(limit).to_list()
         for row in rows:
             row["bm25"] = float(row.pop("_score"))
+        rows.sort(key=lambda r: (-r["bm25"], r["chunk_id"]))  # equal scores: one order, not storage order
         return rows
 
     def rows(self, table: str, columns: list[str], where: str | None = None, limit: int | None = None) -> list[dict]:

@@ -535,13 +535,18 @@ class Store:
 
     # -- reads for retrieval ---------------------------------------------------
 
-    def hit_columns(self) -> list[str]:
-        """HIT_COLUMNS the chunk table has (an index written before a column existed lacks it)."""
+    def hit_columns(self, wanted: list[str] | None = None) -> list[str]:
+        """`wanted` (default HIT_COLUMNS) that the chunk table has (an index written before a column existed
+        lacks it); chunk_id always, since hits are told apart by it."""
         names = set(self.table(CHUNKS).schema.names)
-        return [c for c in HIT_COLUMNS if c in names]
+        wanted = HIT_COLUMNS if wanted is None else ["chunk_id", *(c for c in wanted if c != "chunk_id")]
+        return [c for c in wanted if c in names]
 
-    def vector_search(self, vector: Any, limit: int, where: str | None = None, exact: bool = False) -> list[dict]:
-        """Nearest chunks by cosine. With an ANN index, `exact` bypasses it (brute force, for recall checks)."""
+    def vector_search(
+        self, vector: Any, limit: int, where: str | None = None, exact: bool = False, columns: list[str] | None = None
+    ) -> list[dict]:
+        """Nearest chunks by cosine. With an ANN index, `exact` bypasses it (brute force, for recall checks).
+        `columns`: the hit columns to fetch (default all of HIT_COLUMNS the table has)."""
         query = self.table(CHUNKS).search(vector, vector_column_name=VECTOR_COLUMN).metric("cosine")
         if exact:
             query = query.bypass_vector_index()
@@ -551,13 +556,18 @@ class Store:
             query = query.ef(factor * limit)  # IVF_HNSW_SQ's graph search: at least the limit x factor candidates
         if where:
             query = query.where(where, prefilter=True)
-        rows = query.select(self.hit_columns()).limit(limit).to_list()
+        rows = query.select(self.hit_columns(columns)).limit(limit).to_list()
         for row in rows:
             row["similarity"] = 1.0 - float(row.pop("_distance"))
         return rows
 
     def keyword_search(
-        self, words: str, limit: int, where: str | None = None, phrases: tuple[str, ...] = ()
+        self,
+        words: str,
+        limit: int,
+        where: str | None = None,
+        phrases: tuple[str, ...] = (),
+        columns: list[str] | None = None,
     ) -> list[dict]:
         """BM25 over chunks: any of `words`, and every one of `phrases` (words in that order).
 
@@ -573,7 +583,7 @@ class Store:
         if query is None:
             return []
         try:
-            return self._fts(query, limit, where)
+            return self._fts(query, limit, where, columns)
         except ValueError as exc:
             if not phrases or "position" not in str(exc):
                 raise
@@ -583,13 +593,13 @@ class Store:
                     "the BM25 index has no word positions: phrases are searched as words until "
                     "`python -m ingest` migrates it"
                 )
-            return self.keyword_search(" ".join([words, *phrases]).strip(), limit, where)
+            return self.keyword_search(" ".join([words, *phrases]).strip(), limit, where, columns=columns)
 
-    def _fts(self, query: Any, limit: int, where: str | None) -> list[dict]:
+    def _fts(self, query: Any, limit: int, where: str | None, columns: list[str] | None = None) -> list[dict]:
         search = self.table(CHUNKS).search(query, query_type="fts")
         if where:
             search = search.where(where, prefilter=True)
-        rows = search.select(self.hit_columns()).limit(limit).to_list()
+        rows = search.select(self.hit_columns(columns)).limit(limit).to_list()
         for row in rows:
             row["bm25"] = float(row.pop("_score"))
         rows.sort(key=lambda r: (-r["bm25"], r["chunk_id"]))  # equal scores: one order, not storage order

@@ -9,6 +9,7 @@ With no alpha, both lists weigh the same (plain RRF).
 from __future__ import annotations
 
 import re
+from concurrent.futures import Future
 from typing import Any
 
 from thoth.embed import Embedder
@@ -22,9 +23,16 @@ class SearchError(ValueError):
     """The search arguments cannot be served; the message names the argument."""
 
 
-def vector_search(store: Store, embedder: Embedder, query: str, limit: int, where: str | None = None) -> list[dict]:
+def vector_search(
+    store: Store,
+    embedder: Embedder,
+    query: str,
+    limit: int,
+    where: str | None = None,
+    columns: list[str] | None = None,
+) -> list[dict]:
     vector = embedder.embed([query])[0]
-    return store.vector_search(vector, limit, where)
+    return store.vector_search(vector, limit, where, columns=columns)
 
 
 _PHRASE = re.compile(r'"([^"]*)"')
@@ -44,11 +52,22 @@ def keyword_query(query: str) -> tuple[str, tuple[str, ...]]:
     return _words(rest), phrases
 
 
-def keyword_search(store: Store, query: str, limit: int, where: str | None = None) -> list[dict]:
+def keyword_search(
+    store: Store, query: str, limit: int, where: str | None = None, columns: list[str] | None = None
+) -> list[dict]:
+    return _start_keyword_search(store, query, limit, where, columns).result()
+
+
+def _start_keyword_search(
+    store: Store, query: str, limit: int, where: str | None, columns: list[str] | None
+) -> Future[list[dict]]:
+    """keyword_search, running while the caller goes on (hybrid search embeds the query meanwhile)."""
     words, phrases = keyword_query(query)
     if not words and not phrases:
-        return []  # nothing BM25 could match
-    return store.keyword_search(words, limit, where, phrases=phrases)
+        done: Future[list[dict]] = Future()
+        done.set_result([])  # nothing BM25 could match
+        return done
+    return store.start_keyword_search(words, limit, where, phrases=phrases, columns=columns)
 
 
 def fuse(ranked: list[tuple[float, list[dict]]], limit: int, key: str = "chunk_id") -> list[dict]:
@@ -75,9 +94,11 @@ def hybrid_search(
     alpha: float | None = None,
     where: str | None = None,
     prefetch: int | None = None,
+    columns: list[str] | None = None,
 ) -> list[dict]:
-    """The best `limit` chunks for `query`, each with `score` (fused, 0..1) and what each search saw."""
-    lists = _ranked_lists(store, embedder, query, limit, alpha, where, prefetch)
+    """The best `limit` chunks for `query`, each with `score` (fused, 0..1) and what each search saw.
+    `columns`: the chunk columns the caller uses (default every hit column)."""
+    lists = _ranked_lists(store, embedder, query, limit, alpha, where, prefetch, columns)
     return fuse(list(lists.values()), limit)
 
 
@@ -89,6 +110,7 @@ def _ranked_lists(
     alpha: float | None,
     where: str | None,
     prefetch: int | None,
+    columns: list[str] | None = None,
 ) -> dict[str, tuple[float, list[dict]]]:
     """The weighted lists hybrid search fuses, by name ("vector", "keyword"); alpha 0 or 1 skips one."""
     if not query or not query.strip():
@@ -98,12 +120,14 @@ def _ranked_lists(
     depth = max(prefetch or 0, MIN_PREFETCH, limit)
     w_vector = 0.5 if alpha is None else alpha
     lists: dict[str, tuple[float, list[dict]]] = {}
+    if w_vector > 0 and embedder is None:
+        raise SearchError("a vector search needs the embedding model (alpha > 0)")
+    # BM25 first: it runs while the query is embedded (measured in docs/benchmarks.md, "Latency")
+    keyword = _start_keyword_search(store, query, depth, where, columns) if w_vector < 1 else None
     if w_vector > 0:
-        if embedder is None:
-            raise SearchError("a vector search needs the embedding model (alpha > 0)")
-        lists["vector"] = (w_vector, vector_search(store, embedder, query, depth, where))
-    if w_vector < 1:
-        lists["keyword"] = (1.0 - w_vector, keyword_search(store, query, depth, where))
+        lists["vector"] = (w_vector, vector_search(store, embedder, query, depth, where, columns))
+    if keyword is not None:
+        lists["keyword"] = (1.0 - w_vector, keyword.result())
     return lists
 
 

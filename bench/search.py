@@ -303,8 +303,12 @@ def tool_calls(env: dict[str, str], qs: list[str], k: int, clients: int) -> tupl
 
 
 def profile_stages(settings: Settings, env: dict[str, str], n: int, k: int, clients: int) -> dict[str, float]:
-    """p50 milliseconds of each stage of search_handbook, `clients` callers at a time (see the module doc)."""
-    store, embedder = Store(settings), get_embedder(settings)
+    """p50 milliseconds of each stage of search_handbook, `clients` callers at a time (see the module doc).
+    The store and embedder are configured as the server's (thoth.app.Thoth): one onnxruntime thread per call."""
+    from thoth.app import Thoth
+
+    served = Thoth(Settings.from_env(env)).settings
+    store, embedder = Store(served), get_embedder(served)  # the model itself: its LRU would answer nothing here
     depth = max(MIN_PREFETCH, k)
     qs = {stage: queries(n, seed=100 + i) for i, stage in enumerate(STAGES)}
     vectors = dict(zip(qs["vector"], embedder.embed(qs["vector"]), strict=True))

@@ -57,12 +57,20 @@ class Thoth:
         return "loading" if self._warm_thread and self._warm_thread.is_alive() else "not loaded"
 
     def warm_up(self, background: bool = True) -> None:
+        def open_tables() -> None:
+            try:
+                self.store.row_counts()  # imports lancedb, opens every table
+            except Exception:  # said by self.embedder() below, which reads the index again
+                pass
+
         def load() -> None:
             try:
-                # The model first: building the ONNX session runs native code without the GIL, so it
-                # overlaps the main thread's imports; lancedb's import (pure Python) cannot.
+                # The tables in a second thread: building the ONNX session runs native code without the
+                # GIL, so it overlaps lancedb's import (pure Python) there and the main thread's imports.
+                tables = threading.Thread(target=open_tables, name="thoth-open-tables", daemon=True)
+                tables.start()
                 get_embedder(self.settings)
-                self.store.row_counts()
+                tables.join()
                 self.embedder()  # the loaded model, checked against the one that built the index
                 self._embedder_error = None
                 log.info("embedder ready: %s", self.settings.embed_model)

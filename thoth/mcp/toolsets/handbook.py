@@ -57,6 +57,10 @@ def _render_hits(query: str, hits: list[HandbookHit]) -> str:
     return "\n".join(parts)
 
 
+# The chunk columns a HandbookHit shows: a search fetches these and no others.
+HIT_COLUMNS = ["key", "title", "section", "page_start", "source_ref", "text"]
+
+
 def register(mcp: MCPServer, app: Thoth) -> None:
     @read_only_tool(mcp)
     def search_handbook(
@@ -69,7 +73,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         """
 
         def run() -> list[dict]:
-            return hybrid_search(app.store, app.embedder(), query, num_results)
+            return hybrid_search(app.store, app.embedder(), query, num_results, columns=HIT_COLUMNS)
 
         rows = call("search_handbook", run)
         hits = [

@@ -28,7 +28,8 @@ from thoth.store import Store
 from thoth.store.schema import ALL_TABLES, CHUNKS, DOCUMENTS, SETTINGS
 
 TASKS = 3
-VOLATILE = {"ingested_at", "updated_at", "built_at", "vector"}
+# a tree's version chains from the one it replaced (history); its fingerprint and node ids say what it holds
+VOLATILE = {"ingested_at", "updated_at", "built_at", "vector", "version", "tree_version"}
 
 
 def build_corpus(root: Path) -> Path:
@@ -50,6 +51,8 @@ def build_corpus(root: Path) -> Path:
 
 
 def _comparable(table: str, row: dict) -> dict:
+    if table == DOCUMENTS:  # a document's object version is its identity: only trees' versions are history
+        return {k: v for k, v in row.items() if k not in VOLATILE - {"version"}}
     if table == SETTINGS and row["key"].startswith("tree."):  # a tree pointer: JSON with its build time
         row = {**row, "value": {k: v for k, v in json.loads(row["value"]).items() if k not in VOLATILE}}
     return {k: v for k, v in row.items() if k not in VOLATILE}

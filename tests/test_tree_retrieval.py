@@ -8,7 +8,7 @@ from collections import Counter
 
 from thoth.embed import get_embedder
 from thoth.retrieval import tree
-from thoth.retrieval.answer import answer_question
+from thoth.retrieval.answer import MAX_CANDIDATES, MAX_PAGES, PER_PASSAGE, _candidates, answer_question
 from thoth.retrieval.search import hybrid_search
 from thoth.store import Store
 
@@ -61,3 +61,51 @@ def test_answer_question_is_composed_from_several_pages_citing_each(topic_index)
     pages = [by_number[n]["pages"][0] for n in cited]
     assert len(pages) >= 2 and len(set(pages)) == len(pages)  # one sentence per page, several pages
     assert all(c["pages"] for c in result["citations"])
+
+
+def _named(hits: list[dict]) -> set[str]:
+    """The pages a result list names: a chunk its page, a summary the pages it covers."""
+    return {p for h in hits for p in ([h["key"]] if h["level"] == 0 else h["pages"])}
+
+
+QUESTIONS = [
+    BROAD,
+    "Astronomers measure the redshift of a galaxy",
+    "how does a compiler parse source code into a syntax tree",
+    "telescope mirrors and observatories",
+]
+
+
+def test_tree_retrieval_names_every_page_flat_hybrid_search_finds(topic_index) -> None:
+    store = Store(topic_index)
+    embedder = get_embedder(topic_index)
+    for query in QUESTIONS:
+        flat = {h["key"] for h in hybrid_search(store, embedder, query, 6, where="source_id = 'topics'")}
+        for expand_k in (1, 3):  # one node kept per level prunes most branches: the flat pages stay
+            hits = tree.retrieve(store, embedder, "topics", query, mode="traversal", top_k=6, expand_k=expand_k)
+            assert flat <= _named(hits), (query, expand_k)
+        chunks_only = {h["key"] for h in tree.collapsed(store, embedder, "topics", query, 6, levels_cap=0, per_page=0)}
+        assert chunks_only <= _named(tree.retrieve(store, embedder, "topics", query, top_k=6)), query
+
+
+def test_diverse_keeps_room_for_the_pages_it_must_name() -> None:
+    hits = [{"node_id": f"{page}{n}", "level": 0, "key": page} for page, n in ["a1", "b1", "a2", "b2", "c1", "d1"]]
+    assert [h["node_id"] for h in tree.diverse(hits, 3, None)] == ["a1", "b1", "a2"]
+    assert [h["node_id"] for h in tree.diverse(hits, 3, None, must=["d"])] == ["a1", "b1", "d1"]
+    assert [h["node_id"] for h in tree.diverse(hits, 3, None, per_page=1, must=["d", "z"])] == ["a1", "b1", "d1"]
+    assert [h["node_id"] for h in tree.diverse(hits, 2, None, must=["c", "d"])] == ["c1", "d1"]
+
+
+def test_answer_quotes_a_sentence_of_each_cited_page_from_its_best_matching_sentences(topic_index) -> None:
+    store = Store(topic_index)
+    embedder = get_embedder(topic_index)
+    result = answer_question(store, embedder, topic_index, "topics", BROAD, top_k=10)
+    candidates = _candidates(BROAD, result["citations"])
+    per_citation = Counter(number for number, _, _ in candidates)
+    assert max(per_citation.values()) <= PER_PASSAGE and len(candidates) <= MAX_CANDIDATES
+    quoted = re.findall(r"(.+?) \[(\d+)\]\s*", result["answer"])
+    assert quoted
+    for sentence, number in quoted:  # each quoted sentence is one of its passage's candidates
+        assert (int(number), sentence.strip()) in {(n, s) for n, _, s in candidates}
+    cited = [next(c["pages"][0] for c in result["citations"] if str(c["number"]) == n) for _, n in quoted]
+    assert 3 <= len(cited) <= MAX_PAGES and len(set(cited)) == len(cited)  # one sentence from each of several pages

@@ -76,6 +76,17 @@ def visible_text(browser) -> str:
     return " ".join(browser.find_element("tag name", "main").text.split())
 
 
+def follow(browser, element) -> None:
+    """Click a link or a submit button and wait for the next page: on a loaded machine a click returns
+    before the browser has navigated."""
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    old = browser.find_element("tag name", "html")
+    element.click()
+    WebDriverWait(browser, 30).until(expected_conditions.staleness_of(old))
+
+
 def in_viewport(browser, element) -> bool:
     return browser.execute_script(
         "const r = arguments[0].getBoundingClientRect();"
@@ -101,7 +112,7 @@ def test_collections_then_the_failed_files_of_one(browser, console_server: LiveS
     assert "Collections" in words and "handbook" in words and "topics" in words
     assert "2 failed" in words and "none failed" in words
     screenshot(browser, shots, "collections")
-    browser.find_element("link text", "2 failed").click()
+    follow(browser, browser.find_element("link text", "2 failed"))
     assert browser.current_url.endswith("/ui/collections/handbook?status=failed")
     words = visible_text(browser)
     assert "2 files with status failed" in words
@@ -115,7 +126,7 @@ def test_sort_a_collection_with_the_form(browser, console_server: LiveServer) ->
 
     browser.get(f"{console_server.url}/ui/collections/handbook")
     Select(browser.find_element("name", "order")).select_by_visible_text("descending")
-    browser.find_element("css selector", "form.controls button").click()
+    follow(browser, browser.find_element("css selector", "form.controls button"))
     assert "order=desc" in browser.current_url
     keys = [e.text.split(" [")[0] for e in browser.find_elements("css selector", "li.file")]
     keys = [k.splitlines()[0] for k in keys]
@@ -130,7 +141,7 @@ def test_search_then_follow_a_citation(browser, console_server: LiveServer, shot
     box.send_keys("forklift operators hired in March")
     Select(browser.find_element("name", "mode")).select_by_visible_text("hybrid")
     Select(browser.find_element("name", "collection")).select_by_visible_text("handbook")
-    browser.find_element("css selector", "form.search button").click()
+    follow(browser, browser.find_element("css selector", "form.search button"))
     assert "mode=hybrid" in browser.current_url and "collection=handbook" in browser.current_url
     first = browser.find_element("css selector", "li.hit")
     ranks = first.find_element("css selector", "table.ranks").text.split()
@@ -139,7 +150,7 @@ def test_search_then_follow_a_citation(browser, console_server: LiveServer, shot
     assert "Quarterly Report" in first.text
     screenshot(browser, shots, "search")
 
-    first.find_element("css selector", "a.citation").click()
+    follow(browser, first.find_element("css selector", "a.citation"))
     assert "/ui/documents/" in browser.current_url and "#chunk-" in browser.current_url
     cited = browser.find_element("css selector", "li.chunk.cited")
     assert cited.is_displayed() and in_viewport(browser, cited)
@@ -154,13 +165,13 @@ def test_search_then_follow_a_citation(browser, console_server: LiveServer, shot
 
 def test_from_a_hit_to_its_path_in_the_tree(browser, console_server: LiveServer, shots: Path) -> None:
     browser.get(f"{console_server.url}/ui/search?q=queen+bees+in+the+hive&mode=keyword&collection=topics")
-    browser.find_element("css selector", "li.hit a.tree-path").click()
+    follow(browser, browser.find_element("css selector", "li.hit a.tree-path"))
     path = browser.find_element("css selector", "nav.path").text
     assert "Path to the root" in path and "level 0: this node" in path
     levels = [line.split(":")[0] for line in path.splitlines()[1:]]
     assert levels[0].startswith("level ") and int(levels[0].split()[1]) >= 1 and levels[-1] == "level 0"
     assert "Leaf count 1 chunk" in visible_text(browser)
-    browser.find_element("css selector", "nav.path a").click()  # up to the top of the tree
+    follow(browser, browser.find_element("css selector", "nav.path a"))  # up to the top of the tree
     words = visible_text(browser)
     assert "Summary node" in words and "Children (" in words
 
@@ -170,12 +181,12 @@ def test_open_a_tree_level_and_a_node(browser, console_server: LiveServer, shots
     words = visible_text(browser)
     assert "Tree of topics" in words and "(top)" in words and "Level 0 (" in words
     screenshot(browser, shots, "tree")
-    browser.find_element("css selector", "a.node-link").click()
+    follow(browser, browser.find_element("css selector", "a.node-link"))
     words = visible_text(browser)
     assert "Summary node" in words and "Leaf count" in words and "Children (" in words
     child = browser.find_element("css selector", "ol.nodes a.node-link")
     screenshot(browser, shots, "node")
-    child.click()
+    follow(browser, child)
     assert "this node" in browser.find_element("css selector", "nav.path").text
 
 
@@ -184,7 +195,7 @@ def test_workshop_steps_and_their_learning_context(browser, console_server: Live
     words = visible_text(browser)
     assert "Exercise 1" in words and "changed" in words
     screenshot(browser, shots, "workshop")
-    browser.find_element("link text", "retrieve_learning_context").click()
+    follow(browser, browser.find_element("link text", "retrieve_learning_context"))
     context = browser.find_element("id", "context")
     assert in_viewport(browser, context)
     assert "retrieve_learning_context: exercise 1, step 1" in context.text

@@ -16,12 +16,13 @@ import numpy as np
 from thoth.config import Settings
 from thoth.embed import Embedder
 from thoth.llm import get_llm
-from thoth.retrieval.summarise import split_sentences
+from thoth.retrieval.summarise import content_words, split_sentences
 from thoth.retrieval.tree import retrieve
 from thoth.store import Store
 
-MAX_PAGES = 6  # pages an extractive answer quotes, one sentence each
-MAX_CANDIDATES = 120  # sentences embedded to choose them
+MAX_PAGES = 8  # pages an extractive answer quotes, one sentence each (bench.quality broad: 6 dropped cited pages)
+PER_PASSAGE = 4  # sentences of a passage embedded to choose from: those sharing most words with the question
+MAX_CANDIDATES = 48  # sentences embedded in all (embedding them is most of an extractive answer's time)
 
 ANSWER_SYSTEM = (
     "You answer questions using only the numbered passages given. Cite the passages you use with their "
@@ -47,14 +48,21 @@ def _citation(number: int, hit: dict) -> dict:
     }
 
 
+def _candidates(query: str, citations: list[dict]) -> list[tuple[int, str, str]]:
+    """(citation number, page, sentence): each passage's PER_PASSAGE sentences sharing most content words
+    with the question (in passage order on ties), passages in citation order, at most MAX_CANDIDATES."""
+    words = content_words(query)
+    out: list[tuple[int, str, str]] = []
+    for c in citations:
+        sentences = [s for s in split_sentences(c["text"]) if len(s.split()) >= 3]
+        order = sorted(range(len(sentences)), key=lambda i: (-len(words & content_words(sentences[i])), i))
+        out += [(c["number"], (c["pages"] or [""])[0], sentences[i]) for i in sorted(order[:PER_PASSAGE])]
+    return out[:MAX_CANDIDATES]
+
+
 def _extractive(embedder: Embedder, query: str, citations: list[dict], min_similarity: float) -> str:
     """One sentence per page, the one closest to the question, for the pages most relevant first."""
-    candidates = [
-        (c["number"], (c["pages"] or [""])[0], s)
-        for c in citations
-        for s in split_sentences(c["text"])
-        if len(s.split()) >= 3
-    ][:MAX_CANDIDATES]
+    candidates = _candidates(query, citations)
     if not candidates:
         return " ".join(f"{c['text']} [{c['number']}]" for c in citations[:1])
     vectors = embedder.embed([query] + [s for _, _, s in candidates])

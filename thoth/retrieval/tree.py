@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from thoth.embed import Embedder
-from thoth.retrieval.search import MIN_PREFETCH, SearchError, fuse, keyword_search
+from thoth.retrieval.search import MIN_PREFETCH, SearchError, fuse, hybrid_search, keyword_search
 from thoth.retrieval.tree_index import TreeIndex, tree_index
 from thoth.store import HIT_COLUMNS, Store, filters
 from thoth.store.db import NODE_COLUMNS
@@ -232,23 +232,39 @@ def _hit_pages(hit: dict, index: TreeIndex | None) -> list[str]:
     return index.named_pages(hit["node_id"]) if index else []
 
 
-def diverse(hits: list[dict], top_k: int, index: TreeIndex | None, per_page: int = PER_PAGE) -> list[dict]:
+def diverse(
+    hits: list[dict], top_k: int, index: TreeIndex | None, per_page: int = PER_PAGE, must: list[str] | None = None
+) -> list[dict]:
     """The best `top_k` of a ranked list with at most `per_page` chunks of one page, so that a broad
-    question sees several pages; the passed-over ones fill up what is left, in order."""
+    question sees several pages; the passed-over ones fill up what is left, in order.
+
+    `must`: pages the list must name when the hits hold them (those of the flat hybrid search's top
+    `top_k`): a hit naming none of them is passed over while the slots left are needed for them."""
     out: list[dict] = []
     later: list[dict] = []
     seen: dict[str, int] = {}
+    held = {p for hit in hits for p in _hit_pages(hit, index)}
+    missing = {p for p in must or () if p in held}
     for hit in hits:
         pages = _hit_pages(hit, index)
-        if hit["level"] == 0 and pages and seen.get(pages[0], 0) >= per_page:
+        needed = bool(missing.intersection(pages))
+        if not needed and (
+            (hit["level"] == 0 and pages and seen.get(pages[0], 0) >= per_page) or top_k - len(out) <= len(missing)
+        ):
             later.append(hit)
             continue
         for page in pages[:1]:
             seen[page] = seen.get(page, 0) + 1
+        missing.difference_update(pages)
         out.append(hit)
         if len(out) == top_k:
             return out
     return (out + later)[:top_k]
+
+
+def _flat_pages(flat: list[dict], top_k: int) -> list[str]:
+    """The pages of a flat search's best `top_k` chunks, in order."""
+    return list(dict.fromkeys(h["key"] for h in flat[:top_k] if h.get("key")))
 
 
 def _flat(store: Store, vector: np.ndarray, query: str, depth: int, scope: str, alpha: float) -> tuple[list, list]:
@@ -270,11 +286,15 @@ def collapsed(
     per_page: int | None = None,
 ) -> list[dict]:
     """Chunks and summary nodes ranked together (vector over both, fused with BM25 over chunks), then
-    at most `per_page` chunks of one page (PER_PAGE by default; 0: no cap)."""
+    at most `per_page` chunks of one page (PER_PAGE by default; 0: no cap). With the cap, the list
+    names every page that the chunks' own fused ranking names in its top `top_k` (summaries add
+    pages; they never push out a page flat hybrid search would have found)."""
     vector = embedder.embed([query])[0]
     depth = max(MIN_PREFETCH, 3 * top_k)
     chunk_scope = filters.eq("source_id", source_id)
     hits, by_words = _flat(store, vector, query, depth, chunk_scope, alpha)
+    chunk_lists = [(w, found) for w, found in ((alpha, hits), (1 - alpha, by_words)) if found and w > 0]
+    must = _flat_pages(fuse(chunk_lists, top_k, key="node_id"), top_k) if chunk_lists else []
     scope = _node_scope(store, source_id)
     if scope and levels_cap != 0:
         where = scope + (f" AND level <= {int(levels_cap)}" if levels_cap is not None else "")
@@ -284,7 +304,7 @@ def collapsed(
     ranked = fuse([(w, hits) for w, hits in lists if hits], depth, key="node_id")
     index = _index(store, source_id) if scope else None
     cap = PER_PAGE if per_page is None else per_page
-    best = diverse(ranked, top_k, index, cap) if cap else ranked[:top_k]
+    best = diverse(ranked, top_k, index, cap, must=must) if cap else ranked[:top_k]
     return _with_similarity(store, source_id, vector, best)
 
 
@@ -297,28 +317,29 @@ def traversal(
     *,
     expand_k: int = 3,
     levels_cap: int | None = None,
-    alpha: float = 0.5,
+    alpha: float | None = None,
 ) -> list[dict]:
     """Top-down through the tree, scoring every level by keyword and vector evidence together.
 
     A node's vector evidence is its cosine to the query; its keyword evidence is the best rank,
-    in a flat hybrid search, of a chunk below it. Each level keeps its best `expand_k` nodes by the
-    two fused, and never drops a node holding one of the flat search's best `top_k` chunks (a
-    branch whose chunks score well on their own). The nodes kept and the chunks reached are ranked
-    by the same fusion, at most PER_PAGE chunks of one page.
+    in the flat hybrid search (`hybrid_search`, with `alpha`), of a chunk below it. Each level keeps
+    its best `expand_k` nodes by the two fused, and never drops a node holding one of the flat
+    search's best `top_k` chunks (a branch whose chunks score well on their own). The nodes kept and
+    the chunks reached are ranked by the same fusion, at most PER_PAGE chunks of one page, and name
+    every page the flat search's best `top_k` chunks name: traversal finds what flat search finds.
     """
     vector = embedder.embed([query])[0]
     depth = max(MIN_PREFETCH, 3 * top_k)
     chunk_scope = filters.eq("source_id", source_id)
-    by_vector, by_words = _flat(store, vector, query, depth, chunk_scope, alpha)
-    flat = fuse([(w, hits) for w, hits in ((alpha, by_vector), (1 - alpha, by_words)) if hits], depth)
-    flat = [{**h, "node_id": h["chunk_id"]} for h in flat]
+    flat = [_chunk_node(h) for h in hybrid_search(store, embedder, query, depth, alpha=alpha, where=chunk_scope)]
+    must = _flat_pages(flat, top_k)
+    alpha = 0.5 if alpha is None else alpha
     pointer = store.tree_pointer(source_id) or {}
     scope = _node_scope(store, source_id)
     level = min(pointer.get("levels", 0), levels_cap if levels_cap is not None else 10**6) if scope else 0
     index = _index(store, source_id) if scope else None
     if level == 0 or index is None:  # no tree (or chunks only): the flat hybrid ranking
-        return _with_similarity(store, source_id, vector, diverse(flat, top_k, index))
+        return _with_similarity(store, source_id, vector, diverse(flat, top_k, index, must=must))
     # keyword (and flat hybrid) evidence of a node: the best flat rank among the chunks below it
     evidence: dict[str, int] = {}
     for rank, hit in enumerate(flat, start=1):
@@ -344,7 +365,7 @@ def traversal(
     for rank, hit in enumerate(flat, start=1):
         evidence.setdefault(hit["node_id"], rank)
     ranked = _fused_nodes(kept, evidence, alpha)
-    return [{**n, "score": n["score"]} for n in diverse(ranked, top_k, index)]
+    return [{**n, "score": n["score"]} for n in diverse(ranked, top_k, index, must=must)]
 
 
 def _fused_nodes(nodes: list[dict], evidence: dict[str, int], alpha: float) -> list[dict]:

@@ -552,6 +552,8 @@ def main(argv: list[str] | None = None) -> None:
             print_profile(profiles, http)
             print()
     print("targets: recall@10 >= 0.95 with an index; server RSS <= 600 MB at 1M chunks (anonymous memory)")
+    print("issue 17: at 1M chunks p50 <= 30 ms (1 client), <= 60 ms (4), >= 40 queries/s and p95 <= 3x p50 (16);")
+    print("          at 25 chunks p50 <= 10 ms (1 client)")
     print(f"load average (1 min): {load_start:.1f} at start, {os.getloadavg()[0]:.1f} at end")
 
 

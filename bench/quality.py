@@ -2,6 +2,7 @@
 
     python -m bench.quality [--data ../shared/data] [--db .thoth/bench] [--only scifact|handbook|broad]
                             [--scifact-limit N] [--limit-queries N] [--modes keyword,vector,...]
+                            [--ablation [--grid] [--context-scifact]]
 
 THOTH_EMBED_INT8=1 measures the int8 ONNX model (in an index of its own); THOTH_TREE_BUILD=0 with
 `--modes keyword,vector,hybrid` skips the trees when only the flat modes are wanted.
@@ -21,10 +22,15 @@ THOTH_EMBED_INT8=1 measures the int8 ONNX model (in an index of its own); THOTH_
   flat hybrid. A chunk names its page; a summary node names the pages it covers (its `pages`).
 
 Collapsed tree: chunks and RAPTOR summary nodes ranked together (thoth.retrieval.tree.collapsed:
-cosine over both, fused with BM25 over chunks); tree-vector: the same by cosine alone, as in the
-paper (compare it with `vector`). A summary node in a list stands for its leaf chunks, ordered by
-their similarity to the query.
+the flat hybrid ranking of the chunks, summaries merged in where they beat a chunk by cosine and by
+keyword evidence, never naming a new page before the flat ranking's first five); tree-vector: the
+same by cosine alone (compare it with `vector`). A summary node in a list stands for the pages it
+names (its `pages` as `rag_retrieve` serves it: up to 3, most of its chunks first).
 
+`--ablation` prints the ranking levers on and off instead (bench/ablation.py, docs/benchmarks.md).
+
+SciFact and the handbook each have an index of their own (`own_index`: BM25 statistics are per
+table); the broad questions use the shared one, with its tree.
 The index is built once under --db and reused (ingest is idempotent); the first SciFact run embeds
 5,183 abstracts (a few minutes with THOTH_EMBED_BACKEND=onnx). `--scifact-limit N` keeps every
 abstract some dev query needs plus the first N others, for a short run (an easier corpus: say so
@@ -34,6 +40,7 @@ when quoting figures). A data set that is absent is skipped, not failed.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import re
@@ -83,18 +90,14 @@ class Runner:
 
     def collapsed(self, query: str, alpha: float = 0.5) -> list[str]:
         hits = tree.collapsed(self.store, self.embedder, self.source_id, query, DEPTH, alpha=alpha)
-        qv = self.embedder.embed([query])[0]
+        index = tree.tree_index_of(self.store, self.source_id)
         keys: list[str] = []
         for hit in hits:
             if hit["level"] == 0:
                 keys.append(hit["key"])
                 continue
             self.summary_hits += 1
-            leaves = tree.leaf_ids(self.store, hit)
-            where = f"{self.where} AND {filters.is_in('chunk_id', leaves)}"
-            rows = self.store.chunks(where, ["chunk_id", "key", "vector"])
-            rows.sort(key=lambda r: -float(np.dot(qv, np.asarray(r["vector"], dtype=np.float32))))
-            keys += [r["key"] for r in rows]
+            keys += index.named_pages(hit["node_id"]) if index else []  # the pages a served summary lists
         return _doc_ranking(keys)
 
     def tree_vector(self, query: str) -> list[str]:
@@ -152,11 +155,20 @@ def _evaluate(
         )
 
 
-def scifact(data: Path, settings: Settings, cache: Path, limit: int | None, max_queries: int | None, modes) -> None:
+def own_index(settings: Settings, name: str) -> Settings:
+    """Each single-fact data set in an index of its own: BM25's statistics (document frequencies, mean
+    length) are the whole table's, so another set in the same table would shift every keyword score."""
+    return dataclasses.replace(settings, db_uri=f"{settings.db_uri}-{name}")
+
+
+def scifact_set(
+    data: Path, settings: Settings, cache: Path, limit: int | None, max_queries: int | None
+) -> tuple[Store, str, list[tuple[str, set[str]]]] | None:
+    """The SciFact index (built or brought up to date) with its source id and (query, relevant files)."""
     root = data / "scifact"
     if not (root / "corpus.jsonl").is_file():
         print(f"SciFact: skipped (no {root / 'corpus.jsonl'})")
-        return
+        return None
     qrels: dict[str, set[str]] = {}
     for line in (root / "qrels.dev.tsv").read_text().splitlines()[1:]:
         qid, doc, score = line.split("\t")
@@ -183,26 +195,76 @@ def scifact(data: Path, settings: Settings, cache: Path, limit: int | None, max_
             kept += 1
     scope = "full corpus" if limit is None else f"{limit} abstracts + the relevant ones"
     print(f"SciFact: {len(queries)} dev queries, {kept} abstracts ({scope})", flush=True)
-    store = _ingest(settings, folder, "scifact" if limit is None else f"scifact-{limit}")
-    runner = Runner(store, settings, "scifact" if limit is None else f"scifact-{limit}")
-    pairs = [(q["text"], {f"{d}.md" for d in qrels[q["_id"]]}) for q in queries]
-    metrics = [("nDCG@10", lambda r, g: ndcg_at(r, g, 10)), ("recall@10", lambda r, g: recall_at(r, g, 10))]
-    _evaluate(runner, pairs, metrics, modes)
+    source = "scifact" if limit is None else f"scifact-{limit}"
+    store = _ingest(own_index(settings, "scifact"), folder, source)
+    return store, source, [(q["text"], {f"{d}.md" for d in qrels[q["_id"]]}) for q in queries]
 
 
-def handbook(data: Path, settings: Settings, max_queries: int | None, modes) -> None:
+SCIFACT_METRICS = {"nDCG@10": lambda r, g: ndcg_at(r, g, 10), "recall@10": lambda r, g: recall_at(r, g, 10)}
+HANDBOOK_METRICS = {"recall@5": lambda r, g: recall_at(r, g, 5), "MRR@5": lambda r, g: mrr_at(r, g, 5)}
+
+
+def scifact(data: Path, settings: Settings, cache: Path, limit: int | None, max_queries: int | None, modes) -> None:
+    found = scifact_set(data, settings, cache, limit, max_queries)
+    if found is not None:
+        store, source, pairs = found
+        _evaluate(Runner(store, store.settings, source), pairs, list(SCIFACT_METRICS.items()), modes)
+
+
+def handbook_set(
+    data: Path, settings: Settings, max_queries: int | None
+) -> tuple[Store, str, list[tuple[str, set[str]]]] | None:
+    """The handbook index with its source id and (context + question, gold files)."""
     root = data / "handbook"
     if not (root / "questions.dev.jsonl").is_file():
         print(f"handbook: skipped (no {root / 'questions.dev.jsonl'})")
-        return
+        return None
     questions = [json.loads(line) for line in (root / "questions.dev.jsonl").read_text().splitlines() if line.strip()]
     questions = questions[:max_queries]
     print(f"handbook: {len(questions)} dev questions over {root / 'docs'}", flush=True)
-    store = _ingest(settings, root / "docs", "handbook-bench")
-    runner = Runner(store, settings, "handbook-bench")
+    store = _ingest(own_index(settings, "handbook"), root / "docs", "handbook-bench")
     pairs = [(" ".join(filter(None, [q.get("context"), q["question"]])), set(q["gold_paths"])) for q in questions]
-    metrics = [("recall@5", lambda r, g: recall_at(r, g, 5)), ("MRR@5", lambda r, g: mrr_at(r, g, 5))]
-    _evaluate(runner, pairs, metrics, modes)
+    return store, "handbook-bench", pairs
+
+
+def handbook(data: Path, settings: Settings, max_queries: int | None, modes) -> None:
+    found = handbook_set(data, settings, max_queries)
+    if found is not None:
+        store, source, pairs = found
+        _evaluate(Runner(store, store.settings, source), pairs, list(HANDBOOK_METRICS.items()), modes)
+
+
+def ablation(data: Path, settings: Settings, cache: Path, args: argparse.Namespace) -> None:
+    """Each ranking lever on and off over both dev sets (bench/ablation.py), and the latency cost."""
+    from bench import ablation as ab
+
+    embedder = get_embedder(settings)
+    sets: list[ab.Dataset] = []
+    latency_set = None
+    if args.only in (None, "scifact"):
+        found = scifact_set(data, settings, cache, args.scifact_limit, args.limit_queries)
+        if found is not None:
+            store, source, pairs = found
+            store.ensure_section_index()  # the title/heading field the 'title' lever boosts
+            cases = ab.collect(store, embedder, source, pairs)
+            if args.context_scifact:
+                ab.add_plain_vectors(store, embedder, source, cases, cache)
+            sets.append(ab.Dataset("SciFact", cases, "nDCG@10", SCIFACT_METRICS))
+    if args.only in (None, "handbook"):
+        found = handbook_set(data, settings, args.limit_queries)
+        if found is not None:
+            store, source, pairs = found
+            store.ensure_section_index()
+            cases = ab.collect(store, embedder, source, pairs)
+            ab.add_plain_vectors(store, embedder, source, cases, cache)
+            sets.append(ab.Dataset("handbook", cases, "MRR@5", HANDBOOK_METRICS))
+            latency_set = (store, source, [text for text, _ in pairs])
+    ab.table(sets, ab.levers())
+    if args.grid:
+        ab.grid(sets)
+    if latency_set is not None:
+        store, source, texts = latency_set
+        ab.latency(store, embedder, source, texts)
 
 
 BROAD_QUESTIONS = Path(__file__).parent / "data" / "broad_questions.jsonl"
@@ -278,6 +340,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scifact-limit", type=int, help="abstracts besides the relevant ones (default: all)")
     parser.add_argument("--limit-queries", type=int, help="first N queries of each data set")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
+    parser.add_argument("--ablation", action="store_true", help="each ranking lever on and off (bench/ablation.py)")
+    parser.add_argument("--grid", action="store_true", help="with --ablation: every fusion/weight/boost/share")
+    parser.add_argument("--context-scifact", action="store_true", help="with --ablation: SciFact without context too")
     args = parser.parse_args(argv)
     modes = [m for m in args.modes.split(",") if m]
     unknown = set(modes) - set(MODES)
@@ -295,6 +360,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{base.tree_summariser} summaries of {base.tree_summary_tokens} word pieces, "
         f"clusters up to {base.tree_cluster_tokens}"
     )
+    if args.ablation:
+        ablation(data, settings, cache, args)
+        return 0
     if args.only in (None, "scifact"):
         scifact(data, settings, cache, args.scifact_limit, args.limit_queries, modes)
     if args.only in (None, "handbook"):

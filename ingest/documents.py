@@ -14,6 +14,8 @@ from pathlib import PurePosixPath
 from ingest.parsers import SUPPORTED_SUFFIXES
 from ingest.pipeline import Ingestor, RunSummary
 from ingest.sources import SourceObject
+from thoth.retrieval import citation_urls
+from thoth.retrieval.source_ref import format_ref
 from thoth.store import Store
 from thoth.store.schema import SOURCES
 
@@ -59,6 +61,12 @@ def ingest_text(
         )
     data = content.encode("utf-8")
     key = document_key(data, source)
-    obj = SourceObject(key=key, uri=source or TEXT_URI, size=len(data), read=lambda: data)
+    # a URL source is what citations show, so it must pass the citation URL rule; a bare path only names
+    # the document, which is then cited by Thoth's own doc:// reference
+    if source and citation_urls.is_url(source):
+        uri = citation_urls.check(source.strip(), "source", ingestor.settings)
+    else:
+        uri = format_ref(dataset_id, key)
+    obj = SourceObject(key=key, uri=uri, size=len(data), read=lambda: data)
     summary = ingestor.add_document(dataset_id, obj, name=dataset_id, uri=TEXT_URI, tags=tags)
     return key, summary

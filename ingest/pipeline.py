@@ -56,6 +56,7 @@ from ingest.tree import TreeParams, TreeResult, build_tree, mark_stale
 from thoth.config import Settings
 from thoth.embed import Embedder, get_embedder, get_tokenizer, resolve_model
 from thoth.gcs import split_gs_uri
+from thoth.retrieval import citation_urls
 from thoth.retrieval.source_ref import SourceRef
 from thoth.retrieval.summarise import tree_summariser
 from thoth.store import Store, filters
@@ -450,9 +451,10 @@ class Ingestor:
         # 4. chunks of content still known name a key and generation that exist
         for doc_id in sorted(referenced):
             self._repoint(source_id, doc_id)
+        fold_in = self.store.fold_in_due()  # a few new chunks stay in the indexes' unindexed tail (a cheap write)
         if self.settings.task_index == 0:  # one task of a parallel job trains the ANN index, not every task
-            self.store.ensure_vector_index()  # once the table passes THOTH_VECTOR_INDEX_MIN_ROWS
-        self.store.ensure_fts_index()
+            self.store.ensure_vector_index(fold_in=fold_in)  # once the table passes THOTH_VECTOR_INDEX_MIN_ROWS
+        self.store.ensure_fts_index(fold_in=fold_in)
         self._update_source(source_id, name, uri, kind)
         return summary
 
@@ -524,6 +526,13 @@ class Ingestor:
             log.exception("parser failed on %s", obj.key)
             document.update(status="failed", error=f"parser error: {type(exc).__name__}: {exc}")
             return _Prepared(obj, doc_id, document, [], [])
+        if parsed.url:  # a URL the file claims for itself (front matter): citations show it, so the rule applies
+            try:
+                citation_urls.check(parsed.url, "the front matter url", self.settings)
+            except citation_urls.CitationUrlError as exc:
+                log.warning("skipped %s: %s", obj.key, exc)
+                document.update(status="failed", error=str(exc))
+                return _Prepared(obj, doc_id, document, [], [])
         fields = bibtex.describe(parsed, fallback_title=parsed.title)
         document.update(
             title=fields["title"],

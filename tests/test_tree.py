@@ -10,7 +10,7 @@ import pytest
 
 from ingest.pipeline import Ingestor
 from ingest.tree import TreeParams, _read_chunks, build_nodes, cluster_layer
-from tests.conftest import tree_settings, write_topic_corpus
+from tests.conftest import job_env, run_ingest, tree_settings, write_topic_corpus
 from thoth.config import ConfigError, Settings
 from thoth.embed import get_embedder, get_tokenizer
 from thoth.retrieval.summarise import ExtractiveSummariser, split_sentences
@@ -159,3 +159,27 @@ def test_tree_and_llm_settings() -> None:
         Settings.from_env({"THOTH_LLM_PROVIDER": "openai"})
     with pytest.raises(ConfigError, match="THOTH_LLM_PROVIDER"):
         Settings.from_env({"THOTH_TREE_SUMMARISER": "llm"})
+
+
+def test_the_same_ingest_twice_keeps_the_tree(tmp_path: Path, onnx_cache: Path) -> None:
+    """Two runs in a row over unchanged files, each in its own process (the second never loads the
+    model, since nothing changed), then in this process with the model loaded: the tree is built once."""
+    root = write_topic_corpus(tmp_path / "corpus", files_per_topic=2)
+    db = tmp_path / "db"
+    env = job_env(THOTH_TREE_CLUSTER_TOKENS="400", THOTH_TREE_SUMMARY_TOKENS="60", THOTH_CHUNK_TOKENS="80")
+    first = run_ingest("--source", str(root), "--db", str(db), env=env)
+    assert first.returncode == 0, first.stderr
+    settings = tree_settings(db, embed_backend="onnx", cache_dir=str(onnx_cache))
+    store = Store(settings)
+    pointer = store.tree_pointer("corpus")
+    assert pointer and pointer["nodes"] > 0
+    written = store.table(TREE_NODES).version
+
+    second = run_ingest("--source", str(root), "--db", str(db), env=env)
+    assert second.returncode == 0, second.stderr
+    assert "up to date" in second.stdout + second.stderr
+    for ingestor in (Ingestor(settings), Ingestor(settings, embedder=get_embedder(settings))):
+        summary = ingestor.run(str(root))
+        assert summary.tree is not None and not summary.tree.built, summary.render()
+    assert store.tree_pointer("corpus") == pointer  # same version, same fingerprint, same times
+    assert store.table(TREE_NODES).version == written  # no node re-summarised or written

@@ -10,6 +10,7 @@ from thoth.embed import get_embedder
 from thoth.retrieval import tree
 from thoth.retrieval.answer import MAX_CANDIDATES, MAX_PAGES, PER_PASSAGE, _candidates, answer_question
 from thoth.retrieval.search import hybrid_search
+from thoth.retrieval.tree_index import TreeIndex
 from thoth.store import Store
 
 BROAD = "telescopes, galaxies and the night sky, and how compilers parse and generate code"
@@ -109,3 +110,44 @@ def test_answer_quotes_a_sentence_of_each_cited_page_from_its_best_matching_sent
         assert (int(number), sentence.strip()) in {(n, s) for n, _, s in candidates}
     cited = [next(c["pages"][0] for c in result["citations"] if str(c["number"]) == n) for _, n in quoted]
     assert 3 <= len(cited) <= MAX_PAGES and len(set(cited)) == len(cited)  # one sentence from each of several pages
+
+
+def _page_order(hits: list[dict], index) -> list[str]:
+    return list(
+        dict.fromkeys(
+            p for h in hits for p in ([h["key"]] if h.get("level", 0) == 0 else index.named_pages(h["node_id"]))
+        )
+    )
+
+
+def test_collapsed_keeps_the_flat_ranking_and_its_first_pages(topic_index) -> None:
+    """Summaries are merged into the flat hybrid ranking without reordering its chunks, and name no new
+    page before the flat ranking's first PROTECTED_PAGES pages: single-fact questions lose nothing."""
+    store = Store(topic_index)
+    embedder = get_embedder(topic_index)
+    index = tree.tree_index_of(store, "topics")
+    summaries = 0
+    for query in QUESTIONS:
+        flat = hybrid_search(store, embedder, query, 60, where="source_id = 'topics'")
+        hits = tree.collapsed(store, embedder, "topics", query, 20, per_page=0)
+        summaries += sum(h["level"] > 0 for h in hits)
+        chunks = [h["chunk_id"] for h in hits if h["level"] == 0]
+        assert chunks == [h["chunk_id"] for h in flat[: len(chunks)]], query
+        first = _page_order(flat, index)[: tree.PROTECTED_PAGES]
+        named = _page_order(hits, index)
+        reached = min(len(first), len(named))  # a list of few pages may stop before the flat ranking's fifth
+        assert named[:reached] == first[:reached], query
+    assert summaries, "summaries should still enter the lists after the flat ranking's first pages"
+
+
+def test_summaries_naming_new_pages_wait_for_the_protected_pages() -> None:
+    index = TreeIndex(parent={}, level={"s": 1, "t": 1}, children={}, key={}, pages={"s": [("x", 2)], "t": [("a", 3)]})
+    hits = [
+        {"node_id": "a1", "level": 0, "key": "a"},
+        {"node_id": "s", "level": 1},  # names x, a page not yet named: waits until a and b are named
+        {"node_id": "t", "level": 1},  # names a, already named: stays where it is
+        {"node_id": "b1", "level": 0, "key": "b"},
+        {"node_id": "c1", "level": 0, "key": "c"},
+    ]
+    order = [h["node_id"] for h in tree._protect_pages(hits, ["a", "b"], index)]
+    assert order == ["a1", "t", "b1", "s", "c1"]

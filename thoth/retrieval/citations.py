@@ -247,5 +247,10 @@ def resolve_citation(
     else:  # file
         if in_bucket:
             raise CitationUnavailable(f"mode 'file' is for local folders; {ref.base} is in a bucket (use 'signed')")
-        result.update(url=(row.get("uri") or "") + _fragment(start, highlight), highlight_applied=bool(highlight))
+        if not row.get("uri"):  # document_rows hides a URL the citation rule refuses (citation_urls)
+            raise CitationUnavailable(
+                f"{ref.base} has no URL this server may show: file: URLs only on a local laptop index "
+                "(a folder database with THOTH_AUTH=off); cite it by its source_ref"
+            )
+        result.update(url=row["uri"] + _fragment(start, highlight), highlight_applied=bool(highlight))
     return result

@@ -8,6 +8,7 @@ every restart) sees the same one; one caller's choice never changes another's.
 
 from __future__ import annotations
 
+from thoth.retrieval import citation_urls
 from thoth.retrieval.errors import NotFound, RetrievalError
 from thoth.retrieval.source_ref import SourceRef
 from thoth.store import Store, filters
@@ -108,6 +109,14 @@ def set_default_collection(store: Store, name: str, owner: str) -> str:
     return collection
 
 
+def _files(store: Store, columns: list[str], where: str, batch_size: int = 8192) -> list[dict]:
+    """`documents` rows, each `uri` as a tool may show it (thoth.retrieval.citation_urls)."""
+    rows = [row for batch in store.scan(DOCUMENTS, columns, where, batch_size=batch_size) for row in batch.to_pylist()]
+    for row in rows:
+        row["uri"] = citation_urls.shown(row.get("uri"), store.settings)
+    return rows
+
+
 def file_entry(row: dict) -> dict:
     """One stored file as the research tools show it (seed names: document_id, source_id, version_id)."""
     return {
@@ -131,11 +140,7 @@ def file_entry(row: dict) -> dict:
 def list_collection_files(store: Store, collection: str, limit: int, offset: int = 0, batch_size: int = 256) -> dict:
     """The files of a collection in key order, `limit` from `offset`; `next_offset` is None at the end."""
     columns = [c for c in FILE_COLUMNS if c in store.table(DOCUMENTS).schema.names]
-    rows = [
-        row
-        for batch in store.scan(DOCUMENTS, columns, filters.eq("source_id", collection), batch_size=batch_size)
-        for row in batch.to_pylist()
-    ]
+    rows = _files(store, columns, filters.eq("source_id", collection), batch_size)
     rows.sort(key=lambda row: row["key"])
     page = rows[offset : offset + limit]
     return {
@@ -172,11 +177,7 @@ def collection_documents(
         raise RetrievalError(f"status must be one of {', '.join(DOCUMENT_STATUSES)} (or left out), got {status!r}")
     names = store.table(DOCUMENTS).schema.names
     columns = [c for c in [*FILE_COLUMNS, "ingested_at"] if c in names]
-    rows = [
-        row
-        for batch in store.scan(DOCUMENTS, columns, filters.eq("source_id", collection))
-        for row in batch.to_pylist()
-    ]
+    rows = _files(store, columns, filters.eq("source_id", collection))
     counts = {s: sum(1 for r in rows if r["status"] == s) for s in DOCUMENT_STATUSES}
     if status:
         rows = [r for r in rows if r["status"] == status]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from thoth.retrieval import citation_urls
 from thoth.retrieval.collections import FILE_COLUMNS, file_entry
 from thoth.retrieval.errors import NotFound, RetrievalError
 from thoth.store import Store, filters
@@ -83,6 +84,7 @@ def document_rows(store: Store, pairs: set[tuple[str, str]]) -> dict[tuple[str, 
     columns = _present(store, DOCUMENTS, [*FILE_COLUMNS, "bibtex", "bibtex_source"])
     for row in store.rows(DOCUMENTS, columns, where):
         if (row["source_id"], row["doc_id"]) in pairs:
+            row["uri"] = citation_urls.shown(row.get("uri"), store.settings)  # the `source` every entry shows
             found[(row["source_id"], row["doc_id"])].append(row)
     for rows in found.values():
         rows.sort(key=lambda r: r["key"])

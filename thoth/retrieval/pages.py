@@ -4,7 +4,9 @@ Every document has a URL, in this order of preference:
 1. the canonical URL from its front matter (`url`, `canonical_url`, `canonical`);
 2. the source's configured base URL (THOTH_SOURCE_BASE_URLS) joined with the page's path, Markdown
    suffix dropped and `index` pages mapped to their folder (`people/time-off.md` -> BASE/people/time-off);
-3. where the file lives: `file://…` locally, `gs://…` in a bucket.
+3. where the file lives: `file://…` locally, `gs://…` in a bucket;
+4. Thoth's own `doc://{source}/{key}`.
+Only URLs that the citation URL rule allows (thoth.retrieval.citation_urls) are candidates.
 A page is read back from the partitions table, which holds each section's full text once, so the
 chunker's overlap never appears twice.
 """
@@ -16,8 +18,10 @@ from pathlib import PurePosixPath
 
 from thoth.config import Settings
 from thoth.embed import Embedder
+from thoth.retrieval import citation_urls
 from thoth.retrieval.paging import CursorError, decode_cursor, encode_cursor, window
 from thoth.retrieval.search import SearchError, hybrid_search
+from thoth.retrieval.source_ref import SCHEME, SourceRefError, format_ref, parse_ref
 from thoth.store import Store, filters
 from thoth.store.schema import DOCUMENTS, PARTITIONS
 
@@ -54,12 +58,13 @@ def _keys_for(path: str) -> list[str]:
     return keys
 
 
-def page_url(doc: dict, base_url: str | None) -> str:
-    if doc.get("url"):
-        return doc["url"]
-    if base_url:
-        return f"{base_url.rstrip('/')}/{_public_path(doc['key'])}"
-    return doc.get("uri") or f"doc://{doc['source_id']}/{doc['key']}"
+def page_url(doc: dict, base_url: str | None, settings: Settings) -> str:
+    """The first of the candidates above that the citation URL rule lets a tool show, else doc://."""
+    candidates = [doc.get("url"), f"{base_url.rstrip('/')}/{_public_path(doc['key'])}" if base_url else None]
+    for url in [*candidates, doc.get("uri")]:
+        if citation_urls.shown(url, settings):
+            return url
+    return format_ref(doc["source_id"], doc["key"])
 
 
 def _ok(where: str) -> str:
@@ -72,6 +77,14 @@ def find_page(store: Store, settings: Settings, url: str) -> dict:
     if not bare:
         raise PageNotFound("url must be a page URL, e.g. one from qurio_search or qurio_list_pages")
     matches = store.rows(DOCUMENTS, DOC_COLUMNS, _ok(f"({filters.eq('url', bare)} OR {filters.eq('uri', bare)})"))
+    if not matches and bare.startswith(SCHEME):  # page_url's last resort: doc://{source}/{key}
+        try:
+            ref = parse_ref(bare)
+        except SourceRefError:
+            ref = None
+        if ref is not None:
+            scope = f"{filters.eq('source_id', ref.container)} AND {filters.eq('key', ref.key)}"
+            matches = store.rows(DOCUMENTS, DOC_COLUMNS, _ok(scope))
     if not matches:
         for source_id, base in settings.source_base_urls:
             base = base.rstrip("/")
@@ -117,7 +130,7 @@ def list_pages(store: Store, settings: Settings, source_id: str, limit: int, cur
     rows = sorted(store.rows(DOCUMENTS, DOC_COLUMNS, _ok(filters.eq("source_id", source_id))), key=lambda r: r["key"])
     base = settings.base_url(source_id)
     page = [
-        {"id": r["doc_id"], "url": page_url(r, base), "title": r["title"], "path": r["key"]}
+        {"id": r["doc_id"], "url": page_url(r, base, settings), "title": r["title"], "path": r["key"]}
         for r in rows[offset : offset + limit]
     ]
     more = offset + limit < len(rows)
@@ -162,7 +175,7 @@ def read_page(store: Store, settings: Settings, url: str, max_chars: int, cursor
     content = "".join(text[p.start : p.end] for p in pieces)
     next_cursor = encode_cursor("qurio_read_page", {"d": doc["doc_id"], "o": following[1]}) if following else None
     return {
-        "url": page_url(doc, settings.base_url(doc["source_id"])),
+        "url": page_url(doc, settings.base_url(doc["source_id"]), settings),
         "id": doc["doc_id"],
         "title": doc["title"],
         "source_id": doc["source_id"],
@@ -189,14 +202,15 @@ def search(
     source_id: str | None = None,
     metadata: dict | None = None,
 ) -> list[dict]:
-    """Hybrid search (alpha: 0 keyword only, 1 vector only) with each hit's page URL attached.
+    """Hybrid search (alpha: 0 keyword only, 1 vector only) with each hit's page URL attached, pages
+    first: each page once, by its best passage plus a share of its others (`by_document`).
 
     Arguments are checked (source, filters) before the model is loaded or anything is searched.
     """
     if source_id is not None:
         _require_source(store, source_id)
     where = filters.both(filters.where({"source_id": source_id}), filters.public(metadata))
-    hits = hybrid_search(store, get_embedder(), query, limit, alpha=alpha, where=where)
+    hits = hybrid_search(store, get_embedder(), query, limit, alpha=alpha, where=where, documents=True)
     if not hits:
         return []
     docs = store.rows(DOCUMENTS, DOC_COLUMNS, filters.is_in("doc_id", sorted({h["doc_id"] for h in hits})))
@@ -205,5 +219,5 @@ def search(
     for hit in hits:
         doc = by_key.get((hit["source_id"], hit["key"])) or by_doc.get(hit["doc_id"])
         base = settings.base_url(hit["source_id"])
-        hit["url"] = page_url(doc, base) if doc else page_url(hit, base)
+        hit["url"] = page_url(doc or hit, base, settings)
     return hits

@@ -1,6 +1,6 @@
 """Search for the research surface: the shared hybrid search, hits described with their citations.
 
-`hybrid` fuses BM25 and vector results (reciprocal rank fusion), `cosine` is
+`hybrid` fuses BM25 and vector results (`Ranking`'s fusion), `cosine` is
 vector search alone; both are `hybrid_search`, the function every surface uses.
 """
 

@@ -1,15 +1,19 @@
 """Vector, keyword (BM25) and hybrid search over chunks.
 
-Hybrid search runs both and fuses the ranked lists with weighted reciprocal
-rank fusion: each list contributes weight / (RRF_K + rank). `alpha` weighs
-vector (1.0) against keyword (0.0); 0 and 1 skip the other search entirely.
-With no alpha, both lists weigh the same (plain RRF).
+Hybrid search runs both and fuses the ranked lists (`Ranking` says how: weighted
+reciprocal rank fusion, each list contributing weight / (RRF_K + rank), or a
+convex combination of each list's scores scaled to 0..1). `alpha` weighs vector
+(1.0) against keyword (0.0); 0 and 1 skip the other search entirely. With no
+alpha, the ranking's own weight applies. Tools that rank files rather than
+passages use `by_document`, so one page's many chunks do not crowd the others out.
+docs/benchmarks.md ("Retrieval quality") has the measurements behind the defaults.
 """
 
 from __future__ import annotations
 
 import re
 from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Any
 
 from thoth.embed import Embedder
@@ -21,6 +25,21 @@ MIN_PREFETCH = 40
 
 class SearchError(ValueError):
     """The search arguments cannot be served; the message names the argument."""
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How hybrid search ranks chunks and documents. The defaults were chosen on the dev splits
+    (docs/benchmarks.md, "Retrieval quality: ablation"); the old ranking was plain RRF at 0.5."""
+
+    fusion: str = "convex"  # "rrf": weighted reciprocal ranks; "convex": weighted sum of scores scaled per list
+    vector_weight: float = 0.4  # the vector list's weight when no alpha is given (keyword: 1 - this)
+    section_boost: float = 0.0  # BM25 weight of the title/heading field beside the text (0: text alone)
+    document_share: float = 0.2  # a document's score: its best chunk's plus this share of its next ones
+    document_chunks: int = 3  # how many of its next chunks count (one per other page or section)
+
+
+DEFAULT_RANKING = Ranking()
 
 
 def vector_search(
@@ -53,13 +72,19 @@ def keyword_query(query: str) -> tuple[str, tuple[str, ...]]:
 
 
 def keyword_search(
-    store: Store, query: str, limit: int, where: str | None = None, columns: list[str] | None = None
+    store: Store,
+    query: str,
+    limit: int,
+    where: str | None = None,
+    *,
+    section_boost: float = 0.0,
+    columns: list[str] | None = None,
 ) -> list[dict]:
-    return _start_keyword_search(store, query, limit, where, columns).result()
+    return _start_keyword_search(store, query, limit, where, section_boost, columns).result()
 
 
 def _start_keyword_search(
-    store: Store, query: str, limit: int, where: str | None, columns: list[str] | None
+    store: Store, query: str, limit: int, where: str | None, section_boost: float, columns: list[str] | None
 ) -> Future[list[dict]]:
     """keyword_search, running while the caller goes on (hybrid search embeds the query meanwhile)."""
     words, phrases = keyword_query(query)
@@ -67,7 +92,9 @@ def _start_keyword_search(
         done: Future[list[dict]] = Future()
         done.set_result([])  # nothing BM25 could match
         return done
-    return store.start_keyword_search(words, limit, where, phrases=phrases, columns=columns)
+    return store.start_keyword_search(
+        words, limit, where, phrases=phrases, section_boost=section_boost, columns=columns
+    )
 
 
 def fuse(ranked: list[tuple[float, list[dict]]], limit: int, key: str = "chunk_id") -> list[dict]:
@@ -85,6 +112,80 @@ def fuse(ranked: list[tuple[float, list[dict]]], limit: int, key: str = "chunk_i
     return best
 
 
+def _scaled(hits: list[dict], field: str) -> dict[str, float]:
+    """Each hit's `field` mapped onto 0..1 within its list: the best 1, the last one fetched 0."""
+    scores = [float(h[field]) for h in hits]
+    if not scores:
+        return {}
+    top, bottom = max(scores), min(scores)
+    span = top - bottom
+    return {h["chunk_id"]: (s - bottom) / span if span > 0 else 1.0 for h, s in zip(hits, scores, strict=True)}
+
+
+def fuse_scores(lists: dict[str, tuple[float, list[dict]]], limit: int) -> list[dict]:
+    """Convex combination of the lists' scaled scores (similarity for "vector", bm25 for "keyword"): a
+    hit missing from a list gets that list's floor, 0. Scores are 0..1, 1.0 = best in every list."""
+    fields = {"vector": "similarity", "keyword": "bm25"}
+    total_weight = sum(weight for weight, _ in lists.values()) or 1.0
+    fused: dict[str, dict[str, Any]] = {}
+    first_rank: dict[str, int] = {}  # ties (equal scores) keep the order the searches gave
+    for name, (weight, hits) in lists.items():
+        scaled = _scaled(hits, fields[name])
+        for rank, hit in enumerate(hits):
+            entry = fused.setdefault(hit["chunk_id"], {**hit, "score": 0.0})
+            entry.update({k: v for k, v in hit.items() if k in ("similarity", "bm25")})
+            entry["score"] += weight * scaled[hit["chunk_id"]] / total_weight
+            first_rank[hit["chunk_id"]] = min(rank, first_rank.get(hit["chunk_id"], rank))
+    best = sorted(fused.values(), key=lambda h: (-h["score"], first_rank[h["chunk_id"]], h["chunk_id"]))[:limit]
+    for hit in best:
+        hit["score"] = round(hit["score"], 6)
+    return best
+
+
+def fuse_lists(
+    lists: dict[str, tuple[float, list[dict]]], limit: int, ranking: Ranking = DEFAULT_RANKING
+) -> list[dict]:
+    """The lists hybrid search ran, fused as `ranking` says."""
+    if ranking.fusion == "convex":
+        return fuse_scores(lists, limit)
+    return fuse(list(lists.values()), limit)
+
+
+def _other_partitions(group: list[dict]) -> list[float]:
+    """Scores of a document's further evidence, best first: the best hit of each other partition (page
+    or section). Overlapping windows of one section say the same thing and count once, so a long
+    section (or abstract) cut into many chunks gains nothing over a short one (measured on SciFact)."""
+    seen = {group[0].get("partition_id")}
+    scores = []
+    for hit in group[1:]:
+        partition = hit.get("partition_id")
+        if partition not in seen:
+            seen.add(partition)
+            scores.append(hit["score"])
+    return scores
+
+
+def by_document(hits: list[dict], limit: int, ranking: Ranking = DEFAULT_RANKING) -> list[dict]:
+    """`limit` hits that put documents first: each document (source and key) scored by its best hit
+    plus `document_share` of the best hits of its next `document_chunks` partitions, and represented
+    by its best hit; documents in that order, then, when fewer documents than `limit` were found, their
+    further hits by score. Each hit keeps its own `score` and gets `document_score`."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for hit in sorted(hits, key=lambda h: -h["score"]):
+        groups.setdefault((hit.get("source_id") or "", hit["key"]), []).append(hit)
+    scored = []
+    for group in groups.values():
+        rest = _other_partitions(group)[: ranking.document_chunks]
+        scored.append((group[0]["score"] + ranking.document_share * sum(rest), group))
+    scored.sort(key=lambda sg: -sg[0])  # stable: ties keep the best hit's order
+    firsts = [{**group[0], "document_score": round(score, 6)} for score, group in scored]
+    if len(firsts) >= limit:
+        return firsts[:limit]
+    doc_scores = {id(h): round(score, 6) for score, group in scored for h in group}
+    more = sorted((h for _, group in scored for h in group[1:]), key=lambda h: -h["score"])
+    return firsts + [{**h, "document_score": doc_scores[id(h)]} for h in more[: limit - len(firsts)]]
+
+
 def hybrid_search(
     store: Store,
     embedder: Embedder,
@@ -94,12 +195,18 @@ def hybrid_search(
     alpha: float | None = None,
     where: str | None = None,
     prefetch: int | None = None,
+    documents: bool = False,
+    ranking: Ranking = DEFAULT_RANKING,
     columns: list[str] | None = None,
 ) -> list[dict]:
     """The best `limit` chunks for `query`, each with `score` (fused, 0..1) and what each search saw.
+    With `documents`, the best documents instead, each by its best chunk (`by_document`).
     `columns`: the chunk columns the caller uses (default every hit column)."""
-    lists = _ranked_lists(store, embedder, query, limit, alpha, where, prefetch, columns)
-    return fuse(list(lists.values()), limit)
+    lists = _ranked_lists(store, embedder, query, limit, alpha, where, prefetch, ranking, columns)
+    if not documents:
+        return fuse_lists(lists, limit, ranking)
+    depth = max(len(hits) for _, hits in lists.values()) if lists else limit
+    return by_document(fuse_lists(lists, 2 * depth, ranking), limit, ranking)
 
 
 def _ranked_lists(
@@ -110,6 +217,7 @@ def _ranked_lists(
     alpha: float | None,
     where: str | None,
     prefetch: int | None,
+    ranking: Ranking = DEFAULT_RANKING,
     columns: list[str] | None = None,
 ) -> dict[str, tuple[float, list[dict]]]:
     """The weighted lists hybrid search fuses, by name ("vector", "keyword"); alpha 0 or 1 skips one."""
@@ -118,12 +226,14 @@ def _ranked_lists(
     if alpha is not None and not 0.0 <= alpha <= 1.0:
         raise SearchError(f"alpha must be between 0.0 and 1.0, got {alpha}")
     depth = max(prefetch or 0, MIN_PREFETCH, limit)
-    w_vector = 0.5 if alpha is None else alpha
+    w_vector = ranking.vector_weight if alpha is None else alpha
     lists: dict[str, tuple[float, list[dict]]] = {}
     if w_vector > 0 and embedder is None:
         raise SearchError("a vector search needs the embedding model (alpha > 0)")
     # BM25 first: it runs while the query is embedded (measured in docs/benchmarks.md, "Latency")
-    keyword = _start_keyword_search(store, query, depth, where, columns) if w_vector < 1 else None
+    keyword = None
+    if w_vector < 1:
+        keyword = _start_keyword_search(store, query, depth, where, ranking.section_boost, columns)
     if w_vector > 0:
         lists["vector"] = (w_vector, vector_search(store, embedder, query, depth, where, columns))
     if keyword is not None:
@@ -148,7 +258,7 @@ def explained_search(
     ranks = {
         name: {hit["chunk_id"]: rank for rank, hit in enumerate(hits, start=1)} for name, (_, hits) in lists.items()
     }
-    hits = fuse(list(lists.values()), limit)
+    hits = fuse_lists(lists, limit)
     for hit in hits:
         for name in ("vector", "keyword"):
             hit[f"{name}_rank"] = ranks.get(name, {}).get(hit["chunk_id"])

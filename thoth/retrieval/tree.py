@@ -4,9 +4,9 @@ A dataset is a source. Its tree's nodes are the source's chunks (level 0, node i
 the summary nodes in `tree_nodes` (level >= 1) of the tree version its pointer names, so a reader
 never mixes two builds.
 
-- collapsed: chunks and summary nodes searched together (the paper's best mode). The vector list
-  ranks chunks and summaries by cosine similarity together; BM25 over the chunks is fused in with
-  reciprocal rank fusion, as in hybrid search.
+- collapsed: chunks and summary nodes searched together (the paper's best mode). The chunks keep the
+  flat hybrid search's order; a summary node enters ahead of a chunk only where it beats it both by
+  cosine similarity and by keyword evidence (the best BM25 rank of a chunk below it).
 - traversal: from the top layer down, keep the best `expand_k` nodes at each level and descend into
   their children; the answer is the best `top_k` of every node kept.
 `levels_cap` is the highest level either mode looks at (0: chunks only).
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from thoth.embed import Embedder
-from thoth.retrieval.search import MIN_PREFETCH, SearchError, fuse, hybrid_search, keyword_search
+from thoth.retrieval.search import MIN_PREFETCH, SearchError, explained_search, fuse, hybrid_search
 from thoth.retrieval.tree_index import TreeIndex, tree_index
 from thoth.store import HIT_COLUMNS, Store, filters
 from thoth.store.db import NODE_COLUMNS
@@ -27,6 +27,7 @@ from thoth.store.schema import CHUNKS
 
 MODES = ("collapsed", "traversal")
 PER_PAGE = 2  # chunks of one page in a result list, before other pages' get their turn (docs/raptor.md)
+PROTECTED_PAGES = 5  # the flat ranking's first pages: summaries name no other page before them (docs/raptor.md)
 DIRECTIONS = ("parent", "siblings")
 
 
@@ -226,6 +227,11 @@ def _index(store: Store, source_id: str) -> TreeIndex | None:
     return tree_index(store, source_id, (store.tree_pointer(source_id) or {})["version"], scope)
 
 
+def tree_index_of(store: Store, source_id: str) -> TreeIndex | None:
+    """The in-memory index of a source's current tree (None without one): parents and named pages."""
+    return _index(store, source_id)
+
+
 def _hit_pages(hit: dict, index: TreeIndex | None) -> list[str]:
     if hit["level"] == 0:
         return [hit["key"]] if hit.get("key") else []
@@ -267,13 +273,6 @@ def _flat_pages(flat: list[dict], top_k: int) -> list[str]:
     return list(dict.fromkeys(h["key"] for h in flat[:top_k] if h.get("key")))
 
 
-def _flat(store: Store, vector: np.ndarray, query: str, depth: int, scope: str, alpha: float) -> tuple[list, list]:
-    """(chunks by vector, chunks by BM25) of a source, `depth` each."""
-    by_vector = [_chunk_node(r) for r in store.vector_search(vector, depth, scope)] if alpha > 0 else []
-    by_words = [_chunk_node(r) for r in keyword_search(store, query, depth, scope)] if alpha < 1 else []
-    return by_vector, by_words
-
-
 def collapsed(
     store: Store,
     embedder: Embedder,
@@ -285,27 +284,87 @@ def collapsed(
     alpha: float = 0.5,
     per_page: int | None = None,
 ) -> list[dict]:
-    """Chunks and summary nodes ranked together (vector over both, fused with BM25 over chunks), then
-    at most `per_page` chunks of one page (PER_PAGE by default; 0: no cap). With the cap, the list
-    names every page that the chunks' own fused ranking names in its top `top_k` (summaries add
-    pages; they never push out a page flat hybrid search would have found)."""
-    vector = embedder.embed([query])[0]
+    """Chunks ranked by the flat hybrid search, with the summary nodes merged in where they beat chunks
+    on both signals (`_merge_summaries`) but never naming a new page before the flat ranking's first
+    `PROTECTED_PAGES` pages (`_protect_pages`), then at most `per_page` chunks of one page (PER_PAGE by
+    default; 0: no cap). With the cap, the list names every page that the flat ranking names in its
+    top `top_k`: summaries add pages, they never push out a page flat hybrid search finds."""
     depth = max(MIN_PREFETCH, 3 * top_k)
     chunk_scope = filters.eq("source_id", source_id)
-    hits, by_words = _flat(store, vector, query, depth, chunk_scope, alpha)
-    chunk_lists = [(w, found) for w, found in ((alpha, hits), (1 - alpha, by_words)) if found and w > 0]
-    must = _flat_pages(fuse(chunk_lists, top_k, key="node_id"), top_k) if chunk_lists else []
+    flat = [
+        {**_chunk_node(h), "vector_rank": h["vector_rank"], "keyword_rank": h["keyword_rank"]}
+        for h in explained_search(store, embedder, query, depth, alpha=alpha, where=chunk_scope)
+    ]
+    must = _flat_pages(flat, top_k)
+    vector = embedder.embed([query])[0]
     scope = _node_scope(store, source_id)
-    if scope and levels_cap != 0:
-        where = scope + (f" AND level <= {int(levels_cap)}" if levels_cap is not None else "")
-        hits += [_summary_node(r) for r in store.node_vector_search(vector, depth, where)]
-    by_vector = sorted(hits, key=lambda h: (-h["similarity"], h["node_id"]))[:depth]
-    lists = [(alpha, by_vector)] + ([(1 - alpha, by_words)] if alpha < 1 else [])
-    ranked = fuse([(w, hits) for w, hits in lists if hits], depth, key="node_id")
     index = _index(store, source_id) if scope else None
+    ranked = flat
+    if scope and index is not None and levels_cap != 0:
+        where = scope + (f" AND level <= {int(levels_cap)}" if levels_cap is not None else "")
+        summaries = [_summary_node(r) for r in store.node_vector_search(vector, depth, where)]
+        merged = _merge_summaries(flat, summaries, index, alpha)
+        ranked = _protect_pages(merged, _flat_pages(flat, len(flat))[: min(top_k, PROTECTED_PAGES)], index)
     cap = PER_PAGE if per_page is None else per_page
     best = diverse(ranked, top_k, index, cap, must=must) if cap else ranked[:top_k]
+    for hit in best:
+        hit.pop("vector_rank", None)
+        hit.pop("keyword_rank", None)
     return _with_similarity(store, source_id, vector, best)
+
+
+def _protect_pages(ranked: list[dict], protected: list[str], index: TreeIndex) -> list[dict]:
+    """`ranked` with every summary that would name a page not yet named moved to just after the hit
+    that names the last of the `protected` pages (the flat ranking's first pages, in order). So the
+    list's first pages are the flat ranking's, in its order: a summary adds pages after them, and a
+    single-fact question finds its page where flat hybrid search puts it."""
+    out: list[dict] = []
+    held: list[dict] = []
+    named: set[str] = set()
+    waiting = set(protected)
+    for hit in ranked:
+        pages = _hit_pages(hit, index)
+        if waiting and hit["level"] > 0 and not named.issuperset(pages):
+            held.append(hit)
+            continue
+        out.append(hit)
+        named.update(pages)
+        waiting.difference_update(pages)
+        if not waiting and held:
+            out += held
+            held = []
+    return out + held
+
+
+def _merge_summaries(flat: list[dict], summaries: list[dict], index: TreeIndex, alpha: float) -> list[dict]:
+    """The flat chunk ranking with each summary node placed after every chunk it does not beat on both
+    signals: cosine to the query (vector), and keyword evidence, the best BM25 rank of a chunk below
+    it against the chunk's own BM25 rank (a signal with weight 0 is left out). So a summary never
+    outranks a chunk that matches the query better in either way; the chunks keep their flat order.
+    A summary takes the score of the chunk it is placed before (the last chunk's at the end)."""
+    keyword: dict[str, int] = {}  # node id -> best keyword rank of a chunk below it
+    for hit in flat:
+        if hit.get("keyword_rank") is not None:
+            for node in index.ancestors(hit["chunk_id"]):
+                keyword[node] = min(keyword.get(node, hit["keyword_rank"]), hit["keyword_rank"])
+    no_rank = len(flat) + 10**6  # below every ranked item
+
+    def beats(summary: dict, chunk: dict) -> bool:
+        by_vector = alpha == 0 or summary["similarity"] > (chunk.get("similarity") or -1.0)
+        chunk_words = chunk.get("keyword_rank") or no_rank
+        by_words = alpha == 1 or keyword.get(summary["node_id"], no_rank) < chunk_words
+        return by_vector and by_words
+
+    slots: dict[int, list[dict]] = {}
+    for summary in sorted(summaries, key=lambda s: (-s["similarity"], s["node_id"])):
+        after = max((i for i, chunk in enumerate(flat) if not beats(summary, chunk)), default=-1)
+        if after < len(flat) - 1:  # placed before the chunk at after + 1
+            slots.setdefault(after + 1, []).append({**summary, "score": flat[after + 1]["score"]})
+    out: list[dict] = []
+    for i, chunk in enumerate(flat):
+        out += slots.get(i, [])
+        out.append(chunk)
+    return out
 
 
 def traversal(

@@ -66,6 +66,7 @@ HIT_COLUMNS = [
     "partition_hash",
 ]
 FTS_COLUMN = "search_text"
+FTS_SECTION_COLUMN = "section"  # title and heading path: a field of its own when boosted (ensure_section_index)
 COMMIT_ATTEMPTS = 8
 
 log = logging.getLogger("thoth.store")
@@ -112,6 +113,9 @@ VECTOR_INDEX_NAME = "vector_idx"
 # An index trained on n rows is trained again once the table holds this many times n: new rows are
 # only folded into the existing partitions by optimize(), which slows search as partitions grow.
 RETRAIN_GROWTH = 4
+# New chunks stay in the indexes' unindexed tail until it holds this many rows; then the next write folds
+# them in (Store.fold_in_due). Searches scan the tail: BM25 without the index costs ~0.1 ms a row.
+FOLD_IN_ROWS = 256
 MIN_TRAIN_ROWS = 256  # a PQ codebook has 256 centroids per sub-vector: fewer rows cannot train it
 PARTITION_ROWS = 4096  # IVF partitions: one per this many rows
 
@@ -160,6 +164,7 @@ class Store:
         self._tables: dict[str, Any] = {}
         self._lock = threading.RLock()
         self._warned_positions = False
+        self._warned_sections: bool | None = None  # None: not checked yet
         self._readable: dict[str, int] = {}  # table -> the latest version read whole (check_readable)
 
     # -- connection -------------------------------------------------------
@@ -391,13 +396,17 @@ class Store:
             values_sql={"key": filters.quote(key), "source_ref": f"concat({filters.quote(ref_base)}, {page})"},
         )
 
-    def _fts_index(self) -> Any:
-        return next((idx for idx in self.table(CHUNKS).list_indices() if FTS_COLUMN in idx.columns), None)
+    def _fts_index(self, column: str = FTS_COLUMN) -> Any:
+        return next((idx for idx in self.table(CHUNKS).list_indices() if idx.columns == [column]), None)
 
     def fts_has_positions(self) -> bool | None:
         """Whether the BM25 index stores word positions (phrase queries need them); None: no index yet."""
         idx = self._fts_index()
         return None if idx is None else bool((getattr(idx, "index_details", None) or {}).get("with_position"))
+
+    def fts_has_sections(self) -> bool:
+        """Whether titles and heading paths have their own BM25 index (the boosted field)."""
+        return self._fts_index(FTS_SECTION_COLUMN) is not None
 
     def ensure_fts_index(self, fold_in: bool = True) -> None:
         """Build the BM25 index on chunks (English stemming and stop words, word positions for phrases),
@@ -412,21 +421,41 @@ class Store:
         if positions is False:
             log.warning("migrating the BM25 index of chunks: rebuilding it with word positions (phrase queries)")
         started = time.perf_counter()
-        retry_on_conflict(
-            lambda: table.create_fts_index(
-                FTS_COLUMN,
-                use_tantivy=False,  # the native index: it builds on object storage too
-                replace=True,
-                language="English",
-                stem=True,
-                remove_stop_words=True,
-                ascii_folding=True,
-                with_position=True,  # phrase queries ("time off") need positions
-            ),
-            "create the BM25 index",
-        )
+        retry_on_conflict(lambda: self._create_fts(FTS_COLUMN, with_position=True), "create the BM25 index")
         if positions is False:
             log.warning("BM25 index migrated (word positions) in %.1f s", time.perf_counter() - started)
+
+    def fold_in_due(self) -> bool:
+        """Whether the chunks outside the BM25 index are enough to fold them into the indexes now.
+
+        optimize() compacts the table's files and merges the indexes: work in proportion to the whole
+        table (0.7 s at 3,000 chunks, 2.4 s at 12,000 on 2 busy cores). One document written
+        (ingest_document, a bucket event) stays in the unindexed tail, which vector and keyword
+        searches still scan (phrases included); the write that brings the tail to FOLD_IN_ROWS folds
+        it in. So a write costs the table work once per FOLD_IN_ROWS new chunks, not every time.
+        """
+        idx = self._fts_index()
+        stats = self.table(CHUNKS).index_stats(idx.name) if idx is not None else None
+        return stats is None or stats.num_unindexed_rows >= FOLD_IN_ROWS
+
+    def ensure_section_index(self) -> None:
+        """The BM25 index of the title/heading field that `section_boost` weighs. Ingest does not build
+        it: measured on the dev splits it does not help, since the text field already holds the title
+        and heading path (docs/benchmarks.md); bench.quality's ablation builds it to show that."""
+        if not self.fts_has_sections():
+            retry_on_conflict(lambda: self._create_fts(FTS_SECTION_COLUMN, False), "create the heading index")
+
+    def _create_fts(self, column: str, with_position: bool) -> None:
+        self.table(CHUNKS).create_fts_index(
+            column,
+            use_tantivy=False,  # the native index: it builds on object storage too
+            replace=True,
+            language="English",
+            stem=True,
+            remove_stop_words=True,
+            ascii_folding=True,
+            with_position=with_position,  # phrase queries ("time off") need positions
+        )
 
     def optimize(self, table: str) -> None:
         retry_on_conflict(self.table(table).optimize, f"optimize {table}")
@@ -504,12 +533,15 @@ class Store:
                 }
         return None
 
-    def ensure_vector_index(self, min_rows: int | None = None, index_type: str | None = None) -> dict | None:
+    def ensure_vector_index(
+        self, min_rows: int | None = None, index_type: str | None = None, fold_in: bool = True
+    ) -> dict | None:
         """Build the ANN index on chunk vectors once the table holds `min_rows` rows (0: never).
 
         Returns what was done ({"action": "built" | "retrained" | "updated", "rows", "seconds", ...}) or
         None when the table is below the threshold. An existing index takes new rows in through
-        optimize() (no retraining) until the table has grown RETRAIN_GROWTH-fold since training.
+        optimize() (no retraining; not with `fold_in` false) until the table has grown RETRAIN_GROWTH-fold
+        since training.
         """
         min_rows = self.settings.vector_index_min_rows if min_rows is None else min_rows
         index_type = (index_type or self.settings.vector_index_type).upper()
@@ -521,6 +553,8 @@ class Store:
             return None
         started = time.perf_counter()
         if existing is not None and rows < RETRAIN_GROWTH * max(trained, 1):
+            if not fold_in:
+                return None
             retry_on_conflict(table.optimize, "optimize chunks")  # folds new rows into the vector and FTS indexes
             seconds = time.perf_counter() - started
             return {"action": "updated", "rows": rows, "seconds": seconds, **(self.vector_index() or existing)}
@@ -581,14 +615,16 @@ class Store:
         limit: int,
         where: str | None = None,
         phrases: tuple[str, ...] = (),
+        section_boost: float = 0.0,
         columns: list[str] | None = None,
     ) -> list[dict]:
-        """BM25 over chunks: any of `words`, and every one of `phrases` (words in that order).
+        """BM25 over chunks: any of `words`, and every one of `phrases` (words in that order). With a
+        `section_boost`, words matched in the title and heading path also count that many times over.
 
         An index without word positions (built by an older version, not yet migrated by ingest)
         cannot answer phrases: they are searched as words then, and a warning says how to migrate.
         """
-        return self.start_keyword_search(words, limit, where, phrases, columns).result()
+        return self.start_keyword_search(words, limit, where, phrases, section_boost, columns).result()
 
     def start_keyword_search(
         self,
@@ -596,11 +632,15 @@ class Store:
         limit: int,
         where: str | None = None,
         phrases: tuple[str, ...] = (),
+        section_boost: float = 0.0,
         columns: list[str] | None = None,
     ) -> concurrent.futures.Future[list[dict]]:
         """`keyword_search`, started: it runs on lancedb's event loop while the caller does something else
         (embeds the query); `.result()` waits for its hits."""
-        return _start(self._keyword_rows(self._chunks_async(), words, limit, where, phrases, columns))
+        if words and section_boost > 0:
+            self._check_sections()  # reads the index list: here, not on lancedb's loop
+        table = self._chunks_async()
+        return _start(self._keyword_rows(table, words, limit, where, phrases, section_boost, columns))
 
     async def _keyword_rows(
         self,
@@ -609,11 +649,16 @@ class Store:
         limit: int,
         where: str | None,
         phrases: tuple[str, ...],
+        section_boost: float,
         columns: list[str] | None,
     ) -> list[dict]:
-        from lancedb.query import BooleanQuery, MatchQuery, Occur, PhraseQuery
+        from lancedb.query import BooleanQuery, MatchQuery, MultiMatchQuery, Occur, PhraseQuery
 
-        query: Any = MatchQuery(words, FTS_COLUMN) if words else None
+        query: Any = None
+        if words and section_boost > 0:
+            query = MultiMatchQuery(words, [FTS_COLUMN, FTS_SECTION_COLUMN], boosts=[1.0, section_boost])
+        elif words:
+            query = MatchQuery(words, FTS_COLUMN)
         if phrases:
             clauses = [(Occur.MUST, PhraseQuery(p, FTS_COLUMN)) for p in phrases]
             query = BooleanQuery(clauses + ([(Occur.SHOULD, query)] if query is not None else []))
@@ -630,7 +675,15 @@ class Store:
                     "the BM25 index has no word positions: phrases are searched as words until "
                     "`python -m ingest` migrates it"
                 )
-            return await self._keyword_rows(table, " ".join([words, *phrases]).strip(), limit, where, (), columns)
+            words = " ".join([words, *phrases]).strip()
+            return await self._keyword_rows(table, words, limit, where, (), section_boost, columns)
+
+    def _check_sections(self) -> None:
+        # Without its index the heading field is not boosted (Lance does not fail): say how to migrate, once.
+        if self._warned_sections is None:
+            self._warned_sections = not self.fts_has_sections()
+            if self._warned_sections:
+                log.warning("the BM25 index has no title/heading field (ensure_section_index): titles are not boosted")
 
     async def _fts(
         self, table: Any, query: Any, limit: int, where: str | None, columns: list[str] | None

@@ -57,8 +57,8 @@ def _render_hits(query: str, hits: list[HandbookHit]) -> str:
     return "\n".join(parts)
 
 
-# The chunk columns a HandbookHit shows: a search fetches these and no others.
-HIT_COLUMNS = ["key", "title", "section", "page_start", "source_ref", "text"]
+# The chunk columns a HandbookHit shows, and those by_document groups by: a search fetches no others.
+HIT_COLUMNS = ["key", "title", "section", "page_start", "source_ref", "text", "source_id", "partition_id"]
 
 
 def register(mcp: MCPServer, app: Thoth) -> None:
@@ -69,11 +69,13 @@ def register(mcp: MCPServer, app: Thoth) -> None:
     ) -> Annotated[CallToolResult, HandbookResults]:
         """Search the handbook (hybrid keyword + semantic search) and return the most relevant passages.
 
-        Each result has its relevance score, source file path, section and content.
+        Files are ranked (each by its best passage plus a share of its others) and each file's best
+        passage comes once before any file repeats. Each result has its relevance score, source file
+        path, section and content.
         """
 
         def run() -> list[dict]:
-            return hybrid_search(app.store, app.embedder(), query, num_results, columns=HIT_COLUMNS)
+            return hybrid_search(app.store, app.embedder(), query, num_results, documents=True, columns=HIT_COLUMNS)
 
         rows = call("search_handbook", run)
         hits = [

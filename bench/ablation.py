@@ -1,0 +1,214 @@
+"""Ablation of the ranking levers (issue 16): each on and off, both dev sets, and what it costs.
+
+    python -m bench.quality --ablation [--only scifact|handbook] [--limit-queries N]
+
+Every query's vector and keyword lists are fetched once from the real index (at the depth the server
+fetches, MIN_PREFETCH; vectors by exact search, so the ANN index the shared bench folder has does not
+blur the comparison), then ranked under each configuration by the functions the server runs
+(`fuse_lists`, `by_document`), so a figure here is what a tool returns. The levers:
+
+- fusion: plain RRF (the old default) against a convex combination of scores scaled per list, with
+  the vector weight chosen on dev (`--grid` prints the whole grid);
+- title: the title/heading-path BM25 field, boosted, beside the text field;
+- documents: files ranked by their best chunk plus a share of their next ones, each file served once
+  (tools that rank files: search_handbook, qurio_search) — "served@5" counts the gold file among the
+  five hits a client sees, which is where crowding shows;
+- context: chunks embedded with their title and heading path (the index's default) against the text
+  alone (vectors computed here and cached under the --db folder; SciFact only with --context-scifact,
+  it re-embeds ~13k chunks).
+
+"below" is the share of queries where hybrid scores below the better of vector-only and keyword-only
+(nDCG@10 on SciFact, MRR@5 on the handbook) under the same levers. Latency: the real `hybrid_search`
+per handbook query, the default ranking against the old one, interleaved so that load hits both alike.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from statistics import median
+
+import numpy as np
+
+from thoth.embed import Embedder
+from thoth.retrieval.search import (
+    DEFAULT_RANKING,
+    MIN_PREFETCH,
+    Ranking,
+    by_document,
+    fuse_lists,
+    hybrid_search,
+    keyword_search,
+)
+from thoth.store import Store, filters
+
+OLD = Ranking(fusion="rrf", vector_weight=0.5, section_boost=0.0, document_share=0.0)
+BOOSTS = (0.0, 1.0, 2.0)
+WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
+SHARES = (0.0, 0.2, 0.5)
+
+
+@dataclass
+class Case:
+    text: str
+    gold: set[str]
+    vector: list[dict] = field(default_factory=list)
+    vector_plain: list[dict] | None = None  # against vectors of the text alone (no title/heading context)
+    keyword: dict[float, list[dict]] = field(default_factory=dict)  # by title boost
+
+
+@dataclass
+class Dataset:
+    name: str
+    cases: list[Case]
+    metric: str  # the per-query metric "below" compares
+    metrics: dict[str, Callable[[list[str], set[str]], float]]
+
+
+@dataclass(frozen=True)
+class Config:
+    ranking: Ranking
+    documents: bool = False  # files served once each (by_document)
+    context: bool = True  # the index's vectors (with context) or those of the text alone
+
+
+def collect(store: Store, embedder: Embedder, source_id: str, pairs: list[tuple[str, set[str]]]) -> list[Case]:
+    where = filters.eq("source_id", source_id)
+    cases = []
+    vectors = embedder.embed([text for text, _ in pairs])
+    for (text, gold), vector in zip(pairs, vectors, strict=True):
+        # exact: the levers' effect, not the ANN index's (the bench folder holds both sets, over its threshold)
+        case = Case(text, gold, store.vector_search(vector, MIN_PREFETCH, where, exact=True))
+        for boost in BOOSTS:
+            case.keyword[boost] = keyword_search(store, text, MIN_PREFETCH, where, section_boost=boost)
+        cases.append(case)
+    return cases
+
+
+def add_plain_vectors(store: Store, embedder: Embedder, source_id: str, cases: list[Case], cache: Path) -> None:
+    """Vector lists over embeddings of each chunk's text alone (the 'context off' arm), brute force."""
+    columns = ["chunk_id", "doc_id", "source_id", "key", "text"]
+    rows = store.rows("chunks", columns, filters.eq("source_id", source_id))
+    rows.sort(key=lambda r: r["chunk_id"])
+    path = cache / f"plain-vectors-{source_id}-{len(rows)}.npy"
+    if path.is_file():
+        matrix = np.load(path)
+    else:
+        started = time.perf_counter()
+        matrix = np.asarray(embedder.embed([r["text"] for r in rows]), dtype=np.float32)
+        np.save(path, matrix)
+        print(f"  embedded {len(rows)} chunk texts without context ({time.perf_counter() - started:.0f}s)")
+    queries = np.asarray(embedder.embed([c.text for c in cases]), dtype=np.float32)
+    for case, q in zip(cases, queries, strict=True):
+        sims = matrix @ q
+        top = np.argsort(-sims)[:MIN_PREFETCH]
+        case.vector_plain = [{**rows[i], "similarity": float(sims[i])} for i in top]
+
+
+def _lists(case: Case, config: Config, mode: str) -> dict[str, tuple[float, list[dict]]]:
+    ranking = config.ranking
+    vector = case.vector if config.context else case.vector_plain
+    assert vector is not None, "context off needs add_plain_vectors"
+    keyword = case.keyword[ranking.section_boost]
+    if mode == "vector":
+        return {"vector": (1.0, vector)}
+    if mode == "keyword":
+        return {"keyword": (1.0, keyword)}
+    return {"vector": (ranking.vector_weight, vector), "keyword": (1.0 - ranking.vector_weight, keyword)}
+
+
+def rank(case: Case, config: Config, mode: str = "hybrid") -> tuple[list[str], list[str]]:
+    """(files in ranked order, files of the five hits served) for one query."""
+    fused = fuse_lists(_lists(case, config, mode), 4 * MIN_PREFETCH, config.ranking)
+    files = list(dict.fromkeys(h["key"] for h in by_document(fused, len(fused), config.ranking)))
+    served = by_document(fused, 5, config.ranking) if config.documents else fused[:5]
+    return files, [h["key"] for h in served]
+
+
+def evaluate(data: Dataset, config: Config) -> dict[str, float]:
+    totals: dict[str, float] = dict.fromkeys([*data.metrics, "served@5", "below"], 0.0)
+    primary = data.metrics[data.metric]
+    for case in data.cases:
+        files, served = rank(case, config)
+        for name, fn in data.metrics.items():
+            totals[name] += fn(files, case.gold)
+        totals["served@5"] += bool(set(served) & case.gold)
+        parts = max(primary(rank(case, config, mode)[0], case.gold) for mode in ("vector", "keyword"))
+        totals["below"] += primary(files, case.gold) < parts - 1e-9
+    return {name: value / len(data.cases) for name, value in totals.items()}
+
+
+TITLE_BOOST = 1.0  # the title/heading field's weight when the ablation turns it on (the default leaves it off)
+
+
+def levers(best: Ranking = DEFAULT_RANKING) -> list[tuple[str, Config]]:
+    """The old ranking, each lever alone on it, the new default, and the default less or plus each lever."""
+    fusion = {"fusion": best.fusion, "vector_weight": best.vector_weight}
+    return [
+        ("old default (plain RRF)", Config(OLD)),
+        ("old + fusion", Config(replace(OLD, **fusion))),
+        ("old + documents", Config(replace(OLD, document_share=best.document_share), documents=True)),
+        ("old + title field", Config(replace(OLD, section_boost=TITLE_BOOST))),
+        ("old, context off", Config(OLD, context=False)),
+        ("new default", Config(best, documents=True)),
+        ("new - fusion", Config(replace(best, fusion=OLD.fusion, vector_weight=OLD.vector_weight), documents=True)),
+        ("new - documents", Config(replace(best, document_share=0.0))),
+        ("new + title field", Config(replace(best, section_boost=TITLE_BOOST), documents=True)),
+        ("new, context off", Config(best, documents=True, context=False)),
+    ]
+
+
+def table(datasets: list[Dataset], rows: list[tuple[str, Config]]) -> None:
+    for data in datasets:
+        names = [*data.metrics, "served@5", "below"]
+        print(f"\n  {data.name}: {len(data.cases)} dev queries")
+        print(f"  {'configuration':<26}" + "".join(f"{n:>10}" for n in names))
+        for label, config in rows:
+            if not config.context and data.cases[0].vector_plain is None:
+                continue
+            scores = evaluate(data, config)
+            print(f"  {label:<26}" + "".join(f"{scores[n]:>10.3f}" for n in names), flush=True)
+
+
+def grid(datasets: list[Dataset]) -> None:
+    """Every fusion x weight x title boost x document share, each data set's figures side by side."""
+    print("\n  grid (documents served once each):")
+    header = "  fusion  w_vec  boost  share" + "".join(
+        f"{d.name[:8] + ' ' + n:>22}" for d in datasets for n in [*d.metrics, "served@5", "below"]
+    )
+    print(header)
+    for fusion in ("rrf", "convex"):
+        for w in WEIGHTS:
+            for boost in BOOSTS:
+                for share in SHARES:
+                    config = Config(Ranking(fusion, w, boost, share), documents=True)
+                    cells = []
+                    for d in datasets:
+                        scores = evaluate(d, config)
+                        cells += [scores[n] for n in [*d.metrics, "served@5", "below"]]
+                    print(f"  {fusion:<7} {w:>5} {boost:>6} {share:>6}" + "".join(f"{c:>22.3f}" for c in cells))
+
+
+def latency(store: Store, embedder: Embedder, source_id: str, queries: list[str], rounds: int = 2) -> None:
+    """ms per `hybrid_search` call, old ranking against the default one, interleaved per query."""
+    where = filters.eq("source_id", source_id)
+    runs = {
+        "old default": lambda q: hybrid_search(store, embedder, q, 5, where=where, ranking=OLD),
+        "new default, files": lambda q: hybrid_search(store, embedder, q, 5, where=where, documents=True),
+        "new default, chunks": lambda q: hybrid_search(store, embedder, q, 5, where=where),
+    }
+    for run in runs.values():  # warm: model, tables, indexes
+        run(queries[0])
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(rounds):
+        for q in queries:
+            for name, run in runs.items():
+                started = time.perf_counter()
+                run(q)
+                times[name].append(time.perf_counter() - started)
+    base = median(times["old default"])
+    print(f"\n  latency, hybrid_search on {len(queries)} handbook queries x {rounds} (median ms/query):")
+    for name, values in times.items():
+        print(f"  {name:<22} {1000 * median(values):7.1f} ms   x{median(values) / base:.2f}")

@@ -88,7 +88,7 @@ class Runner:
     def hybrid(self, query: str) -> list[str]:
         return self._chunk_keys(hybrid_search(self.store, self.embedder, query, DEPTH, where=self.where))
 
-    def collapsed(self, query: str, alpha: float = 0.5) -> list[str]:
+    def collapsed(self, query: str, alpha: float | None = None) -> list[str]:
         hits = tree.collapsed(self.store, self.embedder, self.source_id, query, DEPTH, alpha=alpha)
         index = tree.tree_index_of(self.store, self.source_id)
         keys: list[str] = []

@@ -281,7 +281,7 @@ def collapsed(
     top_k: int,
     *,
     levels_cap: int | None = None,
-    alpha: float = 0.5,
+    alpha: float | None = None,  # None: hybrid search's own weighting (search.Ranking)
     per_page: int | None = None,
 ) -> list[dict]:
     """Chunks ranked by the flat hybrid search, with the summary nodes merged in where they beat chunks
@@ -336,7 +336,7 @@ def _protect_pages(ranked: list[dict], protected: list[str], index: TreeIndex) -
     return out + held
 
 
-def _merge_summaries(flat: list[dict], summaries: list[dict], index: TreeIndex, alpha: float) -> list[dict]:
+def _merge_summaries(flat: list[dict], summaries: list[dict], index: TreeIndex, alpha: float | None) -> list[dict]:
     """The flat chunk ranking with each summary node placed after every chunk it does not beat on both
     signals: cosine to the query (vector), and keyword evidence, the best BM25 rank of a chunk below
     it against the chunk's own BM25 rank (a signal with weight 0 is left out). So a summary never

@@ -250,11 +250,15 @@ def explained_search(
     alpha: float | None = None,
     where: str | None = None,
     prefetch: int | None = None,
+    as_if: int | None = None,
 ) -> list[dict]:
     """hybrid_search's hits, each also with `vector_rank` and `keyword_rank` (1-based), so a reader sees
     why a hit ranked: None when that search did not run (alpha 0 or 1, where `embedder` may be None)
-    or did not have the hit among its first candidates."""
-    lists = _ranked_lists(store, embedder, query, limit, alpha, where, prefetch)
+    or did not have the hit among its first candidates. With `as_if`, the searches fetch what
+    hybrid_search(limit=as_if) fetches, so the first `as_if` hits are that search's, in its order
+    (fused scores are scaled within each list, so a deeper list would reorder them); the rest of the
+    `limit` come from the same lists."""
+    lists = _ranked_lists(store, embedder, query, as_if or limit, alpha, where, prefetch)
     ranks = {
         name: {hit["chunk_id"]: rank for rank, hit in enumerate(hits, start=1)} for name, (_, hits) in lists.items()
     }

@@ -5,9 +5,11 @@
 Builds a small index once, then starts `python -m thoth.mcp.server` `--runs` times per backend
 (alternating, so load on the machine hits both alike) and measures from `Popen` to the first
 /health 200 and to the first search answer over MCP. Prints medians, the spread, the server's RSS
-after its first answer, and the ONNX/torch ratio (target: first answer within 2 s with ONNX).
+after its first answer with the CPU seconds it used until then, and the ONNX/torch ratio.
 A bare `python -c pass` is timed too, and the CPU time of importing just the MCP SDK's server and
 lancedb in a fresh process: imports hold the GIL, so no start can be faster than that on this CPU.
+Target (issue 17): the first answer within that import floor + 0.5 s, as wall time and as CPU time
+(the server's CPU seconds to its first answer against the imports' CPU seconds: steady on a busy machine).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.search import TOPICS, free_port, passage, rss_mb
+from bench.search import TOPICS, cpu_seconds, free_port, passage, rss_mb
 from ingest.pipeline import Ingestor
 from thoth.config import Settings
 
@@ -66,9 +68,10 @@ def one_start(env: dict[str, str], port: int, query: str) -> dict[str, float]:
             health = time.perf_counter() - started
             result = client.post(f"{url}/mcp", json=body).json()["result"]
             answer = time.perf_counter() - started
+            cpu = cpu_seconds(server.pid)  # what the start cost the server, whatever else the machine runs
         if result["isError"] or not result["structuredContent"]["results"]:
             raise RuntimeError(f"the first search failed: {result}")
-        return {"health": health, "answer": answer, "rss": rss_mb(server.pid)["rss"]}
+        return {"health": health, "answer": answer, "cpu": cpu, "rss": rss_mb(server.pid)["rss"]}
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -82,18 +85,19 @@ def bare_python() -> float:
 
 _IMPORT_FLOOR = """
 import time
-started = time.process_time()
+started, wall = time.process_time(), time.perf_counter()
 import mcp.server.mcpserver, mcp.server.sse, mcp.server.streamable_http_manager
 from thoth.store.db import _lancedb
 _lancedb()
-print(time.process_time() - started)
+print(time.process_time() - started, time.perf_counter() - wall)
 """
 
 
-def import_floor() -> float:
-    """CPU seconds to import the MCP SDK's server and lancedb (as Thoth does) in a fresh process."""
+def import_floor() -> tuple[float, float]:
+    """CPU and wall seconds to import the MCP SDK's server and lancedb (as Thoth does) in a fresh process."""
     out = subprocess.run([sys.executable, "-c", _IMPORT_FLOOR], check=True, capture_output=True, text=True)
-    return float(out.stdout.strip().splitlines()[-1])
+    cpu, wall = out.stdout.strip().splitlines()[-1].split()
+    return float(cpu), float(wall)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -128,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         load_end = os.getloadavg()[0]
 
     print()
-    head = f"{'backend':10}{'/health 200 s':>15}{'first answer s':>16}{'  (min - max)':>16}{'RSS MB':>9}"
+    head = f"{'backend':10}{'/health 200 s':>15}{'first answer s':>16}{'  (min - max)':>16}{'CPU s':>8}{'RSS MB':>9}"
     print(head)
     print("-" * len(head))
     med = {}
@@ -137,16 +141,28 @@ def main(argv: list[str] | None = None) -> int:
         answer = statistics.median(r["answer"] for r in runs)
         lo, hi = min(r["answer"] for r in runs), max(r["answer"] for r in runs)
         rss = statistics.median(r["rss"] for r in runs)
+        cpu = statistics.median(r["cpu"] for r in runs)
         med[backend] = answer
-        print(f"{backend:10}{health:>15.2f}{answer:>16.2f}{f'({lo:.2f} - {hi:.2f})':>16}{rss:>9.0f}")
+        med[f"{backend} cpu"] = cpu
+        print(f"{backend:10}{health:>15.2f}{answer:>16.2f}{f'({lo:.2f} - {hi:.2f})':>16}{cpu:>8.2f}{rss:>9.0f}")
     print(f"{'python -c pass':10}{'':>15}{statistics.median(floor):>16.2f}")
-    print(f"{'imports':10}{'':>15}{statistics.median(imports):>16.2f}   CPU s: MCP SDK server + lancedb, nothing else")
+    floor_cpu = statistics.median(c for c, _ in imports)
+    floor_wall = statistics.median(w for _, w in imports)
+    print(
+        f"{'imports':10}{'':>15}{floor_wall:>16.2f}{'':>16}{floor_cpu:>8.2f}   MCP SDK server + lancedb, nothing else"
+    )
     print()
     if "onnx" in med and "torch" in med:
         print(f"first answer, onnx / torch: {med['onnx'] / med['torch']:.2f}x")
     if "onnx" in med:
-        verdict = "met" if med["onnx"] <= 2.0 else "NOT met"
-        print(f"target: first answer within 2 s with onnx (median): {med['onnx']:.2f} s, {verdict}")
+        # issue 17: the first answer within the import floor + 0.5 s, both measured in this run. Wall time
+        # on a shared machine waits for cores; the server's CPU seconds against the imports' do not.
+        for what, got, floor_s in (("wall", med["onnx"], floor_wall), ("CPU", med["onnx cpu"], floor_cpu)):
+            verdict = "met" if got <= floor_s + 0.5 else "NOT met"
+            print(
+                f"target: first answer within import floor + 0.5 s ({what}): "
+                f"{got:.2f} s against {floor_s:.2f} + 0.5 s, {verdict}"
+            )
     print(f"load average (1 min): {load:.1f} at start, {load_end:.1f} at end")
     return 0
 

@@ -16,11 +16,19 @@ What it does, all in one run so the ratios compare like with like:
 3. `search_handbook` over HTTP against a server subprocess (`python -m thoth.mcp.server`), with 1,
    4 and 16 concurrent clients: p50/p95 latency and queries/s; the server's RSS afterwards
    (anonymous memory, i.e. excluding the OS page cache, and in total).
+4. Where the time goes (`--profile`, on by default): each stage of a search_handbook call timed on its
+   own in this process, by 1, 4 and 16 concurrent callers (threads; the MCP tool call as concurrent
+   tasks on one event loop, as the server runs it): query embedding, BM25, vector search, fetching
+   the hit rows (searches with every hit column less the same searches fetching ids only), fusion,
+   the MCP layer (argument validation, the tool's shaping and rendering: the in-process tool call
+   less hybrid search), JSON serialisation of the result, and HTTP (the HTTP p50 less the in-process
+   tool call and serialisation). Every stage gets its own queries, so no cache answers a repeat.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import random
 import socket
@@ -29,15 +37,17 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import httpx
 import numpy as np
 
 from thoth.config import Settings
 from thoth.embed import get_embedder
-from thoth.retrieval.search import hybrid_search
+from thoth.retrieval.search import MIN_PREFETCH, fuse, hybrid_search, keyword_query, keyword_search
 from thoth.store import Store
 from thoth.store.schema import CHUNKS
 
@@ -216,6 +226,154 @@ def measure_index(
     }
 
 
+# -- 4. where the time goes: each stage alone, by 1..16 concurrent callers -------------------------
+
+STAGES = ["embed", "fts", "vector", "fetch rows", "fusion", "hybrid search", "MCP layer", "serialise", "HTTP"]
+
+
+def run_concurrently(fn: Callable[[Any], object], items: list, clients: int) -> list[float]:
+    """Call `fn` on every item from `clients` threads at once; milliseconds per call. The process's CPU
+    milliseconds per call (all threads, native ones included) are appended to CPU_MS: on a shared,
+    loaded machine CPU time is the steadier figure, and on 2 cores it bounds queries/s."""
+    cpu_started = time.process_time()
+    times: list[float] = []
+    lock = threading.Lock()
+    todo = iter(items)
+
+    def worker() -> None:
+        while True:
+            with lock:
+                item = next(todo, None)
+            if item is None:
+                return
+            started = time.perf_counter()
+            fn(item)
+            with lock:
+                times.append((time.perf_counter() - started) * 1000)
+
+    threads = [threading.Thread(target=worker) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    CPU_MS.append((time.process_time() - cpu_started) * 1000 / max(1, len(items)))
+    return times
+
+
+CPU_MS: list[float] = []
+
+
+def tool_calls(env: dict[str, str], qs: list[str], k: int, clients: int) -> tuple[list[float], list[Any]]:
+    """search_handbook through the MCP server object in this process (validation, tool, result conversion),
+    `clients` calls at a time on one event loop as the server does; milliseconds per call and the results."""
+    import anyio
+
+    from thoth.app import Thoth
+    from thoth.mcp.tools import build_mcp
+
+    app = Thoth(Settings.from_env(env))
+    app.warm_up(background=False)
+    mcp = build_mcp(app)
+    logging.getLogger("thoth").setLevel(logging.WARNING)  # the SDK configured logging: no line per call
+    times: list[float] = []
+    results: list[Any] = []
+
+    async def one(q: str) -> None:
+        started = time.perf_counter()
+        results.append(await mcp.call_tool("search_handbook", {"query": q, "num_results": k}))
+        times.append((time.perf_counter() - started) * 1000)
+
+    async def run_all() -> None:
+        await one("warm up the tool")
+        times.clear()
+        cpu_started = time.process_time()
+        limiter = anyio.Semaphore(clients)
+
+        async def limited(q: str) -> None:
+            async with limiter:
+                await one(q)
+
+        async with anyio.create_task_group() as tg:
+            for q in qs:
+                tg.start_soon(limited, q)
+        CPU_MS.append((time.process_time() - cpu_started) * 1000 / len(qs))
+
+    anyio.run(run_all)
+    return times, results
+
+
+def profile_stages(settings: Settings, env: dict[str, str], n: int, k: int, clients: int) -> dict[str, float]:
+    """p50 milliseconds of each stage of search_handbook, `clients` callers at a time (see the module doc).
+    The store and embedder are configured as the server's (thoth.app.Thoth): one onnxruntime thread per call."""
+    from thoth.app import Thoth
+
+    served = Thoth(Settings.from_env(env)).settings
+    store, embedder = Store(served), get_embedder(served)  # the model itself: its LRU would answer nothing here
+    depth = max(MIN_PREFETCH, k)
+    qs = {stage: queries(n, seed=100 + i) for i, stage in enumerate(STAGES)}
+    vectors = dict(zip(qs["vector"], embedder.embed(qs["vector"]), strict=True))
+    vectors |= dict(zip(qs["fetch rows"], embedder.embed(qs["fetch rows"]), strict=True))
+    ids = ["chunk_id"]
+
+    def fetch_ids(q: str) -> None:
+        store.vector_search(vectors[q], depth, columns=ids)
+        words, phrases = keyword_query(q)
+        store.keyword_search(words, depth, phrases=phrases, columns=ids)
+
+    lists = [(q, store.vector_search(vectors[q], depth), keyword_search(store, q, depth)) for q in qs["vector"]]
+    CPU_MS.clear()
+    p50 = {
+        "embed": run_concurrently(lambda q: embedder.embed([q]), qs["embed"], clients),
+        "fts": run_concurrently(lambda q: keyword_search(store, q, depth), qs["fts"], clients),
+        "vector": run_concurrently(lambda q: store.vector_search(vectors[q], depth), qs["vector"], clients),
+        "ids only": run_concurrently(fetch_ids, qs["fetch rows"], clients),
+        "fusion": run_concurrently(lambda item: fuse([(0.5, item[1]), (0.5, item[2])], k), lists, clients),
+        "hybrid search": run_concurrently(lambda q: hybrid_search(store, embedder, q, k), qs["hybrid search"], clients),
+    }
+    out = {name: percentile(times, 50) for name, times in p50.items()}
+    cpu = dict(zip(p50, CPU_MS, strict=True))
+    out["fetch rows"] = max(0.0, out["fts"] + out["vector"] - out.pop("ids only"))
+    cpu["fetch rows"] = max(0.0, cpu["fts"] + cpu["vector"] - cpu.pop("ids only"))
+    tool_ms, results = tool_calls(env, qs["MCP layer"], k, clients)
+    out["tool call"], cpu["tool call"] = percentile(tool_ms, 50), CPU_MS[-1]
+    out["MCP layer"] = max(0.0, out["tool call"] - out["hybrid search"])
+    cpu["MCP layer"] = max(0.0, cpu["tool call"] - cpu["hybrid search"])
+    dump = run_concurrently(lambda r: r.model_dump_json(by_alias=True, exclude_none=True), results, clients)
+    out["serialise"], cpu["serialise"] = percentile(dump, 50), CPU_MS[-1]
+    out["cpu"] = cpu  # type: ignore[assignment]
+    return out
+
+
+def print_profile(profiles: dict[int, dict[str, float]], http: dict[int, dict[str, float]]) -> None:
+    levels = list(profiles)
+    print("where the time goes: p50 ms of each stage alone, by concurrent callers (search_handbook)")
+    head = f"{'stage':16}{'CPU ms, 1st':>12}" + "".join(f"{f'{c} client' + ('s' if c > 1 else ''):>12}" for c in levels)
+    print(head)
+    print("-" * len(head))
+    for stage in STAGES:
+        cpu = profiles[levels[0]]["cpu"].get(stage, float("nan"))  # type: ignore[union-attr]
+        if stage == "HTTP":  # the server's CPU per request, less what the tool call and serialising took here
+            cpu = (
+                http[levels[0]]["cpu_ms"]
+                - profiles[levels[0]]["cpu"]["tool call"]
+                - profiles[levels[0]]["cpu"]["serialise"]
+            )
+        cells = [f"{cpu:>12.1f}"]
+        for c in levels:
+            prof = profiles[c]
+            if stage == "HTTP":
+                value = http[c]["p50"] - prof["tool call"] - prof["serialise"] if c in http else float("nan")
+            else:
+                value = prof[stage]
+            cells.append(f"{value:>12.1f}")
+        print(f"{stage:16}" + "".join(cells))
+    total = [http[c]["p50"] if c in http else float("nan") for c in levels]
+    server_cpu = http[levels[0]]["cpu_ms"] if levels[0] in http else float("nan")
+    print(f"{'= over HTTP':16}{server_cpu:>12.1f}" + "".join(f"{value:>12.1f}" for value in total))
+    print("(embed, fts, vector and fetch rows make up hybrid search, with fusion; MCP layer = tool call less it;")
+    print(" CPU ms: the process's CPU time per call at the first concurrency level, all threads)")
+
+
 # -- 3. search_handbook over HTTP, concurrent clients ---------------------------------------
 
 
@@ -249,8 +407,15 @@ def call(client: httpx.Client, url: str, query: str, k: int) -> None:
         raise RuntimeError(response.text)
 
 
-def time_concurrent(url: str, qs: list[str], k: int, clients: int) -> dict[str, float]:
-    """`clients` threads, each with its own connection, share the queries; latency per request and total rate."""
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process has used (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def time_concurrent(url: str, qs: list[str], k: int, clients: int, pid: int | None = None) -> dict[str, float]:
+    """`clients` threads, each with its own connection, share the queries; latency per request and total rate,
+    and with the server's `pid` its CPU milliseconds per request."""
     times: list[float] = []
     lock = threading.Lock()
     todo = iter(qs)
@@ -269,13 +434,14 @@ def time_concurrent(url: str, qs: list[str], k: int, clients: int) -> dict[str, 
                     times.append((time.perf_counter() - started) * 1000)
 
     threads = [threading.Thread(target=client_loop) for _ in range(clients)]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), cpu_seconds(pid) if pid else 0.0
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     wall = time.perf_counter() - started
-    return {"p50": percentile(times, 50), "p95": percentile(times, 95), "qps": len(times) / wall}
+    cpu_ms = (cpu_seconds(pid) - cpu) * 1000 / len(times) if pid else float("nan")  # incl. `clients` warm-ups
+    return {"p50": percentile(times, 50), "p95": percentile(times, 95), "qps": len(times) / wall, "cpu_ms": cpu_ms}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -292,6 +458,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sweep", default="", help="nprobes:refine pairs to sweep recall over, e.g. 32:10,64:20")
     parser.add_argument("--nprobes", type=int, help="override THOTH_VECTOR_NPROBES for this run")
     parser.add_argument("--refine", type=int, help="override THOTH_VECTOR_REFINE_FACTOR for this run")
+    parser.add_argument("--profile", action=argparse.BooleanOptionalAction, default=True, help="per-stage profile")
     args = parser.parse_args(argv)
     kinds = [s.strip().upper() for s in args.index.split(",") if s.strip()]
     levels = [int(c) for c in args.clients.split(",") if c.strip()]
@@ -336,12 +503,17 @@ def main(argv: list[str] | None = None) -> None:
             local = measure_index(settings, qs, recall_qs, args.k, grid)
             server, url = start_server(env)
             try:
-                http = {c: time_concurrent(url, qs if c == 1 else qs * 2, args.k, c) for c in levels}
+                # fresh queries per level: a query cache must not answer the 4- and 16-client runs
+                http = {
+                    c: time_concurrent(url, queries(len(qs) * min(c, 2), seed=10 + c), args.k, c, server.pid)
+                    for c in levels
+                }
                 memory = rss_mb(server.pid)
             finally:
                 server.terminate()
                 server.wait(timeout=30)
-            rows.append((kind, build_s, local, http, memory))
+            profiles = {c: profile_stages(settings, env, len(qs), args.k, c) for c in levels} if args.profile else {}
+            rows.append((kind, build_s, local, http, memory, profiles))
     finally:
         if tmp is not None:
             tmp.cleanup()
@@ -359,7 +531,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     print(head)
     print("-" * len(head))
-    for kind, build_s, local, _, memory in rows:
+    for kind, build_s, local, _, memory, _ in rows:
         print(
             f"{kind.lower():12}{build_s:>8.1f}{local['recall']:>10.3f}{local['vector_p50']:>10.1f}"
             f"{local['exact_p50']:>9.1f}{local['hybrid_p50']:>11.1f}{memory['anon']:>11.0f} / {memory['rss']:<6.0f}"
@@ -369,12 +541,19 @@ def main(argv: list[str] | None = None) -> None:
     head = f"{'index':12}{'clients':>8}{'p50 ms':>9}{'p95 ms':>9}{'queries/s':>11}{'p50 / in-process':>18}"
     print(head)
     print("-" * len(head))
-    for kind, _, local, http, _ in rows:
+    for kind, _, local, http, _, _ in rows:
         for c, r in http.items():
             ratio = r["p50"] / local["hybrid_p50"]
             print(f"{kind.lower():12}{c:>8}{r['p50']:>9.1f}{r['p95']:>9.1f}{r['qps']:>11.1f}{ratio:>17.2f}x")
     print()
+    for kind, _, _, http, _, profiles in rows:
+        if profiles:
+            print(f"{kind.lower()}: ", end="")
+            print_profile(profiles, http)
+            print()
     print("targets: recall@10 >= 0.95 with an index; server RSS <= 600 MB at 1M chunks (anonymous memory)")
+    print("issue 17: at 1M chunks p50 <= 30 ms (1 client), <= 60 ms (4), >= 40 queries/s and p95 <= 3x p50 (16);")
+    print("          at 25 chunks p50 <= 10 ms (1 client)")
     print(f"load average (1 min): {load_start:.1f} at start, {os.getloadavg()[0]:.1f} at end")
 
 

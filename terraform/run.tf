@@ -8,6 +8,7 @@ locals {
     THOTH_GCP_PROJECT = var.project_id # Cloud Logging trace ids: projects/PROJECT/traces/ID
   }
   server_env = merge(local.common_env, {
+    THOTH_SEARCH_THREADS      = tostring(2 * tonumber(var.cpu)) # 2 per vCPU; the cgroup quota may not show it
     THOTH_PUBLIC_URL          = local.service_url
     THOTH_AUTH                = var.app_auth
     THOTH_AUTH_MEMBERS        = join(",", var.app_auth_members)
@@ -51,7 +52,9 @@ resource "google_cloud_run_v2_service" "server" {
           cpu    = var.cpu
           memory = var.memory
         }
-        cpu_idle          = true # billed only while serving
+        cpu_idle = true # billed only while serving
+        # Cold start is CPU-bound Python imports (the MCP SDK and lancedb, ~2 CPU s): the boost gives the
+        # start more CPU until the startup probe passes (bench.coldstart, docs/benchmarks.md).
         startup_cpu_boost = true
       }
       dynamic "env" {

@@ -94,16 +94,24 @@ variable "max_instances" {
   default     = 4
 }
 
+# Measured with bench.search (docs/benchmarks.md, "Latency under concurrency"): a search costs the
+# server about 23 ms of CPU, so 2 vCPUs are saturated by 4 requests at once (it runs them on 2 threads
+# per vCPU, THOTH_SEARCH_THREADS); from 4 to 16 concurrent clients queries/s stayed flat and only the
+# wait grew. 8 keeps a short queue for bursts and leaves the rest to Cloud Run, which starts another
+# instance when in-flight requests pass 60% of this (CPU, not requests, is what runs out).
 variable "concurrency" {
   type        = number
-  description = "Requests one instance serves at once (searches are short; embedding a query takes milliseconds)."
-  default     = 16
+  description = "Requests one instance serves at once: 2 vCPUs run 4 searches at a time; more only queue."
+  default     = 8
 }
 
+# 2 vCPUs: the query embedding (onnxruntime) and LanceDB's searches run without the GIL, so one process
+# uses both (concurrent requests on separate threads), and cold start overlaps the model load with the
+# imports. With 1 vCPU every concurrent search waits for the same core.
 variable "cpu" {
   type        = string
-  description = "vCPUs per service instance."
-  default     = "1"
+  description = "vCPUs per service instance (2: one process uses both; see the comment above)."
+  default     = "2"
 }
 
 variable "memory" {

@@ -209,6 +209,7 @@ def test_cloud_run_service_job_and_events(module: Module) -> None:
     assert unquote(probe["path"]) == "/health"
     assert unquote(probe["http_headers"][0]["name"]) == "X-Thoth-Probe"
     assert "var.memory" in str(container["resources"]) and "var.concurrency" in str(template)
+    assert container["resources"][0]["startup_cpu_boost"] is True  # cold start is CPU-bound imports
     assert {"min_instance_count", "max_instance_count"} <= set(template["scaling"][0])
     job = module.resources["google_cloud_run_v2_job.ingest"]["template"][0]
     assert "var.job_task_count" in str(job["task_count"]) and "var.job_parallelism" in str(job["parallelism"])

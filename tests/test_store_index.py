@@ -130,3 +130,19 @@ print("ok")
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
+
+
+def test_a_deeper_search_reranks_the_same_candidates_and_keeps_recall_at_10(tmp_path: Path) -> None:
+    """Hybrid search asks the index for 40 hits: its first 10 are as good as a 10-hit search's (issue 17)."""
+    from thoth.store.db import refine_candidates
+
+    assert refine_candidates(50, 10) == refine_candidates(50, 40) == 500 and refine_candidates(1, 40) == 40
+    store, vectors = make_store(tmp_path, vector_index_min_rows=ROWS, vector_refine_factor=5)
+    store.ensure_vector_index()
+    queries = clustered_unit_vectors(20, seed=9)
+    deep = [{r["chunk_id"] for r in store.vector_search(q, 40)[:10]} for q in queries]
+    shallow = [{r["chunk_id"] for r in store.vector_search(q, 10)} for q in queries]
+    exact = [{r["chunk_id"] for r in store.vector_search(q, 10, exact=True)} for q in queries]
+    recall_deep = np.mean([len(d & e) / 10 for d, e in zip(deep, exact, strict=True)])
+    recall_shallow = np.mean([len(s & e) / 10 for s, e in zip(shallow, exact, strict=True)])
+    assert recall_deep >= recall_shallow - 0.02 and recall_shallow >= 0.7

@@ -128,7 +128,7 @@ def test_collapsed_keeps_the_flat_ranking_and_its_first_pages(topic_index) -> No
     index = tree.tree_index_of(store, "topics")
     summaries = 0
     for query in QUESTIONS:
-        flat = hybrid_search(store, embedder, query, 60, where="source_id = 'topics'")
+        flat = hybrid_search(store, embedder, query, 20, where="source_id = 'topics'")
         hits = tree.collapsed(store, embedder, "topics", query, 20, per_page=0)
         summaries += sum(h["level"] > 0 for h in hits)
         chunks = [h["chunk_id"] for h in hits if h["level"] == 0]

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import replace
 
 from thoth.config import Settings
-from thoth.embed import Embedder, get_embedder
+from thoth.embed import CachedEmbedder, Embedder, get_embedder
 from thoth.store import ModelMismatch, Store
 
 log = logging.getLogger("thoth.app")
@@ -19,23 +20,28 @@ log = logging.getLogger("thoth.app")
 
 class Thoth:
     def __init__(self, settings: Settings, store: Store | None = None):
+        if settings.embed_threads == 0:  # a query is a dozen word pieces: one thread each, requests in parallel
+            settings = replace(settings, embed_threads=1)
         self.settings = settings
         self.store = store or Store(settings)
-        self._embedder: Embedder | None = None
+        self._embedder: CachedEmbedder | None = None
         self._embedder_error: Exception | None = None
         self._lock = threading.Lock()
         self._warm_thread: threading.Thread | None = None
 
     def embedder(self) -> Embedder:
-        """The embedder, checked against the model the index was built with.
+        """The embedder, checked against the model the index was built with, with an LRU of query vectors.
 
         Raises ModelMismatch (index built by another model) or EmbedderUnavailable.
         """
+        embedder = self._embedder  # set once; no lock on the request path after that
+        if embedder is not None:
+            return embedder
         with self._lock:
             if self._embedder is None:
-                embedder = get_embedder(self.settings)
-                self.store.check_model(embedder.model_name, embedder.dim)
-                self._embedder = embedder
+                loaded = get_embedder(self.settings)
+                self.store.check_model(loaded.model_name, loaded.dim)
+                self._embedder = CachedEmbedder(loaded, self.settings.query_cache_size)
             return self._embedder
 
     @property
@@ -51,12 +57,20 @@ class Thoth:
         return "loading" if self._warm_thread and self._warm_thread.is_alive() else "not loaded"
 
     def warm_up(self, background: bool = True) -> None:
+        def open_tables() -> None:
+            try:
+                self.store.row_counts()  # imports lancedb, opens every table
+            except Exception:  # said by self.embedder() below, which reads the index again
+                pass
+
         def load() -> None:
             try:
-                # The model first: building the ONNX session runs native code without the GIL, so it
-                # overlaps the main thread's imports; lancedb's import (pure Python) cannot.
+                # The tables in a second thread: building the ONNX session runs native code without the
+                # GIL, so it overlaps lancedb's import (pure Python) there and the main thread's imports.
+                tables = threading.Thread(target=open_tables, name="thoth-open-tables", daemon=True)
+                tables.start()
                 get_embedder(self.settings)
-                self.store.row_counts()
+                tables.join()
                 self.embedder()  # the loaded model, checked against the one that built the index
                 self._embedder_error = None
                 log.info("embedder ready: %s", self.settings.embed_model)

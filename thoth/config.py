@@ -215,6 +215,11 @@ class Settings:
     embed_batch_size: int = 64
     embed_int8: bool = False  # onnx only: dynamically quantised int8 weights
     cache_dir: str = "./.thoth"  # exported models and other derived files
+    # onnxruntime threads per call; 0: one per core for batches (ingest), one in the server, where queries
+    # are a dozen word pieces and concurrent requests use the other cores (docs/benchmarks.md, "Latency")
+    embed_threads: int = 0
+    query_cache_size: int = 1024  # the server's LRU of query embeddings (1.5 KB each at 384 dims); 0: none
+    search_threads: int = 0  # threads running blocking tool calls (search, ONNX); 0: two per core
     # Chunking: the model reads 256 word pieces (254 plus [CLS]/[SEP]); chunks stay well inside.
     chunk_tokens: int = 200
     chunk_overlap_tokens: int = 32
@@ -243,6 +248,8 @@ class Settings:
     # Search-time knobs of the ANN index: IVF partitions probed, and how many times `limit` candidates
     # IVF_PQ re-ranks on the full vectors. At 1M chunks recall@10 was 0.79 / 0.91 / 0.96 / 0.96 / 0.99
     # with refine factor 10 / 20 / 30 / 40 / 50 and did not move with nprobes 32..256 (docs/benchmarks.md).
+    # The factor is for a 10-hit search: a deeper one (hybrid search fetches 40) re-ranks the same
+    # factor x 10 candidates, which keeps its recall@10 (thoth.store.db.refine_candidates).
     vector_nprobes: int = 32
     vector_refine_factor: int = 50
     # Serving
@@ -316,6 +323,9 @@ class Settings:
             embed_backend=backend,
             embed_batch_size=_int(env, "THOTH_EMBED_BATCH_SIZE", 64, 1, 4096),
             embed_int8=env.get("THOTH_EMBED_INT8", "").lower() in ("1", "true", "yes"),
+            embed_threads=_int(env, "THOTH_EMBED_THREADS", 0, 0, 256),
+            query_cache_size=_int(env, "THOTH_QUERY_CACHE_SIZE", 1024, 0, 1_000_000),
+            search_threads=_int(env, "THOTH_SEARCH_THREADS", 0, 0, 1024),
             cache_dir=env.get("THOTH_CACHE_DIR", "./.thoth"),
             chunk_tokens=chunk_tokens,
             chunk_overlap_tokens=_int(env, "THOTH_CHUNK_OVERLAP_TOKENS", 32, 0, chunk_tokens // 2),

@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -417,8 +418,45 @@ def export_in_subprocess(model: ModelRef, cache_dir: str | Path, int8: bool = Fa
     return target
 
 
+class CachedEmbedder:
+    """An embedder that remembers the vectors of its last `size` single texts (assistants repeat queries).
+
+    Only one-text calls are cached (a query; batches are ingest's, each text new); a hit returns a copy,
+    so a caller that changes the array cannot change the cache. Thread-safe.
+    """
+
+    def __init__(self, inner: Embedder, size: int = 1024):
+        self.inner = inner
+        self.model_name = inner.model_name
+        self.dim = inner.dim
+        self.max_tokens = inner.max_tokens
+        self.size = size
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if len(texts) != 1 or self.size <= 0:
+            return self.inner.embed(texts)
+        text = str(texts[0])
+        with self._lock:
+            vector = self._vectors.get(text)
+            if vector is not None:
+                self._vectors.move_to_end(text)
+                self.hits += 1
+                return vector[None, :].copy()
+            self.misses += 1
+        vector = self.inner.embed([text])[0]  # outside the lock: two new queries embed at once
+        with self._lock:
+            self._vectors[text] = vector
+            self._vectors.move_to_end(text)
+            while len(self._vectors) > self.size:
+                self._vectors.popitem(last=False)
+        return vector[None, :].copy()
+
+
 _lock = threading.Lock()
-_embedders: dict[tuple[str, str, bool, str], Embedder] = {}
+_embedders: dict[tuple[str, str, bool, str, int], Embedder] = {}
 
 
 def get_embedder(settings: Settings) -> Embedder:
@@ -431,7 +469,8 @@ def get_embedder(settings: Settings) -> Embedder:
     if backend not in ("torch", "onnx"):
         raise EmbedderUnavailable(f"unknown embedding backend {backend!r}; use 'torch' or 'onnx'")
     int8 = backend == "onnx" and settings.embed_int8
-    key = (settings.embed_model, backend, int8, settings.cache_dir if backend == "onnx" else "")
+    threads = settings.embed_threads if backend == "onnx" else 0
+    key = (settings.embed_model, backend, int8, settings.cache_dir if backend == "onnx" else "", threads)
     with _lock:
         if key not in _embedders:
             model = resolve_model(settings.embed_model)
@@ -439,7 +478,9 @@ def get_embedder(settings: Settings) -> Embedder:
                 path = onnx_path(model, settings.cache_dir, int8=int8)
                 if not path.is_file():
                     path = export_in_subprocess(model, settings.cache_dir, int8=int8)
-                _embedders[key] = OnnxEmbedder(model, path, batch_size=settings.embed_batch_size)
+                _embedders[key] = OnnxEmbedder(
+                    model, path, batch_size=settings.embed_batch_size, threads=threads or None
+                )
             else:
                 _embedders[key] = SentenceTransformerEmbedder(model, batch_size=settings.embed_batch_size)
         return _embedders[key]

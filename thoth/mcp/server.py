@@ -106,6 +106,21 @@ async def _no_event_stream(request: Request) -> JSONResponse:
     )
 
 
+def bound_worker_threads(settings: Settings) -> int:
+    """Size the pool that runs blocking calls (synchronous tools: LanceDB and ONNX; /health) to the cores.
+
+    anyio's default is 40 threads: 16 concurrent searches on 2 cores then all run at once, each slowed
+    by the others (and by the GIL), so every one of them finishes late. With a few threads per core the
+    rest wait their turn in order, and p95 stays near p50 (docs/benchmarks.md, "Latency")."""
+    import anyio.to_thread
+
+    from thoth.embed import available_cpus
+
+    threads = settings.search_threads or 2 * available_cpus()
+    anyio.to_thread.current_default_thread_limiter().total_tokens = threads
+    return threads
+
+
 def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_up: bool = True) -> Starlette:
     """The Starlette app; `warm_up` starts loading tables and model when it starts serving
     (unless `app` is already warming up: `main()` starts that before building the app)."""
@@ -132,6 +147,7 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         if warm_up and not thoth.warming_up:
             thoth.warm_up(background=True)
+        bound_worker_threads(settings)
         async with run_transports():
             log.info("Thoth MCP server ready: db=%s toolsets=%s", settings.db_uri, ",".join(settings.toolsets))
             yield

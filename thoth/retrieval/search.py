@@ -12,6 +12,7 @@ docs/benchmarks.md ("Retrieval quality") has the measurements behind the default
 from __future__ import annotations
 
 import re
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,9 +53,16 @@ class Ranking:
 DEFAULT_RANKING = Ranking()
 
 
-def vector_search(store: Store, embedder: Embedder, query: str, limit: int, where: str | None = None) -> list[dict]:
+def vector_search(
+    store: Store,
+    embedder: Embedder,
+    query: str,
+    limit: int,
+    where: str | None = None,
+    columns: list[str] | None = None,
+) -> list[dict]:
     vector = embedder.embed([query])[0]
-    return store.vector_search(vector, limit, where)
+    return store.vector_search(vector, limit, where, columns=columns)
 
 
 _PHRASE = re.compile(r'"([^"]*)"')
@@ -75,12 +83,29 @@ def keyword_query(query: str) -> tuple[str, tuple[str, ...]]:
 
 
 def keyword_search(
-    store: Store, query: str, limit: int, where: str | None = None, *, section_boost: float = 0.0
+    store: Store,
+    query: str,
+    limit: int,
+    where: str | None = None,
+    *,
+    section_boost: float = 0.0,
+    columns: list[str] | None = None,
 ) -> list[dict]:
+    return _start_keyword_search(store, query, limit, where, section_boost, columns).result()
+
+
+def _start_keyword_search(
+    store: Store, query: str, limit: int, where: str | None, section_boost: float, columns: list[str] | None
+) -> Future[list[dict]]:
+    """keyword_search, running while the caller goes on (hybrid search embeds the query meanwhile)."""
     words, phrases = keyword_query(query)
     if not words and not phrases:
-        return []  # nothing BM25 could match
-    return store.keyword_search(words, limit, where, phrases=phrases, section_boost=section_boost)
+        done: Future[list[dict]] = Future()
+        done.set_result([])  # nothing BM25 could match
+        return done
+    return store.start_keyword_search(
+        words, limit, where, phrases=phrases, section_boost=section_boost, columns=columns
+    )
 
 
 def query_vector_weight(query: str, ranking: Ranking) -> float:
@@ -116,6 +141,7 @@ def with_feedback(
     depth: int,
     where: str | None,
     ranking: Ranking,
+    columns: list[str] | None = None,
 ) -> dict[str, tuple[float, list[dict]]]:
     """`lists` plus a "feedback" keyword list (the query and its feedback words), which takes
     `feedback_weight` of the keyword list's weight; unchanged when feedback is off or finds no words."""
@@ -127,7 +153,7 @@ def with_feedback(
     if not extra or not words:
         return lists
     weight, hits = lists["keyword"]
-    expanded = store.keyword_search(" ".join([words, *extra]), depth, where, phrases=phrases)
+    expanded = store.keyword_search(" ".join([words, *extra]), depth, where, phrases=phrases, columns=columns)
     share = ranking.feedback_weight
     return {**lists, "keyword": ((1 - share) * weight, hits), "feedback": (share * weight, expanded)}
 
@@ -232,10 +258,12 @@ def hybrid_search(
     prefetch: int | None = None,
     documents: bool = False,
     ranking: Ranking = DEFAULT_RANKING,
+    columns: list[str] | None = None,
 ) -> list[dict]:
     """The best `limit` chunks for `query`, each with `score` (fused, 0..1) and what each search saw.
-    With `documents`, the best documents instead, each by its best chunk (`by_document`)."""
-    lists = _ranked_lists(store, embedder, query, limit, alpha, where, prefetch, ranking)
+    With `documents`, the best documents instead, each by its best chunk (`by_document`).
+    `columns`: the chunk columns the caller uses (default every hit column)."""
+    lists = _ranked_lists(store, embedder, query, limit, alpha, where, prefetch, ranking, columns)
     if not documents:
         return fuse_lists(lists, limit, ranking)
     depth = max(len(hits) for _, hits in lists.values()) if lists else limit
@@ -251,6 +279,7 @@ def _ranked_lists(
     where: str | None,
     prefetch: int | None,
     ranking: Ranking = DEFAULT_RANKING,
+    columns: list[str] | None = None,
 ) -> dict[str, tuple[float, list[dict]]]:
     """The weighted lists hybrid search fuses, by name ("vector", "keyword"); alpha 0 or 1 skips one."""
     if not query or not query.strip():
@@ -260,14 +289,17 @@ def _ranked_lists(
     depth = max(prefetch or 0, MIN_PREFETCH, limit)
     w_vector = query_vector_weight(query, ranking) if alpha is None else alpha
     lists: dict[str, tuple[float, list[dict]]] = {}
-    if w_vector > 0:
-        if embedder is None:
-            raise SearchError("a vector search needs the embedding model (alpha > 0)")
-        lists["vector"] = (w_vector, vector_search(store, embedder, query, depth, where))
+    if w_vector > 0 and embedder is None:
+        raise SearchError("a vector search needs the embedding model (alpha > 0)")
+    # BM25 first: it runs while the query is embedded (measured in docs/benchmarks.md, "Latency")
+    keyword = None
     if w_vector < 1:
-        hits = keyword_search(store, query, depth, where, section_boost=ranking.section_boost)
-        lists["keyword"] = (1.0 - w_vector, hits)
-    return with_feedback(store, query, lists, depth, where, ranking)
+        keyword = _start_keyword_search(store, query, depth, where, ranking.section_boost, columns)
+    if w_vector > 0:
+        lists["vector"] = (w_vector, vector_search(store, embedder, query, depth, where, columns))
+    if keyword is not None:
+        lists["keyword"] = (1.0 - w_vector, keyword.result())
+    return with_feedback(store, query, lists, depth, where, ranking, columns)
 
 
 def explained_search(
@@ -279,11 +311,15 @@ def explained_search(
     alpha: float | None = None,
     where: str | None = None,
     prefetch: int | None = None,
+    as_if: int | None = None,
 ) -> list[dict]:
     """hybrid_search's hits, each also with `vector_rank` and `keyword_rank` (1-based), so a reader sees
     why a hit ranked: None when that search did not run (alpha 0 or 1, where `embedder` may be None)
-    or did not have the hit among its first candidates."""
-    lists = _ranked_lists(store, embedder, query, limit, alpha, where, prefetch)
+    or did not have the hit among its first candidates. With `as_if`, the searches fetch what
+    hybrid_search(limit=as_if) fetches, so the first `as_if` hits are that search's, in its order
+    (fused scores are scaled within each list, so a deeper list would reorder them); the rest of the
+    `limit` come from the same lists."""
+    lists = _ranked_lists(store, embedder, query, as_if or limit, alpha, where, prefetch)
     ranks = {
         name: {hit["chunk_id"]: rank for rank, hit in enumerate(hits, start=1)} for name, (_, hits) in lists.items()
     }

@@ -293,7 +293,7 @@ def collapsed(
     chunk_scope = filters.eq("source_id", source_id)
     flat = [
         {**_chunk_node(h), "vector_rank": h["vector_rank"], "keyword_rank": h["keyword_rank"]}
-        for h in explained_search(store, embedder, query, depth, alpha=alpha, where=chunk_scope)
+        for h in explained_search(store, embedder, query, depth, alpha=alpha, where=chunk_scope, as_if=top_k)
     ]
     must = _flat_pages(flat, top_k)
     vector = embedder.embed([query])[0]

@@ -6,6 +6,8 @@ ingest job and the retrieval functions go through `Store`.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
 import logging
 import os
@@ -569,23 +571,40 @@ class Store:
 
     # -- reads for retrieval ---------------------------------------------------
 
-    def hit_columns(self) -> list[str]:
-        """HIT_COLUMNS the chunk table has (an index written before a column existed lacks it)."""
-        names = set(self.table(CHUNKS).schema.names)
-        return [c for c in HIT_COLUMNS if c in names]
+    def hit_columns(self, wanted: list[str] | None = None) -> list[str]:
+        """`wanted` (default HIT_COLUMNS) that the chunk table has (an index written before a column existed
+        lacks it); chunk_id always, since hits are told apart by it."""
+        return _present(wanted, self.table(CHUNKS).schema.names)
 
-    def vector_search(self, vector: Any, limit: int, where: str | None = None, exact: bool = False) -> list[dict]:
-        """Nearest chunks by cosine. With an ANN index, `exact` bypasses it (brute force, for recall checks)."""
-        query = self.table(CHUNKS).search(vector, vector_column_name=VECTOR_COLUMN).metric("cosine")
+    # The searches below run as one coroutine on lancedb's event loop: the synchronous query builders
+    # cross from this thread to that loop a dozen times per search (schema lookups, execution, each
+    # batch), and under load every crossing waits for a core. One crossing per search, or one for
+    # both searches of a hybrid query (`start_keyword_search` returns at once), is the same query.
+
+    def _chunks_async(self) -> Any:
+        return self.table(CHUNKS)._table  # the AsyncTable inside lancedb's LanceTable (lancedb pinned <0.41)
+
+    def vector_search(
+        self, vector: Any, limit: int, where: str | None = None, exact: bool = False, columns: list[str] | None = None
+    ) -> list[dict]:
+        """Nearest chunks by cosine. With an ANN index, `exact` bypasses it (brute force, for recall checks).
+        `columns`: the hit columns to fetch (default all of HIT_COLUMNS the table has)."""
+        return _run(self._vector_rows(self._chunks_async(), vector, limit, where, exact, columns))
+
+    async def _vector_rows(
+        self, table: Any, vector: Any, limit: int, where: str | None, exact: bool, columns: list[str] | None
+    ) -> list[dict]:
+        query = table.query().nearest_to(vector).column(VECTOR_COLUMN).distance_type("cosine")
         if exact:
             query = query.bypass_vector_index()
         else:  # ignored by a brute-force scan; used by the index when there is one
-            factor = self.settings.vector_refine_factor
+            factor = -(-refine_candidates(self.settings.vector_refine_factor, limit) // limit)  # ceil
             query = query.nprobes(self.settings.vector_nprobes).refine_factor(factor)
-            query = query.ef(factor * limit)  # IVF_HNSW_SQ's graph search: at least the limit x factor candidates
+            query = query.ef(factor * limit)  # IVF_HNSW_SQ's graph search: as wide (it must be >= limit x factor)
         if where:
-            query = query.where(where, prefilter=True)
-        rows = query.select(self.hit_columns()).limit(limit).to_list()
+            query = query.where(where)  # a prefilter: applied inside the index search, not to its results
+        names = (await table.schema()).names
+        rows = (await query.select(_present(columns, names)).limit(limit).to_arrow()).to_pylist()
         for row in rows:
             row["similarity"] = 1.0 - float(row.pop("_distance"))
         return rows
@@ -597,6 +616,7 @@ class Store:
         where: str | None = None,
         phrases: tuple[str, ...] = (),
         section_boost: float = 0.0,
+        columns: list[str] | None = None,
     ) -> list[dict]:
         """BM25 over chunks: any of `words`, and every one of `phrases` (words in that order). With a
         `section_boost`, words matched in the title and heading path also count that many times over.
@@ -604,13 +624,39 @@ class Store:
         An index without word positions (built by an older version, not yet migrated by ingest)
         cannot answer phrases: they are searched as words then, and a warning says how to migrate.
         """
+        return self.start_keyword_search(words, limit, where, phrases, section_boost, columns).result()
+
+    def start_keyword_search(
+        self,
+        words: str,
+        limit: int,
+        where: str | None = None,
+        phrases: tuple[str, ...] = (),
+        section_boost: float = 0.0,
+        columns: list[str] | None = None,
+    ) -> concurrent.futures.Future[list[dict]]:
+        """`keyword_search`, started: it runs on lancedb's event loop while the caller does something else
+        (embeds the query); `.result()` waits for its hits."""
+        if words and section_boost > 0:
+            self._check_sections()  # reads the index list: here, not on lancedb's loop
+        table = self._chunks_async()
+        return _start(self._keyword_rows(table, words, limit, where, phrases, section_boost, columns))
+
+    async def _keyword_rows(
+        self,
+        table: Any,
+        words: str,
+        limit: int,
+        where: str | None,
+        phrases: tuple[str, ...],
+        section_boost: float,
+        columns: list[str] | None,
+    ) -> list[dict]:
         from lancedb.query import BooleanQuery, MatchQuery, MultiMatchQuery, Occur, PhraseQuery
 
         query: Any = None
         if words and section_boost > 0:
-            self._check_sections()
-            columns = [FTS_COLUMN, FTS_SECTION_COLUMN]
-            query = MultiMatchQuery(words, columns, boosts=[1.0, section_boost])
+            query = MultiMatchQuery(words, [FTS_COLUMN, FTS_SECTION_COLUMN], boosts=[1.0, section_boost])
         elif words:
             query = MatchQuery(words, FTS_COLUMN)
         if phrases:
@@ -619,7 +665,7 @@ class Store:
         if query is None:
             return []
         try:
-            return self._fts(query, limit, where)
+            return await self._fts(table, query, limit, where, columns)
         except ValueError as exc:
             if not phrases or "position" not in str(exc):
                 raise
@@ -629,7 +675,8 @@ class Store:
                     "the BM25 index has no word positions: phrases are searched as words until "
                     "`python -m ingest` migrates it"
                 )
-            return self.keyword_search(" ".join([words, *phrases]).strip(), limit, where, section_boost=section_boost)
+            words = " ".join([words, *phrases]).strip()
+            return await self._keyword_rows(table, words, limit, where, (), section_boost, columns)
 
     def _check_sections(self) -> None:
         # Without its index the heading field is not boosted (Lance does not fail): say how to migrate, once.
@@ -638,13 +685,17 @@ class Store:
             if self._warned_sections:
                 log.warning("the BM25 index has no title/heading field (ensure_section_index): titles are not boosted")
 
-    def _fts(self, query: Any, limit: int, where: str | None) -> list[dict]:
-        search = self.table(CHUNKS).search(query, query_type="fts")
+    async def _fts(
+        self, table: Any, query: Any, limit: int, where: str | None, columns: list[str] | None
+    ) -> list[dict]:
+        search = table.query().nearest_to_text(query)
         if where:
-            search = search.where(where, prefilter=True)
-        rows = search.select(self.hit_columns()).limit(limit).to_list()
+            search = search.where(where)  # a prefilter, as for vectors
+        names = (await table.schema()).names
+        rows = (await search.select(_present(columns, names)).limit(limit).to_arrow()).to_pylist()
         for row in rows:
             row["bm25"] = float(row.pop("_score"))
+        rows.sort(key=lambda r: (-r["bm25"], r["chunk_id"]))  # equal scores: one order, not storage order
         return rows
 
     def rows(self, table: str, columns: list[str], where: str | None = None, limit: int | None = None) -> list[dict]:
@@ -662,6 +713,38 @@ class Store:
         if where:
             query = query.where(where)
         yield from query.limit(None).to_batches(batch_size)
+
+
+REFINE_BASE = 10  # the refine factor is set for a 10-hit search (recall@10 is what it is tuned on)
+
+
+def refine_candidates(factor: int, limit: int) -> int:
+    """ANN candidates re-ranked on the full vectors: `factor` x 10, whatever the limit (at least the limit).
+
+    The top 10 after re-ranking depend only on how many candidates were re-ranked, so hybrid search's
+    40-deep vector list keeps the recall@10 of a 10-hit search without re-ranking four times as many
+    (docs/benchmarks.md, "Latency": 2,000 candidates were half of a search's CPU at 100k chunks)."""
+    return max(factor * REFINE_BASE, limit)
+
+
+def _present(wanted: list[str] | None, names: list[str]) -> list[str]:
+    """`wanted` hit columns (default HIT_COLUMNS, chunk_id always) that a table with columns `names` has."""
+    wanted = HIT_COLUMNS if wanted is None else ["chunk_id", *(c for c in wanted if c != "chunk_id")]
+    have = set(names)
+    return [c for c in wanted if c in have]
+
+
+def _start(coro: Any) -> concurrent.futures.Future:
+    """Run a coroutine of lancedb calls on lancedb's own event loop; its future."""
+    from lancedb.background_loop import LOOP
+
+    return asyncio.run_coroutine_threadsafe(coro, LOOP.loop)
+
+
+def _run(coro: Any) -> Any:
+    from lancedb.background_loop import LOOP
+
+    return LOOP.run(coro)
 
 
 def _vector_index_config(index_type: str, rows: int, dim: int) -> Any:

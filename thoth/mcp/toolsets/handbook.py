@@ -57,6 +57,10 @@ def _render_hits(query: str, hits: list[HandbookHit]) -> str:
     return "\n".join(parts)
 
 
+# The chunk columns a HandbookHit shows, and those by_document groups by: a search fetches no others.
+HIT_COLUMNS = ["key", "title", "section", "page_start", "source_ref", "text", "source_id", "partition_id"]
+
+
 def register(mcp: MCPServer, app: Thoth) -> None:
     @read_only_tool(mcp)
     def search_handbook(
@@ -71,7 +75,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         """
 
         def run() -> list[dict]:
-            return hybrid_search(app.store, app.embedder(), query, num_results, documents=True)
+            return hybrid_search(app.store, app.embedder(), query, num_results, documents=True, columns=HIT_COLUMNS)
 
         rows = call("search_handbook", run)
         hits = [

@@ -108,7 +108,7 @@ def collect(store: Store, embedder: Embedder, source_id: str, pairs: list[tuple[
 def add_plain_vectors(store: Store, embedder: Embedder, source_id: str, cases: list[Case], cache: Path) -> None:
     """Vector lists over embeddings of each chunk's text alone (the 'context off' arm), brute force."""
     columns = ["chunk_id", "doc_id", "source_id", "key", "text"]
-    rows = store.rows("chunks", columns, filters.eq("source_id", source_id))
+    rows = store.chunks(filters.eq("source_id", source_id), columns)
     rows.sort(key=lambda r: r["chunk_id"])
     path = cache / f"plain-vectors-{source_id}-{len(rows)}.npy"
     if path.is_file():

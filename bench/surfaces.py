@@ -29,7 +29,6 @@ from thoth.config import Settings
 from thoth.retrieval import pages, workshops
 from thoth.retrieval.search import hybrid_search
 from thoth.store import filters
-from thoth.store.schema import CHUNKS
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKSHOP = ROOT / "tests" / "fixtures" / "workshops" / "caching-fundamentals"
@@ -69,8 +68,7 @@ def main(argv: list[str] | None = None) -> None:
         summary = ingestor.run(str(WORKSHOP))
         pipeline_s = time.perf_counter() - started
         texts = [
-            r["section"] + "\n" + r["text"]
-            for r in app.store.rows(CHUNKS, ["section", "text"], filters.eq("source_id", WS))
+            r["section"] + "\n" + r["text"] for r in app.store.chunks(filters.eq("source_id", WS), ["section", "text"])
         ]
         started = time.perf_counter()
         embedder.embed(texts)

@@ -633,8 +633,8 @@ class Ingestor:
     def _repoint(self, source_id: str, doc_id: str) -> None:
         """Chunks carry one key and generation of their content: keep them pointing at one that exists."""
         scope = self._doc_scope(source_id, doc_id)
-        rows = self.store.rows(DOCUMENTS, ["key", "bucket", "version"], f"{scope} AND status = 'ok'")
-        current = self.store.rows(CHUNKS, ["key", "source_ref"], scope, limit=1)
+        rows = self.store.find_documents(f"{scope} AND status = 'ok'", ["key", "bucket", "version"])
+        current = self.store.chunks(scope, ["key", "source_ref"], limit=1)
         if not rows or not current:
             return
         by_key = {r["key"]: r for r in rows}

@@ -14,7 +14,7 @@ from thoth.retrieval import citation_urls
 from thoth.retrieval.collections import FILE_COLUMNS, file_entry
 from thoth.retrieval.errors import NotFound, RetrievalError
 from thoth.store import Store, filters
-from thoth.store.schema import CHUNKS, DOCUMENTS, PARTITIONS
+from thoth.store.schema import DOCUMENTS, PARTITIONS
 
 PARTITION_COLUMNS = ["partition_id", "partition_hash", "doc_id", "source_id", "ordinal", "kind", "heading_path",
                      "page_start", "page_end", "text"]  # fmt: skip
@@ -82,7 +82,7 @@ def document_rows(store: Store, pairs: set[tuple[str, str]]) -> dict[tuple[str, 
         f"{filters.is_in('doc_id', sorted({d for _, d in pairs}))} AND status = 'ok'"
     )
     columns = _present(store, DOCUMENTS, [*FILE_COLUMNS, "bibtex", "bibtex_source"])
-    for row in store.rows(DOCUMENTS, columns, where):
+    for row in store.find_documents(where, columns):
         if (row["source_id"], row["doc_id"]) in pairs:
             row["uri"] = citation_urls.shown(row.get("uri"), store.settings)  # the `source` every entry shows
             found[(row["source_id"], row["doc_id"])].append(row)
@@ -119,7 +119,7 @@ def get_chunk(store: Store, chunk_id: str, collection: str | None = None) -> dic
     """The chunk row with this id (in `collection`, when given), or NotFound."""
     if not chunk_id or not chunk_id.strip():
         raise RetrievalError("id must be a non-empty chunk id (the `id` of a search hit)")
-    rows = store.rows(CHUNKS, store.hit_columns(), filters.eq("chunk_id", chunk_id.strip()), limit=1)
+    rows = store.chunks(filters.eq("chunk_id", chunk_id.strip()), store.hit_columns(), limit=1)
     if not rows:
         raise NotFound(f"no chunk with id {chunk_id!r}; ids come from search hits (`id`)")
     if collection and rows[0]["source_id"] != collection:
@@ -128,7 +128,7 @@ def get_chunk(store: Store, chunk_id: str, collection: str | None = None) -> dic
 
 
 def _chunks_where(store: Store, where: str) -> list[dict]:
-    return sorted(store.rows(CHUNKS, store.hit_columns(), where), key=lambda r: r["chunk_index"])
+    return sorted(store.chunks(where, store.hit_columns()), key=lambda r: r["chunk_index"])
 
 
 def find_document(
@@ -142,14 +142,14 @@ def find_document(
     scope = f" AND {filters.eq('source_id', collection)}" if collection else ""
     ids = ["doc_id", "source_id", "key"]
     if document_id:
-        rows = store.rows(DOCUMENTS, ids, f"{filters.eq('doc_id', document_id)} AND status = 'ok'{scope}")
+        rows = store.find_documents(f"{filters.eq('doc_id', document_id)} AND status = 'ok'{scope}", ids)
         what = f"document_id {document_id!r}"
     elif bucket and key:
         in_bucket = f"{filters.eq('bucket', bucket)} AND {filters.eq('key', key)} AND status = 'ok'"
-        rows = store.rows(DOCUMENTS, ids, in_bucket)
+        rows = store.find_documents(in_bucket, ids)
         if not rows:  # a local folder's documents are cited as doc://{collection}/{key}
             in_folder = f"{filters.eq('source_id', bucket)} AND {filters.eq('key', key)} AND status = 'ok'"
-            rows = store.rows(DOCUMENTS, ids, in_folder)
+            rows = store.find_documents(in_folder, ids)
         rows = [r for r in rows if not collection or r["source_id"] == collection]
         what = f"bucket {bucket!r} key {key!r}"
     else:
@@ -189,11 +189,8 @@ def chunk_document(store: Store, chunk_id: str, collection: str | None, limit: i
 def chunk_partition(store: Store, chunk_id: str, collection: str | None) -> dict:
     """A chunk, its partition (a page of a PDF, a section of a page), and every chunk in that page range."""
     chunk = get_chunk(store, chunk_id, collection)
-    found = store.rows(
-        PARTITIONS,
-        _present(store, PARTITIONS, PARTITION_COLUMNS),
-        filters.eq("partition_id", chunk["partition_id"]),
-        limit=1,
+    found = store.partitions(
+        filters.eq("partition_id", chunk["partition_id"]), _present(store, PARTITIONS, PARTITION_COLUMNS), limit=1
     )
     if not found:
         raise NotFound(f"the partition of chunk {chunk_id!r} is not stored (it is being re-ingested or removed)")
@@ -234,7 +231,7 @@ def document_outline(store: Store, collection: str, document_id: str, limit: int
     """A document's pages (PDF) or sections (Markdown, workshop) in order, without their text."""
     columns = _present(store, PARTITIONS, ["partition_id", "ordinal", "kind", "heading_path", "page_start", "page_end"])
     where = f"{filters.eq('source_id', collection)} AND {filters.eq('doc_id', document_id)}"
-    rows = sorted(store.rows(PARTITIONS, columns, where), key=lambda r: (r["ordinal"], r["partition_id"]))
+    rows = sorted(store.partitions(where, columns), key=lambda r: (r["ordinal"], r["partition_id"]))
     return {
         "total": len(rows),
         "parts": [

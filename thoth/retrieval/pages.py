@@ -23,7 +23,6 @@ from thoth.retrieval.paging import CursorError, decode_cursor, encode_cursor, wi
 from thoth.retrieval.search import SearchError, hybrid_search
 from thoth.retrieval.source_ref import SCHEME, SourceRefError, format_ref, parse_ref
 from thoth.store import Store, filters
-from thoth.store.schema import DOCUMENTS, PARTITIONS
 
 MARKDOWN_SUFFIXES = (".md", ".mdx", ".markdown")
 INDEX_STEMS = ("index", "_index", "README")
@@ -76,7 +75,7 @@ def find_page(store: Store, settings: Settings, url: str) -> dict:
     bare = url.strip().split("#", 1)[0]
     if not bare:
         raise PageNotFound("url must be a page URL, e.g. one from qurio_search or qurio_list_pages")
-    matches = store.rows(DOCUMENTS, DOC_COLUMNS, _ok(f"({filters.eq('url', bare)} OR {filters.eq('uri', bare)})"))
+    matches = store.find_documents(_ok(f"({filters.eq('url', bare)} OR {filters.eq('uri', bare)})"), DOC_COLUMNS)
     if not matches and bare.startswith(SCHEME):  # page_url's last resort: doc://{source}/{key}
         try:
             ref = parse_ref(bare)
@@ -84,14 +83,14 @@ def find_page(store: Store, settings: Settings, url: str) -> dict:
             ref = None
         if ref is not None:
             scope = f"{filters.eq('source_id', ref.container)} AND {filters.eq('key', ref.key)}"
-            matches = store.rows(DOCUMENTS, DOC_COLUMNS, _ok(scope))
+            matches = store.find_documents(_ok(scope), DOC_COLUMNS)
     if not matches:
         for source_id, base in settings.source_base_urls:
             base = base.rstrip("/")
             if bare == base or bare.startswith(base + "/"):
                 keys = _keys_for(bare[len(base) :])
-                rows = store.rows(
-                    DOCUMENTS, DOC_COLUMNS, _ok(filters.where({"source_id": source_id, "key": keys}) or "true")
+                rows = store.find_documents(
+                    _ok(filters.where({"source_id": source_id, "key": keys}) or "true"), DOC_COLUMNS
                 )
                 matches = sorted(rows, key=lambda r: keys.index(r["key"]))[:1]
                 if matches:
@@ -127,7 +126,7 @@ def list_pages(store: Store, settings: Settings, source_id: str, limit: int, cur
         if state.get("s") != source_id or not isinstance(state.get("o"), int) or state["o"] < 0:
             raise CursorError("cursor belongs to another source_id; pass the same source_id as before")
         offset = state["o"]
-    rows = sorted(store.rows(DOCUMENTS, DOC_COLUMNS, _ok(filters.eq("source_id", source_id))), key=lambda r: r["key"])
+    rows = sorted(store.find_documents(_ok(filters.eq("source_id", source_id)), DOC_COLUMNS), key=lambda r: r["key"])
     base = settings.base_url(source_id)
     page = [
         {"id": r["doc_id"], "url": page_url(r, base, settings), "title": r["title"], "path": r["key"]}
@@ -170,7 +169,7 @@ def read_page(store: Store, settings: Settings, url: str, max_chars: int, cursor
             raise CursorError("cursor belongs to another page, or the page changed since; read it again from the start")
         offset = state["o"]
     scope = filters.where({"source_id": doc["source_id"], "doc_id": doc["doc_id"]})
-    text = render_page(store.rows(PARTITIONS, PARTITION_COLUMNS, scope))
+    text = render_page(store.partitions(scope, PARTITION_COLUMNS))
     pieces, following = window([len(text)], 0, offset, max_chars)
     content = "".join(text[p.start : p.end] for p in pieces)
     next_cursor = encode_cursor("qurio_read_page", {"d": doc["doc_id"], "o": following[1]}) if following else None
@@ -213,7 +212,7 @@ def search(
     hits = hybrid_search(store, get_embedder(), query, limit, alpha=alpha, where=where, documents=True)
     if not hits:
         return []
-    docs = store.rows(DOCUMENTS, DOC_COLUMNS, filters.is_in("doc_id", sorted({h["doc_id"] for h in hits})))
+    docs = store.find_documents(filters.is_in("doc_id", sorted({h["doc_id"] for h in hits})), DOC_COLUMNS)
     by_key = {(d["source_id"], d["key"]): d for d in docs}
     by_doc = {d["doc_id"]: d for d in docs}
     for hit in hits:

@@ -15,7 +15,7 @@ from thoth.retrieval.pages import render_page
 from thoth.retrieval.paging import CursorError, decode_cursor, encode_cursor
 from thoth.retrieval.source_ref import SourceRef
 from thoth.store import Store, filters
-from thoth.store.schema import DOCUMENTS, PARTITIONS, SOURCES
+from thoth.store.schema import DOCUMENTS, SOURCES
 
 _PARTITION_COLUMNS = ["ordinal", "kind", "heading_path", "page_start", "page_end", "text"]
 _DOC_COLUMNS = ["doc_id", "source_id", "bucket", "key", "version", "title", "page_count", "status"]
@@ -44,7 +44,7 @@ def _document(store: Store, container: str, key: str) -> dict:
 
 def _partitions(store: Store, doc: dict) -> list[dict]:
     scope = filters.where({"source_id": doc["source_id"], "doc_id": doc["doc_id"]})
-    return store.rows(PARTITIONS, _PARTITION_COLUMNS, scope)
+    return store.partitions(scope, _PARTITION_COLUMNS)
 
 
 def read_document(store: Store, ref: SourceRef) -> Readable:
@@ -86,7 +86,7 @@ def _document_infos(store: Store) -> list[DocumentInfo]:
     if DOCUMENTS not in store.table_names():
         return []
     names = set(store.table(DOCUMENTS).schema.names)
-    rows = store.rows(DOCUMENTS, [c for c in _DOC_COLUMNS if c in names], "status = 'ok'")
+    rows = store.find_documents("status = 'ok'", [c for c in _DOC_COLUMNS if c in names])
     infos = {
         (r["source_id"], r["key"]): DocumentInfo(
             uri=SourceRef(r.get("bucket") or r["source_id"], r["key"], r.get("version")).base,

@@ -49,7 +49,7 @@ def search(
         ids = sorted({h["partition_id"] for h in hits if h["partition_id"]})
         names = set(store.table(PARTITIONS).schema.names)
         columns = [c for c in PARTITION_COLUMNS if c in names]
-        partitions = {p["partition_id"]: p for p in store.rows(PARTITIONS, columns, filters.is_in("partition_id", ids))}
+        partitions = {p["partition_id"]: p for p in store.partitions(filters.is_in("partition_id", ids), columns)}
         for hit in hits:
             part = partitions.get(hit["partition_id"])
             hit["partition"] = partition_entry(part) if part else None

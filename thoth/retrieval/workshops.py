@@ -17,7 +17,6 @@ from thoth.embed import Embedder, EmbedderUnavailable
 from thoth.retrieval.paging import CursorError, decode_cursor, encode_cursor, fingerprint, window
 from thoth.retrieval.search import MIN_PREFETCH, SearchError, fuse, keyword_search, vector_search
 from thoth.store import ModelMismatch, Store, filters
-from thoth.store.schema import PARTITIONS
 
 SECTION_COLUMNS = [
     "partition_id",
@@ -77,7 +76,7 @@ def coverage(store: Store, source_ids: list[str]) -> dict[str, Coverage]:
     if not source_ids:
         return found
     columns = ["source_id", "exercise_number", "step_number", "heading_path", "is_diff"]
-    for row in store.rows(PARTITIONS, columns, filters.is_in("source_id", source_ids)):
+    for row in store.partitions(filters.is_in("source_id", source_ids), columns):
         cov = found[row["source_id"]]
         cov.sections += 1
         cov.diff_sections += bool(row["is_diff"])
@@ -195,7 +194,7 @@ def sections(store: Store, scope: Scope, *, diffs_only: bool = False, focus: str
         conditions["step_number"] = scope.step
     if diffs_only:
         conditions["is_diff"] = True
-    rows = store.rows(PARTITIONS, SECTION_COLUMNS, filters.where(conditions))
+    rows = store.partitions(filters.where(conditions), SECTION_COLUMNS)
     rows.sort(key=lambda r: (r["step_number"] is not None, r["step_number"] or 0, r["ordinal"], r["partition_id"]))
     needle = (focus or "").strip().lower()
     if needle:
@@ -422,7 +421,7 @@ def topic_search(
         hits = fuse([(1.0, keyword_hits)], depth)
     wanted = sorted({h["partition_id"] for h in hits})
     columns = ["partition_id", "kind", "path", "is_diff", "heading_path"]
-    rows = store.rows(PARTITIONS, columns, filters.is_in("partition_id", wanted)) if wanted else []
+    rows = store.partitions(filters.is_in("partition_id", wanted), columns) if wanted else []
     meta = {r["partition_id"]: r for r in rows}
     weights = IDENTIFIER_WEIGHTS if identifier else CONCEPT_WEIGHTS
     for hit in hits:
@@ -469,7 +468,7 @@ def step_changes(store: Store, workshop: str) -> dict[tuple[int, int], dict]:
     require_workshop(store, workshop)
     where = filters.where({"source_id": workshop}) + " AND step_number IS NOT NULL"
     steps: dict[tuple[int, int], dict] = {}
-    for row in store.rows(PARTITIONS, ["exercise_number", "step_number", "kind"], where):  # no text: code is long
+    for row in store.partitions(where, ["exercise_number", "step_number", "kind"]):  # no text: code is long
         step = steps.setdefault(
             (row["exercise_number"], row["step_number"]), {"problem": False, "solution": False, "changes": []}
         )
@@ -477,7 +476,7 @@ def step_changes(store: Store, workshop: str) -> dict[tuple[int, int], dict]:
         if side in ("problem", "solution"):
             step[side] = True
     summaries = f"{where} AND {filters.eq('kind', 'diff-summary')}"
-    for row in store.rows(PARTITIONS, ["exercise_number", "step_number", "text"], summaries):
+    for row in store.partitions(summaries, ["exercise_number", "step_number", "text"]):
         step = steps[(row["exercise_number"], row["step_number"])]
         for line in row["text"].splitlines():
             change, _, path = line.partition(" ")

@@ -506,6 +506,14 @@ class Store:
     def chunks(self, where: str, columns: list[str] | None = None, limit: int | None = None) -> list[dict]:
         return self.table(CHUNKS).search().where(where).select(columns or self.hit_columns()).limit(limit).to_list()
 
+    def partitions(self, where: str | None, columns: list[str], limit: int | None = None) -> list[dict]:
+        """Partition rows (pages, sections, workshop steps) matching `where`, in storage order."""
+        return self.rows(PARTITIONS, columns, where, limit)
+
+    def find_documents(self, where: str | None, columns: list[str], limit: int | None = None) -> list[dict]:
+        """Document rows matching `where` across sources (`documents` reads one source's)."""
+        return self.rows(DOCUMENTS, columns, where, limit)
+
     # -- chat sessions ------------------------------------------------------------------------
 
     def add_session(self, row: dict) -> None:

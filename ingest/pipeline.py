@@ -51,13 +51,13 @@ from ingest.parsers import (
     workshop,
 )
 from ingest.progress import Meter
-from ingest.sources import SourceError, SourceObject, content_hash, is_sidecar, list_all, sidecar_keys
+from ingest.sources import SourceError, SourceObject, is_sidecar, list_all, sidecar_keys
 from ingest.tree import TreeParams, TreeResult, build_tree, mark_stale
 from thoth.config import Settings
 from thoth.embed import Embedder, get_embedder, get_tokenizer, resolve_model
 from thoth.gcs import split_gs_uri
 from thoth.retrieval import citation_urls
-from thoth.retrieval.source_ref import SourceRef
+from thoth.retrieval.source_ref import SourceRef, content_hash
 from thoth.retrieval.summarise import tree_summariser
 from thoth.store import Store, filters
 from thoth.store.schema import CHUNKS, DOCUMENTS, PARTITIONS

@@ -8,7 +8,6 @@ planning a run needs no download; a local file's fingerprint is its SHA-256.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -36,10 +35,6 @@ class SourceObject:
     bucket: str | None = None
     fingerprint: str | None = None  # content identity from the listing (None: hash the bytes)
     format: str = ""  # names the parser when the key's suffix does not (workshop units)
-
-
-def content_hash(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def is_sidecar(key: str) -> bool:

@@ -7,6 +7,7 @@ survives the round trip.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from urllib.parse import parse_qs, quote, unquote, urlsplit
@@ -15,6 +16,11 @@ from thoth.retrieval.errors import RetrievalError
 
 SCHEME = "doc://"
 _KEY_SAFE = "/-_.~!$&'()*+,;=:@"
+
+
+def content_hash(data: bytes) -> str:
+    """A document's identity: the SHA-256 of its bytes (the ingest job and ingest_document agree on it)."""
+    return hashlib.sha256(data).hexdigest()
 
 
 class SourceRefError(RetrievalError):

@@ -17,7 +17,6 @@ from pydantic import BaseModel, Field
 
 from ingest.documents import IngestError, ingest_text
 from ingest.pipeline import Ingestor
-from ingest.sources import content_hash
 from thoth.app import Thoth
 from thoth.embed import get_tokenizer
 from thoth.llm import LLMError
@@ -28,6 +27,7 @@ from thoth.retrieval import tree
 from thoth.retrieval.answer import answer_question as answer
 from thoth.retrieval.search import SearchError
 from thoth.retrieval.sessions import create_session
+from thoth.retrieval.source_ref import content_hash
 from thoth.retrieval.summarise import on_demand_summariser
 from thoth.store import filters
 from thoth.store.schema import CHUNKS

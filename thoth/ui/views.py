@@ -65,6 +65,14 @@ def _int(request: Request, name: str, default: int | None, low: int, high: int =
     return value
 
 
+def _page_count(total: int, per_page: int, number: int) -> int:
+    """How many pages `total` rows make (at least one); a page `number` past the last is a bad argument."""
+    pages = max(1, -(-total // per_page))
+    if number > pages:
+        raise BadArgument(f"page must be between 1 and {pages}, got {number}")
+    return pages
+
+
 def _choice(request: Request, name: str, allowed: tuple[str, ...], default: str) -> str:
     value = request.query_params.get(name, "").strip() or default
     if value not in allowed:
@@ -148,9 +156,7 @@ class Console:
             offset=(number - 1) * DOCUMENTS_PER_PAGE,
         )
         source = self.store.get_source(name) or {}
-        pages = max(1, -(-listing["total"] // DOCUMENTS_PER_PAGE))
-        if number > pages:
-            raise BadArgument(f"page must be between 1 and {pages}, got {number}")
+        pages = _page_count(listing["total"], DOCUMENTS_PER_PAGE, number)
         state = {"status": None if status == "all" else status, "sort": sort, "order": order}
         return self._render(
             request,
@@ -178,9 +184,7 @@ class Console:
             number = chunk["chunk_index"] // CHUNKS_PER_PAGE + 1
         number = number or 1
         listing = documents.document_chunks(self.store, rows, CHUNKS_PER_PAGE, (number - 1) * CHUNKS_PER_PAGE)
-        pages = max(1, -(-listing["total_chunks"] // CHUNKS_PER_PAGE))
-        if number > pages:
-            raise BadArgument(f"page must be between 1 and {pages}, got {number}")
+        pages = _page_count(listing["total_chunks"], CHUNKS_PER_PAGE, number)
         outline = documents.document_outline(self.store, first["source_id"], first["doc_id"])
         doc = listing["document"]
         return self._render(
@@ -242,9 +246,7 @@ class Console:
         level = _int(request, "level", len(sizes) - 1, 0, len(sizes) - 1)
         number = _int(request, "page", 1, 1)
         total, nodes = tree.level_nodes(self.store, dataset, level, NODES_PER_PAGE, (number - 1) * NODES_PER_PAGE)
-        pages = max(1, -(-total // NODES_PER_PAGE))
-        if number > pages:
-            raise BadArgument(f"page must be between 1 and {pages}, got {number}")
+        pages = _page_count(total, NODES_PER_PAGE, number)
         pointer = self.store.tree_pointer(dataset) or {}
         return self._render(
             request,
@@ -267,9 +269,7 @@ class Console:
         node = tree.get_node(self.store, node_id, dataset_id=dataset)
         kids = tree.children(self.store, node_id)[1] if node["children"] else []
         number = _int(request, "page", 1, 1)
-        pages = max(1, -(-len(kids) // NODES_PER_PAGE))
-        if number > pages:
-            raise BadArgument(f"page must be between 1 and {pages}, got {number}")
+        pages = _page_count(len(kids), NODES_PER_PAGE, number)
         path = tree.path_to_root(self.store, node_id)
         return self._render(
             request,

@@ -96,7 +96,9 @@ def _draw_text_page(c: canvas.Canvas, text: str) -> None:
         c.drawString(MARGIN, y, line)
 
 
-def _new_canvas(target: str | Path | io.BytesIO, password: str | None = None) -> canvas.Canvas:
+def _new_canvas(
+    target: str | Path | io.BytesIO, password: str | None = None, title: str = "", author: str = ""
+) -> canvas.Canvas:
     encrypt = None
     if password is not None:
         if not password:
@@ -105,13 +107,20 @@ def _new_canvas(target: str | Path | io.BytesIO, password: str | None = None) ->
         # would make the bytes differ on every run; RC4-128 derives everything from the password and the
         # (invariant) file id. The owner password defaults to the user password.
         encrypt = StandardEncryption(password, strength=128)
-    return canvas.Canvas(
+    c = canvas.Canvas(
         target if isinstance(target, io.BytesIO) else str(target),
         pagesize=A4,
         invariant=1,
         pageCompression=1,
         encrypt=encrypt,
     )
+    c.setCreator(CREATOR)
+    # reportlab's defaults are the strings "untitled", "anonymous" and "unspecified"; a parser would take
+    # them for real metadata, so unset fields are written empty.
+    c.setTitle(title)
+    c.setAuthor(author)
+    c.setSubject("")
+    return c
 
 
 def _text_pdf_bytes(pages: list[str], title: str | None, author: str | None, password: str | None) -> bytes:
@@ -120,13 +129,7 @@ def _text_pdf_bytes(pages: list[str], title: str | None, author: str | None, pas
     if not pages:
         raise ValueError("pages must not be empty")
     buf = io.BytesIO()
-    c = _new_canvas(buf, password)
-    c.setCreator(CREATOR)
-    # reportlab's defaults are the strings "untitled", "anonymous" and "unspecified"; a parser would take
-    # them for real metadata, so unset fields are written empty.
-    c.setTitle(title or "")
-    c.setAuthor(author or "")
-    c.setSubject("")
+    c = _new_canvas(buf, password, title or "", author or "")
     for text in pages:
         _draw_text_page(c, text)
         c.showPage()
@@ -181,10 +184,6 @@ def write_image_only_pdf(path: str | Path, pages: int = 1) -> Path:
         raise ValueError("pages must be >= 1")
     buf = io.BytesIO()
     c = _new_canvas(buf)
-    c.setCreator(CREATOR)
-    c.setTitle("")
-    c.setAuthor("")
-    c.setSubject("")
     image = _raster()
     for n in range(pages):
         c.setStrokeColorRGB(0.2, 0.2, 0.2)
@@ -235,10 +234,6 @@ def write_paper_pdf(
     """
     buf = io.BytesIO()
     c = _new_canvas(buf)
-    c.setCreator(CREATOR)
-    c.setTitle("")
-    c.setAuthor("")
-    c.setSubject("")
     width = PAGE_WIDTH - 2 * MARGIN
     for number, items in enumerate(pages, start=1):
         y = PAGE_HEIGHT - MARGIN

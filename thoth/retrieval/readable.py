@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from thoth.records import to_row
 from thoth.retrieval.documents import find_document, get_chunk
 from thoth.retrieval.errors import NotFound
 from thoth.retrieval.pages import render_page
@@ -38,8 +39,8 @@ class DocumentInfo:
 
 
 def _document(store: Store, container: str, key: str) -> dict:
-    rows = find_document(store, bucket=container, key=key)
-    return next((r for r in rows if r["key"] == key), rows[0])
+    copies = find_document(store, bucket=container, key=key)
+    return to_row(next((d for d in copies if d.key == key), copies[0]))
 
 
 def _partitions(store: Store, doc: dict) -> list[dict]:
@@ -72,7 +73,7 @@ def read_page(store: Store, ref: SourceRef, page: int) -> Readable:
 
 def read_chunk(store: Store, collection: str, chunk_id: str) -> Readable:
     """One chunk: its section (or page) as a heading line, then its text."""
-    row = get_chunk(store, chunk_id, collection)
+    row = to_row(get_chunk(store, chunk_id, collection))
     where = row.get("section") or (f"page {row['page_start']}" if row.get("page_start") else "")
     title = " · ".join(filter(None, [row.get("title") or row["key"], where]))
     return Readable(chunk_uri(collection, chunk_id), title, f"{title}\n\n{row['text']}")

@@ -57,14 +57,9 @@ def search(
     copies: dict[tuple[str, str], list[Document]] = {}
     if include_document and hits:
         copies = documents_by_id(store, {(hit.chunk.source_id, hit.chunk.doc_id) for hit in hits})
-    return [
-        CitedHit(
-            hit=hit,
-            document=c.document,
-            partition=partitions.get(hit.chunk.partition_id or "") if include_partition else None,
-            copies=(tuple(copies.get((hit.chunk.source_id, hit.chunk.doc_id)) or ()) or None)
-            if include_document
-            else None,
-        )
-        for hit, c in zip(hits, cited, strict=True)
-    ]
+    found = []
+    for hit, c in zip(hits, cited, strict=True):
+        keys = copies.get((hit.chunk.source_id, hit.chunk.doc_id))
+        partition = partitions.get(hit.chunk.partition_id) if hit.chunk.partition_id else None
+        found.append(CitedHit(hit, c.document, partition, tuple(keys) if keys else None))
+    return found

@@ -226,4 +226,3 @@ def quiz_instructions(
         question_types=QUESTION_TYPES,
         closing_steps=CLOSING_STEPS,
     )
-

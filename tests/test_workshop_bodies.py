@@ -77,7 +77,7 @@ def test_random_scope_and_diff_focus(app: Thoth) -> None:
 
 def test_topic_search_hits_keep_their_chunk_and_section(app: Thoth) -> None:
     found = workshops.topic_search(
-        app.store, app.embedder, "useState", workshop="hooks-mini", exercise=None, step=None, limit=5
+        app.store, app.embedder, "useState", source_id="hooks-mini", exercise=None, step=None, limit=5
     )
     assert found.identifier and found.hits
     assert all(isinstance(t.chunk, Chunk) and t.chunk.source_id == "hooks-mini" for t in found.hits)

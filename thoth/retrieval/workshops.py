@@ -48,13 +48,13 @@ class ScopeError(SearchError):
 
 @dataclass(frozen=True)
 class Scope:
-    workshop: str  # the workshop's source_id
+    source_id: str  # the workshop
     exercise: int
     step: int | None = None
 
     def arguments(self) -> dict:
         """The scope as the tools' arguments name it (for messages that tell a caller what to pass)."""
-        return {"workshop": self.workshop, "exerciseNumber": self.exercise, "stepNumber": self.step}
+        return {"workshop": self.source_id, "exerciseNumber": self.exercise, "stepNumber": self.step}
 
 
 @dataclass
@@ -78,9 +78,9 @@ class IndexedWorkshop:
 
 @dataclass(frozen=True)
 class WorkshopPage:
-    """A page of `list_workshops`: the workshops on it, how many match in all, and the next page's cursor."""
+    """A page of `list_workshops`: the workshops (sources) on it, how many match in all, and the next page's cursor."""
 
-    workshops: list[IndexedWorkshop]
+    sources: list[IndexedWorkshop]
     total: int
     next_cursor: str | None
 
@@ -170,15 +170,15 @@ def list_workshops(
     covered = coverage(store, [s.source_id for s in page])
     more = end < len(sources)
     return WorkshopPage(
-        workshops=[IndexedWorkshop(source, covered[source.source_id]) for source in page],
+        sources=[IndexedWorkshop(source, covered[source.source_id]) for source in page],
         total=len(sources),
         next_cursor=encode_cursor("list_workshops", {**wanted, "o": end}) if more else None,
     )
 
 
-def indexed_exercises(store: Store, workshop: str | None = None) -> list[tuple[str, int]]:
+def indexed_exercises(store: Store, source_id: str | None = None) -> list[tuple[str, int]]:
     """Every (workshop, exercise number) that has sections, sorted."""
-    ids = [workshop] if workshop else [s.source_id for s in workshop_sources(store)]
+    ids = [source_id] if source_id else [s.source_id for s in workshop_sources(store)]
     return sorted((sid, n) for sid, cov in coverage(store, ids).items() for n in cov.exercises)
 
 
@@ -189,20 +189,20 @@ def choose_exercise(exercises: list[tuple[str, int]], rng: random.Random) -> tup
     return exercises[rng.randrange(len(exercises))]
 
 
-def require_workshop(store: Store, workshop: str) -> None:
+def require_workshop(store: Store, source_id: str) -> None:
     sources = {s.source_id for s in workshop_sources(store)}
-    if workshop not in sources:
+    if source_id not in sources:
         known = ", ".join(sorted(sources)) or "(none: ingest a workshop first)"
-        raise ScopeError(f"workshop {workshop!r} is not indexed; indexed workshops: {known}", (LIST_HINT,))
+        raise ScopeError(f"workshop {source_id!r} is not indexed; indexed workshops: {known}", (LIST_HINT,))
 
 
-def resolve_scope(store: Store, workshop: str, exercise: int, step: int | None) -> Scope:
+def resolve_scope(store: Store, source_id: str, exercise: int, step: int | None) -> Scope:
     """The scope, checked against what is indexed; ScopeError names what is available instead."""
-    require_workshop(store, workshop)
-    exercises = coverage(store, [workshop])[workshop].exercises
+    require_workshop(store, source_id)
+    exercises = coverage(store, [source_id])[source_id].exercises
     if exercise not in exercises:
         raise ScopeError(
-            f"exerciseNumber {exercise} is not in workshop {workshop!r}; its exercises: "
+            f"exerciseNumber {exercise} is not in workshop {source_id!r}; its exercises: "
             + ", ".join(str(n) for n in sorted(exercises)),
             (COVERAGE_HINT,),
         )
@@ -210,9 +210,9 @@ def resolve_scope(store: Store, workshop: str, exercise: int, step: int | None) 
     if step is not None and step not in steps:
         listed = ", ".join(str(n) for n in sorted(steps)) or "(none)"
         raise ScopeError(
-            f"stepNumber {step} is not in exercise {exercise} of {workshop!r}; its steps: {listed}", (COVERAGE_HINT,)
+            f"stepNumber {step} is not in exercise {exercise} of {source_id!r}; its steps: {listed}", (COVERAGE_HINT,)
         )
-    return Scope(workshop, exercise, step)
+    return Scope(source_id, exercise, step)
 
 
 # -- bundles ------------------------------------------------------------------------------
@@ -221,7 +221,7 @@ def resolve_scope(store: Store, workshop: str, exercise: int, step: int | None) 
 def sections(store: Store, scope: Scope, *, diffs_only: bool = False, focus: str | None = None) -> list[Partition]:
     """The scope's sections in reading order: exercise notes first, then each step's sections."""
     match: dict[str, object] = {
-        "source_id": scope.workshop,
+        "source_id": scope.source_id,
         "exercise_number": scope.exercise,
         "step_number": scope.step,
     }
@@ -247,7 +247,7 @@ def step_file(path: str | None) -> str | None:
 
 
 def _where(scope: Scope) -> str:
-    return f"workshop {scope.workshop!r} exercise {scope.exercise}" + (
+    return f"workshop {scope.source_id!r} exercise {scope.exercise}" + (
         f" step {scope.step}" if scope.step is not None else ""
     )
 
@@ -264,24 +264,24 @@ def _no_focus_match(store: Store, scope: Scope, focus: str) -> ScopeError:
 
 
 def _scope_from_arguments(
-    store: Store, workshop: str | None, exercise: int | None, step: int | None, random_scope: bool
+    store: Store, source_id: str | None, exercise: int | None, step: int | None, random_scope: bool
 ) -> Scope | None:
     if random_scope and (exercise is not None or step is not None):
         raise ScopeError("random=true picks the exercise: leave exerciseNumber and stepNumber out")
     if step is not None and exercise is None:
         raise ScopeError("stepNumber needs exerciseNumber")
-    if random_scope or (workshop is None and exercise is None):
+    if random_scope or (source_id is None and exercise is None):
         return None
-    if workshop is None or exercise is None:
+    if source_id is None or exercise is None:
         raise ScopeError("give both workshop and exerciseNumber (stepNumber is optional)")
-    return resolve_scope(store, workshop, exercise, step)
+    return resolve_scope(store, source_id, exercise, step)
 
 
 def context_page(
     store: Store,
     *,
     tool: str,
-    workshop: str | None,
+    source_id: str | None,
     exercise: int | None,
     step: int | None,
     random_scope: bool,
@@ -293,7 +293,7 @@ def context_page(
     max_chars_limit: int | None = None,
 ) -> Bundle:
     """One page of a scope's bundle: the scope is explicit, random (uniform over exercises, within
-    `workshop` when given), or the cursor's; explicit arguments given with a cursor must match it.
+    `source_id` when given), or the cursor's; explicit arguments given with a cursor must match it.
 
     `max_chars` above `max_chars_limit` is clamped to it, and the answer says so."""
     warnings: list[str] = []
@@ -302,7 +302,7 @@ def context_page(
         warnings.append(f"maxChars {max_chars} is above the hard maximum; clamped to {max_chars_limit}")
         max_chars = max_chars_limit  # type: ignore[assignment]
     focus = (focus or "").strip() or None  # whitespace only is no focus
-    scope = _scope_from_arguments(store, workshop, exercise, step, random_scope)
+    scope = _scope_from_arguments(store, source_id, exercise, step, random_scope)
     offset = (0, 0)
     state: dict = {}
     if cursor:
@@ -320,9 +320,9 @@ def context_page(
             raise CursorError("cursor was issued for another focus; pass the same focus or leave it out")
         scope, focus = cursor_scope, state.get("f")
     elif random_scope:
-        if workshop is not None:
-            require_workshop(store, workshop)
-        scope = Scope(*choose_exercise(indexed_exercises(store, workshop), rng or random.Random()))
+        if source_id is not None:
+            require_workshop(store, source_id)
+        scope = Scope(*choose_exercise(indexed_exercises(store, source_id), rng or random.Random()))
     if scope is None:
         raise ScopeError("give workshop and exerciseNumber (and optionally stepNumber), or random=true", (LIST_HINT,))
     found = sections(store, scope, diffs_only=diffs_only, focus=focus)
@@ -338,7 +338,7 @@ def context_page(
     ]
     next_cursor = None
     if following is not None:
-        state = {"w": scope.workshop, "e": scope.exercise, "s": scope.step, "f": focus or None, "h": marker}
+        state = {"w": scope.source_id, "e": scope.exercise, "s": scope.step, "f": focus or None, "h": marker}
         next_cursor = encode_cursor(tool, {**state, "i": following[0], "o": following[1]})
     return Bundle(
         scope=scope,
@@ -384,7 +384,7 @@ def _family(kind: str | None, content_type: str | None) -> str:
 
 
 def _check_topic_scope(
-    store: Store, query: str, workshop: str | None, exercise: int | None, step: int | None
+    store: Store, query: str, source_id: str | None, exercise: int | None, step: int | None
 ) -> list[str]:
     if len("".join(query.split())) < MIN_QUERY_CHARS:
         raise ScopeError(
@@ -393,16 +393,16 @@ def _check_topic_scope(
         )
     if step is not None and exercise is None:
         raise ScopeError("stepNumber needs exerciseNumber", ("Pass exerciseNumber too, or leave stepNumber out.",))
-    if exercise is not None and workshop is None:
+    if exercise is not None and source_id is None:
         raise ScopeError("exerciseNumber needs workshop", (LIST_HINT,))
     ids = [s.source_id for s in workshop_sources(store)]
     if not ids:
         raise ScopeError("no workshops are indexed; ingest a workshop first", (LIST_HINT,))
-    if workshop is not None:
-        require_workshop(store, workshop)
-    if workshop is not None and exercise is not None:
-        resolve_scope(store, workshop, exercise, step)
-    return [workshop] if workshop else ids
+    if source_id is not None:
+        require_workshop(store, source_id)
+    if source_id is not None and exercise is not None:
+        resolve_scope(store, source_id, exercise, step)
+    return [source_id] if source_id else ids
 
 
 @dataclass(frozen=True)
@@ -432,7 +432,7 @@ def topic_search(
     get_embedder: Callable[[], Embedder],
     query: str,
     *,
-    workshop: str | None,
+    source_id: str | None,
     exercise: int | None,
     step: int | None,
     limit: int,
@@ -444,7 +444,7 @@ def topic_search(
     embedding. Concept queries favour the notes that teach, identifier queries the code that uses it.
     """
     query = query.strip()
-    ids = _check_topic_scope(store, query, workshop, exercise, step)
+    ids = _check_topic_scope(store, query, source_id, exercise, step)
     match = {"source_id": ids, "exercise_number": exercise, "step_number": step}
     depth = max(MIN_PREFETCH, limit * 4)
     warnings: list[str] = []
@@ -509,14 +509,14 @@ class StepChanges:
     changes: list[FileChange] = field(default_factory=list)
 
 
-def step_changes(store: Store, workshop: str) -> dict[tuple[int, int], StepChanges]:
+def step_changes(store: Store, source_id: str) -> dict[tuple[int, int], StepChanges]:
     """(exercise, step) -> which sides the step has and the files its solution adds, removes or modifies.
 
     Read from the step's sections: `{side}-instructions`/`{side}-code` say a side is there, the
     `diff-summary` section lists `added|removed|modified path` lines (none: nothing to diff).
     """
-    require_workshop(store, workshop)
-    match: dict[str, object] = {"source_id": workshop, "step_number": Present()}
+    require_workshop(store, source_id)
+    match: dict[str, object] = {"source_id": source_id, "step_number": Present()}
     steps: dict[tuple[int, int], StepChanges] = {}
     for partition in store.find(Partition, match, fields=["exercise_number", "step_number", "kind"]):  # no text
         step = steps.setdefault((partition.exercise_number, partition.step_number), StepChanges())  # type: ignore[arg-type]

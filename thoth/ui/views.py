@@ -303,7 +303,7 @@ class Console:
                 workshops.context_page(
                     self.store,
                     tool="retrieve_learning_context",
-                    workshop=name if exercise is not None else None,  # with only a cursor: the cursor's scope
+                    source_id=name if exercise is not None else None,  # with only a cursor: the cursor's scope
                     exercise=exercise,
                     step=step,
                     random_scope=False,

@@ -58,7 +58,7 @@ class WorkshopList(BaseModel):
     @classmethod
     def from_record(cls, page: WorkshopPage) -> WorkshopList:
         return cls(
-            workshops=[WorkshopInfo.from_record(w) for w in page.workshops],
+            workshops=[WorkshopInfo.from_record(w) for w in page.sources],
             total=page.total,
             nextCursor=page.next_cursor,
         )
@@ -129,7 +129,7 @@ class ContextBundle(BaseModel):
     @classmethod
     def from_record(cls, bundle: Bundle) -> ContextBundle:
         return cls(
-            workshop=bundle.scope.workshop,
+            workshop=bundle.scope.source_id,
             exerciseNumber=bundle.scope.exercise,
             stepNumber=bundle.scope.step,
             random=bundle.random,

@@ -121,7 +121,7 @@ def retrieve_learning_context(
     bundle = workshops.context_page(
         app.store,
         tool="retrieve_learning_context",
-        workshop=workshop,
+        source_id=workshop,
         exercise=exercise,
         step=step,
         random_scope=random_scope,
@@ -145,7 +145,7 @@ def retrieve_diff_context(
     bundle = workshops.context_page(
         app.store,
         tool="retrieve_diff_context",
-        workshop=workshop,
+        source_id=workshop,
         exercise=exercise,
         step=step,
         random_scope=False,
@@ -162,7 +162,7 @@ def search_topic_context(
     app: Thoth, query: str, workshop: str | None, exercise: int | None, step: int | None, limit: int
 ) -> TopicResults:
     found = workshops.topic_search(
-        app.store, app.embedder, query, workshop=workshop, exercise=exercise, step=step, limit=limit
+        app.store, app.embedder, query, source_id=workshop, exercise=exercise, step=step, limit=limit
     )
     return TopicResults.from_record(found)
 

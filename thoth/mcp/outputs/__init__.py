@@ -1,2 +1,1 @@
-"""Tool surfaces' output models: one module per surface, built from records (`from_record`), with the text
-the assistant reads beside them (`render`)."""
+"""Each tool surface's output models: one module per surface, the only place its own words are applied."""

@@ -18,7 +18,7 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
-from pydantic import Field
+from pydantic import BaseModel, Field
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -49,7 +49,7 @@ Workshops (quiz authoring) quick start:
 WorkshopId = Annotated[str, Field(description="workshop id (from list_workshops)", min_length=1, max_length=200)]
 Cursor = Annotated[str | None, Field(description="nextCursor of the previous answer, to continue")]
 QUIZ_TITLE = "Retrieve Quiz Instructions"
-M = TypeVar("M")
+M = TypeVar("M", bound=BaseModel)  # a tool's output model
 
 
 # -- errors: one shape for every workshop tool -------------------------------------------------

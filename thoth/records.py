@@ -141,6 +141,17 @@ class TreeNode:
     summariser: str | None = None
     tree_version: str | None = None
     similarity: float | None = None  # cosine with the query, when a search found it
+    chunk: Chunk | None = None  # level 0: the chunk this node is (not a column: its page and citation)
+
+    # A chunk node's page and citation (None for a summary node, which has no single page).
+    chunk_id = property(lambda self: self.chunk.chunk_id if self.chunk else None)
+    doc_id = property(lambda self: self.chunk.doc_id if self.chunk else None)
+    key = property(lambda self: self.chunk.key if self.chunk else None)
+    title = property(lambda self: self.chunk.title if self.chunk else None)
+    section = property(lambda self: self.chunk.section if self.chunk else None)
+    source_ref = property(lambda self: self.chunk.source_ref if self.chunk else None)
+    page_start = property(lambda self: self.chunk.page_start if self.chunk else None)
+    page_end = property(lambda self: self.chunk.page_end if self.chunk else None)
 
 
 @dataclass(frozen=True)

@@ -152,18 +152,18 @@ def _vectors(store: Store, nodes: list[TreeNode]) -> dict[str, Any]:
     return {**store.vectors(TreeNode, summaries), **store.vectors(Chunk, chunks)}
 
 
-def get_node(store: Store, node_id: str, dataset_id: str | None = None) -> TreeNode:
+def get_node(store: Store, node_id: str, source_id: str | None = None) -> TreeNode:
     """A node by id: a summary node of a current tree, or a chunk (level 0)."""
     if not node_id or not node_id.strip():
         raise SearchError("node_id must be a non-empty string")
-    for node in store.find(TreeNode, {"node_id": node_id, "source_id": dataset_id}):
+    for node in store.find(TreeNode, {"node_id": node_id, "source_id": source_id}):
         pointer = store.tree_pointer(node.source_id) or {}
         if node.tree_version == pointer.get("version") and not pointer.get("stale"):
             return node
-    chunk = store.first(Chunk, {"chunk_id": node_id, "source_id": dataset_id})
+    chunk = store.first(Chunk, {"chunk_id": node_id, "source_id": source_id})
     if chunk is not None:
         return chunk_node(chunk)
-    scope = f" in dataset {dataset_id!r}" if dataset_id else ""
+    scope = f" in dataset {source_id!r}" if source_id else ""
     raise NotFound(f"unknown node_id {node_id!r}{scope}: no chunk or summary node has that id")
 
 
@@ -457,7 +457,7 @@ def _fused_nodes(nodes: list[TreeNode], evidence: dict[str, int], alpha: float) 
 def retrieve(
     store: Store,
     embedder: Embedder,
-    dataset_id: str,
+    source_id: str,
     query: str,
     *,
     mode: str = "collapsed",
@@ -476,17 +476,17 @@ def retrieve(
         raise SearchError("query must be a non-empty string")
     if mode not in MODES:
         raise SearchError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    get_dataset(store, dataset_id)
+    get_dataset(store, source_id)
     want = top_k * 3 if reranker else top_k
     if mode == "collapsed":
-        hits = collapsed(store, embedder, dataset_id, query, want, levels_cap=levels_cap)
+        hits = collapsed(store, embedder, source_id, query, want, levels_cap=levels_cap)
     else:
-        hits = traversal(store, embedder, dataset_id, query, want, expand_k=expand_k, levels_cap=levels_cap)
+        hits = traversal(store, embedder, source_id, query, want, expand_k=expand_k, levels_cap=levels_cap)
     if reranker:
         hits = sorted(hits, key=lambda h: (-(h.similarity or 0.0), h.node_id))
     if score_threshold is not None:
         hits = [h for h in hits if (h.similarity or 0.0) >= score_threshold]
-    index = _index(store, dataset_id) if any(h.level > 0 for h in hits) else None
+    index = _index(store, source_id) if any(h.level > 0 for h in hits) else None
     if index is not None:  # a summary names the pages it covers, so that it leads to them
         hits = [dataclasses.replace(h, pages=tuple(index.named_pages(h.node_id))) if h.level else h for h in hits]
     return hits[:top_k]
@@ -502,32 +502,32 @@ def nodes_by_id(store: Store, node_ids: list[str]) -> list[TreeNode]:
 # -- browsing a tree level by level ------------------------------------------------------------------
 
 
-def level_sizes(store: Store, dataset_id: str) -> list[int]:
+def level_sizes(store: Store, source_id: str) -> list[int]:
     """Nodes per level of a dataset's current tree, level 0 (its chunks) first; [chunks] without a tree."""
-    get_dataset(store, dataset_id)
-    sizes = (store.tree_pointer(dataset_id) or {}).get("layer_sizes")
-    scope = _node_match(store, dataset_id)
+    get_dataset(store, source_id)
+    sizes = (store.tree_pointer(source_id) or {}).get("layer_sizes")
+    scope = _node_match(store, source_id)
     if scope and sizes:
         return [int(n) for n in sizes]
-    chunks = [store.count_of(Chunk, {"source_id": dataset_id})]
+    chunks = [store.count_of(Chunk, {"source_id": source_id})]
     if not scope:
         return chunks
     levels = [n.level for n in store.find(TreeNode, scope, fields=["level"])]  # a pointer written before layer_sizes
     return chunks + [levels.count(n) for n in range(1, max(levels, default=0) + 1)]
 
 
-def level_nodes(store: Store, dataset_id: str, level: int, limit: int, offset: int = 0) -> tuple[int, list[TreeNode]]:
+def level_nodes(store: Store, source_id: str, level: int, limit: int, offset: int = 0) -> tuple[int, list[TreeNode]]:
     """(how many nodes the level has, `limit` of them from `offset` in node id order); level 0 is the chunks."""
-    get_dataset(store, dataset_id)
+    get_dataset(store, source_id)
     if level < 0:
         raise SearchError(f"level must be 0 or more, got {level}")
     if level == 0:
-        ids = sorted(c.chunk_id for c in store.find(Chunk, {"source_id": dataset_id}, fields=["chunk_id"]))
+        ids = sorted(c.chunk_id for c in store.find(Chunk, {"source_id": source_id}, fields=["chunk_id"]))
     else:
-        scope = _node_match(store, dataset_id)
+        scope = _node_match(store, source_id)
         if not scope:
-            raise NotFound(f"dataset {dataset_id!r} has no tree: level {level} does not exist (build it with ingest)")
+            raise NotFound(f"dataset {source_id!r} has no tree: level {level} does not exist (build it with ingest)")
         ids = sorted(n.node_id for n in store.find(TreeNode, {**scope, "level": level}, fields=["node_id"]))
         if not ids:
-            raise NotFound(f"dataset {dataset_id!r} has no level {level}")
-    return len(ids), _nodes(store, dataset_id, ids[offset : offset + limit])
+            raise NotFound(f"dataset {source_id!r} has no level {level}")
+    return len(ids), _nodes(store, source_id, ids[offset : offset + limit])

@@ -267,7 +267,7 @@ class Console:
     def node(self, request: Request) -> Response:
         dataset, node_id = request.path_params["collection"], request.path_params["node_id"]
         tree.get_dataset(self.store, dataset)
-        node = tree.get_node(self.store, node_id, dataset_id=dataset)
+        node = tree.get_node(self.store, node_id, source_id=dataset)
         kids = tree.children(self.store, node_id)[1] if node.children else []
         number = _int(request, "page", 1, 1)
         pages = _page_count(len(kids), NODES_PER_PAGE, number)

@@ -347,7 +347,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
     )
     def raptor_node(dataset_id: str, node_id: str) -> str:
         try:
-            return tree.get_node(app.store, node_id, dataset_id=dataset_id).text
+            return tree.get_node(app.store, node_id, source_id=dataset_id).text
         except SearchError as exc:
             raise ResourceNotFoundError(str(exc)) from exc
 

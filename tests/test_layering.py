@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from tests.conftest import REPO_ROOT, LiveServer, make_settings
+from thoth.config import Settings
 from thoth.writes.jobs import JobHooks, JobUnavailable, load_hooks
 
 NOT_CORE = ("thoth.mcp", "thoth.ui", "thoth.cli", "thoth.app")  # the server's surfaces and entry points
@@ -88,6 +89,7 @@ def test_the_server_loads_the_jobs_hooks_by_name() -> None:
     assert isinstance(HOOKS, JobHooks) and load_hooks(make_settings(Path("unused"))) is HOOKS
     with pytest.raises(JobUnavailable, match=r"no_such_job\.hooks, THOTH_INGEST_HOOKS\) cannot be loaded"):
         load_hooks(make_settings(Path("unused"), ingest_hooks="no_such_job.hooks"))
+    assert Settings.from_env({"THOTH_INGEST_HOOKS": " other_job.hooks "}).ingest_hooks == "other_job.hooks"
     with pytest.raises(JobUnavailable, match="THOTH_INGEST_HOOKS is empty"):
         load_hooks(make_settings(Path("unused"), ingest_hooks=""))
 

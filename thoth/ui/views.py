@@ -20,10 +20,12 @@ from thoth.app import Thoth
 from thoth.embed import EmbedderUnavailable
 from thoth.mcp.outputs.research import Citation as CitationInfo
 from thoth.mcp.outputs.research import CollectionInfo, DocumentChunks, ObjectInfo
+from thoth.mcp.outputs.workshop import ContextBundle
 from thoth.records import legacy_row
 from thoth.retrieval import citations, collections, documents, tree, workshops
 from thoth.retrieval.errors import NotFound, RetrievalError
 from thoth.retrieval.search import SearchError, explained_search
+from thoth.retrieval.workshops import StepChanges
 from thoth.store import ModelMismatch, StoreError, filters
 from thoth.ui.failures import advice
 
@@ -140,10 +142,10 @@ class Console:
     @page
     def index(self, request: Request) -> Response:
         rows = [CollectionInfo.from_record(s).model_dump() for s in collections.list_collections(self.store)]
-        trees = {d["id"]: d for d in tree.list_datasets(self.store)}
+        trees = {d.source_id: d for d in tree.list_datasets(self.store)}
         for row in rows:
-            shape = trees.get(row["collection"], {})
-            row.update(tree_levels=shape.get("tree_levels", 0), summariser=shape.get("summariser"))
+            shape = trees.get(row["collection"])
+            row.update(tree_levels=shape.levels if shape else 0, summariser=shape.summariser if shape else None)
         return self._render(request, "collections.html", title="Collections", rows=rows)
 
     @page
@@ -291,8 +293,8 @@ class Console:
     def node(self, request: Request) -> Response:
         dataset, node_id = request.path_params["collection"], request.path_params["node_id"]
         tree.get_dataset(self.store, dataset)
-        node = tree.get_node(self.store, node_id, dataset_id=dataset)
-        kids = tree.children(self.store, node_id)[1] if node["children"] else []
+        node = tree.get_node(self.store, node_id, source_id=dataset)
+        kids = tree.children(self.store, node_id)[1] if node.children else []
         number = _int(request, "page", 1, 1)
         pages = _page_count(len(kids), NODES_PER_PAGE, number)
         path = tree.path_to_root(self.store, node_id)
@@ -321,23 +323,25 @@ class Console:
         cursor = request.query_params.get("cursor") or None
         bundle = None
         if exercise is not None or cursor:
-            bundle = workshops.context_page(
-                self.store,
-                tool="retrieve_learning_context",
-                workshop=name if exercise is not None else None,  # with only a cursor: the cursor's scope
-                exercise=exercise,
-                step=step,
-                random_scope=False,
-                max_chars=LEARNING_CHARS,
-                cursor=cursor,
+            bundle = ContextBundle.from_record(
+                workshops.context_page(
+                    self.store,
+                    tool="retrieve_learning_context",
+                    source_id=name if exercise is not None else None,  # with only a cursor: the cursor's scope
+                    exercise=exercise,
+                    step=step,
+                    random_scope=False,
+                    max_chars=LEARNING_CHARS,
+                    cursor=cursor,
+                )
             )
-            if bundle["workshop"] != name:
-                raise BadArgument(f"cursor continues workshop {bundle['workshop']!r}, not {name!r}")
+            if bundle.workshop != name:
+                raise BadArgument(f"cursor continues workshop {bundle.workshop!r}, not {name!r}")
         exercises = [
             {
                 "number": number,
-                "title": info["title"],
-                "steps": [{"number": s, **steps.get((number, s), {})} for s in sorted(info["steps"])],
+                "title": info.title,
+                "steps": [{"number": s, **vars(steps.get((number, s), StepChanges()))} for s in sorted(info.steps)],
             }
             for number, info in sorted(cov.exercises.items())
         ]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from ingest.parsers import is_supported
 from ingest.pipeline import Ingestor, RunSummary, collection_name, slug
 from ingest.sources import get_gcs_object, is_sidecar, sidecar_keys
+from thoth.errors import ClientError
 from thoth.gcs import GcsUriError, split_gs_uri
 from thoth.store.schema import DOCUMENTS, SOURCES
 
@@ -32,7 +33,7 @@ ARCHIVE = "OBJECT_ARCHIVE"  # versioned buckets: the live generation became nonc
 HANDLED = (FINALIZE, DELETE, ARCHIVE)
 
 
-class EventError(ValueError):
+class EventError(ClientError):
     """The request is not a Cloud Storage Pub/Sub push message; the message says what is wrong."""
 
 

@@ -16,12 +16,13 @@ from typing import Any
 
 from ingest.parsers import is_supported, workshop
 from thoth.config import Settings
+from thoth.errors import ServerFault
 from thoth.gcs import GcsUriError, split_gs_uri, storage_client
 
 SIDECAR_SUFFIX = ".bib"
 
 
-class SourceError(RuntimeError):
+class SourceError(ServerFault):
     """The source cannot be listed or an object cannot be read (missing folder or bucket, no access)."""
 
 

@@ -34,10 +34,6 @@ GCS_ENDPOINT = "https://storage.googleapis.com"
 _SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 
 
-class CitationUnavailable(RetrievalError):
-    """The mode asked for cannot be served here (no signing credentials, no portal configured)."""
-
-
 # -- signing ------------------------------------------------------------------------------------
 
 _lock = threading.Lock()
@@ -57,7 +53,7 @@ def _signer(settings: Settings) -> tuple[Any, Any]:
                 try:
                     credentials = service_account.Credentials.from_service_account_file(settings.signing_key_file)
                 except (OSError, ValueError) as exc:
-                    raise CitationUnavailable(f"THOTH_SIGNING_KEY_FILE cannot be used: {exc}") from None
+                    raise RetrievalError(f"THOTH_SIGNING_KEY_FILE cannot be used: {exc}") from None
                 project = credentials.project_id
             else:
                 import google.auth
@@ -66,7 +62,7 @@ def _signer(settings: Settings) -> tuple[Any, Any]:
                 try:
                     credentials, project = google.auth.default(scopes=_SCOPES)
                 except DefaultCredentialsError:
-                    raise CitationUnavailable(
+                    raise RetrievalError(
                         "no credentials to sign URLs with: set THOTH_SIGNING_KEY_FILE or run with a service "
                         "account (Cloud Run), or ask for mode 'gs' or 'portal'"
                     ) from None
@@ -91,10 +87,10 @@ def signed_url(
             if not credentials.valid:
                 credentials.refresh(Request())
         except Exception as exc:
-            raise CitationUnavailable(f"cannot get an access token to sign URLs with: {exc}") from None
+            raise RetrievalError(f"cannot get an access token to sign URLs with: {exc}") from None
         email = settings.signing_service_account or getattr(credentials, "service_account_email", None)
         if not email:
-            raise CitationUnavailable("set THOTH_SIGNING_SERVICE_ACCOUNT: the credentials name no service account")
+            raise RetrievalError("set THOTH_SIGNING_SERVICE_ACCOUNT: the credentials name no service account")
         extra = {"service_account_email": email, "access_token": credentials.token}
     blob = client.bucket(bucket).blob(key)
     url = blob.generate_signed_url(
@@ -125,7 +121,7 @@ def current_generation(settings: Settings, bucket: str, key: str, generation: st
             return True, generation
         live = blob_in.get_blob(key)
     except exceptions.GoogleAPICallError as exc:
-        raise CitationUnavailable(f"cannot look up gs://{bucket}/{key}: {exc.message}") from None
+        raise RetrievalError(f"cannot look up gs://{bucket}/{key}: {exc.message}") from None
     return False, str(live.generation) if live is not None else None
 
 
@@ -216,7 +212,7 @@ def resolve_citation(
         "note": None,
     }
     if chosen in ("signed", "gs") and not in_bucket:
-        raise CitationUnavailable(f"mode {chosen!r} needs a gs:// document; {ref.base} is a local file (use 'file')")
+        raise RetrievalError(f"mode {chosen!r} needs a gs:// document; {ref.base} is a local file (use 'file')")
     if chosen == "signed":
         cited = result["version_id"]
         available, live = current_generation(settings, row["bucket"], row["key"], cited)
@@ -237,7 +233,7 @@ def resolve_citation(
         result["url"] = f"gs://{row['bucket']}/{row['key']}"
     elif chosen == "portal":
         if not settings.portal_base_url:
-            raise CitationUnavailable("mode 'portal' needs THOTH_PORTAL_BASE_URL")
+            raise RetrievalError("mode 'portal' needs THOTH_PORTAL_BASE_URL")
         params = {"version_id": result["version_id"], "page": start, "page_end": end if end != start else None,
                   "highlight": highlight}  # fmt: skip
         query = urlencode({k: v for k, v in params.items() if v is not None})
@@ -246,9 +242,9 @@ def resolve_citation(
         result.update(url=url, highlight_applied=bool(highlight))
     else:  # file
         if in_bucket:
-            raise CitationUnavailable(f"mode 'file' is for local folders; {ref.base} is in a bucket (use 'signed')")
+            raise RetrievalError(f"mode 'file' is for local folders; {ref.base} is in a bucket (use 'signed')")
         if not row.get("uri"):  # document_rows hides a URL the citation rule refuses (citation_urls)
-            raise CitationUnavailable(
+            raise RetrievalError(
                 f"{ref.base} has no URL this server may show: file: URLs only on a local laptop index "
                 "(a folder database with THOTH_AUTH=off); cite it by its source_ref"
             )

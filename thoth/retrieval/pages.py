@@ -18,9 +18,10 @@ from pathlib import PurePosixPath
 
 from thoth.config import Settings
 from thoth.embed import Embedder
+from thoth.errors import ClientError, NotFound
 from thoth.retrieval import citation_urls
 from thoth.retrieval.paging import CursorError, decode_cursor, encode_cursor, window
-from thoth.retrieval.search import SearchError, hybrid_search
+from thoth.retrieval.search import hybrid_search
 from thoth.retrieval.source_ref import SCHEME, SourceRefError, format_ref, parse_ref
 from thoth.store import Store, filters
 
@@ -28,10 +29,6 @@ MARKDOWN_SUFFIXES = (".md", ".mdx", ".markdown")
 INDEX_STEMS = ("index", "_index", "README")
 DOC_COLUMNS = ["doc_id", "source_id", "key", "uri", "url", "title", "status"]
 PARTITION_COLUMNS = ["ordinal", "kind", "heading_path", "page_start", "text"]
-
-
-class PageNotFound(SearchError):
-    """No indexed page has that URL (or no source has that id)."""
 
 
 # -- URLs -----------------------------------------------------------------------------------
@@ -71,10 +68,10 @@ def _ok(where: str) -> str:
 
 
 def find_page(store: Store, settings: Settings, url: str) -> dict:
-    """The document row whose URL is `url` (a #fragment is ignored); PageNotFound when there is none."""
+    """The document row whose URL is `url` (a #fragment is ignored); NotFound when there is none."""
     bare = url.strip().split("#", 1)[0]
     if not bare:
-        raise PageNotFound("url must be a page URL, e.g. one from qurio_search or qurio_list_pages")
+        raise ClientError("url must be a page URL, e.g. one from qurio_search or qurio_list_pages", argument="url")
     matches = store.find_documents(_ok(f"({filters.eq('url', bare)} OR {filters.eq('uri', bare)})"), DOC_COLUMNS)
     if not matches and bare.startswith(SCHEME):  # page_url's last resort: doc://{source}/{key}
         try:
@@ -96,7 +93,7 @@ def find_page(store: Store, settings: Settings, url: str) -> dict:
                 if matches:
                     break
     if not matches:
-        raise PageNotFound(
+        raise NotFound(
             f"no indexed page has url {url!r}; use a URL from qurio_search or qurio_list_pages(source_id=...)"
         )
     return sorted(matches, key=lambda r: (r["source_id"], r["key"]))[0]
@@ -113,7 +110,7 @@ def _require_source(store: Store, source_id: str) -> dict:
     source = store.get_source(source_id)
     if source is None:
         known = ", ".join(r["source_id"] for r in list_sources(store)) or "(none: run `python -m ingest`)"
-        raise PageNotFound(f"source_id {source_id!r} is not indexed; known sources: {known}")
+        raise NotFound(f"source_id {source_id!r} is not indexed; known sources: {known}")
     return source
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from thoth.embed import Embedder
+from thoth.errors import ClientError
 from thoth.retrieval.summarise import content_words
 from thoth.store import Store
 
@@ -24,8 +25,7 @@ RRF_K = 60
 MIN_PREFETCH = 40
 
 
-class SearchError(ValueError):
-    """The search arguments cannot be served; the message names the argument."""
+SearchError = ClientError  # the search arguments cannot be served; the message names the argument
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from thoth.embed import Embedder
+from thoth.errors import NotFound
 from thoth.retrieval.search import MIN_PREFETCH, SearchError, explained_search, fuse, hybrid_search
 from thoth.retrieval.tree_index import TreeIndex, tree_index
 from thoth.store import HIT_COLUMNS, Store, filters
@@ -29,10 +30,6 @@ MODES = ("collapsed", "traversal")
 PER_PAGE = 2  # chunks of one page in a result list, before other pages' get their turn (docs/raptor.md)
 PROTECTED_PAGES = 5  # the flat ranking's first pages: summaries name no other page before them (docs/raptor.md)
 DIRECTIONS = ("parent", "siblings")
-
-
-class NotFound(SearchError):
-    """An id (dataset or node) that the index does not have; the message names it."""
 
 
 # -- datasets -----------------------------------------------------------------------------------------

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from thoth.errors import ClientError
+
 # Columns a filter may name, with the Python type their values must have.
 FILTERABLE: dict[str, type] = {
     "source_id": str,
@@ -49,7 +51,7 @@ PUBLIC_FILTERS: dict[str, str] = {
 LIST_FILTERABLE: dict[str, type] = {"children": str, "tags": str}
 
 
-class FilterError(ValueError):
+class FilterError(ClientError):
     """A filter names a column or value Thoth does not allow."""
 
 

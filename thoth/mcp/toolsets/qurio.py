@@ -13,7 +13,7 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from thoth.app import Thoth
-from thoth.mcp.tools import call_jsonrpc, correlation, read_only_tool, respond
+from thoth.mcp.tools import call, correlation, read_only_tool, respond
 from thoth.retrieval import pages
 
 READ_HINT = 'Use qurio_read_page(url="...") to read the full content of any result.'
@@ -124,7 +124,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         Each result has its title, type, language, source id, URL and content.
         """
         with correlation(ctx) as cid:
-            rows = call_jsonrpc(
+            rows = call(
                 "qurio_search",
                 lambda: pages.search(
                     app.store,
@@ -136,7 +136,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
                     source_id=source_id,
                     metadata=filters,
                 ),
-                cid,
+                "jsonrpc",
             )
             results = [
                 QurioResult(
@@ -157,8 +157,8 @@ def register(mcp: MCPServer, app: Thoth) -> None:
     @read_only_tool(mcp)
     def qurio_list_sources(ctx: Context | None = None) -> Annotated[CallToolResult, QurioSources]:
         """Discovery: list every documentation set (source) currently indexed, with its id, name and type."""
-        with correlation(ctx) as cid:
-            rows = call_jsonrpc("qurio_list_sources", lambda: pages.list_sources(app.store), cid)
+        with correlation(ctx):
+            rows = call("qurio_list_sources", lambda: pages.list_sources(app.store), "jsonrpc")
             sources = [
                 QurioSource(
                     id=r["source_id"],
@@ -180,9 +180,9 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, QurioPages]:
         """Navigation: list the pages (documents) of one source, with their ids and URLs, sorted by path."""
-        with correlation(ctx) as cid:
-            data = call_jsonrpc(
-                "qurio_list_pages", lambda: pages.list_pages(app.store, settings, source_id, limit, cursor), cid
+        with correlation(ctx):
+            data = call(
+                "qurio_list_pages", lambda: pages.list_pages(app.store, settings, source_id, limit, cursor), "jsonrpc"
             )
             result = QurioPages(
                 source_id=source_id,
@@ -217,9 +217,9 @@ def register(mcp: MCPServer, app: Thoth) -> None:
 
         Long pages come in parts: pass the answer's nextCursor back (with the same url) to read on.
         """
-        with correlation(ctx) as cid:
-            data = call_jsonrpc(
-                "qurio_read_page", lambda: pages.read_page(app.store, settings, url, max_chars, cursor), cid
+        with correlation(ctx):
+            data = call(
+                "qurio_read_page", lambda: pages.read_page(app.store, settings, url, max_chars, cursor), "jsonrpc"
             )
             fields = {k: v for k, v in data.items() if k not in ("next_cursor", "total_chars")}
             result = QurioPageContent(**fields, totalChars=data["total_chars"], nextCursor=data["next_cursor"])

@@ -33,8 +33,7 @@ ARCHIVE = "OBJECT_ARCHIVE"  # versioned buckets: the live generation became nonc
 HANDLED = (FINALIZE, DELETE, ARCHIVE)
 
 
-class EventError(ClientError):
-    """The request is not a Cloud Storage Pub/Sub push message; the message says what is wrong."""
+EventError = ClientError  # the request is not a Cloud Storage Pub/Sub push message; the message says what is wrong
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,7 @@ log = logging.getLogger("thoth.llm")
 MAX_BACKOFF_SECONDS = 30.0
 
 
-class LLMError(UpstreamError):
-    """The LLM could not answer (after retries); the message says why."""
+LLMError = UpstreamError  # the LLM could not answer (after retries); the message says why
 
 
 class LLM(Protocol):

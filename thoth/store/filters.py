@@ -51,8 +51,7 @@ PUBLIC_FILTERS: dict[str, str] = {
 LIST_FILTERABLE: dict[str, type] = {"children": str, "tags": str}
 
 
-class FilterError(ClientError):
-    """A filter names a column or value Thoth does not allow."""
+FilterError = ClientError  # a filter names a column or value Thoth does not allow
 
 
 def quote(value: str) -> str:

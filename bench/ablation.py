@@ -39,9 +39,11 @@ from statistics import median
 import numpy as np
 
 from thoth.embed import Embedder
+from thoth.records import Chunk, Hit
 from thoth.retrieval.search import (
     DEFAULT_RANKING,
     MIN_PREFETCH,
+    Lists,
     Ranking,
     by_document,
     fuse_lists,
@@ -50,7 +52,7 @@ from thoth.retrieval.search import (
     query_vector_weight,
     with_feedback,
 )
-from thoth.store import Store, filters
+from thoth.store import Store
 
 OLD = Ranking(fusion="rrf", vector_weight=0.5, section_boost=0.0, document_share=0.0)
 BOOSTS = (0.0, 1.0, 2.0)
@@ -65,10 +67,10 @@ SHORT = ((5, 0.2), (5, 0.3), (7, 0.2), (7, 0.3), (9, 0.3))  # (content words at 
 class Case:
     text: str
     gold: set[str]
-    vector: list[dict] = field(default_factory=list)
-    vector_plain: list[dict] | None = None  # against vectors of the text alone (no title/heading context)
-    keyword: dict[float, list[dict]] = field(default_factory=dict)  # by title boost
-    feedback: dict[tuple[int, int], list[dict]] = field(default_factory=dict)  # by (passages, words)
+    vector: list[Hit] = field(default_factory=list)
+    vector_plain: list[Hit] | None = None  # against vectors of the text alone (no title/heading context)
+    keyword: dict[float, list[Hit]] = field(default_factory=dict)  # by title boost
+    feedback: dict[tuple[int, int], list[Hit]] = field(default_factory=dict)  # by (passages, words)
 
 
 @dataclass
@@ -87,19 +89,19 @@ class Config:
 
 
 def collect(store: Store, embedder: Embedder, source_id: str, pairs: list[tuple[str, set[str]]]) -> list[Case]:
-    where = filters.eq("source_id", source_id)
+    match = {"source_id": source_id}
     cases = []
     vectors = embedder.embed([text for text, _ in pairs])
     for (text, gold), vector in zip(pairs, vectors, strict=True):
         # exact: the levers' effect, not the ANN index's (the bench folder holds both sets, over its threshold)
-        case = Case(text, gold, store.vector_search(vector, MIN_PREFETCH, where, exact=True))
+        case = Case(text, gold, store.vector_search(vector, MIN_PREFETCH, match, exact=True))
         for boost in BOOSTS:
-            case.keyword[boost] = keyword_search(store, text, MIN_PREFETCH, where, section_boost=boost)
+            case.keyword[boost] = keyword_search(store, text, MIN_PREFETCH, match, section_boost=boost)
         w = DEFAULT_RANKING.vector_weight
         first = {"vector": (w, case.vector), "keyword": (1 - w, case.keyword[0.0])}
         for passages, words in FEEDBACK:
             ranking = replace(DEFAULT_RANKING, feedback_weight=0.5, feedback_passages=passages, feedback_terms=words)
-            lists = with_feedback(store, text, first, MIN_PREFETCH, where, ranking)
+            lists = with_feedback(store, text, first, MIN_PREFETCH, match, ranking)
             case.feedback[passages, words] = lists["feedback"][1] if "feedback" in lists else []
         cases.append(case)
     return cases
@@ -107,25 +109,24 @@ def collect(store: Store, embedder: Embedder, source_id: str, pairs: list[tuple[
 
 def add_plain_vectors(store: Store, embedder: Embedder, source_id: str, cases: list[Case], cache: Path) -> None:
     """Vector lists over embeddings of each chunk's text alone (the 'context off' arm), brute force."""
-    columns = ["chunk_id", "doc_id", "source_id", "key", "text"]
-    rows = store.chunks(filters.eq("source_id", source_id), columns)
-    rows.sort(key=lambda r: r["chunk_id"])
+    rows = store.find(Chunk, {"source_id": source_id}, fields=["doc_id", "source_id", "key", "text"])
+    rows.sort(key=lambda r: r.chunk_id)
     path = cache / f"plain-vectors-{source_id}-{len(rows)}.npy"
     if path.is_file():
         matrix = np.load(path)
     else:
         started = time.perf_counter()
-        matrix = np.asarray(embedder.embed([r["text"] for r in rows]), dtype=np.float32)
+        matrix = np.asarray(embedder.embed([r.text for r in rows]), dtype=np.float32)
         np.save(path, matrix)
         print(f"  embedded {len(rows)} chunk texts without context ({time.perf_counter() - started:.0f}s)")
     queries = np.asarray(embedder.embed([c.text for c in cases]), dtype=np.float32)
     for case, q in zip(cases, queries, strict=True):
         sims = matrix @ q
         top = np.argsort(-sims)[:MIN_PREFETCH]
-        case.vector_plain = [{**rows[i], "similarity": float(sims[i])} for i in top]
+        case.vector_plain = [Hit(rows[i], similarity=float(sims[i])) for i in top]
 
 
-def _lists(case: Case, config: Config, mode: str) -> dict[str, tuple[float, list[dict]]]:
+def _lists(case: Case, config: Config, mode: str) -> Lists:
     ranking = config.ranking
     vector = case.vector if config.context else case.vector_plain
     assert vector is not None, "context off needs add_plain_vectors"
@@ -146,9 +147,9 @@ def _lists(case: Case, config: Config, mode: str) -> dict[str, tuple[float, list
 def rank(case: Case, config: Config, mode: str = "hybrid") -> tuple[list[str], list[str]]:
     """(files in ranked order, files of the five hits served) for one query."""
     fused = fuse_lists(_lists(case, config, mode), 4 * MIN_PREFETCH, config.ranking)
-    files = list(dict.fromkeys(h["key"] for h in by_document(fused, len(fused), config.ranking)))
+    files = list(dict.fromkeys(h.chunk.key for h in by_document(fused, len(fused), config.ranking)))
     served = by_document(fused, 5, config.ranking) if config.documents else fused[:5]
-    return files, [h["key"] for h in served]
+    return files, [h.chunk.key for h in served]
 
 
 def evaluate(data: Dataset, config: Config) -> dict[str, float]:
@@ -240,20 +241,20 @@ def grid(datasets: list[Dataset]) -> None:
 
 def latency(store: Store, embedder: Embedder, source_id: str, queries: list[str], rounds: int = 2) -> None:
     """ms per `hybrid_search` call, old ranking against the default one, interleaved per query."""
-    where = filters.eq("source_id", source_id)
+    match = {"source_id": source_id}
     runs = {
-        "old default": lambda q: hybrid_search(store, embedder, q, 5, where=where, ranking=OLD),
-        "new default, files": lambda q: hybrid_search(store, embedder, q, 5, where=where, documents=True),
-        "new default, chunks": lambda q: hybrid_search(store, embedder, q, 5, where=where),
+        "old default": lambda q: hybrid_search(store, embedder, q, 5, match=match, ranking=OLD),
+        "new default, files": lambda q: hybrid_search(store, embedder, q, 5, match=match, documents=True),
+        "new default, chunks": lambda q: hybrid_search(store, embedder, q, 5, match=match),
         "new + feedback, files": lambda q: hybrid_search(
-            store, embedder, q, 5, where=where, documents=True, ranking=feedback(DEFAULT_RANKING, 0.3, 3, 10)
+            store, embedder, q, 5, match=match, documents=True, ranking=feedback(DEFAULT_RANKING, 0.3, 3, 10)
         ),
         "new + short<=7 at 0.3, files": lambda q: hybrid_search(
             store,
             embedder,
             q,
             5,
-            where=where,
+            match=match,
             documents=True,
             ranking=replace(DEFAULT_RANKING, short_query_words=7, short_query_weight=0.3),
         ),

@@ -53,9 +53,10 @@ import numpy as np
 from ingest.pipeline import Ingestor
 from thoth.config import Settings
 from thoth.embed import get_embedder
+from thoth.records import Hit
 from thoth.retrieval import tree
 from thoth.retrieval.search import hybrid_search, keyword_search, vector_search
-from thoth.store import Store, filters
+from thoth.store import Store
 
 DEPTH = 100  # chunks fetched per query before ranking documents
 MODES = ("keyword", "vector", "hybrid", "collapsed", "tree-vector")
@@ -72,21 +73,21 @@ class Runner:
         self.store = store
         self.embedder = get_embedder(settings)
         self.source_id = source_id
-        self.where = filters.eq("source_id", source_id)
+        self.match = {"source_id": source_id}
         self.seconds = dict.fromkeys(MODES, 0.0)
         self.summary_hits = 0
 
-    def _chunk_keys(self, hits: list[dict]) -> list[str]:
-        return _doc_ranking([h["key"] for h in hits])
+    def _chunk_keys(self, hits: list[Hit]) -> list[str]:
+        return _doc_ranking([h.chunk.key for h in hits])
 
     def keyword(self, query: str) -> list[str]:
-        return self._chunk_keys(keyword_search(self.store, query, DEPTH, self.where))
+        return self._chunk_keys(keyword_search(self.store, query, DEPTH, self.match))
 
     def vector(self, query: str) -> list[str]:
-        return self._chunk_keys(vector_search(self.store, self.embedder, query, DEPTH, self.where))
+        return self._chunk_keys(vector_search(self.store, self.embedder, query, DEPTH, self.match))
 
     def hybrid(self, query: str) -> list[str]:
-        return self._chunk_keys(hybrid_search(self.store, self.embedder, query, DEPTH, where=self.where))
+        return self._chunk_keys(hybrid_search(self.store, self.embedder, query, DEPTH, match=self.match))
 
     def collapsed(self, query: str, alpha: float | None = None) -> list[str]:
         hits = tree.collapsed(self.store, self.embedder, self.source_id, query, DEPTH, alpha=alpha)
@@ -298,9 +299,10 @@ def broad(data: Path, settings: Settings, max_queries: int | None) -> None:
     store = _ingest(settings, root / "docs", "handbook-bench")
     embedder = get_embedder(settings)
     source = "handbook-bench"
-    where = filters.eq("source_id", source)
     runs: dict[str, Callable[[str], list[str]]] = {
-        "flat hybrid": lambda q: _pages(hybrid_search(store, embedder, q, BROAD_K, where=where)),
+        "flat hybrid": lambda q: list(
+            dict.fromkeys(h.chunk.key for h in hybrid_search(store, embedder, q, BROAD_K, match={"source_id": source}))
+        ),
         # the default without its tree: chunks only, at most PER_PAGE of one page (what the tree adds is the rest)
         "flat, per page": lambda q: _pages(tree.collapsed(store, embedder, source, q, BROAD_K, levels_cap=0)),
         "collapsed": lambda q: _pages(tree.retrieve(store, embedder, source, q, top_k=BROAD_K)),

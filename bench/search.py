@@ -188,7 +188,7 @@ def recall_sweep(settings: Settings, vectors: np.ndarray, exact: list[set[str]],
         found, ms = [], []
         for v, truth in zip(vectors, exact, strict=True):
             started = time.perf_counter()
-            ann = {r["chunk_id"] for r in store.vector_search(v, 10)}
+            ann = {r.chunk_id for r in store.vector_search(v, 10)}
             ms.append((time.perf_counter() - started) * 1000)
             found.append(len(ann & truth) / 10)
         print(f"{nprobes:>8}{refine:>8}{np.mean(found):>10.3f}{percentile(ms, 50):>15.1f}", flush=True)
@@ -202,10 +202,10 @@ def measure_index(
     found, ann_ms, exact_ms, truths = [], [], [], []
     for v in vectors:
         started = time.perf_counter()
-        ann = [r["chunk_id"] for r in store.vector_search(v, 10)]
+        ann = [r.chunk_id for r in store.vector_search(v, 10)]
         ann_ms.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
-        exact = [r["chunk_id"] for r in store.vector_search(v, 10, exact=True)]
+        exact = [r.chunk_id for r in store.vector_search(v, 10, exact=True)]
         exact_ms.append((time.perf_counter() - started) * 1000)
         found.append(len(set(ann) & set(exact)) / 10)
         truths.append(set(exact))
@@ -316,9 +316,9 @@ def profile_stages(settings: Settings, env: dict[str, str], n: int, k: int, clie
     ids = ["chunk_id"]
 
     def fetch_ids(q: str) -> None:
-        store.vector_search(vectors[q], depth, columns=ids)
+        store.vector_search(vectors[q], depth, fields=ids)
         words, phrases = keyword_query(q)
-        store.keyword_search(words, depth, phrases=phrases, columns=ids)
+        store.keyword_search(words, depth, phrases=phrases, fields=ids)
 
     lists = [(q, store.vector_search(vectors[q], depth), keyword_search(store, q, depth)) for q in qs["vector"]]
     CPU_MS.clear()

@@ -26,6 +26,7 @@ from pathlib import Path
 from ingest.pipeline import Ingestor
 from thoth.app import Thoth
 from thoth.config import Settings
+from thoth.records import Hit
 from thoth.retrieval import pages, workshops
 from thoth.retrieval.search import hybrid_search
 from thoth.store import filters
@@ -49,8 +50,8 @@ def median_ms(fn: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
-def rank_of(hits: list[dict], needle: str) -> str:
-    return next((str(i) for i, hit in enumerate(hits, start=1) if needle in hit["text"]), "-")
+def rank_of(hits: list[Hit], needle: str) -> str:
+    return next((str(i) for i, hit in enumerate(hits, start=1) if needle in hit.chunk.text), "-")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -38,7 +38,7 @@ def test_an_index_without_positions_is_migrated_by_ingest(tmp_path: Path, caplog
     store = Store(settings)
     assert store.fts_has_positions() is True
     phrase = keyword_search(store, '"leave planner"', 5)
-    assert phrase and all("leave planner" in h["text"] for h in phrase)
+    assert phrase and all("leave planner" in h.chunk.text for h in phrase)
 
     old_index(store)
     assert store.fts_has_positions() is False

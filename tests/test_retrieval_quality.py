@@ -11,6 +11,7 @@ from ingest.pipeline import Ingestor
 from tests.conftest import make_settings
 from thoth.config import Settings
 from thoth.embed import get_embedder
+from thoth.records import Chunk, Hit
 from thoth.retrieval.search import (
     DEFAULT_RANKING,
     Ranking,
@@ -68,8 +69,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     return settings
 
 
-def _keys(hits: list[dict]) -> list[str]:
-    return [h["key"] for h in hits]
+def _keys(hits: list[Hit]) -> list[str]:
+    return [h.chunk.key for h in hits]
 
 
 def test_a_stemmed_query_finds_the_inflected_word(corpus: Settings) -> None:
@@ -98,12 +99,12 @@ def test_a_page_with_many_matching_chunks_does_not_crowd_the_first_five(corpus: 
     files = hybrid_search(store, embedder, query, 5, documents=True)
     assert len(set(_keys(files))) == 5  # files: each one once
     assert _keys(files)[0] == "people/expenses.md"  # and the page with the most evidence first
-    assert all("document_score" in h for h in files)
+    assert all(h.document_score is not None for h in files)
 
 
 def test_a_document_is_scored_by_its_best_chunk_plus_a_share_of_the_next() -> None:
-    def hit(key: str, score: float, partition: str) -> dict:
-        return {"chunk_id": f"{key}-{score}", "key": key, "source_id": "s", "score": score, "partition_id": partition}
+    def hit(key: str, score: float, partition: str) -> Hit:
+        return Hit(Chunk(f"{key}-{score}", key=key, source_id="s", partition_id=partition), score=score)
 
     hits = [hit("a", 0.80, "a1"), hit("b", 0.78, "b1"), hit("b", 0.70, "b2"), hit("b", 0.65, "b2")]
     hits += [hit("b", 0.60, "b3"), hit("c", 0.5, "c1"), hit("b", 0.1, "b4")]
@@ -111,7 +112,7 @@ def test_a_document_is_scored_by_its_best_chunk_plus_a_share_of_the_next() -> No
     ranked = by_document(hits, 5, ranking)
     assert _keys(ranked) == ["b", "a", "c", "b", "b"]  # files first, then repeats by score
     # b: its best, plus 0.2 x the best of two other sections (b2's second window does not count)
-    assert ranked[0]["document_score"] == pytest.approx(0.78 + 0.2 * (0.70 + 0.60))
+    assert ranked[0].document_score == pytest.approx(0.78 + 0.2 * (0.70 + 0.60))
     assert _keys(by_document(hits, 5, Ranking(document_share=0.0)))[:3] == ["a", "b", "c"]  # best chunk alone
 
     windows = [hit("a", 0.80, "a1"), hit("b", 0.78, "b1"), hit("b", 0.77, "b1"), hit("b", 0.76, "b1")]
@@ -127,7 +128,7 @@ def test_the_title_field_lifts_a_title_match_above_a_body_mention(corpus: Settin
     assert boosted[0] == "people/sabbatical.md"
     plain = keyword_search(store, "sabbatical", 2)
     titled = keyword_search(store, "sabbatical", 2, section_boost=2.0)
-    assert titled[0]["bm25"] > plain[0]["bm25"]  # the heading field adds to the text field's score
+    assert titled[0].bm25 > plain[0].bm25  # the heading field adds to the text field's score
 
 
 def test_the_default_ranking_is_the_one_measured(tmp_path: Path) -> None:
@@ -177,9 +178,9 @@ def test_feedback_words_pull_in_a_passage_that_shares_no_word_with_the_query(fee
 
 def test_feedback_terms_are_the_top_passages_heaviest_new_words() -> None:
     hits = [
-        {"text": "The cerium oxide polish: cerium oxide again, and the mirror.", "score": 1.0},
-        {"text": "Cerium oxide and a tester.", "score": 0.5},
-        {"text": "Lamps and kettles.", "score": 0.1},
+        Hit(Chunk("c1", text="The cerium oxide polish: cerium oxide again, and the mirror."), score=1.0),
+        Hit(Chunk("c2", text="Cerium oxide and a tester."), score=0.5),
+        Hit(Chunk("c3", text="Lamps and kettles."), score=0.1),
     ]
     terms = feedback_terms("polishing a mirror", hits, passages=2, terms=3)
     assert terms[:2] == ["cerium", "oxide"]  # most of the first passage's words, and in the second too

@@ -114,6 +114,6 @@ def test_served_results_match_a_plain_uncached_search(golden_server: LiveServer,
         plain = hybrid_search(Store(golden_index), embedder, query, 10, documents=True)
         result = call(golden_server, "search_handbook", {"query": query, "num_results": 10})
         hits = _hits(result)
-        assert [h["source_ref"] for h in hits] == [r["source_ref"] for r in plain], query
-        assert [h["content"] for h in hits] == [r["text"] for r in plain], query
-        assert [h["score"] for h in hits] == [r["score"] for r in plain], query
+        assert [h["source_ref"] for h in hits] == [r.chunk.source_ref for r in plain], query
+        assert [h["content"] for h in hits] == [r.chunk.text for r in plain], query
+        assert [h["score"] for h in hits] == [r.score for r in plain], query

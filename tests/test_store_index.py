@@ -47,8 +47,8 @@ def make_store(tmp_path: Path, rows: int = ROWS, **settings: object) -> tuple[St
 def recall_at_10(store: Store, queries: np.ndarray) -> float:
     found = []
     for q in queries:
-        ann = {r["chunk_id"] for r in store.vector_search(q, 10)}
-        exact = {r["chunk_id"] for r in store.vector_search(q, 10, exact=True)}
+        ann = {r.chunk_id for r in store.vector_search(q, 10)}
+        exact = {r.chunk_id for r in store.vector_search(q, 10, exact=True)}
         assert len(exact) == 10
         found.append(len(ann & exact) / 10)
     return float(np.mean(found))
@@ -71,7 +71,7 @@ def test_index_built_past_threshold_and_recall_holds(tmp_path: Path, index_type:
     store.add(CHUNKS, [{"chunk_id": "extra", "source_id": "s", "text": "x", "search_text": "x", "vector": vectors[0]}])
     again = store.ensure_vector_index()
     assert again["action"] == "updated" and again["unindexed_rows"] == 0 and again["indexed_rows"] == ROWS + 1
-    assert "extra" in {r["chunk_id"] for r in store.vector_search(vectors[0], 3)}
+    assert "extra" in {r.chunk_id for r in store.vector_search(vectors[0], 3)}
 
 
 def test_no_index_below_threshold_or_when_disabled(tmp_path: Path) -> None:
@@ -140,9 +140,9 @@ def test_a_deeper_search_reranks_the_same_candidates_and_keeps_recall_at_10(tmp_
     store, vectors = make_store(tmp_path, vector_index_min_rows=ROWS, vector_refine_factor=5)
     store.ensure_vector_index()
     queries = clustered_unit_vectors(20, seed=9)
-    deep = [{r["chunk_id"] for r in store.vector_search(q, 40)[:10]} for q in queries]
-    shallow = [{r["chunk_id"] for r in store.vector_search(q, 10)} for q in queries]
-    exact = [{r["chunk_id"] for r in store.vector_search(q, 10, exact=True)} for q in queries]
+    deep = [{r.chunk_id for r in store.vector_search(q, 40)[:10]} for q in queries]
+    shallow = [{r.chunk_id for r in store.vector_search(q, 10)} for q in queries]
+    exact = [{r.chunk_id for r in store.vector_search(q, 10, exact=True)} for q in queries]
     recall_deep = np.mean([len(d & e) / 10 for d, e in zip(deep, exact, strict=True)])
     recall_shallow = np.mean([len(s & e) / 10 for s, e in zip(shallow, exact, strict=True)])
     assert recall_deep >= recall_shallow - 0.02 and recall_shallow >= 0.7

@@ -7,6 +7,7 @@ import re
 from collections import Counter
 
 from thoth.embed import get_embedder
+from thoth.records import legacy_row
 from thoth.retrieval import tree
 from thoth.retrieval.answer import MAX_CANDIDATES, MAX_PAGES, PER_PASSAGE, _candidates, answer_question
 from thoth.retrieval.search import hybrid_search
@@ -46,10 +47,10 @@ def test_traversal_keeps_the_branches_of_the_best_chunks(topic_index) -> None:
     store = Store(topic_index)
     embedder = get_embedder(topic_index)
     query = "Astronomers measure the redshift of a galaxy"
-    flat = hybrid_search(store, embedder, query, 3, where="source_id = 'topics'")
+    flat = hybrid_search(store, embedder, query, 3, match={"source_id": "topics"})
     hits = tree.retrieve(store, embedder, "topics", query, mode="traversal", top_k=10, expand_k=1)
     reached = {h["node_id"] for h in hits}
-    assert flat[0]["chunk_id"] in reached  # even with one node kept per level, the best chunk's branch stays
+    assert flat[0].chunk_id in reached  # even with one node kept per level, the best chunk's branch stays
     assert all(h["level"] == 0 or h["children"] for h in hits)
 
 
@@ -81,7 +82,7 @@ def test_tree_retrieval_names_every_page_flat_hybrid_search_finds(topic_index) -
     store = Store(topic_index)
     embedder = get_embedder(topic_index)
     for query in QUESTIONS:
-        flat = {h["key"] for h in hybrid_search(store, embedder, query, 6, where="source_id = 'topics'")}
+        flat = {h.chunk.key for h in hybrid_search(store, embedder, query, 6, match={"source_id": "topics"})}
         for expand_k in (1, 3):  # one node kept per level prunes most branches: the flat pages stay
             hits = tree.retrieve(store, embedder, "topics", query, mode="traversal", top_k=6, expand_k=expand_k)
             assert flat <= _named(hits), (query, expand_k)
@@ -128,7 +129,7 @@ def test_collapsed_keeps_the_flat_ranking_and_its_first_pages(topic_index) -> No
     index = tree.tree_index_of(store, "topics")
     summaries = 0
     for query in QUESTIONS:
-        flat = hybrid_search(store, embedder, query, 20, where="source_id = 'topics'")
+        flat = [legacy_row(h) for h in hybrid_search(store, embedder, query, 20, match={"source_id": "topics"})]
         hits = tree.collapsed(store, embedder, "topics", query, 20, per_page=0)
         summaries += sum(h["level"] > 0 for h in hits)
         chunks = [h["chunk_id"] for h in hits if h["level"] == 0]

@@ -225,12 +225,12 @@ def test_search_ranks_match_the_tools_functions(console_index, store: Store) -> 
     embedder = get_embedder(console_index)
     query = "flooding risk in the storage hall"
     explained = explained_search(store, embedder, query, 10)
-    assert [h["chunk_id"] for h in explained] == [h["chunk_id"] for h in hybrid_search(store, embedder, query, 10)]
-    keyword = [h["chunk_id"] for h in keyword_search(store, query, 40)]
-    vector = [h["chunk_id"] for h in vector_search(store, embedder, query, 40)]
+    assert [h.chunk_id for h in explained] == [h.chunk_id for h in hybrid_search(store, embedder, query, 10)]
+    keyword = [h.chunk_id for h in keyword_search(store, query, 40)]
+    vector = [h.chunk_id for h in vector_search(store, embedder, query, 40)]
     for hit in explained:
-        assert hit["keyword_rank"] == (keyword.index(hit["chunk_id"]) + 1 if hit["chunk_id"] in keyword else None)
-        assert hit["vector_rank"] == (vector.index(hit["chunk_id"]) + 1 if hit["chunk_id"] in vector else None)
+        assert hit.keyword_rank == (keyword.index(hit.chunk_id) + 1 if hit.chunk_id in keyword else None)
+        assert hit.vector_rank == (vector.index(hit.chunk_id) + 1 if hit.chunk_id in vector else None)
 
 
 def test_search_page_without_a_query_shows_the_form(console_server: LiveServer) -> None:

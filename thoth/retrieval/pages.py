@@ -19,6 +19,7 @@ from pathlib import PurePosixPath
 from thoth.config import Settings
 from thoth.embed import Embedder
 from thoth.errors import ClientError, NotFound
+from thoth.records import legacy_row
 from thoth.retrieval import citation_urls
 from thoth.retrieval.paging import CursorError, decode_cursor, encode_cursor, window
 from thoth.retrieval.search import hybrid_search
@@ -205,8 +206,9 @@ def search(
     """
     if source_id is not None:
         _require_source(store, source_id)
-    where = filters.both(filters.where({"source_id": source_id}), filters.public(metadata))
-    hits = hybrid_search(store, get_embedder(), query, limit, alpha=alpha, where=where, documents=True)
+    match = {"source_id": source_id, **filters.public_match(metadata)}
+    found = hybrid_search(store, get_embedder(), query, limit, alpha=alpha, match=match, documents=True)
+    hits = [legacy_row(hit) for hit in found]
     if not hits:
         return []
     docs = store.find_documents(filters.is_in("doc_id", sorted({h["doc_id"] for h in hits})), DOC_COLUMNS)

@@ -7,6 +7,7 @@ vector search alone; both are `hybrid_search`, the function every surface uses.
 from __future__ import annotations
 
 from thoth.embed import Embedder
+from thoth.records import legacy_row
 from thoth.retrieval.documents import (
     PARTITION_COLUMNS,
     describe_chunks,
@@ -38,9 +39,11 @@ def search(
         raise RetrievalError(f"retrieval_mode must be one of {', '.join(RETRIEVAL_MODES)}, got {retrieval_mode!r}")
     if prefetch_k < top_k:
         raise RetrievalError(f"prefetch_k ({prefetch_k}) must be at least top_k ({top_k})")
-    where = filters.eq("source_id", collection) if collection else None
     alpha = 1.0 if retrieval_mode == "cosine" else None
-    rows = hybrid_search(store, embedder, query, top_k, alpha=alpha, where=where, prefetch=prefetch_k)
+    found = hybrid_search(
+        store, embedder, query, top_k, alpha=alpha, match={"source_id": collection}, prefetch=prefetch_k
+    )
+    rows = [legacy_row(hit) for hit in found]
     hits = describe_chunks(store, rows)
     for hit, row in zip(hits, rows, strict=True):
         hit["score"] = row["score"]

@@ -12,14 +12,18 @@ docs/benchmarks.md ("Retrieval quality") has the measurements behind the default
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from thoth.embed import Embedder
 from thoth.errors import ClientError
+from thoth.records import Hit, Match
 from thoth.retrieval.summarise import content_words
 from thoth.store import Store
+
+T = TypeVar("T")
 
 RRF_K = 60
 MIN_PREFETCH = 40
@@ -58,11 +62,11 @@ def vector_search(
     embedder: Embedder,
     query: str,
     limit: int,
-    where: str | None = None,
-    columns: list[str] | None = None,
-) -> list[dict]:
+    match: Match | None = None,
+    fields: list[str] | None = None,
+) -> list[Hit]:
     vector = embedder.embed([query])[0]
-    return store.vector_search(vector, limit, where, columns=columns)
+    return store.vector_search(vector, limit, match, fields=fields)
 
 
 _PHRASE = re.compile(r'"([^"]*)"')
@@ -86,26 +90,24 @@ def keyword_search(
     store: Store,
     query: str,
     limit: int,
-    where: str | None = None,
+    match: Match | None = None,
     *,
     section_boost: float = 0.0,
-    columns: list[str] | None = None,
-) -> list[dict]:
-    return _start_keyword_search(store, query, limit, where, section_boost, columns).result()
+    fields: list[str] | None = None,
+) -> list[Hit]:
+    return _start_keyword_search(store, query, limit, match, section_boost, fields).result()
 
 
 def _start_keyword_search(
-    store: Store, query: str, limit: int, where: str | None, section_boost: float, columns: list[str] | None
-) -> Future[list[dict]]:
+    store: Store, query: str, limit: int, match: Match | None, section_boost: float, fields: list[str] | None
+) -> Future[list[Hit]]:
     """keyword_search, running while the caller goes on (hybrid search embeds the query meanwhile)."""
     words, phrases = keyword_query(query)
     if not words and not phrases:
-        done: Future[list[dict]] = Future()
+        done: Future[list[Hit]] = Future()
         done.set_result([])  # nothing BM25 could match
         return done
-    return store.start_keyword_search(
-        words, limit, where, phrases=phrases, section_boost=section_boost, columns=columns
-    )
+    return store.start_keyword_search(words, limit, match, phrases=phrases, section_boost=section_boost, fields=fields)
 
 
 def query_vector_weight(query: str, ranking: Ranking) -> float:
@@ -119,30 +121,30 @@ def query_vector_weight(query: str, ranking: Ranking) -> float:
 _LETTERS = re.compile(r"[^\W\d_]{3,}")  # feedback words: letters only (no numbers, codes or ids)
 
 
-def feedback_terms(query: str, hits: list[dict], passages: int, terms: int) -> list[str]:
+def feedback_terms(query: str, hits: list[Hit], passages: int, terms: int) -> list[str]:
     """RM1 expansion words: each word of the top `passages` hits weighted by its share of the passage's
     words times the passage's fused score, summed; the `terms` heaviest that are not stop words and
     not already in the query (compared after a light plural fold)."""
     asked = content_words(query)
     weights: dict[str, float] = {}
     for hit in hits[:passages]:
-        words = _LETTERS.findall(hit.get("text", "").lower())
+        words = _LETTERS.findall(hit.chunk.text.lower())
         for word in words:
             folded = content_words(word)  # empty for a stop word
             if folded and not folded & asked:
-                weights[word] = weights.get(word, 0.0) + float(hit.get("score", 1.0)) / len(words)
+                weights[word] = weights.get(word, 0.0) + hit.score / len(words)
     return [w for w, _ in sorted(weights.items(), key=lambda wv: (-wv[1], wv[0]))[:terms]]
 
 
 def with_feedback(
     store: Store,
     query: str,
-    lists: dict[str, tuple[float, list[dict]]],
+    lists: Lists,
     depth: int,
-    where: str | None,
+    match: Match | None,
     ranking: Ranking,
-    columns: list[str] | None = None,
-) -> dict[str, tuple[float, list[dict]]]:
+    fields: list[str] | None = None,
+) -> Lists:
     """`lists` plus a "feedback" keyword list (the query and its feedback words), which takes
     `feedback_weight` of the keyword list's weight; unchanged when feedback is off or finds no words."""
     if ranking.feedback_weight <= 0 or "keyword" not in lists:
@@ -153,98 +155,118 @@ def with_feedback(
     if not extra or not words:
         return lists
     weight, hits = lists["keyword"]
-    expanded = store.keyword_search(" ".join([words, *extra]), depth, where, phrases=phrases, columns=columns)
+    expanded = store.keyword_search(" ".join([words, *extra]), depth, match, phrases=phrases, fields=fields)
     share = ranking.feedback_weight
     return {**lists, "keyword": ((1 - share) * weight, hits), "feedback": (share * weight, expanded)}
 
 
-def fuse(ranked: list[tuple[float, list[dict]]], limit: int, key: str = "chunk_id") -> list[dict]:
-    """Weighted reciprocal rank fusion of (weight, hits) lists, keyed by `key` (chunk_id by default)."""
-    fused: dict[str, dict[str, Any]] = {}
-    for weight, hits in ranked:
-        for rank, hit in enumerate(hits, start=1):
-            entry = fused.setdefault(hit[key], {**hit, "score": 0.0})
-            entry.update({k: v for k, v in hit.items() if k in ("similarity", "bm25")})
-            entry["score"] += weight / (RRF_K + rank)
-    best = sorted(fused.values(), key=lambda h: (-h["score"], h[key]))[:limit]
+Lists = dict[str, tuple[float, list[Hit]]]  # the ranked lists hybrid search fuses, by name, with their weights
+
+
+def rrf(ranked: list[tuple[float, list[T]]], limit: int, key: Callable[[T], str]) -> list[tuple[T, float]]:
+    """Weighted reciprocal rank fusion of (weight, items) lists, each list contributing
+    weight / (RRF_K + rank): the best `limit` items (each as first seen) with their scores, scaled so
+    that 1.0 means ranked first by every list."""
+    first: dict[str, T] = {}
+    scores: dict[str, float] = {}
+    for weight, items in ranked:
+        for rank, item in enumerate(items, start=1):
+            name = key(item)
+            first.setdefault(name, item)
+            scores[name] = scores.get(name, 0.0) + weight / (RRF_K + rank)
+    best = sorted(scores, key=lambda name: (-scores[name], name))[:limit]
     total_weight = sum(weight for weight, _ in ranked) or 1.0
-    for hit in best:  # scaled so that 1.0 means ranked first by every search
-        hit["score"] = round(hit["score"] * (RRF_K + 1) / total_weight, 6)
-    return best
+    return [(first[name], round(scores[name] * (RRF_K + 1) / total_weight, 6)) for name in best]
 
 
-def _scaled(hits: list[dict], field: str) -> dict[str, float]:
+def _seen(lists: list[list[Hit]]) -> dict[str, Hit]:
+    """Each chunk of the lists once, as first seen, with the similarity and bm25 any list saw."""
+    seen: dict[str, Hit] = {}
+    for hits in lists:
+        for hit in hits:
+            known = seen.get(hit.chunk_id)
+            if known is None:
+                seen[hit.chunk_id] = hit
+            elif hit.similarity is not None or hit.bm25 is not None:
+                similarity = hit.similarity if hit.similarity is not None else known.similarity
+                seen[hit.chunk_id] = replace(
+                    known, similarity=similarity, bm25=hit.bm25 if hit.bm25 is not None else known.bm25
+                )
+    return seen
+
+
+def fuse(ranked: list[tuple[float, list[Hit]]], limit: int) -> list[Hit]:
+    """Weighted reciprocal rank fusion of (weight, hits) lists (`rrf`)."""
+    seen = _seen([hits for _, hits in ranked])
+    return [replace(seen[hit.chunk_id], score=score) for hit, score in rrf(ranked, limit, lambda h: h.chunk_id)]
+
+
+def _scaled(hits: list[Hit], field: str) -> dict[str, float]:
     """Each hit's `field` mapped onto 0..1 within its list: the best 1, the last one fetched 0."""
-    scores = [float(h[field]) for h in hits]
+    scores = [float(getattr(h, field)) for h in hits]
     if not scores:
         return {}
     top, bottom = max(scores), min(scores)
     span = top - bottom
-    return {h["chunk_id"]: (s - bottom) / span if span > 0 else 1.0 for h, s in zip(hits, scores, strict=True)}
+    return {h.chunk_id: (s - bottom) / span if span > 0 else 1.0 for h, s in zip(hits, scores, strict=True)}
 
 
-def fuse_scores(lists: dict[str, tuple[float, list[dict]]], limit: int) -> list[dict]:
+def fuse_scores(lists: Lists, limit: int) -> list[Hit]:
     """Convex combination of the lists' scaled scores (similarity for "vector", bm25 for "keyword"): a
     hit missing from a list gets that list's floor, 0. Scores are 0..1, 1.0 = best in every list."""
     fields = {"vector": "similarity", "keyword": "bm25", "feedback": "bm25"}
     total_weight = sum(weight for weight, _ in lists.values()) or 1.0
-    fused: dict[str, dict[str, Any]] = {}
+    scores: dict[str, float] = {}
     first_rank: dict[str, int] = {}  # ties (equal scores) keep the order the searches gave
     for name, (weight, hits) in lists.items():
         scaled = _scaled(hits, fields[name])
         for rank, hit in enumerate(hits):
-            entry = fused.setdefault(hit["chunk_id"], {**hit, "score": 0.0})
-            entry.update({k: v for k, v in hit.items() if k in ("similarity", "bm25")})
-            entry["score"] += weight * scaled[hit["chunk_id"]] / total_weight
-            first_rank[hit["chunk_id"]] = min(rank, first_rank.get(hit["chunk_id"], rank))
-    best = sorted(fused.values(), key=lambda h: (-h["score"], first_rank[h["chunk_id"]], h["chunk_id"]))[:limit]
-    for hit in best:
-        hit["score"] = round(hit["score"], 6)
-    return best
+            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + weight * scaled[hit.chunk_id] / total_weight
+            first_rank[hit.chunk_id] = min(rank, first_rank.get(hit.chunk_id, rank))
+    best = sorted(scores, key=lambda c: (-scores[c], first_rank[c], c))[:limit]
+    seen = _seen([hits for _, hits in lists.values()])
+    return [replace(seen[c], score=round(scores[c], 6)) for c in best]
 
 
-def fuse_lists(
-    lists: dict[str, tuple[float, list[dict]]], limit: int, ranking: Ranking = DEFAULT_RANKING
-) -> list[dict]:
+def fuse_lists(lists: Lists, limit: int, ranking: Ranking = DEFAULT_RANKING) -> list[Hit]:
     """The lists hybrid search ran, fused as `ranking` says."""
     if ranking.fusion == "convex":
         return fuse_scores(lists, limit)
     return fuse(list(lists.values()), limit)
 
 
-def _other_partitions(group: list[dict]) -> list[float]:
+def _other_partitions(group: list[Hit]) -> list[float]:
     """Scores of a document's further evidence, best first: the best hit of each other partition (page
     or section). Overlapping windows of one section say the same thing and count once, so a long
     section (or abstract) cut into many chunks gains nothing over a short one (measured on SciFact)."""
-    seen = {group[0].get("partition_id")}
+    seen = {group[0].chunk.partition_id}
     scores = []
     for hit in group[1:]:
-        partition = hit.get("partition_id")
+        partition = hit.chunk.partition_id
         if partition not in seen:
             seen.add(partition)
-            scores.append(hit["score"])
+            scores.append(hit.score)
     return scores
 
 
-def by_document(hits: list[dict], limit: int, ranking: Ranking = DEFAULT_RANKING) -> list[dict]:
+def by_document(hits: list[Hit], limit: int, ranking: Ranking = DEFAULT_RANKING) -> list[Hit]:
     """`limit` hits that put documents first: each document (source and key) scored by its best hit
     plus `document_share` of the best hits of its next `document_chunks` partitions, and represented
     by its best hit; documents in that order, then, when fewer documents than `limit` were found, their
     further hits by score. Each hit keeps its own `score` and gets `document_score`."""
-    groups: dict[tuple[str, str], list[dict]] = {}
-    for hit in sorted(hits, key=lambda h: -h["score"]):
-        groups.setdefault((hit.get("source_id") or "", hit["key"]), []).append(hit)
+    groups: dict[tuple[str, str], list[Hit]] = {}
+    for hit in sorted(hits, key=lambda h: -h.score):
+        groups.setdefault((hit.chunk.source_id, hit.chunk.key), []).append(hit)
     scored = []
     for group in groups.values():
         rest = _other_partitions(group)[: ranking.document_chunks]
-        scored.append((group[0]["score"] + ranking.document_share * sum(rest), group))
+        scored.append((group[0].score + ranking.document_share * sum(rest), group))
     scored.sort(key=lambda sg: -sg[0])  # stable: ties keep the best hit's order
-    firsts = [{**group[0], "document_score": round(score, 6)} for score, group in scored]
+    firsts = [replace(group[0], document_score=round(score, 6)) for score, group in scored]
     if len(firsts) >= limit:
         return firsts[:limit]
-    doc_scores = {id(h): round(score, 6) for score, group in scored for h in group}
-    more = sorted((h for _, group in scored for h in group[1:]), key=lambda h: -h["score"])
-    return firsts + [{**h, "document_score": doc_scores[id(h)]} for h in more[: limit - len(firsts)]]
+    more = sorted(((h, score) for score, group in scored for h in group[1:]), key=lambda hs: -hs[0].score)
+    return firsts + [replace(h, document_score=round(score, 6)) for h, score in more[: limit - len(firsts)]]
 
 
 def hybrid_search(
@@ -254,16 +276,16 @@ def hybrid_search(
     limit: int,
     *,
     alpha: float | None = None,
-    where: str | None = None,
+    match: Match | None = None,
     prefetch: int | None = None,
     documents: bool = False,
     ranking: Ranking = DEFAULT_RANKING,
-    columns: list[str] | None = None,
-) -> list[dict]:
+    fields: list[str] | None = None,
+) -> list[Hit]:
     """The best `limit` chunks for `query`, each with `score` (fused, 0..1) and what each search saw.
     With `documents`, the best documents instead, each by its best chunk (`by_document`).
-    `columns`: the chunk columns the caller uses (default every hit column)."""
-    lists = _ranked_lists(store, embedder, query, limit, alpha, where, prefetch, ranking, columns)
+    `match`: which chunks may be found; `fields`: the chunk fields the caller uses (default all)."""
+    lists = _ranked_lists(store, embedder, query, limit, alpha, match, prefetch, ranking, fields)
     if not documents:
         return fuse_lists(lists, limit, ranking)
     depth = max(len(hits) for _, hits in lists.values()) if lists else limit
@@ -276,11 +298,11 @@ def _ranked_lists(
     query: str,
     limit: int,
     alpha: float | None,
-    where: str | None,
+    match: Match | None,
     prefetch: int | None,
     ranking: Ranking = DEFAULT_RANKING,
-    columns: list[str] | None = None,
-) -> dict[str, tuple[float, list[dict]]]:
+    fields: list[str] | None = None,
+) -> Lists:
     """The weighted lists hybrid search fuses, by name ("vector", "keyword"); alpha 0 or 1 skips one."""
     if not query or not query.strip():
         raise SearchError("query must be a non-empty string")
@@ -288,18 +310,18 @@ def _ranked_lists(
         raise SearchError(f"alpha must be between 0.0 and 1.0, got {alpha}")
     depth = max(prefetch or 0, MIN_PREFETCH, limit)
     w_vector = query_vector_weight(query, ranking) if alpha is None else alpha
-    lists: dict[str, tuple[float, list[dict]]] = {}
+    lists: Lists = {}
     if w_vector > 0 and embedder is None:
         raise SearchError("a vector search needs the embedding model (alpha > 0)")
     # BM25 first: it runs while the query is embedded (measured in docs/benchmarks.md, "Latency")
     keyword = None
     if w_vector < 1:
-        keyword = _start_keyword_search(store, query, depth, where, ranking.section_boost, columns)
+        keyword = _start_keyword_search(store, query, depth, match, ranking.section_boost, fields)
     if w_vector > 0:
-        lists["vector"] = (w_vector, vector_search(store, embedder, query, depth, where, columns))
+        lists["vector"] = (w_vector, vector_search(store, embedder, query, depth, match, fields))
     if keyword is not None:
         lists["keyword"] = (1.0 - w_vector, keyword.result())
-    return with_feedback(store, query, lists, depth, where, ranking, columns)
+    return with_feedback(store, query, lists, depth, match, ranking, fields)
 
 
 def explained_search(
@@ -309,22 +331,23 @@ def explained_search(
     limit: int,
     *,
     alpha: float | None = None,
-    where: str | None = None,
+    match: Match | None = None,
     prefetch: int | None = None,
     as_if: int | None = None,
-) -> list[dict]:
+) -> list[Hit]:
     """hybrid_search's hits, each also with `vector_rank` and `keyword_rank` (1-based), so a reader sees
     why a hit ranked: None when that search did not run (alpha 0 or 1, where `embedder` may be None)
     or did not have the hit among its first candidates. With `as_if`, the searches fetch what
     hybrid_search(limit=as_if) fetches, so the first `as_if` hits are that search's, in its order
     (fused scores are scaled within each list, so a deeper list would reorder them); the rest of the
     `limit` come from the same lists."""
-    lists = _ranked_lists(store, embedder, query, as_if or limit, alpha, where, prefetch)
-    ranks = {
-        name: {hit["chunk_id"]: rank for rank, hit in enumerate(hits, start=1)} for name, (_, hits) in lists.items()
-    }
-    hits = fuse_lists(lists, limit)
-    for hit in hits:
-        for name in ("vector", "keyword"):
-            hit[f"{name}_rank"] = ranks.get(name, {}).get(hit["chunk_id"])
-    return hits
+    lists = _ranked_lists(store, embedder, query, as_if or limit, alpha, match, prefetch)
+    ranks = {name: {hit.chunk_id: rank for rank, hit in enumerate(hits, start=1)} for name, (_, hits) in lists.items()}
+    return [
+        replace(
+            hit,
+            vector_rank=ranks.get("vector", {}).get(hit.chunk_id),
+            keyword_rank=ranks.get("keyword", {}).get(hit.chunk_id),
+        )
+        for hit in fuse_lists(lists, limit)
+    ]

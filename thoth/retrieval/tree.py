@@ -20,7 +20,8 @@ import numpy as np
 
 from thoth.embed import Embedder
 from thoth.errors import NotFound
-from thoth.retrieval.search import MIN_PREFETCH, SearchError, explained_search, fuse, hybrid_search
+from thoth.records import AtMost, legacy_row, to_row
+from thoth.retrieval.search import MIN_PREFETCH, SearchError, explained_search, hybrid_search, rrf
 from thoth.retrieval.tree_index import TreeIndex, tree_index
 from thoth.store import HIT_COLUMNS, Store, filters
 from thoth.store.db import NODE_COLUMNS
@@ -66,12 +67,17 @@ def get_dataset(store: Store, dataset_id: str) -> dict:
     return row
 
 
-def _node_scope(store: Store, source_id: str) -> str | None:
-    """The where clause for the current tree's summary nodes of a source, or None if it has none."""
+def _node_match(store: Store, source_id: str) -> dict | None:
+    """The Match of the current tree's summary nodes of a source, or None if it has none."""
     pointer = store.tree_pointer(source_id)
     if not pointer or not pointer.get("nodes") or pointer.get("stale"):
         return None  # a stale tree may quote deleted text: not served until the next run rebuilds it
-    return f"{filters.eq('source_id', source_id)} AND {filters.eq('tree_version', pointer['version'])}"
+    return {"source_id": source_id, "tree_version": pointer["version"]}
+
+
+def _node_scope(store: Store, source_id: str) -> str | None:
+    """The where clause for the current tree's summary nodes of a source, or None if it has none."""
+    return filters.where(_node_match(store, source_id) or {})
 
 
 # -- nodes ----------------------------------------------------------------------------------------------
@@ -287,10 +293,10 @@ def collapsed(
     default; 0: no cap). With the cap, the list names every page that the flat ranking names in its
     top `top_k`: summaries add pages, they never push out a page flat hybrid search finds."""
     depth = max(MIN_PREFETCH, 3 * top_k)
-    chunk_scope = filters.eq("source_id", source_id)
+    chunks = {"source_id": source_id}
     flat = [
-        {**_chunk_node(h), "vector_rank": h["vector_rank"], "keyword_rank": h["keyword_rank"]}
-        for h in explained_search(store, embedder, query, depth, alpha=alpha, where=chunk_scope, as_if=top_k)
+        {**_chunk_node(legacy_row(h)), "vector_rank": h.vector_rank, "keyword_rank": h.keyword_rank}
+        for h in explained_search(store, embedder, query, depth, alpha=alpha, match=chunks, as_if=top_k)
     ]
     must = _flat_pages(flat, top_k)
     vector = embedder.embed([query])[0]
@@ -298,8 +304,8 @@ def collapsed(
     index = _index(store, source_id) if scope else None
     ranked = flat
     if scope and index is not None and levels_cap != 0:
-        where = scope + (f" AND level <= {int(levels_cap)}" if levels_cap is not None else "")
-        summaries = [_summary_node(r) for r in store.node_vector_search(vector, depth, where)]
+        match = {**(_node_match(store, source_id) or {}), "level": None if levels_cap is None else AtMost(levels_cap)}
+        summaries = [_summary_node(to_row(r)) for r in store.node_vector_search(vector, depth, match)]
         merged = _merge_summaries(flat, summaries, index, alpha)
         ranked = _protect_pages(merged, _flat_pages(flat, len(flat))[: min(top_k, PROTECTED_PAGES)], index)
     cap = PER_PAGE if per_page is None else per_page
@@ -386,8 +392,9 @@ def traversal(
     """
     vector = embedder.embed([query])[0]
     depth = max(MIN_PREFETCH, 3 * top_k)
-    chunk_scope = filters.eq("source_id", source_id)
-    flat = [_chunk_node(h) for h in hybrid_search(store, embedder, query, depth, alpha=alpha, where=chunk_scope)]
+    chunk_scope = {"source_id": source_id}
+    found = hybrid_search(store, embedder, query, depth, alpha=alpha, match=chunk_scope)
+    flat = [_chunk_node(legacy_row(h)) for h in found]
     must = _flat_pages(flat, top_k)
     alpha = 0.5 if alpha is None else alpha
     pointer = store.tree_pointer(source_id) or {}
@@ -430,7 +437,7 @@ def _fused_nodes(nodes: list[dict], evidence: dict[str, int], alpha: float) -> l
     with_words = [n for n in nodes if n["node_id"] in evidence]
     by_words = sorted(with_words, key=lambda n: (evidence[n["node_id"]], n["node_id"]))
     lists = [(alpha, by_cosine)] + ([(1 - alpha, by_words)] if by_words and alpha < 1 else [])
-    return fuse(lists, len(nodes), key="node_id")
+    return [{**node, "score": score} for node, score in rrf(lists, len(nodes), lambda n: n["node_id"])]
 
 
 def retrieve(

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from thoth.embed import Embedder, EmbedderUnavailable
 from thoth.errors import ClientError
+from thoth.records import Hit, legacy_row
 from thoth.retrieval.paging import CursorError, decode_cursor, encode_cursor, fingerprint, window
 from thoth.retrieval.search import MIN_PREFETCH, fuse, keyword_search, vector_search
 from thoth.store import ModelMismatch, Store, filters
@@ -400,26 +401,27 @@ def topic_search(
     """
     query = query.strip()
     ids = _check_topic_scope(store, query, workshop, exercise, step)
-    where = filters.where({"source_id": ids, "exercise_number": exercise, "step_number": step})
+    match = {"source_id": ids, "exercise_number": exercise, "step_number": step}
     depth = max(MIN_PREFETCH, limit * 4)
     warnings: list[str] = []
-    vector_hits: list[dict] = []
+    vector_hits: list[Hit] = []
     available = False
     try:
-        vector_hits = vector_search(store, get_embedder(), query, depth, where)
+        vector_hits = vector_search(store, get_embedder(), query, depth, match)
         available = True
     except (EmbedderUnavailable, ModelMismatch) as exc:
         warnings.append(f"vector search is unavailable ({exc}); these are keyword matches")
     if available and not vector_hits:
         available = False
         warnings.append("the index holds no vectors for these workshops; these are keyword matches")
-    keyword_hits = keyword_search(store, query, depth, where)
+    keyword_hits = keyword_search(store, query, depth, match)
     identifier = looks_like_identifier(query)
     if available:
         w_vector = 0.4 if identifier else 0.7  # an identifier is matched best by its exact tokens
-        hits = fuse([(w_vector, vector_hits), (1.0 - w_vector, keyword_hits)], depth)
+        fused = fuse([(w_vector, vector_hits), (1.0 - w_vector, keyword_hits)], depth)
     else:
-        hits = fuse([(1.0, keyword_hits)], depth)
+        fused = fuse([(1.0, keyword_hits)], depth)
+    hits = [legacy_row(hit) for hit in fused]
     wanted = sorted({h["partition_id"] for h in hits})
     columns = ["partition_id", "kind", "path", "is_diff", "heading_path"]
     rows = store.partitions(filters.is_in("partition_id", wanted), columns) if wanted else []

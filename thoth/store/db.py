@@ -25,6 +25,19 @@ import pyarrow as pa
 from thoth._imports import LANCEDB_REST_CLIENT, deferred_packages
 from thoth.config import Settings
 from thoth.errors import ServerFault
+from thoth.records import (
+    Chunk,
+    Document,
+    Hit,
+    Match,
+    Partition,
+    Session,
+    Source,
+    TreeNode,
+    field_names,
+    from_row,
+    to_row,
+)
 from thoth.store import filters
 from thoth.store.schema import (
     ALL_TABLES,
@@ -44,34 +57,25 @@ from thoth.store.schema import (
     schema_for,
 )
 
-# Columns a search hit carries (never the vector or the BM25 helper column).
-HIT_COLUMNS = [
-    "chunk_id",
-    "doc_id",
-    "source_id",
-    "partition_id",
-    "chunk_index",
-    "key",
-    "title",
-    "section",
-    "text",
-    "page_start",
-    "page_end",
-    "content_type",
-    "language",
-    "exercise_number",
-    "step_number",
-    "tags",
-    "source_ref",
-    "chunk_hash",
-    "partition_hash",
-]
+# Columns a search hit carries: a Chunk's fields (never the vector or the BM25 helper column).
+HIT_COLUMNS = list(field_names(Chunk))
+# The table each record is read from and written to.
+TABLE_OF: dict[type, str] = {
+    Source: SOURCES,
+    Document: DOCUMENTS,
+    Partition: PARTITIONS,
+    Chunk: CHUNKS,
+    TreeNode: TREE_NODES,
+    Session: SESSIONS,
+}
+OPTIONAL_TABLES = (TREE_NODES, SESSIONS)  # written only once a tree or a session exists: absent means none
 FTS_COLUMN = "search_text"
 FTS_SECTION_COLUMN = "section"  # title and heading path: a field of its own when boosted (ensure_section_index)
 COMMIT_ATTEMPTS = 8
 
 log = logging.getLogger("thoth.store")
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 def _is_conflict(exc: Exception) -> bool:
@@ -98,17 +102,7 @@ def retry_on_conflict(fn: Callable[[], T], what: str) -> T:
 
 
 # Columns of a tree node for navigation and display (everything but the vector).
-NODE_COLUMNS = [
-    "node_id",
-    "source_id",
-    "tree_version",
-    "level",
-    "text",
-    "children",
-    "parent",
-    "leaf_count",
-    "summariser",
-]
+NODE_COLUMNS = [name for name in field_names(TreeNode) if name != "similarity"]
 VECTOR_COLUMN = "vector"
 VECTOR_INDEX_NAME = "vector_idx"
 # An index trained on n rows is trained again once the table holds this many times n: new rows are
@@ -338,6 +332,62 @@ class Store:
                 f"or re-ingest into a new THOTH_DB_URI"
             )
 
+    # -- records ------------------------------------------------------------------
+    # Every read outside this package goes through these: a record type names the table, a Match
+    # (thoth.records) the rows, `fields` the columns (the record's others stay at their defaults).
+
+    def _columns(self, record: type, fields: list[str] | None) -> list[str]:
+        names = set(self.table(TABLE_OF[record]).schema.names)
+        wanted = field_names(record) if fields is None else (field_names(record)[0], *fields)  # the id always
+        return [c for c in dict.fromkeys(wanted) if c in names]
+
+    def _absent(self, record: type) -> bool:
+        return TABLE_OF[record] in OPTIONAL_TABLES and TABLE_OF[record] not in self.table_names()
+
+    def find(
+        self, record: type[R], match: Match | None = None, *, fields: list[str] | None = None, limit: int | None = None
+    ) -> list[R]:
+        """The records of `record`'s table that `match`, in storage order."""
+        if self._absent(record):
+            return []
+        query = self.table(TABLE_OF[record]).search().select(self._columns(record, fields))
+        where = filters.where(match or {})
+        if where:
+            query = query.where(where)
+        return [from_row(record, row) for row in query.limit(limit).to_list()]
+
+    def first(self, record: type[R], match: Match, *, fields: list[str] | None = None) -> R | None:
+        found = self.find(record, match, fields=fields, limit=1)
+        return found[0] if found else None
+
+    def count_of(self, record: type, match: Match | None = None) -> int:
+        if self._absent(record):
+            return 0
+        return self.table(TABLE_OF[record]).count_rows(filters.where(match or {}))
+
+    def scan_of(
+        self, record: type, fields: list[str], match: Match | None = None, batch_size: int = 8192
+    ) -> Iterator[pa.RecordBatch]:
+        """`fields` of `record`'s table in Arrow record batches (for aggregates over many rows)."""
+        if self._absent(record):
+            return iter(())
+        return self.scan(TABLE_OF[record], fields, filters.where(match or {}), batch_size)
+
+    def vectors(self, record: type, ids: list[str]) -> dict[str, Any]:
+        """The embedding of each of `ids` (chunk or tree-node ids) that exists."""
+        if not ids or self._absent(record):
+            return {}
+        key = field_names(record)[0]
+        rows = self.table(TABLE_OF[record]).search().where(filters.is_in(key, ids)).select([key, VECTOR_COLUMN])
+        return {row[key]: row[VECTOR_COLUMN] for row in rows.limit(None).to_list()}
+
+    def put(self, record: Any) -> None:
+        """Add one record (a session) to its table."""
+        table = TABLE_OF[type(record)]
+        self.ensure_table(table)
+        self._add_missing_columns(table, schema_for(table, 0))  # a column newer than the table
+        self.add(table, [to_row(record)])
+
     # -- sources and documents ----------------------------------------------
 
     def get_source(self, source_id: str) -> dict | None:
@@ -495,14 +545,13 @@ class Store:
         query = self.table(TREE_NODES).search().where(where).select(columns or NODE_COLUMNS)
         return query.limit(limit).to_list()
 
-    def node_vector_search(self, vector: Any, limit: int, where: str) -> list[dict]:
+    def node_vector_search(self, vector: Any, limit: int, match: Match) -> list[TreeNode]:
+        """The tree nodes nearest `vector` by cosine, each with its `similarity`."""
         if TREE_NODES not in self.table_names():
             return []
         query = self.table(TREE_NODES).search(vector, vector_column_name="vector").metric("cosine")
-        rows = query.where(where, prefilter=True).select(NODE_COLUMNS).limit(limit).to_list()
-        for row in rows:
-            row["similarity"] = 1.0 - float(row.pop("_distance"))
-        return rows
+        rows = query.where(filters.where(match), prefilter=True).select(NODE_COLUMNS).limit(limit).to_list()
+        return [from_row(TreeNode, {**row, "similarity": 1.0 - float(row["_distance"])}) for row in rows]
 
     def chunks(self, where: str, columns: list[str] | None = None, limit: int | None = None) -> list[dict]:
         return self.table(CHUNKS).search().where(where).select(columns or self.hit_columns()).limit(limit).to_list()
@@ -594,15 +643,16 @@ class Store:
         return self.table(CHUNKS)._table  # the AsyncTable inside lancedb's LanceTable (lancedb pinned <0.41)
 
     def vector_search(
-        self, vector: Any, limit: int, where: str | None = None, exact: bool = False, columns: list[str] | None = None
-    ) -> list[dict]:
+        self, vector: Any, limit: int, match: Match | None = None, exact: bool = False, fields: list[str] | None = None
+    ) -> list[Hit]:
         """Nearest chunks by cosine. With an ANN index, `exact` bypasses it (brute force, for recall checks).
-        `columns`: the hit columns to fetch (default all of HIT_COLUMNS the table has)."""
-        return _run(self._vector_rows(self._chunks_async(), vector, limit, where, exact, columns))
+        `fields`: the chunk fields to fetch (default all the table has)."""
+        where = filters.where(match or {})
+        return _run(self._vector_hits(self._chunks_async(), vector, limit, where, exact, fields))
 
-    async def _vector_rows(
-        self, table: Any, vector: Any, limit: int, where: str | None, exact: bool, columns: list[str] | None
-    ) -> list[dict]:
+    async def _vector_hits(
+        self, table: Any, vector: Any, limit: int, where: str | None, exact: bool, fields: list[str] | None
+    ) -> list[Hit]:
         query = table.query().nearest_to(vector).column(VECTOR_COLUMN).distance_type("cosine")
         if exact:
             query = query.bypass_vector_index()
@@ -613,45 +663,44 @@ class Store:
         if where:
             query = query.where(where)  # a prefilter: applied inside the index search, not to its results
         names = (await table.schema()).names
-        rows = (await query.select(_present(columns, names)).limit(limit).to_arrow()).to_pylist()
-        for row in rows:
-            row["similarity"] = 1.0 - float(row.pop("_distance"))
-        return rows
+        rows = (await query.select(_present(fields, names)).limit(limit).to_arrow()).to_pylist()
+        return [Hit(from_row(Chunk, row), similarity=1.0 - float(row["_distance"])) for row in rows]
 
     def keyword_search(
         self,
         words: str,
         limit: int,
-        where: str | None = None,
+        match: Match | None = None,
         phrases: tuple[str, ...] = (),
         section_boost: float = 0.0,
-        columns: list[str] | None = None,
-    ) -> list[dict]:
+        fields: list[str] | None = None,
+    ) -> list[Hit]:
         """BM25 over chunks: any of `words`, and every one of `phrases` (words in that order). With a
         `section_boost`, words matched in the title and heading path also count that many times over.
 
         An index without word positions (built by an older version, not yet migrated by ingest)
         cannot answer phrases: they are searched as words then, and a warning says how to migrate.
         """
-        return self.start_keyword_search(words, limit, where, phrases, section_boost, columns).result()
+        return self.start_keyword_search(words, limit, match, phrases, section_boost, fields).result()
 
     def start_keyword_search(
         self,
         words: str,
         limit: int,
-        where: str | None = None,
+        match: Match | None = None,
         phrases: tuple[str, ...] = (),
         section_boost: float = 0.0,
-        columns: list[str] | None = None,
-    ) -> concurrent.futures.Future[list[dict]]:
+        fields: list[str] | None = None,
+    ) -> concurrent.futures.Future[list[Hit]]:
         """`keyword_search`, started: it runs on lancedb's event loop while the caller does something else
         (embeds the query); `.result()` waits for its hits."""
         if words and section_boost > 0:
             self._check_sections()  # reads the index list: here, not on lancedb's loop
         table = self._chunks_async()
-        return _start(self._keyword_rows(table, words, limit, where, phrases, section_boost, columns))
+        where = filters.where(match or {})
+        return _start(self._keyword_hits(table, words, limit, where, phrases, section_boost, fields))
 
-    async def _keyword_rows(
+    async def _keyword_hits(
         self,
         table: Any,
         words: str,
@@ -659,8 +708,8 @@ class Store:
         where: str | None,
         phrases: tuple[str, ...],
         section_boost: float,
-        columns: list[str] | None,
-    ) -> list[dict]:
+        fields: list[str] | None,
+    ) -> list[Hit]:
         from lancedb.query import BooleanQuery, MatchQuery, MultiMatchQuery, Occur, PhraseQuery
 
         query: Any = None
@@ -674,7 +723,7 @@ class Store:
         if query is None:
             return []
         try:
-            return await self._fts(table, query, limit, where, columns)
+            return await self._fts(table, query, limit, where, fields)
         except ValueError as exc:
             if not phrases or "position" not in str(exc):
                 raise
@@ -685,7 +734,7 @@ class Store:
                     "`python -m ingest` migrates it"
                 )
             words = " ".join([words, *phrases]).strip()
-            return await self._keyword_rows(table, words, limit, where, (), section_boost, columns)
+            return await self._keyword_hits(table, words, limit, where, (), section_boost, fields)
 
     def _check_sections(self) -> None:
         # Without its index the heading field is not boosted (Lance does not fail): say how to migrate, once.
@@ -694,18 +743,15 @@ class Store:
             if self._warned_sections:
                 log.warning("the BM25 index has no title/heading field (ensure_section_index): titles are not boosted")
 
-    async def _fts(
-        self, table: Any, query: Any, limit: int, where: str | None, columns: list[str] | None
-    ) -> list[dict]:
+    async def _fts(self, table: Any, query: Any, limit: int, where: str | None, fields: list[str] | None) -> list[Hit]:
         search = table.query().nearest_to_text(query)
         if where:
             search = search.where(where)  # a prefilter, as for vectors
         names = (await table.schema()).names
-        rows = (await search.select(_present(columns, names)).limit(limit).to_arrow()).to_pylist()
-        for row in rows:
-            row["bm25"] = float(row.pop("_score"))
-        rows.sort(key=lambda r: (-r["bm25"], r["chunk_id"]))  # equal scores: one order, not storage order
-        return rows
+        rows = (await search.select(_present(fields, names)).limit(limit).to_arrow()).to_pylist()
+        hits = [Hit(from_row(Chunk, row), bm25=float(row["_score"])) for row in rows]
+        hits.sort(key=lambda h: (-(h.bm25 or 0.0), h.chunk_id))  # equal scores: one order, not storage order
+        return hits
 
     def rows(self, table: str, columns: list[str], where: str | None = None, limit: int | None = None) -> list[dict]:
         """Rows of a table (selected columns, optionally filtered), in storage order."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from thoth.errors import ClientError
+from thoth.records import AtLeast, AtMost, Contains, Present
 
 # Columns a filter may name, with the Python type their values must have.
 FILTERABLE: dict[str, type] = {
@@ -108,23 +109,40 @@ def compare(column: str, op: str, value: object) -> str:
     return f"{column} {op} {_literal(column, value)}"
 
 
+def condition(column: str, value: object) -> str:
+    """One condition of a Match (thoth.records): equal, one of a list, a bound, a list member, present."""
+    if isinstance(value, list | tuple | set | frozenset):
+        return is_in(column, value)
+    if isinstance(value, AtLeast):
+        return compare(column, ">=", value.value)
+    if isinstance(value, AtMost):
+        return compare(column, "<=", value.value)
+    if isinstance(value, Contains):
+        return has(column, value.value)
+    if isinstance(value, Present):
+        _literal(column, 0 if FILTERABLE.get(column) is int else "")  # the column must be allow-listed
+        return f"{column} IS NOT NULL"
+    return eq(column, value)
+
+
 def where(conditions: Mapping[str, object | None]) -> str | None:
-    """AND of equality conditions; None values are skipped; lists become IN (...)."""
-    parts = []
-    for column, value in conditions.items():
-        if value is None:
-            continue
-        parts.append(is_in(column, value) if isinstance(value, list | tuple | set) else eq(column, value))
+    """AND of a Match's conditions (thoth.records.Match); None values are skipped."""
+    parts = [condition(column, value) for column, value in conditions.items() if value is not None]
     return " AND ".join(parts) or None
 
 
 def public(filters: Mapping[str, object] | None) -> str | None:
-    """A where clause from a client's metadata filters ({"type": "code", "language": ["go", "ts"]}).
+    """The where clause of a client's metadata filters (public_match)."""
+    return where(public_match(filters))
+
+
+def public_match(filters: Mapping[str, object] | None) -> dict[str, object]:
+    """The Match of a client's metadata filters ({"type": "code", "language": ["go", "ts"]}).
 
     Keys must be in PUBLIC_FILTERS; values are strings, integers or lists of them, always quoted.
     """
     if not filters:
-        return None
+        return {}
     conditions: dict[str, object] = {}
     for name, value in filters.items():
         column = PUBLIC_FILTERS.get(name)
@@ -140,7 +158,7 @@ def public(filters: Mapping[str, object] | None) -> str | None:
         except FilterError as exc:
             raise FilterError(f"filters: {name!r}: {exc}") from None
         conditions[column] = value
-    return where(conditions)
+    return conditions
 
 
 def both(*clauses: str | None) -> str | None:

@@ -19,9 +19,10 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from thoth.app import Thoth
 from thoth.embed import EmbedderUnavailable
 from thoth.errors import ClientError, NotFound
+from thoth.records import legacy_row
 from thoth.retrieval import citations, collections, documents, tree, workshops
 from thoth.retrieval.search import explained_search
-from thoth.store import ModelMismatch, StoreError, filters
+from thoth.store import ModelMismatch, StoreError
 from thoth.ui.failures import advice
 
 DOCUMENTS_PER_PAGE = 50
@@ -223,8 +224,8 @@ class Console:
         if query:
             alpha = SEARCH_MODES[mode]
             embedder = None if alpha == 0.0 else self.app.embedder()
-            where = filters.eq("source_id", collection) if collection else None
-            hits = explained_search(self.store, embedder, query, limit, alpha=alpha, where=where)
+            found = explained_search(self.store, embedder, query, limit, alpha=alpha, match={"source_id": collection})
+            hits = [legacy_row(hit) for hit in found]
         return self._render(
             request,
             "search.html",

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from thoth.app import Thoth
 from thoth.mcp.tools import call, read_only_tool, respond
+from thoth.records import Hit
 from thoth.retrieval.search import hybrid_search
 from thoth.retrieval.topics import list_topics as topics_of
 
@@ -57,8 +58,8 @@ def _render_hits(query: str, hits: list[HandbookHit]) -> str:
     return "\n".join(parts)
 
 
-# The chunk columns a HandbookHit shows, and those by_document groups by: a search fetches no others.
-HIT_COLUMNS = ["key", "title", "section", "page_start", "source_ref", "text", "source_id", "partition_id"]
+# The chunk fields a HandbookHit shows, and those by_document groups by: a search fetches no others.
+HIT_FIELDS = ["key", "title", "section", "page_start", "source_ref", "text", "source_id", "partition_id"]
 
 
 def register(mcp: MCPServer, app: Thoth) -> None:
@@ -74,23 +75,23 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         path, section and content.
         """
 
-        def run() -> list[dict]:
-            return hybrid_search(app.store, app.embedder(), query, num_results, documents=True, columns=HIT_COLUMNS)
+        def run() -> list[Hit]:
+            return hybrid_search(app.store, app.embedder(), query, num_results, documents=True, fields=HIT_FIELDS)
 
-        rows = call("search_handbook", run)
+        found = call("search_handbook", run)
         hits = [
             HandbookHit(
                 rank=i,
-                score=row["score"],
-                similarity=round(row["similarity"], 4) if row.get("similarity") is not None else None,
-                source=row["key"],
-                title=row.get("title"),
-                section=row.get("section"),
-                page=row.get("page_start"),
-                source_ref=row["source_ref"],
-                content=row["text"],
+                score=hit.score,
+                similarity=round(hit.similarity, 4) if hit.similarity is not None else None,
+                source=hit.chunk.key,
+                title=hit.chunk.title,
+                section=hit.chunk.section,
+                page=hit.chunk.page_start,
+                source_ref=hit.chunk.source_ref,
+                content=hit.chunk.text,
             )
-            for i, row in enumerate(rows, start=1)
+            for i, hit in enumerate(found, start=1)
         ]
         return respond(HandbookResults(query=query, results=hits), _render_hits(query, hits))
 

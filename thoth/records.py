@@ -1,0 +1,227 @@
+"""The records that flow between the layers: store → retrieval → tool surfaces.
+
+One record per concept, one name per concept (docs/architecture.md has the glossary and each tool
+surface's own word for it). A record's fields are the index's column names, so `thoth.store` maps a
+row onto a record field for field; it is the only code that knows the tables, and the only code that
+writes a filter string (a `Match` says which rows, by field).
+
+Records are frozen: a layer that adds to one (a fused score, a rank) makes a new one with
+`dataclasses.replace`. A record read with only some fields (a search fetches only the columns a
+tool shows) has the others at their defaults.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypeVar
+
+
+@dataclass(frozen=True)
+class Source:
+    """A collection of documents indexed together: a handbook, a folder of PDFs, a workshop."""
+
+    source_id: str
+    name: str = ""
+    kind: str = ""  # handbook | pdf | workshop | text
+    uri: str = ""
+    product: str | None = None
+    has_diffs: bool = False
+    has_tree: bool = False
+    document_count: int = 0
+    chunk_count: int = 0
+    embed_model: str | None = None
+    updated_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Document:
+    """One file of a source (a handbook page, a paper, a workshop's README), as ingest read it."""
+
+    doc_id: str  # SHA-256 of the file's bytes
+    source_id: str = ""
+    key: str = ""  # path inside the source, '/'-separated
+    uri: str = ""
+    url: str | None = None
+    bucket: str | None = None
+    version: str | None = None
+    title: str | None = None
+    authors: tuple[str, ...] = ()
+    year: int | None = None
+    page_count: int | None = None
+    byte_size: int | None = None
+    status: str = "ok"  # ok | failed
+    error: str | None = None
+    ingested_at: datetime | None = None
+    object_id: str | None = None  # SHA-1 of the object's gs:// URL and version (the research surface's id)
+    fingerprint: str | None = None
+    bibtex: str | None = None
+    bibtex_source: str | None = None
+    sidecar: str | None = None
+    parser: str | None = None
+
+
+@dataclass(frozen=True)
+class Partition:
+    """A page of a PDF, a section of a page, or a workshop step's section: what chunks are cut from."""
+
+    partition_id: str
+    doc_id: str = ""
+    source_id: str = ""
+    ordinal: int = 0
+    kind: str = ""  # page | section | a workshop section kind
+    heading_path: str | None = None
+    page_start: int | None = None
+    page_end: int | None = None
+    text: str = ""
+    exercise_number: int | None = None
+    step_number: int | None = None
+    path: str | None = None
+    is_diff: bool | None = None
+    partition_hash: str | None = None
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A passage: the unit that is embedded, searched and quoted back."""
+
+    chunk_id: str
+    doc_id: str = ""
+    source_id: str = ""
+    partition_id: str | None = None
+    chunk_index: int = 0
+    key: str = ""  # the document's key
+    title: str | None = None
+    section: str | None = None  # heading path, ' > '-joined
+    text: str = ""
+    page_start: int | None = None
+    page_end: int | None = None
+    content_type: str | None = None  # text | code | table | diff
+    language: str | None = None
+    exercise_number: int | None = None
+    step_number: int | None = None
+    tags: tuple[str, ...] = ()
+    source_ref: str = ""
+    chunk_hash: str | None = None
+    partition_hash: str | None = None
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A chunk a search found, with what each search saw of it."""
+
+    chunk: Chunk
+    score: float = 0.0  # fused, 0..1 (hybrid); the search's own measure otherwise
+    similarity: float | None = None  # cosine of query and chunk, when vector search saw it
+    bm25: float | None = None  # keyword score, when keyword search saw it
+    document_score: float | None = None  # the document's score, when hits are ranked by document
+    vector_rank: int | None = None  # 1-based, when asked to explain the ranking
+    keyword_rank: int | None = None
+
+    @property
+    def chunk_id(self) -> str:
+        return self.chunk.chunk_id
+
+
+@dataclass(frozen=True)
+class TreeNode:
+    """A node of a source's RAPTOR tree: a summary (level >= 1) over the nodes one level down, whose
+    leaves (level 0) are chunks."""
+
+    node_id: str
+    source_id: str = ""
+    level: int = 0
+    text: str = ""
+    children: tuple[str, ...] = ()  # node ids one level down (chunk ids at level 1)
+    parent: str | None = None
+    leaf_count: int = 1
+    summariser: str | None = None
+    tree_version: str | None = None
+    similarity: float | None = None  # cosine with the query, when a search found it
+
+
+@dataclass(frozen=True)
+class Session:
+    """A chat session over one source (the RAPTOR surface's create_session)."""
+
+    session_id: str
+    source_id: str
+    title: str = ""
+    created_at: datetime | None = None
+    owner: str | None = None  # the key of the verified caller who created it
+
+
+R = TypeVar("R")
+
+# A Match names rows by their record's fields: a value means equal, a list/tuple/set means one of,
+# None means any, and the classes below say the rest. `thoth.store` turns it into the table's filter.
+Match = Mapping[str, object]
+
+
+@dataclass(frozen=True)
+class AtLeast:
+    value: int
+
+
+@dataclass(frozen=True)
+class AtMost:
+    value: int
+
+
+@dataclass(frozen=True)
+class Contains:
+    """A list field (a node's children, a chunk's tags) has this member."""
+
+    value: str
+
+
+@dataclass(frozen=True)
+class Present:
+    """The field is set (not NULL)."""
+
+
+@functools.cache
+def field_names(record: type[Any]) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(record))
+
+
+@functools.cache
+def _not_null(record: type[Any]) -> frozenset[str]:
+    """Fields whose default is a value, not None: a NULL in the table reads as that default."""
+    return frozenset(
+        f.name for f in dataclasses.fields(record) if f.default is not dataclasses.MISSING and f.default is not None
+    ) | frozenset(f.name for f in dataclasses.fields(record) if f.default_factory is not dataclasses.MISSING)
+
+
+def from_row(record: type[R], row: Mapping[str, Any]) -> R:
+    """The record of a table row: its fields that the row has (lists become tuples, NULL a default)."""
+    defaults = _not_null(record)
+    values = {}
+    for name in field_names(record):
+        if name in row:
+            value = row[name]
+            if isinstance(value, list):
+                value = tuple(value)
+            elif value is None and name in defaults:
+                continue  # NULL in the table: the record's default ("" for text, () for lists)
+            values[name] = value
+    return record(**values)
+
+
+def to_row(record: Any) -> dict[str, Any]:
+    """A record as a table row (tuples become lists)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(record).items()}
+
+
+def legacy_row(hit: Hit) -> dict[str, Any]:
+    """A hit as the flat dict the layers passed before records (issue 18's migration: each surface
+    drops it as it takes records; nothing new may call it)."""
+    row = {**to_row(hit.chunk), "score": hit.score, "similarity": hit.similarity, "bm25": hit.bm25}
+    if hit.document_score is not None:
+        row["document_score"] = hit.document_score
+    if hit.vector_rank is not None or hit.keyword_rank is not None:
+        row.update(vector_rank=hit.vector_rank, keyword_rank=hit.keyword_rank)
+    return row

@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> None:
 
         store = app.store
         reference = median_ms(lambda: hybrid_search(store, embedder, QUERY, 10, alpha=0.5), args.repeat)
-        url = pages.list_pages(store, settings, WS, 100, None)["pages"][2]["url"]
+        url = pages.list_pages(store, settings, WS, 100, None).pages[2].url
         calls: dict[str, Callable[[], object]] = {
             "qurio_search alpha=0.0": lambda: pages.search(store, settings, app.embedder, QUERY, alpha=0.0, limit=10),
             "qurio_search alpha=0.5": lambda: pages.search(store, settings, app.embedder, QUERY, alpha=0.5, limit=10),

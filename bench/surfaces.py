@@ -96,12 +96,12 @@ def main(argv: list[str] | None = None) -> None:
                 store, product=None, has_diffs=None, limit=20, cursor=None
             ),
             "retrieve_learning_context": lambda: workshops.context_page(
-                store, tool="t", workshop=WS, exercise=1, step=None, random_scope=False, max_chars=20000, cursor=None
+                store, tool="t", source_id=WS, exercise=1, step=None, random_scope=False, max_chars=20000, cursor=None
             ),
             "retrieve_learning_context random": lambda: workshops.context_page(
                 store,
                 tool="t",
-                workshop=None,
+                source_id=None,
                 exercise=None,
                 step=None,
                 random_scope=True,
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
             "retrieve_diff_context": lambda: workshops.context_page(
                 store,
                 tool="t",
-                workshop=WS,
+                source_id=WS,
                 exercise=2,
                 step=None,
                 random_scope=False,
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> None:
                 diffs_only=True,
             ),
             "search_topic_context": lambda: workshops.topic_search(
-                store, app.embedder, QUERY, workshop=WS, exercise=None, step=None, limit=8
+                store, app.embedder, QUERY, source_id=WS, exercise=None, step=None, limit=8
             ),
         }
         print(f"\nlatency, median of {args.repeat} (reference: hybrid_search, 10 hits = {reference:.1f} ms)")

@@ -26,13 +26,13 @@ import threading
 from tqdm import tqdm
 
 from ingest.pipeline import Ingestor
-from ingest.progress import ProgressMeter
 from ingest.sources import SourceError
 from thoth.config import ConfigError, Settings
 from thoth.embed import EmbedderUnavailable
 from thoth.logs import setup_logging
 from thoth.store import StoreError
 from thoth.store.schema import SOURCES
+from thoth.writes.progress import ProgressMeter
 
 log = logging.getLogger("thoth.ingest")
 

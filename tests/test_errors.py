@@ -19,9 +19,6 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR
 
-from ingest.documents import IngestError
-from ingest.events import EventError
-from ingest.sources import SourceError
 from tests.conftest import LiveServer
 from thoth.config import ConfigError, Settings
 from thoth.embed import EmbedderUnavailable
@@ -40,6 +37,10 @@ from thoth.retrieval.workshops import ScopeError
 from thoth.store import IndexMissing, ModelMismatch, StoreError
 from thoth.store.filters import FilterError
 from thoth.ui.views import BadArgument
+from thoth.writes.documents import IngestError
+from thoth.writes.events import EventError
+from thoth.writes.jobs import JobUnavailable
+from thoth.writes.objects import SourceError
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +143,7 @@ def test_every_error_class_sits_under_the_hierarchy_with_the_bases_callers_rely_
     )  # fmt: skip
     assert all(issubclass(c, ClientError) and issubclass(c, ValueError) for c in clients)
     assert tree.NotFound is NotFound and retrieval_errors.NotFound is NotFound
-    faults = (StoreError, IndexMissing, ModelMismatch, EmbedderUnavailable, SourceError)
+    faults = (StoreError, IndexMissing, ModelMismatch, EmbedderUnavailable, SourceError, JobUnavailable)
     assert all(issubclass(c, ServerFault) and issubclass(c, RuntimeError) for c in faults)
     assert issubclass(LLMError, UpstreamError) and issubclass(LLMError, RuntimeError)
     assert issubclass(ConfigError, ValueError) and not issubclass(ConfigError, ClientError | ServerFault)

@@ -37,10 +37,6 @@ GCS_ENDPOINT = "https://storage.googleapis.com"
 _SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 
 
-class CitationUnavailable(RetrievalError):
-    """The mode asked for cannot be served here (no signing credentials, no portal configured)."""
-
-
 @dataclass(frozen=True)
 class Citation:
     """A citation resolved to a URL: the document record it names (its key, bucket, indexed version)
@@ -79,7 +75,7 @@ def _signer(settings: Settings) -> tuple[Any, Any]:
                 try:
                     credentials = service_account.Credentials.from_service_account_file(settings.signing_key_file)
                 except (OSError, ValueError) as exc:
-                    raise CitationUnavailable(f"THOTH_SIGNING_KEY_FILE cannot be used: {exc}") from None
+                    raise RetrievalError(f"THOTH_SIGNING_KEY_FILE cannot be used: {exc}") from None
                 project = credentials.project_id
             else:
                 import google.auth
@@ -88,7 +84,7 @@ def _signer(settings: Settings) -> tuple[Any, Any]:
                 try:
                     credentials, project = google.auth.default(scopes=_SCOPES)
                 except DefaultCredentialsError:
-                    raise CitationUnavailable(
+                    raise RetrievalError(
                         "no credentials to sign URLs with: set THOTH_SIGNING_KEY_FILE or run with a service "
                         "account (Cloud Run), or ask for mode 'gs' or 'portal'"
                     ) from None
@@ -113,10 +109,10 @@ def signed_url(
             if not credentials.valid:
                 credentials.refresh(Request())
         except Exception as exc:
-            raise CitationUnavailable(f"cannot get an access token to sign URLs with: {exc}") from None
+            raise RetrievalError(f"cannot get an access token to sign URLs with: {exc}") from None
         email = settings.signing_service_account or getattr(credentials, "service_account_email", None)
         if not email:
-            raise CitationUnavailable("set THOTH_SIGNING_SERVICE_ACCOUNT: the credentials name no service account")
+            raise RetrievalError("set THOTH_SIGNING_SERVICE_ACCOUNT: the credentials name no service account")
         extra = {"service_account_email": email, "access_token": credentials.token}
     blob = client.bucket(bucket).blob(key)
     url = blob.generate_signed_url(
@@ -147,7 +143,7 @@ def current_generation(settings: Settings, bucket: str, key: str, generation: st
             return True, generation
         live = blob_in.get_blob(key)
     except exceptions.GoogleAPICallError as exc:
-        raise CitationUnavailable(f"cannot look up gs://{bucket}/{key}: {exc.message}") from None
+        raise RetrievalError(f"cannot look up gs://{bucket}/{key}: {exc.message}") from None
     return False, str(live.generation) if live is not None else None
 
 
@@ -232,7 +228,7 @@ def resolve_citation(
         highlight=highlight,
     )
     if chosen in ("signed", "gs") and not in_bucket:
-        raise CitationUnavailable(f"mode {chosen!r} needs a gs:// document; {ref.base} is a local file (use 'file')")
+        raise RetrievalError(f"mode {chosen!r} needs a gs:// document; {ref.base} is a local file (use 'file')")
     bucket, key = document.bucket or "", document.key
     if chosen == "signed":
         available, live = current_generation(settings, bucket, key, version)
@@ -259,7 +255,7 @@ def resolve_citation(
         return dataclasses.replace(citation, url=f"gs://{bucket}/{key}")
     if chosen == "portal":
         if not settings.portal_base_url:
-            raise CitationUnavailable("mode 'portal' needs THOTH_PORTAL_BASE_URL")
+            raise RetrievalError("mode 'portal' needs THOTH_PORTAL_BASE_URL")
         params = {"version_id": version, "page": start, "page_end": end if end != start else None,
                   "highlight": highlight}  # fmt: skip
         query = urlencode({k: v for k, v in params.items() if v is not None})
@@ -268,9 +264,9 @@ def resolve_citation(
         return dataclasses.replace(citation, url=url, highlight_applied=bool(highlight))
     # file
     if in_bucket:
-        raise CitationUnavailable(f"mode 'file' is for local folders; {ref.base} is in a bucket (use 'signed')")
+        raise RetrievalError(f"mode 'file' is for local folders; {ref.base} is in a bucket (use 'signed')")
     if not document.uri:  # find_document hides a URL the citation rule refuses (citation_urls)
-        raise CitationUnavailable(
+        raise RetrievalError(
             f"{ref.base} has no URL this server may show: file: URLs only on a local laptop index "
             "(a folder database with THOTH_AUTH=off); cite it by its source_ref"
         )

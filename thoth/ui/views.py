@@ -18,15 +18,15 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from thoth.app import Thoth
 from thoth.embed import EmbedderUnavailable
+from thoth.errors import ClientError, NotFound
 from thoth.mcp.outputs.research import Citation as CitationInfo
 from thoth.mcp.outputs.research import CollectionInfo, DocumentChunks, ObjectInfo
 from thoth.mcp.outputs.workshop import ContextBundle
 from thoth.records import legacy_row
 from thoth.retrieval import citations, collections, documents, tree, workshops
-from thoth.retrieval.errors import NotFound, RetrievalError
-from thoth.retrieval.search import SearchError, explained_search
+from thoth.retrieval.search import explained_search
 from thoth.retrieval.workshops import StepChanges
-from thoth.store import ModelMismatch, StoreError, filters
+from thoth.store import ModelMismatch, StoreError
 from thoth.ui.failures import advice
 
 DOCUMENTS_PER_PAGE = 50
@@ -53,7 +53,7 @@ def _templates() -> Any:
     return env
 
 
-class BadArgument(Exception):
+class BadArgument(ClientError):
     """A query-string argument that cannot be used; the message names it and what is allowed."""
 
 
@@ -125,11 +125,11 @@ class Console:
                 response = fn(self, request)
             except BadArgument as exc:
                 response = self._render(request, "error.html", 400, title="Bad request", message=str(exc))
-            except (NotFound, tree.NotFound, workshops.ScopeError) as exc:
+            except (NotFound, workshops.ScopeError) as exc:
                 response = self._render(request, "error.html", 404, title="Not found", message=str(exc))
             except (ModelMismatch, EmbedderUnavailable) as exc:
                 response = self._render(request, "error.html", 503, title="Search unavailable", message=str(exc))
-            except (RetrievalError, SearchError, StoreError, filters.FilterError) as exc:
+            except (ClientError, StoreError) as exc:
                 response = self._render(request, "error.html", 400, title="Cannot show this", message=str(exc))
             elapsed = (time.perf_counter() - started) * 1000
             response.headers["server-timing"] = f"render;dur={elapsed:.1f}"

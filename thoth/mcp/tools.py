@@ -10,9 +10,9 @@ import importlib
 import importlib.metadata
 import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from types import ModuleType
-from typing import TypeVar
+from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -22,8 +22,10 @@ from starlette.routing import BaseRoute
 
 from thoth.app import Thoth
 from thoth.mcp.correlation import correlation as correlation  # re-exported: the toolsets import both from here
+from thoth.mcp.failures import Surface
 from thoth.mcp.failures import call as call
 from thoth.mcp.failures import to_client
+from thoth.mcp.progress import with_progress
 from thoth.mcp.resources import citation_links
 from thoth.mcp.roles import WRITER_META, RoleMiddleware, current_caller, needs_writer, visible
 
@@ -64,6 +66,82 @@ def respond(data: BaseModel, text: str) -> CallToolResult:
     structured = data.model_dump(mode="json")
     content: list[ContentBlock] = [TextContent(type="text", text=text), *citation_links(structured)]
     return CallToolResult(content=content, structured_content=structured)
+
+
+def _answer(model: Any) -> CallToolResult:
+    return respond(model, model.render())
+
+
+def expose(
+    mcp: MCPServer,
+    app: Thoth,
+    body: Callable[..., Any],
+    *,
+    surface: Surface = "tool",
+    annotations: ToolAnnotations = READ_ONLY,
+    writer: bool = False,
+    title: str | None = None,
+    description: str | None = None,
+    bind: Mapping[str, Callable[[], object]] | None = None,
+    schema: Mapping[str, tuple[Any, Any]] | None = None,
+    result: Callable[[Any], CallToolResult] = _answer,
+    on_error: Callable[[ToolError], CallToolResult] | None = None,
+) -> None:
+    """Declare `body(app, ...) -> Model` as the MCP tool of its name: its parameters after `app` are the
+    arguments clients see (their `Annotated[..., Field(...)]` is the schema), its docstring the description,
+    its model the output schema. The call runs through `call` (one error mapping for `surface`) and answers
+    `result(model)` (the model and its render()), or `on_error(exc)` for a tool error when given.
+
+    The server fills, per call and never in the schema: `progress` (notifications/progress; the body then
+    runs on a worker thread), `correlation_id`, and each name in `bind` (its value made per call).
+    `schema` replaces a parameter's (annotation, default) where they depend on the server's settings.
+    """
+    name = body.__name__
+    signature = inspect.signature(body, eval_str=True)
+    supplied = {"progress", "correlation_id", *(bind or {})}
+    params = [
+        p.replace(annotation=schema[p.name][0], default=schema[p.name][1]) if schema and p.name in schema else p
+        for p in list(signature.parameters.values())[1:]  # after `app`
+        if p.name not in supplied
+    ]
+    context = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context | None, default=None)
+    returns = Annotated[CallToolResult, signature.return_annotation]
+    wants = signature.parameters.keys() & {"correlation_id", *(bind or {})}
+
+    def extra(cid: str) -> dict[str, Any]:
+        given = {k: make() for k, make in (bind or {}).items()} | {"correlation_id": cid}
+        return {k: given[k] for k in wants}
+
+    def answer(outcome: Callable[[], Any]) -> CallToolResult:
+        try:
+            return result(call(name, outcome, surface))
+        except ToolError as exc:
+            if on_error is None:
+                raise
+            return on_error(exc)
+
+    if "progress" in signature.parameters:
+
+        async def tool(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
+            with correlation(ctx) as cid:
+                kwargs = arguments | extra(cid)
+                return await with_progress(ctx, lambda progress: answer(lambda: body(app, **kwargs, progress=progress)))
+
+    else:
+
+        def tool(ctx: Context | None = None, **arguments: Any) -> CallToolResult:  # type: ignore[misc]
+            with correlation(ctx) as cid:
+                kwargs = arguments | extra(cid)
+                return answer(lambda: body(app, **kwargs))
+
+    tool.__name__ = tool.__qualname__ = name
+    tool.__module__ = body.__module__
+    tool.__doc__ = body.__doc__
+    tool.__signature__ = inspect.Signature([*params, context], return_annotation=returns)  # type: ignore[attr-defined]
+    tool.__annotations__ = {p.name: p.annotation for p in [*params, context]} | {"return": returns}
+    meta = dict(WRITER_META) if writer else None
+    doc = inspect.cleandoc(body.__doc__ or "") if description is None else description
+    mcp.tool(title=title, annotations=annotations, description=doc, meta=meta)(tool)
 
 
 def _short(value: object, limit: int = 80) -> str:

@@ -22,9 +22,8 @@ from starlette.routing import BaseRoute
 
 from thoth.app import Thoth
 from thoth.mcp.correlation import correlation as correlation  # re-exported: the toolsets import both from here
-from thoth.mcp.failures import Surface
+from thoth.mcp.failures import Surface, to_client
 from thoth.mcp.failures import call as call
-from thoth.mcp.failures import to_client
 from thoth.mcp.progress import with_progress
 from thoth.mcp.resources import citation_links
 from thoth.mcp.roles import WRITER_META, RoleMiddleware, current_caller, needs_writer, visible

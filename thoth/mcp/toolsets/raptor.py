@@ -10,19 +10,19 @@ import threading
 from collections.abc import Callable
 from typing import Annotated, Literal
 
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, EmbeddedResource, TextContent, TextResourceContents, ToolAnnotations
 from pydantic import Field
 
 from thoth.app import Thoth
 from thoth.embed import get_tokenizer
+from thoth.errors import ClientError
 from thoth.mcp.failures import to_client
 from thoth.mcp.outputs.raptor import Answer, DatasetList, Hits, Ingested, Node, NodeList, Session, Summary
 from thoth.mcp.outputs.raptor import Dataset as DatasetOut
-from thoth.mcp.progress import Progress, ProgressEmbedder, with_progress
+from thoth.mcp.progress import ProgressEmbedder
 from thoth.mcp.roles import current_caller
-from thoth.mcp.tools import call, read_only_tool, respond, writer_tool
+from thoth.mcp.tools import expose
 from thoth.records import Chunk
 from thoth.retrieval import answer, tree
 from thoth.retrieval.sessions import create_session
@@ -54,26 +54,84 @@ def _silent(done: float, total: float | None = None, message: str | None = None)
     """No progress to report (a direct call, outside a request)."""
 
 
-# -- the tools' bodies (callable without HTTP; `register` declares them to MCP) ---------------------------
+# -- the tools: each body's arguments after `app` are the schema clients see, its docstring the description;
+# callable without HTTP (`register` exposes them) -------------------------------------------------------------
+
+_ingest_lock = threading.Lock()  # one ingest at a time per process: a dataset's tree is rebuilt whole
 
 
 def list_datasets(app: Thoth) -> DatasetList:
+    """List the datasets (indexed sources) with their document, chunk and RAPTOR tree counts."""
     return DatasetList(datasets=[DatasetOut.from_record(d) for d in tree.list_datasets(app.store)])
 
 
-def create_chat_session(app: Thoth, dataset_id: str, title: str, owner: str) -> Session:
+def create_chat_session(
+    app: Thoth,
+    dataset_id: DatasetId,
+    title: Annotated[str, Field(description="session title", min_length=1, max_length=200)] = "New Chat Session",
+    *,
+    owner: str,
+) -> Session:
+    """Create a chat session over a dataset; it is stored, keeps its id, and belongs to you alone."""
     return Session.from_record(create_session(app.store, dataset_id, title, owner))
+
+
+def ingest_document(
+    app: Thoth,
+    dataset_id: Annotated[
+        str, Field(description="dataset to add to; created if new (lowercase letters, digits, '-')", max_length=64)
+    ],
+    file_content: Annotated[str, Field(description="the document's text (plain text or Markdown)", min_length=1)],
+    source: Annotated[
+        str | None, Field(description="where the text comes from (a path or URL); names the document")
+    ] = None,
+    tags: Annotated[list[str] | None, Field(description="tags stored with the document's chunks")] = None,
+    *,
+    progress: Report = _silent,
+) -> Ingested:
+    """Ingest a text document into a dataset: chunked, embedded and indexed, and the dataset's tree updated.
+
+    The same source (or, without one, the same text) replaces the earlier version.
+    """
+    size = len(file_content.encode("utf-8", errors="replace"))
+    if size > app.settings.max_document_bytes:
+        raise ClientError(
+            f"file_content is {size} bytes; the limit is {app.settings.max_document_bytes} bytes "
+            "(THOTH_MAX_DOCUMENT_BYTES): split the document, or ingest large files with the ingest job",
+            argument="file_content",
+        )
+    with _ingest_lock:
+        embedder = ProgressEmbedder(app.embedder(), progress)  # notifications/progress: chunks embedded
+        writer = Writer(app.settings, store=app.store, embedder=embedder)
+        key, summary = ingest_text(writer, app.store, dataset_id, file_content, source, tags)
+    if summary.failed:
+        raise IngestError(f"file_content could not be ingested: {summary.failed[0][1]}")
+    doc_id = content_hash(file_content.encode("utf-8"))
+    return Ingested(
+        dataset_id=dataset_id,
+        doc_id=doc_id,
+        key=key,
+        status="ingested" if summary.ingested else "unchanged",
+        chunks=app.store.count_of(Chunk, {"source_id": dataset_id, "doc_id": doc_id}),
+        tree=summary.tree.render() if summary.tree else None,
+    )
 
 
 def answer_question(
     app: Thoth,
-    dataset_id: str,
-    query: str,
-    mode: str = "collapsed",
-    top_k: int = 5,
-    temperature: float = 0.7,
+    dataset_id: DatasetId,
+    query: Query,
+    mode: Mode = "collapsed",
+    top_k: Annotated[int, Field(description="passages to consider", ge=1, le=20)] = 5,
+    temperature: Annotated[float, Field(description="LLM temperature (generated answers)", ge=0, le=2)] = 0.7,
+    *,
     progress: Report = _silent,
 ) -> Answer:
+    """Answer a question from a dataset, citing the passages used as [1], [2], ….
+
+    Extractive (quoted sentences) by default, generated when an LLM is configured; `answer_type`
+    says which, and 'no_context' when nothing relevant was found (no answer is invented).
+    """
     llm = f" with {app.settings.llm_model or app.settings.llm_provider}" if app.settings.llm_provider else ""
     progress(0, 1, f"retrieving passages and answering{llm}")
     result = answer.answer_question(
@@ -83,22 +141,41 @@ def answer_question(
 
 
 def retrieve_documents(
-    app: Thoth, dataset_id: str, query: str, mode: str = "collapsed", top_k: int = 5, expand_k: int = 3
+    app: Thoth,
+    dataset_id: DatasetId,
+    query: Query,
+    mode: Mode = "collapsed",
+    top_k: TopK = 5,
+    expand_k: ExpandK = 3,
 ) -> Hits:
+    """Retrieve the passages and summaries of a dataset most relevant to a query."""
     hits = tree.retrieve(app.store, app.embedder(), dataset_id, query, mode=mode, top_k=top_k, expand_k=expand_k)
     return Hits.from_records(dataset_id, query, mode, hits)
 
 
 def rag_retrieve(
     app: Thoth,
-    dataset_id: str,
-    query: str,
-    top_k: int = 5,
-    levels_cap: int | None = None,
-    expand_k: int | None = None,
-    reranker: bool | None = None,
-    score_threshold: float | None = None,
+    dataset_id: DatasetId,
+    query: Query,
+    top_k: TopK = 5,
+    levels_cap: Annotated[
+        int | None, Field(description="highest tree level searched (0: chunks only)", ge=0, le=20)
+    ] = None,
+    expand_k: Annotated[
+        int | None, Field(description="walk the tree top-down keeping this many nodes per level", ge=1, le=20)
+    ] = None,
+    reranker: Annotated[
+        bool | None, Field(description="re-order candidates by embedding similarity to the query")
+    ] = None,
+    score_threshold: Annotated[
+        float | None, Field(description="drop results whose cosine similarity is below this", ge=-1, le=1)
+    ] = None,
 ) -> Hits:
+    """Retrieve RAPTOR tree nodes for a query, as resources raptor://{dataset_id}/nodes/{node_id}.
+
+    Collapsed-tree search (chunks and summaries together) by default; with expand_k, a top-down
+    traversal keeping expand_k nodes per level. Each resource's _meta has score, chunk_id and doc_id.
+    """
     mode = "traversal" if expand_k is not None else "collapsed"
     hits = tree.retrieve(
         app.store,
@@ -115,25 +192,41 @@ def rag_retrieve(
     return Hits.from_records(dataset_id, query, mode, hits)
 
 
-def rag_node_get(app: Thoth, node_id: str) -> Node:
+def rag_node_get(app: Thoth, node_id: NodeId) -> Node:
+    """Get one tree node (a chunk or a summary): its text, level, children, parent and source."""
     return Node.from_record(tree.get_node(app.store, node_id))
 
 
-def rag_node_children(app: Thoth, node_id: str) -> NodeList:
+def rag_node_children(app: Thoth, node_id: NodeId) -> NodeList:
+    """List the children of a tree node (summaries or chunks one level down; none for a chunk)."""
     _, kids = tree.children(app.store, node_id)
     return NodeList.from_records(node_id, "children", kids)
 
 
-def rag_node_navigation(app: Thoth, node_id: str, direction: str) -> NodeList:
+def rag_node_navigation(
+    app: Thoth,
+    node_id: NodeId,
+    direction: Annotated[
+        Literal["parent", "siblings"], Field(description="parent: the node(s) one level up; siblings: same parent")
+    ],
+) -> NodeList:
+    """Move from a tree node to its parent(s) or its siblings."""
     _, nodes = tree.navigate(app.store, node_id, direction)
     return NodeList.from_records(node_id, direction, nodes)
 
 
-def rag_path_to_root(app: Thoth, node_id: str) -> NodeList:
+def rag_path_to_root(app: Thoth, node_id: NodeId) -> NodeList:
+    """The path from a node up to the top of its tree, following each node's main parent."""
     return NodeList.from_records(node_id, "path_to_root", tree.path_to_root(app.store, node_id))
 
 
-def rag_summarize(app: Thoth, node_ids: list[str], progress: Report = _silent) -> Summary:
+def rag_summarize(
+    app: Thoth,
+    node_ids: Annotated[list[str], Field(description="ids of the nodes to summarise", min_length=1, max_length=50)],
+    *,
+    progress: Report = _silent,
+) -> Summary:
+    """Summarise the text of the given tree nodes (extractive, or by the LLM when one is configured)."""
     nodes = tree.nodes_by_id(app.store, node_ids)
     summariser = on_demand_summariser(app.settings, get_tokenizer(app.settings))
     progress(0, 1, f"summarising {len(nodes)} nodes ({summariser.name})")
@@ -169,169 +262,14 @@ def rag_retrieve_content(data: Hits) -> CallToolResult:
 
 
 def register(mcp: MCPServer, app: Thoth) -> None:
-    ingest_lock = threading.Lock()  # one ingest at a time per process: a dataset's tree is rebuilt whole
-
-    @read_only_tool(mcp)
-    def list_datasets() -> Annotated[CallToolResult, DatasetList]:
-        """List the datasets (indexed sources) with their document, chunk and RAPTOR tree counts."""
-        data = call("list_datasets", lambda: _list_datasets(app))
-        return respond(data, data.render())
-
-    @mcp.tool(annotations=WRITES)
-    def create_chat_session(
-        dataset_id: DatasetId,
-        title: Annotated[str, Field(description="session title", min_length=1, max_length=200)] = "New Chat Session",
-    ) -> Annotated[CallToolResult, Session]:
-        """Create a chat session over a dataset; it is stored, keeps its id, and belongs to you alone."""
-        owner = current_caller().key
-        data = call("create_chat_session", lambda: _create_chat_session(app, dataset_id, title, owner))
-        return respond(data, data.render())
-
-    @writer_tool(mcp, WRITES)
-    async def ingest_document(
-        dataset_id: Annotated[
-            str, Field(description="dataset to add to; created if new (lowercase letters, digits, '-')", max_length=64)
-        ],
-        file_content: Annotated[str, Field(description="the document's text (plain text or Markdown)", min_length=1)],
-        source: Annotated[
-            str | None, Field(description="where the text comes from (a path or URL); names the document")
-        ] = None,
-        tags: Annotated[list[str] | None, Field(description="tags stored with the document's chunks")] = None,
-        ctx: Context | None = None,
-    ) -> Annotated[CallToolResult, Ingested]:
-        """Ingest a text document into a dataset: chunked, embedded and indexed, and the dataset's tree updated.
-
-        The same source (or, without one, the same text) replaces the earlier version.
-        """
-
-        size = len(file_content.encode("utf-8", errors="replace"))
-        if size > app.settings.max_document_bytes:
-            raise ToolError(
-                f"file_content is {size} bytes; the limit is {app.settings.max_document_bytes} bytes "
-                "(THOTH_MAX_DOCUMENT_BYTES): split the document, or ingest large files with the ingest job"
-            )
-
-        def run(progress: Progress) -> Ingested:
-            with ingest_lock:
-                embedder = ProgressEmbedder(app.embedder(), progress)  # notifications/progress: chunks embedded
-                writer = Writer(app.settings, store=app.store, embedder=embedder)
-                key, summary = ingest_text(writer, app.store, dataset_id, file_content, source, tags)
-            if summary.failed:
-                raise IngestError(f"file_content could not be ingested: {summary.failed[0][1]}")
-            doc_id = content_hash(file_content.encode("utf-8"))
-            return Ingested(
-                dataset_id=dataset_id,
-                doc_id=doc_id,
-                key=key,
-                status="ingested" if summary.ingested else "unchanged",
-                chunks=app.store.count_of(Chunk, {"source_id": dataset_id, "doc_id": doc_id}),
-                tree=summary.tree.render() if summary.tree else None,
-            )
-
-        data = await with_progress(ctx, lambda progress: call("ingest_document", lambda: run(progress)))
-        return respond(data, data.render())
-
-    @read_only_tool(mcp)
-    async def answer_question(
-        dataset_id: DatasetId,
-        query: Query,
-        mode: Mode = "collapsed",
-        top_k: Annotated[int, Field(description="passages to consider", ge=1, le=20)] = 5,
-        temperature: Annotated[float, Field(description="LLM temperature (generated answers)", ge=0, le=2)] = 0.7,
-        ctx: Context | None = None,
-    ) -> Annotated[CallToolResult, Answer]:
-        """Answer a question from a dataset, citing the passages used as [1], [2], ….
-
-        Extractive (quoted sentences) by default, generated when an LLM is configured; `answer_type`
-        says which, and 'no_context' when nothing relevant was found (no answer is invented).
-        """
-
-        def run(progress: Progress) -> Answer:
-            return _answer_question(app, dataset_id, query, mode, top_k, temperature, progress)
-
-        data = await with_progress(ctx, lambda progress: call("answer_question", lambda: run(progress)))
-        return respond(data, data.render())
-
-    @read_only_tool(mcp)
-    def retrieve_documents(
-        dataset_id: DatasetId,
-        query: Query,
-        mode: Mode = "collapsed",
-        top_k: TopK = 5,
-        expand_k: ExpandK = 3,
-    ) -> Annotated[CallToolResult, Hits]:
-        """Retrieve the passages and summaries of a dataset most relevant to a query."""
-        data = call("retrieve_documents", lambda: _retrieve_documents(app, dataset_id, query, mode, top_k, expand_k))
-        return respond(data, data.render())
-
-    @read_only_tool(mcp)
-    def rag_retrieve(
-        dataset_id: DatasetId,
-        query: Query,
-        top_k: TopK = 5,
-        levels_cap: Annotated[
-            int | None, Field(description="highest tree level searched (0: chunks only)", ge=0, le=20)
-        ] = None,
-        expand_k: Annotated[
-            int | None, Field(description="walk the tree top-down keeping this many nodes per level", ge=1, le=20)
-        ] = None,
-        reranker: Annotated[
-            bool | None, Field(description="re-order candidates by embedding similarity to the query")
-        ] = None,
-        score_threshold: Annotated[
-            float | None, Field(description="drop results whose cosine similarity is below this", ge=-1, le=1)
-        ] = None,
-    ) -> Annotated[CallToolResult, Hits]:
-        """Retrieve RAPTOR tree nodes for a query, as resources raptor://{dataset_id}/nodes/{node_id}.
-
-        Collapsed-tree search (chunks and summaries together) by default; with expand_k, a top-down
-        traversal keeping expand_k nodes per level. Each resource's _meta has score, chunk_id and doc_id.
-        """
-        data = call(
-            "rag_retrieve",
-            lambda: _rag_retrieve(app, dataset_id, query, top_k, levels_cap, expand_k, reranker, score_threshold),
-        )
-        return rag_retrieve_content(data)
-
-    @read_only_tool(mcp)
-    def rag_node_get(node_id: NodeId) -> Annotated[CallToolResult, Node]:
-        """Get one tree node (a chunk or a summary): its text, level, children, parent and source."""
-        node = call("rag_node_get", lambda: _rag_node_get(app, node_id))
-        return respond(node, node.render())
-
-    @read_only_tool(mcp)
-    def rag_node_children(node_id: NodeId) -> Annotated[CallToolResult, NodeList]:
-        """List the children of a tree node (summaries or chunks one level down; none for a chunk)."""
-        data = call("rag_node_children", lambda: _rag_node_children(app, node_id))
-        return respond(data, data.render())
-
-    @read_only_tool(mcp)
-    def rag_node_navigation(
-        node_id: NodeId,
-        direction: Annotated[
-            Literal["parent", "siblings"], Field(description="parent: the node(s) one level up; siblings: same parent")
-        ],
-    ) -> Annotated[CallToolResult, NodeList]:
-        """Move from a tree node to its parent(s) or its siblings."""
-        data = call("rag_node_navigation", lambda: _rag_node_navigation(app, node_id, direction))
-        return respond(data, data.render())
-
-    @read_only_tool(mcp)
-    def rag_path_to_root(node_id: NodeId) -> Annotated[CallToolResult, NodeList]:
-        """The path from a node up to the top of its tree, following each node's main parent."""
-        data = call("rag_path_to_root", lambda: _rag_path_to_root(app, node_id))
-        return respond(data, data.render())
-
-    @read_only_tool(mcp)
-    async def rag_summarize(
-        node_ids: Annotated[list[str], Field(description="ids of the nodes to summarise", min_length=1, max_length=50)],
-        ctx: Context | None = None,
-    ) -> Annotated[CallToolResult, Summary]:
-        """Summarise the text of the given tree nodes (extractive, or by the LLM when one is configured)."""
-        data = await with_progress(
-            ctx, lambda progress: call("rag_summarize", lambda: _rag_summarize(app, node_ids, progress))
-        )
-        return respond(data, data.render())
+    expose(mcp, app, list_datasets)
+    expose(mcp, app, create_chat_session, annotations=WRITES, bind={"owner": lambda: current_caller().key})
+    expose(mcp, app, ingest_document, annotations=WRITES, writer=True)
+    for body in (answer_question, retrieve_documents):
+        expose(mcp, app, body)
+    expose(mcp, app, rag_retrieve, result=rag_retrieve_content)
+    for body in (rag_node_get, rag_node_children, rag_node_navigation, rag_path_to_root, rag_summarize):
+        expose(mcp, app, body)
 
     @mcp.resource(
         "raptor://{dataset_id}/nodes/{node_id}",
@@ -344,16 +282,3 @@ def register(mcp: MCPServer, app: Thoth) -> None:
             return tree.get_node(app.store, node_id, source_id=dataset_id).text
         except Exception as exc:
             raise to_client("raptor_node", exc, "resource") from exc
-
-
-# The bodies under the names `register`'s tools shadow inside it.
-_list_datasets = list_datasets
-_create_chat_session = create_chat_session
-_answer_question = answer_question
-_retrieve_documents = retrieve_documents
-_rag_retrieve = rag_retrieve
-_rag_node_get = rag_node_get
-_rag_node_children = rag_node_children
-_rag_node_navigation = rag_node_navigation
-_rag_path_to_root = rag_path_to_root
-_rag_summarize = rag_summarize

@@ -49,16 +49,6 @@ def read_only_tool(mcp: MCPServer) -> Callable[[Callable[..., T]], Callable[...,
     return decorate
 
 
-def writer_tool(mcp: MCPServer, annotations: ToolAnnotations) -> Callable[[Callable[..., T]], Callable[..., T]]:
-    """Register a tool that writes the shared index: only callers with the writer role see and call it."""
-
-    def decorate(fn: Callable[..., T]) -> Callable[..., T]:
-        description = inspect.cleandoc(fn.__doc__ or "")
-        return mcp.tool(annotations=annotations, description=description, meta=dict(WRITER_META))(fn)
-
-    return decorate
-
-
 def respond(data: BaseModel, text: str) -> CallToolResult:
     """A tool result: structured content for programs, readable text for the assistant, and a
     `resource_link` per doc:// citation it holds (thoth.mcp.resources: readable with resources/read)."""

@@ -111,6 +111,30 @@ def list_workshops(
     return WorkshopList.from_record(page)
 
 
+def _context(
+    app: Thoth,
+    tool: str,
+    scope: tuple[str | None, int | None, int | None],
+    max_chars: int | None,
+    cursor: str | None,
+    **options: Any,
+) -> ContextBundle:
+    """A page of a scope's (workshop, exercise, step) context for `tool`; at most `max_chars` (default: settings)."""
+    workshop, exercise, step = scope
+    bundle = workshops.context_page(
+        app.store,
+        tool=tool,
+        source_id=workshop,
+        exercise=exercise,
+        step=step,
+        max_chars=app.settings.max_chars if max_chars is None else max_chars,
+        cursor=cursor,
+        max_chars_limit=app.settings.max_chars_limit,
+        **options,
+    )
+    return ContextBundle.from_record(bundle)
+
+
 def retrieve_learning_context(
     app: Thoth,
     workshop: Slug = None,
@@ -130,19 +154,8 @@ def retrieve_learning_context(
     diffs (tests, lock files, configuration, epicshop/.diffignore) are left out. Each section has a
     `label` and a `sourcePath`. When truncated, pass nextCursor back (alone) to continue exactly there.
     """
-    bundle = workshops.context_page(
-        app.store,
-        tool="retrieve_learning_context",
-        source_id=workshop,
-        exercise=exerciseNumber,
-        step=stepNumber,
-        random_scope=random,
-        max_chars=app.settings.max_chars if maxChars is None else maxChars,
-        cursor=cursor,
-        rng=rng,
-        max_chars_limit=app.settings.max_chars_limit,
-    )
-    return ContextBundle.from_record(bundle)
+    scope = (workshop, exerciseNumber, stepNumber)
+    return _context(app, "retrieve_learning_context", scope, maxChars, cursor, random_scope=random, rng=rng)
 
 
 def retrieve_diff_context(
@@ -162,20 +175,10 @@ def retrieve_diff_context(
     `focus` keeps the diffs whose file path or content mentions it; a focus that matches nothing is an
     error listing the files that have diffs. Pages like retrieve_learning_context.
     """
-    bundle = workshops.context_page(
-        app.store,
-        tool="retrieve_diff_context",
-        source_id=workshop,
-        exercise=exerciseNumber,
-        step=stepNumber,
-        random_scope=False,
-        max_chars=app.settings.max_chars if maxChars is None else maxChars,
-        cursor=cursor,
-        diffs_only=True,
-        focus=focus,
-        max_chars_limit=app.settings.max_chars_limit,
+    scope = (workshop, exerciseNumber, stepNumber)
+    return _context(
+        app, "retrieve_diff_context", scope, maxChars, cursor, random_scope=False, diffs_only=True, focus=focus
     )
-    return ContextBundle.from_record(bundle)
 
 
 def search_topic_context(

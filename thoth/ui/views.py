@@ -18,7 +18,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from thoth.app import Thoth
 from thoth.embed import EmbedderUnavailable
-from thoth.records import legacy_row
+from thoth.records import Hit, Source
 from thoth.retrieval import citations, collections, documents, tree, workshops
 from thoth.retrieval.errors import NotFound, RetrievalError
 from thoth.retrieval.search import SearchError, explained_search
@@ -156,7 +156,7 @@ class Console:
             limit=DOCUMENTS_PER_PAGE,
             offset=(number - 1) * DOCUMENTS_PER_PAGE,
         )
-        source = self.store.get_source(name) or {}
+        source = self.store.first(Source, {"source_id": name}) or Source(name)
         pages = _page_count(listing["total"], DOCUMENTS_PER_PAGE, number)
         state = {"status": None if status == "all" else status, "sort": sort, "order": order}
         return self._render(
@@ -220,12 +220,11 @@ class Console:
         limit = _int(request, "limit", SEARCH_LIMITS[0], 1, SEARCH_LIMITS[-1])
         wanted = request.query_params.get("collection") or None
         collection = collections.find_collection(self.store, wanted) if wanted else None
-        hits: list[dict] = []
+        hits: list[Hit] = []
         if query:
             alpha = SEARCH_MODES[mode]
             embedder = None if alpha == 0.0 else self.app.embedder()
-            found = explained_search(self.store, embedder, query, limit, alpha=alpha, match={"source_id": collection})
-            hits = [legacy_row(hit) for hit in found]
+            hits = explained_search(self.store, embedder, query, limit, alpha=alpha, match={"source_id": collection})
         return self._render(
             request,
             "search.html",
@@ -289,7 +288,7 @@ class Console:
     def workshop(self, request: Request) -> Response:
         name = request.path_params["workshop"]
         workshops.require_workshop(self.store, name)
-        source = self.store.get_source(name) or {}
+        source = self.store.first(Source, {"source_id": name}) or Source(name)
         cov = workshops.coverage(self.store, [name])[name]
         steps = workshops.step_changes(self.store, name)
         exercise = _int(request, "exercise", None, 0)
@@ -320,7 +319,7 @@ class Console:
         return self._render(
             request,
             "workshop.html",
-            title=f"Workshop {source.get('name') or name}",
+            title=f"Workshop {source.name or name}",
             name=name,
             source=source,
             coverage=cov,

@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
 
         store = app.store
         reference = median_ms(lambda: hybrid_search(store, embedder, QUERY, 10, alpha=0.5), args.repeat)
-        url = pages.list_pages(store, settings, WS, 100, None)["pages"][2]["url"]
+        url = pages.list_pages(store, settings, WS, 100, None).pages[2].url
         calls: dict[str, Callable[[], object]] = {
             "qurio_search alpha=0.0": lambda: pages.search(store, settings, app.embedder, QUERY, alpha=0.0, limit=10),
             "qurio_search alpha=0.5": lambda: pages.search(store, settings, app.embedder, QUERY, alpha=0.5, limit=10),
@@ -94,12 +94,12 @@ def main(argv: list[str] | None = None) -> None:
                 store, product=None, has_diffs=None, limit=20, cursor=None
             ),
             "retrieve_learning_context": lambda: workshops.context_page(
-                store, tool="t", workshop=WS, exercise=1, step=None, random_scope=False, max_chars=20000, cursor=None
+                store, tool="t", source_id=WS, exercise=1, step=None, random_scope=False, max_chars=20000, cursor=None
             ),
             "retrieve_learning_context random": lambda: workshops.context_page(
                 store,
                 tool="t",
-                workshop=None,
+                source_id=None,
                 exercise=None,
                 step=None,
                 random_scope=True,
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
             "retrieve_diff_context": lambda: workshops.context_page(
                 store,
                 tool="t",
-                workshop=WS,
+                source_id=WS,
                 exercise=2,
                 step=None,
                 random_scope=False,
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> None:
                 diffs_only=True,
             ),
             "search_topic_context": lambda: workshops.topic_search(
-                store, app.embedder, QUERY, workshop=WS, exercise=None, step=None, limit=8
+                store, app.embedder, QUERY, source_id=WS, exercise=None, step=None, limit=8
             ),
         }
         print(f"\nlatency, median of {args.repeat} (reference: hybrid_search, 10 hits = {reference:.1f} ms)")

@@ -118,9 +118,9 @@ def test_unreachable_storage_endpoint_is_named(emulator: Emulator) -> None:
 def test_topics_on_a_bucket_are_folders_below_the_prefix(emulator: Emulator) -> None:
     settings = settings_for(emulator)
     Ingestor(settings).run(f"gs://{BUCKET}/handbook", name="handbook")
-    topics = {t["topic"]: t for t in list_topics(Store(settings))["topics"]}
+    topics = {t.topic: t for t in list_topics(Store(settings)).topics}
     assert set(topics) == {"engineering", "people", "reports", "(top level)"}, topics
-    assert topics["engineering"]["files"] == 2 and topics["(top level)"]["files"] == 1  # index.md
+    assert topics["engineering"].file_count == 2 and topics["(top level)"].file_count == 1  # index.md
 
 
 # -- citations open the generation they cite --------------------------------------------------------------

@@ -31,7 +31,7 @@ def _sources(store: Store, _: Mapping[str, str]) -> list[str]:
 
 
 def _workshops(store: Store, _: Mapping[str, str]) -> list[str]:
-    return [s["source_id"] for s in workshops.workshop_sources(store)]
+    return [s.source_id for s in workshops.workshop_sources(store)]
 
 
 def _exercises(store: Store, given: Mapping[str, str]) -> list[str]:

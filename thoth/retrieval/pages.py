@@ -13,12 +13,13 @@ chunker's overlap never appears twice.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from thoth.config import Settings
 from thoth.embed import Embedder
-from thoth.records import legacy_row
+from thoth.records import Document, Hit, Partition, Source, from_row
 from thoth.retrieval import citation_urls
 from thoth.retrieval.paging import CursorError, decode_cursor, encode_cursor, window
 from thoth.retrieval.search import SearchError, hybrid_search
@@ -27,12 +28,55 @@ from thoth.store import Store, filters
 
 MARKDOWN_SUFFIXES = (".md", ".mdx", ".markdown")
 INDEX_STEMS = ("index", "_index", "README")
-DOC_COLUMNS = ["doc_id", "source_id", "key", "uri", "url", "title", "status"]
-PARTITION_COLUMNS = ["ordinal", "kind", "heading_path", "page_start", "text"]
+# The fields of a document that its page shows, and of a partition that render_page joins.
+DOCUMENT_FIELDS = ["source_id", "key", "uri", "url", "title", "status"]
+PARTITION_FIELDS = ["ordinal", "kind", "heading_path", "page_start", "text"]
 
 
 class PageNotFound(SearchError):
     """No indexed page has that URL (or no source has that id)."""
+
+
+@dataclass(frozen=True)
+class Page:
+    """A document as a page of its source: the document and the URL a tool shows for it."""
+
+    document: Document
+    url: str
+
+
+@dataclass(frozen=True)
+class PageList:
+    """One answer's share of a source's pages, sorted by path; `next_cursor` continues it."""
+
+    source_id: str
+    total: int
+    pages: tuple[Page, ...]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True)
+class PageText:
+    """Part of a page's text: `content` starts at character `offset` of its `total_chars`."""
+
+    page: Page
+    content: str
+    offset: int
+    total_chars: int
+    next_cursor: str | None
+
+    @property
+    def truncated(self) -> bool:
+        return self.next_cursor is not None
+
+
+@dataclass(frozen=True)
+class PageHit:
+    """A search hit with the page it is on (None when the page's document row is gone) and that page's URL."""
+
+    hit: Hit
+    document: Document | None
+    url: str
 
 
 # -- URLs -----------------------------------------------------------------------------------
@@ -58,68 +102,69 @@ def _keys_for(path: str) -> list[str]:
     return keys
 
 
-def page_url(doc: dict, base_url: str | None, settings: Settings) -> str:
+def page_url(document: Document, base_url: str | None, settings: Settings) -> str:
     """The first of the candidates above that the citation URL rule lets a tool show, else doc://."""
-    candidates = [doc.get("url"), f"{base_url.rstrip('/')}/{_public_path(doc['key'])}" if base_url else None]
-    for url in [*candidates, doc.get("uri")]:
+    candidates = [document.url, f"{base_url.rstrip('/')}/{_public_path(document.key)}" if base_url else None]
+    for url in [*candidates, document.uri]:
         if citation_urls.shown(url, settings):
             return url
-    return format_ref(doc["source_id"], doc["key"])
+    return format_ref(document.source_id, document.key)
 
 
-def _ok(where: str) -> str:
-    return f"{where} AND {filters.eq('status', 'ok')}"
+def _page(document: Document, settings: Settings) -> Page:
+    return Page(document, page_url(document, settings.base_url(document.source_id), settings))
 
 
-def find_page(store: Store, settings: Settings, url: str) -> dict:
-    """The document row whose URL is `url` (a #fragment is ignored); PageNotFound when there is none."""
+def _ok_documents(store: Store, match: Mapping[str, object]) -> list[Document]:
+    return store.find(Document, {**match, "status": "ok"}, fields=DOCUMENT_FIELDS)
+
+
+def find_page(store: Store, settings: Settings, url: str) -> Document:
+    """The document whose URL is `url` (a #fragment is ignored); PageNotFound when there is none."""
     bare = url.strip().split("#", 1)[0]
     if not bare:
         raise PageNotFound("url must be a page URL, e.g. one from qurio_search or qurio_list_pages")
-    matches = store.find_documents(_ok(f"({filters.eq('url', bare)} OR {filters.eq('uri', bare)})"), DOC_COLUMNS)
+    matches = _ok_documents(store, {"url": bare}) + _ok_documents(store, {"uri": bare})
     if not matches and bare.startswith(SCHEME):  # page_url's last resort: doc://{source}/{key}
         try:
             ref = parse_ref(bare)
         except SourceRefError:
             ref = None
         if ref is not None:
-            scope = f"{filters.eq('source_id', ref.container)} AND {filters.eq('key', ref.key)}"
-            matches = store.find_documents(_ok(scope), DOC_COLUMNS)
+            matches = _ok_documents(store, {"source_id": ref.container, "key": ref.key})
     if not matches:
         for source_id, base in settings.source_base_urls:
             base = base.rstrip("/")
             if bare == base or bare.startswith(base + "/"):
                 keys = _keys_for(bare[len(base) :])
-                rows = store.find_documents(
-                    _ok(filters.where({"source_id": source_id, "key": keys}) or "true"), DOC_COLUMNS
-                )
-                matches = sorted(rows, key=lambda r: keys.index(r["key"]))[:1]
+                found = _ok_documents(store, {"source_id": source_id, "key": keys})
+                matches = sorted(found, key=lambda d: keys.index(d.key))[:1]
                 if matches:
                     break
     if not matches:
         raise PageNotFound(
             f"no indexed page has url {url!r}; use a URL from qurio_search or qurio_list_pages(source_id=...)"
         )
-    return sorted(matches, key=lambda r: (r["source_id"], r["key"]))[0]
+    return min(matches, key=lambda d: (d.source_id, d.key))
 
 
 # -- sources and pages ----------------------------------------------------------------------
 
 
-def list_sources(store: Store) -> list[dict]:
-    return sorted(store.list_sources(), key=lambda r: r["source_id"])
+def list_sources(store: Store) -> list[Source]:
+    return sorted(store.find(Source), key=lambda s: s.source_id)
 
 
-def _require_source(store: Store, source_id: str) -> dict:
-    source = store.get_source(source_id)
+def _require_source(store: Store, source_id: str) -> Source:
+    source = store.first(Source, {"source_id": source_id})
     if source is None:
-        known = ", ".join(r["source_id"] for r in list_sources(store)) or "(none: run `python -m ingest`)"
+        known = ", ".join(s.source_id for s in list_sources(store)) or "(none: run `python -m ingest`)"
         raise PageNotFound(f"source_id {source_id!r} is not indexed; known sources: {known}")
     return source
 
 
-def list_pages(store: Store, settings: Settings, source_id: str, limit: int, cursor: str | None) -> dict:
-    """A source's pages (id, URL, title) sorted by path, `limit` at a time."""
+def list_pages(store: Store, settings: Settings, source_id: str, limit: int, cursor: str | None) -> PageList:
+    """A source's pages (document and URL) sorted by path, `limit` at a time."""
     _require_source(store, source_id)
     offset = 0
     if cursor:
@@ -127,65 +172,52 @@ def list_pages(store: Store, settings: Settings, source_id: str, limit: int, cur
         if state.get("s") != source_id or not isinstance(state.get("o"), int) or state["o"] < 0:
             raise CursorError("cursor belongs to another source_id; pass the same source_id as before")
         offset = state["o"]
-    rows = sorted(store.find_documents(_ok(filters.eq("source_id", source_id)), DOC_COLUMNS), key=lambda r: r["key"])
-    base = settings.base_url(source_id)
-    page = [
-        {"id": r["doc_id"], "url": page_url(r, base, settings), "title": r["title"], "path": r["key"]}
-        for r in rows[offset : offset + limit]
-    ]
-    more = offset + limit < len(rows)
+    documents = sorted(_ok_documents(store, {"source_id": source_id}), key=lambda d: d.key)
+    shown = tuple(_page(document, settings) for document in documents[offset : offset + limit])
+    more = offset + limit < len(documents)
     next_cursor = encode_cursor("qurio_list_pages", {"s": source_id, "o": offset + limit}) if more else None
-    return {"source_id": source_id, "total": len(rows), "pages": page, "next_cursor": next_cursor}
+    return PageList(source_id, len(documents), shown, next_cursor)
 
 
-def render_page(partitions: list[dict]) -> str:
+def render_page(partitions: Iterable[Partition | Mapping]) -> str:
     """A page's sections joined in order, each under its heading (a heading is written once)."""
+    # readable.py still passes partition rows as dicts until its slice moves it to records.
+    parts = [p if isinstance(p, Partition) else from_row(Partition, {"partition_id": "", **p}) for p in partitions]
     out: list[str] = []
     previous: list[str] = []
-    for part in sorted(partitions, key=lambda p: p["ordinal"]):
-        path = [h for h in (part["heading_path"] or "").split(" > ") if h]
-        if part["kind"] == "page" and part.get("page_start"):
-            out.append(f"[page {part['page_start']}]")
+    for part in sorted(parts, key=lambda p: p.ordinal):
+        path = [h for h in (part.heading_path or "").split(" > ") if h]
+        if part.kind == "page" and part.page_start:
+            out.append(f"[page {part.page_start}]")
         elif path and path != previous:
             same = next((i for i, (a, b) in enumerate(zip(path, previous, strict=False)) if a != b), None)
             first = min(len(path), len(previous)) if same is None else same
             first = min(first, len(path) - 1)  # a repeated heading path still gets its own heading
             out += [f"{'#' * min(level + 1, 6)} {path[level]}" for level in range(first, len(path))]
         previous = path
-        text = part["text"]
-        if part["kind"] == "diff" or part["kind"].endswith("-code"):
-            fence = "```diff" if part["kind"] == "diff" else "```"
+        text = part.text
+        if part.kind == "diff" or part.kind.endswith("-code"):
+            fence = "```diff" if part.kind == "diff" else "```"
             text = f"{fence}\n{text}\n```"
         out.append(text)
     return "\n\n".join(out)
 
 
-def read_page(store: Store, settings: Settings, url: str, max_chars: int, cursor: str | None) -> dict:
+def read_page(store: Store, settings: Settings, url: str, max_chars: int, cursor: str | None) -> PageText:
     """The whole page at `url`, at most `max_chars` characters at a time; `next_cursor` continues it."""
-    doc = find_page(store, settings, url)
+    document = find_page(store, settings, url)
     offset = 0
     if cursor:
         state = decode_cursor(cursor, "qurio_read_page")
-        if state.get("d") != doc["doc_id"] or not isinstance(state.get("o"), int):
+        if state.get("d") != document.doc_id or not isinstance(state.get("o"), int):
             raise CursorError("cursor belongs to another page, or the page changed since; read it again from the start")
         offset = state["o"]
-    scope = filters.where({"source_id": doc["source_id"], "doc_id": doc["doc_id"]})
-    text = render_page(store.partitions(scope, PARTITION_COLUMNS))
+    match = {"source_id": document.source_id, "doc_id": document.doc_id}
+    text = render_page(store.find(Partition, match, fields=PARTITION_FIELDS))
     pieces, following = window([len(text)], 0, offset, max_chars)
     content = "".join(text[p.start : p.end] for p in pieces)
-    next_cursor = encode_cursor("qurio_read_page", {"d": doc["doc_id"], "o": following[1]}) if following else None
-    return {
-        "url": page_url(doc, settings.base_url(doc["source_id"]), settings),
-        "id": doc["doc_id"],
-        "title": doc["title"],
-        "source_id": doc["source_id"],
-        "path": doc["key"],
-        "content": content,
-        "offset": offset,
-        "total_chars": len(text),
-        "truncated": following is not None,
-        "next_cursor": next_cursor,
-    }
+    next_cursor = encode_cursor("qurio_read_page", {"d": document.doc_id, "o": following[1]}) if following else None
+    return PageText(_page(document, settings), content, offset, len(text), next_cursor)
 
 
 # -- search ---------------------------------------------------------------------------------
@@ -201,7 +233,7 @@ def search(
     limit: int,
     source_id: str | None = None,
     metadata: dict | None = None,
-) -> list[dict]:
+) -> list[PageHit]:
     """Hybrid search (alpha: 0 keyword only, 1 vector only) with each hit's page URL attached, pages
     first: each page once, by its best passage plus a share of its others (`by_document`).
 
@@ -210,15 +242,18 @@ def search(
     if source_id is not None:
         _require_source(store, source_id)
     match = {"source_id": source_id, **filters.public_match(metadata)}
-    found = hybrid_search(store, get_embedder(), query, limit, alpha=alpha, match=match, documents=True)
-    hits = [legacy_row(hit) for hit in found]
+    hits = hybrid_search(store, get_embedder(), query, limit, alpha=alpha, match=match, documents=True)
     if not hits:
         return []
-    docs = store.find_documents(filters.is_in("doc_id", sorted({h["doc_id"] for h in hits})), DOC_COLUMNS)
-    by_key = {(d["source_id"], d["key"]): d for d in docs}
-    by_doc = {d["doc_id"]: d for d in docs}
+    doc_ids = sorted({hit.chunk.doc_id for hit in hits})
+    documents = store.find(Document, {"doc_id": doc_ids}, fields=DOCUMENT_FIELDS)
+    by_key = {(d.source_id, d.key): d for d in documents}
+    by_id = {d.doc_id: d for d in documents}
+    found = []
     for hit in hits:
-        doc = by_key.get((hit["source_id"], hit["key"])) or by_doc.get(hit["doc_id"])
-        base = settings.base_url(hit["source_id"])
-        hit["url"] = page_url(doc or hit, base, settings)
-    return hits
+        chunk = hit.chunk
+        document = by_key.get((chunk.source_id, chunk.key)) or by_id.get(chunk.doc_id)
+        # No document row: the URL from what the chunk knows (its source and key).
+        shown = document or Document(chunk.doc_id, source_id=chunk.source_id, key=chunk.key)
+        found.append(PageHit(hit, document, page_url(shown, settings.base_url(chunk.source_id), settings)))
+    return found

@@ -26,21 +26,20 @@ class QuizArgumentError(RetrievalError):
 class QuestionType:
     id: str
     label: str
-    promptTemplate: str
-    whatToListenFor: tuple[str, ...]
-    followUps: tuple[str, ...]
+    prompt_template: str
+    listen_for: tuple[str, ...]
+    follow_ups: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class QuizInstructions:
     topic: str | None
-    learnerGoal: str | None
-    targetQuestionCount: int
-    instructionsMarkdown: str
+    learner_goal: str | None
+    question_count: int
+    markdown: str
     checklist: tuple[str, ...]
-    questionTypes: tuple[QuestionType, ...]
-    closingSteps: tuple[str, ...]
-    tool: str = "retrieve_quiz_instructions"
+    question_types: tuple[QuestionType, ...]
+    closing_steps: tuple[str, ...]
     version: str = VERSION
 
 
@@ -48,13 +47,13 @@ QUESTION_TYPES: tuple[QuestionType, ...] = (
     QuestionType(
         id="recall",
         label="Free recall",
-        promptTemplate="Without looking back: what is {concept}, and what problem does it solve?",
-        whatToListenFor=(
+        prompt_template="Without looking back: what is {concept}, and what problem does it solve?",
+        listen_for=(
             "the idea in the learner's own words, not a recited definition",
             "the problem it exists to solve",
             "a missing or wrong key term",
         ),
-        followUps=(
+        follow_ups=(
             "Can you give me an example where you would use it?",
             "What would go wrong without it?",
         ),
@@ -62,13 +61,13 @@ QUESTION_TYPES: tuple[QuestionType, ...] = (
     QuestionType(
         id="explain-why",
         label="Explain why",
-        promptTemplate="Why does {behaviour} happen? Walk me through the reasoning step by step.",
-        whatToListenFor=(
+        prompt_template="Why does {behaviour} happen? Walk me through the reasoning step by step.",
+        listen_for=(
             "a cause-and-effect chain rather than a restatement of the behaviour",
             "each step following from the one before",
             "the point where the explanation turns vague: probe there",
         ),
-        followUps=(
+        follow_ups=(
             "What is the step between those two that you skipped?",
             "How would you convince a colleague who doubts it?",
         ),
@@ -76,13 +75,13 @@ QUESTION_TYPES: tuple[QuestionType, ...] = (
     QuestionType(
         id="predict-output",
         label="Predict the outcome",
-        promptTemplate="Here is a short piece of code or a scenario: {snippet}. What happens when it runs, and why?",
-        whatToListenFor=(
+        prompt_template="Here is a short piece of code or a scenario: {snippet}. What happens when it runs, and why?",
+        listen_for=(
             "a concrete prediction made before any explanation",
             "the rule the prediction rests on",
             "surprise at the real outcome: a sign the mental model needs a fix",
         ),
-        followUps=(
+        follow_ups=(
             "What single change would make it behave differently?",
             "Which line decides the outcome?",
         ),
@@ -90,13 +89,13 @@ QUESTION_TYPES: tuple[QuestionType, ...] = (
     QuestionType(
         id="spot-the-bug",
         label="Find the mistake",
-        promptTemplate="This attempt at {task} has a mistake: {snippet}. Where is it, and how would you fix it?",
-        whatToListenFor=(
+        prompt_template="This attempt at {task} has a mistake: {snippet}. Where is it, and how would you fix it?",
+        listen_for=(
             "the right location of the fault",
             "why it is a fault, not only that it is one",
             "a fix that does not introduce a new problem",
         ),
-        followUps=(
+        follow_ups=(
             "How would a test catch this?",
             "Is there a second, subtler problem?",
         ),
@@ -104,13 +103,13 @@ QUESTION_TYPES: tuple[QuestionType, ...] = (
     QuestionType(
         id="compare",
         label="Compare and contrast",
-        promptTemplate="How do {a} and {b} differ, and when would you choose one over the other?",
-        whatToListenFor=(
+        prompt_template="How do {a} and {b} differ, and when would you choose one over the other?",
+        listen_for=(
             "at least one real difference in behaviour or cost",
             "a situation where each is the better choice",
             "similarities mistaken for differences (or the reverse)",
         ),
-        followUps=(
+        follow_ups=(
             "What would you lose by always using {a}?",
             "Is there a case where neither fits?",
         ),
@@ -118,13 +117,13 @@ QUESTION_TYPES: tuple[QuestionType, ...] = (
     QuestionType(
         id="apply",
         label="Apply to a new case",
-        promptTemplate="Suppose {new_situation}. How would you use what you learned about {concept} here?",
-        whatToListenFor=(
+        prompt_template="Suppose {new_situation}. How would you use what you learned about {concept} here?",
+        listen_for=(
             "transfer of the idea to a setting the material did not show",
             "constraints of the new case that change the answer",
             "a plan concrete enough to start on",
         ),
-        followUps=(
+        follow_ups=(
             "What is the first thing you would check?",
             "Where could this approach break down?",
         ),
@@ -220,27 +219,10 @@ def quiz_instructions(
     goal = _optional_text("learnerGoal", learner_goal)
     return QuizInstructions(
         topic=topic,
-        learnerGoal=goal,
-        targetQuestionCount=count,
-        instructionsMarkdown=_protocol(topic, goal, count),
+        learner_goal=goal,
+        question_count=count,
+        markdown=_protocol(topic, goal, count),
         checklist=CHECKLIST,
-        questionTypes=QUESTION_TYPES,
-        closingSteps=CLOSING_STEPS,
+        question_types=QUESTION_TYPES,
+        closing_steps=CLOSING_STEPS,
     )
-
-
-def render(quiz: QuizInstructions) -> str:
-    """The readable Markdown a client shows: the protocol, then the question types, checklist and closing."""
-    lines = [
-        quiz.instructionsMarkdown,
-        "",
-        "## Question types",
-        "",
-    ]
-    for kind in quiz.questionTypes:
-        lines.append(f"- **{kind.label}** (`{kind.id}`): {kind.promptTemplate}")
-        lines.append(f"  - Listen for: {'; '.join(kind.whatToListenFor)}")
-        lines.append(f"  - Follow-ups: {' / '.join(kind.followUps)}")
-    lines += ["", "## Checklist", ""] + [f"- [ ] {item}" for item in quiz.checklist]
-    lines += ["", "## Closing steps", ""] + [f"{i}. {step}" for i, step in enumerate(quiz.closingSteps, start=1)]
-    return "\n".join(lines)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from thoth.records import Chunk, Document, Partition, Source, TreeNode, from_row, to_row
+from thoth.records import Chunk, Document, Partition, Source, TreeNode, from_row
 from thoth.retrieval.documents import find_document, get_chunk
 from thoth.retrieval.errors import NotFound
 from thoth.retrieval.pages import render_page
@@ -52,14 +52,10 @@ def _partitions(store: Store, document: Document) -> list[Partition]:
     return store.find(Partition, match, fields=_PARTITION_FIELDS)
 
 
-def _render(partitions: list[Partition]) -> str:
-    return render_page([to_row(p) for p in partitions])  # pages.render_page reads rows (until its slice lands)
-
-
 def read_document(store: Store, ref: SourceRef) -> Readable:
     """The whole document a citation names (its page, when the citation names one: `read_page`)."""
     document = _document(store, ref.container, ref.key)
-    text = _render(_partitions(store, document))
+    text = render_page(_partitions(store, document))
     return Readable(str(SourceRef(ref.container, ref.key, ref.version)), document.title or ref.key, text)
 
 
@@ -76,7 +72,7 @@ def read_page(store: Store, ref: SourceRef, page: int) -> Readable:
         has = f"it has pages 1 to {count}" if count else "it has no pages (cite the document without #page=)"
         raise NotFound(f"{ref.key!r} has no page {page}: {has}")
     uri = str(SourceRef(ref.container, ref.key, ref.version, page))
-    return Readable(uri, f"{document.title or ref.key}, page {page}", _render(partitions))
+    return Readable(uri, f"{document.title or ref.key}, page {page}", render_page(partitions))
 
 
 def read_chunk(store: Store, source_id: str, chunk_id: str) -> Readable:

@@ -8,12 +8,29 @@ part; for `gs://bucket/prefix` the keys are whole object names, so the prefix is
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 
 from thoth.gcs import split_gs_uri
+from thoth.records import Chunk, Match, Source
 from thoth.store import IndexMissing, Store
-from thoth.store.schema import CHUNKS
 
 TOP_LEVEL = "(top level)"
+
+
+@dataclass(frozen=True)
+class Topic:
+    topic: str
+    chunk_count: int
+    file_count: int
+
+
+@dataclass(frozen=True)
+class Topics:
+    """Every topic, largest first, and the totals over them."""
+
+    chunk_count: int
+    file_count: int
+    topics: tuple[Topic, ...]
 
 
 def topic_of(key: str, prefix: str = "") -> str:
@@ -26,33 +43,29 @@ def topic_of(key: str, prefix: str = "") -> str:
 def source_prefixes(store: Store) -> dict[str, str]:
     """source_id -> the object-name prefix its keys start with ('' for folders and whole buckets)."""
     try:
-        sources = store.list_sources()
+        sources = store.find(Source, fields=["uri"])
     except IndexMissing:  # an index from before the sources table: keys are relative
         return {}
     return {
-        row["source_id"]: split_gs_uri(row["uri"])[1]
-        for row in sources
-        if (row.get("uri") or "").startswith("gs://") and len(row["uri"]) > len("gs://")
+        source.source_id: split_gs_uri(source.uri)[1]
+        for source in sources
+        if source.uri.startswith("gs://") and len(source.uri) > len("gs://")
     }
 
 
-def list_topics(store: Store, where: str | None = None) -> dict:
+def list_topics(store: Store, match: Match | None = None) -> Topics:
     prefixes = source_prefixes(store)
     chunks_per_topic: Counter[str] = Counter()
     files_per_topic: defaultdict[str, set[str]] = defaultdict(set)
     total = 0
-    for batch in store.scan(CHUNKS, ["key", "source_id"], where):
+    for batch in store.scan_of(Chunk, ["key", "source_id"], match):
         for key, source_id in zip(batch.column("key").to_pylist(), batch.column("source_id").to_pylist(), strict=True):
             topic = topic_of(key, prefixes.get(source_id, ""))
             chunks_per_topic[topic] += 1
             files_per_topic[topic].add(key)
             total += 1
-    topics = [
-        {"topic": topic, "chunks": count, "files": len(files_per_topic[topic])}
+    topics = tuple(
+        Topic(topic, count, len(files_per_topic[topic]))
         for topic, count in sorted(chunks_per_topic.items(), key=lambda kv: (-kv[1], kv[0]))
-    ]
-    return {
-        "total_chunks": total,
-        "unique_files": sum(len(files) for files in files_per_topic.values()),
-        "topics": topics,
-    }
+    )
+    return Topics(total, sum(len(files) for files in files_per_topic.values()), topics)

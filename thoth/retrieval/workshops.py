@@ -11,16 +11,15 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from thoth.embed import Embedder, EmbedderUnavailable
-from thoth.records import Hit, legacy_row
+from thoth.records import Chunk, Hit, Partition, Present, Source
 from thoth.retrieval.paging import CursorError, decode_cursor, encode_cursor, fingerprint, window
 from thoth.retrieval.search import MIN_PREFETCH, SearchError, fuse, keyword_search, vector_search
-from thoth.store import ModelMismatch, Store, filters
+from thoth.store import ModelMismatch, Store
 
-SECTION_COLUMNS = [
-    "partition_id",
+SECTION_FIELDS = [
     "doc_id",
     "ordinal",
     "kind",
@@ -49,26 +48,77 @@ class ScopeError(SearchError):
 
 @dataclass(frozen=True)
 class Scope:
-    workshop: str
+    source_id: str  # the workshop
     exercise: int
     step: int | None = None
 
-    def as_dict(self) -> dict:
-        return {"workshop": self.workshop, "exerciseNumber": self.exercise, "stepNumber": self.step}
+    def arguments(self) -> dict:
+        """The scope as the tools' arguments name it (for messages that tell a caller what to pass)."""
+        return {"workshop": self.source_id, "exerciseNumber": self.exercise, "stepNumber": self.step}
+
+
+@dataclass
+class Exercise:
+    title: str
+    steps: set[int] = field(default_factory=set)
 
 
 @dataclass
 class Coverage:
-    exercises: dict[int, dict] = field(default_factory=dict)  # number -> {"title", "steps": set}
+    exercises: dict[int, Exercise] = field(default_factory=dict)  # by exercise number
     sections: int = 0
     diff_sections: int = 0
+
+
+@dataclass(frozen=True)
+class IndexedWorkshop:
+    source: Source
+    coverage: Coverage
+
+
+@dataclass(frozen=True)
+class WorkshopPage:
+    """A page of `list_workshops`: the workshops (sources) on it, how many match in all, and the next page's cursor."""
+
+    sources: list[IndexedWorkshop]
+    total: int
+    next_cursor: str | None
+
+
+@dataclass(frozen=True)
+class SectionPiece:
+    """The part of a section (a partition) that fits on a page: its text from `offset` on."""
+
+    partition: Partition
+    offset: int
+    content: str
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """One page of a scope's sections in reading order."""
+
+    scope: Scope
+    random: bool
+    focus: str | None
+    max_chars: int  # after clamping
+    clamped: bool
+    warnings: list[str]
+    section_count: int
+    total_chars: int
+    sections: list[SectionPiece]
+    next_cursor: str | None
+
+    @property
+    def truncated(self) -> bool:
+        return self.next_cursor is not None
 
 
 # -- what is indexed --------------------------------------------------------------------------
 
 
-def workshop_sources(store: Store) -> list[dict]:
-    return sorted((r for r in store.list_sources() if r["kind"] == "workshop"), key=lambda r: r["source_id"])
+def workshop_sources(store: Store) -> list[Source]:
+    return sorted(store.find(Source, {"kind": "workshop"}), key=lambda s: s.source_id)
 
 
 def coverage(store: Store, source_ids: list[str]) -> dict[str, Coverage]:
@@ -76,18 +126,18 @@ def coverage(store: Store, source_ids: list[str]) -> dict[str, Coverage]:
     found: dict[str, Coverage] = {sid: Coverage() for sid in source_ids}
     if not source_ids:
         return found
-    columns = ["source_id", "exercise_number", "step_number", "heading_path", "is_diff"]
-    for row in store.partitions(filters.is_in("source_id", source_ids), columns):
-        cov = found[row["source_id"]]
+    fields = ["source_id", "exercise_number", "step_number", "heading_path", "is_diff"]
+    for partition in store.find(Partition, {"source_id": source_ids}, fields=fields):
+        cov = found[partition.source_id]
         cov.sections += 1
-        cov.diff_sections += bool(row["is_diff"])
-        number = row["exercise_number"]
+        cov.diff_sections += bool(partition.is_diff)
+        number = partition.exercise_number
         if number is None:
             continue
-        title = (row["heading_path"] or "").split(" > ")[0]  # workshop sections start with the exercise title
-        exercise = cov.exercises.setdefault(number, {"title": title, "steps": set()})
-        if row["step_number"] is not None:
-            exercise["steps"].add(row["step_number"])
+        title = (partition.heading_path or "").split(" > ")[0]  # workshop sections start with the exercise title
+        exercise = cov.exercises.setdefault(number, Exercise(title))
+        if partition.step_number is not None:
+            exercise.steps.add(partition.step_number)
     return found
 
 
@@ -99,7 +149,7 @@ def list_workshops(
     limit: int,
     cursor: str | None,
     all_pages: bool = False,
-) -> dict:
+) -> WorkshopPage:
     """Indexed workshops with metadata and coverage, sorted by id: `limit` at a time, or with `all_pages`
     every one from the cursor (or the start) on, in one answer."""
     wanted = {"p": product, "d": has_diffs}
@@ -112,43 +162,23 @@ def list_workshops(
     sources = [
         s
         for s in workshop_sources(store)
-        if (product is None or (s["product"] or "").lower() == product.lower())
-        and (has_diffs is None or bool(s["has_diffs"]) == has_diffs)
+        if (product is None or (s.product or "").lower() == product.lower())
+        and (has_diffs is None or bool(s.has_diffs) == has_diffs)
     ]
     end = len(sources) if all_pages else offset + limit
     page = sources[offset:end]
-    covered = coverage(store, [s["source_id"] for s in page])
-    workshops = []
-    for source in page:
-        cov = covered[source["source_id"]]
-        workshops.append(
-            {
-                "workshop": source["source_id"],
-                "title": source["name"],
-                "product": source["product"],
-                "hasDiffs": bool(source["has_diffs"]),
-                "exerciseCount": len(cov.exercises),
-                "stepCount": sum(len(e["steps"]) for e in cov.exercises.values()),
-                "sectionCount": cov.sections,
-                "diffSectionCount": cov.diff_sections,
-                "exercises": [
-                    {"exerciseNumber": n, "title": e["title"], "steps": sorted(e["steps"])}
-                    for n, e in sorted(cov.exercises.items())
-                ],
-                "lastIndexedAt": source["updated_at"].isoformat() if source.get("updated_at") else None,
-            }
-        )
+    covered = coverage(store, [s.source_id for s in page])
     more = end < len(sources)
-    return {
-        "workshops": workshops,
-        "total": len(sources),
-        "nextCursor": encode_cursor("list_workshops", {**wanted, "o": end}) if more else None,
-    }
+    return WorkshopPage(
+        sources=[IndexedWorkshop(source, covered[source.source_id]) for source in page],
+        total=len(sources),
+        next_cursor=encode_cursor("list_workshops", {**wanted, "o": end}) if more else None,
+    )
 
 
-def indexed_exercises(store: Store, workshop: str | None = None) -> list[tuple[str, int]]:
+def indexed_exercises(store: Store, source_id: str | None = None) -> list[tuple[str, int]]:
     """Every (workshop, exercise number) that has sections, sorted."""
-    ids = [workshop] if workshop else [s["source_id"] for s in workshop_sources(store)]
+    ids = [source_id] if source_id else [s.source_id for s in workshop_sources(store)]
     return sorted((sid, n) for sid, cov in coverage(store, ids).items() for n in cov.exercises)
 
 
@@ -159,48 +189,55 @@ def choose_exercise(exercises: list[tuple[str, int]], rng: random.Random) -> tup
     return exercises[rng.randrange(len(exercises))]
 
 
-def require_workshop(store: Store, workshop: str) -> None:
-    sources = {s["source_id"] for s in workshop_sources(store)}
-    if workshop not in sources:
+def require_workshop(store: Store, source_id: str) -> None:
+    sources = {s.source_id for s in workshop_sources(store)}
+    if source_id not in sources:
         known = ", ".join(sorted(sources)) or "(none: ingest a workshop first)"
-        raise ScopeError(f"workshop {workshop!r} is not indexed; indexed workshops: {known}", (LIST_HINT,))
+        raise ScopeError(f"workshop {source_id!r} is not indexed; indexed workshops: {known}", (LIST_HINT,))
 
 
-def resolve_scope(store: Store, workshop: str, exercise: int, step: int | None) -> Scope:
+def resolve_scope(store: Store, source_id: str, exercise: int, step: int | None) -> Scope:
     """The scope, checked against what is indexed; ScopeError names what is available instead."""
-    require_workshop(store, workshop)
-    exercises = coverage(store, [workshop])[workshop].exercises
+    require_workshop(store, source_id)
+    exercises = coverage(store, [source_id])[source_id].exercises
     if exercise not in exercises:
         raise ScopeError(
-            f"exerciseNumber {exercise} is not in workshop {workshop!r}; its exercises: "
+            f"exerciseNumber {exercise} is not in workshop {source_id!r}; its exercises: "
             + ", ".join(str(n) for n in sorted(exercises)),
             (COVERAGE_HINT,),
         )
-    steps = exercises[exercise]["steps"]
+    steps = exercises[exercise].steps
     if step is not None and step not in steps:
         listed = ", ".join(str(n) for n in sorted(steps)) or "(none)"
         raise ScopeError(
-            f"stepNumber {step} is not in exercise {exercise} of {workshop!r}; its steps: {listed}", (COVERAGE_HINT,)
+            f"stepNumber {step} is not in exercise {exercise} of {source_id!r}; its steps: {listed}", (COVERAGE_HINT,)
         )
-    return Scope(workshop, exercise, step)
+    return Scope(source_id, exercise, step)
 
 
 # -- bundles ------------------------------------------------------------------------------
 
 
-def sections(store: Store, scope: Scope, *, diffs_only: bool = False, focus: str | None = None) -> list[dict]:
+def sections(store: Store, scope: Scope, *, diffs_only: bool = False, focus: str | None = None) -> list[Partition]:
     """The scope's sections in reading order: exercise notes first, then each step's sections."""
-    conditions: dict[str, object] = {"source_id": scope.workshop, "exercise_number": scope.exercise}
-    if scope.step is not None:
-        conditions["step_number"] = scope.step
+    match: dict[str, object] = {
+        "source_id": scope.source_id,
+        "exercise_number": scope.exercise,
+        "step_number": scope.step,
+    }
     if diffs_only:
-        conditions["is_diff"] = True
-    rows = store.partitions(filters.where(conditions), SECTION_COLUMNS)
-    rows.sort(key=lambda r: (r["step_number"] is not None, r["step_number"] or 0, r["ordinal"], r["partition_id"]))
+        match["is_diff"] = True
+    found = store.find(Partition, match, fields=SECTION_FIELDS)
+    found.sort(key=lambda p: (p.step_number is not None, p.step_number or 0, p.ordinal, p.partition_id))
     needle = (focus or "").strip().lower()
     if needle:
-        rows = [r for r in rows if needle in (r["path"] or "").lower() or needle in r["text"].lower()]
-    return [r for r in rows if r["text"]]
+        found = [p for p in found if needle in (p.path or "").lower() or needle in p.text.lower()]
+    return [p for p in found if p.text]
+
+
+def section_label(partition: Partition) -> str:
+    """What a section is, the last part of its heading path: 'Problem instructions', 'Diff: src/app.ts'."""
+    return (partition.heading_path or "").split(" > ")[-1]
 
 
 def step_file(path: str | None) -> str | None:
@@ -210,14 +247,14 @@ def step_file(path: str | None) -> str | None:
 
 
 def _where(scope: Scope) -> str:
-    return f"workshop {scope.workshop!r} exercise {scope.exercise}" + (
+    return f"workshop {scope.source_id!r} exercise {scope.exercise}" + (
         f" step {scope.step}" if scope.step is not None else ""
     )
 
 
 def _no_focus_match(store: Store, scope: Scope, focus: str) -> ScopeError:
     files = sorted(
-        {f for r in sections(store, scope, diffs_only=True) if r["kind"] == "diff" and (f := step_file(r["path"]))}
+        {f for p in sections(store, scope, diffs_only=True) if p.kind == "diff" and (f := step_file(p.path))}
     )
     listed = ", ".join(files) or "(none: this scope has no diffs)"
     return ScopeError(
@@ -227,24 +264,24 @@ def _no_focus_match(store: Store, scope: Scope, focus: str) -> ScopeError:
 
 
 def _scope_from_arguments(
-    store: Store, workshop: str | None, exercise: int | None, step: int | None, random_scope: bool
+    store: Store, source_id: str | None, exercise: int | None, step: int | None, random_scope: bool
 ) -> Scope | None:
     if random_scope and (exercise is not None or step is not None):
         raise ScopeError("random=true picks the exercise: leave exerciseNumber and stepNumber out")
     if step is not None and exercise is None:
         raise ScopeError("stepNumber needs exerciseNumber")
-    if random_scope or (workshop is None and exercise is None):
+    if random_scope or (source_id is None and exercise is None):
         return None
-    if workshop is None or exercise is None:
+    if source_id is None or exercise is None:
         raise ScopeError("give both workshop and exerciseNumber (stepNumber is optional)")
-    return resolve_scope(store, workshop, exercise, step)
+    return resolve_scope(store, source_id, exercise, step)
 
 
 def context_page(
     store: Store,
     *,
     tool: str,
-    workshop: str | None,
+    source_id: str | None,
     exercise: int | None,
     step: int | None,
     random_scope: bool,
@@ -254,9 +291,9 @@ def context_page(
     focus: str | None = None,
     rng: random.Random | None = None,
     max_chars_limit: int | None = None,
-) -> dict:
+) -> Bundle:
     """One page of a scope's bundle: the scope is explicit, random (uniform over exercises, within
-    `workshop` when given), or the cursor's; explicit arguments given with a cursor must match it.
+    `source_id` when given), or the cursor's; explicit arguments given with a cursor must match it.
 
     `max_chars` above `max_chars_limit` is clamped to it, and the answer says so."""
     warnings: list[str] = []
@@ -265,7 +302,7 @@ def context_page(
         warnings.append(f"maxChars {max_chars} is above the hard maximum; clamped to {max_chars_limit}")
         max_chars = max_chars_limit  # type: ignore[assignment]
     focus = (focus or "").strip() or None  # whitespace only is no focus
-    scope = _scope_from_arguments(store, workshop, exercise, step, random_scope)
+    scope = _scope_from_arguments(store, source_id, exercise, step, random_scope)
     offset = (0, 0)
     state: dict = {}
     if cursor:
@@ -277,58 +314,44 @@ def context_page(
             raise CursorError("cursor is not valid: pass the nextCursor value of a previous answer unchanged") from None
         if scope is not None and scope != cursor_scope:
             raise CursorError(
-                f"cursor continues {cursor_scope.as_dict()}, not {scope.as_dict()}; leave the scope out or match it"
+                f"cursor continues {cursor_scope.arguments()}, not {scope.arguments()}; leave the scope out or match it"
             )
         if focus not in (None, state.get("f")):
             raise CursorError("cursor was issued for another focus; pass the same focus or leave it out")
         scope, focus = cursor_scope, state.get("f")
     elif random_scope:
-        if workshop is not None:
-            require_workshop(store, workshop)
-        scope = Scope(*choose_exercise(indexed_exercises(store, workshop), rng or random.Random()))
+        if source_id is not None:
+            require_workshop(store, source_id)
+        scope = Scope(*choose_exercise(indexed_exercises(store, source_id), rng or random.Random()))
     if scope is None:
         raise ScopeError("give workshop and exerciseNumber (and optionally stepNumber), or random=true", (LIST_HINT,))
     found = sections(store, scope, diffs_only=diffs_only, focus=focus)
     if focus and diffs_only and not found:
         raise _no_focus_match(store, scope, focus)
-    marker = fingerprint([r["partition_id"] for r in found])
+    marker = fingerprint([p.partition_id for p in found])
     if cursor and state.get("h") != marker:
         raise CursorError("the workshop was re-indexed since this cursor was issued; start again without a cursor")
-    pieces, following = window([len(r["text"]) for r in found], offset[0], offset[1], max_chars)
-    page = []
-    for piece in pieces:
-        row = found[piece.index]
-        page.append(
-            {
-                "id": row["partition_id"],
-                "label": (row["heading_path"] or "").split(" > ")[-1],
-                "kind": row["kind"],
-                "sourcePath": row["path"] or None,
-                "exerciseNumber": row["exercise_number"],
-                "stepNumber": row["step_number"],
-                "isDiff": bool(row["is_diff"]),
-                "offset": piece.start,
-                "totalChars": len(row["text"]),
-                "content": row["text"][piece.start : piece.end],
-            }
-        )
+    pieces, following = window([len(p.text) for p in found], offset[0], offset[1], max_chars)
+    page = [
+        SectionPiece(found[piece.index], piece.start, found[piece.index].text[piece.start : piece.end])
+        for piece in pieces
+    ]
     next_cursor = None
     if following is not None:
-        state = {"w": scope.workshop, "e": scope.exercise, "s": scope.step, "f": focus or None, "h": marker}
+        state = {"w": scope.source_id, "e": scope.exercise, "s": scope.step, "f": focus or None, "h": marker}
         next_cursor = encode_cursor(tool, {**state, "i": following[0], "o": following[1]})
-    return {
-        **scope.as_dict(),
-        "random": bool(random_scope and not cursor),
-        "focus": focus or None,
-        "maxChars": max_chars,
-        "maxCharsClamped": clamped,
-        "warnings": warnings,
-        "sectionCount": len(found),
-        "totalChars": sum(len(r["text"]) for r in found),
-        "sections": page,
-        "truncated": following is not None,
-        "nextCursor": next_cursor,
-    }
+    return Bundle(
+        scope=scope,
+        random=bool(random_scope and not cursor),
+        focus=focus or None,
+        max_chars=max_chars,
+        clamped=clamped,
+        warnings=warnings,
+        section_count=len(found),
+        total_chars=sum(len(p.text) for p in found),
+        sections=page,
+        next_cursor=next_cursor,
+    )
 
 
 # -- topic search -------------------------------------------------------------------------------
@@ -361,7 +384,7 @@ def _family(kind: str | None, content_type: str | None) -> str:
 
 
 def _check_topic_scope(
-    store: Store, query: str, workshop: str | None, exercise: int | None, step: int | None
+    store: Store, query: str, source_id: str | None, exercise: int | None, step: int | None
 ) -> list[str]:
     if len("".join(query.split())) < MIN_QUERY_CHARS:
         raise ScopeError(
@@ -370,16 +393,38 @@ def _check_topic_scope(
         )
     if step is not None and exercise is None:
         raise ScopeError("stepNumber needs exerciseNumber", ("Pass exerciseNumber too, or leave stepNumber out.",))
-    if exercise is not None and workshop is None:
+    if exercise is not None and source_id is None:
         raise ScopeError("exerciseNumber needs workshop", (LIST_HINT,))
-    ids = [s["source_id"] for s in workshop_sources(store)]
+    ids = [s.source_id for s in workshop_sources(store)]
     if not ids:
         raise ScopeError("no workshops are indexed; ingest a workshop first", (LIST_HINT,))
-    if workshop is not None:
-        require_workshop(store, workshop)
-    if workshop is not None and exercise is not None:
-        resolve_scope(store, workshop, exercise, step)
-    return [workshop] if workshop else ids
+    if source_id is not None:
+        require_workshop(store, source_id)
+    if source_id is not None and exercise is not None:
+        resolve_scope(store, source_id, exercise, step)
+    return [source_id] if source_id else ids
+
+
+@dataclass(frozen=True)
+class TopicHit:
+    """A chunk found by `topic_search`, with its score weighted by what its section is, and that section."""
+
+    hit: Hit
+    section: Partition | None  # kind, heading_path, path, is_diff; None when the partition is gone
+
+    @property
+    def chunk(self) -> Chunk:
+        return self.hit.chunk
+
+
+@dataclass(frozen=True)
+class TopicSearch:
+    query: str
+    limit: int
+    semantic: bool  # vector and keyword lists fused; False: keyword only (`warnings` say why)
+    warnings: list[str]
+    identifier: bool  # the query looks like code (see looks_like_identifier)
+    hits: list[TopicHit]
 
 
 def topic_search(
@@ -387,19 +432,19 @@ def topic_search(
     get_embedder: Callable[[], Embedder],
     query: str,
     *,
-    workshop: str | None,
+    source_id: str | None,
     exercise: int | None,
     step: int | None,
     limit: int,
-) -> dict:
-    """Where a topic is taught: workshop chunks ranked for the query, deduplicated, each with its scope.
+) -> TopicSearch:
+    """Where a topic is taught: workshop chunks ranked for the query, deduplicated, each with its section.
 
     Semantic (vector and keyword lists fused) when the model loads and the index has vectors; keyword
     only otherwise, with a warning saying why. The scope is checked against the index before any
     embedding. Concept queries favour the notes that teach, identifier queries the code that uses it.
     """
     query = query.strip()
-    ids = _check_topic_scope(store, query, workshop, exercise, step)
+    ids = _check_topic_scope(store, query, source_id, exercise, step)
     match = {"source_id": ids, "exercise_number": exercise, "step_number": step}
     depth = max(MIN_PREFETCH, limit * 4)
     warnings: list[str] = []
@@ -420,70 +465,73 @@ def topic_search(
         fused = fuse([(w_vector, vector_hits), (1.0 - w_vector, keyword_hits)], depth)
     else:
         fused = fuse([(1.0, keyword_hits)], depth)
-    hits = [legacy_row(hit) for hit in fused]
-    wanted = sorted({h["partition_id"] for h in hits})
-    columns = ["partition_id", "kind", "path", "is_diff", "heading_path"]
-    rows = store.partitions(filters.is_in("partition_id", wanted), columns) if wanted else []
-    meta = {r["partition_id"]: r for r in rows}
+    wanted = sorted({hit.chunk.partition_id for hit in fused if hit.chunk.partition_id is not None})
+    fields = ["kind", "path", "is_diff", "heading_path"]
+    found = store.find(Partition, {"partition_id": wanted}, fields=fields) if wanted else []
+    section_of = {p.partition_id: p for p in found}
     weights = IDENTIFIER_WEIGHTS if identifier else CONCEPT_WEIGHTS
-    for hit in hits:
-        part = meta.get(hit["partition_id"], {})
-        family = _family(part.get("kind"), hit.get("content_type"))
+    weighted = []
+    for hit in fused:
+        section = section_of.get(hit.chunk.partition_id or "")
+        family = _family(section.kind if section else None, hit.chunk.content_type)
         factor = weights[family]
-        if identifier and family != "prose" and query.removesuffix("()") in hit["text"]:
+        if identifier and family != "prose" and query.removesuffix("()") in hit.chunk.text:
             factor *= EXACT_IDENTIFIER_BOOST
-        hit["score"] = round(hit["score"] * factor, 6)
-        hit["section_kind"] = part.get("kind")
-        hit["section_label"] = (part.get("heading_path") or "").split(" > ")[-1] or None
-        hit["source_path"] = part.get("path") or None
-        hit["is_diff"] = bool(part.get("is_diff"))
-    hits.sort(key=lambda h: (-h["score"], h["chunk_id"]))
+        weighted.append(TopicHit(replace(hit, score=round(hit.score * factor, 6)), section))
+    weighted.sort(key=lambda t: (-t.hit.score, t.hit.chunk_id))
     seen: set[str] = set()
     unique = []
-    for hit in hits:  # the same text (a file unchanged from problem to solution) is one result
-        text = " ".join(hit["text"].split())
+    for topic_hit in weighted:  # the same text (a file unchanged from problem to solution) is one result
+        text = " ".join(topic_hit.chunk.text.split())
         if text not in seen:
             seen.add(text)
-            unique.append(hit)
+            unique.append(topic_hit)
     if not unique and not available:
         warnings.append("keyword search found nothing; try other words, or the exact name used in the workshop")
-    return {
-        "query": query,
-        "limit": limit,
-        "mode": "semantic" if available else "keyword",
-        "vectorSearchAvailable": available,
-        "warnings": warnings,
-        "queryKind": "identifier" if identifier else "concept",
-        "matches": unique[:limit],
-    }
+    return TopicSearch(query, limit, available, warnings, identifier, unique[:limit])
 
 
 # -- steps and their diffs ----------------------------------------------------------------------
 
 
-def step_changes(store: Store, workshop: str) -> dict[tuple[int, int], dict]:
+@dataclass(frozen=True)
+class FileChange:
+    change: str  # added | removed | modified
+    path: str
+
+
+@dataclass
+class StepChanges:
+    """Which sides a step has, and the files its solution adds, removes or modifies."""
+
+    problem: bool = False
+    solution: bool = False
+    changes: list[FileChange] = field(default_factory=list)
+
+
+def step_changes(store: Store, source_id: str) -> dict[tuple[int, int], StepChanges]:
     """(exercise, step) -> which sides the step has and the files its solution adds, removes or modifies.
 
     Read from the step's sections: `{side}-instructions`/`{side}-code` say a side is there, the
     `diff-summary` section lists `added|removed|modified path` lines (none: nothing to diff).
     """
-    require_workshop(store, workshop)
-    where = filters.where({"source_id": workshop}) + " AND step_number IS NOT NULL"
-    steps: dict[tuple[int, int], dict] = {}
-    for row in store.partitions(where, ["exercise_number", "step_number", "kind"]):  # no text: code is long
-        step = steps.setdefault(
-            (row["exercise_number"], row["step_number"]), {"problem": False, "solution": False, "changes": []}
-        )
-        side = row["kind"].split("-", 1)[0]
-        if side in ("problem", "solution"):
-            step[side] = True
-    summaries = f"{where} AND {filters.eq('kind', 'diff-summary')}"
-    for row in store.partitions(summaries, ["exercise_number", "step_number", "text"]):
-        step = steps[(row["exercise_number"], row["step_number"])]
-        for line in row["text"].splitlines():
+    require_workshop(store, source_id)
+    match: dict[str, object] = {"source_id": source_id, "step_number": Present()}
+    steps: dict[tuple[int, int], StepChanges] = {}
+    for partition in store.find(Partition, match, fields=["exercise_number", "step_number", "kind"]):  # no text
+        step = steps.setdefault((partition.exercise_number, partition.step_number), StepChanges())  # type: ignore[arg-type]
+        side = partition.kind.split("-", 1)[0]
+        if side == "problem":
+            step.problem = True
+        elif side == "solution":
+            step.solution = True
+    summaries = {**match, "kind": "diff-summary"}
+    for partition in store.find(Partition, summaries, fields=["exercise_number", "step_number", "text"]):
+        step = steps[(partition.exercise_number, partition.step_number)]  # type: ignore[index]
+        for line in partition.text.splitlines():
             change, _, path = line.partition(" ")
             if path:
-                step["changes"].append({"change": change, "path": path})
+                step.changes.append(FileChange(change, path))
     for step in steps.values():
-        step["changes"].sort(key=lambda c: c["path"])
+        step.changes.sort(key=lambda c: c.path)
     return steps

@@ -18,10 +18,12 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from thoth.app import Thoth
 from thoth.embed import EmbedderUnavailable
+from thoth.mcp.outputs.workshop import ContextBundle
 from thoth.records import Hit, Source
 from thoth.retrieval import citations, collections, documents, tree, workshops
 from thoth.retrieval.errors import NotFound, RetrievalError
 from thoth.retrieval.search import SearchError, explained_search
+from thoth.retrieval.workshops import StepChanges
 from thoth.store import ModelMismatch, StoreError, filters
 from thoth.ui.failures import advice
 
@@ -296,23 +298,25 @@ class Console:
         cursor = request.query_params.get("cursor") or None
         bundle = None
         if exercise is not None or cursor:
-            bundle = workshops.context_page(
-                self.store,
-                tool="retrieve_learning_context",
-                workshop=name if exercise is not None else None,  # with only a cursor: the cursor's scope
-                exercise=exercise,
-                step=step,
-                random_scope=False,
-                max_chars=LEARNING_CHARS,
-                cursor=cursor,
+            bundle = ContextBundle.from_record(
+                workshops.context_page(
+                    self.store,
+                    tool="retrieve_learning_context",
+                    source_id=name if exercise is not None else None,  # with only a cursor: the cursor's scope
+                    exercise=exercise,
+                    step=step,
+                    random_scope=False,
+                    max_chars=LEARNING_CHARS,
+                    cursor=cursor,
+                )
             )
-            if bundle["workshop"] != name:
-                raise BadArgument(f"cursor continues workshop {bundle['workshop']!r}, not {name!r}")
+            if bundle.workshop != name:
+                raise BadArgument(f"cursor continues workshop {bundle.workshop!r}, not {name!r}")
         exercises = [
             {
                 "number": number,
-                "title": info["title"],
-                "steps": [{"number": s, **steps.get((number, s), {})} for s in sorted(info["steps"])],
+                "title": info.title,
+                "steps": [{"number": s, **vars(steps.get((number, s), StepChanges()))} for s in sorted(info.steps)],
             }
             for number, info in sorted(cov.exercises.items())
         ]

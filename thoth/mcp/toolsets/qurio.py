@@ -10,84 +10,48 @@ from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from thoth.app import Thoth
+from thoth.mcp.outputs.qurio import READ_HINT as READ_HINT  # tests read the hint from here
+from thoth.mcp.outputs.qurio import QurioPageContent, QurioPages, QurioResults, QurioSources
 from thoth.mcp.tools import call_jsonrpc, correlation, read_only_tool, respond
 from thoth.retrieval import pages
-
-READ_HINT = 'Use qurio_read_page(url="...") to read the full content of any result.'
 
 FilterValue = str | int | list[str] | list[int]
 
 
-class QurioResult(BaseModel):
-    title: str | None
-    type: str = Field(description="content type: text, code, table or diff")
-    language: str | None
-    source_id: str
-    url: str = Field(description="the page's URL: pass it to qurio_read_page")
-    section: str | None
-    score: float = Field(description="fused relevance, 1.0 = ranked first by every search that ran")
-    content: str
+def qurio_search(
+    app: Thoth,
+    query: str,
+    alpha: float = 0.5,
+    limit: int = 10,
+    source_id: str | None = None,
+    filters: dict[str, FilterValue] | None = None,
+    *,
+    correlation_id: str,
+) -> QurioResults:
+    found = pages.search(
+        app.store, app.settings, app.embedder, query, alpha=alpha, limit=limit, source_id=source_id, metadata=filters
+    )
+    return QurioResults.from_record(query, alpha, found, correlation_id)
 
 
-class QurioResults(BaseModel):
-    query: str
-    alpha: float
-    results: list[QurioResult]
-    correlationId: str
+def qurio_list_sources(app: Thoth) -> QurioSources:
+    return QurioSources.from_record(pages.list_sources(app.store))
 
 
-class QurioSource(BaseModel):
-    id: str
-    name: str
-    type: str = Field(description="handbook, pdf, workshop or text")
-    pages: int | None
-    chunks: int | None
+def qurio_list_pages(app: Thoth, source_id: str, limit: int = 100, cursor: str | None = None) -> QurioPages:
+    return QurioPages.from_record(pages.list_pages(app.store, app.settings, source_id, limit, cursor))
 
 
-class QurioSources(BaseModel):
-    sources: list[QurioSource]
+def qurio_read_page(app: Thoth, url: str, max_chars: int | None = None, cursor: str | None = None) -> QurioPageContent:
+    max_chars = app.settings.max_chars if max_chars is None else max_chars
+    return QurioPageContent.from_record(pages.read_page(app.store, app.settings, url, max_chars, cursor))
 
 
-class QurioPage(BaseModel):
-    id: str
-    url: str
-    title: str | None
-    path: str
-
-
-class QurioPages(BaseModel):
-    source_id: str
-    total: int
-    pages: list[QurioPage]
-    nextCursor: str | None
-
-
-class QurioPageContent(BaseModel):
-    url: str
-    id: str
-    title: str | None
-    source_id: str
-    path: str
-    content: str
-    offset: int = Field(description="character offset of this content in the whole page")
-    totalChars: int
-    truncated: bool
-    nextCursor: str | None = Field(description="pass as cursor to read on; null at the end of the page")
-
-
-def _render_results(query: str, results: list[QurioResult]) -> str:
-    lines = [f"Found {len(results)} results for {query!r}." if results else f"No results for {query!r}."]
-    for i, hit in enumerate(results, start=1):
-        lines.append(
-            f"\n## {i}. {hit.title or hit.url}\n"
-            f"Type: {hit.type} | Language: {hit.language or '-'} | SourceID: {hit.source_id}\n"
-            f"URL: {hit.url}\n" + (f"Section: {hit.section}\n" if hit.section else "") + f"\n{hit.content}"
-        )
-    lines.append(f"\n{READ_HINT}")
-    return "\n".join(lines)
+# register() declares the tools under the bodies' names, so it calls the bodies by these.
+_search, _list_sources, _list_pages, _read_page = qurio_search, qurio_list_sources, qurio_list_pages, qurio_read_page
 
 
 def register(mcp: MCPServer, app: Thoth) -> None:
@@ -124,53 +88,19 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         Each result has its title, type, language, source id, URL and content.
         """
         with correlation(ctx) as cid:
-            rows = call_jsonrpc(
-                "qurio_search",
-                lambda: pages.search(
-                    app.store,
-                    settings,
-                    app.embedder,
-                    query,
-                    alpha=alpha,
-                    limit=limit,
-                    source_id=source_id,
-                    metadata=filters,
-                ),
-                cid,
-            )
-            results = [
-                QurioResult(
-                    title=row.get("title"),
-                    type=row.get("content_type") or "text",
-                    language=row.get("language") or None,
-                    source_id=row["source_id"],
-                    url=row["url"],
-                    section=row.get("section") or None,
-                    score=row["score"],
-                    content=row["text"],
-                )
-                for row in rows
-            ]
-            data = QurioResults(query=query, alpha=alpha, results=results, correlationId=cid)
-            return respond(data, _render_results(query, results))
+
+            def run() -> QurioResults:
+                return _search(app, query, alpha, limit, source_id, filters, correlation_id=cid)
+
+            data = call_jsonrpc("qurio_search", run, cid)
+            return respond(data, data.render())
 
     @read_only_tool(mcp)
     def qurio_list_sources(ctx: Context | None = None) -> Annotated[CallToolResult, QurioSources]:
         """Discovery: list every documentation set (source) currently indexed, with its id, name and type."""
         with correlation(ctx) as cid:
-            rows = call_jsonrpc("qurio_list_sources", lambda: pages.list_sources(app.store), cid)
-            sources = [
-                QurioSource(
-                    id=r["source_id"],
-                    name=r["name"],
-                    type=r["kind"],
-                    pages=r.get("document_count"),
-                    chunks=r.get("chunk_count"),
-                )
-                for r in rows
-            ]
-            lines = [f"{len(sources)} sources:"] + [f"- {s.id}: {s.name} ({s.type}, {s.pages} pages)" for s in sources]
-            return respond(QurioSources(sources=sources), "\n".join(lines))
+            data = call_jsonrpc("qurio_list_sources", lambda: _list_sources(app), cid)
+            return respond(data, data.render())
 
     @read_only_tool(mcp)
     def qurio_list_pages(
@@ -181,23 +111,8 @@ def register(mcp: MCPServer, app: Thoth) -> None:
     ) -> Annotated[CallToolResult, QurioPages]:
         """Navigation: list the pages (documents) of one source, with their ids and URLs, sorted by path."""
         with correlation(ctx) as cid:
-            data = call_jsonrpc(
-                "qurio_list_pages", lambda: pages.list_pages(app.store, settings, source_id, limit, cursor), cid
-            )
-            result = QurioPages(
-                source_id=source_id,
-                total=data["total"],
-                pages=[QurioPage(**p) for p in data["pages"]],
-                nextCursor=data["next_cursor"],
-            )
-            lines = [
-                f"{result.total} pages in {source_id}"
-                + (f" (showing {len(result.pages)})" if result.nextCursor else ":")
-            ]
-            lines += [f"- {p.id[:12]}  {p.url}" + (f"  {p.title}" if p.title else "") for p in result.pages]
-            if result.nextCursor:
-                lines.append(f'\nMore pages: qurio_list_pages(source_id="{source_id}", cursor="{result.nextCursor}")')
-            return respond(result, "\n".join(lines))
+            data = call_jsonrpc("qurio_list_pages", lambda: _list_pages(app, source_id, limit, cursor), cid)
+            return respond(data, data.render())
 
     @read_only_tool(mcp)
     def qurio_read_page(
@@ -218,16 +133,5 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         Long pages come in parts: pass the answer's nextCursor back (with the same url) to read on.
         """
         with correlation(ctx) as cid:
-            data = call_jsonrpc(
-                "qurio_read_page", lambda: pages.read_page(app.store, settings, url, max_chars, cursor), cid
-            )
-            fields = {k: v for k, v in data.items() if k not in ("next_cursor", "total_chars")}
-            result = QurioPageContent(**fields, totalChars=data["total_chars"], nextCursor=data["next_cursor"])
-            text = f"Page: {result.title or result.path}\nURL: {result.url}\n\n{result.content}"
-            if result.nextCursor:
-                end = result.offset + len(result.content)
-                text += (
-                    f"\n\n[Page continues: characters {end} of {result.totalChars} shown. "
-                    f'Read on with qurio_read_page(url="{result.url}", cursor="{result.nextCursor}")]'
-                )
-            return respond(result, text)
+            data = call_jsonrpc("qurio_read_page", lambda: _read_page(app, url, max_chars, cursor), cid)
+            return respond(data, data.render())

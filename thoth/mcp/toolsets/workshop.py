@@ -5,14 +5,14 @@ retrieve_learning_context, retrieve_diff_context, search_topic_context, retrieve
 
 # No `from __future__ import annotations`: the argument bounds below use this server's settings, so the
 # annotations must be evaluated where the tools are defined.
-import dataclasses
 import inspect
 import logging
 import random
+import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Annotated, Literal
+from typing import Annotated, TypeVar
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -26,6 +26,7 @@ from starlette.routing import Route
 from thoth.app import Thoth
 from thoth.embed import EmbedderUnavailable
 from thoth.mcp.auth import admin_refusal
+from thoth.mcp.outputs.workshop import ContextBundle, QuizInstructionsResult, TopicResults, WorkshopList
 from thoth.mcp.tools import READ_ONLY, call, correlation, read_only_tool, respond
 from thoth.retrieval import quiz, workshops
 from thoth.retrieval.paging import CursorError
@@ -48,112 +49,7 @@ Workshops (quiz authoring) quick start:
 WorkshopId = Annotated[str, Field(description="workshop id (from list_workshops)", min_length=1, max_length=200)]
 Cursor = Annotated[str | None, Field(description="nextCursor of the previous answer, to continue")]
 QUIZ_TITLE = "Retrieve Quiz Instructions"
-
-
-class ExerciseInfo(BaseModel):
-    exerciseNumber: int
-    title: str
-    steps: list[int]
-
-
-class WorkshopInfo(BaseModel):
-    workshop: str = Field(description="the slug to pass as `workshop`")
-    title: str = Field(description="the workshop's own title (package.json epicshop.title, else its README)")
-    product: str | None
-    hasDiffs: bool
-    exerciseCount: int
-    stepCount: int
-    sectionCount: int
-    diffSectionCount: int
-    exercises: list[ExerciseInfo]
-    lastIndexedAt: str | None = Field(description="when the workshop was last ingested (ISO 8601)")
-
-
-class WorkshopList(BaseModel):
-    workshops: list[WorkshopInfo]
-    total: int
-    nextCursor: str | None
-
-
-class Section(BaseModel):
-    id: str
-    label: str = Field(description="what the section is, e.g. 'Problem instructions' or 'Diff: src/app.ts'")
-    kind: str = Field(
-        description="workshop-/exercise-instructions or -finished, problem-/solution-instructions, "
-        "problem-/solution-code, diff-summary, diff"
-    )
-    sourcePath: str | None = Field(
-        description="the file (or, for a diff summary, the step folder) it came from, relative to the workshop root"
-    )
-    exerciseNumber: int | None
-    stepNumber: int | None
-    isDiff: bool
-    offset: int = Field(description="where `content` starts in the section (non-zero: continued from the last page)")
-    totalChars: int = Field(description="the whole section's length")
-    content: str
-
-
-class ContextBundle(BaseModel):
-    workshop: str
-    exerciseNumber: int
-    stepNumber: int | None
-    random: bool
-    focus: str | None
-    maxChars: int = Field(description="the maxChars this answer used (after clamping)")
-    maxCharsClamped: bool = Field(description="true when the maxChars asked for was above the hard maximum")
-    warnings: list[str]
-    sectionCount: int
-    totalChars: int
-    sections: list[Section]
-    truncated: bool
-    nextCursor: str | None
-
-
-class TopicMatch(BaseModel):
-    rank: int
-    score: float
-    workshop: str
-    exerciseNumber: int | None
-    stepNumber: int | None
-    sectionKind: str | None
-    sectionLabel: str | None
-    sourcePath: str | None
-    isDiff: bool
-    contentType: str
-    language: str | None
-    chunk: str
-
-
-class TopicResults(BaseModel):
-    query: str
-    limit: int
-    mode: Literal["semantic", "keyword"]
-    vectorSearchAvailable: bool
-    warnings: list[str]
-    queryKind: Literal["concept", "identifier"] = Field(
-        description="concept: notes that teach rank first; identifier: code that contains it ranks first"
-    )
-    matches: list[TopicMatch]
-
-
-class QuestionTypeInfo(BaseModel):
-    id: str
-    label: str
-    promptTemplate: str
-    whatToListenFor: list[str]
-    followUps: list[str]
-
-
-class QuizInstructionsResult(BaseModel):
-    tool: Literal["retrieve_quiz_instructions"]
-    version: Literal["1"]
-    topic: str | None
-    learnerGoal: str | None
-    targetQuestionCount: int
-    instructionsMarkdown: str
-    checklist: list[str]
-    questionTypes: list[QuestionTypeInfo]
-    closingSteps: list[str]
+M = TypeVar("M", bound=BaseModel)  # a tool's output model
 
 
 # -- errors: one shape for every workshop tool -------------------------------------------------
@@ -200,43 +96,96 @@ def attempt(
         return failure(tool, title, exc, default_next)
 
 
-# -- rendering ------------------------------------------------------------------------------------
+# -- the tools' bodies (callable without MCP) -----------------------------------------------------
 
 
-def _render_bundle(data: ContextBundle, tool: str) -> str:
-    where = f"{data.workshop} exercise {data.exerciseNumber}" + (
-        f" step {data.stepNumber}" if data.stepNumber is not None else ""
+def list_workshops(
+    app: Thoth, product: str | None, has_diffs: bool | None, all_pages: bool, limit: int, cursor: str | None
+) -> WorkshopList:
+    page = workshops.list_workshops(
+        app.store, product=product, has_diffs=has_diffs, limit=limit, cursor=cursor, all_pages=all_pages
     )
-    lines = [
-        f"{'Random scope: ' if data.random else ''}{where} — {data.sectionCount} sections, {data.totalChars} chars"
-    ]
-    lines += [f"> Warning: {w}" for w in data.warnings]
-    if not data.sections:
-        lines.append("No sections" + (f" match focus {data.focus!r}." if data.focus else " in this scope."))
-    for section in data.sections:
-        label = section.label + (" (continued)" if section.offset else "")
-        source = f"\n_Source_: `{section.sourcePath}`" if section.sourcePath else ""
-        fence = "diff" if section.isDiff else "" if section.kind.endswith("-code") else None
-        body = section.content if fence is None else f"```{fence}\n{section.content}\n```"
-        lines.append(f"\n### {label}{source}\n\n{body}")
-    if data.nextCursor:
-        lines.append(f'\n[Truncated. Continue with {tool}(cursor="{data.nextCursor}")]')
-    return "\n".join(lines)
+    return WorkshopList.from_record(page)
 
 
-def _render_topics(result: TopicResults) -> str:
-    lines = [
-        f"{len(result.matches)} matches for {result.query!r} ({result.mode} search)" + (":" if result.matches else ".")
-    ]
-    lines += [f"> Warning: {w}" for w in result.warnings]
-    for m in result.matches:
-        where = f"{m.workshop} exercise {m.exerciseNumber}" + (f" step {m.stepNumber}" if m.stepNumber else "")
-        source = f"\n_Source_: `{m.sourcePath}`" if m.sourcePath else ""
-        lines.append(f"\n## {m.rank}. {m.sectionLabel or where} ({where}, score {m.score:.3f}){source}\n\n{m.chunk}")
-    return "\n".join(lines)
+def retrieve_learning_context(
+    app: Thoth,
+    workshop: str | None,
+    exercise: int | None,
+    step: int | None,
+    random_scope: bool,
+    max_chars: int,
+    cursor: str | None,
+    rng: random.Random | None = None,
+) -> ContextBundle:
+    bundle = workshops.context_page(
+        app.store,
+        tool="retrieve_learning_context",
+        source_id=workshop,
+        exercise=exercise,
+        step=step,
+        random_scope=random_scope,
+        max_chars=max_chars,
+        cursor=cursor,
+        rng=rng,
+        max_chars_limit=app.settings.max_chars_limit,
+    )
+    return ContextBundle.from_record(bundle)
+
+
+def retrieve_diff_context(
+    app: Thoth,
+    workshop: str | None,
+    exercise: int | None,
+    step: int | None,
+    focus: str | None,
+    max_chars: int,
+    cursor: str | None,
+) -> ContextBundle:
+    bundle = workshops.context_page(
+        app.store,
+        tool="retrieve_diff_context",
+        source_id=workshop,
+        exercise=exercise,
+        step=step,
+        random_scope=False,
+        max_chars=max_chars,
+        cursor=cursor,
+        diffs_only=True,
+        focus=focus,
+        max_chars_limit=app.settings.max_chars_limit,
+    )
+    return ContextBundle.from_record(bundle)
+
+
+def search_topic_context(
+    app: Thoth, query: str, workshop: str | None, exercise: int | None, step: int | None, limit: int
+) -> TopicResults:
+    found = workshops.topic_search(
+        app.store, app.embedder, query, source_id=workshop, exercise=exercise, step=step, limit=limit
+    )
+    return TopicResults.from_record(found)
+
+
+def retrieve_quiz_instructions(
+    app: Thoth, topic: str | None, learner_goal: str | None, question_count: int
+) -> QuizInstructionsResult:
+    return QuizInstructionsResult.from_record(quiz.quiz_instructions(topic, learner_goal, question_count))
+
+
+def _answer(
+    tool: str,
+    title: str,
+    fn: Callable[[], M],
+    default_next: tuple[str, ...],
+    text: Callable[[M], str] = lambda result: result.render(),  # type: ignore[attr-defined]
+) -> CallToolResult:
+    """A tool's answer (its model and its Markdown), or its failure in the one error shape."""
+    return attempt(tool, title, lambda: respond(result := call(tool, fn), text(result)), default_next)
 
 
 def register(mcp: MCPServer, app: Thoth) -> None:
+    this = sys.modules[__name__]  # the tool bodies above, which the tools below shadow by name
     settings = app.settings
     rng = random.Random()  # seeded from the OS: a fresh draw per call, uniform over exercises
     MaxChars = Annotated[
@@ -264,62 +213,13 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         Call this first. Use the `workshop` slugs and exercise/step numbers with the other workshop tools.
         """
 
-        def run() -> CallToolResult:
-            data = call(
-                "list_workshops",
-                lambda: workshops.list_workshops(
-                    app.store, product=product, has_diffs=hasDiffs, limit=limit, cursor=cursor, all_pages=all
-                ),
-            )
-            result = WorkshopList.model_validate(data)
-            shown = f" (showing {len(result.workshops)})" if result.nextCursor else ":"
-            lines = [f"{result.total} workshops{shown}"]
-            for w in result.workshops:
-                lines.append(
-                    f"- `{w.workshop}`: {w.title} [{w.product or 'no product'}] — {w.exerciseCount} exercises, "
-                    f"{w.stepCount} steps, diffs: {'yes' if w.hasDiffs else 'no'}, last indexed {w.lastIndexedAt}"
-                )
-                lines += [f"    {e.exerciseNumber}. {e.title} (steps {e.steps})" for e in w.exercises]
-            if result.nextCursor:
-                lines.append(f'\nMore: list_workshops(all=false, cursor="{result.nextCursor}")')
-            return respond(result, "\n".join(lines))
-
         with correlation(ctx):
-            return attempt("list_workshops", "Unable to list workshops", run, (CURSOR_HINT,))
-
-    def _bundle(
-        tool: str,
-        title: str,
-        workshop: str | None,
-        exercise: int | None,
-        step: int | None,
-        random_scope: bool,
-        max_chars: int,
-        cursor: str | None,
-        diffs_only: bool,
-        focus: str | None,
-    ) -> CallToolResult:
-        def fetch() -> dict:
-            return workshops.context_page(
-                app.store,
-                tool=tool,
-                workshop=workshop,
-                exercise=exercise,
-                step=step,
-                random_scope=random_scope,
-                max_chars=max_chars,
-                cursor=cursor,
-                diffs_only=diffs_only,
-                focus=focus,
-                rng=rng,
-                max_chars_limit=settings.max_chars_limit,
+            return _answer(
+                "list_workshops",
+                "Unable to list workshops",
+                lambda: this.list_workshops(app, product, hasDiffs, all, limit, cursor),
+                (CURSOR_HINT,),
             )
-
-        def run() -> CallToolResult:
-            result = ContextBundle.model_validate(call(tool, fetch))
-            return respond(result, _render_bundle(result, tool))
-
-        return attempt(tool, title, run, (workshops.LIST_HINT,))
 
     @read_only_tool(mcp)
     def retrieve_learning_context(
@@ -343,17 +243,14 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         `label` and a `sourcePath`. When truncated, pass nextCursor back (alone) to continue exactly there.
         """
         with correlation(ctx):
-            return _bundle(
+            return _answer(
                 "retrieve_learning_context",
                 "Unable to retrieve learning context",
-                workshop,
-                exerciseNumber,
-                stepNumber,
-                random,
-                maxChars,
-                cursor,
-                diffs_only=False,
-                focus=None,
+                lambda: this.retrieve_learning_context(
+                    app, workshop, exerciseNumber, stepNumber, random, maxChars, cursor, rng
+                ),
+                (workshops.LIST_HINT,),
+                lambda result: result.render("retrieve_learning_context"),
             )
 
     @read_only_tool(mcp)
@@ -377,17 +274,12 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         error listing the files that have diffs. Pages like retrieve_learning_context.
         """
         with correlation(ctx):
-            return _bundle(
+            return _answer(
                 "retrieve_diff_context",
                 "Unable to retrieve diff context",
-                workshop,
-                exerciseNumber,
-                stepNumber,
-                False,
-                maxChars,
-                cursor,
-                diffs_only=True,
-                focus=focus,
+                lambda: this.retrieve_diff_context(app, workshop, exerciseNumber, stepNumber, focus, maxChars, cursor),
+                (workshops.LIST_HINT,),
+                lambda result: result.render("retrieve_diff_context"),
             )
 
     @read_only_tool(mcp)
@@ -408,44 +300,11 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         otherwise (`mode`, `vectorSearchAvailable` and `warnings` say which). Unknown scopes are errors.
         """
 
-        def run() -> CallToolResult:
-            data = call(
-                "search_topic_context",
-                lambda: workshops.topic_search(
-                    app.store,
-                    app.embedder,
-                    query,
-                    workshop=workshop,
-                    exercise=exerciseNumber,
-                    step=stepNumber,
-                    limit=limit,
-                ),
-            )
-            matches = [
-                TopicMatch(
-                    rank=i,
-                    score=row["score"],
-                    workshop=row["source_id"],
-                    exerciseNumber=row.get("exercise_number"),
-                    stepNumber=row.get("step_number"),
-                    sectionKind=row["section_kind"],
-                    sectionLabel=row["section_label"],
-                    sourcePath=row["source_path"],
-                    isDiff=row["is_diff"],
-                    contentType=row.get("content_type") or "text",
-                    language=row.get("language") or None,
-                    chunk=row["text"],
-                )
-                for i, row in enumerate(data["matches"], start=1)
-            ]
-            result = TopicResults.model_validate({**data, "matches": matches})
-            return respond(result, _render_topics(result))
-
         with correlation(ctx):
-            return attempt(
+            return _answer(
                 "search_topic_context",
                 "Unable to search topic context",
-                run,
+                lambda: this.search_topic_context(app, query, workshop, exerciseNumber, stepNumber, limit),
                 ("If scoping by stepNumber, also give exerciseNumber and workshop.",),
             )
 
@@ -481,18 +340,11 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         ] = quiz.DEFAULT_QUESTION_COUNT,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, QuizInstructionsResult]:
-        def run() -> CallToolResult:
-            found = call(
-                "retrieve_quiz_instructions", lambda: quiz.quiz_instructions(topic, learnerGoal, questionCount)
-            )
-            result = QuizInstructionsResult.model_validate(dataclasses.asdict(found))
-            return respond(result, quiz.render(found))
-
         with correlation(ctx):
-            return attempt(
+            return _answer(
                 "retrieve_quiz_instructions",
                 "Unable to retrieve quiz instructions",
-                run,
+                lambda: this.retrieve_quiz_instructions(app, topic, learnerGoal, questionCount),
                 ("Every argument is optional: leave out `topic` or `learnerGoal`, or give non-blank text.",),
             )
 

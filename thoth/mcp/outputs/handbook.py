@@ -1,0 +1,83 @@
+"""The handbook surface's outputs (seed 004): its words are `source` for a file's path and `documents`
+for passages (chunks)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from thoth.records import Hit
+from thoth.retrieval import topics
+
+
+class HandbookHit(BaseModel):
+    rank: int
+    score: float = Field(description="fused relevance, 1.0 = ranked first by both keyword and vector search")
+    similarity: float | None = Field(description="cosine similarity of query and passage, when vector search saw it")
+    source: str = Field(description="file path inside the source")
+    title: str | None
+    section: str | None
+    page: int | None = None
+    source_ref: str
+    content: str
+
+    @classmethod
+    def from_record(cls, rank: int, hit: Hit) -> HandbookHit:
+        chunk = hit.chunk
+        return cls(
+            rank=rank,
+            score=hit.score,
+            similarity=round(hit.similarity, 4) if hit.similarity is not None else None,
+            source=chunk.key,
+            title=chunk.title,
+            section=chunk.section,
+            page=chunk.page_start,
+            source_ref=chunk.source_ref,
+            content=chunk.text,
+        )
+
+
+class HandbookResults(BaseModel):
+    query: str
+    results: list[HandbookHit]
+
+    @classmethod
+    def from_record(cls, query: str, hits: list[Hit]) -> HandbookResults:
+        return cls(query=query, results=[HandbookHit.from_record(i, hit) for i, hit in enumerate(hits, start=1)])
+
+    def render(self) -> str:
+        if not self.results:
+            return f"No results for {self.query!r}."
+        parts = [f"Found {len(self.results)} results for {self.query!r}:"]
+        for hit in self.results:
+            similarity = f", similarity {hit.similarity:.3f}" if hit.similarity is not None else ""
+            where = hit.source + (f" (page {hit.page})" if hit.page else "")
+            parts.append(
+                f"\n## {hit.rank}. {hit.section or hit.title or hit.source}\n"
+                f"Source: {where}\nRelevance: {hit.score:.3f}{similarity}\n\n{hit.content}"
+            )
+        return "\n".join(parts)
+
+
+class Topic(BaseModel):
+    topic: str
+    chunks: int
+    files: int
+
+
+class TopicList(BaseModel):
+    total_documents: int = Field(description="indexed passages (chunks)")
+    unique_files: int
+    topics: list[Topic]
+
+    @classmethod
+    def from_record(cls, found: topics.Topics) -> TopicList:
+        return cls(
+            total_documents=found.chunk_count,
+            unique_files=found.file_count,
+            topics=[Topic(topic=t.topic, chunks=t.chunk_count, files=t.file_count) for t in found.topics],
+        )
+
+    def render(self) -> str:
+        lines = [f"Total documents: {self.total_documents}", f"Unique files: {self.unique_files}", "", "Topics:"]
+        lines += [f"- {t.topic}: {t.chunks} documents in {t.files} files" for t in self.topics]
+        return "\n".join(lines)

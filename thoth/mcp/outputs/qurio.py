@@ -1,0 +1,161 @@
+"""The Qurio surface's outputs (seed 001): a document is a `page` with an `id` (its doc_id) and a `url`,
+a partition's text is `content`, and the JSON keys are camelCase where Qurio's are."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from thoth.records import Source
+from thoth.retrieval.pages import Page, PageHit, PageList, PageText
+
+READ_HINT = 'Use qurio_read_page(url="...") to read the full content of any result.'
+
+
+class QurioResult(BaseModel):
+    title: str | None
+    type: str = Field(description="content type: text, code, table or diff")
+    language: str | None
+    source_id: str
+    url: str = Field(description="the page's URL: pass it to qurio_read_page")
+    section: str | None
+    score: float = Field(description="fused relevance, 1.0 = ranked first by every search that ran")
+    content: str
+
+    @classmethod
+    def from_record(cls, found: PageHit) -> QurioResult:
+        chunk = found.hit.chunk
+        return cls(
+            title=chunk.title,
+            type=chunk.content_type or "text",
+            language=chunk.language or None,
+            source_id=chunk.source_id,
+            url=found.url,
+            section=chunk.section or None,
+            score=found.hit.score,
+            content=chunk.text,
+        )
+
+
+class QurioResults(BaseModel):
+    query: str
+    alpha: float
+    results: list[QurioResult]
+    correlationId: str
+
+    @classmethod
+    def from_record(cls, query: str, alpha: float, found: list[PageHit], correlation_id: str) -> QurioResults:
+        results = [QurioResult.from_record(hit) for hit in found]
+        return cls(query=query, alpha=alpha, results=results, correlationId=correlation_id)
+
+    def render(self) -> str:
+        query = self.query
+        lines = [f"Found {len(self.results)} results for {query!r}." if self.results else f"No results for {query!r}."]
+        for i, hit in enumerate(self.results, start=1):
+            lines.append(
+                f"\n## {i}. {hit.title or hit.url}\n"
+                f"Type: {hit.type} | Language: {hit.language or '-'} | SourceID: {hit.source_id}\n"
+                f"URL: {hit.url}\n" + (f"Section: {hit.section}\n" if hit.section else "") + f"\n{hit.content}"
+            )
+        lines.append(f"\n{READ_HINT}")
+        return "\n".join(lines)
+
+
+class QurioSource(BaseModel):
+    id: str
+    name: str
+    type: str = Field(description="handbook, pdf, workshop or text")
+    pages: int | None
+    chunks: int | None
+
+    @classmethod
+    def from_record(cls, source: Source) -> QurioSource:
+        return cls(
+            id=source.source_id,
+            name=source.name,
+            type=source.kind,
+            pages=source.document_count,
+            chunks=source.chunk_count,
+        )
+
+
+class QurioSources(BaseModel):
+    sources: list[QurioSource]
+
+    @classmethod
+    def from_record(cls, sources: list[Source]) -> QurioSources:
+        return cls(sources=[QurioSource.from_record(source) for source in sources])
+
+    def render(self) -> str:
+        lines = [f"{len(self.sources)} sources:"]
+        lines += [f"- {s.id}: {s.name} ({s.type}, {s.pages} pages)" for s in self.sources]
+        return "\n".join(lines)
+
+
+class QurioPage(BaseModel):
+    id: str
+    url: str
+    title: str | None
+    path: str
+
+    @classmethod
+    def from_record(cls, page: Page) -> QurioPage:
+        return cls(id=page.document.doc_id, url=page.url, title=page.document.title, path=page.document.key)
+
+
+class QurioPages(BaseModel):
+    source_id: str
+    total: int
+    pages: list[QurioPage]
+    nextCursor: str | None
+
+    @classmethod
+    def from_record(cls, found: PageList) -> QurioPages:
+        pages = [QurioPage.from_record(page) for page in found.pages]
+        return cls(source_id=found.source_id, total=found.total, pages=pages, nextCursor=found.next_cursor)
+
+    def render(self) -> str:
+        shown = f" (showing {len(self.pages)})" if self.nextCursor else ":"
+        lines = [f"{self.total} pages in {self.source_id}{shown}"]
+        lines += [f"- {p.id[:12]}  {p.url}" + (f"  {p.title}" if p.title else "") for p in self.pages]
+        if self.nextCursor:
+            lines.append(f'\nMore pages: qurio_list_pages(source_id="{self.source_id}", cursor="{self.nextCursor}")')
+        return "\n".join(lines)
+
+
+class QurioPageContent(BaseModel):
+    url: str
+    id: str
+    title: str | None
+    source_id: str
+    path: str
+    content: str
+    offset: int = Field(description="character offset of this content in the whole page")
+    totalChars: int
+    truncated: bool
+    nextCursor: str | None = Field(description="pass as cursor to read on; null at the end of the page")
+
+    @classmethod
+    def from_record(cls, found: PageText) -> QurioPageContent:
+        document = found.page.document
+        return cls(
+            url=found.page.url,
+            id=document.doc_id,
+            title=document.title,
+            source_id=document.source_id,
+            path=document.key,
+            content=found.content,
+            offset=found.offset,
+            totalChars=found.total_chars,
+            truncated=found.truncated,
+            nextCursor=found.next_cursor,
+        )
+
+    def render(self) -> str:
+        text = f"Page: {self.title or self.path}\nURL: {self.url}\n\n{self.content}"
+        if self.nextCursor:
+            end = self.offset + len(self.content)
+            text += (
+                f"\n\n[Page continues: characters {end} of {self.totalChars} shown. "
+                f'Read on with qurio_read_page(url="{self.url}", cursor="{self.nextCursor}")]'
+            )
+        return text

@@ -79,7 +79,7 @@ def pages(store: Store) -> list[tuple[str, str]]:
         found += [
             (f"tree {with_tree}", f"/ui/trees/{with_tree}"),
             ("tree level 0", f"/ui/trees/{with_tree}?level=0"),
-            ("top node", f"/ui/trees/{with_tree}/nodes/{top['node_id']}"),
+            ("top node", f"/ui/trees/{with_tree}/nodes/{top.node_id}"),
             ("chunk node (path to root)", f"/ui/trees/{with_tree}/nodes/{leaf}"),
         ]
     workshop = next((s for s, source in sources.items() if source.kind == "workshop"), None)

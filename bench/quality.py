@@ -55,6 +55,7 @@ from thoth.config import Settings
 from thoth.embed import get_embedder
 from thoth.records import Hit
 from thoth.retrieval import tree
+from thoth.retrieval.answer import Answer
 from thoth.retrieval.search import hybrid_search, keyword_search, vector_search
 from thoth.store import Store
 
@@ -94,11 +95,11 @@ class Runner:
         index = tree.tree_index_of(self.store, self.source_id)
         keys: list[str] = []
         for hit in hits:
-            if hit["level"] == 0:
-                keys.append(hit["key"])
+            if hit.level == 0:
+                keys.append(hit.key or "")
                 continue
             self.summary_hits += 1
-            keys += index.named_pages(hit["node_id"]) if index else []  # the pages a served summary lists
+            keys += index.named_pages(hit.node_id) if index else []  # the pages a served summary lists
         return _doc_ranking(keys)
 
     def tree_vector(self, query: str) -> list[str]:
@@ -272,18 +273,18 @@ BROAD_QUESTIONS = Path(__file__).parent / "data" / "broad_questions.jsonl"
 BROAD_K = 10
 
 
-def _pages(hits: list[dict]) -> list[str]:
+def _pages(hits: list[tree.NodeHit]) -> list[str]:
     """The pages a result list names, in order: a chunk its page, a summary node the pages it covers."""
     out: list[str] = []
     for hit in hits:
-        out += [hit["key"]] if hit.get("level", 0) == 0 else list(hit.get("pages") or [])
+        out += [hit.key or ""] if hit.level == 0 else list(hit.pages)
     return list(dict.fromkeys(p for p in out if p))
 
 
-def _cited_pages(answer: dict) -> list[str]:
+def _cited_pages(answer: Answer) -> list[str]:
     """The pages of the citations the answer's text refers to ([n])."""
-    cited = {int(n) for n in re.findall(r"\[(\d+)\]", answer["answer"])}
-    return list(dict.fromkeys(p for c in answer["citations"] if c["number"] in cited for p in c["pages"]))
+    cited = {int(n) for n in re.findall(r"\[(\d+)\]", answer.answer)}
+    return list(dict.fromkeys(p for c in answer.citations if c.number in cited for p in c.pages))
 
 
 def broad(data: Path, settings: Settings, max_queries: int | None) -> None:

@@ -154,7 +154,7 @@ def test_chat_sessions_belong_to_their_creator(token_server: LiveServer, writabl
     session_id = created["structuredContent"]["session_id"]
     store = Store(writable)
     owner = Caller(token_principal(READER), writer=False).key
-    assert get_session(store, session_id, owner)["title"] == "Mine"
+    assert get_session(store, session_id, owner).title == "Mine"
     other = Caller(token_principal(READER2), writer=False).key
     with pytest.raises(NotFound, match="of yours"):
         get_session(store, session_id, other)

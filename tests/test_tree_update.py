@@ -171,7 +171,7 @@ def test_events_touch_only_their_objects_path_and_deleted_text_is_not_served(cop
         n["node_id"] for n in before if n["parent"] in ancestors(before, comet)
     }
     hits = reading.collapsed(store, get_embedder(settings), "topics", "comet tail solar wind", 20)
-    assert not any("solar wind" in h["text"] for h in hits)
+    assert not any("solar wind" in h.node.text for h in hits)
 
 
 def test_a_tree_that_cannot_be_updated_in_place_is_marked_stale_and_not_served(copy: tuple[Path, Settings]) -> None:
@@ -186,10 +186,10 @@ def test_a_tree_that_cannot_be_updated_in_place_is_marked_stale_and_not_served(c
     assert result is not None and result.mode == "stale" and "stale" in result.render()
     assert store.tree_pointer("topics")["stale"]
     hits = reading.collapsed(store, get_embedder(settings), "topics", "telescope galaxies", 20)
-    assert hits and all(h["level"] == 0 for h in hits)  # chunks only: no summary of deleted text
+    assert hits and all(h.level == 0 for h in hits)  # chunks only: no summary of deleted text
     with pytest.raises(reading.NotFound):
         reading.get_node(store, summary_id)
-    assert not next(d for d in reading.list_datasets(store) if d["id"] == "topics")["has_tree"]
+    assert not next(d for d in reading.list_datasets(store) if d.source_id == "topics").has_tree
     # the next run rebuilds it
     summary = Ingestor(settings).run(str(root), name="topics")
     assert summary.tree is not None and summary.tree.mode == "full"

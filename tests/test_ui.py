@@ -255,19 +255,19 @@ def test_tree_page_lists_levels_and_the_top_level(console_server: LiveServer, st
 
 def test_node_page_shows_summary_children_leaf_count_and_path(console_server: LiveServer, store: Store) -> None:
     total, (top, *_) = tree.level_nodes(store, "topics", len(tree.level_sizes(store, "topics")) - 1, 1)
-    body = page(console_server, f"/ui/trees/topics/nodes/{top['node_id']}")
+    body = page(console_server, f"/ui/trees/topics/nodes/{top.node_id}")
     words = text_of(body)
-    assert f"Leaf count {top['leaf_count']} chunks" in words
-    assert f"Children ({len(top['children'])})" in words
-    assert " ".join(top["text"].split())[:80] in words
+    assert f"Leaf count {top.leaf_count} chunks" in words
+    assert f"Children ({len(top.children)})" in words
+    assert " ".join(top.text.split())[:80] in words
     child_links = re.findall(r'class="node-link" href="(/ui/trees/topics/nodes/[^"]+)"', body)
-    assert [link.rsplit("/", 1)[1] for link in child_links] == top["children"][:25]
+    assert [link.rsplit("/", 1)[1] for link in child_links] == list(top.children[:25])
     leaf = tree.leaf_ids(store, top)[0]
     chunk = page(console_server, f"/ui/trees/topics/nodes/{leaf}")
     path = tree.path_to_root(store, leaf)
     assert "Path to the root" in chunk and chunk.count('aria-current="page"') == 1
     for node in path[1:]:
-        assert f"/ui/trees/topics/nodes/{node['node_id']}" in links(chunk)
+        assert f"/ui/trees/topics/nodes/{node.node_id}" in links(chunk)
     assert any(h.startswith("/ui/documents/") and f"chunk={leaf}" in h for h in links(chunk))
 
 

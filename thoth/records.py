@@ -126,6 +126,11 @@ class Hit:
         return self.chunk.chunk_id
 
 
+def _of_chunk(name: str) -> Any:
+    """A property of a tree node: that field of its chunk, for a chunk node (level 0); None otherwise."""
+    return property(lambda node: getattr(node.chunk, name) if node.chunk is not None else None)
+
+
 @dataclass(frozen=True)
 class TreeNode:
     """A node of a source's RAPTOR tree: a summary (level >= 1) over the nodes one level down, whose
@@ -141,6 +146,17 @@ class TreeNode:
     summariser: str | None = None
     tree_version: str | None = None
     similarity: float | None = None  # cosine with the query, when a search found it
+    chunk: Chunk | None = None  # level 0: the chunk this node is (not a column: its page and citation)
+
+    # A chunk node's page and citation, from its chunk (None for a summary node: it has no one page).
+    chunk_id = _of_chunk("chunk_id")
+    doc_id = _of_chunk("doc_id")
+    key = _of_chunk("key")
+    title = _of_chunk("title")
+    section = _of_chunk("section")
+    source_ref = _of_chunk("source_ref")
+    page_start = _of_chunk("page_start")
+    page_end = _of_chunk("page_end")
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,16 @@ generated answer asks the LLM to answer from the numbered passages only and to c
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from thoth.config import Settings
 from thoth.embed import Embedder
 from thoth.llm import get_llm
+from thoth.records import TreeNode
 from thoth.retrieval.summarise import content_words, split_sentences
-from thoth.retrieval.tree import retrieve
+from thoth.retrieval.tree import NodeHit, retrieve
 from thoth.store import Store
 
 MAX_PAGES = 8  # pages an extractive answer quotes, one sentence each (bench.quality broad: 6 dropped cited pages)
@@ -32,39 +35,55 @@ ANSWER_SYSTEM = (
 )
 
 
-def _citation(number: int, hit: dict) -> dict:
-    return {
-        "number": number,
-        "node_id": hit["node_id"],
-        "level": hit["level"],
-        "chunk_id": hit.get("chunk_id"),
-        "doc_id": hit.get("doc_id"),
-        "source": hit.get("key"),
-        "pages": [hit["key"]] if hit.get("key") else list(hit.get("pages") or []),
-        "section": hit.get("section"),
-        "source_ref": hit.get("source_ref"),
-        "similarity": round(float(hit.get("similarity") or 0.0), 4),
-        "text": hit["text"],
-    }
+@dataclass(frozen=True)
+class Citation:
+    """A passage an answer cites as [number]: a chunk, or a summary node naming the pages it covers."""
+
+    number: int
+    node: TreeNode
+    pages: tuple[str, ...]  # a chunk's page, or the pages a summary covers
+    similarity: float  # cosine of the question and the passage, rounded
+
+    @property
+    def text(self) -> str:
+        return self.node.text
 
 
-def _candidates(query: str, citations: list[dict]) -> list[tuple[int, str, str]]:
+@dataclass(frozen=True)
+class Answer:
+    """An answer with its citations; `answer_type` is extractive, generated or no_context."""
+
+    query: str
+    source_id: str
+    mode: str
+    answer: str
+    answer_type: str
+    model: str | None  # the LLM that wrote a generated answer
+    citations: tuple[Citation, ...]
+
+
+def _citation(number: int, hit: NodeHit) -> Citation:
+    pages = (hit.key,) if hit.key else hit.pages
+    return Citation(number=number, node=hit.node, pages=pages, similarity=round(float(hit.similarity or 0.0), 4))
+
+
+def _candidates(query: str, citations: list[Citation]) -> list[tuple[int, str, str]]:
     """(citation number, page, sentence): each passage's PER_PASSAGE sentences sharing most content words
     with the question (in passage order on ties), passages in citation order, at most MAX_CANDIDATES."""
     words = content_words(query)
     out: list[tuple[int, str, str]] = []
     for c in citations:
-        sentences = [s for s in split_sentences(c["text"]) if len(s.split()) >= 3]
+        sentences = [s for s in split_sentences(c.text) if len(s.split()) >= 3]
         order = sorted(range(len(sentences)), key=lambda i: (-len(words & content_words(sentences[i])), i))
-        out += [(c["number"], (c["pages"] or [""])[0], sentences[i]) for i in sorted(order[:PER_PASSAGE])]
+        out += [(c.number, (c.pages or ("",))[0], sentences[i]) for i in sorted(order[:PER_PASSAGE])]
     return out[:MAX_CANDIDATES]
 
 
-def _extractive(embedder: Embedder, query: str, citations: list[dict], min_similarity: float) -> str:
+def _extractive(embedder: Embedder, query: str, citations: list[Citation], min_similarity: float) -> str:
     """One sentence per page, the one closest to the question, for the pages most relevant first."""
     candidates = _candidates(query, citations)
     if not candidates:
-        return " ".join(f"{c['text']} [{c['number']}]" for c in citations[:1])
+        return " ".join(f"{c.text} [{c.number}]" for c in citations[:1])
     vectors = embedder.embed([query] + [s for _, _, s in candidates])
     scores = vectors[1:] @ vectors[0]
     chosen: list[int] = []
@@ -83,33 +102,32 @@ def answer_question(
     store: Store,
     embedder: Embedder,
     settings: Settings,
-    dataset_id: str,
+    source_id: str,
     query: str,
     *,
     mode: str = "collapsed",
     top_k: int = 5,
     temperature: float = 0.7,
-) -> dict:
-    """{answer, answer_type: extractive|generated|no_context, model, mode, citations}."""
-    hits = retrieve(store, embedder, dataset_id, query, mode=mode, top_k=top_k)
-    relevant = [h for h in hits if (h.get("similarity") or 0.0) >= settings.answer_min_similarity]
-    citations = [_citation(n, hit) for n, hit in enumerate(relevant, start=1)]
-    result = {"query": query, "dataset_id": dataset_id, "mode": mode, "citations": citations, "model": None}
+) -> Answer:
+    """The answer to `query` from a source's passages (extractive, generated, or no_context), with citations."""
+    hits = retrieve(store, embedder, source_id, query, mode=mode, top_k=top_k)
+    relevant = [h for h in hits if (h.similarity or 0.0) >= settings.answer_min_similarity]
+    citations = tuple(_citation(n, hit) for n, hit in enumerate(relevant, start=1))
+
+    def answer(text: str, answer_type: str, model: str | None = None) -> Answer:
+        return Answer(query, source_id, mode, text, answer_type, model, citations)
+
     if not citations:
-        best = max((h.get("similarity") or 0.0 for h in hits), default=0.0)
-        return {
-            **result,
-            "answer_type": "no_context",
-            "answer": (
-                f"No passage in dataset {dataset_id!r} is relevant enough to answer this question "
-                f"(best similarity {best:.2f}, threshold {settings.answer_min_similarity:.2f}), so there is no answer."
-            ),
-        }
+        best = max((h.similarity or 0.0 for h in hits), default=0.0)
+        return answer(
+            f"No passage in dataset {source_id!r} is relevant enough to answer this question "
+            f"(best similarity {best:.2f}, threshold {settings.answer_min_similarity:.2f}), so there is no answer.",
+            "no_context",
+        )
     llm = get_llm(settings)
     if llm is None:
-        text = _extractive(embedder, query, citations, settings.answer_min_similarity)
-        return {**result, "answer_type": "extractive", "answer": text}
-    context = "\n\n".join(f"[{c['number']}] {c['text']}" for c in citations)
+        return answer(_extractive(embedder, query, list(citations), settings.answer_min_similarity), "extractive")
+    context = "\n\n".join(f"[{c.number}] {c.text}" for c in citations)
     prompt = f"Passages:\n\n{context}\n\nQuestion: {query}\n\nAnswer, citing the passages by number:"
     text = llm.complete(prompt, system=ANSWER_SYSTEM, temperature=temperature, max_tokens=512)
-    return {**result, "answer_type": "generated", "model": llm.name, "answer": text}
+    return answer(text, "generated", llm.name)

@@ -14,17 +14,18 @@ never mixes two builds.
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 
 from thoth.embed import Embedder
-from thoth.records import AtMost, legacy_row, to_row
+from thoth.records import AtMost, Chunk, Contains, Match, Source, TreeNode
 from thoth.retrieval.search import MIN_PREFETCH, SearchError, explained_search, hybrid_search, rrf
 from thoth.retrieval.tree_index import TreeIndex, tree_index
-from thoth.store import HIT_COLUMNS, Store, filters
-from thoth.store.db import NODE_COLUMNS
-from thoth.store.schema import CHUNKS
+from thoth.store import Store
 
 MODES = ("collapsed", "traversal")
 PER_PAGE = 2  # chunks of one page in a result list, before other pages' get their turn (docs/raptor.md)
@@ -36,41 +37,81 @@ class NotFound(SearchError):
     """An id (dataset or node) that the index does not have; the message names it."""
 
 
+@dataclass(frozen=True)
+class SourceTree:
+    """A source with the shape of its current tree (what list_datasets shows)."""
+
+    source: Source
+    has_tree: bool
+    levels: int  # summary levels above the chunks
+    nodes: int  # summary nodes
+    summariser: str | None
+
+    @property
+    def source_id(self) -> str:
+        return self.source.source_id
+
+    @property
+    def updated_at(self) -> datetime | None:
+        return self.source.updated_at
+
+
+@dataclass(frozen=True)
+class NodeHit:
+    """A tree node a retrieval found: its rank score, and (a summary) the pages it covers."""
+
+    node: TreeNode
+    score: float = 0.0
+    pages: tuple[str, ...] = ()  # a summary: the pages most of its chunks come from
+    keyword_rank: int | None = None  # a chunk: its rank in the keyword search (collapsed's merge)
+
+    @property
+    def node_id(self) -> str:
+        return self.node.node_id
+
+    @property
+    def level(self) -> int:
+        return self.node.level
+
+    @property
+    def key(self) -> str | None:
+        return self.node.key
+
+    @property
+    def similarity(self) -> float | None:
+        return self.node.similarity
+
+
 # -- datasets -----------------------------------------------------------------------------------------
 
 
-def list_datasets(store: Store) -> list[dict]:
+def list_datasets(store: Store) -> list[SourceTree]:
     """Every source with its counts and its tree's shape."""
     out = []
-    for row in sorted(store.list_sources(), key=lambda r: r["source_id"]):
-        pointer = store.tree_pointer(row["source_id"]) or {}
+    for source in sorted(store.find(Source), key=lambda s: s.source_id):
+        pointer = store.tree_pointer(source.source_id) or {}
         out.append(
-            {
-                "id": row["source_id"],
-                "name": row["name"],
-                "kind": row["kind"],
-                "documents": row["document_count"] or 0,
-                "chunks": row["chunk_count"] or 0,
-                "has_tree": bool(row["has_tree"]) and not pointer.get("stale"),
-                "tree_levels": pointer.get("levels", 0),
-                "tree_nodes": pointer.get("nodes", 0),
-                "summariser": pointer.get("summariser"),
-                "updated_at": row["updated_at"].isoformat() if row.get("updated_at") else None,
-            }
+            SourceTree(
+                source=source,
+                has_tree=source.has_tree and not pointer.get("stale"),
+                levels=pointer.get("levels", 0),
+                nodes=pointer.get("nodes", 0),
+                summariser=pointer.get("summariser"),
+            )
         )
     return out
 
 
-def get_dataset(store: Store, dataset_id: str) -> dict:
-    row = store.get_source(dataset_id)
-    if row is None:
-        known = sorted(r["source_id"] for r in store.list_sources())
+def get_dataset(store: Store, source_id: str) -> Source:
+    source = store.first(Source, {"source_id": source_id})
+    if source is None:
+        known = sorted(s.source_id for s in store.find(Source, fields=["source_id"]))
         listed = ", ".join(known[:20]) + (" …" if len(known) > 20 else "")
-        raise NotFound(f"unknown dataset_id {dataset_id!r}; known datasets: {listed or '(none: run the ingest job)'}")
-    return row
+        raise NotFound(f"unknown dataset_id {source_id!r}; known datasets: {listed or '(none: run the ingest job)'}")
+    return source
 
 
-def _node_match(store: Store, source_id: str) -> dict | None:
+def _node_match(store: Store, source_id: str) -> Match | None:
     """The Match of the current tree's summary nodes of a source, or None if it has none."""
     pointer = store.tree_pointer(source_id)
     if not pointer or not pointer.get("nodes") or pointer.get("stale"):
@@ -78,78 +119,57 @@ def _node_match(store: Store, source_id: str) -> dict | None:
     return {"source_id": source_id, "tree_version": pointer["version"]}
 
 
-def _node_scope(store: Store, source_id: str) -> str | None:
-    """The where clause for the current tree's summary nodes of a source, or None if it has none."""
-    return filters.where(_node_match(store, source_id) or {})
-
-
 # -- nodes ----------------------------------------------------------------------------------------------
 
 
-def _chunk_node(row: dict) -> dict:
-    node = {k: row.get(k) for k in HIT_COLUMNS}
-    node.update(
-        node_id=row["chunk_id"],
-        dataset_id=row["source_id"],
-        level=0,
-        children=[],
-        leaf_count=1,
-        summariser=None,
+def chunk_node(chunk: Chunk, similarity: float | None = None) -> TreeNode:
+    """A chunk as a level-0 node of its source's tree (node id = chunk id)."""
+    return TreeNode(
+        node_id=chunk.chunk_id, source_id=chunk.source_id, level=0, text=chunk.text, similarity=similarity, chunk=chunk
     )
-    for extra in ("vector", "similarity", "bm25", "score"):
-        if extra in row:
-            node[extra] = row[extra]
-    return node
 
 
-def _summary_node(row: dict) -> dict:
-    node = dict(row)
-    node["dataset_id"] = row["source_id"]
-    node.update(chunk_id=None, doc_id=None)
-    return node
-
-
-def _nodes(store: Store, source_id: str, ids: list[str], vectors: bool = False) -> list[dict]:
+def _nodes(store: Store, source_id: str, ids: list[str]) -> list[TreeNode]:
     """Nodes of one source's current tree by id (chunks or summaries), in the order of `ids`."""
     if not ids:
         return []
-    found: dict[str, dict] = {}
-    scope = _node_scope(store, source_id)
+    found: dict[str, TreeNode] = {}
+    scope = _node_match(store, source_id)
     if scope:
-        columns = NODE_COLUMNS + (["vector"] if vectors else [])
-        for row in store.tree_nodes(f"{scope} AND {filters.is_in('node_id', ids)}", columns):
-            found[row["node_id"]] = _summary_node(row)
+        for node in store.find(TreeNode, {**scope, "node_id": ids}):
+            found[node.node_id] = node
     rest = [i for i in ids if i not in found]
     if rest:
-        where = f"{filters.eq('source_id', source_id)} AND {filters.is_in('chunk_id', rest)}"
-        for row in store.chunks(where, store.hit_columns() + (["vector"] if vectors else [])):
-            found[row["chunk_id"]] = _chunk_node(row)
+        for chunk in store.find(Chunk, {"source_id": source_id, "chunk_id": rest}):
+            found[chunk.chunk_id] = chunk_node(chunk)
     return [found[i] for i in ids if i in found]
 
 
-def get_node(store: Store, node_id: str, dataset_id: str | None = None) -> dict:
+def _vectors(store: Store, nodes: list[TreeNode]) -> dict[str, Any]:
+    """The embedding of each node: a summary's from the tree, a chunk's from the chunks."""
+    summaries = [n.node_id for n in nodes if n.level > 0]
+    chunks = [n.node_id for n in nodes if n.level == 0]
+    return {**store.vectors(TreeNode, summaries), **store.vectors(Chunk, chunks)}
+
+
+def get_node(store: Store, node_id: str, source_id: str | None = None) -> TreeNode:
     """A node by id: a summary node of a current tree, or a chunk (level 0)."""
     if not node_id or not node_id.strip():
         raise SearchError("node_id must be a non-empty string")
-    for row in store.tree_nodes(filters.eq("node_id", node_id)):
-        if dataset_id not in (None, row["source_id"]):
-            continue
-        pointer = store.tree_pointer(row["source_id"]) or {}
-        if row["tree_version"] == pointer.get("version") and not pointer.get("stale"):
-            return _summary_node(row)
-    where = filters.eq("chunk_id", node_id)
-    if dataset_id is not None:
-        where += f" AND {filters.eq('source_id', dataset_id)}"
-    rows = store.chunks(where, limit=1)
-    if rows:
-        return _chunk_node(rows[0])
-    scope = f" in dataset {dataset_id!r}" if dataset_id else ""
+    for node in store.find(TreeNode, {"node_id": node_id, "source_id": source_id}):
+        pointer = store.tree_pointer(node.source_id) or {}
+        if node.tree_version == pointer.get("version") and not pointer.get("stale"):
+            return node
+    chunk = store.first(Chunk, {"chunk_id": node_id, "source_id": source_id})
+    if chunk is not None:
+        return chunk_node(chunk)
+    scope = f" in dataset {source_id!r}" if source_id else ""
     raise NotFound(f"unknown node_id {node_id!r}{scope}: no chunk or summary node has that id")
 
 
-def children(store: Store, node_id: str) -> tuple[dict, list[dict]]:
+def children(store: Store, node_id: str) -> tuple[TreeNode, list[TreeNode]]:
     node = get_node(store, node_id)
-    return node, _nodes(store, node["dataset_id"], list(node["children"]))
+    return node, _nodes(store, node.source_id, list(node.children))
 
 
 def _cosine(a: Any, b: Any) -> float:
@@ -157,23 +177,23 @@ def _cosine(a: Any, b: Any) -> float:
     return float(a @ b / max(float(np.linalg.norm(a) * np.linalg.norm(b)), 1e-12))
 
 
-def parents(store: Store, node: dict) -> list[dict]:
+def parents(store: Store, node: TreeNode) -> list[TreeNode]:
     """The nodes one level up that hold `node` (soft clustering: possibly several); the main one first."""
-    scope = _node_scope(store, node["dataset_id"])
+    scope = _node_match(store, node.source_id)
     if not scope:
         return []
-    where = f"{scope} AND {filters.eq('level', node['level'] + 1)} AND {filters.has('children', node['node_id'])}"
-    found = store.tree_nodes(where, NODE_COLUMNS + ["vector"])
+    found = store.find(TreeNode, {**scope, "level": node.level + 1, "children": Contains(node.node_id)})
     if len(found) > 1:
-        if node.get("parent"):  # a summary node records its main parent
-            found.sort(key=lambda r: (r["node_id"] != node["parent"], r["node_id"]))
+        if node.parent:  # a summary node records its main parent
+            found.sort(key=lambda n: (n.node_id != node.parent, n.node_id))
         else:  # a chunk: the parent whose summary is closest to it
-            (me,) = _nodes(store, node["dataset_id"], [node["node_id"]], vectors=True)
-            found.sort(key=lambda r: (-_cosine(me["vector"], r["vector"]), r["node_id"]))
-    return [_summary_node({k: v for k, v in r.items() if k != "vector"}) for r in found]
+            vectors = _vectors(store, [node, *found])
+            me = vectors[node.node_id]
+            found.sort(key=lambda n: (-_cosine(me, vectors[n.node_id]), n.node_id))
+    return found
 
 
-def navigate(store: Store, node_id: str, direction: str) -> tuple[dict, list[dict]]:
+def navigate(store: Store, node_id: str, direction: str) -> tuple[TreeNode, list[TreeNode]]:
     """(the node, its parents or its siblings)."""
     if direction not in DIRECTIONS:
         raise SearchError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
@@ -182,16 +202,16 @@ def navigate(store: Store, node_id: str, direction: str) -> tuple[dict, list[dic
     if direction == "parent":
         return node, ups
     if ups:
-        ids = list(dict.fromkeys(c for parent in ups for c in parent["children"] if c != node_id))
-        return node, _nodes(store, node["dataset_id"], ids)
-    scope = _node_scope(store, node["dataset_id"])
-    if node["level"] == 0 or not scope:  # a chunk of a source without a tree: no siblings
+        ids = list(dict.fromkeys(c for parent in ups for c in parent.children if c != node_id))
+        return node, _nodes(store, node.source_id, ids)
+    scope = _node_match(store, node.source_id)
+    if node.level == 0 or not scope:  # a chunk of a source without a tree: no siblings
         return node, []
-    tops = store.tree_nodes(f"{scope} AND {filters.eq('level', node['level'])}")  # the top layer
-    return node, [_summary_node(r) for r in sorted(tops, key=lambda r: r["node_id"]) if r["node_id"] != node_id]
+    tops = store.find(TreeNode, {**scope, "level": node.level})  # the top layer
+    return node, [n for n in sorted(tops, key=lambda n: n.node_id) if n.node_id != node_id]
 
 
-def path_to_root(store: Store, node_id: str) -> list[dict]:
+def path_to_root(store: Store, node_id: str) -> list[TreeNode]:
     """The node, its main parent, that one's main parent, … up to a top-layer node."""
     path = [get_node(store, node_id)]
     while True:
@@ -201,33 +221,33 @@ def path_to_root(store: Store, node_id: str) -> list[dict]:
         path.append(ups[0])
 
 
-def leaf_ids(store: Store, node: dict) -> list[str]:
+def leaf_ids(store: Store, node: TreeNode) -> list[str]:
     """The chunk ids below a node (itself for a chunk), in tree order."""
-    if node["level"] == 0:
-        return [node["node_id"]]
+    if node.level == 0:
+        return [node.node_id]
     layer = [node]
-    while layer and layer[0]["level"] > 1:
-        ids = list(dict.fromkeys(c for n in layer for c in n["children"]))
-        layer = _nodes(store, node["dataset_id"], ids)
-    return list(dict.fromkeys(c for n in layer for c in n["children"]))
+    while layer and layer[0].level > 1:
+        ids = list(dict.fromkeys(c for n in layer for c in n.children))
+        layer = _nodes(store, node.source_id, ids)
+    return list(dict.fromkeys(c for n in layer for c in n.children))
 
 
 # -- retrieval ------------------------------------------------------------------------------------------
 
 
-def _with_similarity(store: Store, source_id: str, vector: np.ndarray, hits: list[dict]) -> list[dict]:
+def _with_similarity(store: Store, vector: np.ndarray, hits: list[NodeHit]) -> list[NodeHit]:
     """Give every hit its cosine similarity to the query (keyword-only hits lack it)."""
-    missing = [h["node_id"] for h in hits if h.get("similarity") is None]
-    if missing:
-        vectors = {n["node_id"]: n["vector"] for n in _nodes(store, source_id, missing, vectors=True)}
-        for hit in hits:
-            if hit.get("similarity") is None and hit["node_id"] in vectors:
-                hit["similarity"] = _cosine(vector, vectors[hit["node_id"]])
-    return hits
+    vectors = _vectors(store, [h.node for h in hits if h.similarity is None])
+    return [
+        dataclasses.replace(h, node=dataclasses.replace(h.node, similarity=_cosine(vector, vectors[h.node_id])))
+        if h.similarity is None and h.node_id in vectors
+        else h
+        for h in hits
+    ]
 
 
 def _index(store: Store, source_id: str) -> TreeIndex | None:
-    scope = _node_scope(store, source_id)
+    scope = _node_match(store, source_id)
     if scope is None:
         return None
     return tree_index(store, source_id, (store.tree_pointer(source_id) or {})["version"], scope)
@@ -238,22 +258,22 @@ def tree_index_of(store: Store, source_id: str) -> TreeIndex | None:
     return _index(store, source_id)
 
 
-def _hit_pages(hit: dict, index: TreeIndex | None) -> list[str]:
-    if hit["level"] == 0:
-        return [hit["key"]] if hit.get("key") else []
-    return index.named_pages(hit["node_id"]) if index else []
+def _hit_pages(hit: NodeHit, index: TreeIndex | None) -> list[str]:
+    if hit.level == 0:
+        return [hit.key] if hit.key else []
+    return index.named_pages(hit.node_id) if index else []
 
 
 def diverse(
-    hits: list[dict], top_k: int, index: TreeIndex | None, per_page: int = PER_PAGE, must: list[str] | None = None
-) -> list[dict]:
+    hits: list[NodeHit], top_k: int, index: TreeIndex | None, per_page: int = PER_PAGE, must: list[str] | None = None
+) -> list[NodeHit]:
     """The best `top_k` of a ranked list with at most `per_page` chunks of one page, so that a broad
     question sees several pages; the passed-over ones fill up what is left, in order.
 
     `must`: pages the list must name when the hits hold them (those of the flat hybrid search's top
     `top_k`): a hit naming none of them is passed over while the slots left are needed for them."""
-    out: list[dict] = []
-    later: list[dict] = []
+    out: list[NodeHit] = []
+    later: list[NodeHit] = []
     seen: dict[str, int] = {}
     held = {p for hit in hits for p in _hit_pages(hit, index)}
     missing = {p for p in must or () if p in held}
@@ -261,7 +281,7 @@ def diverse(
         pages = _hit_pages(hit, index)
         needed = bool(missing.intersection(pages))
         if not needed and (
-            (hit["level"] == 0 and pages and seen.get(pages[0], 0) >= per_page) or top_k - len(out) <= len(missing)
+            (hit.level == 0 and pages and seen.get(pages[0], 0) >= per_page) or top_k - len(out) <= len(missing)
         ):
             later.append(hit)
             continue
@@ -274,9 +294,9 @@ def diverse(
     return (out + later)[:top_k]
 
 
-def _flat_pages(flat: list[dict], top_k: int) -> list[str]:
+def _flat_pages(flat: list[NodeHit], top_k: int) -> list[str]:
     """The pages of a flat search's best `top_k` chunks, in order."""
-    return list(dict.fromkeys(h["key"] for h in flat[:top_k] if h.get("key")))
+    return list(dict.fromkeys(h.key for h in flat[:top_k] if h.key))
 
 
 def collapsed(
@@ -289,48 +309,42 @@ def collapsed(
     levels_cap: int | None = None,
     alpha: float | None = None,  # None: hybrid search's own weighting (search.Ranking)
     per_page: int | None = None,
-) -> list[dict]:
+) -> list[NodeHit]:
     """Chunks ranked by the flat hybrid search, with the summary nodes merged in where they beat chunks
     on both signals (`_merge_summaries`) but never naming a new page before the flat ranking's first
     `PROTECTED_PAGES` pages (`_protect_pages`), then at most `per_page` chunks of one page (PER_PAGE by
     default; 0: no cap). With the cap, the list names every page that the flat ranking names in its
     top `top_k`: summaries add pages, they never push out a page flat hybrid search finds."""
     depth = max(MIN_PREFETCH, 3 * top_k)
-    chunks = {"source_id": source_id}
-    flat = [
-        {**_chunk_node(legacy_row(h)), "vector_rank": h.vector_rank, "keyword_rank": h.keyword_rank}
-        for h in explained_search(store, embedder, query, depth, alpha=alpha, match=chunks, as_if=top_k)
-    ]
+    found = explained_search(store, embedder, query, depth, alpha=alpha, match={"source_id": source_id}, as_if=top_k)
+    flat = [NodeHit(chunk_node(h.chunk, h.similarity), h.score, keyword_rank=h.keyword_rank) for h in found]
     must = _flat_pages(flat, top_k)
     vector = embedder.embed([query])[0]
-    scope = _node_scope(store, source_id)
+    scope = _node_match(store, source_id)
     index = _index(store, source_id) if scope else None
     ranked = flat
     if scope and index is not None and levels_cap != 0:
-        match = {**(_node_match(store, source_id) or {}), "level": None if levels_cap is None else AtMost(levels_cap)}
-        summaries = [_summary_node(to_row(r)) for r in store.node_vector_search(vector, depth, match)]
+        match = {**scope, "level": None if levels_cap is None else AtMost(levels_cap)}
+        summaries = store.node_vector_search(vector, depth, match)
         merged = _merge_summaries(flat, summaries, index, alpha)
         ranked = _protect_pages(merged, _flat_pages(flat, len(flat))[: min(top_k, PROTECTED_PAGES)], index)
     cap = PER_PAGE if per_page is None else per_page
     best = diverse(ranked, top_k, index, cap, must=must) if cap else ranked[:top_k]
-    for hit in best:
-        hit.pop("vector_rank", None)
-        hit.pop("keyword_rank", None)
-    return _with_similarity(store, source_id, vector, best)
+    return _with_similarity(store, vector, [dataclasses.replace(h, keyword_rank=None) for h in best])
 
 
-def _protect_pages(ranked: list[dict], protected: list[str], index: TreeIndex) -> list[dict]:
+def _protect_pages(ranked: list[NodeHit], protected: list[str], index: TreeIndex) -> list[NodeHit]:
     """`ranked` with every summary that would name a page not yet named moved to just after the hit
     that names the last of the `protected` pages (the flat ranking's first pages, in order). So the
     list's first pages are the flat ranking's, in its order: a summary adds pages after them, and a
     single-fact question finds its page where flat hybrid search puts it."""
-    out: list[dict] = []
-    held: list[dict] = []
+    out: list[NodeHit] = []
+    held: list[NodeHit] = []
     named: set[str] = set()
     waiting = set(protected)
     for hit in ranked:
         pages = _hit_pages(hit, index)
-        if waiting and hit["level"] > 0 and not named.issuperset(pages):
+        if waiting and hit.level > 0 and not named.issuperset(pages):
             held.append(hit)
             continue
         out.append(hit)
@@ -342,7 +356,9 @@ def _protect_pages(ranked: list[dict], protected: list[str], index: TreeIndex) -
     return out + held
 
 
-def _merge_summaries(flat: list[dict], summaries: list[dict], index: TreeIndex, alpha: float | None) -> list[dict]:
+def _merge_summaries(
+    flat: list[NodeHit], summaries: list[TreeNode], index: TreeIndex, alpha: float | None
+) -> list[NodeHit]:
     """The flat chunk ranking with each summary node placed after every chunk it does not beat on both
     signals: cosine to the query (vector), and keyword evidence, the best BM25 rank of a chunk below
     it against the chunk's own BM25 rank (a signal with weight 0 is left out). So a summary never
@@ -350,23 +366,23 @@ def _merge_summaries(flat: list[dict], summaries: list[dict], index: TreeIndex, 
     A summary takes the score of the chunk it is placed before (the last chunk's at the end)."""
     keyword: dict[str, int] = {}  # node id -> best keyword rank of a chunk below it
     for hit in flat:
-        if hit.get("keyword_rank") is not None:
-            for node in index.ancestors(hit["chunk_id"]):
-                keyword[node] = min(keyword.get(node, hit["keyword_rank"]), hit["keyword_rank"])
+        if hit.keyword_rank is not None:
+            for node in index.ancestors(hit.node_id):
+                keyword[node] = min(keyword.get(node, hit.keyword_rank), hit.keyword_rank)
     no_rank = len(flat) + 10**6  # below every ranked item
 
-    def beats(summary: dict, chunk: dict) -> bool:
-        by_vector = alpha == 0 or summary["similarity"] > (chunk.get("similarity") or -1.0)
-        chunk_words = chunk.get("keyword_rank") or no_rank
-        by_words = alpha == 1 or keyword.get(summary["node_id"], no_rank) < chunk_words
+    def beats(summary: TreeNode, chunk: NodeHit) -> bool:
+        by_vector = alpha == 0 or (summary.similarity or 0.0) > (chunk.similarity or -1.0)
+        chunk_words = chunk.keyword_rank or no_rank
+        by_words = alpha == 1 or keyword.get(summary.node_id, no_rank) < chunk_words
         return by_vector and by_words
 
-    slots: dict[int, list[dict]] = {}
-    for summary in sorted(summaries, key=lambda s: (-s["similarity"], s["node_id"])):
+    slots: dict[int, list[NodeHit]] = {}
+    for summary in sorted(summaries, key=lambda s: (-(s.similarity or 0.0), s.node_id)):
         after = max((i for i, chunk in enumerate(flat) if not beats(summary, chunk)), default=-1)
         if after < len(flat) - 1:  # placed before the chunk at after + 1
-            slots.setdefault(after + 1, []).append({**summary, "score": flat[after + 1]["score"]})
-    out: list[dict] = []
+            slots.setdefault(after + 1, []).append(NodeHit(summary, flat[after + 1].score))
+    out: list[NodeHit] = []
     for i, chunk in enumerate(flat):
         out += slots.get(i, [])
         out.append(chunk)
@@ -383,7 +399,7 @@ def traversal(
     expand_k: int = 3,
     levels_cap: int | None = None,
     alpha: float | None = None,
-) -> list[dict]:
+) -> list[NodeHit]:
     """Top-down through the tree, scoring every level by keyword and vector evidence together.
 
     A node's vector evidence is its cosine to the query; its keyword evidence is the best rank,
@@ -395,58 +411,53 @@ def traversal(
     """
     vector = embedder.embed([query])[0]
     depth = max(MIN_PREFETCH, 3 * top_k)
-    chunk_scope = {"source_id": source_id}
-    found = hybrid_search(store, embedder, query, depth, alpha=alpha, match=chunk_scope)
-    flat = [_chunk_node(legacy_row(h)) for h in found]
+    found = hybrid_search(store, embedder, query, depth, alpha=alpha, match={"source_id": source_id})
+    flat = [NodeHit(chunk_node(h.chunk, h.similarity), h.score) for h in found]
     must = _flat_pages(flat, top_k)
     alpha = 0.5 if alpha is None else alpha
     pointer = store.tree_pointer(source_id) or {}
-    scope = _node_scope(store, source_id)
+    scope = _node_match(store, source_id)
     level = min(pointer.get("levels", 0), levels_cap if levels_cap is not None else 10**6) if scope else 0
     index = _index(store, source_id) if scope else None
-    if level == 0 or index is None:  # no tree (or chunks only): the flat hybrid ranking
-        return _with_similarity(store, source_id, vector, diverse(flat, top_k, index, must=must))
+    if scope is None or level == 0 or index is None:  # no tree (or chunks only): the flat hybrid ranking
+        return _with_similarity(store, vector, diverse(flat, top_k, index, must=must))
     # keyword (and flat hybrid) evidence of a node: the best flat rank among the chunks below it
     evidence: dict[str, int] = {}
     for rank, hit in enumerate(flat, start=1):
-        for node in index.ancestors(hit["chunk_id"]):
+        for node in index.ancestors(hit.node_id):
             evidence.setdefault(node, rank)
-    protected = {node for hit in flat[:top_k] for node in index.ancestors(hit["chunk_id"])}
-    layer = [
-        _summary_node(r)
-        for r in store.tree_nodes(f"{scope} AND {filters.eq('level', level)}", NODE_COLUMNS + ["vector"])
-    ]
-    kept: list[dict] = []
+    protected = {node for hit in flat[:top_k] for node in index.ancestors(hit.node_id)}
+    layer = store.find(TreeNode, {**scope, "level": level})
+    kept: list[TreeNode] = []
     while layer:
-        for node in layer:
-            node["similarity"] = _cosine(vector, node.pop("vector"))
-        if layer[0]["level"] == 0:
+        vectors = _vectors(store, layer)
+        layer = [dataclasses.replace(n, similarity=_cosine(vector, vectors[n.node_id])) for n in layer]
+        if layer[0].level == 0:
             kept += layer
             break
-        ranked = _fused_nodes(layer, evidence, alpha)
-        best = ranked[:expand_k] + [n for n in ranked[expand_k:] if n["node_id"] in protected]
+        ranked = [h.node for h in _fused_nodes(layer, evidence, alpha)]
+        best = ranked[:expand_k] + [n for n in ranked[expand_k:] if n.node_id in protected]
         kept += best
-        ids = list(dict.fromkeys(c for n in best for c in n["children"]))
-        layer = _nodes(store, source_id, ids, vectors=True)
+        ids = list(dict.fromkeys(c for n in best for c in n.children))
+        layer = _nodes(store, source_id, ids)
     for rank, hit in enumerate(flat, start=1):
-        evidence.setdefault(hit["node_id"], rank)
-    ranked = _fused_nodes(kept, evidence, alpha)
-    return [{**n, "score": n["score"]} for n in diverse(ranked, top_k, index, must=must)]
+        evidence.setdefault(hit.node_id, rank)
+    return diverse(_fused_nodes(kept, evidence, alpha), top_k, index, must=must)
 
 
-def _fused_nodes(nodes: list[dict], evidence: dict[str, int], alpha: float) -> list[dict]:
+def _fused_nodes(nodes: list[TreeNode], evidence: dict[str, int], alpha: float) -> list[NodeHit]:
     """Nodes ranked by reciprocal rank fusion of their cosine ranking and their keyword-evidence ranking."""
-    by_cosine = sorted(nodes, key=lambda n: (-n["similarity"], n["node_id"]))
-    with_words = [n for n in nodes if n["node_id"] in evidence]
-    by_words = sorted(with_words, key=lambda n: (evidence[n["node_id"]], n["node_id"]))
+    by_cosine = sorted(nodes, key=lambda n: (-(n.similarity or 0.0), n.node_id))
+    with_words = [n for n in nodes if n.node_id in evidence]
+    by_words = sorted(with_words, key=lambda n: (evidence[n.node_id], n.node_id))
     lists = [(alpha, by_cosine)] + ([(1 - alpha, by_words)] if by_words and alpha < 1 else [])
-    return [{**node, "score": score} for node, score in rrf(lists, len(nodes), lambda n: n["node_id"])]
+    return [NodeHit(node, score) for node, score in rrf(lists, len(nodes), lambda n: n.node_id)]
 
 
 def retrieve(
     store: Store,
     embedder: Embedder,
-    dataset_id: str,
+    source_id: str,
     query: str,
     *,
     mode: str = "collapsed",
@@ -455,7 +466,7 @@ def retrieve(
     levels_cap: int | None = None,
     reranker: bool = False,
     score_threshold: float | None = None,
-) -> list[dict]:
+) -> list[NodeHit]:
     """The best nodes of a dataset for `query`, each with `score` (its rank score) and `similarity` (cosine).
 
     `reranker`: re-order the candidates by their cosine similarity to the query (an embedding rerank;
@@ -465,25 +476,23 @@ def retrieve(
         raise SearchError("query must be a non-empty string")
     if mode not in MODES:
         raise SearchError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    get_dataset(store, dataset_id)
+    get_dataset(store, source_id)
     want = top_k * 3 if reranker else top_k
     if mode == "collapsed":
-        hits = collapsed(store, embedder, dataset_id, query, want, levels_cap=levels_cap)
+        hits = collapsed(store, embedder, source_id, query, want, levels_cap=levels_cap)
     else:
-        hits = traversal(store, embedder, dataset_id, query, want, expand_k=expand_k, levels_cap=levels_cap)
+        hits = traversal(store, embedder, source_id, query, want, expand_k=expand_k, levels_cap=levels_cap)
     if reranker:
-        hits = sorted(hits, key=lambda h: (-(h.get("similarity") or 0.0), h["node_id"]))
+        hits = sorted(hits, key=lambda h: (-(h.similarity or 0.0), h.node_id))
     if score_threshold is not None:
-        hits = [h for h in hits if (h.get("similarity") or 0.0) >= score_threshold]
-    index = _index(store, dataset_id) if any(h["level"] > 0 for h in hits) else None
-    for hit in hits:
-        hit.pop("vector", None)
-        if hit["level"] > 0:  # a summary names the pages it covers, so that it leads to them
-            hit["pages"] = index.named_pages(hit["node_id"]) if index else []
+        hits = [h for h in hits if (h.similarity or 0.0) >= score_threshold]
+    index = _index(store, source_id) if any(h.level > 0 for h in hits) else None
+    if index is not None:  # a summary names the pages it covers, so that it leads to them
+        hits = [dataclasses.replace(h, pages=tuple(index.named_pages(h.node_id))) if h.level else h for h in hits]
     return hits[:top_k]
 
 
-def nodes_by_id(store: Store, node_ids: list[str]) -> list[dict]:
+def nodes_by_id(store: Store, node_ids: list[str]) -> list[TreeNode]:
     """Nodes in the order asked; an unknown id is an error naming it."""
     if not node_ids:
         raise SearchError("node_ids must name at least one node")
@@ -493,33 +502,32 @@ def nodes_by_id(store: Store, node_ids: list[str]) -> list[dict]:
 # -- browsing a tree level by level ------------------------------------------------------------------
 
 
-def level_sizes(store: Store, dataset_id: str) -> list[int]:
+def level_sizes(store: Store, source_id: str) -> list[int]:
     """Nodes per level of a dataset's current tree, level 0 (its chunks) first; [chunks] without a tree."""
-    get_dataset(store, dataset_id)
-    sizes = (store.tree_pointer(dataset_id) or {}).get("layer_sizes")
-    scope = _node_scope(store, dataset_id)
+    get_dataset(store, source_id)
+    sizes = (store.tree_pointer(source_id) or {}).get("layer_sizes")
+    scope = _node_match(store, source_id)
     if scope and sizes:
         return [int(n) for n in sizes]
-    chunks = [store.count(CHUNKS, filters.eq("source_id", dataset_id))]
+    chunks = [store.count_of(Chunk, {"source_id": source_id})]
     if not scope:
         return chunks
-    levels = [r["level"] for r in store.tree_nodes(scope, ["level"])]  # a pointer written before layer_sizes
+    levels = [n.level for n in store.find(TreeNode, scope, fields=["level"])]  # a pointer written before layer_sizes
     return chunks + [levels.count(n) for n in range(1, max(levels, default=0) + 1)]
 
 
-def level_nodes(store: Store, dataset_id: str, level: int, limit: int, offset: int = 0) -> tuple[int, list[dict]]:
+def level_nodes(store: Store, source_id: str, level: int, limit: int, offset: int = 0) -> tuple[int, list[TreeNode]]:
     """(how many nodes the level has, `limit` of them from `offset` in node id order); level 0 is the chunks."""
-    get_dataset(store, dataset_id)
+    get_dataset(store, source_id)
     if level < 0:
         raise SearchError(f"level must be 0 or more, got {level}")
     if level == 0:
-        ids = sorted(r["chunk_id"] for r in store.chunks(filters.eq("source_id", dataset_id), ["chunk_id"]))
+        ids = sorted(c.chunk_id for c in store.find(Chunk, {"source_id": source_id}, fields=["chunk_id"]))
     else:
-        scope = _node_scope(store, dataset_id)
+        scope = _node_match(store, source_id)
         if not scope:
-            raise NotFound(f"dataset {dataset_id!r} has no tree: level {level} does not exist (build it with ingest)")
-        rows = store.tree_nodes(f"{scope} AND {filters.eq('level', level)}", ["node_id"])
-        ids = sorted(r["node_id"] for r in rows)
+            raise NotFound(f"dataset {source_id!r} has no tree: level {level} does not exist (build it with ingest)")
+        ids = sorted(n.node_id for n in store.find(TreeNode, {**scope, "level": level}, fields=["node_id"]))
         if not ids:
-            raise NotFound(f"dataset {dataset_id!r} has no level {level}")
-    return len(ids), _nodes(store, dataset_id, ids[offset : offset + limit])
+            raise NotFound(f"dataset {source_id!r} has no level {level}")
+    return len(ids), _nodes(store, source_id, ids[offset : offset + limit])

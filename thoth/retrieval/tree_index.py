@@ -12,8 +12,8 @@ import threading
 from collections import Counter
 from dataclasses import dataclass
 
-from thoth.store import Store, filters
-from thoth.store.schema import CHUNKS
+from thoth.records import Chunk, Match, TreeNode
+from thoth.store import Store
 
 PAGES_NAMED = 3  # pages a summary node names: the ones most of its chunks come from
 _CACHE_SIZE = 8
@@ -42,33 +42,33 @@ _lock = threading.Lock()
 _cache: dict[tuple[str, str, str], TreeIndex] = {}
 
 
-def tree_index(store: Store, source_id: str, version: str, node_scope: str) -> TreeIndex:
-    """The index of the tree `version` of a source (whose summary nodes `node_scope` selects)."""
+def tree_index(store: Store, source_id: str, version: str, node_match: Match) -> TreeIndex:
+    """The index of the tree `version` of a source (whose summary nodes `node_match` selects)."""
     cache_key = (str(store.uri), source_id, version)
     with _lock:
         found = _cache.get(cache_key)
     if found is not None:
         return found
-    rows = store.tree_nodes(node_scope, ["node_id", "level", "children"])
+    nodes = store.find(TreeNode, node_match, fields=["level", "children"])
     keys: dict[str, str] = {}
-    for batch in store.scan(CHUNKS, ["chunk_id", "key"], filters.eq("source_id", source_id)):
+    for batch in store.scan_of(Chunk, ["chunk_id", "key"], {"source_id": source_id}):
         keys.update(zip(batch.column("chunk_id").to_pylist(), batch.column("key").to_pylist(), strict=True))
     parent: dict[str, str] = {}
     counts: dict[str, Counter] = {}
-    for row in sorted(rows, key=lambda r: r["level"]):  # bottom-up: children's counts are ready
+    for node in sorted(nodes, key=lambda n: n.level):  # bottom-up: children's counts are ready
         counter: Counter = Counter()
-        for child in row["children"]:
-            parent[child] = row["node_id"]
-            if row["level"] == 1:
+        for child in node.children:
+            parent[child] = node.node_id
+            if node.level == 1:
                 if child in keys:
                     counter[keys[child]] += 1
             else:
                 counter.update(counts.get(child, Counter()))
-        counts[row["node_id"]] = counter
+        counts[node.node_id] = counter
     index = TreeIndex(
         parent=parent,
-        level={r["node_id"]: int(r["level"]) for r in rows},
-        children={r["node_id"]: list(r["children"]) for r in rows},
+        level={n.node_id: int(n.level) for n in nodes},
+        children={n.node_id: list(n.children) for n in nodes},
         pages={n: sorted(c.items(), key=lambda kv: (-kv[1], kv[0])) for n, c in counts.items()},
         key=keys,
     )

@@ -101,7 +101,7 @@ def retry_on_conflict(fn: Callable[[], T], what: str) -> T:
 
 
 # Columns of a tree node for navigation and display (everything but the vector).
-NODE_COLUMNS = [name for name in field_names(TreeNode) if name != "similarity"]
+NODE_COLUMNS = [name for name in field_names(TreeNode) if name not in ("similarity", "chunk")]
 VECTOR_COLUMN = "vector"
 VECTOR_INDEX_NAME = "vector_idx"
 # An index trained on n rows is trained again once the table holds this many times n: new rows are

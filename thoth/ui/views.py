@@ -136,10 +136,10 @@ class Console:
     @page
     def index(self, request: Request) -> Response:
         rows = collections.list_collections(self.store)
-        trees = {d["id"]: d for d in tree.list_datasets(self.store)}
+        trees = {d.source_id: d for d in tree.list_datasets(self.store)}
         for row in rows:
-            shape = trees.get(row["collection"], {})
-            row.update(tree_levels=shape.get("tree_levels", 0), summariser=shape.get("summariser"))
+            shape = trees.get(row["collection"])
+            row.update(tree_levels=shape.levels if shape else 0, summariser=shape.summariser if shape else None)
         return self._render(request, "collections.html", title="Collections", rows=rows)
 
     @page
@@ -268,8 +268,8 @@ class Console:
     def node(self, request: Request) -> Response:
         dataset, node_id = request.path_params["collection"], request.path_params["node_id"]
         tree.get_dataset(self.store, dataset)
-        node = tree.get_node(self.store, node_id, dataset_id=dataset)
-        kids = tree.children(self.store, node_id)[1] if node["children"] else []
+        node = tree.get_node(self.store, node_id, source_id=dataset)
+        kids = tree.children(self.store, node_id)[1] if node.children else []
         number = _int(request, "page", 1, 1)
         pages = _page_count(len(kids), NODES_PER_PAGE, number)
         path = tree.path_to_root(self.store, node_id)

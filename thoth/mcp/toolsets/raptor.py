@@ -13,26 +13,27 @@ from typing import Annotated, Literal, TypeVar
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.types import CallToolResult, EmbeddedResource, TextContent, TextResourceContents, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ingest.documents import IngestError, ingest_text
 from ingest.pipeline import Ingestor
 from thoth.app import Thoth
 from thoth.embed import get_tokenizer
 from thoth.llm import LLMError
+from thoth.mcp.outputs.raptor import Answer, DatasetList, Hits, Ingested, Node, NodeList, Session, Summary
+from thoth.mcp.outputs.raptor import Dataset as DatasetOut
 from thoth.mcp.progress import Progress, ProgressEmbedder, with_progress
 from thoth.mcp.roles import current_caller
 from thoth.mcp.tools import call, read_only_tool, respond, writer_tool
-from thoth.retrieval import tree
-from thoth.retrieval.answer import answer_question as answer
+from thoth.records import Chunk
+from thoth.retrieval import answer, tree
 from thoth.retrieval.search import SearchError
 from thoth.retrieval.sessions import create_session
 from thoth.retrieval.source_ref import content_hash
 from thoth.retrieval.summarise import on_demand_summariser
-from thoth.store import filters
-from thoth.store.schema import CHUNKS
 
 T = TypeVar("T")
+Report = Callable[..., None]  # progress(done, total, message): a Progress, or nothing for a direct call
 
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 
@@ -51,159 +52,126 @@ TopK = Annotated[int, Field(description="number of results", ge=1, le=50)]
 ExpandK = Annotated[int, Field(description="traversal: nodes kept (and expanded) at each level", ge=1, le=20)]
 
 
-def node_uri(dataset_id: str, node_id: str) -> str:
-    return f"raptor://{dataset_id}/nodes/{node_id}"
-
-
 def _call(tool: str, fn: Callable[[], T]) -> T:
     return call(tool, fn, (IngestError, LLMError))
 
 
-# -- shapes ------------------------------------------------------------------------------------------------
+def _silent(done: float, total: float | None = None, message: str | None = None) -> None:
+    """No progress to report (a direct call, outside a request)."""
 
 
-class Dataset(BaseModel):
-    id: str
-    name: str
-    kind: str
-    documents: int
-    chunks: int
-    has_tree: bool
-    tree_levels: int = Field(description="summary levels above the chunks")
-    tree_nodes: int = Field(description="summary nodes")
-    summariser: str | None = Field(description="which summariser wrote the tree")
-    updated_at: str | None
+# -- the tools' bodies (callable without HTTP; `register` declares them to MCP) ---------------------------
 
 
-class DatasetList(BaseModel):
-    datasets: list[Dataset]
+def list_datasets(app: Thoth) -> DatasetList:
+    return DatasetList(datasets=[DatasetOut.from_record(d) for d in tree.list_datasets(app.store)])
 
 
-class Session(BaseModel):
-    session_id: str
-    dataset_id: str
-    title: str
-    created_at: str
+def create_chat_session(app: Thoth, dataset_id: str, title: str, owner: str) -> Session:
+    return Session.from_record(create_session(app.store, dataset_id, title, owner))
 
 
-class Ingested(BaseModel):
-    dataset_id: str
-    doc_id: str
-    key: str = Field(description="the document's path inside the dataset")
-    status: Literal["ingested", "unchanged"]
-    chunks: int
-    tree: str | None = Field(description="what the tree update did")
-
-
-class Node(BaseModel):
-    node_id: str
-    dataset_id: str
-    uri: str
-    level: int = Field(description="0 for a chunk, 1 and up for summaries")
-    text: str
-    children: list[str]
-    parent: str | None = Field(description="the summary node this one belongs to most (summary nodes only)")
-    leaf_count: int = Field(description="chunks below this node")
-    summariser: str | None
-    chunk_id: str | None
-    doc_id: str | None
-    source: str | None = Field(description="file path inside the dataset (chunks only)")
-    section: str | None
-    source_ref: str | None
-
-
-class Hit(Node):
-    rank: int
-    score: float = Field(description="rank score: fused (collapsed) or cosine similarity (traversal)")
-    similarity: float | None = Field(description="cosine similarity of the query and the node")
-
-
-class Hits(BaseModel):
-    dataset_id: str
-    query: str
-    mode: str
-    results: list[Hit]
-
-
-class NodeList(BaseModel):
-    node_id: str
-    relation: str
-    nodes: list[Node]
-
-
-class Citation(BaseModel):
-    number: int
-    node_id: str
-    uri: str
-    level: int
-    source: str | None
-    section: str | None
-    source_ref: str | None
-    similarity: float
-    text: str
-
-
-class Answer(BaseModel):
-    dataset_id: str
-    query: str
-    mode: str
-    answer: str
-    answer_type: Literal["extractive", "generated", "no_context"]
-    model: str | None = Field(description="the LLM that wrote a generated answer")
-    citations: list[Citation]
-
-
-class Summary(BaseModel):
-    node_ids: list[str]
-    summary: str
-    summariser: str
-
-
-def _node(row: dict) -> Node:
-    return Node(
-        node_id=row["node_id"],
-        dataset_id=row["dataset_id"],
-        uri=node_uri(row["dataset_id"], row["node_id"]),
-        level=row["level"],
-        text=row["text"],
-        children=list(row.get("children") or []),
-        parent=row.get("parent"),
-        leaf_count=row.get("leaf_count") or 1,
-        summariser=row.get("summariser"),
-        chunk_id=row.get("chunk_id"),
-        doc_id=row.get("doc_id"),
-        source=row.get("key"),
-        section=row.get("section"),
-        source_ref=row.get("source_ref"),
+def answer_question(
+    app: Thoth,
+    dataset_id: str,
+    query: str,
+    mode: str = "collapsed",
+    top_k: int = 5,
+    temperature: float = 0.7,
+    progress: Report = _silent,
+) -> Answer:
+    llm = f" with {app.settings.llm_model or app.settings.llm_provider}" if app.settings.llm_provider else ""
+    progress(0, 1, f"retrieving passages and answering{llm}")
+    result = answer.answer_question(
+        app.store, app.embedder(), app.settings, dataset_id, query, mode=mode, top_k=top_k, temperature=temperature
     )
+    return Answer.from_record(result)
 
 
-def _hit(rank: int, row: dict) -> Hit:
-    similarity = row.get("similarity")
-    return Hit(
-        **_node(row).model_dump(),
-        rank=rank,
-        score=round(float(row["score"]), 6),
-        similarity=round(float(similarity), 4) if similarity is not None else None,
+def retrieve_documents(
+    app: Thoth, dataset_id: str, query: str, mode: str = "collapsed", top_k: int = 5, expand_k: int = 3
+) -> Hits:
+    hits = tree.retrieve(app.store, app.embedder(), dataset_id, query, mode=mode, top_k=top_k, expand_k=expand_k)
+    return Hits.from_records(dataset_id, query, mode, hits)
+
+
+def rag_retrieve(
+    app: Thoth,
+    dataset_id: str,
+    query: str,
+    top_k: int = 5,
+    levels_cap: int | None = None,
+    expand_k: int | None = None,
+    reranker: bool | None = None,
+    score_threshold: float | None = None,
+) -> Hits:
+    mode = "traversal" if expand_k is not None else "collapsed"
+    hits = tree.retrieve(
+        app.store,
+        app.embedder(),
+        dataset_id,
+        query,
+        mode=mode,
+        top_k=top_k,
+        expand_k=expand_k or 3,
+        levels_cap=levels_cap,
+        reranker=bool(reranker),
+        score_threshold=score_threshold,
     )
+    return Hits.from_records(dataset_id, query, mode, hits)
 
 
-def _label(node: Node) -> str:
-    if node.level == 0:
-        where = f"{node.source} > {node.section}" if node.section else node.source
-        return f"chunk {node.node_id} ({where})"
-    return f"level-{node.level} summary {node.node_id} ({node.leaf_count} chunks)"
+def rag_node_get(app: Thoth, node_id: str) -> Node:
+    return Node.from_record(tree.get_node(app.store, node_id))
 
 
-def _excerpt(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def rag_node_children(app: Thoth, node_id: str) -> NodeList:
+    _, kids = tree.children(app.store, node_id)
+    return NodeList.from_records(node_id, "children", kids)
 
 
-def _render_nodes(title: str, nodes: list[Node]) -> str:
-    if not nodes:
-        return f"{title}: none"
-    return f"{title}:\n" + "\n".join(f"- {_label(n)}: {_excerpt(n.text, 200)}" for n in nodes)
+def rag_node_navigation(app: Thoth, node_id: str, direction: str) -> NodeList:
+    _, nodes = tree.navigate(app.store, node_id, direction)
+    return NodeList.from_records(node_id, direction, nodes)
+
+
+def rag_path_to_root(app: Thoth, node_id: str) -> NodeList:
+    return NodeList.from_records(node_id, "path_to_root", tree.path_to_root(app.store, node_id))
+
+
+def rag_summarize(app: Thoth, node_ids: list[str], progress: Report = _silent) -> Summary:
+    nodes = tree.nodes_by_id(app.store, node_ids)
+    summariser = on_demand_summariser(app.settings, get_tokenizer(app.settings))
+    progress(0, 1, f"summarising {len(nodes)} nodes ({summariser.name})")
+    text = summariser.summarise([n.text for n in nodes])
+    progress(1, 1, "summarised")
+    return Summary(node_ids=[n.node_id for n in nodes], summary=text, summariser=summariser.name)
+
+
+def rag_retrieve_content(data: Hits) -> CallToolResult:
+    """rag_retrieve's result: each hit a resource raptor://{dataset_id}/nodes/{node_id} with its scores."""
+    content: list[TextContent | EmbeddedResource] = [
+        EmbeddedResource(
+            type="resource",
+            resource=TextResourceContents(
+                uri=h.uri,
+                mime_type="text/plain",
+                text=h.text,
+                _meta={
+                    "score": h.score,
+                    "similarity": h.similarity,
+                    "chunk_id": h.chunk_id,
+                    "doc_id": h.doc_id,
+                    "level": h.level,
+                    "node_id": h.node_id,
+                },
+            ),
+        )
+        for h in data.results
+    ]
+    if not content:
+        content = [TextContent(type="text", text=f"No results for {data.query!r} in dataset {data.dataset_id}.")]
+    return CallToolResult(content=content, structured_content=data.model_dump(mode="json"))
 
 
 def register(mcp: MCPServer, app: Thoth) -> None:
@@ -212,13 +180,8 @@ def register(mcp: MCPServer, app: Thoth) -> None:
     @read_only_tool(mcp)
     def list_datasets() -> Annotated[CallToolResult, DatasetList]:
         """List the datasets (indexed sources) with their document, chunk and RAPTOR tree counts."""
-        data = DatasetList(datasets=call("list_datasets", lambda: tree.list_datasets(app.store)))
-        lines = [
-            f"- {d.id} ({d.kind}): {d.documents} documents, {d.chunks} chunks, "
-            + (f"tree of {d.tree_nodes} summary nodes in {d.tree_levels} levels" if d.has_tree else "no tree")
-            for d in data.datasets
-        ]
-        return respond(data, "Available datasets:\n" + ("\n".join(lines) or "(none)"))
+        data = call("list_datasets", lambda: _list_datasets(app))
+        return respond(data, data.render())
 
     @mcp.tool(annotations=WRITES)
     def create_chat_session(
@@ -227,15 +190,8 @@ def register(mcp: MCPServer, app: Thoth) -> None:
     ) -> Annotated[CallToolResult, Session]:
         """Create a chat session over a dataset; it is stored, keeps its id, and belongs to you alone."""
         owner = current_caller().key
-        row = _call("create_chat_session", lambda: create_session(app.store, dataset_id, title, owner))
-        data = Session(
-            session_id=row["session_id"],
-            dataset_id=row["source_id"],
-            title=row["title"],
-            created_at=row["created_at"].isoformat(),
-        )
-        text = f"Successfully created chat session {data.session_id} for dataset {dataset_id} with title '{data.title}'"
-        return respond(data, text)
+        data = _call("create_chat_session", lambda: _create_chat_session(app, dataset_id, title, owner))
+        return respond(data, data.render())
 
     @writer_tool(mcp, WRITES)
     async def ingest_document(
@@ -269,22 +225,17 @@ def register(mcp: MCPServer, app: Thoth) -> None:
             if summary.failed:
                 raise IngestError(f"file_content could not be ingested: {summary.failed[0][1]}")
             doc_id = content_hash(file_content.encode("utf-8"))
-            scope = f"{filters.eq('source_id', dataset_id)} AND {filters.eq('doc_id', doc_id)}"
             return Ingested(
                 dataset_id=dataset_id,
                 doc_id=doc_id,
                 key=key,
                 status="ingested" if summary.ingested else "unchanged",
-                chunks=app.store.count(CHUNKS, scope),
+                chunks=app.store.count_of(Chunk, {"source_id": dataset_id, "doc_id": doc_id}),
                 tree=summary.tree.render() if summary.tree else None,
             )
 
         data = await with_progress(ctx, lambda progress: _call("ingest_document", lambda: run(progress)))
-        text = (
-            f"Successfully ingested document into dataset {dataset_id}. Document ID: {data.doc_id}, "
-            f"Chunks: {data.chunks}" + (f" ({data.status})" if data.status == "unchanged" else "")
-        )
-        return respond(data, text)
+        return respond(data, data.render())
 
     @read_only_tool(mcp)
     async def answer_question(
@@ -301,31 +252,11 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         says which, and 'no_context' when nothing relevant was found (no answer is invented).
         """
 
-        def run(progress: Progress) -> dict:
-            llm = f" with {app.settings.llm_model or app.settings.llm_provider}" if app.settings.llm_provider else ""
-            progress(0, 1, f"retrieving passages and answering{llm}")
-            return answer(
-                app.store,
-                app.embedder(),
-                app.settings,
-                dataset_id,
-                query,
-                mode=mode,
-                top_k=top_k,
-                temperature=temperature,
-            )
+        def run(progress: Progress) -> Answer:
+            return _answer_question(app, dataset_id, query, mode, top_k, temperature, progress)
 
-        result = await with_progress(ctx, lambda progress: _call("answer_question", lambda: run(progress)))
-        citations = [Citation(uri=node_uri(dataset_id, c["node_id"]), **c) for c in result["citations"]]
-        data = Answer(**{**result, "citations": citations})
-        kind = f"generated by {data.model}" if data.answer_type == "generated" else data.answer_type
-        context = "\n".join(
-            f"[{c.number}] {c.source or f'level-{c.level} summary'}"
-            + (f" > {c.section}" if c.section else "")
-            + f" ({c.uri}): {_excerpt(c.text)}"
-            for c in citations
-        )
-        return respond(data, f"Answer ({kind}): {data.answer}\n\nContext:\n{context or '(none)'}")
+        data = await with_progress(ctx, lambda progress: _call("answer_question", lambda: run(progress)))
+        return respond(data, data.render())
 
     @read_only_tool(mcp)
     def retrieve_documents(
@@ -336,16 +267,8 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         expand_k: ExpandK = 3,
     ) -> Annotated[CallToolResult, Hits]:
         """Retrieve the passages and summaries of a dataset most relevant to a query."""
-
-        def run() -> list[dict]:
-            return tree.retrieve(
-                app.store, app.embedder(), dataset_id, query, mode=mode, top_k=top_k, expand_k=expand_k
-            )
-
-        hits = [_hit(i, row) for i, row in enumerate(_call("retrieve_documents", run), start=1)]
-        data = Hits(dataset_id=dataset_id, query=query, mode=mode, results=hits)
-        lines = [f"{h.rank}. {_label(h)} score {h.score:.3f}\n{_excerpt(h.text, 600)}" for h in hits]
-        return respond(data, "Retrieved documents:\n\n" + ("\n\n".join(lines) or f"no results for {query!r}"))
+        data = _call("retrieve_documents", lambda: _retrieve_documents(app, dataset_id, query, mode, top_k, expand_k))
+        return respond(data, data.render())
 
     @read_only_tool(mcp)
     def rag_retrieve(
@@ -370,60 +293,23 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         Collapsed-tree search (chunks and summaries together) by default; with expand_k, a top-down
         traversal keeping expand_k nodes per level. Each resource's _meta has score, chunk_id and doc_id.
         """
-        mode = "traversal" if expand_k is not None else "collapsed"
-
-        def run() -> list[dict]:
-            return tree.retrieve(
-                app.store,
-                app.embedder(),
-                dataset_id,
-                query,
-                mode=mode,
-                top_k=top_k,
-                expand_k=expand_k or 3,
-                levels_cap=levels_cap,
-                reranker=bool(reranker),
-                score_threshold=score_threshold,
-            )
-
-        hits = [_hit(i, row) for i, row in enumerate(_call("rag_retrieve", run), start=1)]
-        data = Hits(dataset_id=dataset_id, query=query, mode=mode, results=hits)
-        content: list[TextContent | EmbeddedResource] = [
-            EmbeddedResource(
-                type="resource",
-                resource=TextResourceContents(
-                    uri=h.uri,
-                    mime_type="text/plain",
-                    text=h.text,
-                    _meta={
-                        "score": h.score,
-                        "similarity": h.similarity,
-                        "chunk_id": h.chunk_id,
-                        "doc_id": h.doc_id,
-                        "level": h.level,
-                        "node_id": h.node_id,
-                    },
-                ),
-            )
-            for h in hits
-        ]
-        if not content:
-            content = [TextContent(type="text", text=f"No results for {query!r} in dataset {dataset_id}.")]
-        return CallToolResult(content=content, structured_content=data.model_dump(mode="json"))
+        data = _call(
+            "rag_retrieve",
+            lambda: _rag_retrieve(app, dataset_id, query, top_k, levels_cap, expand_k, reranker, score_threshold),
+        )
+        return rag_retrieve_content(data)
 
     @read_only_tool(mcp)
     def rag_node_get(node_id: NodeId) -> Annotated[CallToolResult, Node]:
         """Get one tree node (a chunk or a summary): its text, level, children, parent and source."""
-        node = _node(_call("rag_node_get", lambda: tree.get_node(app.store, node_id)))
-        meta = node.model_dump(exclude={"text"})
-        return respond(node, f"Node metadata: {meta}\n\n{node.text}")
+        node = _call("rag_node_get", lambda: _rag_node_get(app, node_id))
+        return respond(node, node.render())
 
     @read_only_tool(mcp)
     def rag_node_children(node_id: NodeId) -> Annotated[CallToolResult, NodeList]:
         """List the children of a tree node (summaries or chunks one level down; none for a chunk)."""
-        _, kids = _call("rag_node_children", lambda: tree.children(app.store, node_id))
-        data = NodeList(node_id=node_id, relation="children", nodes=[_node(k) for k in kids])
-        return respond(data, _render_nodes("Child nodes", data.nodes))
+        data = _call("rag_node_children", lambda: _rag_node_children(app, node_id))
+        return respond(data, data.render())
 
     @read_only_tool(mcp)
     def rag_node_navigation(
@@ -433,17 +319,14 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         ],
     ) -> Annotated[CallToolResult, NodeList]:
         """Move from a tree node to its parent(s) or its siblings."""
-        _, nodes = _call("rag_node_navigation", lambda: tree.navigate(app.store, node_id, direction))
-        data = NodeList(node_id=node_id, relation=direction, nodes=[_node(n) for n in nodes])
-        return respond(data, _render_nodes(direction.capitalize(), data.nodes))
+        data = _call("rag_node_navigation", lambda: _rag_node_navigation(app, node_id, direction))
+        return respond(data, data.render())
 
     @read_only_tool(mcp)
     def rag_path_to_root(node_id: NodeId) -> Annotated[CallToolResult, NodeList]:
         """The path from a node up to the top of its tree, following each node's main parent."""
-        path = [_node(n) for n in _call("rag_path_to_root", lambda: tree.path_to_root(app.store, node_id))]
-        data = NodeList(node_id=node_id, relation="path_to_root", nodes=path)
-        text = "Path to root: " + " -> ".join(f"level {n.level} {n.node_id}" for n in path)
-        return respond(data, text + "\n\n" + _render_nodes("Nodes", path))
+        data = _call("rag_path_to_root", lambda: _rag_path_to_root(app, node_id))
+        return respond(data, data.render())
 
     @read_only_tool(mcp)
     async def rag_summarize(
@@ -451,17 +334,10 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, Summary]:
         """Summarise the text of the given tree nodes (extractive, or by the LLM when one is configured)."""
-
-        def run(progress: Progress) -> Summary:
-            nodes = tree.nodes_by_id(app.store, node_ids)
-            summariser = on_demand_summariser(app.settings, get_tokenizer(app.settings))
-            progress(0, 1, f"summarising {len(nodes)} nodes ({summariser.name})")
-            text = summariser.summarise([n["text"] for n in nodes])
-            progress(1, 1, "summarised")
-            return Summary(node_ids=[n["node_id"] for n in nodes], summary=text, summariser=summariser.name)
-
-        data = await with_progress(ctx, lambda progress: _call("rag_summarize", lambda: run(progress)))
-        return respond(data, data.summary)
+        data = await with_progress(
+            ctx, lambda progress: _call("rag_summarize", lambda: _rag_summarize(app, node_ids, progress))
+        )
+        return respond(data, data.render())
 
     @mcp.resource(
         "raptor://{dataset_id}/nodes/{node_id}",
@@ -471,6 +347,19 @@ def register(mcp: MCPServer, app: Thoth) -> None:
     )
     def raptor_node(dataset_id: str, node_id: str) -> str:
         try:
-            return tree.get_node(app.store, node_id, dataset_id=dataset_id)["text"]
+            return tree.get_node(app.store, node_id, source_id=dataset_id).text
         except SearchError as exc:
             raise ResourceNotFoundError(str(exc)) from exc
+
+
+# The bodies under the names `register`'s tools shadow inside it.
+_list_datasets = list_datasets
+_create_chat_session = create_chat_session
+_answer_question = answer_question
+_retrieve_documents = retrieve_documents
+_rag_retrieve = rag_retrieve
+_rag_node_get = rag_node_get
+_rag_node_children = rag_node_children
+_rag_node_navigation = rag_node_navigation
+_rag_path_to_root = rag_path_to_root
+_rag_summarize = rag_summarize

@@ -33,12 +33,12 @@ from pathlib import Path
 import numpy as np
 
 from bench.search import TOPICS, passage
-from ingest.chunking import Chunker
 from ingest.parsers import parse
 from ingest.pipeline import Ingestor
 from thoth.config import Settings
 from thoth.embed import BUNDLED_MODEL, SentenceTransformerEmbedder, get_embedder, get_tokenizer, resolve_model
 from thoth.store import Store
+from thoth.writes.chunking import Chunker
 
 CHUNKS_PER_FILE = 3.5  # what write_corpus's files chunk into at 200 word pieces
 

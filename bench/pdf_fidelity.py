@@ -25,12 +25,12 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 
-from ingest.bibtex import describe
-from ingest.chunking import Chunker
 from ingest.parsers import ParseError, parse
 from ingest.parsers.pdf_text import has_controls
 from thoth.config import Settings
 from thoth.embed import get_tokenizer
+from thoth.writes.bibtex import describe
+from thoth.writes.chunking import Chunker
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "pdfs"
 TRUTH = Path(__file__).resolve().parent / "data" / "papers_bibtex.tsv"

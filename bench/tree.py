@@ -35,10 +35,10 @@ import time
 import numpy as np
 
 from bench.embed import make_texts
-from ingest.tree import TreeParams, build_nodes, update_rows
 from thoth.config import Settings
 from thoth.embed import get_embedder, get_tokenizer
 from thoth.retrieval.summarise import ExtractiveSummariser
+from thoth.writes.tree import TreeParams, build_nodes, update_rows
 
 
 class _Timed:

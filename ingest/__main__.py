@@ -26,7 +26,6 @@ import threading
 from tqdm import tqdm
 
 from ingest.pipeline import Ingestor
-from ingest.progress import ProgressMeter
 from ingest.sources import SourceError
 from thoth.config import ConfigError, Settings
 from thoth.embed import EmbedderUnavailable
@@ -34,6 +33,7 @@ from thoth.logs import setup_logging
 from thoth.records import Source
 from thoth.store import StoreError
 from thoth.store.schema import SOURCES
+from thoth.writes.progress import ProgressMeter
 
 log = logging.getLogger("thoth.ingest")
 

@@ -1,73 +1,10 @@
-"""Ingest one text document into a dataset (the `ingest_document` tool), through the same pipeline.
+"""Moved to thoth.writes.documents (the core: the server's ingest_document writes through it too).
 
-The text is stored as a file `key` of the dataset: the chunker, embedder, tables and tree update
-are the ones a folder ingest uses. Datasets synced from a folder are refused: their folder owns
-their documents, and the next folder run would remove anything added here.
+This old name is the same module object, so the job's callers and tests that import it keep working.
 """
 
-from __future__ import annotations
+import sys
 
-import hashlib
-import re
-from pathlib import PurePosixPath
+from thoth.writes import documents
 
-from ingest.parsers import SUPPORTED_SUFFIXES
-from ingest.pipeline import Ingestor, RunSummary
-from ingest.sources import SourceObject
-from thoth.records import Source
-from thoth.retrieval import citation_urls
-from thoth.retrieval.source_ref import format_ref
-from thoth.store import Store
-from thoth.store.schema import SOURCES
-
-DATASET_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
-TEXT_URI = "mcp://ingest_document"  # the `uri` of datasets created by this tool
-
-
-class IngestError(ValueError):
-    """The document cannot be ingested as asked; the message names the argument."""
-
-
-def document_key(content: bytes, source: str | None) -> str:
-    """The document's path inside the dataset: from `source` when given, else from its hash."""
-    if not source or not source.strip():
-        return f"documents/{hashlib.sha256(content).hexdigest()[:16]}.txt"
-    key = re.sub(r"^[a-z][a-z0-9+.-]*://", "", source.strip(), flags=re.I)  # a URL: keep host and path
-    key = "/".join(part for part in re.split(r"[/\\]+", key) if part not in ("", ".", ".."))
-    key = re.sub(r"[^A-Za-z0-9._/ -]+", "_", key)[:200] or "document"
-    return key if PurePosixPath(key).suffix.lower() in SUPPORTED_SUFFIXES else f"{key}.txt"
-
-
-def ingest_text(
-    ingestor: Ingestor,
-    store: Store,
-    dataset_id: str,
-    content: str,
-    source: str | None = None,
-    tags: list[str] | None = None,
-) -> tuple[str, RunSummary]:
-    """(the document's key, what the run did)."""
-    if not DATASET_ID.match(dataset_id):
-        raise IngestError(
-            f"dataset_id must be 1-64 lowercase letters, digits and '-', starting with a letter or digit; "
-            f"got {dataset_id!r}"
-        )
-    if not content.strip():
-        raise IngestError("file_content is empty")
-    existing = store.first(Source, {"source_id": dataset_id}) if SOURCES in store.table_names() else None
-    if existing is not None and existing.uri != TEXT_URI:
-        raise IngestError(
-            f"dataset {dataset_id!r} is synced from {existing.uri!r} by the ingest job; ingest_document "
-            f"adds to datasets it created itself: choose a new dataset_id"
-        )
-    data = content.encode("utf-8")
-    key = document_key(data, source)
-    # a URL source is what citations show, so it must pass the citation URL rule; a bare path only names
-    # the document, which is then cited by Thoth's own doc:// reference
-    if source and citation_urls.is_url(source):
-        uri = citation_urls.check(source.strip(), "source", ingestor.settings)
-    else:
-        uri = format_ref(dataset_id, key)
-    obj = SourceObject(key=key, uri=uri, size=len(data), read=lambda: data)
-    summary = ingestor.add_document(dataset_id, obj, name=dataset_id, uri=TEXT_URI, tags=tags)
-    return key, summary
+sys.modules[__name__] = documents

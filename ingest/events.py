@@ -1,8 +1,4 @@
-"""Cloud Storage object events (Pub/Sub push) -> ingest or delete that one object.
-
-A push request's body is `{"message": {"attributes": {...}, "data": base64(object JSON),
-"messageId": ...}, "subscription": ...}`. The attributes name the event
-(`eventType`), `bucketId`, `objectId` and `objectGeneration`.
+"""Cloud Storage object events -> ingest or delete that one object (the push message: thoth/writes/events.py).
 
 Every event is idempotent: a finalize for an object whose generation is already
 stored writes nothing, a delete for a generation that is not the stored one (the
@@ -12,11 +8,7 @@ nothing. Work that fails is logged; the next batch run finds the object again.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import logging
-from dataclasses import dataclass
 
 from ingest.parsers import is_supported
 from ingest.pipeline import Ingestor, RunSummary, collection_name, slug
@@ -24,64 +16,9 @@ from ingest.sources import get_gcs_object, is_sidecar, sidecar_keys
 from thoth.gcs import GcsUriError, split_gs_uri
 from thoth.records import Document, Source
 from thoth.store.schema import DOCUMENTS, SOURCES
+from thoth.writes.events import ARCHIVE, DELETE, FINALIZE, HANDLED, EventError, ObjectEvent, parse_push
 
 log = logging.getLogger("thoth.events")
-
-FINALIZE = "OBJECT_FINALIZE"
-DELETE = "OBJECT_DELETE"
-ARCHIVE = "OBJECT_ARCHIVE"  # versioned buckets: the live generation became noncurrent (deleted or replaced)
-HANDLED = (FINALIZE, DELETE, ARCHIVE)
-
-
-class EventError(ValueError):
-    """The request is not a Cloud Storage Pub/Sub push message; the message says what is wrong."""
-
-
-@dataclass(frozen=True)
-class ObjectEvent:
-    event_type: str
-    bucket: str
-    key: str
-    generation: str | None
-    message_id: str
-
-    @property
-    def is_delete(self) -> bool:
-        return self.event_type in (DELETE, ARCHIVE)
-
-    def describe(self) -> str:
-        return f"{self.event_type} gs://{self.bucket}/{self.key}#{self.generation or '?'}"
-
-
-def parse_push(body: object) -> ObjectEvent:
-    """The object event in a Pub/Sub push body, or EventError."""
-    if not isinstance(body, dict) or not isinstance(body.get("message"), dict):
-        raise EventError('expected a Pub/Sub push body: {"message": {"attributes": {...}, "data": ...}}')
-    message = body["message"]
-    attributes = message.get("attributes") or {}
-    if not isinstance(attributes, dict):
-        raise EventError("message.attributes must be an object")
-    data: dict = {}
-    if message.get("data"):
-        try:
-            data = json.loads(base64.b64decode(message["data"], validate=True))
-        except (binascii.Error, ValueError, TypeError):
-            raise EventError("message.data must be base64-encoded JSON (the object's metadata)") from None
-        if not isinstance(data, dict):
-            raise EventError("message.data must hold a JSON object")
-    event_type = attributes.get("eventType")
-    bucket = attributes.get("bucketId") or data.get("bucket")
-    key = attributes.get("objectId") or data.get("name")
-    generation = attributes.get("objectGeneration") or data.get("generation")
-    if not event_type or not bucket or not key:
-        raise EventError("message.attributes must name eventType, bucketId and objectId (Cloud Storage notification)")
-    return ObjectEvent(
-        str(event_type),
-        str(bucket),
-        str(key),
-        str(generation) if generation else None,
-        str(message.get("messageId", "")),
-    )
 
 
 def collection_for(ingestor: Ingestor, bucket: str, key: str) -> tuple[str, str, str]:
@@ -146,3 +83,16 @@ def _with_tree(ingestor: Ingestor, source_id: str, summaries: list[RunSummary]) 
     if summaries and any(s.changed for s in summaries):
         summaries[-1].tree = ingestor.update_tree(source_id, policy="event")
     return summaries
+
+
+__all__ = [
+    "ARCHIVE",
+    "DELETE",
+    "FINALIZE",
+    "HANDLED",
+    "EventError",
+    "ObjectEvent",
+    "apply_event",
+    "collection_for",
+    "parse_push",
+]

@@ -9,42 +9,14 @@ planning a run needs no download; a local file's fingerprint is its SHA-256.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from functools import partial
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from ingest.parsers import is_supported, workshop
 from thoth.config import Settings
 from thoth.gcs import GcsUriError, split_gs_uri, storage_client
-
-SIDECAR_SUFFIX = ".bib"
-
-
-class SourceError(RuntimeError):
-    """The source cannot be listed or an object cannot be read (missing folder or bucket, no access)."""
-
-
-@dataclass(frozen=True)
-class SourceObject:
-    key: str  # path inside the source, '/'-separated; for a bucket, the whole object name
-    uri: str  # where it lives, e.g. file:///abs/path or gs://bucket/key
-    size: int
-    read: Callable[[], bytes]
-    version: str | None = None  # the object generation in a bucket; None for local files
-    bucket: str | None = None
-    fingerprint: str | None = None  # content identity from the listing (None: hash the bytes)
-    format: str = ""  # names the parser when the key's suffix does not (workshop units)
-
-
-def is_sidecar(key: str) -> bool:
-    return key.lower().endswith(SIDECAR_SUFFIX)
-
-
-def sidecar_keys(key: str) -> list[str]:
-    """Where a document's BibTeX sidecar may be: `paper.pdf.bib`, then `paper.bib`."""
-    path = PurePosixPath(key)
-    return [f"{key}{SIDECAR_SUFFIX}", str(path.with_suffix(SIDECAR_SUFFIX))]
+from thoth.writes.objects import SIDECAR_SUFFIX, SourceError, SourceObject, is_sidecar, sidecar_keys
 
 
 def _wanted(key: str) -> bool:
@@ -151,3 +123,15 @@ def list_all(source: str, settings: Settings | None = None) -> list[SourceObject
 def list_objects(source: str, settings: Settings | None = None) -> list[SourceObject]:
     """Every parseable file under `source` (no sidecars), sorted by key; a workshop's units in reading order."""
     return [obj for obj in list_all(source, settings) if not is_sidecar(obj.key)]
+
+
+__all__ = [
+    "SIDECAR_SUFFIX",
+    "SourceError",
+    "SourceObject",
+    "get_gcs_object",
+    "is_sidecar",
+    "list_all",
+    "list_objects",
+    "sidecar_keys",
+]

@@ -1,109 +1,65 @@
-"""Parsers turn one file's bytes into partitions (pages, sections) of blocks (text, code, tables).
+"""The ingest job's parsers: the core's (Markdown, plain text: thoth.writes.parsers) plus PDF and workshops.
 
-`parse(key, data)` picks the parser by file extension. A file that cannot be
-read raises `ParseError` with a reason meant for people (it is stored in the
-`documents` table and printed in the run summary).
+`parse(key, data)` picks the parser by file extension, or by `fmt` for a workshop unit. A file that
+cannot be read raises `ParseError` with a reason meant for people.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-
-class ParseError(Exception):
-    """The file cannot be ingested; str(error) is the reason."""
-
-
-@dataclass
-class Block:
-    text: str
-    kind: str = "text"  # text | code | table | diff
-    language: str = ""
-
-
-@dataclass
-class Partition:
-    kind: str  # section | page
-    blocks: list[Block]
-    heading_path: list[str] = field(default_factory=list)
-    page_start: int | None = None
-    page_end: int | None = None
-    # Workshop sections (ingest/parsers/workshop.py): their place in the workshop and the file they show.
-    exercise_number: int | None = None
-    step_number: int | None = None
-    path: str = ""
-    is_diff: bool = False
-    body: str | None = None  # the text to store when it should read differently from the joined blocks
-
-    @property
-    def text(self) -> str:
-        if self.body is not None:
-            return self.body
-        return "\n\n".join(b.text for b in self.blocks)
+from thoth.writes.parsers import (
+    MARKDOWN_SUFFIXES,
+    PDF_SUFFIXES,
+    SUPPORTED_SUFFIXES,
+    TEXT_SUFFIXES,
+    Block,
+    ParsedDocument,
+    ParseError,
+    Parsers,
+    Partition,
+    decode_text,
+    is_supported,
+)
 
 
-@dataclass
-class ParsedDocument:
-    title: str
-    partitions: list[Partition]
-    authors: list[str] = field(default_factory=list)
-    year: int | None = None
-    page_count: int | None = None
-    url: str | None = None
-    first_page: str = ""  # the first page's text, line by line (PDFs): BibTeX guesses title and authors from it
-    title_from_metadata: bool = False  # the title is the file's own (PDF Title, front matter), not a guess
-    # PDFs: what the first page's layout says: title, authors, eprint, primary_class, year (the arXiv
-    # id's), arxiv_version, arxiv_date, doi. It beats the metadata, which is often empty or a file name.
-    front_matter: dict = field(default_factory=dict)
+class JobParsers(Parsers):
+    """The core's parsers, and PDFs and workshop repositories (their libraries load on first use)."""
+
+    def parse(self, key: str, data: bytes, *, pdf_password: str | None = None, fmt: str = "") -> ParsedDocument:
+        from ingest.parsers import pdf, workshop
+
+        if fmt == workshop.FORMAT:
+            return workshop.parse(key, data)
+        if PurePosixPath(key).suffix.lower() in PDF_SUFFIXES:
+            return pdf.parse(data, fallback_title=PurePosixPath(key).stem, password=pdf_password)
+        return super().parse(key, data, pdf_password=pdf_password, fmt=fmt)
+
+    def version(self, key: str, fmt: str = "") -> str:
+        if not fmt and PurePosixPath(key).suffix.lower() in PDF_SUFFIXES:
+            from ingest.parsers.pdf import PARSER_VERSION
+
+            return PARSER_VERSION
+        return super().version(key, fmt)
 
 
-MARKDOWN_SUFFIXES = (".md", ".mdx", ".markdown")
-PDF_SUFFIXES = (".pdf",)
-TEXT_SUFFIXES = (".txt",)
-SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES + PDF_SUFFIXES + TEXT_SUFFIXES
+PARSERS = JobParsers()
+parse = PARSERS.parse
+parser_version = PARSERS.version
 
-
-def is_supported(key: str) -> bool:
-    return PurePosixPath(key).suffix.lower() in SUPPORTED_SUFFIXES
-
-
-def decode_text(data: bytes) -> str:
-    """UTF-8 text (a BOM is dropped); anything else is a ParseError."""
-    if not data.strip():
-        raise ParseError("empty file")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ParseError(f"not UTF-8 text (undecodable byte at offset {exc.start})") from None
-
-
-def parser_version(key: str, fmt: str = "") -> str:
-    """The version of the parser that reads `key`; '' for parsers that never changed their output.
-
-    It is stored with each document: a run over unchanged files re-parses those an older parser
-    read, once (ingest/pipeline.py), so a better parser reaches an existing index.
-    """
-    if not fmt and PurePosixPath(key).suffix.lower() in PDF_SUFFIXES:
-        from ingest.parsers.pdf import PARSER_VERSION
-
-        return PARSER_VERSION
-    return ""
-
-
-def parse(key: str, data: bytes, *, pdf_password: str | None = None, fmt: str = "") -> ParsedDocument:
-    """Parse one source object; `fmt` names a parser when the key's suffix does not (e.g. "workshop")."""
-    from ingest.parsers import markdown, pdf, text, workshop
-
-    if fmt == workshop.FORMAT:
-        return workshop.parse(key, data)
-
-    suffix = PurePosixPath(key).suffix.lower()
-    stem = PurePosixPath(key).stem
-    if suffix in MARKDOWN_SUFFIXES:
-        return markdown.parse(decode_text(data), fallback_title=stem)
-    if suffix in PDF_SUFFIXES:
-        return pdf.parse(data, fallback_title=stem, password=pdf_password)
-    if suffix in TEXT_SUFFIXES:
-        return text.parse(decode_text(data), fallback_title=stem)
-    raise ParseError(f"unsupported file type {suffix or '(none)'}; supported: {', '.join(SUPPORTED_SUFFIXES)}")
+__all__ = [
+    "MARKDOWN_SUFFIXES",
+    "PDF_SUFFIXES",
+    "SUPPORTED_SUFFIXES",
+    "TEXT_SUFFIXES",
+    "Block",
+    "JobParsers",
+    "PARSERS",
+    "ParseError",
+    "ParsedDocument",
+    "Partition",
+    "decode_text",
+    "is_supported",
+    "parse",
+    "parser_version",
+]

@@ -18,7 +18,6 @@ import re
 
 import pypdfium2 as pdfium
 
-from ingest.parsers import Block, ParsedDocument, ParseError, Partition
 from ingest.parsers.pdf_layout import (
     DOI,
     REFERENCES,
@@ -30,6 +29,7 @@ from ingest.parsers.pdf_layout import (
     read_title_page,
 )
 from ingest.parsers.pdf_text import clean_text, vocabulary
+from thoth.writes.parsers import Block, ParsedDocument, ParseError, Partition
 
 # Part of a document's identity (ingest/pipeline.py): a new version re-parses every PDF once.
 PARSER_VERSION = "pdf-2"

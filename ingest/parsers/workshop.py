@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 
-from ingest.parsers import Block, ParsedDocument, ParseError, Partition, markdown
+from thoth.writes.parsers import Block, ParsedDocument, ParseError, Partition, markdown
 
 FORMAT = "workshop"
 # Version 2: ignored files are left out of units and diff paths are relative to the root. A new magic

@@ -5,7 +5,8 @@ that, 503 while neither THOTH_ADMIN_TOKEN nor THOTH_INTERNAL_IDENTITIES is set, 
 to a caller without the admin token or an identity in THOTH_INTERNAL_IDENTITIES, e.g.
 the service account Pub/Sub pushes with) and does the work after the response, one event at a
 time per instance. A failure is logged and counted; the object is picked up
-again by the next batch run (`python -m ingest` or `python -m ingest missing`).
+again by the next batch run (`python -m ingest` or `python -m ingest missing`). The ingest job does
+the work (thoth/writes/jobs.py: loaded by name on the first event; this server does not import it).
 `GET` reports what this instance has processed.
 """
 
@@ -22,10 +23,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
-from ingest.events import HANDLED, EventError, ObjectEvent, apply_event, parse_push
-from ingest.pipeline import Ingestor
 from thoth.app import Thoth
 from thoth.mcp.auth import admin_refusal
+from thoth.writes.events import HANDLED, EventError, ObjectEvent, parse_push
+from thoth.writes.jobs import load_hooks
 
 log = logging.getLogger("thoth.events")
 
@@ -47,8 +48,8 @@ class EventWorker:
         entry = {"message_id": event.message_id, "event": event.describe()}
         with self._work:
             try:
-                ingestor = Ingestor(self.app.settings, store=self.app.store, embedder=self.app.embedder())
-                summaries = apply_event(ingestor, event)
+                settings, embedder = self.app.settings, self.app.embedder()
+                summaries = load_hooks(settings).apply_event(settings, self.app.store, embedder, event)
                 entry["result"] = "; ".join(s.render() for s in summaries) or "nothing to do"
                 outcome = "processed"
                 log.info("event %s %s: %s", event.message_id, event.describe(), entry["result"])

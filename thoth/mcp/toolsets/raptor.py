@@ -15,8 +15,6 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.types import CallToolResult, EmbeddedResource, TextContent, TextResourceContents, ToolAnnotations
 from pydantic import Field
 
-from ingest.documents import IngestError, ingest_text
-from ingest.pipeline import Ingestor
 from thoth.app import Thoth
 from thoth.embed import get_tokenizer
 from thoth.llm import LLMError
@@ -31,6 +29,8 @@ from thoth.retrieval.search import SearchError
 from thoth.retrieval.sessions import create_session
 from thoth.retrieval.source_ref import content_hash
 from thoth.retrieval.summarise import on_demand_summariser
+from thoth.writes.documents import IngestError, ingest_text
+from thoth.writes.writer import Writer
 
 T = TypeVar("T")
 Report = Callable[..., None]  # progress(done, total, message): a Progress, or nothing for a direct call
@@ -220,8 +220,8 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         def run(progress: Progress) -> Ingested:
             with ingest_lock:
                 embedder = ProgressEmbedder(app.embedder(), progress)  # notifications/progress: chunks embedded
-                ingestor = Ingestor(app.settings, store=app.store, embedder=embedder)
-                key, summary = ingest_text(ingestor, app.store, dataset_id, file_content, source, tags)
+                writer = Writer(app.settings, store=app.store, embedder=embedder)
+                key, summary = ingest_text(writer, app.store, dataset_id, file_content, source, tags)
             if summary.failed:
                 raise IngestError(f"file_content could not be ingested: {summary.failed[0][1]}")
             doc_id = content_hash(file_content.encode("utf-8"))

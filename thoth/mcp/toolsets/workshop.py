@@ -31,6 +31,7 @@ from thoth.mcp.tools import READ_ONLY, call, correlation, read_only_tool, respon
 from thoth.retrieval import quiz, workshops
 from thoth.retrieval.paging import CursorError
 from thoth.store import StoreError
+from thoth.writes.jobs import JobUnavailable, load_hooks
 
 log = logging.getLogger("thoth.workshop")
 
@@ -354,10 +355,9 @@ def routes(app: Thoth) -> list[Route]:
     busy = threading.Lock()
 
     def reindex_all() -> dict:
-        from ingest.pipeline import Ingestor, reingest  # the ingest job's code, loaded only when asked
-
         started = time.perf_counter()
-        results = reingest(Ingestor(app.settings, store=app.store, embedder=app.embedder()), "workshop")
+        embedder = app.embedder()
+        results = load_hooks(app.settings).reingest(app.settings, app.store, embedder, "workshop")  # the job's code
         return {"status": "ok", "workshops": results, "seconds": round(time.perf_counter() - started, 3)}
 
     async def reindex(request: Request) -> JSONResponse:
@@ -368,7 +368,7 @@ def routes(app: Thoth) -> list[Route]:
             return JSONResponse({"error": "a reindex is already running; try again when it has finished"}, 409)
         try:
             body = await anyio.to_thread.run_sync(reindex_all)
-        except (StoreError, EmbedderUnavailable) as exc:
+        except (StoreError, EmbedderUnavailable, JobUnavailable) as exc:
             log.error("workshop reindex failed: %s", exc)
             return JSONResponse({"status": "failed", "error": str(exc)}, status_code=503)
         finally:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import yaml
 
-from ingest.parsers import Block, ParsedDocument, ParseError, Partition
+from thoth.writes.parsers import Block, ParsedDocument, ParseError, Partition
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([\w+#.-]*)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ingest.parsers import Block, ParsedDocument, ParseError, Partition
+from thoth.writes.parsers import Block, ParsedDocument, ParseError, Partition
 
 
 def paragraphs(text: str) -> list[Block]:

@@ -1,0 +1,181 @@
+"""A BibTeX entry per document, from the file's metadata and its first page.
+
+PDF metadata often lacks a title and authors (arXiv PDFs carry neither) and its
+CreationDate is the date the file was rendered, so the first page is read too:
+the arXiv stamp gives the identifier and year, the first title-cased lines the
+title, the name lines under it the authors. Guesses are guesses: an optional
+`{key}.bib` sidecar next to the file replaces the generated entry verbatim.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from thoth.writes.parsers import ParsedDocument
+
+_ARXIV = re.compile(r"arXiv:(\d{4}\.\d{4,5})(v\d+)?\s*(?:\[([\w.-]+)\])?\s*(?:\d{1,2}\s+\w{3,9}\s+((?:19|20)\d\d))?")
+_YEAR = re.compile(r"\b((?:19|20)\d\d)\b")
+_SMALL = {"a", "an", "and", "as", "at", "by", "for", "from", "in", "of", "on", "or", "the", "to", "via", "with"}
+_NOT_NAMES = re.compile(
+    r"\b(university|universit|institute|college|school|department|dept|laborator|lab|research|inc|corp|"
+    r"company|center|centre|google|brain|microsoft|facebook|meta|deepmind|openai|abstract|introduction)\b",
+    re.IGNORECASE,
+)
+_MARKERS = re.compile(r"[*∗†‡§¶]|\d+")
+_ESCAPES = {"\\": r"\textbackslash{}", **{ch: "\\" + ch for ch in "{}&%#$_"}}
+
+
+def escape(value: str) -> str:
+    """A field value safe inside braces: TeX specials escaped, whitespace collapsed."""
+    return "".join(_ESCAPES.get(ch, ch) for ch in " ".join(value.split()))
+
+
+def _words(line: str) -> list[str]:
+    return re.findall(r"[^\W\d_][\w'’-]*", line)
+
+
+def _title_case_share(line: str) -> float:
+    words = [w for w in _words(line) if w.lower() not in _SMALL]
+    return sum(w[0].isupper() for w in words) / len(words) if words else 0.0
+
+
+def _looks_like_title(line: str) -> bool:
+    words = _words(line)
+    return (
+        2 <= len(words) <= 25
+        and not line.rstrip().endswith((".", ","))
+        and "@" not in line
+        and not _ARXIV.search(line)
+        and _title_case_share(line) >= 0.75
+    )
+
+
+def _names_in(line: str) -> list[str]:
+    """The person names on one line under the title ('' list when the line is something else)."""
+    if "@" in line or _NOT_NAMES.search(line) or line.rstrip().endswith("."):
+        return []
+    parts = [p.strip() for p in re.split(r",|\band\b|&|" + _MARKERS.pattern, line) if p.strip()]
+    names: list[str] = []
+    for part in parts:
+        tokens = part.split()
+        if not tokens or not all(t[0].isupper() for t in tokens) or len(tokens) > 8:
+            return []
+        if len(tokens) >= 4 and len(tokens) % 2 == 0 and not any(t.endswith(".") for t in tokens):
+            names += [" ".join(tokens[i : i + 2]) for i in range(0, len(tokens), 2)]  # "Ann Lee Bo Chan"
+        elif len(tokens) >= 2:
+            names.append(" ".join(tokens))
+        else:
+            return []
+    return names
+
+
+def guess_from_first_page(text: str) -> dict:
+    """Title, authors, year and arXiv identifier from the first page's lines (each may be missing)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()][:80]
+    found: dict = {}
+    stamp = _ARXIV.search(text[:2000])
+    if stamp:
+        found["eprint"], found["primary_class"] = stamp.group(1), stamp.group(3)
+        found["year"] = 2000 + int(stamp.group(1)[:2])  # the first version's year (yymm), not this version's
+    start = next((i for i, line in enumerate(lines) if _looks_like_title(line)), None)
+    if start is None:
+        return found
+    title, end = lines[start], start + 1
+    while end < len(lines) and _looks_like_title(lines[end]):
+        # a title broken over lines: it ends on a small word or a colon, or the next line is not names
+        broken = title.split()[-1].lower() in _SMALL or title.endswith(":")
+        if not broken and _names_in(lines[end]):
+            break
+        title, end = f"{title} {lines[end]}", end + 1
+    found["title"] = title
+    authors: list[str] = []
+    for line in lines[end : end + 40]:
+        if line.lower().startswith("abstract"):
+            break
+        authors += _names_in(line)
+    if authors:
+        found["authors"] = list(dict.fromkeys(authors))
+    if "year" not in found:
+        year = _YEAR.search(" ".join(lines[:20]))
+        if year:
+            found["year"] = int(year.group(1))
+    return found
+
+
+def _ascii(text: str) -> str:
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+
+
+def _last_name(author: str) -> str:
+    return author.split(",")[0] if "," in author else author.split()[-1]
+
+
+def citation_key(title: str, authors: list[str], year: int | None, fallback: str) -> str:
+    """`vaswani2017attention`-style: first author's last name, year, first significant title word."""
+    name = re.sub(r"[^a-z]", "", _ascii(_last_name(authors[0]))) if authors else ""
+    word = next((w for w in (re.sub(r"[^a-z0-9]", "", _ascii(w)) for w in title.split()) if w and w not in _SMALL), "")
+    key = f"{name}{year or ''}{word}"
+    return key if name or word else fallback
+
+
+def _bibtex_author(author: str) -> str:
+    if "," in author:
+        return author
+    parts = author.split()
+    return f"{parts[-1]}, {' '.join(parts[:-1])}" if len(parts) > 1 else author
+
+
+def describe(parsed: ParsedDocument, fallback_title: str) -> dict:
+    """The citation fields: the first page's layout (PDFs), then the file's metadata, then line guesses.
+
+    The layout reader (ingest/parsers/pdf_layout.py) sees font sizes, so its title and authors beat
+    the metadata, which is often empty, a LaTeX file name, or a tool's placeholder.
+    """
+    front = parsed.front_matter
+    guess = guess_from_first_page(parsed.first_page) if parsed.first_page else {}
+    if front.get("title"):
+        title = front["title"]
+    elif parsed.title_from_metadata or not guess.get("title"):
+        title = parsed.title
+    else:
+        title = guess["title"]
+    return {
+        "title": title or fallback_title,
+        "authors": front.get("authors") or parsed.authors or guess.get("authors", []),
+        # the arXiv id's year beats PDF CreationDate, which is when the file was rendered
+        "year": front.get("year") or guess.get("year") or parsed.year,
+        "eprint": front.get("eprint") or guess.get("eprint"),
+        "primary_class": front.get("primary_class") or guess.get("primary_class"),
+        "doi": front.get("doi"),
+    }
+
+
+def make_entry(fields: dict, doc_id: str, note: str | None = None) -> str:
+    """One @misc entry (arXiv papers get eprint/archivePrefix/primaryClass; a DOI goes in doi)."""
+    key = citation_key(fields["title"], fields["authors"], fields["year"], f"doc{doc_id[:12]}")
+    lines = [f"@misc{{{key},", f"  title = {{{escape(fields['title'])}}},"]
+    if fields["authors"]:
+        lines.append(f"  author = {{{' and '.join(escape(_bibtex_author(a)) for a in fields['authors'])}}},")
+    if fields["year"]:
+        lines.append(f"  year = {{{fields['year']}}},")
+    if fields.get("eprint"):
+        lines += [f"  eprint = {{{fields['eprint']}}},", "  archivePrefix = {arXiv},"]
+        if fields.get("primary_class"):
+            lines.append(f"  primaryClass = {{{escape(fields['primary_class'])}}},")
+    if fields.get("doi"):
+        lines.append(f"  doi = {{{escape(fields['doi'])}}},")
+    if note:
+        lines.append(f"  note = {{{escape(note)}}},")
+    return "\n".join(lines) + "\n}\n"
+
+
+def read_sidecar(data: bytes) -> str | None:
+    """The sidecar's text when it holds a BibTeX entry (an '@type{' and balanced braces), else None."""
+    try:
+        text = data.decode("utf-8-sig").strip()
+    except UnicodeDecodeError:
+        return None
+    if not re.search(r"@\w+\s*[{(]", text) or text.count("{") != text.count("}"):
+        return None
+    return text + "\n"

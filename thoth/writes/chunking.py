@@ -1,0 +1,177 @@
+"""Partitions -> chunks bounded in the embedder's own word pieces.
+
+The model reads 256 word pieces and silently drops the rest, so every chunk's
+embedded text (its heading context plus its body) is kept within
+`max_tokens`. Bodies are packed from whole paragraphs and sentences; a sentence
+too long for one chunk is cut between words, never inside one. Consecutive text
+chunks share up to `overlap_tokens` of trailing sentences. Code blocks and
+tables become chunks of their own, kept whole where they fit.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from thoth.embed import Tokenizer
+from thoth.writes.parsers import Block, Partition
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])")
+
+
+@dataclass
+class Chunk:
+    text: str
+    context: str  # "Title > Heading > Subheading": embedded with the text, shown as the section
+    partition_index: int
+    content_type: str = "text"
+    language: str = ""
+    page_start: int | None = None
+    page_end: int | None = None
+
+    @property
+    def embed_text(self) -> str:
+        return f"{self.context}\n{self.text}" if self.context else self.text
+
+
+@dataclass
+class _Unit:
+    text: str
+    tokens: int
+
+
+class Chunker:
+    def __init__(self, tokenizer: Tokenizer, max_tokens: int = 200, overlap_tokens: int = 32):
+        if max_tokens > tokenizer.max_tokens:
+            raise ValueError(f"max_tokens {max_tokens} exceeds what the model reads ({tokenizer.max_tokens})")
+        self.tok = tokenizer
+        self.max_tokens = max_tokens
+        self.overlap_tokens = overlap_tokens
+
+    # -- splitting into units that each fit ------------------------------------
+
+    def _word_windows(self, text: str, budget: int) -> list[_Unit]:
+        """Cut `text` between words into windows of at most `budget` tokens, overlapping."""
+        spans = self.tok.word_spans(text)
+        windows: list[_Unit] = []
+        start = 0
+        while start < len(spans):
+            end, used = start, 0
+            while end < len(spans) and used + spans[end][2] <= budget:
+                used += spans[end][2]
+                end += 1
+            if end == start:  # a single "word" longer than the budget: cut its word pieces
+                windows.extend(self._piece_windows(text[spans[start][0] : spans[start][1]], budget))
+                start += 1
+                continue
+            windows.append(_Unit(text[spans[start][0] : spans[end - 1][1]], used))
+            if end >= len(spans):
+                break
+            back, carried = end, 0  # step back over up to overlap_tokens of words
+            while back - 1 > start and carried + spans[back - 1][2] <= self.overlap_tokens:
+                back -= 1
+                carried += spans[back][2]
+            start = back
+        return windows
+
+    def _piece_windows(self, word: str, budget: int) -> list[_Unit]:
+        # A run with no spaces (a long URL, base64) longer than a chunk: split by characters.
+        pieces, size = [], max(1, len(word) * budget // max(1, self.tok.count([word])[0]))
+        for i in range(0, len(word), size):
+            piece = word[i : i + size]
+            pieces.append(_Unit(piece, self.tok.count([piece])[0]))
+        return pieces
+
+    def _units(self, block: Block, budget: int) -> list[_Unit]:
+        if block.kind == "text":
+            parts = [s for s in _SENTENCE_END.split(block.text) if s.strip()]
+        else:
+            parts = [block.text]
+        counts = self.tok.count(parts)
+        units: list[_Unit] = []
+        for part, count in zip(parts, counts, strict=True):
+            if count <= budget:
+                units.append(_Unit(part, count))
+            elif block.kind == "text":
+                units.extend(self._word_windows(part, budget))
+            else:  # code or table: split on lines, then pack lines
+                lines = part.split("\n")
+                units.extend(self._pack_lines(lines, budget))
+        return units
+
+    def _pack_lines(self, lines: list[str], budget: int) -> list[_Unit]:
+        out: list[_Unit] = []
+        current: list[str] = []
+        used = 0
+        for line, count in zip(lines, self.tok.count(lines), strict=True):
+            if count > budget:
+                if current:
+                    out.append(_Unit("\n".join(current), used))
+                    current, used = [], 0
+                out.extend(self._word_windows(line, budget))
+                continue
+            if used + count > budget and current:
+                out.append(_Unit("\n".join(current), used))
+                current, used = [], 0
+            current.append(line)
+            used += count
+        if current:
+            out.append(_Unit("\n".join(current), used))
+        return out
+
+    # -- packing --------------------------------------------------------------
+
+    def _pack(self, units: list[_Unit], budget: int, sep: str) -> list[str]:
+        chunks: list[str] = []
+        current: list[_Unit] = []
+        used = 0
+        for unit in units:
+            if current and used + unit.tokens > budget:
+                chunks.append(sep.join(u.text for u in current))
+                carry: list[_Unit] = []  # trailing units of the chunk just closed, as overlap
+                carried = 0
+                for prev in reversed(current):
+                    if carried + prev.tokens > self.overlap_tokens or carried + prev.tokens + unit.tokens > budget:
+                        break
+                    carry.insert(0, prev)
+                    carried += prev.tokens
+                current, used = carry, carried
+            current.append(unit)
+            used += unit.tokens
+        if current:
+            chunks.append(sep.join(u.text for u in current))
+        return chunks
+
+    def _context(self, title: str, heading_path: list[str]) -> tuple[str, int]:
+        path = list(heading_path)
+        if path and path[0].strip().lower() == title.strip().lower():
+            path = path[1:]
+        context = " > ".join([title, *path]) if title else " > ".join(path)
+        limit = self.max_tokens // 4  # the heading context never takes more than a quarter
+        count = self.tok.count([context])[0] if context else 0
+        if count > limit:
+            context = self._word_windows(context, limit)[0].text
+            count = self.tok.count([context])[0]
+        return context, count
+
+    def chunk(self, title: str, partitions: list[Partition]) -> list[Chunk]:
+        chunks: list[Chunk] = []
+        for index, partition in enumerate(partitions):
+            context, context_tokens = self._context(title, partition.heading_path)
+            budget = self.max_tokens - context_tokens - 1
+            pieces: list[tuple[str, str, str]] = []  # (text, content type, language)
+            pending: list[_Unit] = []  # consecutive text blocks are packed together
+            for block in partition.blocks:
+                if block.kind == "text":
+                    pending.extend(self._units(block, budget))
+                    continue
+                pieces += [(text, "text", "") for text in self._pack(pending, budget, " ")]
+                pending = []
+                units = self._units(block, budget)
+                pieces += [(text, block.kind, block.language) for text in self._pack(units, budget, "\n")]
+            pieces += [(text, "text", "") for text in self._pack(pending, budget, " ")]
+            chunks += [
+                Chunk(text, context, index, kind, language, partition.page_start, partition.page_end)
+                for text, kind, language in pieces
+            ]
+        return chunks

@@ -1,0 +1,40 @@
+"""One file to ingest, as a source lists it: its key, where it lives, how to read it.
+
+The ingest job lists these from a folder or a bucket (ingest/sources.py); the server's
+`ingest_document` makes one from the text it is given. BibTeX sidecars (`{key}.bib` next to a
+document) are listed beside the documents they describe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+SIDECAR_SUFFIX = ".bib"
+
+
+class SourceError(RuntimeError):
+    """The source cannot be listed or an object cannot be read (missing folder or bucket, no access)."""
+
+
+@dataclass(frozen=True)
+class SourceObject:
+    key: str  # path inside the source, '/'-separated; for a bucket, the whole object name
+    uri: str  # where it lives, e.g. file:///abs/path or gs://bucket/key
+    size: int
+    read: Callable[[], bytes]
+    version: str | None = None  # the object generation in a bucket; None for local files
+    bucket: str | None = None
+    fingerprint: str | None = None  # content identity from the listing (None: hash the bytes)
+    format: str = ""  # names the parser when the key's suffix does not (workshop units)
+
+
+def is_sidecar(key: str) -> bool:
+    return key.lower().endswith(SIDECAR_SUFFIX)
+
+
+def sidecar_keys(key: str) -> list[str]:
+    """Where a document's BibTeX sidecar may be: `paper.pdf.bib`, then `paper.bib`."""
+    path = PurePosixPath(key)
+    return [f"{key}{SIDECAR_SUFFIX}", str(path.with_suffix(SIDECAR_SUFFIX))]

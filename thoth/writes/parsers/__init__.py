@@ -1,0 +1,111 @@
+"""Parsers turn one file's bytes into partitions (pages, sections) of blocks (text, code, tables).
+
+`Parsers.parse(key, data)` picks the parser by file extension. A file that cannot be
+read raises `ParseError` with a reason meant for people (it is stored in the
+`documents` table and printed in the run summary).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+
+class ParseError(Exception):
+    """The file cannot be ingested; str(error) is the reason."""
+
+
+@dataclass
+class Block:
+    text: str
+    kind: str = "text"  # text | code | table | diff
+    language: str = ""
+
+
+@dataclass
+class Partition:
+    kind: str  # section | page
+    blocks: list[Block]
+    heading_path: list[str] = field(default_factory=list)
+    page_start: int | None = None
+    page_end: int | None = None
+    # Workshop sections (the job's ingest/parsers/workshop.py): their place in the workshop and the file they show.
+    exercise_number: int | None = None
+    step_number: int | None = None
+    path: str = ""
+    is_diff: bool = False
+    body: str | None = None  # the text to store when it should read differently from the joined blocks
+
+    @property
+    def text(self) -> str:
+        if self.body is not None:
+            return self.body
+        return "\n\n".join(b.text for b in self.blocks)
+
+
+@dataclass
+class ParsedDocument:
+    title: str
+    partitions: list[Partition]
+    authors: list[str] = field(default_factory=list)
+    year: int | None = None
+    page_count: int | None = None
+    url: str | None = None
+    first_page: str = ""  # the first page's text, line by line (PDFs): BibTeX guesses title and authors from it
+    title_from_metadata: bool = False  # the title is the file's own (PDF Title, front matter), not a guess
+    # PDFs: what the first page's layout says: title, authors, eprint, primary_class, year (the arXiv
+    # id's), arxiv_version, arxiv_date, doi. It beats the metadata, which is often empty or a file name.
+    front_matter: dict = field(default_factory=dict)
+
+
+MARKDOWN_SUFFIXES = (".md", ".mdx", ".markdown")
+PDF_SUFFIXES = (".pdf",)
+TEXT_SUFFIXES = (".txt",)
+SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES + PDF_SUFFIXES + TEXT_SUFFIXES
+
+
+def is_supported(key: str) -> bool:
+    return PurePosixPath(key).suffix.lower() in SUPPORTED_SUFFIXES
+
+
+def decode_text(data: bytes) -> str:
+    """UTF-8 text (a BOM is dropped); anything else is a ParseError."""
+    if not data.strip():
+        raise ParseError("empty file")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"not UTF-8 text (undecodable byte at offset {exc.start})") from None
+
+
+class Parsers:
+    """Which parser reads a file, by its suffix (or `fmt`): Markdown and plain text here.
+
+    The ingest job's set (ingest/parsers) adds PDFs and workshop repositories; the server's
+    `ingest_document` needs only these, so the server never loads the job's parsers.
+    """
+
+    def parse(self, key: str, data: bytes, *, pdf_password: str | None = None, fmt: str = "") -> ParsedDocument:
+        """Parse one source object; `fmt` names a parser when the key's suffix does not (e.g. "workshop")."""
+        from thoth.writes.parsers import markdown, text
+
+        suffix = PurePosixPath(key).suffix.lower()
+        stem = PurePosixPath(key).stem
+        if suffix in MARKDOWN_SUFFIXES:
+            return markdown.parse(decode_text(data), fallback_title=stem)
+        if suffix in TEXT_SUFFIXES:
+            return text.parse(decode_text(data), fallback_title=stem)
+        if suffix in PDF_SUFFIXES or fmt:
+            raise ParseError(f"{fmt or suffix} files are read by the ingest job (python -m ingest)")
+        raise ParseError(f"unsupported file type {suffix or '(none)'}; supported: {', '.join(SUPPORTED_SUFFIXES)}")
+
+    def version(self, key: str, fmt: str = "") -> str:
+        """The version of the parser that reads `key`; '' for parsers that never changed their output.
+
+        It is stored with each document: a run over unchanged files re-parses those an older parser
+        read, once (thoth/writes/writer.py), so a better parser reaches an existing index.
+        """
+        return ""
+
+
+TEXT_PARSERS = Parsers()

@@ -1,0 +1,257 @@
+"""Updating a RAPTOR tree in place: chunks come and go, and only their paths to the root are redone.
+
+The tree is a strict tree (every node has one parent; see thoth/writes/tree.py), so a change has a path.
+Level by level, from the chunks up:
+
+1. every old node keeps its children minus the ones that went, with renamed children (a child whose
+   children changed has a new id) under their new id; a node left empty goes;
+2. each orphan of the level below (a new chunk, or a new node) joins the nearest node, by cosine to
+   the node's centroid, when it *fits*: it is at least as close to the centroid as the node's least
+   close member already is (the node's own radius, the stand-in for "as likely under its mixture
+   component as its members"), and the node's text stays within the summariser's input limit;
+3. the orphans that fit nowhere are clustered among themselves (as a build would) into new nodes;
+4. a node that lost children and is left with fewer than `min_children` merges into its nearest
+   sibling, when that one has room;
+5. only nodes whose children changed are summarised and embedded again; a node whose children did
+   not change keeps its id, text and vector. Ids are a hash of the children, so a change renames
+   exactly the nodes on its path.
+
+The level whose nodes come down to one is the root: old levels above it go. A level that ends with
+several nodes where the old tree had none above grows upward as a build does. Adding a document and
+removing it again gives back the tree from before, node for node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from thoth.embed import Tokenizer
+from thoth.retrieval.summarise import Summariser
+
+PLACE_CANDIDATES = 3  # nearest nodes an orphan tries before it opens a new cluster
+
+
+@dataclass
+class UpdateStats:
+    inserted: int = 0  # chunks in
+    deleted: int = 0  # chunks out
+    kept: int = 0  # nodes whose id and text did not change
+    rewritten: int = 0  # nodes summarised again (children changed) or new
+    removed: int = 0  # old nodes gone (emptied, merged away, or above a lower root)
+    layer_sizes: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Layer:
+    """One level of the tree as the level above sees it: ids, vectors, leaf counts, texts and tokens on demand."""
+
+    ids: list[str]
+    vectors: np.ndarray
+    leaves: np.ndarray
+    text: Callable[[list[int]], list[str]]
+    tokens: Callable[[list[int]], np.ndarray]
+
+
+def unit(v: np.ndarray) -> np.ndarray:
+    return v / max(float(np.linalg.norm(v)), 1e-12)
+
+
+def centroid(vectors: np.ndarray, members: list[int]) -> np.ndarray:
+    return unit(vectors[members].mean(axis=0))
+
+
+def merge_small(
+    groups: list[list[int]],
+    vectors: np.ndarray,
+    size: Callable[[list[int]], int],
+    limit: int,
+    min_children: int,
+    candidates: set[int] | None = None,
+) -> tuple[list[list[int]], dict[int, int]]:
+    """Groups with fewer than `min_children` members merge into their nearest group with room.
+
+    Only groups in `candidates` (positions; all when None) may be merged away. Returns the groups
+    left (in order; a receiver's members appended) and {old position: new position} for them.
+    """
+    groups = [list(g) for g in groups]
+    alive = [True] * len(groups)
+    for i in range(len(groups)):
+        if len(groups[i]) >= min_children or (candidates is not None and i not in candidates):
+            continue
+        others = [j for j in range(len(groups)) if alive[j] and j != i]
+        if not others:
+            continue
+        mine = centroid(vectors, groups[i])
+        sims = np.array([float(centroid(vectors, groups[j]) @ mine) for j in others])
+        need = size(groups[i])
+        for k in np.argsort(-sims, kind="stable"):
+            j = others[int(k)]
+            if size(groups[j]) + need <= limit:
+                groups[j] += groups[i]
+                alive[i] = False
+                break
+    kept = [i for i in range(len(groups)) if alive[i]]
+    return [groups[i] for i in kept], {i: n for n, i in enumerate(kept)}
+
+
+def _place(
+    groups: list[list[int]], orphans: list[int], below: Layer, limit: int
+) -> tuple[list[list[int]], set[int], list[int]]:
+    """Orphans into the nearest group they fit (radius and size); (groups, positions touched, unplaced)."""
+    touched: set[int] = set()
+    unplaced: list[int] = []
+    if not groups:
+        return groups, touched, list(orphans)
+    centres = np.stack([centroid(below.vectors, g) for g in groups])
+    radius = np.array([float(np.min(below.vectors[g] @ centres[n])) for n, g in enumerate(groups)])
+    sizes: dict[int, int] = {}  # token sizes of the groups tried, counted on demand (a chunk layer is large)
+    for o in orphans:
+        v = below.vectors[o]
+        sims = centres @ v
+        need = int(below.tokens([o]).sum())
+        for j in np.argsort(-sims, kind="stable")[:PLACE_CANDIDATES]:
+            j = int(j)
+            if sims[j] < radius[j]:
+                continue
+            if j not in sizes:
+                sizes[j] = int(below.tokens(groups[j]).sum())
+            if sizes[j] + need <= limit:
+                groups[j].append(o)
+                centres[j] = centroid(below.vectors, groups[j])
+                radius[j] = float(np.min(below.vectors[groups[j]] @ centres[j]))
+                sizes[j] += need
+                touched.add(j)
+                break
+        else:
+            unplaced.append(o)
+    return groups, touched, unplaced
+
+
+def update_nodes(
+    source_id: str,
+    old_rows: list[dict],
+    chunks: Layer,
+    embed: Callable[[list[str]], np.ndarray],
+    tokenizer: Tokenizer,
+    summariser: Summariser,
+    params,  # thoth.writes.tree.TreeParams
+    cluster: Callable[[np.ndarray, np.ndarray], list[list[int]]],
+    grow: Callable[[Layer, int, list[dict]], list[int]],
+    node_id: Callable[[str, int, list[str]], str],
+) -> tuple[list[dict], UpdateStats]:
+    """The tree's rows after its chunks became `chunks`; `old_rows` are the current tree's (with vectors).
+
+    `cluster` clusters a group of points (hard, small ones merged) as a build does; `grow` builds
+    the levels above a layer as a build does, appending rows and returning the layer sizes above.
+    """
+    stats = UpdateStats()
+    by_level: dict[int, list[dict]] = {}
+    for row in old_rows:
+        by_level.setdefault(int(row["level"]), []).append(row)
+    old_leaves = {c for row in by_level.get(1, []) for c in row["children"]}
+    current = set(chunks.ids)
+    stats.deleted = len(old_leaves - current)
+    stats.inserted = len(current - old_leaves)
+    gone: set[str] = old_leaves - current
+    renamed: dict[str, str] = {}
+    below = chunks
+    rows: list[dict] = []
+    prev: list[dict] = []  # the rows of the level below (summary levels), aligned with below.ids
+    stats.layer_sizes = [len(chunks.ids)]
+    level = 1
+    while True:
+        olds = by_level.get(level, [])
+        if not olds:  # above the old tree: grow as a build does
+            stats.layer_sizes += grow(below, level - 1, rows)
+            stats.rewritten += sum(1 for r in rows if r["level"] >= level)
+            break
+        index = {node: i for i, node in enumerate(below.ids)}
+        groups: list[list[int]] = []
+        origin: list[dict | None] = []
+        changed: set[int] = set()
+        for row in olds:
+            kids = [renamed.get(c, c) for c in row["children"] if c not in gone]
+            if not kids:
+                continue
+            if kids != list(row["children"]):
+                changed.add(len(groups))
+            groups.append([index[c] for c in kids])
+            origin.append(row)
+        placed = {i for g in groups for i in g}
+        orphans = [i for i in range(len(below.ids)) if i not in placed]
+        groups, touched, unplaced = _place(groups, orphans, below, params.cluster_tokens)
+        changed |= touched
+        for members in cluster(below.vectors[unplaced], below.tokens(unplaced)) if unplaced else []:
+            changed.add(len(groups))
+            groups.append([unplaced[m] for m in members])
+            origin.append(None)
+
+        def size(g: list[int], tokens: Callable[[list[int]], np.ndarray] = below.tokens) -> int:
+            return int(tokens(g).sum())
+
+        groups, moved = merge_small(
+            groups, below.vectors, size, params.cluster_tokens, params.min_children, candidates=changed
+        )
+        origin = [origin[i] for i in sorted(moved)]
+        # changed: new, or children not as they were (lost, gained, merged in, or renamed below)
+        changed = {
+            n for n, o in enumerate(origin) if o is None or [below.ids[i] for i in groups[n]] != list(o["children"])
+        }
+
+        # write this level: unchanged nodes as they were, changed ones summarised and embedded again
+        redo = sorted(changed)
+        texts = [summariser.summarise(below.text(groups[n])) for n in redo]
+        vectors = np.asarray(embed(texts), dtype=np.float32) if redo else np.zeros((0, below.vectors.shape[1]))
+        fresh = dict(zip(redo, zip(texts, vectors, strict=True), strict=True))
+        out: list[dict] = []
+        for n, members in enumerate(groups):
+            kids = [below.ids[i] for i in members]
+            if n in fresh:
+                text, vector = fresh[n]
+                row = {
+                    "node_id": node_id(source_id, level, kids),
+                    "text": text,
+                    "vector": vector,
+                    "summariser": summariser.name,
+                }
+                stats.rewritten += 1
+            else:
+                o = origin[n]
+                row = {k: o[k] for k in ("node_id", "text", "vector", "summariser")}
+                stats.kept += 1
+            row.update(
+                source_id=source_id,
+                level=level,
+                children=kids,
+                parent=None,
+                leaf_count=int(below.leaves[members].sum()),
+            )
+            out.append(row)
+        for n, members in enumerate(groups):
+            for i in members:
+                if prev:
+                    prev[i]["parent"] = out[n]["node_id"]
+        kept_ids = {o["node_id"] for o in origin if o is not None}
+        gone = {r["node_id"] for r in olds} - kept_ids
+        renamed = {o["node_id"]: out[n]["node_id"] for n, o in enumerate(origin) if o is not None}
+        stats.removed += len(gone)
+        rows += out
+        stats.layer_sizes.append(len(out))
+        prev = out
+        texts_now = [r["text"] for r in out]
+        counts = np.asarray(tokenizer.count(texts_now), dtype=np.int64)
+        below = Layer(
+            ids=[r["node_id"] for r in out],
+            vectors=np.stack([np.asarray(r["vector"], dtype=np.float32) for r in out]),
+            leaves=np.array([r["leaf_count"] for r in out], dtype=np.int64),
+            text=lambda idx, t=texts_now: [t[i] for i in idx],
+            tokens=lambda idx, c=counts: c[np.asarray(idx, dtype=np.int64)] if len(idx) else np.zeros(0, np.int64),
+        )
+        if len(out) == 1:  # the root: whatever the old tree had above goes
+            stats.removed += sum(len(rs) for lv, rs in by_level.items() if lv > level)
+            break
+        level += 1
+    return rows, stats

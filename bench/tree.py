@@ -9,13 +9,13 @@ The chunks are generated: pseudo-English texts of 100-180 words (bench.embed.mak
 chunk's vector is a sampled vector plus Gaussian noise (renormalised; cosine to its base about
 0.85), which gives clusters of near-duplicates around real embeddings. Summaries are real: the
 extractive summariser on the chunk texts, embedded by the configured model (THOTH_EMBED_BACKEND;
-onnx recommended). Nothing is written to a database: this times `ingest.tree.build_nodes`.
+onnx recommended). Nothing is written to a database: this times `thoth.writes.tree.build_nodes`.
 
 Printed per size: layer sizes, seconds split into clustering, summarising and embedding summaries,
 and the growth against the previous size (linear growth = the size ratio).
 
 `--incremental`: a tree built on `--base` chunks gets `--add` more inserted in place
-(ingest.tree.update_rows), which is compared with a fresh build on all of them; then `--add`
+(thoth.writes.tree.update_rows), which is compared with a fresh build on all of them; then `--add`
 chunks picked at random are deleted in place from the updated tree (timed against the same fresh
 build), and the inserted ones are deleted again (the tree must equal the first build). Printed: seconds (and the ratio
 in-place / fresh build), nodes rewritten, and level-1 cluster quality over the same chunks: mean

@@ -8,8 +8,8 @@ import bibtexparser
 import pytest
 
 from examples.pdfgen import write_text_pdf
-from ingest.bibtex import describe, escape, guess_from_first_page, make_entry, read_sidecar
 from ingest.parsers import parse
+from thoth.writes.bibtex import describe, escape, guess_from_first_page, make_entry, read_sidecar
 
 ARXIV_FIRST_PAGE = """arXiv:1502.03167v3 [cs.LG] 2 Mar 2015
 Batch Normalization: Accelerating Deep Network Training by

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.chunking import Chunker
 from ingest.parsers import Block, Partition
 from thoth.config import Settings
 from thoth.embed import get_tokenizer
+from thoth.writes.chunking import Chunker
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""ingest/overlap.py: the background embed-and-write worker keeps order, bounds memory, surfaces failures."""
+"""thoth/writes/overlap.py: the background embed-and-write worker keeps order, bounds memory, surfaces failures."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from ingest.overlap import OrderedWorker
+from thoth.writes.overlap import OrderedWorker
 
 
 def test_runs_in_order_on_one_thread_and_sums_results() -> None:

@@ -8,7 +8,6 @@ import bibtexparser
 import pytest
 
 from examples.pdfgen import write_paper_pdf, write_text_pdf
-from ingest.bibtex import describe, make_entry
 from ingest.parsers import parse, parser_version
 from ingest.parsers.pdf import PARSER_VERSION
 from ingest.pipeline import Ingestor
@@ -16,6 +15,7 @@ from tests.conftest import make_settings
 from thoth.records import Chunk, Document
 from thoth.store import Store
 from thoth.store.schema import CHUNKS, DOCUMENTS
+from thoth.writes.bibtex import describe, make_entry
 
 BODY = (
     "Retrieval augmented models read a corpus while they answer. They keep their parameters small and "

@@ -7,10 +7,10 @@ import io
 import json
 from pathlib import Path
 
-from ingest.progress import ProgressMeter
 from tests.conftest import job_env, make_settings, run_ingest, write_corpus
 from thoth.records import Chunk
 from thoth.store import Store
+from thoth.writes.progress import ProgressMeter
 
 FIELDS = {"event", "stage", "documents_done", "documents_total", "chunks_done", "chunks_per_s", "documents_per_s",
           "elapsed_s"}  # fmt: skip

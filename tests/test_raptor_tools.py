@@ -252,7 +252,7 @@ def test_errors_name_the_problem(raptor: LiveServer, tool: str, arguments: dict,
 
 
 def test_document_keys() -> None:
-    from ingest.documents import document_key
+    from thoth.writes.documents import document_key
 
     assert document_key(b"x", "notes/a.md") == "notes/a.md"
     assert document_key(b"x", "https://example.com/blog/post") == "example.com/blog/post.txt"

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from ingest.pipeline import Ingestor
-from ingest.tree import TreeParams, _read_chunks, build_nodes, cluster_layer
 from tests.conftest import job_env, run_ingest, tree_settings, write_topic_corpus
 from thoth.config import ConfigError, Settings
 from thoth.embed import get_embedder, get_tokenizer
@@ -17,6 +16,7 @@ from thoth.records import Chunk, Source, TreeNode, to_row
 from thoth.retrieval.summarise import ExtractiveSummariser, split_sentences
 from thoth.store import Store
 from thoth.store.schema import TREE_NODES
+from thoth.writes.tree import TreeParams, _read_chunks, build_nodes, cluster_layer
 
 
 def _tree(settings: Settings, source_id: str = "topics") -> tuple[dict, list[dict], list[str]]:

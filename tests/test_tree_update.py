@@ -12,13 +12,13 @@ import pytest
 from ingest.__main__ import main as ingest_main
 from ingest.pipeline import Ingestor
 from ingest.sources import SourceObject
-from ingest.tree import node_id
 from tests.conftest import tree_settings, write_topic_corpus
 from thoth.config import Settings
 from thoth.embed import get_embedder
 from thoth.records import Chunk, TreeNode, to_row
 from thoth.retrieval import tree as reading
 from thoth.store import Store
+from thoth.writes.tree import node_id
 
 BREAD = (
     "# Bread\n\nKnead the dough for ten minutes until it is smooth and elastic. Let the dough rise in a warm "

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from ingest.documents import ingest_text
 from ingest.pipeline import Ingestor
 from tests.conftest import make_settings, write_corpus
 from thoth.embed import get_embedder
 from thoth.retrieval.search import hybrid_search
 from thoth.store import db
 from thoth.store.schema import CHUNKS
+from thoth.writes.documents import ingest_text
 
 NOTE = "The zorbluxian quartermaster audits the kumquat ledger every Thursday evening."
 

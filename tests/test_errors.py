@@ -15,9 +15,32 @@ from pathlib import Path
 
 import httpx
 import pytest
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.shared.exceptions import MCPError
+from mcp.types import INTERNAL_ERROR
 
 from tests.conftest import LiveServer
-from thoth.config import Settings
+from thoth.config import ConfigError, Settings
+from thoth.embed import EmbedderUnavailable
+from thoth.errors import ClientError, NotFound, ServerFault, UpstreamError
+from thoth.llm import LLMError
+from thoth.mcp.correlation import correlation
+from thoth.mcp.failures import Surface, to_client
+from thoth.retrieval import errors as retrieval_errors
+from thoth.retrieval import tree
+from thoth.retrieval.citation_urls import CitationUrlError
+from thoth.retrieval.errors import RetrievalError
+from thoth.retrieval.paging import CursorError
+from thoth.retrieval.search import SearchError
+from thoth.retrieval.source_ref import SourceRefError
+from thoth.retrieval.workshops import ScopeError
+from thoth.store import IndexMissing, ModelMismatch, StoreError
+from thoth.store.filters import FilterError
+from thoth.ui.views import BadArgument
+from thoth.writes.documents import IngestError
+from thoth.writes.events import EventError
+from thoth.writes.jobs import JobUnavailable
+from thoth.writes.objects import SourceError
 
 
 @pytest.fixture(scope="module")
@@ -108,3 +131,101 @@ def test_get_mcp_answers_405_at_once(server: LiveServer) -> None:
     response = httpx.get(f"{server.url}/mcp", headers={"Accept": "text/event-stream"}, timeout=10)
     assert response.status_code == 405 and response.headers["allow"] == "POST"
     assert server.rpc("tools/list").status_code == 200  # POST still reaches the MCP endpoint
+
+
+# -- the one mapping (thoth.mcp.failures.to_client): each class of thoth.errors -> what a client gets -------------
+
+
+def test_every_error_class_sits_under_the_hierarchy_with_the_bases_callers_rely_on() -> None:
+    clients = (
+        SearchError, RetrievalError, FilterError, CursorError, SourceRefError, CitationUrlError, ScopeError,
+        IngestError, EventError, BadArgument, NotFound,
+    )  # fmt: skip
+    assert all(issubclass(c, ClientError) and issubclass(c, ValueError) for c in clients)
+    assert tree.NotFound is NotFound and retrieval_errors.NotFound is NotFound
+    faults = (StoreError, IndexMissing, ModelMismatch, EmbedderUnavailable, SourceError, JobUnavailable)
+    assert all(issubclass(c, ServerFault) and issubclass(c, RuntimeError) for c in faults)
+    assert issubclass(LLMError, UpstreamError) and issubclass(LLMError, RuntimeError)
+    assert issubclass(ConfigError, ValueError) and not issubclass(ConfigError, ClientError | ServerFault)
+    mistake = ClientError("limit must be between 1 and 50, got 99", argument="limit")
+    assert mistake.argument == "limit" and str(mistake) == "limit must be between 1 and 50, got 99"
+
+
+@pytest.mark.parametrize(
+    ("error", "surface", "expected"),
+    [
+        (ClientError("limit must be between 1 and 50", argument="limit"), "tool", ToolError),
+        (ClientError("limit must be between 1 and 50", argument="limit"), "jsonrpc", ToolError),
+        (ClientError("limit must be between 1 and 50", argument="limit"), "resource", ResourceError),
+        (NotFound("dataset_id 'nope' is not indexed"), "tool", ToolError),
+        (NotFound("dataset_id 'nope' is not indexed"), "jsonrpc", ToolError),
+        (NotFound("dataset_id 'nope' is not indexed"), "resource", ResourceNotFoundError),
+        (UpstreamError("the LLM answered HTTP 503"), "tool", ToolError),
+        (UpstreamError("the LLM answered HTTP 503"), "jsonrpc", ToolError),
+    ],
+)
+def test_a_callers_error_is_its_message_and_logs_no_fault(
+    error: Exception, surface: Surface, expected: type, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.ERROR, logger="thoth.tools"):
+        failure = to_client("some_tool", error, surface)
+    assert type(failure) is expected and str(failure) == str(error)
+    assert not caplog.records
+
+
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        (IndexMissing("no index at /data/lancedb yet: run the ingest job"), "no index at /data/lancedb yet"),
+        (EmbedderUnavailable("the model cannot be loaded"), "the model cannot be loaded"),
+        (KeyError("secret-column"), "an internal error (KeyError)"),  # a bug: its message stays in the log
+    ],
+)
+@pytest.mark.parametrize("surface", ["tool", "jsonrpc", "resource"])
+def test_a_server_fault_is_the_server_fault_shape_with_the_correlation_id_logged_once(
+    error: Exception, reason: str, surface: Surface, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.ERROR, logger="thoth.tools"), correlation(None) as cid:
+        failure = to_client("some_tool", error, surface)
+    assert str(failure).startswith(f"some_tool failed: {reason}")
+    assert str(failure).endswith(f"; correlation id {cid} (the server log has the details)")
+    assert "secret-column" not in str(failure)
+    if surface == "tool":
+        assert type(failure) is ToolError
+    else:  # Qurio's tools and resources: JSON-RPC -32603, the id in `data` too
+        assert type(failure) is MCPError and failure.error.code == INTERNAL_ERROR
+        assert failure.error.data == {"correlationId": cid}
+    assert [r.levelname for r in caplog.records] == ["ERROR"] and cid in caplog.records[0].getMessage()
+
+
+def test_what_is_already_in_the_clients_words_passes_through() -> None:
+    for already in (ToolError("x"), ResourceNotFoundError("y"), MCPError(INTERNAL_ERROR, "z")):
+        assert to_client("some_tool", already, "jsonrpc") is already
+
+
+def test_each_kind_of_failure_over_http(server: LiveServer) -> None:
+    # a client error on the JSON-RPC surface (Qurio) stays a tool error naming the argument
+    bad_cursor = server.rpc(
+        "tools/call", {"name": "qurio_list_pages", "arguments": {"source_id": "handbook", "cursor": "bogus"}}
+    ).json()["result"]
+    assert bad_cursor["isError"] and "cursor" in bad_cursor["content"][0]["text"]
+    # not found: a tool error there too, and -32602 on resources/read
+    unknown = server.rpc("tools/call", {"name": "qurio_read_page", "arguments": {"url": "https://nowhere.test/x"}})
+    assert unknown.json()["result"]["isError"] and "nowhere.test" in unknown.json()["result"]["content"][0]["text"]
+    missing = server.rpc("resources/read", {"uri": "doc://handbook/no/such.md"}).json()["error"]
+    assert missing["code"] == -32602 and "no/such.md" in missing["message"]
+    # a client error on resources/list: -32602, the cursor named
+    listed = server.rpc("resources/list", {"cursor": "bogus"}).json()["error"]
+    assert listed["code"] == -32602 and "cursor" in listed["message"]
+
+
+def test_a_server_fault_on_resources_read_is_minus_32603_with_the_correlation_id(
+    broken_server: LiveServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.ERROR, logger="thoth.tools"):
+        body = broken_server.rpc(
+            "resources/read", {"uri": "chunk://handbook/any"}, headers={"X-Correlation-Id": "res-3"}
+        ).json()
+    assert body["error"]["code"] == -32603 and body["error"]["data"] == {"correlationId": "res-3"}
+    assert body["error"]["message"].startswith("chunk failed: ") and "correlation id res-3" in body["error"]["message"]
+    assert sum("res-3" in r.getMessage() for r in caplog.records) == 1

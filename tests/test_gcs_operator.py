@@ -169,9 +169,9 @@ def cite_then_replace(emulator: Emulator, bucket_name: str, versioned: bool) -> 
 def test_citation_on_a_versioned_bucket_opens_the_cited_generation(emulator: Emulator) -> None:
     cited = cite_then_replace(emulator, BUCKET, versioned=True)  # terraform makes the bucket versioned
     citation = resolve_citation(Store(cited.settings), cited.settings, source_ref=cited.ref)
-    assert citation["version_id"] == str(cited.first) and citation["version_available"] is True
-    assert citation["indexed_version_id"] == str(cited.second) and citation["note"] is None
-    url = citation["url"].split("#", 1)[0]
+    assert citation.version == str(cited.first) and citation.version_available is True
+    assert citation.document.version == str(cited.second) and citation.note is None  # the indexed generation
+    url = citation.url.split("#", 1)[0]
     query = _verify_v4_signature(url, cited.public_pem)  # the generation is part of what was signed
     assert query["generation"] == str(cited.first)
     parts = urlsplit(url)
@@ -179,18 +179,18 @@ def test_citation_on_a_versioned_bucket_opens_the_cited_generation(emulator: Emu
     assert served.content == (emulator.files / "tides-v1.pdf").read_bytes()  # what was quoted, not the new one
 
     current = resolve_citation(Store(cited.settings), cited.settings, bucket=BUCKET, key="papers/tides.pdf")
-    assert current["version_id"] == str(cited.second) and current["version_available"] is True
-    assert dict(parse_qsl(urlsplit(current["url"]).query))["generation"] == str(cited.second)
+    assert current.version == str(cited.second) and current.version_available is True
+    assert dict(parse_qsl(urlsplit(current.url).query))["generation"] == str(cited.second)
 
 
 def test_citation_says_when_its_generation_is_gone(emulator: Emulator) -> None:
     cited = cite_then_replace(emulator, "plain-shelf", versioned=False)  # replacing drops the old bytes
     store = Store(cited.settings)
     gone = resolve_citation(store, cited.settings, source_ref=cited.ref)
-    assert gone["version_id"] == str(cited.first) and gone["version_available"] is False
-    assert f"generation {cited.first} of gs://plain-shelf/papers/tides.pdf is gone" in gone["note"]
-    assert f"current object (generation {cited.second})" in gone["note"]
-    assert dict(parse_qsl(urlsplit(gone["url"]).query))["generation"] == str(cited.second)
+    assert gone.version == str(cited.first) and gone.version_available is False
+    assert f"generation {cited.first} of gs://plain-shelf/papers/tides.pdf is gone" in (gone.note or "")
+    assert f"current object (generation {cited.second})" in (gone.note or "")
+    assert dict(parse_qsl(urlsplit(gone.url).query))["generation"] == str(cited.second)
 
     cited.bucket.blob("papers/tides.pdf").delete()  # and then the object itself, without an event
     with pytest.raises(NotFound, match="gs://plain-shelf/papers/tides.pdf is no longer in the bucket"):

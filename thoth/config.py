@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from thoth.errors import ThothError
+
 DEFAULT_DB_URI = "./.thoth/lancedb"
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 ALL_TOOLSETS = ("handbook", "qurio", "workshop", "research", "raptor")
@@ -23,7 +25,7 @@ EMULATOR_UPLOAD_SIZE = "1073741824"
 VECTOR_INDEX_TYPES = ("IVF_PQ", "IVF_HNSW_SQ")
 
 
-class ConfigError(ValueError):
+class ConfigError(ThothError, ValueError):
     """A setting has a value Thoth cannot use; the message names the variable."""
 
 

@@ -39,12 +39,13 @@ from typing import Any, Protocol
 import numpy as np
 
 from thoth.config import Settings
+from thoth.errors import ServerFault
 
 BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _BUNDLED_ALIASES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 
 
-class EmbedderUnavailable(RuntimeError):
+class EmbedderUnavailable(ServerFault):
     """The embedding model cannot be loaded; the message says why and what to do."""
 
 

@@ -11,12 +11,13 @@ import threading
 from typing import Any
 
 from thoth.config import Settings
+from thoth.errors import ThothError
 
 _lock = threading.Lock()
 _clients: dict[tuple[str, str], Any] = {}
 
 
-class GcsUriError(ValueError):
+class GcsUriError(ThothError, ValueError):
     """A gs:// URI that names no bucket."""
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from thoth.config import Settings
+from thoth.errors import UpstreamError
 
 if TYPE_CHECKING:
     import httpx  # imported where a client is made: httpx (and rich, through its CLI) costs 0.09 s at start
@@ -24,8 +25,7 @@ log = logging.getLogger("thoth.llm")
 MAX_BACKOFF_SECONDS = 30.0
 
 
-class LLMError(RuntimeError):
-    """The LLM could not answer (after retries); the message says why."""
+LLMError = UpstreamError  # the LLM could not answer (after retries); the message says why
 
 
 class LLM(Protocol):

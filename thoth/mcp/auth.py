@@ -48,6 +48,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from thoth.config import Settings
+from thoth.errors import ThothError
 
 log = logging.getLogger("thoth.auth")
 
@@ -60,7 +61,7 @@ _SCOPE_INTERNAL = "thoth.internal_identity"  # set by the middleware once /inter
 _SCOPE_IDENTITY = "thoth.identity"
 
 
-class AuthError(Exception):
+class AuthError(ThothError):
     """A token was refused; the message is safe to show (it never contains the token)."""
 
 

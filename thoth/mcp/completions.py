@@ -14,10 +14,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import Completion, CompletionArgument, CompletionContext, PromptReference, ResourceTemplateReference
 
 from thoth.app import Thoth
+from thoth.errors import ServerFault
 from thoth.mcp.resources import CHUNK_TEMPLATE, DOCUMENT_TEMPLATE, PAGE_TEMPLATE, VERSIONED_PAGE_TEMPLATE
 from thoth.records import TreeNode
 from thoth.retrieval import readable, workshops
-from thoth.store import Store, StoreError
+from thoth.store import Store
 
 MAX_VALUES = 100  # the spec's limit per answer
 RAPTOR_TEMPLATE = "raptor://{dataset_id}/nodes/{node_id}"
@@ -106,6 +107,6 @@ def register_completions(mcp: MCPServer, app: Thoth) -> None:
         given = dict(context.arguments or {}) if context else {}
         try:
             candidates = await anyio.to_thread.run_sync(values, app.store, given)
-        except StoreError:  # an index not built yet completes nothing rather than failing the client's UI
+        except ServerFault:  # an index not built yet completes nothing rather than failing the client's UI
             candidates = []
         return matching(candidates, argument.value)

@@ -14,16 +14,15 @@ from collections.abc import Callable
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, ListResourcesResult, PaginatedRequestParams, Resource, ResourceLink
 
 from thoth.app import Thoth
+from thoth.errors import ClientError
+from thoth.mcp.failures import to_client
 from thoth.retrieval import readable
-from thoth.retrieval.errors import NotFound, RetrievalError
-from thoth.retrieval.paging import CursorError
 from thoth.retrieval.source_ref import SourceRef
-from thoth.store import StoreError
 
 DOCUMENT_TEMPLATE = "doc://{collection}/{+key}{?version_id}"
 PAGE_TEMPLATE = "doc://{collection}/{+key}#page={page}"
@@ -33,14 +32,13 @@ CHUNK_TEMPLATE = "chunk://{collection}/{chunk_id}"
 LIST_PAGE_SIZE = 100
 
 
-def _read(fn: object) -> str:
-    """Run a reader; a citation the index does not hold is 'not found', anything else a resource error."""
+def _read(name: str, fn: Callable[[], str]) -> str:
+    """Run a reader; a failure as thoth.mcp.failures says for resources (a citation the index does not
+    hold is 'not found')."""
     try:
-        return fn()  # type: ignore[operator]
-    except NotFound as exc:
-        raise ResourceNotFoundError(str(exc)) from exc
-    except (RetrievalError, StoreError) as exc:
-        raise ResourceError(str(exc)) from exc
+        return fn()
+    except Exception as exc:
+        raise to_client(name, exc, "resource") from exc
 
 
 def _page_number(page: str) -> int:
@@ -61,7 +59,7 @@ def register_resources(mcp: MCPServer, app: Thoth) -> None:
 
     def document_page(collection: str, key: str, page: str, version_id: str | None = None) -> str:
         ref = SourceRef(collection, key, version_id)
-        return _read(lambda: readable.read_page(store, ref, _page_number(page)).text)
+        return _read("document_page", lambda: readable.read_page(store, ref, _page_number(page)).text)
 
     for template, name in ((PAGE_TEMPLATE, "document_page"), (VERSIONED_PAGE_TEMPLATE, "versioned_document_page")):
         mcp.resource(
@@ -80,7 +78,7 @@ def register_resources(mcp: MCPServer, app: Thoth) -> None:
         mime_type="text/markdown",
     )
     def document(collection: str, key: str, version_id: str | None = None) -> str:
-        return _read(lambda: readable.read_document(store, SourceRef(collection, key, version_id)).text)
+        return _read("document", lambda: readable.read_document(store, SourceRef(collection, key, version_id)).text)
 
     @mcp.resource(
         CHUNK_TEMPLATE,
@@ -90,14 +88,16 @@ def register_resources(mcp: MCPServer, app: Thoth) -> None:
         mime_type="text/markdown",
     )
     def chunk(collection: str, chunk_id: str) -> str:
-        return _read(lambda: readable.read_chunk(store, collection, chunk_id).text)
+        return _read("chunk", lambda: readable.read_chunk(store, collection, chunk_id).text)
 
     async def list_resources(_ctx: object, params: PaginatedRequestParams | None) -> ListResourcesResult:
         cursor = params.cursor if params else None
         try:
             infos, next_cursor = await anyio.to_thread.run_sync(readable.list_documents, store, LIST_PAGE_SIZE, cursor)
-        except CursorError as exc:
+        except ClientError as exc:  # a cursor from elsewhere
             raise MCPError(INVALID_PARAMS, str(exc)) from exc
+        except Exception as exc:
+            raise to_client("resources/list", exc, "jsonrpc") from exc
         resources = [
             Resource(
                 uri=info.uri,

@@ -10,30 +10,22 @@ import importlib
 import importlib.metadata
 import inspect
 import logging
-import re
-import time
-import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from types import ModuleType
 from typing import TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.shared.exceptions import MCPError
-from mcp.types import INTERNAL_ERROR, CallToolResult, ContentBlock, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 from pydantic import BaseModel, ValidationError
 from starlette.routing import BaseRoute
 
 from thoth.app import Thoth
-from thoth.embed import EmbedderUnavailable
-from thoth.logs import request_context
+from thoth.mcp.correlation import correlation as correlation  # re-exported: the toolsets import both from here
+from thoth.mcp.failures import call as call
+from thoth.mcp.failures import to_client
 from thoth.mcp.resources import citation_links
 from thoth.mcp.roles import WRITER_META, RoleMiddleware, current_caller, needs_writer, visible
-from thoth.retrieval.errors import RetrievalError
-from thoth.retrieval.search import SearchError
-from thoth.store import StoreError
-from thoth.store.filters import FilterError
 
 log = logging.getLogger("thoth.tools")
 
@@ -74,116 +66,6 @@ def respond(data: BaseModel, text: str) -> CallToolResult:
     return CallToolResult(content=content, structured_content=structured)
 
 
-CLIENT_ERRORS = (SearchError, RetrievalError, FilterError)  # the caller's request: a tool error to correct
-SERVER_FAULTS = (StoreError, EmbedderUnavailable)  # the server's own state: said in words, with an id
-
-
-def server_fault(tool: str, exc: BaseException, cid: str) -> str:
-    """The one message shape of a server's own failure, on every surface (tool error or JSON-RPC -32603)."""
-    reason = str(exc) if isinstance(exc, SERVER_FAULTS) else f"an internal error ({type(exc).__name__})"
-    return f"{tool} failed: {reason}; correlation id {cid} (the server log has the details)"
-
-
-def _log_fault(tool: str, exc: BaseException, cid: str) -> None:
-    token = request_context.set({**request_context.get(), CORRELATION_FIELD: cid})
-    try:
-        if isinstance(exc, SERVER_FAULTS):
-            log.error("tool %s failed (correlation id %s): %s", tool, cid, exc, extra={"tool": tool})
-        else:
-            log.error("tool %s failed (correlation id %s)", tool, cid, exc_info=exc, extra={"tool": tool})
-    finally:
-        request_context.reset(token)
-
-
-def _current_cid() -> str:
-    return valid_correlation_id(request_context.get().get(CORRELATION_FIELD)) or uuid.uuid4().hex
-
-
-@contextmanager
-def tool_errors(tool: str, client_errors: tuple[type[Exception], ...] = ()) -> Iterator[None]:
-    """A client's mistake (CLIENT_ERRORS, and a toolset's own `client_errors`) becomes a tool error with its
-    message; a server fault, a tool error in the `server_fault` shape, logged with the correlation id.
-    Every call's latency is logged."""
-    started = time.perf_counter()
-    log.debug("tool %s started", tool, extra={"tool": tool})
-    try:
-        yield
-    except ToolError:
-        raise
-    except CLIENT_ERRORS + client_errors as exc:
-        raise ToolError(str(exc)) from exc
-    except Exception as exc:
-        cid = _current_cid()
-        _log_fault(tool, exc, cid)
-        raise ToolError(server_fault(tool, exc, cid)) from exc
-    finally:
-        latency = round((time.perf_counter() - started) * 1000, 1)
-        log.info("tool %s answered in %.1f ms", tool, latency, extra={"tool": tool, "latency_ms": latency})
-
-
-def call(tool: str, fn: Callable[[], T], client_errors: tuple[type[Exception], ...] = ()) -> T:
-    with tool_errors(tool, client_errors):
-        return fn()
-
-
-CORRELATION_FIELD = "correlationId"  # the key in the log context (thoth.mcp.context sets it per HTTP request)
-CORRELATION_HEADER = "x-correlation-id"
-_SAFE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # as thoth.mcp.context accepts: nothing that could forge a log line
-
-
-def valid_correlation_id(value: object) -> str | None:
-    return value if isinstance(value, str) and _SAFE_ID.fullmatch(value) else None
-
-
-def correlation_id(ctx: Context | None) -> str:
-    """The call's correlation id: `_meta.correlationId`, else the X-Correlation-ID header of the message's
-    request, else the one the HTTP layer set for the request (thoth.mcp.context), else a new one."""
-    meta: object = None
-    headers: object = None
-    if ctx is not None:
-        try:
-            meta = ctx.request_context.meta
-            headers = ctx.headers
-        except ValueError:  # no request (a direct call in a test)
-            pass
-    candidates = [
-        meta.get(CORRELATION_FIELD) if isinstance(meta, dict) else None,
-        headers.get(CORRELATION_HEADER) if headers is not None else None,  # type: ignore[attr-defined]
-        request_context.get().get(CORRELATION_FIELD),
-    ]
-    return next((c for c in map(valid_correlation_id, candidates) if c), None) or uuid.uuid4().hex
-
-
-@contextmanager
-def correlation(ctx: Context | None) -> Iterator[str]:
-    """Attach the request's correlation id to every log line written inside the block."""
-    cid = correlation_id(ctx)
-    token = request_context.set({**request_context.get(), CORRELATION_FIELD: cid})
-    try:
-        yield cid
-    finally:
-        request_context.reset(token)
-
-
-def call_jsonrpc(tool: str, fn: Callable[[], T], cid: str) -> T:
-    """Like `call`, but server faults (index unreadable or missing, model unavailable, a bug) become
-    JSON-RPC errors -32603 in the `server_fault` shape, the correlation id also in `data`; a client's
-    mistake (bad argument, unknown source or page) stays a tool error the assistant can read and correct."""
-    started = time.perf_counter()
-    try:
-        return fn()
-    except ToolError:
-        raise
-    except CLIENT_ERRORS as exc:
-        raise ToolError(str(exc)) from exc
-    except Exception as exc:
-        _log_fault(tool, exc, cid)
-        raise MCPError(INTERNAL_ERROR, server_fault(tool, exc, cid), {CORRELATION_FIELD: cid}) from exc
-    finally:
-        latency = round((time.perf_counter() - started) * 1000, 1)
-        log.info("tool %s answered in %.1f ms", tool, latency, extra={"tool": tool, "latency_ms": latency})
-
-
 def _short(value: object, limit: int = 80) -> str:
     text = str(value)
     return text if len(text) <= limit else text[:limit] + "…"
@@ -207,13 +89,11 @@ class ThothMCP(MCPServer):
     """
 
     async def call_tool(self, name: str, arguments: dict, context: Context | None = None):  # type: ignore[override]
-        with correlation(context) as cid:
+        with correlation(context):
             try:
                 return await super().call_tool(name, arguments, context)
-            except UnexpectedToolError as exc:
-                cause = exc.__cause__ or exc
-                _log_fault(name, cause, cid)
-                raise ToolError(server_fault(_short(name), cause, cid)) from None
+            except UnexpectedToolError as exc:  # a bug, or one of thoth.errors raised outside `call`
+                raise ToolError(_short(str(to_client(_short(name), exc.__cause__ or exc)), 2000)) from None
             except ToolError as exc:
                 cause = exc.__cause__
                 if isinstance(cause, ValidationError):

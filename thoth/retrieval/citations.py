@@ -19,12 +19,15 @@ the signed and file modes; the portal gets page and highlight as parameters.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from thoth.config import CITATION_MODES, Settings
+from thoth.records import Document
 from thoth.retrieval.documents import find_document
 from thoth.retrieval.errors import NotFound, RetrievalError
 from thoth.retrieval.source_ref import SourceRef, parse_ref
@@ -34,8 +37,23 @@ GCS_ENDPOINT = "https://storage.googleapis.com"
 _SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 
 
-class CitationUnavailable(RetrievalError):
-    """The mode asked for cannot be served here (no signing credentials, no portal configured)."""
+@dataclass(frozen=True)
+class Citation:
+    """A citation resolved to a URL: the document record it names (its key, bucket, indexed version)
+    and the version and pages cited."""
+
+    document: Document
+    mode: str
+    source_ref: str
+    version: str | None  # the cited generation (the indexed one when the citation names none)
+    page_start: int | None
+    page_end: int | None
+    highlight: str | None
+    url: str = ""
+    highlight_applied: bool = False
+    expires_at: datetime | None = None
+    version_available: bool | None = None  # checked in the signed mode: False when the cited generation is gone
+    note: str | None = None
 
 
 # -- signing ------------------------------------------------------------------------------------
@@ -57,7 +75,7 @@ def _signer(settings: Settings) -> tuple[Any, Any]:
                 try:
                     credentials = service_account.Credentials.from_service_account_file(settings.signing_key_file)
                 except (OSError, ValueError) as exc:
-                    raise CitationUnavailable(f"THOTH_SIGNING_KEY_FILE cannot be used: {exc}") from None
+                    raise RetrievalError(f"THOTH_SIGNING_KEY_FILE cannot be used: {exc}") from None
                 project = credentials.project_id
             else:
                 import google.auth
@@ -66,7 +84,7 @@ def _signer(settings: Settings) -> tuple[Any, Any]:
                 try:
                     credentials, project = google.auth.default(scopes=_SCOPES)
                 except DefaultCredentialsError:
-                    raise CitationUnavailable(
+                    raise RetrievalError(
                         "no credentials to sign URLs with: set THOTH_SIGNING_KEY_FILE or run with a service "
                         "account (Cloud Run), or ask for mode 'gs' or 'portal'"
                     ) from None
@@ -91,10 +109,10 @@ def signed_url(
             if not credentials.valid:
                 credentials.refresh(Request())
         except Exception as exc:
-            raise CitationUnavailable(f"cannot get an access token to sign URLs with: {exc}") from None
+            raise RetrievalError(f"cannot get an access token to sign URLs with: {exc}") from None
         email = settings.signing_service_account or getattr(credentials, "service_account_email", None)
         if not email:
-            raise CitationUnavailable("set THOTH_SIGNING_SERVICE_ACCOUNT: the credentials name no service account")
+            raise RetrievalError("set THOTH_SIGNING_SERVICE_ACCOUNT: the credentials name no service account")
         extra = {"service_account_email": email, "access_token": credentials.token}
     blob = client.bucket(bucket).blob(key)
     url = blob.generate_signed_url(
@@ -125,7 +143,7 @@ def current_generation(settings: Settings, bucket: str, key: str, generation: st
             return True, generation
         live = blob_in.get_blob(key)
     except exceptions.GoogleAPICallError as exc:
-        raise CitationUnavailable(f"cannot look up gs://{bucket}/{key}: {exc.message}") from None
+        raise RetrievalError(f"cannot look up gs://{bucket}/{key}: {exc.message}") from None
     return False, str(live.generation) if live is not None else None
 
 
@@ -179,7 +197,7 @@ def resolve_citation(
     page_end: int | None = None,
     highlight: str | None = None,
     mode: str | None = None,
-) -> dict:
+) -> Citation:
     if source_ref:
         if bucket or key or version_id:
             raise RetrievalError("give source_ref, or bucket and key (with version_id), not both")
@@ -191,66 +209,66 @@ def resolve_citation(
     else:
         raise RetrievalError("give source_ref (doc://bucket/key[?version_id=…][#page=N]), or bucket and key")
     try:
-        rows = find_document(store, bucket=ref.container, key=ref.key)
+        copies = find_document(store, bucket=ref.container, key=ref.key)
     except NotFound:
         raise NotFound(f"no ingested document at {ref.base}; list_collection_files shows what there is") from None
-    row = next((r for r in rows if r["key"] == ref.key), rows[0])
-    start, end = _pages(page, page_start, page_end, row.get("page_count"))
-    in_bucket = bool(row.get("bucket"))
+    document = next((d for d in copies if d.key == ref.key), copies[0])
+    start, end = _pages(page, page_start, page_end, document.page_count)
+    in_bucket = bool(document.bucket)
     chosen = _mode(settings, mode, in_bucket)
     highlight = highlight.strip() if highlight and highlight.strip() else None
-    result: dict[str, Any] = {
-        "mode": chosen,
-        "source_ref": str(SourceRef(ref.container, ref.key, ref.version or row.get("version"), start)),
-        "bucket": row.get("bucket"),
-        "key": row["key"],
-        "version_id": ref.version or row.get("version"),
-        "indexed_version_id": row.get("version"),
-        "document_id": row["doc_id"],
-        "page_start": start,
-        "page_end": end,
-        "highlight": highlight,
-        "highlight_applied": False,
-        "expires_at": None,
-        "version_available": None,  # checked in the signed mode: False when the cited generation is gone
-        "note": None,
-    }
+    version = ref.version or document.version
+    citation = Citation(
+        document=document,
+        mode=chosen,
+        source_ref=str(SourceRef(ref.container, ref.key, version, start)),
+        version=version,
+        page_start=start,
+        page_end=end,
+        highlight=highlight,
+    )
     if chosen in ("signed", "gs") and not in_bucket:
-        raise CitationUnavailable(f"mode {chosen!r} needs a gs:// document; {ref.base} is a local file (use 'file')")
+        raise RetrievalError(f"mode {chosen!r} needs a gs:// document; {ref.base} is a local file (use 'file')")
+    bucket, key = document.bucket or "", document.key
     if chosen == "signed":
-        cited = result["version_id"]
-        available, live = current_generation(settings, row["bucket"], row["key"], cited)
-        where = f"gs://{row['bucket']}/{row['key']}"
+        available, live = current_generation(settings, bucket, key, version)
+        where = f"gs://{bucket}/{key}"
         if live is None:
-            raise NotFound(f"{where} is no longer in the bucket" + (f" (cited: generation {cited})" if cited else ""))
-        if cited and not available:
-            result["note"] = (
-                f"generation {cited} of {where} is gone (replaced or deleted, and the bucket keeps no old "
+            cited = f" (cited: generation {version})" if version else ""
+            raise NotFound(f"{where} is no longer in the bucket{cited}")
+        note = None
+        if version and not available:
+            note = (
+                f"generation {version} of {where} is gone (replaced or deleted, and the bucket keeps no old "
                 f"versions); the URL opens the current object (generation {live}), which may differ from the quote"
             )
-        result["version_available"] = available if cited else None
-        url, expires = signed_url(settings, row["bucket"], row["key"], generation=live)
-        result.update(
-            url=url + _fragment(start, highlight), expires_at=expires.isoformat(), highlight_applied=bool(highlight)
+        url, expires = signed_url(settings, bucket, key, generation=live)
+        return dataclasses.replace(
+            citation,
+            url=url + _fragment(start, highlight),
+            expires_at=expires,
+            highlight_applied=bool(highlight),
+            version_available=available if version else None,
+            note=note,
         )
-    elif chosen == "gs":
-        result["url"] = f"gs://{row['bucket']}/{row['key']}"
-    elif chosen == "portal":
+    if chosen == "gs":
+        return dataclasses.replace(citation, url=f"gs://{bucket}/{key}")
+    if chosen == "portal":
         if not settings.portal_base_url:
-            raise CitationUnavailable("mode 'portal' needs THOTH_PORTAL_BASE_URL")
-        params = {"version_id": result["version_id"], "page": start, "page_end": end if end != start else None,
+            raise RetrievalError("mode 'portal' needs THOTH_PORTAL_BASE_URL")
+        params = {"version_id": version, "page": start, "page_end": end if end != start else None,
                   "highlight": highlight}  # fmt: skip
         query = urlencode({k: v for k, v in params.items() if v is not None})
-        path = f"{quote(ref.container, safe='')}/{quote(row['key'], safe='/')}"
+        path = f"{quote(ref.container, safe='')}/{quote(key, safe='/')}"
         url = f"{settings.portal_base_url}/{path}" + (f"?{query}" if query else "") + _fragment(start, None)
-        result.update(url=url, highlight_applied=bool(highlight))
-    else:  # file
-        if in_bucket:
-            raise CitationUnavailable(f"mode 'file' is for local folders; {ref.base} is in a bucket (use 'signed')")
-        if not row.get("uri"):  # document_rows hides a URL the citation rule refuses (citation_urls)
-            raise CitationUnavailable(
-                f"{ref.base} has no URL this server may show: file: URLs only on a local laptop index "
-                "(a folder database with THOTH_AUTH=off); cite it by its source_ref"
-            )
-        result.update(url=row["uri"] + _fragment(start, highlight), highlight_applied=bool(highlight))
-    return result
+        return dataclasses.replace(citation, url=url, highlight_applied=bool(highlight))
+    # file
+    if in_bucket:
+        raise RetrievalError(f"mode 'file' is for local folders; {ref.base} is in a bucket (use 'signed')")
+    if not document.uri:  # find_document hides a URL the citation rule refuses (citation_urls)
+        raise RetrievalError(
+            f"{ref.base} has no URL this server may show: file: URLs only on a local laptop index "
+            "(a folder database with THOTH_AUTH=off); cite it by its source_ref"
+        )
+    url = document.uri + _fragment(start, highlight)
+    return dataclasses.replace(citation, url=url, highlight_applied=bool(highlight))

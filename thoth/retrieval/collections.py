@@ -1,4 +1,4 @@
-"""Collections (rows of `sources`): listing, the persisted default, and the files in one.
+"""Collections (the research surface's word for a `Source`): listing, the persisted default, and the files in one.
 
 A collection is what one ingest source became: by default one per bucket (or
 folder). Each caller has its own default collection (`owner`: the key of the verified
@@ -8,38 +8,49 @@ every restart) sees the same one; one caller's choice never changes another's.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from thoth.records import Chunk, Document, Source
 from thoth.retrieval import citation_urls
 from thoth.retrieval.errors import NotFound, RetrievalError
-from thoth.retrieval.source_ref import SourceRef
-from thoth.store import Store, filters
-from thoth.store.schema import CHUNKS, DEFAULT_COLLECTION, DOCUMENTS, SETTINGS, SOURCES
-
-FILE_COLUMNS = [
-    "doc_id",
-    "source_id",
-    "key",
-    "uri",
-    "bucket",
-    "version",
-    "object_id",
-    "title",
-    "authors",
-    "year",
-    "page_count",
-    "byte_size",
-    "status",
-    "error",
-]
+from thoth.store import IndexMissing, Store
+from thoth.store.schema import DEFAULT_COLLECTION
 
 
-def _sources(store: Store) -> list[dict]:
-    if SOURCES not in store.table_names():
+@dataclass(frozen=True)
+class SourceCounts:
+    """A source with what is indexed in it, as list_collections shows it."""
+
+    source: Source
+    documents: int  # ok
+    failed: int
+    chunks: int
+    is_default: bool
+
+
+@dataclass(frozen=True)
+class DocumentPage:
+    """One page of a source's documents (one record per key), and where the next page starts."""
+
+    source_id: str
+    total: int
+    offset: int
+    next_offset: int | None
+    documents: tuple[Document, ...]
+    counts: Mapping[str, int] | None = None  # per status, over the whole source (collection_documents)
+
+
+def _sources(store: Store) -> list[Source]:
+    try:
+        return sorted(store.find(Source), key=lambda source: source.source_id)
+    except IndexMissing:  # nothing ingested yet
         return []
-    return sorted(store.list_sources(), key=lambda row: row["source_id"])
 
 
 def collection_ids(store: Store) -> list[str]:
-    return [row["source_id"] for row in _sources(store)]
+    return [source.source_id for source in _sources(store)]
 
 
 def _default_key(owner: str) -> str:
@@ -47,20 +58,21 @@ def _default_key(owner: str) -> str:
 
 
 def default_collection(store: Store, owner: str) -> str | None:
-    """`owner`'s persisted default, if it still names a collection."""
-    if SETTINGS not in store.table_names():
+    """`owner`'s persisted default, if it still names a source."""
+    try:
+        value = store.get_setting(_default_key(owner))
+    except IndexMissing:  # no setting written yet
         return None
-    value = store.get_setting(_default_key(owner))
     return value if value in collection_ids(store) else None
 
 
 def find_collection(store: Store, name: str) -> str:
-    """The collection id for `name` (an id or a display name), or NotFound listing the ones there are."""
-    rows = _sources(store)
-    for row in rows:
-        if name in (row["source_id"], row["name"]):
-            return row["source_id"]
-    available = ", ".join(row["source_id"] for row in rows) or "(none: run `python -m ingest` first)"
+    """The source id for `name` (an id or a display name), or NotFound listing the ones there are."""
+    sources = _sources(store)
+    for source in sources:
+        if name in (source.source_id, source.name):
+            return source.source_id
+    available = ", ".join(source.source_id for source in sources) or "(none: run `python -m ingest` first)"
     raise NotFound(f"collection {name!r} does not exist; available: {available}")
 
 
@@ -80,76 +92,61 @@ def resolve(store: Store, name: str | None, *, owner: str, required: bool = Fals
     )
 
 
-def list_collections(store: Store, owner: str | None = None) -> list[dict]:
-    """Every collection with its counts; `is_default` marks `owner`'s default (none without an owner)."""
+def list_collections(store: Store, owner: str | None = None) -> list[SourceCounts]:
+    """Every source with its counts; `is_default` marks `owner`'s default (none without an owner)."""
     default = default_collection(store, owner) if owner else None
-    result = []
-    for row in _sources(store):
-        scope = filters.eq("source_id", row["source_id"])
-        result.append(
-            {
-                "collection": row["source_id"],
-                "name": row["name"],
-                "kind": row["kind"],
-                "uri": row["uri"],
-                "documents": store.count(DOCUMENTS, f"{scope} AND status = 'ok'"),
-                "failed": store.count(DOCUMENTS, f"{scope} AND status = 'failed'"),
-                "chunks": store.count(CHUNKS, scope),
-                "embed_model": row["embed_model"],
-                "updated_at": row["updated_at"].isoformat() if row["updated_at"] else None,
-                "is_default": row["source_id"] == default,
-            }
+    return [
+        SourceCounts(
+            source=source,
+            documents=store.count_of(Document, {"source_id": source.source_id, "status": "ok"}),
+            failed=store.count_of(Document, {"source_id": source.source_id, "status": "failed"}),
+            chunks=store.count_of(Chunk, {"source_id": source.source_id}),
+            is_default=source.source_id == default,
         )
-    return result
+        for source in _sources(store)
+    ]
 
 
 def set_default_collection(store: Store, name: str, owner: str) -> str:
-    collection = find_collection(store, name)
-    store.set_setting(_default_key(owner), collection)
-    return collection
+    source_id = find_collection(store, name)
+    store.set_setting(_default_key(owner), source_id)
+    return source_id
 
 
-def _files(store: Store, columns: list[str], where: str, batch_size: int = 8192) -> list[dict]:
-    """`documents` rows, each `uri` as a tool may show it (thoth.retrieval.citation_urls)."""
-    rows = [row for batch in store.scan(DOCUMENTS, columns, where, batch_size=batch_size) for row in batch.to_pylist()]
-    for row in rows:
-        row["uri"] = citation_urls.shown(row.get("uri"), store.settings)
-    return rows
+def _documents(store: Store, source_id: str) -> list[Document]:
+    """A source's document records, each `uri` as a tool may show it, else "" (thoth.retrieval.citation_urls)."""
+    return [
+        dataclasses.replace(d, uri=citation_urls.shown(d.uri, store.settings) or "")
+        for d in store.find(Document, {"source_id": source_id}, fields=_LISTED)
+    ]
 
 
-def file_entry(row: dict) -> dict:
-    """One stored file as the research tools show it (seed names: document_id, source_id, version_id)."""
-    return {
-        "document_id": row["doc_id"],
-        "collection": row["source_id"],
-        "source_id": row.get("object_id"),
-        "bucket": row.get("bucket"),
-        "key": row["key"],
-        "version_id": row.get("version"),
-        "source": row.get("uri"),
-        "source_ref": SourceRef(row.get("bucket") or row["source_id"], row["key"], row.get("version")).base,
-        "title": row.get("title"),
-        "authors": row.get("authors") or [],
-        "year": row.get("year"),
-        "page_count": row.get("page_count"),
-        "status": row["status"],
-        "error": row.get("error"),
-    }
+# what a listing shows of a document (not its BibTeX or sidecar)
+_LISTED = ["source_id", "key", "uri", "bucket", "version", "object_id", "title", "authors", "year", "page_count",
+           "byte_size", "status", "error", "ingested_at"]  # fmt: skip
 
 
-def list_collection_files(store: Store, collection: str, limit: int, offset: int = 0, batch_size: int = 256) -> dict:
-    """The files of a collection in key order, `limit` from `offset`; `next_offset` is None at the end."""
-    columns = [c for c in FILE_COLUMNS if c in store.table(DOCUMENTS).schema.names]
-    rows = _files(store, columns, filters.eq("source_id", collection), batch_size)
-    rows.sort(key=lambda row: row["key"])
-    page = rows[offset : offset + limit]
-    return {
-        "collection": collection,
-        "total": len(rows),
-        "offset": offset,
-        "next_offset": offset + len(page) if offset + len(page) < len(rows) else None,
-        "files": [file_entry(row) for row in page],
-    }
+def _page(source_id: str, documents: list[Document], limit: int, offset: int, **counts: int) -> DocumentPage:
+    page = documents[offset : offset + limit]
+    return DocumentPage(
+        source_id=source_id,
+        total=len(documents),
+        offset=offset,
+        next_offset=offset + len(page) if offset + len(page) < len(documents) else None,
+        documents=tuple(page),
+        counts=counts or None,
+    )
+
+
+def list_collection_files(
+    store: Store, source_id: str, limit: int, offset: int = 0, batch_size: int = 256
+) -> DocumentPage:
+    """The documents of a source in key order, `limit` from `offset`; `next_offset` is None at the end.
+
+    `batch_size` is the research tool's argument from when the listing was streamed in batches; the
+    typed store reads the listing's fields in one query, so it no longer changes anything."""
+    documents = sorted(_documents(store, source_id), key=lambda d: d.key)
+    return _page(source_id, documents, limit, offset)
 
 
 DOCUMENT_SORTS = ("name", "date")
@@ -158,45 +155,30 @@ DOCUMENT_STATUSES = ("ok", "failed")
 
 def collection_documents(
     store: Store,
-    collection: str,
+    source_id: str,
     *,
     status: str | None = None,
     sort: str = "name",
     descending: bool = False,
     limit: int = 50,
     offset: int = 0,
-) -> dict:
-    """One page of a collection's files: filtered by status, sorted by key (`name`) or ingest time (`date`).
+) -> DocumentPage:
+    """One page of a source's documents: filtered by status, sorted by key (`name`) or ingest time (`date`).
 
-    Like list_collection_files, plus `ingested_at` on each file and the counts per status, so a page
-    can say how many failed without listing them.
+    Like list_collection_files, plus the counts per status, so a page can say how many failed
+    without listing them.
     """
     if sort not in DOCUMENT_SORTS:
         raise RetrievalError(f"sort must be one of {', '.join(DOCUMENT_SORTS)}, got {sort!r}")
     if status is not None and status not in DOCUMENT_STATUSES:
         raise RetrievalError(f"status must be one of {', '.join(DOCUMENT_STATUSES)} (or left out), got {status!r}")
-    names = store.table(DOCUMENTS).schema.names
-    columns = [c for c in [*FILE_COLUMNS, "ingested_at"] if c in names]
-    rows = _files(store, columns, filters.eq("source_id", collection))
-    counts = {s: sum(1 for r in rows if r["status"] == s) for s in DOCUMENT_STATUSES}
+    documents = _documents(store, source_id)
+    counts = {s: sum(1 for d in documents if d.status == s) for s in DOCUMENT_STATUSES}
     if status:
-        rows = [r for r in rows if r["status"] == status]
+        documents = [d for d in documents if d.status == status]
     if sort == "date":  # ties (one run writes many files) in key order
-        rows.sort(key=lambda r: r["key"])
-        rows.sort(key=lambda r: (r.get("ingested_at") is not None, r.get("ingested_at") or 0), reverse=descending)
+        documents.sort(key=lambda d: d.key)
+        documents.sort(key=lambda d: (d.ingested_at is not None, d.ingested_at or 0), reverse=descending)
     else:
-        rows.sort(key=lambda r: r["key"], reverse=descending)
-    page = rows[offset : offset + limit]
-    files = []
-    for row in page:
-        entry = file_entry(row)
-        entry["ingested_at"] = row["ingested_at"].isoformat() if row.get("ingested_at") else None
-        files.append(entry)
-    return {
-        "collection": collection,
-        "total": len(rows),
-        "counts": counts,
-        "offset": offset,
-        "next_offset": offset + len(page) if offset + len(page) < len(rows) else None,
-        "files": files,
-    }
+        documents.sort(key=lambda d: d.key, reverse=descending)
+    return _page(source_id, documents, limit, offset, **counts)

@@ -1,11 +1,9 @@
-"""Errors retrieval functions raise for a client's request; tools turn them into tool errors."""
+"""The names retrieval code raises for a client's request (thoth.errors): tools turn them into tool errors."""
 
 from __future__ import annotations
 
+from thoth.errors import ClientError, NotFound
 
-class RetrievalError(ValueError):
-    """The request cannot be served as asked; the message names the argument and what is allowed."""
+RetrievalError = ClientError  # the request cannot be served as asked; the message names the argument
 
-
-class NotFound(RetrievalError):
-    """An id, collection, document or citation the index does not hold."""
+__all__ = ["NotFound", "RetrievalError"]

@@ -19,10 +19,11 @@ from pathlib import PurePosixPath
 
 from thoth.config import Settings
 from thoth.embed import Embedder
+from thoth.errors import ClientError, NotFound
 from thoth.records import Document, Hit, Partition, Source, from_row
 from thoth.retrieval import citation_urls
 from thoth.retrieval.paging import CursorError, decode_cursor, encode_cursor, window
-from thoth.retrieval.search import SearchError, hybrid_search
+from thoth.retrieval.search import hybrid_search
 from thoth.retrieval.source_ref import SCHEME, SourceRefError, format_ref, parse_ref
 from thoth.store import Store, filters
 
@@ -32,9 +33,7 @@ INDEX_STEMS = ("index", "_index", "README")
 DOCUMENT_FIELDS = ["source_id", "key", "uri", "url", "title", "status"]
 PARTITION_FIELDS = ["ordinal", "kind", "heading_path", "page_start", "text"]
 
-
-class PageNotFound(SearchError):
-    """No indexed page has that URL (or no source has that id)."""
+PageNotFound = NotFound  # no indexed page has that URL (or no source has that id)
 
 
 @dataclass(frozen=True)
@@ -120,10 +119,10 @@ def _ok_documents(store: Store, match: Mapping[str, object]) -> list[Document]:
 
 
 def find_page(store: Store, settings: Settings, url: str) -> Document:
-    """The document whose URL is `url` (a #fragment is ignored); PageNotFound when there is none."""
+    """The document whose URL is `url` (a #fragment is ignored); NotFound when there is none."""
     bare = url.strip().split("#", 1)[0]
     if not bare:
-        raise PageNotFound("url must be a page URL, e.g. one from qurio_search or qurio_list_pages")
+        raise ClientError("url must be a page URL, e.g. one from qurio_search or qurio_list_pages", argument="url")
     matches = _ok_documents(store, {"url": bare}) + _ok_documents(store, {"uri": bare})
     if not matches and bare.startswith(SCHEME):  # page_url's last resort: doc://{source}/{key}
         try:
@@ -142,7 +141,7 @@ def find_page(store: Store, settings: Settings, url: str) -> Document:
                 if matches:
                     break
     if not matches:
-        raise PageNotFound(
+        raise NotFound(
             f"no indexed page has url {url!r}; use a URL from qurio_search or qurio_list_pages(source_id=...)"
         )
     return min(matches, key=lambda d: (d.source_id, d.key))
@@ -159,7 +158,7 @@ def _require_source(store: Store, source_id: str) -> Source:
     source = store.first(Source, {"source_id": source_id})
     if source is None:
         known = ", ".join(s.source_id for s in list_sources(store)) or "(none: run `python -m ingest`)"
-        raise PageNotFound(f"source_id {source_id!r} is not indexed; known sources: {known}")
+        raise NotFound(f"source_id {source_id!r} is not indexed; known sources: {known}")
     return source
 
 

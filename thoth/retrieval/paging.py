@@ -13,10 +13,10 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from thoth.retrieval.search import SearchError
+from thoth.errors import ClientError
 
 
-class CursorError(SearchError):
+class CursorError(ClientError):
     """A cursor that this server did not issue for this tool, or one the index has outgrown."""
 
 

@@ -17,9 +17,7 @@ VERSION = "1"
 DEFAULT_QUESTION_COUNT = 8
 MAX_QUESTION_COUNT = 20
 
-
-class QuizArgumentError(RetrievalError):
-    """An argument of retrieve_quiz_instructions outside what is allowed; the message names it."""
+QuizArgumentError = RetrievalError  # an argument of retrieve_quiz_instructions outside what is allowed
 
 
 @dataclass(frozen=True)
@@ -204,7 +202,7 @@ def _optional_text(name: str, value: str | None) -> str | None:
         return None
     text = value.strip()
     if not text:
-        raise QuizArgumentError(f"{name} must not be blank: leave it out, or give some text")
+        raise RetrievalError(f"{name} must not be blank: leave it out, or give some text", argument=name)
     return text
 
 
@@ -214,7 +212,9 @@ def quiz_instructions(
     """The protocol, checklist, question types and closing steps, tailored to the topic, goal and length."""
     count = DEFAULT_QUESTION_COUNT if question_count is None else question_count
     if not 1 <= count <= MAX_QUESTION_COUNT:
-        raise QuizArgumentError(f"questionCount must be between 1 and {MAX_QUESTION_COUNT}, got {count}")
+        raise RetrievalError(
+            f"questionCount must be between 1 and {MAX_QUESTION_COUNT}, got {count}", argument="questionCount"
+        )
     topic = _optional_text("topic", topic)
     goal = _optional_text("learnerGoal", learner_goal)
     return QuizInstructions(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from thoth.records import Chunk, Document, Partition, Source, TreeNode, from_row
+from thoth.records import Document, Partition, Source, TreeNode
 from thoth.retrieval.documents import find_document, get_chunk
 from thoth.retrieval.errors import NotFound
 from thoth.retrieval.pages import render_page
@@ -37,14 +37,9 @@ class DocumentInfo:
     page_count: int | None
 
 
-def _record(record: type, found: object) -> object:
-    # documents.find_document/get_chunk return rows until their slice of issue 18 moves them to records
-    return found if isinstance(found, record) else from_row(record, found)  # type: ignore[arg-type]
-
-
 def _document(store: Store, container: str, key: str) -> Document:
-    documents = [_record(Document, row) for row in find_document(store, bucket=container, key=key)]
-    return next((d for d in documents if d.key == key), documents[0])  # type: ignore[return-value]
+    copies = find_document(store, bucket=container, key=key)
+    return next((d for d in copies if d.key == key), copies[0])
 
 
 def _partitions(store: Store, document: Document) -> list[Partition]:
@@ -77,7 +72,7 @@ def read_page(store: Store, ref: SourceRef, page: int) -> Readable:
 
 def read_chunk(store: Store, source_id: str, chunk_id: str) -> Readable:
     """One chunk: its section (or page) as a heading line, then its text."""
-    chunk: Chunk = _record(Chunk, get_chunk(store, chunk_id, source_id))  # type: ignore[assignment]
+    chunk = get_chunk(store, chunk_id, source_id)
     where = chunk.section or (f"page {chunk.page_start}" if chunk.page_start else "")
     title = " · ".join(filter(None, [chunk.title or chunk.key, where]))
     return Readable(chunk_uri(source_id, chunk_id), title, f"{title}\n\n{chunk.text}")

@@ -6,21 +6,27 @@ vector search alone; both are `hybrid_search`, the function every surface uses.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from thoth.embed import Embedder
-from thoth.records import legacy_row
-from thoth.retrieval.documents import (
-    PARTITION_COLUMNS,
-    describe_chunks,
-    document_entry,
-    document_rows,
-    partition_entry,
-)
+from thoth.records import Document, Hit, Partition
+from thoth.retrieval.documents import cite_chunks, documents_by_id
 from thoth.retrieval.errors import RetrievalError
 from thoth.retrieval.search import hybrid_search
-from thoth.store import Store, filters
-from thoth.store.schema import PARTITIONS
+from thoth.store import Store
 
 RETRIEVAL_MODES = ("hybrid", "cosine")
+
+
+@dataclass(frozen=True)
+class CitedHit:
+    """A search hit with the stored object it is cited from, and (when asked) its partition and its
+    document's every key."""
+
+    hit: Hit
+    document: Document | None = None  # the record of the chunk's key
+    partition: Partition | None = None
+    copies: tuple[Document, ...] | None = None  # include_document: every key of the document
 
 
 def search(
@@ -30,35 +36,30 @@ def search(
     *,
     top_k: int = 5,
     prefetch_k: int = 40,
-    collection: str | None = None,
+    source_id: str | None = None,
     retrieval_mode: str = "hybrid",
     include_partition: bool = False,
     include_document: bool = False,
-) -> list[dict]:
+) -> list[CitedHit]:
     if retrieval_mode not in RETRIEVAL_MODES:
         raise RetrievalError(f"retrieval_mode must be one of {', '.join(RETRIEVAL_MODES)}, got {retrieval_mode!r}")
     if prefetch_k < top_k:
         raise RetrievalError(f"prefetch_k ({prefetch_k}) must be at least top_k ({top_k})")
     alpha = 1.0 if retrieval_mode == "cosine" else None
-    found = hybrid_search(
-        store, embedder, query, top_k, alpha=alpha, match={"source_id": collection}, prefetch=prefetch_k
+    hits = hybrid_search(
+        store, embedder, query, top_k, alpha=alpha, match={"source_id": source_id}, prefetch=prefetch_k
     )
-    rows = [legacy_row(hit) for hit in found]
-    hits = describe_chunks(store, rows)
-    for hit, row in zip(hits, rows, strict=True):
-        hit["score"] = row["score"]
-        hit["similarity"] = round(row["similarity"], 4) if row.get("similarity") is not None else None
+    cited = cite_chunks(store, [hit.chunk for hit in hits])
+    partitions: dict[str, Partition] = {}
     if include_partition and hits:
-        ids = sorted({h["partition_id"] for h in hits if h["partition_id"]})
-        names = set(store.table(PARTITIONS).schema.names)
-        columns = [c for c in PARTITION_COLUMNS if c in names]
-        partitions = {p["partition_id"]: p for p in store.partitions(filters.is_in("partition_id", ids), columns)}
-        for hit in hits:
-            part = partitions.get(hit["partition_id"])
-            hit["partition"] = partition_entry(part) if part else None
+        ids = sorted({hit.chunk.partition_id for hit in hits if hit.chunk.partition_id})
+        partitions = {p.partition_id: p for p in store.find(Partition, {"partition_id": ids})} if ids else {}
+    copies: dict[tuple[str, str], list[Document]] = {}
     if include_document and hits:
-        documents = document_rows(store, {(h["collection"], h["document_id"]) for h in hits})
-        for hit in hits:
-            rows_of = documents.get((hit["collection"], hit["document_id"]))
-            hit["document"] = document_entry(rows_of) if rows_of else None
-    return hits
+        copies = documents_by_id(store, {(hit.chunk.source_id, hit.chunk.doc_id) for hit in hits})
+    found = []
+    for hit, c in zip(hits, cited, strict=True):
+        keys = copies.get((hit.chunk.source_id, hit.chunk.doc_id))
+        partition = partitions.get(hit.chunk.partition_id) if hit.chunk.partition_id else None
+        found.append(CitedHit(hit, c.document, partition, tuple(keys) if keys else None))
+    return found

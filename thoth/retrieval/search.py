@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from thoth.embed import Embedder
+from thoth.errors import ClientError
 from thoth.records import Hit, Match
 from thoth.retrieval.summarise import content_words
 from thoth.store import Store
@@ -28,8 +29,7 @@ RRF_K = 60
 MIN_PREFETCH = 40
 
 
-class SearchError(ValueError):
-    """The search arguments cannot be served; the message names the argument."""
+SearchError = ClientError  # the search arguments cannot be served; the message names the argument
 
 
 @dataclass(frozen=True)

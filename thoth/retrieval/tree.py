@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from thoth.embed import Embedder
+from thoth.errors import NotFound
 from thoth.records import AtMost, Chunk, Contains, Match, Source, TreeNode
 from thoth.retrieval.search import MIN_PREFETCH, SearchError, explained_search, hybrid_search, rrf
 from thoth.retrieval.tree_index import TreeIndex, tree_index
@@ -31,10 +32,6 @@ MODES = ("collapsed", "traversal")
 PER_PAGE = 2  # chunks of one page in a result list, before other pages' get their turn (docs/raptor.md)
 PROTECTED_PAGES = 5  # the flat ranking's first pages: summaries name no other page before them (docs/raptor.md)
 DIRECTIONS = ("parent", "siblings")
-
-
-class NotFound(SearchError):
-    """An id (dataset or node) that the index does not have; the message names it."""
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from thoth.embed import Embedder, EmbedderUnavailable
+from thoth.errors import ClientError
 from thoth.records import Chunk, Hit, Partition, Present, Source
 from thoth.retrieval.paging import CursorError, decode_cursor, encode_cursor, fingerprint, window
-from thoth.retrieval.search import MIN_PREFETCH, SearchError, fuse, keyword_search, vector_search
+from thoth.retrieval.search import MIN_PREFETCH, fuse, keyword_search, vector_search
 from thoth.store import ModelMismatch, Store
 
 SECTION_FIELDS = [
@@ -37,7 +38,7 @@ LIST_HINT = "Call `list_workshops` to see available workshop slugs."
 COVERAGE_HINT = "Call `list_workshops` to see each workshop's exercises and their step numbers."
 
 
-class ScopeError(SearchError):
+class ScopeError(ClientError):
     """The workshop, exercise or step asked for is not indexed; the message lists what is, and `next`
     says what to call or change instead."""
 

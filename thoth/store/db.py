@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from thoth._imports import LANCEDB_REST_CLIENT, deferred_packages
 from thoth.config import Settings
+from thoth.errors import ServerFault
 from thoth.records import (
     Chunk,
     Document,
@@ -130,7 +131,7 @@ def _lancedb() -> Any:
 _import_lock = threading.Lock()
 
 
-class StoreError(RuntimeError):
+class StoreError(ServerFault):
     """The index cannot be read or written; the message says why."""
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from thoth.errors import ClientError
 from thoth.records import AtLeast, AtMost, Contains, Present
 
 # Columns a filter may name, with the Python type their values must have.
@@ -51,8 +52,7 @@ PUBLIC_FILTERS: dict[str, str] = {
 LIST_FILTERABLE: dict[str, type] = {"children": str, "tags": str}
 
 
-class FilterError(ValueError):
-    """A filter names a column or value Thoth does not allow."""
+FilterError = ClientError  # a filter names a column or value Thoth does not allow
 
 
 def quote(value: str) -> str:

@@ -18,13 +18,15 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from thoth.app import Thoth
 from thoth.embed import EmbedderUnavailable
+from thoth.errors import ClientError, NotFound
+from thoth.mcp.outputs.research import Citation as CitationInfo
+from thoth.mcp.outputs.research import CollectionInfo, DocumentChunks, ObjectInfo
 from thoth.mcp.outputs.workshop import ContextBundle
 from thoth.records import Hit, Source
 from thoth.retrieval import citations, collections, documents, tree, workshops
-from thoth.retrieval.errors import NotFound, RetrievalError
-from thoth.retrieval.search import SearchError, explained_search
+from thoth.retrieval.search import explained_search
 from thoth.retrieval.workshops import StepChanges
-from thoth.store import ModelMismatch, StoreError, filters
+from thoth.store import ModelMismatch, StoreError
 from thoth.ui.failures import advice
 
 DOCUMENTS_PER_PAGE = 50
@@ -51,7 +53,7 @@ def _templates() -> Any:
     return env
 
 
-class BadArgument(Exception):
+class BadArgument(ClientError):
     """A query-string argument that cannot be used; the message names it and what is allowed."""
 
 
@@ -74,6 +76,10 @@ def _page_count(total: int, per_page: int, number: int) -> int:
     if number > pages:
         raise BadArgument(f"page must be between 1 and {pages}, got {number}")
     return pages
+
+
+def _iso(moment: Any) -> str | None:
+    return moment.isoformat() if moment else None
 
 
 def _choice(request: Request, name: str, allowed: tuple[str, ...], default: str) -> str:
@@ -119,11 +125,11 @@ class Console:
                 response = fn(self, request)
             except BadArgument as exc:
                 response = self._render(request, "error.html", 400, title="Bad request", message=str(exc))
-            except (NotFound, tree.NotFound, workshops.ScopeError) as exc:
+            except (NotFound, workshops.ScopeError) as exc:
                 response = self._render(request, "error.html", 404, title="Not found", message=str(exc))
             except (ModelMismatch, EmbedderUnavailable) as exc:
                 response = self._render(request, "error.html", 503, title="Search unavailable", message=str(exc))
-            except (RetrievalError, SearchError, StoreError, filters.FilterError) as exc:
+            except (ClientError, StoreError) as exc:
                 response = self._render(request, "error.html", 400, title="Cannot show this", message=str(exc))
             elapsed = (time.perf_counter() - started) * 1000
             response.headers["server-timing"] = f"render;dur={elapsed:.1f}"
@@ -135,7 +141,7 @@ class Console:
 
     @page
     def index(self, request: Request) -> Response:
-        rows = collections.list_collections(self.store)
+        rows = [CollectionInfo.from_record(s).model_dump() for s in collections.list_collections(self.store)]
         trees = {d.source_id: d for d in tree.list_datasets(self.store)}
         for row in rows:
             shape = trees.get(row["collection"])
@@ -149,7 +155,7 @@ class Console:
         sort = _choice(request, "sort", collections.DOCUMENT_SORTS, "name")
         order = _choice(request, "order", ("asc", "desc"), "asc")
         number = _int(request, "page", 1, 1)
-        listing = collections.collection_documents(
+        found = collections.collection_documents(
             self.store,
             name,
             status=None if status == "all" else status,
@@ -158,6 +164,14 @@ class Console:
             limit=DOCUMENTS_PER_PAGE,
             offset=(number - 1) * DOCUMENTS_PER_PAGE,
         )
+        listing = {
+            "total": found.total,
+            "counts": found.counts,
+            "offset": found.offset,
+            "files": [
+                {**ObjectInfo.from_record(d).model_dump(), "ingested_at": _iso(d.ingested_at)} for d in found.documents
+            ],
+        }
         source = self.store.first(Source, {"source_id": name}) or Source(name)
         pages = _page_count(listing["total"], DOCUMENTS_PER_PAGE, number)
         state = {"status": None if status == "all" else status, "sort": sort, "order": order}
@@ -178,24 +192,33 @@ class Console:
         document_id = request.path_params["document_id"]
         wanted = request.query_params.get("collection") or None
         collection = collections.find_collection(self.store, wanted) if wanted else None
-        rows = documents.find_document(self.store, document_id, collection=collection)
+        rows = documents.find_document(self.store, document_id, source_id=collection)
         first = rows[0]
         chunk_id = request.query_params.get("chunk") or None
         number = _int(request, "page", None, 1)
         if number is None and chunk_id:  # a citation followed here: open the page of chunks that holds it
-            chunk = documents.get_chunk(self.store, chunk_id, first["source_id"])
-            number = chunk["chunk_index"] // CHUNKS_PER_PAGE + 1
+            chunk = documents.get_chunk(self.store, chunk_id, first.source_id)
+            number = chunk.chunk_index // CHUNKS_PER_PAGE + 1
         number = number or 1
-        listing = documents.document_chunks(self.store, rows, CHUNKS_PER_PAGE, (number - 1) * CHUNKS_PER_PAGE)
+        page = documents.document_chunks(self.store, rows, CHUNKS_PER_PAGE, (number - 1) * CHUNKS_PER_PAGE)
+        listing = DocumentChunks.from_record(page).model_dump()
         pages = _page_count(listing["total_chunks"], CHUNKS_PER_PAGE, number)
-        outline = documents.document_outline(self.store, first["source_id"], first["doc_id"])
+        found = documents.document_outline(self.store, first.source_id, first.doc_id)
+        outline = {
+            "total": found.total,
+            "parts": [
+                {"partition_id": p.partition_id, "kind": p.kind, "heading_path": p.heading_path or "",
+                 "pages": documents.pages(p.page_start, p.page_end)}
+                for p in found.partitions
+            ],
+        }  # fmt: skip
         doc = listing["document"]
         return self._render(
             request,
             "document.html",
-            title=doc["title"] or first["key"],
+            title=doc["title"] or first.key,
             doc=doc,
-            bibtex=first.get("bibtex"),
+            bibtex=first.bibtex,
             outline=outline,
             listing=listing,
             chunk_id=chunk_id,
@@ -208,7 +231,8 @@ class Console:
         ref = request.query_params.get("ref", "").strip()
         if not ref:
             raise BadArgument("ref must be a citation (source_ref), e.g. doc://collection/key#page=2")
-        resolved = citations.resolve_citation(self.store, self.app.settings, source_ref=ref)
+        citation = citations.resolve_citation(self.store, self.app.settings, source_ref=ref)
+        resolved = CitationInfo.from_record(citation).model_dump()
         url = resolved.get("url") or ""
         if url.startswith(("https://", "http://")):
             return RedirectResponse(url, status_code=303)

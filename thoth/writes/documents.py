@@ -11,6 +11,7 @@ import hashlib
 import re
 from pathlib import PurePosixPath
 
+from thoth.errors import ClientError
 from thoth.records import Source
 from thoth.retrieval import citation_urls
 from thoth.retrieval.source_ref import format_ref
@@ -24,8 +25,7 @@ DATASET_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 TEXT_URI = "mcp://ingest_document"  # the `uri` of datasets created by this tool
 
 
-class IngestError(ValueError):
-    """The document cannot be ingested as asked; the message names the argument."""
+IngestError = ClientError  # the document cannot be ingested as asked; the message names the argument
 
 
 def document_key(content: bytes, source: str | None) -> str:

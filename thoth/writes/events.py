@@ -13,14 +13,15 @@ import binascii
 import json
 from dataclasses import dataclass
 
+from thoth.errors import ClientError
+
 FINALIZE = "OBJECT_FINALIZE"
 DELETE = "OBJECT_DELETE"
 ARCHIVE = "OBJECT_ARCHIVE"  # versioned buckets: the live generation became noncurrent (deleted or replaced)
 HANDLED = (FINALIZE, DELETE, ARCHIVE)
 
 
-class EventError(ValueError):
-    """The request is not a Cloud Storage Pub/Sub push message; the message says what is wrong."""
+EventError = ClientError  # the request is not a Cloud Storage Pub/Sub push message; the message says what is wrong
 
 
 @dataclass(frozen=True)

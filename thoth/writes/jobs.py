@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
+from thoth.errors import ServerFault
+
 if TYPE_CHECKING:  # only names in signatures: importing this module stays cheap for the server's routes
     from thoth.config import Settings
     from thoth.embed import Embedder
@@ -23,7 +25,7 @@ if TYPE_CHECKING:  # only names in signatures: importing this module stays cheap
     from thoth.writes.writer import RunSummary
 
 
-class JobUnavailable(RuntimeError):
+class JobUnavailable(ServerFault):
     """The ingest job's hooks cannot be loaded in this process; the message says which module and why."""
 
 

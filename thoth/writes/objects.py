@@ -11,10 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from thoth.errors import ServerFault
+
 SIDECAR_SUFFIX = ".bib"
 
 
-class SourceError(RuntimeError):
+class SourceError(ServerFault):
     """The source cannot be listed or an object cannot be read (missing folder or bucket, no access)."""
 
 

@@ -15,7 +15,7 @@ from pydantic import Field
 from thoth.app import Thoth
 from thoth.mcp.outputs.qurio import READ_HINT as READ_HINT  # tests read the hint from here
 from thoth.mcp.outputs.qurio import QurioPageContent, QurioPages, QurioResults, QurioSources
-from thoth.mcp.tools import call_jsonrpc, correlation, read_only_tool, respond
+from thoth.mcp.tools import call, correlation, read_only_tool, respond
 from thoth.retrieval import pages
 
 FilterValue = str | int | list[str] | list[int]
@@ -92,14 +92,14 @@ def register(mcp: MCPServer, app: Thoth) -> None:
             def run() -> QurioResults:
                 return _search(app, query, alpha, limit, source_id, filters, correlation_id=cid)
 
-            data = call_jsonrpc("qurio_search", run, cid)
+            data = call("qurio_search", run, "jsonrpc")
             return respond(data, data.render())
 
     @read_only_tool(mcp)
     def qurio_list_sources(ctx: Context | None = None) -> Annotated[CallToolResult, QurioSources]:
         """Discovery: list every documentation set (source) currently indexed, with its id, name and type."""
-        with correlation(ctx) as cid:
-            data = call_jsonrpc("qurio_list_sources", lambda: _list_sources(app), cid)
+        with correlation(ctx):
+            data = call("qurio_list_sources", lambda: _list_sources(app), "jsonrpc")
             return respond(data, data.render())
 
     @read_only_tool(mcp)
@@ -110,8 +110,8 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, QurioPages]:
         """Navigation: list the pages (documents) of one source, with their ids and URLs, sorted by path."""
-        with correlation(ctx) as cid:
-            data = call_jsonrpc("qurio_list_pages", lambda: _list_pages(app, source_id, limit, cursor), cid)
+        with correlation(ctx):
+            data = call("qurio_list_pages", lambda: _list_pages(app, source_id, limit, cursor), "jsonrpc")
             return respond(data, data.render())
 
     @read_only_tool(mcp)
@@ -132,6 +132,6 @@ def register(mcp: MCPServer, app: Thoth) -> None:
 
         Long pages come in parts: pass the answer's nextCursor back (with the same url) to read on.
         """
-        with correlation(ctx) as cid:
-            data = call_jsonrpc("qurio_read_page", lambda: _read_page(app, url, max_chars, cursor), cid)
+        with correlation(ctx):
+            data = call("qurio_read_page", lambda: _read_page(app, url, max_chars, cursor), "jsonrpc")
             return respond(data, data.render())

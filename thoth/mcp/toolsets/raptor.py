@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, EmbeddedResource, TextContent, TextResourceContents, ToolAnnotations
 from pydantic import Field
 
 from thoth.app import Thoth
 from thoth.embed import get_tokenizer
-from thoth.llm import LLMError
+from thoth.mcp.failures import to_client
 from thoth.mcp.outputs.raptor import Answer, DatasetList, Hits, Ingested, Node, NodeList, Session, Summary
 from thoth.mcp.outputs.raptor import Dataset as DatasetOut
 from thoth.mcp.progress import Progress, ProgressEmbedder, with_progress
@@ -25,14 +25,12 @@ from thoth.mcp.roles import current_caller
 from thoth.mcp.tools import call, read_only_tool, respond, writer_tool
 from thoth.records import Chunk
 from thoth.retrieval import answer, tree
-from thoth.retrieval.search import SearchError
 from thoth.retrieval.sessions import create_session
 from thoth.retrieval.source_ref import content_hash
 from thoth.retrieval.summarise import on_demand_summariser
 from thoth.writes.documents import IngestError, ingest_text
 from thoth.writes.writer import Writer
 
-T = TypeVar("T")
 Report = Callable[..., None]  # progress(done, total, message): a Progress, or nothing for a direct call
 
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
@@ -50,10 +48,6 @@ Mode = Annotated[
 ]
 TopK = Annotated[int, Field(description="number of results", ge=1, le=50)]
 ExpandK = Annotated[int, Field(description="traversal: nodes kept (and expanded) at each level", ge=1, le=20)]
-
-
-def _call(tool: str, fn: Callable[[], T]) -> T:
-    return call(tool, fn, (IngestError, LLMError))
 
 
 def _silent(done: float, total: float | None = None, message: str | None = None) -> None:
@@ -190,7 +184,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
     ) -> Annotated[CallToolResult, Session]:
         """Create a chat session over a dataset; it is stored, keeps its id, and belongs to you alone."""
         owner = current_caller().key
-        data = _call("create_chat_session", lambda: _create_chat_session(app, dataset_id, title, owner))
+        data = call("create_chat_session", lambda: _create_chat_session(app, dataset_id, title, owner))
         return respond(data, data.render())
 
     @writer_tool(mcp, WRITES)
@@ -234,7 +228,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
                 tree=summary.tree.render() if summary.tree else None,
             )
 
-        data = await with_progress(ctx, lambda progress: _call("ingest_document", lambda: run(progress)))
+        data = await with_progress(ctx, lambda progress: call("ingest_document", lambda: run(progress)))
         return respond(data, data.render())
 
     @read_only_tool(mcp)
@@ -255,7 +249,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         def run(progress: Progress) -> Answer:
             return _answer_question(app, dataset_id, query, mode, top_k, temperature, progress)
 
-        data = await with_progress(ctx, lambda progress: _call("answer_question", lambda: run(progress)))
+        data = await with_progress(ctx, lambda progress: call("answer_question", lambda: run(progress)))
         return respond(data, data.render())
 
     @read_only_tool(mcp)
@@ -267,7 +261,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         expand_k: ExpandK = 3,
     ) -> Annotated[CallToolResult, Hits]:
         """Retrieve the passages and summaries of a dataset most relevant to a query."""
-        data = _call("retrieve_documents", lambda: _retrieve_documents(app, dataset_id, query, mode, top_k, expand_k))
+        data = call("retrieve_documents", lambda: _retrieve_documents(app, dataset_id, query, mode, top_k, expand_k))
         return respond(data, data.render())
 
     @read_only_tool(mcp)
@@ -293,7 +287,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         Collapsed-tree search (chunks and summaries together) by default; with expand_k, a top-down
         traversal keeping expand_k nodes per level. Each resource's _meta has score, chunk_id and doc_id.
         """
-        data = _call(
+        data = call(
             "rag_retrieve",
             lambda: _rag_retrieve(app, dataset_id, query, top_k, levels_cap, expand_k, reranker, score_threshold),
         )
@@ -302,13 +296,13 @@ def register(mcp: MCPServer, app: Thoth) -> None:
     @read_only_tool(mcp)
     def rag_node_get(node_id: NodeId) -> Annotated[CallToolResult, Node]:
         """Get one tree node (a chunk or a summary): its text, level, children, parent and source."""
-        node = _call("rag_node_get", lambda: _rag_node_get(app, node_id))
+        node = call("rag_node_get", lambda: _rag_node_get(app, node_id))
         return respond(node, node.render())
 
     @read_only_tool(mcp)
     def rag_node_children(node_id: NodeId) -> Annotated[CallToolResult, NodeList]:
         """List the children of a tree node (summaries or chunks one level down; none for a chunk)."""
-        data = _call("rag_node_children", lambda: _rag_node_children(app, node_id))
+        data = call("rag_node_children", lambda: _rag_node_children(app, node_id))
         return respond(data, data.render())
 
     @read_only_tool(mcp)
@@ -319,13 +313,13 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         ],
     ) -> Annotated[CallToolResult, NodeList]:
         """Move from a tree node to its parent(s) or its siblings."""
-        data = _call("rag_node_navigation", lambda: _rag_node_navigation(app, node_id, direction))
+        data = call("rag_node_navigation", lambda: _rag_node_navigation(app, node_id, direction))
         return respond(data, data.render())
 
     @read_only_tool(mcp)
     def rag_path_to_root(node_id: NodeId) -> Annotated[CallToolResult, NodeList]:
         """The path from a node up to the top of its tree, following each node's main parent."""
-        data = _call("rag_path_to_root", lambda: _rag_path_to_root(app, node_id))
+        data = call("rag_path_to_root", lambda: _rag_path_to_root(app, node_id))
         return respond(data, data.render())
 
     @read_only_tool(mcp)
@@ -335,7 +329,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
     ) -> Annotated[CallToolResult, Summary]:
         """Summarise the text of the given tree nodes (extractive, or by the LLM when one is configured)."""
         data = await with_progress(
-            ctx, lambda progress: _call("rag_summarize", lambda: _rag_summarize(app, node_ids, progress))
+            ctx, lambda progress: call("rag_summarize", lambda: _rag_summarize(app, node_ids, progress))
         )
         return respond(data, data.render())
 
@@ -348,8 +342,8 @@ def register(mcp: MCPServer, app: Thoth) -> None:
     def raptor_node(dataset_id: str, node_id: str) -> str:
         try:
             return tree.get_node(app.store, node_id, source_id=dataset_id).text
-        except SearchError as exc:
-            raise ResourceNotFoundError(str(exc)) from exc
+        except Exception as exc:
+            raise to_client("raptor_node", exc, "resource") from exc
 
 
 # The bodies under the names `register`'s tools shadow inside it.

@@ -13,10 +13,23 @@ from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import Field
 from starlette.routing import BaseRoute
 
 from thoth.app import Thoth
+from thoth.mcp.outputs.research import (
+    ChunkBibtex,
+    ChunkDocument,
+    ChunkInfo,
+    ChunkPartition,
+    Citation,
+    CollectionList,
+    DefaultCollection,
+    DocumentChunks,
+    FileList,
+    Pong,
+    SearchResults,
+)
 from thoth.mcp.roles import current_caller
 from thoth.mcp.tools import call, read_only_tool, respond
 from thoth.retrieval import citations, collections, documents, research
@@ -32,207 +45,136 @@ Collection = Annotated[
 ChunkId = Annotated[str, Field(description="chunk id: the `id` of a search hit", min_length=1, max_length=200)]
 
 
-# -- result models ------------------------------------------------------------------------------
+# -- tool bodies: what each tool does, callable without MCP (the caller is current_caller()) ---------------
 
 
-class ObjectInfo(BaseModel):
-    document_id: str = Field(description="SHA-256 of the file's bytes")
-    collection: str
-    source_id: str | None = Field(description="SHA-1 of gs://{bucket}/{key}?version_id={generation}")
-    bucket: str | None
-    key: str
-    version_id: str | None = Field(description="object generation (gs://); none for local files")
-    source: str | None = Field(description="where the file lives (gs:// or file:// URI)")
-    source_ref: str
-    title: str | None
-    authors: list[str]
-    year: int | None
-    page_count: int | None
-    status: str = Field(description="ok, or failed (see error)")
-    error: str | None
+def _named(app: Thoth, collection: str | None) -> str | None:
+    # fetches by id: a named collection must exist; without one, the id alone decides
+    return collections.find_collection(app.store, collection) if collection else None
 
 
-class DocumentInfo(BaseModel):
-    document_id: str
-    collection: str
-    title: str | None
-    authors: list[str]
-    year: int | None
-    page_count: int | None
-    objects: list[ObjectInfo] = Field(description="every key the same bytes are stored under")
+def ping(app: Thoth) -> Pong:
+    status, body = app.health()
+    return Pong(status="ok" if status == 200 else "unavailable", index=body["status"], reason=body.get("reason"))
 
 
-class PartitionInfo(BaseModel):
-    partition_id: str
-    partition_hash: str | None
-    document_id: str
-    kind: str = Field(description="page (PDF) or section")
-    heading_path: str
-    pages: list[int]
-    page_start: int | None
-    page_end: int | None
-    text: str
+def list_collections(app: Thoth) -> CollectionList:
+    return CollectionList.from_record(collections.list_collections(app.store, current_caller().key))
 
 
-class ChunkInfo(BaseModel):
-    id: str = Field(description="chunk (point) id: UUIDv5 of {collection}|{doc_hash}|{chunk_hash}")
-    collection: str
-    document_id: str
-    doc_hash: str
-    partition_id: str | None
-    partition_hash: str | None
-    chunk_hash: str | None
-    chunk_index: int
-    source_id: str | None = Field(description="SHA-1 of gs://{bucket}/{key}?version_id={generation}")
-    source: str | None
-    bucket: str | None
-    key: str
-    version_id: str | None
-    source_ref: str = Field(description="doc://{bucket}/{key}[?version_id=…][#page=N]: give it to resolve_citation")
-    title: str | None
-    section: str | None
-    pages: list[int]
-    page_start: int | None
-    page_end: int | None
-    content_type: str | None
-    text: str
+def set_default_collection(app: Thoth, name: str) -> DefaultCollection:
+    chosen = collections.set_default_collection(app.store, name, current_caller().key)
+    return DefaultCollection(default_collection=chosen)
 
 
-class SearchHit(ChunkInfo):
-    score: float = Field(description="fused relevance, 1.0 = ranked first by every search that ran")
-    similarity: float | None = Field(description="cosine similarity, when vector search saw the chunk")
-    partition: PartitionInfo | None = None
-    document: DocumentInfo | None = None
+def list_collection_files(
+    app: Thoth, collection: str | None = None, limit: int = 200, batch_size: int = 256, offset: int | None = None
+) -> FileList:
+    source_id = collections.resolve(app.store, collection, owner=current_caller().key, required=True)
+    assert source_id is not None  # required=True: resolve names one or raises
+    return FileList.from_record(collections.list_collection_files(app.store, source_id, limit, offset or 0, batch_size))
 
 
-class Pong(BaseModel):
-    status: str = Field(description="ok when the index is readable and searchable")
-    index: str
-    reason: str | None = None
-
-
-class CollectionInfo(BaseModel):
-    collection: str
-    name: str
-    kind: str
-    uri: str | None
-    documents: int
-    failed: int
-    chunks: int
-    embed_model: str | None
-    updated_at: str | None
-    is_default: bool
-
-
-class CollectionList(BaseModel):
-    default_collection: str | None
-    collections: list[CollectionInfo]
-
-
-class DefaultCollection(BaseModel):
-    default_collection: str
-
-
-class FileList(BaseModel):
-    collection: str
-    total: int
-    offset: int
-    next_offset: int | None = Field(description="pass as offset for the next page; null at the end")
-    files: list[ObjectInfo]
-
-
-class SearchResults(BaseModel):
-    query: str
-    collection: str | None = Field(description="the collection searched; null: all of them")
-    retrieval_mode: str
-    hits: list[SearchHit]
-
-
-class Citation(BaseModel):
-    url: str
-    mode: str = Field(description="signed | gs | portal | file")
-    source_ref: str
-    document_id: str
-    bucket: str | None
-    key: str
-    version_id: str | None
-    indexed_version_id: str | None
-    page_start: int | None
-    page_end: int | None
-    highlight: str | None
-    highlight_applied: bool
-    expires_at: str | None = Field(description="when a signed URL stops working (ISO 8601)")
-    version_available: bool | None = Field(
-        None, description="signed mode: whether the cited generation can still be opened (false: see note)"
+def search(
+    app: Thoth,
+    query: str,
+    top_k: int = 5,
+    prefetch_k: int = 40,
+    collection: str | None = None,
+    retrieval_mode: str = "hybrid",
+    include_partition: bool | None = None,
+    include_document: bool | None = None,
+) -> SearchResults:
+    source_id = collections.resolve(app.store, collection, owner=current_caller().key)
+    hits = research.search(
+        app.store,
+        app.embedder(),
+        query,
+        top_k=top_k,
+        prefetch_k=prefetch_k,
+        source_id=source_id,
+        retrieval_mode=retrieval_mode,
+        include_partition=bool(include_partition),
+        include_document=bool(include_document),
     )
-    note: str | None = Field(None, description="what the URL opens when it is not the cited version")
+    return SearchResults.from_record(query, source_id, retrieval_mode, hits)
 
 
-class DocumentChunks(BaseModel):
-    document: DocumentInfo
-    total_chunks: int
-    offset: int
-    next_offset: int | None
-    chunks: list[ChunkInfo]
+def fetch(app: Thoth, id: str, collection: str | None = None) -> ChunkInfo:
+    chunk = documents.get_chunk(app.store, id, _named(app, collection))
+    return ChunkInfo.from_record(documents.cite_chunks(app.store, [chunk])[0])
 
 
-class ChunkDocument(DocumentChunks):
-    chunk: ChunkInfo
+def resolve_citation(
+    app: Thoth,
+    source_ref: str | None = None,
+    bucket: str | None = None,
+    key: str | None = None,
+    version_id: str | None = None,
+    page: int | None = None,
+    page_start: int | None = None,
+    page_end: int | None = None,
+    highlight: str | None = None,
+    mode: str | None = None,
+) -> Citation:
+    citation = citations.resolve_citation(
+        app.store,
+        app.settings,
+        source_ref=source_ref,
+        bucket=bucket,
+        key=key,
+        version_id=version_id,
+        page=page,
+        page_start=page_start,
+        page_end=page_end,
+        highlight=highlight,
+        mode=mode,
+    )
+    return Citation.from_record(citation)
 
 
-class ChunkPartition(BaseModel):
-    chunk: ChunkInfo
-    partition: PartitionInfo
-    chunks: list[ChunkInfo] = Field(description="every chunk of the document in the partition's page range")
+def fetch_document_chunks(
+    app: Thoth,
+    document_id: str | None = None,
+    bucket: str | None = None,
+    key: str | None = None,
+    collection: str | None = None,
+    limit: int = 500,
+    offset: int | None = None,
+) -> DocumentChunks:
+    copies = documents.find_document(app.store, document_id, bucket, key, _named(app, collection))
+    return DocumentChunks.from_record(documents.document_chunks(app.store, copies, limit, offset or 0))
 
 
-class ChunkBibtex(BaseModel):
-    id: str
-    document_id: str
-    source_ref: str
-    bibtex: str
-    bibtex_source: str = Field(description="generated (PDF metadata and first page) or sidecar ({key}.bib)")
+def fetch_chunk_document(app: Thoth, id: str, collection: str | None = None, limit: int = 500) -> ChunkDocument:
+    return ChunkDocument.from_record(documents.chunk_document(app.store, id, _named(app, collection), limit))
 
 
-# -- text renderings -------------------------------------------------------------------------------
+def fetch_chunk_partition(app: Thoth, id: str, collection: str | None = None) -> ChunkPartition:
+    return ChunkPartition.from_record(documents.chunk_partition(app.store, id, _named(app, collection)))
 
 
-def _where(chunk: ChunkInfo) -> str:
-    pages = f", p. {chunk.page_start}" + (f"-{chunk.page_end}" if chunk.page_end != chunk.page_start else "")
-    return f"{chunk.title or chunk.key}{pages if chunk.page_start else ''} [{chunk.source_ref}]"
+def fetch_chunk_bibtex(app: Thoth, id: str, collection: str | None = None) -> ChunkBibtex:
+    return ChunkBibtex.from_record(documents.chunk_bibtex(app.store, id, _named(app, collection)))
 
 
-def _render_chunks(chunks: list[ChunkInfo]) -> str:
-    return "\n\n".join(f"### {c.chunk_index}. {_where(c)}\nid: {c.id}\n{c.text}" for c in chunks)
-
-
-# -- tools ----------------------------------------------------------------------------------------------
+# -- the tools: names, arguments (the schema clients see) and descriptions; each calls its body ---------------
 
 
 def register(mcp: MCPServer, app: Thoth) -> None:
-    store, settings = app.store, app.settings
+    from thoth.mcp.toolsets import research as body  # the module's tool bodies (the tools below shadow their names)
 
     @read_only_tool(mcp)
     def ping() -> Annotated[CallToolResult, Pong]:
         """Health check: is the index readable and searchable?"""
-        status, body = app.health()
-        pong = Pong(status="ok" if status == 200 else "unavailable", index=body["status"], reason=body.get("reason"))
-        return respond(pong, f"pong: {pong.status}" + (f" ({pong.reason})" if pong.reason else ""))
+        pong = body.ping(app)
+        return respond(pong, pong.render())
 
     @read_only_tool(mcp)
     def list_collections() -> Annotated[CallToolResult, CollectionList]:
         """List the collections (one per bucket or ingested folder) with document and chunk counts."""
-        rows = call("list_collections", lambda: collections.list_collections(store, current_caller().key))
-        data = CollectionList(
-            default_collection=next((r["collection"] for r in rows if r["is_default"]), None), collections=rows
-        )
-        lines = [
-            f"- {c.collection}{' (default)' if c.is_default else ''}: {c.documents} documents, {c.chunks} chunks"
-            + (f", {c.failed} failed" if c.failed else "")
-            + (f" — {c.uri}" if c.uri else "")
-            for c in data.collections
-        ]
-        return respond(data, "Collections:\n" + "\n".join(lines) if lines else "No collections yet.")
+        data = call("list_collections", lambda: body.list_collections(app))
+        return respond(data, data.render())
 
     @mcp.tool(annotations=WRITES_SETTING)
     def set_default_collection(
@@ -244,9 +186,8 @@ def register(mcp: MCPServer, app: Thoth) -> None:
 
         It is yours alone (kept per caller in the index), so other callers' defaults do not change.
         """
-        owner = current_caller().key
-        chosen = call("set_default_collection", lambda: collections.set_default_collection(store, name, owner))
-        return respond(DefaultCollection(default_collection=chosen), f"Default collection: {chosen}")
+        data = call("set_default_collection", lambda: body.set_default_collection(app, name))
+        return respond(data, data.render())
 
     @read_only_tool(mcp)
     def list_collection_files(
@@ -256,18 +197,10 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         offset: Annotated[int | None, Field(description="files to skip: a previous next_offset", ge=0)] = None,
     ) -> Annotated[CallToolResult, FileList]:
         """List the files (documents) of a collection in key order, with status, title and citation base."""
-
-        def run() -> dict:
-            chosen = collections.resolve(store, collection, owner=current_caller().key, required=True)
-            return collections.list_collection_files(store, chosen, limit, offset or 0, batch_size)
-
-        data = FileList(**call("list_collection_files", run))
-        lines = [
-            f"- {f.key} ({f.status}{': ' + f.error if f.error else ''}) {f.title or ''} document_id={f.document_id}"
-            for f in data.files
-        ]
-        more = f"\nMore: offset={data.next_offset}" if data.next_offset is not None else ""
-        return respond(data, f"{data.total} files in {data.collection}:\n" + "\n".join(lines) + more)
+        data = call(
+            "list_collection_files", lambda: body.list_collection_files(app, collection, limit, batch_size, offset)
+        )
+        return respond(data, data.render())
 
     @read_only_tool(mcp)
     def search(
@@ -286,41 +219,19 @@ def register(mcp: MCPServer, app: Thoth) -> None:
 
         Without a collection (and no default set) every collection is searched.
         """
-
-        def run() -> tuple[str | None, list[dict]]:
-            chosen = collections.resolve(store, collection, owner=current_caller().key)
-            hits = research.search(
-                store,
-                app.embedder(),
-                query,
-                top_k=top_k,
-                prefetch_k=prefetch_k,
-                collection=chosen,
-                retrieval_mode=retrieval_mode,
-                include_partition=bool(include_partition),
-                include_document=bool(include_document),
-            )
-            return chosen, hits
-
-        chosen, hits = call("search", run)
-        data = SearchResults(query=query, collection=chosen, retrieval_mode=retrieval_mode, hits=hits)
-        if not data.hits:
-            return respond(data, f"No results for {query!r}.")
-        parts = [f"{len(data.hits)} hits for {query!r}:"]
-        parts += [
-            f"\n## {i}. {_where(h)} (score {h.score:.3f})\nid: {h.id}\n{h.text}" for i, h in enumerate(data.hits, 1)
-        ]
-        return respond(data, "\n".join(parts))
+        data = call(
+            "search",
+            lambda: body.search(
+                app, query, top_k, prefetch_k, collection, retrieval_mode, include_partition, include_document
+            ),
+        )
+        return respond(data, data.render())
 
     @read_only_tool(mcp)
     def fetch(id: ChunkId, collection: Collection = None) -> Annotated[CallToolResult, ChunkInfo]:
         """Fetch one chunk by id, with its text and citation metadata."""
-
-        def run() -> dict:
-            return documents.describe_chunks(store, [documents.get_chunk(store, id, _named(collection))])[0]
-
-        chunk = ChunkInfo(**call("fetch", run))
-        return respond(chunk, f"{_where(chunk)}\n\n{chunk.text}")
+        chunk = call("fetch", lambda: body.fetch(app, id, collection))
+        return respond(chunk, chunk.render())
 
     @read_only_tool(mcp)
     def resolve_citation(
@@ -344,26 +255,13 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         ] = None,
     ) -> Annotated[CallToolResult, Citation]:
         """Turn a source_ref (or bucket + key) into a URL that opens the document at the page."""
-
-        def run() -> dict:
-            return citations.resolve_citation(
-                store,
-                settings,
-                source_ref=source_ref,
-                bucket=bucket,
-                key=key,
-                version_id=version_id,
-                page=page,
-                page_start=page_start,
-                page_end=page_end,
-                highlight=highlight,
-                mode=mode,
-            )
-
-        data = Citation(**call("resolve_citation", run))
-        expires = f"\nexpires {data.expires_at}" if data.expires_at else ""
-        note = f"\nnote: {data.note}" if data.note else ""
-        return respond(data, f"{data.url}{expires}{note}")
+        data = call(
+            "resolve_citation",
+            lambda: body.resolve_citation(
+                app, source_ref, bucket, key, version_id, page, page_start, page_end, highlight, mode
+            ),
+        )
+        return respond(data, data.render())
 
     @read_only_tool(mcp)
     def fetch_document_chunks(
@@ -377,14 +275,11 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         offset: Annotated[int | None, Field(description="chunks to skip: a previous next_offset", ge=0)] = None,
     ) -> Annotated[CallToolResult, DocumentChunks]:
         """Every chunk of one document in reading order, by document_id or by bucket + key."""
-
-        def run() -> dict:
-            rows = documents.find_document(store, document_id, bucket, key, _named(collection))
-            return documents.document_chunks(store, rows, limit, offset or 0)
-
-        data = DocumentChunks(**call("fetch_document_chunks", run))
-        head = f"{data.document.title} — {data.total_chunks} chunks"
-        return respond(data, f"{head}\n\n{_render_chunks(data.chunks)}")
+        data = call(
+            "fetch_document_chunks",
+            lambda: body.fetch_document_chunks(app, document_id, bucket, key, collection, limit, offset),
+        )
+        return respond(data, data.render())
 
     @read_only_tool(mcp)
     def fetch_chunk_document(
@@ -393,29 +288,20 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         limit: Annotated[int, Field(description="chunks of the document to return", ge=1, le=2000)] = 500,
     ) -> Annotated[CallToolResult, ChunkDocument]:
         """A chunk together with its whole document: metadata, every key it is stored under, all chunks."""
-        data = ChunkDocument(
-            **call("fetch_chunk_document", lambda: documents.chunk_document(store, id, _named(collection), limit))
-        )
-        return respond(data, f"chunk {data.chunk.id} of {data.document.title}\n\n{_render_chunks(data.chunks)}")
+        data = call("fetch_chunk_document", lambda: body.fetch_chunk_document(app, id, collection, limit))
+        return respond(data, data.render())
 
     @read_only_tool(mcp)
     def fetch_chunk_partition(id: ChunkId, collection: Collection = None) -> Annotated[CallToolResult, ChunkPartition]:
         """A chunk's partition (its page, or section) and every chunk in that page range."""
-        data = ChunkPartition(
-            **call("fetch_chunk_partition", lambda: documents.chunk_partition(store, id, _named(collection)))
-        )
-        pages = f"pages {data.partition.pages}" if data.partition.pages else data.partition.heading_path
-        return respond(data, f"partition {data.partition.partition_id} ({pages})\n\n{data.partition.text}")
+        data = call("fetch_chunk_partition", lambda: body.fetch_chunk_partition(app, id, collection))
+        return respond(data, data.render())
 
     @read_only_tool(mcp)
     def fetch_chunk_bibtex(id: ChunkId, collection: Collection = None) -> Annotated[CallToolResult, ChunkBibtex]:
         """The BibTeX entry of a chunk's document (generated, or its {key}.bib sidecar)."""
-        data = ChunkBibtex(**call("fetch_chunk_bibtex", lambda: documents.chunk_bibtex(store, id, _named(collection))))
-        return respond(data, data.bibtex)
-
-    def _named(collection: str | None) -> str | None:
-        # fetches by id: a named collection must exist; without one, the id alone decides
-        return collections.find_collection(store, collection) if collection else None
+        data = call("fetch_chunk_bibtex", lambda: body.fetch_chunk_bibtex(app, id, collection))
+        return respond(data, data.render())
 
 
 def routes(app: Thoth) -> list[BaseRoute]:

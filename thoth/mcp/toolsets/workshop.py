@@ -25,6 +25,7 @@ from starlette.routing import Route
 
 from thoth.app import Thoth
 from thoth.embed import EmbedderUnavailable
+from thoth.errors import ServerFault
 from thoth.mcp.auth import admin_refusal
 from thoth.mcp.outputs.workshop import ContextBundle, QuizInstructionsResult, TopicResults, WorkshopList
 from thoth.mcp.tools import READ_ONLY, call, correlation, read_only_tool, respond
@@ -64,7 +65,7 @@ def _next_steps(cause: BaseException | None, default: tuple[str, ...]) -> list[s
         return list(cause.next)
     if isinstance(cause, CursorError):
         return [CURSOR_HINT]
-    if isinstance(cause, (StoreError, EmbedderUnavailable)):
+    if isinstance(cause, ServerFault):
         return [UNAVAILABLE_HINT]
     return list(default)
 
@@ -72,7 +73,7 @@ def _next_steps(cause: BaseException | None, default: tuple[str, ...]) -> list[s
 def _error_code(cause: BaseException | None) -> str:
     if isinstance(cause, CursorError):
         return "INVALID_CURSOR"
-    if isinstance(cause, (StoreError, EmbedderUnavailable)):
+    if isinstance(cause, ServerFault):
         return "UNAVAILABLE"
     return "INVALID_ARGUMENT"
 

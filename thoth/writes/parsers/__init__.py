@@ -10,8 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from thoth.errors import ThothError
 
-class ParseError(Exception):
+
+class ParseError(ThothError):
     """The file cannot be ingested; str(error) is the reason."""
 
 

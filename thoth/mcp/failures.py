@@ -1,0 +1,89 @@
+"""What a client gets when a call fails: one mapping from thoth.errors onto every MCP surface.
+
+- The caller's mistake (`ClientError`, `NotFound`) and an upstream service's failure (`UpstreamError`):
+  its message, which names the argument, as the surface reports a refusal (a tool error; on resources,
+  -32602 for what the index does not hold, else a resource error).
+- The server's own fault (`ServerFault`) and anything unexpected (a bug): the `server_fault` message
+  with a correlation id, logged once with the details; a tool error on the tool surfaces, a JSON-RPC
+  error -32603 (the id also in `data`) where the surface says so (Qurio's tools, resources).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Literal, TypeVar
+
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.shared.exceptions import MCPError
+from mcp.types import INTERNAL_ERROR
+
+from thoth.errors import ClientError, NotFound, ServerFault, UpstreamError
+from thoth.logs import request_context
+from thoth.mcp.correlation import CORRELATION_FIELD, current_correlation_id
+
+log = logging.getLogger("thoth.tools")
+
+T = TypeVar("T")
+
+# How a surface reports a failure: "tool" every failure a tool error (isError, for the assistant to read);
+# "jsonrpc" the caller's mistakes tool errors, the server's faults JSON-RPC -32603 (Qurio);
+# "resource" (resources/read) not found -32602, other mistakes and the server's faults -32603.
+Surface = Literal["tool", "jsonrpc", "resource"]
+
+
+def is_clients(exc: BaseException) -> bool:
+    """Whether the message is for the caller (their mistake, or a service Thoth calls), not a fault to correlate."""
+    return isinstance(exc, ClientError | UpstreamError)
+
+
+def server_fault(tool: str, exc: BaseException, cid: str) -> str:
+    """The one message shape of a server's own failure, on every surface (tool error or JSON-RPC -32603)."""
+    reason = str(exc) if isinstance(exc, ServerFault) else f"an internal error ({type(exc).__name__})"
+    return f"{tool} failed: {reason}; correlation id {cid} (the server log has the details)"
+
+
+def log_fault(tool: str, exc: BaseException, cid: str) -> None:
+    """One ERROR line with the correlation id: the message of a known fault, the traceback of a bug."""
+    token = request_context.set({**request_context.get(), CORRELATION_FIELD: cid})
+    try:
+        if isinstance(exc, ServerFault):
+            log.error("tool %s failed (correlation id %s): %s", tool, cid, exc, extra={"tool": tool})
+        else:
+            log.error("tool %s failed (correlation id %s)", tool, cid, exc_info=exc, extra={"tool": tool})
+    finally:
+        request_context.reset(token)
+
+
+def to_client(name: str, exc: BaseException, surface: Surface = "tool") -> Exception:
+    """What the client of `surface` gets for `exc`, raised while answering `name` (a tool or resource).
+    A server fault is logged here, once, with the call's correlation id."""
+    if isinstance(exc, ToolError | ResourceError | MCPError):  # already in the client's words
+        return exc
+    if is_clients(exc):
+        if surface != "resource":
+            return ToolError(str(exc))
+        return ResourceNotFoundError(str(exc)) if isinstance(exc, NotFound) else ResourceError(str(exc))
+    cid = current_correlation_id()
+    log_fault(name, exc, cid)
+    message = server_fault(name, exc, cid)
+    if surface == "tool":
+        return ToolError(message)
+    return MCPError(INTERNAL_ERROR, message, {CORRELATION_FIELD: cid})
+
+
+def call(tool: str, fn: Callable[[], T], surface: Surface = "tool") -> T:
+    """Run a tool's body: its failure as `to_client` says, and its latency logged."""
+    started = time.perf_counter()
+    log.debug("tool %s started", tool, extra={"tool": tool})
+    try:
+        return fn()
+    except Exception as exc:
+        failure = to_client(tool, exc, surface)
+        if failure is exc:
+            raise
+        raise failure from exc
+    finally:
+        latency = round((time.perf_counter() - started) * 1000, 1)
+        log.info("tool %s answered in %.1f ms", tool, latency, extra={"tool": tool, "latency_ms": latency})

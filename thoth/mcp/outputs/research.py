@@ -1,0 +1,429 @@
+"""The research surface's (seed 002) output models, built from records.
+
+The seed's names are applied here and only here: a `Source` is a `collection`, a document's
+`doc_id` is `document_id` (and a chunk's `doc_hash`), a document record's `object_id` (SHA-1 of
+its gs:// URL and version) is `source_id`, its `version` is `version_id` and its `uri` is `source`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from thoth.records import Document, Partition
+from thoth.retrieval import citations, collections, documents, research
+from thoth.retrieval.documents import CitedChunk, pages
+from thoth.retrieval.source_ref import SourceRef
+
+
+class ObjectInfo(BaseModel):
+    document_id: str = Field(description="SHA-256 of the file's bytes")
+    collection: str
+    source_id: str | None = Field(description="SHA-1 of gs://{bucket}/{key}?version_id={generation}")
+    bucket: str | None
+    key: str
+    version_id: str | None = Field(description="object generation (gs://); none for local files")
+    source: str | None = Field(description="where the file lives (gs:// or file:// URI)")
+    source_ref: str
+    title: str | None
+    authors: list[str]
+    year: int | None
+    page_count: int | None
+    status: str = Field(description="ok, or failed (see error)")
+    error: str | None
+
+    @classmethod
+    def from_record(cls, document: Document) -> ObjectInfo:
+        return cls(
+            document_id=document.doc_id,
+            collection=document.source_id,
+            source_id=document.object_id,
+            bucket=document.bucket,
+            key=document.key,
+            version_id=document.version,
+            source=document.uri or None,
+            source_ref=SourceRef(document.bucket or document.source_id, document.key, document.version).base,
+            title=document.title,
+            authors=list(document.authors),
+            year=document.year,
+            page_count=document.page_count,
+            status=document.status,
+            error=document.error,
+        )
+
+
+class DocumentInfo(BaseModel):
+    document_id: str
+    collection: str
+    title: str | None
+    authors: list[str]
+    year: int | None
+    page_count: int | None
+    objects: list[ObjectInfo] = Field(description="every key the same bytes are stored under")
+
+    @classmethod
+    def from_record(cls, copies: Sequence[Document]) -> DocumentInfo:
+        """A document from its records, one per key (the first, in key order, speaks for it)."""
+        first = copies[0]
+        return cls(
+            document_id=first.doc_id,
+            collection=first.source_id,
+            title=first.title,
+            authors=list(first.authors),
+            year=first.year,
+            page_count=first.page_count,
+            objects=[ObjectInfo.from_record(d) for d in copies],
+        )
+
+
+class PartitionInfo(BaseModel):
+    partition_id: str
+    partition_hash: str | None
+    document_id: str
+    kind: str = Field(description="page (PDF) or section")
+    heading_path: str
+    pages: list[int]
+    page_start: int | None
+    page_end: int | None
+    text: str
+
+    @classmethod
+    def from_record(cls, partition: Partition) -> PartitionInfo:
+        return cls(
+            partition_id=partition.partition_id,
+            partition_hash=partition.partition_hash,
+            document_id=partition.doc_id,
+            kind=partition.kind,
+            heading_path=partition.heading_path or "",
+            pages=pages(partition.page_start, partition.page_end),
+            page_start=partition.page_start,
+            page_end=partition.page_end,
+            text=partition.text,
+        )
+
+
+def _chunk_fields(cited: CitedChunk) -> dict:
+    chunk, document = cited.chunk, cited.document
+    return {
+        "id": chunk.chunk_id,
+        "collection": chunk.source_id,
+        "document_id": chunk.doc_id,
+        "doc_hash": chunk.doc_id,
+        "partition_id": chunk.partition_id,
+        "partition_hash": chunk.partition_hash,
+        "chunk_hash": chunk.chunk_hash,
+        "chunk_index": chunk.chunk_index,
+        "source_id": document.object_id if document else None,
+        "source": (document.uri or None) if document else None,
+        "bucket": document.bucket if document else None,
+        "key": chunk.key,
+        "version_id": document.version if document else None,
+        "source_ref": chunk.source_ref,
+        "title": chunk.title,
+        "section": chunk.section,
+        "pages": pages(chunk.page_start, chunk.page_end),
+        "page_start": chunk.page_start,
+        "page_end": chunk.page_end,
+        "content_type": chunk.content_type,
+        "text": chunk.text,
+    }
+
+
+class ChunkInfo(BaseModel):
+    id: str = Field(description="chunk (point) id: UUIDv5 of {collection}|{doc_hash}|{chunk_hash}")
+    collection: str
+    document_id: str
+    doc_hash: str
+    partition_id: str | None
+    partition_hash: str | None
+    chunk_hash: str | None
+    chunk_index: int
+    source_id: str | None = Field(description="SHA-1 of gs://{bucket}/{key}?version_id={generation}")
+    source: str | None
+    bucket: str | None
+    key: str
+    version_id: str | None
+    source_ref: str = Field(description="doc://{bucket}/{key}[?version_id=…][#page=N]: give it to resolve_citation")
+    title: str | None
+    section: str | None
+    pages: list[int]
+    page_start: int | None
+    page_end: int | None
+    content_type: str | None
+    text: str
+
+    @classmethod
+    def from_record(cls, cited: CitedChunk) -> ChunkInfo:
+        return cls(**_chunk_fields(cited))
+
+    def where(self) -> str:
+        """Title (or key), pages and source_ref: the line that says where a chunk is."""
+        pages = f", p. {self.page_start}" + (f"-{self.page_end}" if self.page_end != self.page_start else "")
+        return f"{self.title or self.key}{pages if self.page_start else ''} [{self.source_ref}]"
+
+    def render(self) -> str:
+        return f"{self.where()}\n\n{self.text}"
+
+
+def render_chunks(chunks: Sequence[ChunkInfo]) -> str:
+    return "\n\n".join(f"### {c.chunk_index}. {c.where()}\nid: {c.id}\n{c.text}" for c in chunks)
+
+
+class SearchHit(ChunkInfo):
+    score: float = Field(description="fused relevance, 1.0 = ranked first by every search that ran")
+    similarity: float | None = Field(description="cosine similarity, when vector search saw the chunk")
+    partition: PartitionInfo | None = None
+    document: DocumentInfo | None = None
+
+    @classmethod
+    def from_record(cls, cited: research.CitedHit) -> SearchHit:  # type: ignore[override]
+        hit = cited.hit
+        return cls(
+            **_chunk_fields(CitedChunk(hit.chunk, cited.document)),
+            score=hit.score,
+            similarity=round(hit.similarity, 4) if hit.similarity is not None else None,
+            partition=PartitionInfo.from_record(cited.partition) if cited.partition else None,
+            document=DocumentInfo.from_record(cited.copies) if cited.copies else None,
+        )
+
+
+class Pong(BaseModel):
+    status: str = Field(description="ok when the index is readable and searchable")
+    index: str
+    reason: str | None = None
+
+    def render(self) -> str:
+        return f"pong: {self.status}" + (f" ({self.reason})" if self.reason else "")
+
+
+class CollectionInfo(BaseModel):
+    collection: str
+    name: str
+    kind: str
+    uri: str | None
+    documents: int
+    failed: int
+    chunks: int
+    embed_model: str | None
+    updated_at: str | None
+    is_default: bool
+
+    @classmethod
+    def from_record(cls, counts: collections.SourceCounts) -> CollectionInfo:
+        source = counts.source
+        return cls(
+            collection=source.source_id,
+            name=source.name,
+            kind=source.kind,
+            uri=source.uri,
+            documents=counts.documents,
+            failed=counts.failed,
+            chunks=counts.chunks,
+            embed_model=source.embed_model,
+            updated_at=source.updated_at.isoformat() if source.updated_at else None,
+            is_default=counts.is_default,
+        )
+
+
+class CollectionList(BaseModel):
+    default_collection: str | None
+    collections: list[CollectionInfo]
+
+    @classmethod
+    def from_record(cls, sources: Sequence[collections.SourceCounts]) -> CollectionList:
+        return cls(
+            default_collection=next((s.source.source_id for s in sources if s.is_default), None),
+            collections=[CollectionInfo.from_record(s) for s in sources],
+        )
+
+    def render(self) -> str:
+        lines = [
+            f"- {c.collection}{' (default)' if c.is_default else ''}: {c.documents} documents, {c.chunks} chunks"
+            + (f", {c.failed} failed" if c.failed else "")
+            + (f" — {c.uri}" if c.uri else "")
+            for c in self.collections
+        ]
+        return "Collections:\n" + "\n".join(lines) if lines else "No collections yet."
+
+
+class DefaultCollection(BaseModel):
+    default_collection: str
+
+    def render(self) -> str:
+        return f"Default collection: {self.default_collection}"
+
+
+class FileList(BaseModel):
+    collection: str
+    total: int
+    offset: int
+    next_offset: int | None = Field(description="pass as offset for the next page; null at the end")
+    files: list[ObjectInfo]
+
+    @classmethod
+    def from_record(cls, page: collections.DocumentPage) -> FileList:
+        return cls(
+            collection=page.source_id,
+            total=page.total,
+            offset=page.offset,
+            next_offset=page.next_offset,
+            files=[ObjectInfo.from_record(d) for d in page.documents],
+        )
+
+    def render(self) -> str:
+        lines = [
+            f"- {f.key} ({f.status}{': ' + f.error if f.error else ''}) {f.title or ''} document_id={f.document_id}"
+            for f in self.files
+        ]
+        more = f"\nMore: offset={self.next_offset}" if self.next_offset is not None else ""
+        return f"{self.total} files in {self.collection}:\n" + "\n".join(lines) + more
+
+
+class SearchResults(BaseModel):
+    query: str
+    collection: str | None = Field(description="the collection searched; null: all of them")
+    retrieval_mode: str
+    hits: list[SearchHit]
+
+    @classmethod
+    def from_record(
+        cls, query: str, source_id: str | None, retrieval_mode: str, hits: Sequence[research.CitedHit]
+    ) -> SearchResults:
+        return cls(
+            query=query,
+            collection=source_id,
+            retrieval_mode=retrieval_mode,
+            hits=[SearchHit.from_record(h) for h in hits],
+        )
+
+    def render(self) -> str:
+        if not self.hits:
+            return f"No results for {self.query!r}."
+        parts = [f"{len(self.hits)} hits for {self.query!r}:"]
+        parts += [
+            f"\n## {i}. {h.where()} (score {h.score:.3f})\nid: {h.id}\n{h.text}" for i, h in enumerate(self.hits, 1)
+        ]
+        return "\n".join(parts)
+
+
+class Citation(BaseModel):
+    url: str
+    mode: str = Field(description="signed | gs | portal | file")
+    source_ref: str
+    document_id: str
+    bucket: str | None
+    key: str
+    version_id: str | None
+    indexed_version_id: str | None
+    page_start: int | None
+    page_end: int | None
+    highlight: str | None
+    highlight_applied: bool
+    expires_at: str | None = Field(description="when a signed URL stops working (ISO 8601)")
+    version_available: bool | None = Field(
+        None, description="signed mode: whether the cited generation can still be opened (false: see note)"
+    )
+    note: str | None = Field(None, description="what the URL opens when it is not the cited version")
+
+    @classmethod
+    def from_record(cls, citation: citations.Citation) -> Citation:
+        document = citation.document
+        return cls(
+            url=citation.url,
+            mode=citation.mode,
+            source_ref=citation.source_ref,
+            document_id=document.doc_id,
+            bucket=document.bucket,
+            key=document.key,
+            version_id=citation.version,
+            indexed_version_id=document.version,
+            page_start=citation.page_start,
+            page_end=citation.page_end,
+            highlight=citation.highlight,
+            highlight_applied=citation.highlight_applied,
+            expires_at=citation.expires_at.isoformat() if citation.expires_at else None,
+            version_available=citation.version_available,
+            note=citation.note,
+        )
+
+    def render(self) -> str:
+        expires = f"\nexpires {self.expires_at}" if self.expires_at else ""
+        note = f"\nnote: {self.note}" if self.note else ""
+        return f"{self.url}{expires}{note}"
+
+
+class DocumentChunks(BaseModel):
+    document: DocumentInfo
+    total_chunks: int
+    offset: int
+    next_offset: int | None
+    chunks: list[ChunkInfo]
+
+    @classmethod
+    def _fields(cls, page: documents.ChunkPage) -> dict:
+        return {
+            "document": DocumentInfo.from_record(page.copies),
+            "total_chunks": page.total,
+            "offset": page.offset,
+            "next_offset": page.next_offset,
+            "chunks": [ChunkInfo.from_record(c) for c in page.chunks],
+        }
+
+    @classmethod
+    def from_record(cls, page: documents.ChunkPage) -> DocumentChunks:
+        return cls(**cls._fields(page))
+
+    def render(self) -> str:
+        return f"{self.document.title} — {self.total_chunks} chunks\n\n{render_chunks(self.chunks)}"
+
+
+class ChunkDocument(DocumentChunks):
+    chunk: ChunkInfo
+
+    @classmethod
+    def from_record(cls, page: documents.ChunkPage) -> ChunkDocument:
+        assert page.chunk is not None, "chunk_document's page names its chunk"
+        return cls(**cls._fields(page), chunk=ChunkInfo.from_record(page.chunk))
+
+    def render(self) -> str:
+        return f"chunk {self.chunk.id} of {self.document.title}\n\n{render_chunks(self.chunks)}"
+
+
+class ChunkPartition(BaseModel):
+    chunk: ChunkInfo
+    partition: PartitionInfo
+    chunks: list[ChunkInfo] = Field(description="every chunk of the document in the partition's page range")
+
+    @classmethod
+    def from_record(cls, found: documents.PartitionChunks) -> ChunkPartition:
+        return cls(
+            chunk=ChunkInfo.from_record(found.chunk),
+            partition=PartitionInfo.from_record(found.partition),
+            chunks=[ChunkInfo.from_record(c) for c in found.chunks],
+        )
+
+    def render(self) -> str:
+        pages = f"pages {self.partition.pages}" if self.partition.pages else self.partition.heading_path
+        return f"partition {self.partition.partition_id} ({pages})\n\n{self.partition.text}"
+
+
+class ChunkBibtex(BaseModel):
+    id: str
+    document_id: str
+    source_ref: str
+    bibtex: str
+    bibtex_source: str = Field(description="generated (PDF metadata and first page) or sidecar ({key}.bib)")
+
+    @classmethod
+    def from_record(cls, found: documents.Bibtex) -> ChunkBibtex:
+        return cls(
+            id=found.chunk.chunk_id,
+            document_id=found.chunk.doc_id,
+            source_ref=found.chunk.source_ref,
+            bibtex=found.bibtex,
+            bibtex_source=found.bibtex_source,
+        )
+
+    def render(self) -> str:
+        return self.bibtex

@@ -27,6 +27,7 @@ from examples.pdfgen import write_demo_pdfs
 from ingest.pipeline import Ingestor
 from thoth.config import Settings
 from thoth.mcp.server import create_app
+from thoth.records import Document, Source
 from thoth.retrieval import tree
 from thoth.store import Store
 
@@ -53,9 +54,9 @@ def build_demo(folder: Path, many: int) -> Settings:
 
 def pages(store: Store) -> list[tuple[str, str]]:
     """(label, path) of each kind of page, on what the index holds."""
-    sources = {row["source_id"]: row for row in store.list_sources()}
-    pdf = next((s for s, row in sources.items() if row["kind"] == "pdf"), next(iter(sources)))
-    doc_id = store.documents(pdf, ["doc_id"])[0]["doc_id"]
+    sources = {source.source_id: source for source in store.find(Source, fields=["kind", "has_tree"])}
+    pdf = next((s for s, source in sources.items() if source.kind == "pdf"), next(iter(sources)))
+    doc_id = store.first(Document, {"source_id": pdf}, fields=[]).doc_id
     found = [
         ("collections", "/ui/"),
         (f"collection {pdf}", f"/ui/collections/{pdf}"),
@@ -70,7 +71,7 @@ def pages(store: Store) -> list[tuple[str, str]]:
             ("collection of many, page 1", "/ui/collections/notes"),
             ("collection of many, by date, page 10", "/ui/collections/notes?sort=date&order=desc&page=10"),
         ]
-    with_tree = next((s for s, row in sources.items() if row["has_tree"]), None)
+    with_tree = next((s for s, source in sources.items() if source.has_tree), None)
     if with_tree:
         sizes = tree.level_sizes(store, with_tree)
         _, (top, *_) = tree.level_nodes(store, with_tree, len(sizes) - 1, 1)
@@ -81,7 +82,7 @@ def pages(store: Store) -> list[tuple[str, str]]:
             ("top node", f"/ui/trees/{with_tree}/nodes/{top.node_id}"),
             ("chunk node (path to root)", f"/ui/trees/{with_tree}/nodes/{leaf}"),
         ]
-    workshop = next((s for s, row in sources.items() if row["kind"] == "workshop"), None)
+    workshop = next((s for s, source in sources.items() if source.kind == "workshop"), None)
     if workshop:
         found += [
             ("workshop", f"/ui/workshops/{workshop}"),

@@ -36,7 +36,7 @@ from pathlib import Path
 import httpx
 
 from bench.ingest import CHUNKS_PER_FILE, StubEmbedder, write_corpus
-from bench.search import TOPICS, passage, percentile, rss_mb, start_server
+from bench.search import TOPICS, chunk_count, passage, percentile, rss_mb, start_server
 from ingest.pipeline import Ingestor
 from thoth.config import Settings
 from thoth.embed import get_embedder
@@ -127,8 +127,8 @@ class StandInVectors(StubEmbedder):
 
 def build_index(settings: Settings, chunks: int, real: bool) -> tuple[int, float]:
     store = Store(settings)
-    if CHUNKS in store.table_names() and store.count(CHUNKS) >= chunks * 0.8:
-        return store.count(CHUNKS), 0.0
+    if chunk_count(store) >= chunks * 0.8:
+        return chunk_count(store), 0.0
     with tempfile.TemporaryDirectory(prefix="thoth-reliability-corpus-") as tmp:
         corpus = Path(tmp) / DATASET
         write_corpus(corpus, max(1, round(chunks / CHUNKS_PER_FILE)), seed=11)
@@ -139,7 +139,7 @@ def build_index(settings: Settings, chunks: int, real: bool) -> tuple[int, float
             raise SystemExit(f"building the index failed: {summary.render()}")
     # search_topic_context searches workshops: one small one, with the real model
     Ingestor(settings).run(str(WORKSHOP))
-    return Store(settings).count(CHUNKS), time.perf_counter() - started
+    return chunk_count(Store(settings)), time.perf_counter() - started
 
 
 # -- 2. hostile queries ---------------------------------------------------------------------------

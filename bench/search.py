@@ -47,8 +47,9 @@ import numpy as np
 
 from thoth.config import Settings
 from thoth.embed import get_embedder
+from thoth.records import Chunk
 from thoth.retrieval.search import MIN_PREFETCH, fuse, hybrid_search, keyword_query, keyword_search
-from thoth.store import Store
+from thoth.store import IndexMissing, Store
 from thoth.store.schema import CHUNKS
 
 TOPICS = [
@@ -77,6 +78,14 @@ WORDS = (
     "rollback storage latency queue region contract vendor training mentor goal feedback calendar"
 ).split()
 WRITE_BATCH = 20_000
+
+
+def chunk_count(store: Store) -> int:
+    """How many chunks the index holds (0 before the first ingest)."""
+    try:
+        return store.count_of(Chunk)
+    except IndexMissing:
+        return 0
 
 
 def sentence(rng: random.Random, topic: str) -> str:
@@ -479,7 +488,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         store = Store(settings)
         built = {}
-        if CHUNKS in store.table_names() and store.count(CHUNKS) == args.n:
+        if chunk_count(store) == args.n:
             print(f"reusing the {args.n:,}-chunk table in {db}")
         else:
             built = build_table(settings, args.n, args.embed_sample)

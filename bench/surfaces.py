@@ -26,10 +26,9 @@ from pathlib import Path
 from ingest.pipeline import Ingestor
 from thoth.app import Thoth
 from thoth.config import Settings
-from thoth.records import Hit
+from thoth.records import Chunk, Hit
 from thoth.retrieval import pages, workshops
 from thoth.retrieval.search import hybrid_search
-from thoth.store import filters
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKSHOP = ROOT / "tests" / "fixtures" / "workshops" / "caching-fundamentals"
@@ -68,9 +67,8 @@ def main(argv: list[str] | None = None) -> None:
         started = time.perf_counter()
         summary = ingestor.run(str(WORKSHOP))
         pipeline_s = time.perf_counter() - started
-        texts = [
-            r["section"] + "\n" + r["text"] for r in app.store.chunks(filters.eq("source_id", WS), ["section", "text"])
-        ]
+        chunks = app.store.find(Chunk, {"source_id": WS}, fields=["section", "text"])
+        texts = [(c.section or "") + "\n" + c.text for c in chunks]
         started = time.perf_counter()
         embedder.embed(texts)
         raw_s = time.perf_counter() - started

@@ -158,25 +158,26 @@ def events(db_uri: str, dataset: str, rebuild: bool) -> int:
 
     from ingest.pipeline import Ingestor
     from ingest.sources import SourceObject
+    from thoth.records import Source
 
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "db"
         shutil.copytree(db_uri, copy)
         settings = Settings.from_env(db_uri=str(copy))
         ingestor = Ingestor(settings)
-        source = ingestor.store.get_source(dataset)
+        source = ingestor.store.first(Source, {"source_id": dataset})
         if source is None:
             raise SystemExit(f"--dataset {dataset!r} is not in {db_uri}")
         ingestor.embedder.embed(["warm up"])  # the model load is a server's start, not an event's cost
         data = EVENT_DOC.encode()
         obj = SourceObject(key="bench/time-zones.md", uri="bench/time-zones.md", size=len(data), read=lambda: data)
-        print(f"{dataset}: {source['chunk_count']} chunks; one document in and out as bucket events do")
+        print(f"{dataset}: {source.chunk_count} chunks; one document in and out as bucket events do")
         started = time.perf_counter()
-        ingestor.ingest_object(dataset, obj, {}, name=source["name"], uri=source["uri"])
+        ingestor.ingest_object(dataset, obj, {}, name=source.name, uri=source.uri)
         tree = ingestor.update_tree(dataset, policy="event")
         print(f"  insert event: {time.perf_counter() - started:.1f}s; {tree.render() if tree else 'no tree'}")
         started = time.perf_counter()
-        ingestor.delete_object(dataset, obj.key, None, name=source["name"], uri=source["uri"])
+        ingestor.delete_object(dataset, obj.key, None, name=source.name, uri=source.uri)
         tree = ingestor.update_tree(dataset, policy="event")
         print(f"  delete event: {time.perf_counter() - started:.1f}s; {tree.render() if tree else 'no tree'}")
         if rebuild:

@@ -30,6 +30,7 @@ from ingest.sources import SourceError
 from thoth.config import ConfigError, Settings
 from thoth.embed import EmbedderUnavailable
 from thoth.logs import setup_logging
+from thoth.records import Source
 from thoth.store import StoreError
 from thoth.store.schema import SOURCES
 from thoth.writes.progress import ProgressMeter
@@ -136,9 +137,9 @@ def rebuild_trees(settings: Settings) -> int:
         if SOURCES not in ingestor.store.table_names():
             print("error: the index has no collections yet: run `python -m ingest --source ...` first", file=sys.stderr)
             return 1
-        for row in sorted(ingestor.store.list_sources(), key=lambda r: r["source_id"]):
-            result = ingestor.update_tree(row["source_id"], force=True)
-            print(result.render() if result else f"tree {row['source_id']}: trees are off (THOTH_TREE_BUILD=0)")
+        for source in sorted(ingestor.store.find(Source, fields=[]), key=lambda s: s.source_id):
+            result = ingestor.update_tree(source.source_id, force=True)
+            print(result.render() if result else f"tree {source.source_id}: trees are off (THOTH_TREE_BUILD=0)")
     except (StoreError, EmbedderUnavailable, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -14,6 +14,7 @@ from ingest.parsers import is_supported
 from ingest.pipeline import Ingestor, RunSummary, collection_name, slug
 from ingest.sources import get_gcs_object, is_sidecar, sidecar_keys
 from thoth.gcs import GcsUriError, split_gs_uri
+from thoth.records import Document, Source
 from thoth.store.schema import DOCUMENTS, SOURCES
 from thoth.writes.events import ARCHIVE, DELETE, FINALIZE, HANDLED, EventError, ObjectEvent, parse_push
 
@@ -24,18 +25,18 @@ def collection_for(ingestor: Ingestor, bucket: str, key: str) -> tuple[str, str,
     """(collection id, name, uri) an object belongs to: the collection ingested from the longest gs:// prefix
     holding it, else the bucket's own collection (one per bucket, as the batch job makes by default)."""
     store = ingestor.store
-    best: dict | None = None
+    best: Source | None = None
     if SOURCES in store.table_names():
-        for row in store.list_sources():
+        for source in store.find(Source, fields=["name", "uri"]):
             try:
-                row_bucket, prefix = split_gs_uri(row["uri"] or "")
+                source_bucket, prefix = split_gs_uri(source.uri)
             except GcsUriError:
                 continue
-            if row_bucket == bucket and (not prefix or key.startswith(prefix + "/")):
-                if best is None or len(row["uri"]) > len(best["uri"]):
-                    best = row
+            if source_bucket == bucket and (not prefix or key.startswith(prefix + "/")):
+                if best is None or len(source.uri) > len(best.uri):
+                    best = source
     if best is not None:
-        return best["source_id"], best["name"], best["uri"]
+        return best.source_id, best.name, best.uri
     name = collection_name(f"gs://{bucket}")
     return slug(name), name, f"gs://{bucket}"
 
@@ -43,7 +44,7 @@ def collection_for(ingestor: Ingestor, bucket: str, key: str) -> tuple[str, str,
 def _documents_with_sidecar(ingestor: Ingestor, source_id: str, bib_key: str) -> list[str]:
     if DOCUMENTS not in ingestor.store.table_names():
         return []
-    keys = [row["key"] for row in ingestor.store.documents(source_id, ["key"])]
+    keys = [document.key for document in ingestor.store.find(Document, {"source_id": source_id}, fields=["key"])]
     return sorted(k for k in keys if bib_key in sidecar_keys(k))
 
 

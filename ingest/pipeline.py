@@ -25,6 +25,7 @@ from pathlib import Path
 from ingest.parsers import MARKDOWN_SUFFIXES, PARSERS, PDF_SUFFIXES, workshop
 from ingest.sources import SourceError, list_all
 from thoth.gcs import split_gs_uri
+from thoth.records import Source
 from thoth.retrieval.source_ref import content_hash
 from thoth.store.schema import CHUNKS
 from thoth.writes.objects import SourceObject, is_sidecar
@@ -155,15 +156,13 @@ class Ingestor(Writer):
 def reingest(ingestor: Ingestor, kind: str) -> list[dict]:
     """Ingest again every source of `kind` from the URI it was ingested from; one summary (or error) each."""
     results = []
-    for row in sorted(ingestor.store.list_sources(), key=lambda r: r["source_id"]):
-        if row["kind"] != kind:
-            continue
+    for source in sorted(ingestor.store.find(Source, {"kind": kind}), key=lambda s: s.source_id):
         try:
-            summary = ingestor.run(row["uri"], name=row["name"], source_id=row["source_id"])
+            summary = ingestor.run(source.uri, name=source.name, source_id=source.source_id)
             results.append(summary.to_dict())
         except (SourceError, ValueError) as exc:  # that source is gone or unreadable; the others go on
-            log.warning("reingest %s: %s", row["source_id"], exc)
-            results.append({"source_id": row["source_id"], "error": str(exc)})
+            log.warning("reingest %s: %s", source.source_id, exc)
+            results.append({"source_id": source.source_id, "error": str(exc)})
     return results
 
 

@@ -18,6 +18,7 @@ from ingest.pipeline import Ingestor, RunSummary
 from tests.conftest import LiveServer, make_settings
 from tests.test_auth import bearer
 from thoth.config import Settings
+from thoth.records import Document
 from thoth.retrieval import citation_urls
 from thoth.store import Store, filters
 from thoth.store.schema import DOCUMENTS
@@ -159,7 +160,8 @@ def test_rows_from_before_the_rule_are_never_shown(index: tuple[Settings, RunSum
     """A document written by an older Thoth (or edited in the table) with a refused url and uri."""
     store = Store(index[0])
     scope = f"{filters.eq('source_id', 'office')} AND {filters.eq('key', 'plain.md')}"
-    (before,) = store.rows(DOCUMENTS, ["url", "uri"], scope)
+    (document,) = store.find(Document, {"source_id": "office", "key": "plain.md"}, fields=["url", "uri"])
+    before = {"url": document.url, "uri": document.uri}
     store.update(DOCUMENTS, scope, {"url": "javascript:alert(1)", "uri": "data:text/html,<b>x</b>"})
     try:
         hits = call(shared, "qurio_search", {"query": "visitors parking north side", "source_id": "office"})

@@ -29,6 +29,7 @@ from tests.conftest import GcsEmulator, LiveServer, error_text, job_env, ok, run
 from thoth.config import Settings
 from thoth.gcs import storage_client
 from thoth.mcp.roles import LOCAL
+from thoth.records import Document, to_row
 from thoth.store import Store
 
 BUCKET = "library"
@@ -142,7 +143,7 @@ def test_ingest_job_reads_the_bucket_and_writes_tables_into_it(library: Library)
     names = {blob.name for blob in library.bucket.list_blobs(prefix="lancedb/")}
     for table in ("sources", "documents", "partitions", "chunks", "settings"):
         assert any(f"/{table}.lance/" in name for name in names), table
-    rows = {r["key"]: r for r in Store(library.settings).documents(BUCKET)}
+    rows = {d.key: to_row(d) for d in Store(library.settings).find(Document, {"source_id": BUCKET})}
     assert "elsewhere/outside.pdf" not in rows  # only the prefix was ingested
     blob = library.bucket.get_blob("papers/attention.pdf")
     row = rows["papers/attention.pdf"]
@@ -460,7 +461,7 @@ def test_missing_backfill_ingests_only_unknown_objects(library: Library) -> None
     run = run_ingest("missing", "--source", f"gs://{BUCKET}/papers", env=library.env)
     assert run.returncode == 0, run.stderr
     assert "1 ingested" in run.stdout and "0 removed" in run.stdout, run.stdout
-    keys = {r["key"] for r in Store(library.settings).documents(BUCKET)}
+    keys = {d.key for d in Store(library.settings).find(Document, {"source_id": BUCKET}, fields=["key"])}
     assert {"papers/delta.pdf", "papers/broken.pdf"} <= keys
     summary = Ingestor(library.settings).run(f"gs://{BUCKET}/papers")  # the full run removes it
     assert summary.removed == ["papers/broken.pdf"] and not summary.ingested

@@ -24,6 +24,7 @@ from tests.conftest import REPO_ROOT, LiveServer, call, free_port, job_env, run_
 from tests.test_gcs import _service_account_key, _verify_v4_signature
 from thoth.config import Settings
 from thoth.gcs import storage_client
+from thoth.records import Chunk
 from thoth.retrieval.citations import resolve_citation
 from thoth.retrieval.errors import NotFound
 from thoth.retrieval.topics import list_topics
@@ -157,12 +158,12 @@ def cite_then_replace(emulator: Emulator, bucket_name: str, versioned: bool) -> 
 
     first = upload(old_pdf)
     Ingestor(settings).run(f"gs://{bucket_name}/papers", name=bucket_name)
-    ref = Store(settings).chunks(f"key = 'papers/tides.pdf' AND source_id = '{bucket_name}'", ["source_ref"])[0]
-    assert f"version_id={first}" in ref["source_ref"]
+    ref = Store(settings).first(Chunk, {"key": "papers/tides.pdf", "source_id": bucket_name}, fields=["source_ref"])
+    assert f"version_id={first}" in ref.source_ref
     second = upload(new_pdf)
     Ingestor(settings).run(f"gs://{bucket_name}/papers", name=bucket_name)
     assert second != first
-    return Cited(settings, public_pem, bucket, first, second, ref["source_ref"])
+    return Cited(settings, public_pem, bucket, first, second, ref.source_ref)
 
 
 def test_citation_on_a_versioned_bucket_opens_the_cited_generation(emulator: Emulator) -> None:

@@ -24,6 +24,7 @@ from tests.conftest import LiveServer, free_port, tree_settings, write_topic_cor
 from thoth.config import Settings
 from thoth.embed import get_tokenizer
 from thoth.llm import LLMError, OpenAICompatibleLLM, RateLimiter
+from thoth.records import TreeNode
 from thoth.store import Store
 
 
@@ -135,12 +136,12 @@ def llm_index(fake_llm: FakeLLM, tmp_path_factory: pytest.TempPathFactory) -> Se
 
 
 def test_llm_summariser_writes_the_tree(llm_index: Settings) -> None:
-    nodes = Store(llm_index).tree_nodes("source_id = 'small'")
-    assert nodes and {n["summariser"] for n in nodes} == {"llm:openai:fake-model"}
+    nodes = Store(llm_index).find(TreeNode, {"source_id": "small"})
+    assert nodes and {n.summariser for n in nodes} == {"llm:openai:fake-model"}
     tok = get_tokenizer(llm_index)
-    assert all(n["text"].startswith("These ") for n in nodes)
-    assert max(tok.count([n["text"] for n in nodes])) <= llm_index.tree_summary_tokens  # trimmed to the budget
-    assert all(n["text"].endswith(".") for n in nodes)  # cut at a sentence end
+    assert all(n.text.startswith("These ") for n in nodes)
+    assert max(tok.count([n.text for n in nodes])) <= llm_index.tree_summary_tokens  # trimmed to the budget
+    assert all(n.text.endswith(".") for n in nodes)  # cut at a sentence end
 
 
 def test_generated_answer_and_llm_summary_over_http(llm_index: Settings, fake_llm: FakeLLM) -> None:
@@ -155,8 +156,8 @@ def test_generated_answer_and_llm_summary_over_http(llm_index: Settings, fake_ll
         body = fake_llm.requests[-1]
         assert body["temperature"] == 0.2 and "[1]" in body["messages"][-1]["content"]
 
-        top = Store(llm_index).tree_nodes("source_id = 'small' AND level = 1")[:2]
-        ids = [n["node_id"] for n in top]
+        top = Store(llm_index).find(TreeNode, {"source_id": "small", "level": 1}, fields=[], limit=2)
+        ids = [n.node_id for n in top]
         summary = live.rpc("tools/call", {"name": "rag_summarize", "arguments": {"node_ids": ids}}).json()
         assert summary["result"]["structuredContent"]["summariser"] == "llm:openai:fake-model"
 

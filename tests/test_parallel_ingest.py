@@ -24,6 +24,7 @@ from examples.pdfgen import write_image_only_pdf, write_text_pdf
 from ingest.pipeline import Ingestor
 from tests.conftest import REPO_ROOT, job_env, make_settings, write_corpus
 from thoth.config import Settings
+from thoth.records import Document
 from thoth.store import Store
 from thoth.store.schema import ALL_TABLES, CHUNKS, DOCUMENTS, SETTINGS
 
@@ -64,7 +65,7 @@ def snapshot(settings: Settings) -> dict[str, list[dict]]:
     assert set(store.table_names()) == set(ALL_TABLES)
     tables: dict[str, list[dict]] = {}
     for table in ALL_TABLES:
-        rows = [row for batch in store.scan(table, store.table(table).schema.names) for row in batch.to_pylist()]
+        rows = store.table(table).to_arrow().to_pylist()
         tables[table] = sorted(rows, key=lambda r: repr(sorted(_comparable(table, r).items())))
     return tables
 
@@ -167,7 +168,7 @@ def test_run_killed_mid_write_then_rerun_loses_and_doubles_nothing(tmp_path: Pat
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
     killed = onnx_settings(db)
-    partial = Store(killed).count(DOCUMENTS)
+    partial = Store(killed).count_of(Document)
     assert partial < 14  # it died halfway
 
     rerun = Ingestor(replace(killed, ingest_batch_chunks=2)).run(str(corpus), name="docs")

@@ -12,6 +12,7 @@ from ingest.parsers import parse, parser_version
 from ingest.parsers.pdf import PARSER_VERSION
 from ingest.pipeline import Ingestor
 from tests.conftest import make_settings
+from thoth.records import Chunk, Document
 from thoth.store import Store
 from thoth.store.schema import CHUNKS, DOCUMENTS
 from thoth.writes.bibtex import describe, make_entry
@@ -101,10 +102,10 @@ def test_parser_version_is_part_of_a_documents_identity(paper: Path, tmp_path: P
     settings = make_settings(tmp_path / "db")
     Ingestor(settings).run(str(folder), name="pdfs")
     store = Store(settings)
-    assert [r["parser"] for r in store.documents("pdfs")] == [PARSER_VERSION]
-    chunks = store.rows(CHUNKS, ["chunk_id", "text", "section", "content_type"])
-    assert {r["content_type"] for r in chunks} == {"text", "references"}
-    assert any("2.1 Training the Retriever" in r["section"] for r in chunks)
+    assert [d.parser for d in store.find(Document, {"source_id": "pdfs"})] == [PARSER_VERSION]
+    chunks = store.find(Chunk, fields=["text", "section", "content_type"])
+    assert {c.content_type for c in chunks} == {"text", "references"}
+    assert any("2.1 Training the Retriever" in c.section for c in chunks)
 
     # An index an older parser wrote (its rows say so): the next run re-parses the unchanged file once.
     store.table(DOCUMENTS).update(where="key = 'paper.pdf'", values={"parser": "pdf-1"})
@@ -112,8 +113,8 @@ def test_parser_version_is_part_of_a_documents_identity(paper: Path, tmp_path: P
     again = Ingestor(settings).run(str(folder), name="pdfs")
     assert again.ingested == ["paper.pdf"]
     store = Store(settings)
-    assert sorted(r["chunk_id"] for r in store.rows(CHUNKS, ["chunk_id"])) == sorted(r["chunk_id"] for r in chunks)
-    assert not [r for r in store.rows(CHUNKS, ["text"]) if r["text"].startswith("stale")]
+    assert sorted(c.chunk_id for c in store.find(Chunk, fields=[])) == sorted(c.chunk_id for c in chunks)
+    assert not [c for c in store.find(Chunk, fields=["text"]) if c.text.startswith("stale")]
     versions = store.versions()
     third = Ingestor(settings).run(str(folder), name="pdfs")
     assert third.ingested == [] and Store(settings).versions() == versions  # idempotent again

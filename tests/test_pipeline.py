@@ -13,8 +13,9 @@ from examples.pdfgen import write_image_only_pdf, write_text_pdf, write_truncate
 from ingest.pipeline import Ingestor
 from tests.conftest import REPO_ROOT as REPO
 from tests.conftest import make_settings, write_corpus
+from thoth.records import Chunk, Document, Partition
 from thoth.store import Store
-from thoth.store.schema import CHUNKS, DOCUMENTS, PARTITIONS
+from thoth.store.schema import DOCUMENTS
 
 
 @pytest.fixture
@@ -29,7 +30,7 @@ def settings(tmp_path: Path):
 
 def chunk_rows(store: Store) -> list[dict]:
     return sorted(
-        (r for b in store.scan(CHUNKS, ["chunk_id", "doc_id", "key", "text"]) for r in b.to_pylist()),
+        (r for b in store.scan_of(Chunk, ["chunk_id", "doc_id", "key", "text"]) for r in b.to_pylist()),
         key=lambda r: r["chunk_id"],
     )
 
@@ -57,9 +58,9 @@ def test_changed_file_replaced_and_deleted_file_removed(corpus: Path, settings) 
     index_text = " ".join(r["text"] for r in rows if r["key"] == "index.md")
     assert "porridge" in index_text and "holidays" not in index_text
     store = Store(settings)
-    assert store.count(DOCUMENTS) == 4
-    live_docs = {d["doc_id"] for d in store.documents("docs")}
-    partition_docs = {r["doc_id"] for b in store.scan(PARTITIONS, ["doc_id"]) for r in b.to_pylist()}
+    assert store.count_of(Document) == 4
+    live_docs = {d.doc_id for d in store.find(Document, {"source_id": "docs"})}
+    partition_docs = {r["doc_id"] for b in store.scan_of(Partition, ["doc_id"]) for r in b.to_pylist()}
     assert partition_docs == live_docs  # no partitions of the old or deleted versions left behind
 
 
@@ -67,12 +68,10 @@ def test_same_bytes_under_two_keys_stored_once(corpus: Path, settings) -> None:
     shutil.copy(corpus / "index.md", corpus / "copy-of-index.md")
     Ingestor(settings).run(str(corpus), name="docs")
     store = Store(settings)
-    docs = store.documents("docs")
-    assert {d["key"] for d in docs} >= {"index.md", "copy-of-index.md"}
+    docs = store.find(Document, {"source_id": "docs"})
+    assert {d.key for d in docs} >= {"index.md", "copy-of-index.md"}
     assert len({r["chunk_id"] for r in chunk_rows(store)}) == len(chunk_rows(store))
-    index_chunks = [
-        r for r in chunk_rows(store) if r["doc_id"] == next(d["doc_id"] for d in docs if d["key"] == "index.md")
-    ]
+    index_chunks = [r for r in chunk_rows(store) if r["doc_id"] == next(d.doc_id for d in docs if d.key == "index.md")]
     assert len(index_chunks) == 1  # one copy of the content
     (corpus / "index.md").unlink()  # the content stays, known under the remaining key
     Ingestor(settings).run(str(corpus), name="docs")
@@ -97,8 +96,8 @@ def test_bad_files_are_recorded_and_skipped(corpus: Path, settings) -> None:
     assert "empty" in reasons["bad/empty.md"]
     assert "UTF-8" in reasons["bad/latin1.md"]
     assert len(summary.ingested) == 5  # the good files went in
-    failed = {d["key"]: d for d in Store(settings).documents("docs") if d["status"] == "failed"}
-    assert failed["bad/scan.pdf"]["error"] == reasons["bad/scan.pdf"]
+    failed = {d.key: d for d in Store(settings).find(Document, {"source_id": "docs", "status": "failed"})}
+    assert failed["bad/scan.pdf"].error == reasons["bad/scan.pdf"]
     # unchanged bad files are not retried on the next run
     assert Ingestor(settings).run(str(corpus), name="docs").changed == 0
 

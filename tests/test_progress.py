@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from tests.conftest import job_env, make_settings, run_ingest, write_corpus
+from thoth.records import Chunk
 from thoth.store import Store
-from thoth.store.schema import CHUNKS
 from thoth.writes.progress import ProgressMeter
 
 FIELDS = {"event", "stage", "documents_done", "documents_total", "chunks_done", "chunks_per_s", "documents_per_s",
@@ -29,7 +29,7 @@ def test_ingest_without_a_terminal_prints_progress_lines(tmp_path: Path, onnx_ca
     assert len(lines) >= 2, run.stderr  # at least one while running (a run takes seconds), one at the end
     assert all(set(line) == FIELDS for line in lines), lines
     last = lines[-1]
-    chunks = Store(make_settings(tmp_path / "db")).count(CHUNKS)
+    chunks = Store(make_settings(tmp_path / "db")).count_of(Chunk)
     assert last["stage"] == "done" and last["documents_done"] == last["documents_total"] == 5, last
     assert last["chunks_done"] == chunks and last["chunks_per_s"] > 0
     done = [line["chunks_done"] for line in lines]

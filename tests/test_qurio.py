@@ -24,8 +24,8 @@ from tests.conftest import (
 )
 from thoth.logs import JsonFormatter
 from thoth.mcp.toolsets.qurio import READ_HINT
-from thoth.store import Store, filters
-from thoth.store.schema import CHUNKS
+from thoth.records import Chunk
+from thoth.store import Store
 
 ERROR_CODE = "K7-0042"  # once, in one workshop code file (and so in that step's diff)
 PARAPHRASE = "remember earlier answers so slow calculations never repeat"  # no word shared with the memo notes
@@ -202,7 +202,7 @@ def test_read_page_joins_chunks_without_repeating_the_overlap(library_server: Li
     for sentence in MILESTONES:
         assert page["content"].count(sentence) == 1, sentence
     # the chunks themselves do overlap: the test would catch a page stitched from chunks
-    chunk_texts = [r["text"] for r in Store(library).rows(CHUNKS, ["text"], filters.eq("key", "release-history.md"))]
+    chunk_texts = [c.text for c in Store(library).find(Chunk, {"key": "release-history.md"}, fields=["text"])]
     assert len(chunk_texts) > 1
     assert sum(text.count(s) for text in chunk_texts for s in MILESTONES) > len(MILESTONES)
 

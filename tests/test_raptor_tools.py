@@ -9,6 +9,7 @@ import pytest
 
 from tests.conftest import LiveServer, call, tree_settings
 from thoth.config import Settings
+from thoth.records import Session
 from thoth.store import Store
 
 
@@ -68,7 +69,7 @@ def test_create_chat_session_is_persisted(raptor: LiveServer) -> None:
     assert data["title"] == "Bees" and data["dataset_id"] == "topics"
     assert f"Successfully created chat session {data['session_id']} for dataset topics" in result["content"][0]["text"]
     store: Store = raptor.server.config.app.state.thoth.store
-    assert store.get_session(data["session_id"])["title"] == "Bees"
+    assert store.first(Session, {"session_id": data["session_id"]}).title == "Bees"
     default = ok(raptor, "create_chat_session", {"dataset_id": "topics"})["structuredContent"]
     assert default["title"] == "New Chat Session" and default["session_id"] != data["session_id"]
     assert "unknown dataset_id 'nope'" in error(raptor, "create_chat_session", {"dataset_id": "nope"})

@@ -20,8 +20,8 @@ import pytest
 import ingest.pipeline as pipeline
 from tests.conftest import free_port, make_settings, write_corpus
 from thoth.config import Settings
+from thoth.records import Chunk, Document
 from thoth.store import Store
-from thoth.store.schema import CHUNKS, DOCUMENTS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -115,7 +115,7 @@ def test_sigterm_lets_the_request_in_flight_finish(indexed: Settings, tmp_path: 
 
 def chunk_ids(settings: Settings) -> set[str]:
     store = Store(settings)
-    return {cid for batch in store.scan(CHUNKS, ["chunk_id"]) for cid in batch.column("chunk_id").to_pylist()}
+    return {chunk.chunk_id for chunk in store.find(Chunk, fields=[])}
 
 
 def test_ingest_stops_after_a_batch_and_a_rerun_completes(indexed: Settings, tmp_path: Path) -> None:
@@ -130,12 +130,12 @@ def test_ingest_stops_after_a_batch_and_a_rerun_completes(indexed: Settings, tmp
     first = pipeline.Ingestor(settings).run(str(corpus), name="handbook", progress=progress, stop=stop)
     assert first.interrupted and len(first.ingested) == 2
     assert "run again" in first.render()
-    assert Store(settings).count(DOCUMENTS) == 2
+    assert Store(settings).count_of(Document) == 2
 
     second = pipeline.Ingestor(settings).run(str(corpus), name="handbook")
     assert not second.interrupted and second.unchanged == 2 and len(second.ingested) == 3
     assert chunk_ids(settings) == chunk_ids(indexed)  # the same tables as one clean run
-    assert Store(settings).count(DOCUMENTS) == Store(indexed).count(DOCUMENTS)
+    assert Store(settings).count_of(Document) == Store(indexed).count_of(Document)
 
 
 def test_ingest_job_exits_143_on_sigterm_and_says_so(indexed: Settings, tmp_path: Path) -> None:

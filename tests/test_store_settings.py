@@ -48,11 +48,11 @@ def test_an_index_from_before_is_rewritten_one_row_per_key(tmp_path: Path) -> No
     rows = [model, model, model, dim]  # three tasks of that time each inserted the model
     lancedb.connect(str(tmp_path / "db")).create_table(SETTINGS, data=pa.Table.from_pylist(rows, schema=old))
     store = Store(make_settings(tmp_path / "db"))
-    assert store.count(SETTINGS) == 4
+    assert store.table(SETTINGS).count_rows() == 4
     store.ensure_tables(384)
-    assert store.count(SETTINGS) == 2
+    assert store.table(SETTINGS).count_rows() == 2
     assert is_primary_key(store.table(SETTINGS).schema.field("key"))
     assert store.index_model() == ("all-MiniLM-L6-v2", 384)
     store.set_setting("index.embed_dim", "384")  # unchanged: nothing written
     store.set_setting("research.default_collection", "papers")
-    assert store.count(SETTINGS) == 3
+    assert store.table(SETTINGS).count_rows() == 3

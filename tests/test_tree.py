@@ -12,17 +12,18 @@ from ingest.pipeline import Ingestor
 from tests.conftest import job_env, run_ingest, tree_settings, write_topic_corpus
 from thoth.config import ConfigError, Settings
 from thoth.embed import get_embedder, get_tokenizer
+from thoth.records import Chunk, Source, TreeNode, to_row
 from thoth.retrieval.summarise import ExtractiveSummariser, split_sentences
 from thoth.store import Store
-from thoth.store.schema import CHUNKS, TREE_NODES
+from thoth.store.schema import TREE_NODES
 from thoth.writes.tree import TreeParams, _read_chunks, build_nodes, cluster_layer
 
 
 def _tree(settings: Settings, source_id: str = "topics") -> tuple[dict, list[dict], list[str]]:
     store = Store(settings)
     pointer = store.tree_pointer(source_id)
-    nodes = store.tree_nodes(f"source_id = '{source_id}'")
-    chunk_ids = [cid for b in store.scan(CHUNKS, ["chunk_id"]) for cid in b.column("chunk_id").to_pylist()]
+    nodes = [to_row(n) for n in store.find(TreeNode, {"source_id": source_id})]
+    chunk_ids = [c.chunk_id for c in store.find(Chunk, fields=[])]
     return pointer, nodes, chunk_ids
 
 
@@ -47,8 +48,8 @@ def test_tree_covers_every_chunk_and_links_both_ways(topic_index: Settings) -> N
         else:
             assert node["leaf_count"] == len(node["children"])
     assert sum(1 for n in nodes if n["level"] == top) == pointer["layer_sizes"][-1]
-    source = Store(topic_index).get_source("topics")
-    assert source["has_tree"] is True
+    source = Store(topic_index).first(Source, {"source_id": "topics"})
+    assert source.has_tree is True
 
 
 def test_summaries_fit_the_budget_and_quote_their_children(topic_index: Settings) -> None:
@@ -58,9 +59,7 @@ def test_summaries_fit_the_budget_and_quote_their_children(topic_index: Settings
     assert max(counts) <= topic_index.tree_summary_tokens
     store = Store(topic_index)
     node = next(n for n in nodes if n["level"] == 1)
-    children_text = " ".join(
-        r["text"] for r in store.chunks(f"chunk_id IN ({', '.join(repr(c) for c in node['children'])})")
-    )
+    children_text = " ".join(c.text for c in store.find(Chunk, {"chunk_id": node["children"]}, fields=["text"]))
     assert all(sentence in " ".join(children_text.split()) for sentence in split_sentences(node["text"]))
 
 
@@ -91,7 +90,7 @@ def test_the_same_chunks_give_the_same_tree(topic_index: Settings) -> None:
     ]
     first, second = ([(r["node_id"], r["text"], r["children"], r["parent"]) for r in rows] for rows, _ in runs)
     assert first == second
-    stored = {n["node_id"] for n in store.tree_nodes("source_id = 'topics'")}
+    stored = {n.node_id for n in store.find(TreeNode, {"source_id": "topics"}, fields=[])}
     assert {r[0] for r in first} == stored  # same as the tree the ingest job built
 
 
@@ -103,7 +102,7 @@ def test_unchanged_source_is_not_rebuilt_and_changed_one_is_replaced(tmp_path: P
     store = Store(settings)
     before = store.tree_pointer("topics")
     version = store.table(TREE_NODES).version
-    old_ids = {n["node_id"] for n in store.tree_nodes("source_id = 'topics'")}
+    old_ids = {n.node_id for n in store.find(TreeNode, {"source_id": "topics"}, fields=[])}
 
     summary = Ingestor(settings).run(str(root), name="topics")
     assert summary.changed == 0 and summary.tree is not None and not summary.tree.built
@@ -114,12 +113,12 @@ def test_unchanged_source_is_not_rebuilt_and_changed_one_is_replaced(tmp_path: P
     assert summary.tree is not None and summary.tree.built
     after = store.tree_pointer("topics")
     assert after["version"] != before["version"] and after["fingerprint"] != before["fingerprint"]
-    nodes = store.tree_nodes("source_id = 'topics'")
+    nodes = [to_row(n) for n in store.find(TreeNode, {"source_id": "topics"})]
     assert {n["tree_version"] for n in nodes} == {after["version"]}  # the old tree is gone
     level1 = [n for n in nodes if n["level"] == 1]
-    chunk_ids = {c for b in store.scan(CHUNKS, ["chunk_id"]) for c in b.column("chunk_id").to_pylist()}
+    chunk_ids = {c.chunk_id for c in store.find(Chunk, fields=[])}
     assert set().union(*(n["children"] for n in level1)) == chunk_ids
-    comet = {r["chunk_id"] for r in store.chunks("key = 'astronomy/astronomy-1.md'", ["chunk_id"])}
+    comet = {c.chunk_id for c in store.find(Chunk, {"key": "astronomy/astronomy-1.md"}, fields=[])}
     holders = {n["node_id"] for n in level1 if comet & set(n["children"])}
     assert holders and not holders & old_ids  # the changed file's chunks sit under rewritten summaries
 

@@ -19,14 +19,14 @@ BROAD = "telescopes, galaxies and the night sky, and how compilers parse and gen
 
 def test_summary_hits_name_the_pages_they_cover(topic_index) -> None:
     store = Store(topic_index)
-    keys = {r["key"] for r in store.chunks("source_id = 'topics'", ["key"])}
+    keys = {c.key for c in store.find(Chunk, {"source_id": "topics"}, fields=["key"])}
     hits = tree.retrieve(store, get_embedder(topic_index), "topics", "astronomy observatory telescope", top_k=20)
     summaries = [h for h in hits if h.level > 0]
     assert summaries, "the topic tree's summaries should match a topic-wide question"
     for hit in summaries:
         assert hit.pages and set(hit.pages) <= keys and len(hit.pages) <= 3
         leaves = tree.leaf_ids(store, hit.node)
-        below = Counter(r["key"] for r in store.chunks(f"chunk_id IN ({', '.join(repr(c) for c in leaves)})"))
+        below = Counter(c.key for c in store.find(Chunk, {"chunk_id": list(leaves)}, fields=["key"]))
         assert hit.pages[0] == sorted(below.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]  # its main page first
 
 

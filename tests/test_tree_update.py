@@ -15,9 +15,9 @@ from ingest.sources import SourceObject
 from tests.conftest import tree_settings, write_topic_corpus
 from thoth.config import Settings
 from thoth.embed import get_embedder
+from thoth.records import Chunk, TreeNode, to_row
 from thoth.retrieval import tree as reading
 from thoth.store import Store
-from thoth.store.schema import CHUNKS
 from thoth.writes.tree import node_id
 
 BREAD = (
@@ -29,7 +29,8 @@ COMET = "# Comets\n\nA comet's tail always points away from the Sun, pushed by t
 
 def current_nodes(store: Store, source_id: str = "topics") -> list[dict]:
     pointer = store.tree_pointer(source_id)
-    return store.tree_nodes(f"source_id = '{source_id}' AND tree_version = '{pointer['version']}'")
+    nodes = store.find(TreeNode, {"source_id": source_id, "tree_version": pointer["version"]})
+    return [to_row(n) for n in nodes]
 
 
 def check_invariants(store: Store, source_id: str = "topics") -> list[dict]:
@@ -38,9 +39,7 @@ def check_invariants(store: Store, source_id: str = "topics") -> list[dict]:
     nodes = current_nodes(store, source_id)
     by_id = {n["node_id"]: n for n in nodes}
     assert len(by_id) == len(nodes) == pointer["nodes"]
-    chunk_ids = [
-        c for b in store.scan(CHUNKS, ["chunk_id"], f"source_id = '{source_id}'") for c in b.column(0).to_pylist()
-    ]
+    chunk_ids = [c.chunk_id for c in store.find(Chunk, {"source_id": source_id}, fields=[])]
     # each chunk under exactly one level-1 node
     under = Counter(c for n in nodes if n["level"] == 1 for c in n["children"])
     assert set(under) == set(chunk_ids) and set(under.values()) == {1}
@@ -154,7 +153,7 @@ def test_events_touch_only_their_objects_path_and_deleted_text_is_not_served(cop
     result = ingestor.update_tree("topics", policy="event")
     assert result is not None and result.mode == "incremental"
     new = check_invariants(store)
-    comet = {r["chunk_id"] for r in store.chunks("key = 'astronomy/astronomy-9.md'", ["chunk_id"])}
+    comet = {c.chunk_id for c in store.find(Chunk, {"key": "astronomy/astronomy-9.md"}, fields=[])}
     path = ancestors(new, comet)
     old_ids = {n["node_id"] for n in old}
     assert {n["node_id"] for n in new} - old_ids <= path  # every new or renamed node is on the new chunk's path

@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from tests.conftest import LiveServer, make_settings
+from thoth.records import Chunk, Document
 from thoth.retrieval import tree
 from thoth.store import Store
 from thoth.ui.failures import GENERAL, advice
@@ -89,7 +90,7 @@ def test_collection_page_pages_sorts_and_filters(console_server: LiveServer, sto
 def test_collection_page_is_paged(console_server: LiveServer, store: Store) -> None:
     from thoth.ui import views
 
-    total = len(store.documents("topics", ["doc_id"]))
+    total = store.count_of(Document, {"source_id": "topics"})
     assert total > 1
     size, views.DOCUMENTS_PER_PAGE = views.DOCUMENTS_PER_PAGE, 5  # the server runs in this process
     try:
@@ -132,7 +133,7 @@ def test_bad_arguments_get_a_page_naming_them(
 
 
 def _document_id(store: Store, key: str) -> str:
-    return next(r["doc_id"] for r in store.documents("handbook", ["doc_id", "key"]) if r["key"] == key)
+    return store.first(Document, {"source_id": "handbook", "key": key}, fields=[]).doc_id
 
 
 def test_document_page_shows_metadata_bibtex_pages_and_chunks_with_citations(
@@ -156,16 +157,16 @@ def test_following_a_citation_opens_the_page_of_chunks_that_holds_it(console_ser
     from thoth.ui import views
 
     doc_id = _document_id(store, "reports/quarterly.pdf")
-    chunks = store.chunks(f"doc_id = '{doc_id}'", ["chunk_id", "chunk_index"])
-    last = max(chunks, key=lambda c: c["chunk_index"])
+    chunks = store.find(Chunk, {"doc_id": doc_id}, fields=["chunk_index"])
+    last = max(chunks, key=lambda c: c.chunk_index)
     size, views.CHUNKS_PER_PAGE = views.CHUNKS_PER_PAGE, 1
     try:
-        body = page(console_server, f"/ui/documents/{doc_id}", collection="handbook", chunk=last["chunk_id"])
+        body = page(console_server, f"/ui/documents/{doc_id}", collection="handbook", chunk=last.chunk_id)
     finally:
         views.CHUNKS_PER_PAGE = size
-    assert f'id="chunk-{last["chunk_id"]}" class="chunk cited"' in body
+    assert f'id="chunk-{last.chunk_id}" class="chunk cited"' in body
     assert "The cited passage" in body
-    assert f"Page {last['chunk_index'] + 1} of {len(chunks)}" in body
+    assert f"Page {last.chunk_index + 1} of {len(chunks)}" in body
 
 
 def test_cite_resolves_a_local_citation_to_its_file_at_the_page(console_server: LiveServer) -> None:

@@ -12,9 +12,9 @@ import pytest
 
 from ingest.pipeline import Ingestor
 from tests.conftest import WORKSHOP, LiveServer, call, error_text, make_settings, ok
+from thoth.records import Chunk, Partition, Source
 from thoth.retrieval import workshops
-from thoth.store import Store, filters
-from thoth.store.schema import CHUNKS, PARTITIONS
+from thoth.store import Store
 
 WS = "caching-fundamentals"
 EXERCISES = [(WS, 1), (WS, 2), (WS, 3), ("hooks-mini", 1)]
@@ -51,19 +51,19 @@ def merged(pages: list[dict]) -> list[tuple[str, str]]:
 
 def test_workshop_source_sections_and_chunks(library) -> None:
     store = Store(library)
-    source = store.get_source(WS)
-    assert (source["kind"], source["name"], source["product"], source["has_diffs"]) == (
+    source = store.first(Source, {"source_id": WS})
+    assert (source.kind, source.name, source.product, source.has_diffs) == (
         "workshop",
         "Caching Fundamentals",
         "Epic Web",
         True,
     )
-    mini = store.get_source("hooks-mini")
-    assert (mini["kind"], mini["product"], mini["has_diffs"]) == ("workshop", "www.epicreact.dev", False)
-    parts = store.rows(
-        PARTITIONS, ["kind", "path", "is_diff", "exercise_number", "step_number"], filters.eq("source_id", WS)
+    mini = store.first(Source, {"source_id": "hooks-mini"})
+    assert (mini.kind, mini.product, mini.has_diffs) == ("workshop", "www.epicreact.dev", False)
+    parts = store.find(
+        Partition, {"source_id": WS}, fields=["kind", "path", "is_diff", "exercise_number", "step_number"]
     )
-    kinds = {p["kind"] for p in parts}
+    kinds = {p.kind for p in parts}
     assert kinds == {
         "workshop-instructions",
         "workshop-finished",
@@ -76,12 +76,12 @@ def test_workshop_source_sections_and_chunks(library) -> None:
         "diff-summary",
         "diff",
     }
-    assert all(p["is_diff"] == (p["kind"] in ("diff", "diff-summary")) for p in parts)
-    code_paths = {p["path"] for p in parts if p["kind"].endswith("-code")}
+    assert all(p.is_diff == (p.kind in ("diff", "diff-summary")) for p in parts)
+    code_paths = {p.path for p in parts if p.kind.endswith("-code")}
     assert "exercises/01.memoization/01.problem.memo-fn/src/memo.ts" in code_paths
     # what the workshop hides from diffs (epicshop/.diffignore, tests) is left out of bundles altogether
     assert not any("generated/" in p or ".test." in p for p in code_paths)
-    diff_files = {workshops.step_file(p["path"]) for p in parts if p["kind"] == "diff"}
+    diff_files = {workshops.step_file(p.path) for p in parts if p.kind == "diff"}
     assert diff_files == {
         "src/memo.ts",
         "src/cache-key.ts",
@@ -90,14 +90,13 @@ def test_workshop_source_sections_and_chunks(library) -> None:
         "src/legacy.ts",
         "src/errors.ts",
     }
-    assert not any("logo.png" in (p["path"] or "") for p in parts)  # binary files are skipped
-    chunks = store.rows(
-        CHUNKS, ["content_type", "language", "exercise_number", "step_number", "key"], filters.eq("source_id", WS)
-    )
-    diff_chunks = [c for c in chunks if c["content_type"] == "diff"]
-    assert diff_chunks and any(c["language"] == "typescript" for c in diff_chunks)
-    assert all(c["exercise_number"] is not None for c in chunks if c["key"] != "exercises")
-    assert {(c["exercise_number"], c["step_number"]) for c in chunks if c["step_number"]} == {
+    assert not any("logo.png" in (p.path or "") for p in parts)  # binary files are skipped
+    fields = ["content_type", "language", "exercise_number", "step_number", "key"]
+    chunks = store.find(Chunk, {"source_id": WS}, fields=fields)
+    diff_chunks = [c for c in chunks if c.content_type == "diff"]
+    assert diff_chunks and any(c.language == "typescript" for c in diff_chunks)
+    assert all(c.exercise_number is not None for c in chunks if c.key != "exercises")
+    assert {(c.exercise_number, c.step_number) for c in chunks if c.step_number} == {
         (1, 1),
         (1, 2),
         (2, 1),

@@ -230,14 +230,3 @@ def from_row(record: type[R], row: Mapping[str, Any]) -> R:
 def to_row(record: Any) -> dict[str, Any]:
     """A record as a table row (tuples become lists)."""
     return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(record).items()}
-
-
-def legacy_row(hit: Hit) -> dict[str, Any]:
-    """A hit as the flat dict the layers passed before records (issue 18's migration: each surface
-    drops it as it takes records; nothing new may call it)."""
-    row = {**to_row(hit.chunk), "score": hit.score, "similarity": hit.similarity, "bm25": hit.bm25}
-    if hit.document_score is not None:
-        row["document_score"] = hit.document_score
-    if hit.vector_rank is not None or hit.keyword_rank is not None:
-        row.update(vector_rank=hit.vector_rank, keyword_rank=hit.keyword_rank)
-    return row

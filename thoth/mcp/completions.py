@@ -16,8 +16,9 @@ from mcp.types import Completion, CompletionArgument, CompletionContext, PromptR
 from thoth.app import Thoth
 from thoth.errors import ServerFault
 from thoth.mcp.resources import CHUNK_TEMPLATE, DOCUMENT_TEMPLATE, PAGE_TEMPLATE, VERSIONED_PAGE_TEMPLATE
+from thoth.records import TreeNode
 from thoth.retrieval import readable, workshops
-from thoth.store import Store, filters
+from thoth.store import Store
 
 MAX_VALUES = 100  # the spec's limit per answer
 RAPTOR_TEMPLATE = "raptor://{dataset_id}/nodes/{node_id}"
@@ -26,8 +27,8 @@ RAPTOR_TEMPLATE = "raptor://{dataset_id}/nodes/{node_id}"
 Values = Callable[[Store, Mapping[str, str]], list[str]]
 
 
-def _collections(store: Store, _: Mapping[str, str]) -> list[str]:
-    return readable.collections(store)
+def _sources(store: Store, _: Mapping[str, str]) -> list[str]:
+    return readable.source_ids(store)
 
 
 def _workshops(store: Store, _: Mapping[str, str]) -> list[str]:
@@ -56,22 +57,22 @@ def _pages(store: Store, given: Mapping[str, str]) -> list[str]:
 
 
 def _nodes(store: Store, given: Mapping[str, str]) -> list[str]:
-    dataset = given.get("dataset_id")
-    if not dataset:
+    source_id = given.get("dataset_id")
+    if not source_id:
         return []
-    return sorted({r["node_id"] for r in store.tree_nodes(filters.eq("source_id", dataset), ["node_id"])})
+    return sorted({node.node_id for node in store.find(TreeNode, {"source_id": source_id}, fields=[])})
 
 
 PROMPT_ARGUMENTS: dict[tuple[str, str], Values] = {
-    ("answer_with_citations", "collection"): _collections,
-    ("docs_lookup", "source"): _collections,
-    ("explain_topic", "dataset"): _collections,
+    ("answer_with_citations", "collection"): _sources,
+    ("docs_lookup", "source"): _sources,
+    ("explain_topic", "dataset"): _sources,
     ("quiz_me", "workshop"): _workshops,
     ("quiz_me", "exerciseNumber"): _exercises,
 }
 
 TEMPLATE_VARIABLES: dict[tuple[str, str], Values] = {
-    (RAPTOR_TEMPLATE, "dataset_id"): _collections,
+    (RAPTOR_TEMPLATE, "dataset_id"): _sources,
     (RAPTOR_TEMPLATE, "node_id"): _nodes,
     (DOCUMENT_TEMPLATE, "collection"): _containers,
     (DOCUMENT_TEMPLATE, "key"): _keys,
@@ -81,7 +82,7 @@ TEMPLATE_VARIABLES: dict[tuple[str, str], Values] = {
     (VERSIONED_PAGE_TEMPLATE, "collection"): _containers,
     (VERSIONED_PAGE_TEMPLATE, "key"): _keys,
     (VERSIONED_PAGE_TEMPLATE, "page"): _pages,
-    (CHUNK_TEMPLATE, "collection"): _collections,
+    (CHUNK_TEMPLATE, "collection"): _sources,
 }
 
 

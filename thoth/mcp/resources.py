@@ -101,9 +101,9 @@ def register_resources(mcp: MCPServer, app: Thoth) -> None:
         resources = [
             Resource(
                 uri=info.uri,
-                name=f"{info.collection}/{info.key}",
+                name=f"{info.source_id}/{info.key}",
                 title=info.title or info.key,
-                description=f"{info.key} in collection {info.collection}"
+                description=f"{info.key} in collection {info.source_id}"
                 + (f" ({info.page_count} pages)" if info.page_count else ""),
                 mime_type="text/markdown",
             )

@@ -20,7 +20,7 @@ from pathlib import PurePosixPath
 from thoth.config import Settings
 from thoth.embed import Embedder
 from thoth.errors import ClientError, NotFound
-from thoth.records import Document, Hit, Partition, Source, from_row
+from thoth.records import Document, Hit, Partition, Source
 from thoth.retrieval import citation_urls
 from thoth.retrieval.paging import CursorError, decode_cursor, encode_cursor, window
 from thoth.retrieval.search import hybrid_search
@@ -178,13 +178,11 @@ def list_pages(store: Store, settings: Settings, source_id: str, limit: int, cur
     return PageList(source_id, len(documents), shown, next_cursor)
 
 
-def render_page(partitions: Iterable[Partition | Mapping]) -> str:
+def render_page(partitions: Iterable[Partition]) -> str:
     """A page's sections joined in order, each under its heading (a heading is written once)."""
-    # readable.py still passes partition rows as dicts until its slice moves it to records.
-    parts = [p if isinstance(p, Partition) else from_row(Partition, {"partition_id": "", **p}) for p in partitions]
     out: list[str] = []
     previous: list[str] = []
-    for part in sorted(parts, key=lambda p: p.ordinal):
+    for part in sorted(partitions, key=lambda p: p.ordinal):
         path = [h for h in (part.heading_path or "").split(" > ") if h]
         if part.kind == "page" and part.page_start:
             out.append(f"[page {part.page_start}]")

@@ -9,17 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from thoth.records import to_row
+from thoth.records import Document, Partition, Source, TreeNode
 from thoth.retrieval.documents import find_document, get_chunk
 from thoth.retrieval.errors import NotFound
 from thoth.retrieval.pages import render_page
 from thoth.retrieval.paging import CursorError, decode_cursor, encode_cursor
 from thoth.retrieval.source_ref import SourceRef
-from thoth.store import Store, filters
-from thoth.store.schema import DOCUMENTS, SOURCES
+from thoth.store import IndexMissing, Store
 
-_PARTITION_COLUMNS = ["ordinal", "kind", "heading_path", "page_start", "page_end", "text"]
-_DOC_COLUMNS = ["doc_id", "source_id", "bucket", "key", "version", "title", "page_count", "status"]
+_PARTITION_FIELDS = ["ordinal", "kind", "heading_path", "page_start", "page_end", "text"]
+_DOCUMENT_FIELDS = ["source_id", "bucket", "key", "version", "title", "page_count"]
 
 
 @dataclass(frozen=True)
@@ -31,78 +30,78 @@ class Readable:
 
 @dataclass(frozen=True)
 class DocumentInfo:
-    uri: str  # doc://{bucket-or-collection}/{key}[?version_id=…]
-    collection: str
+    uri: str  # doc://{bucket-or-source}/{key}[?version_id=…]
+    source_id: str
     key: str
     title: str | None
     page_count: int | None
 
 
-def _document(store: Store, container: str, key: str) -> dict:
+def _document(store: Store, container: str, key: str) -> Document:
     copies = find_document(store, bucket=container, key=key)
-    return to_row(next((d for d in copies if d.key == key), copies[0]))
+    return next((d for d in copies if d.key == key), copies[0])
 
 
-def _partitions(store: Store, doc: dict) -> list[dict]:
-    scope = filters.where({"source_id": doc["source_id"], "doc_id": doc["doc_id"]})
-    return store.partitions(scope, _PARTITION_COLUMNS)
+def _partitions(store: Store, document: Document) -> list[Partition]:
+    match = {"source_id": document.source_id, "doc_id": document.doc_id}
+    return store.find(Partition, match, fields=_PARTITION_FIELDS)
 
 
 def read_document(store: Store, ref: SourceRef) -> Readable:
     """The whole document a citation names (its page, when the citation names one: `read_page`)."""
-    doc = _document(store, ref.container, ref.key)
-    text = render_page(_partitions(store, doc))
-    return Readable(str(SourceRef(ref.container, ref.key, ref.version)), doc.get("title") or ref.key, text)
+    document = _document(store, ref.container, ref.key)
+    text = render_page(_partitions(store, document))
+    return Readable(str(SourceRef(ref.container, ref.key, ref.version)), document.title or ref.key, text)
 
 
 def read_page(store: Store, ref: SourceRef, page: int) -> Readable:
     """One page of a paged document (a PDF), or NotFound naming the pages it has."""
-    doc = _document(store, ref.container, ref.key)
-    parts = [
+    document = _document(store, ref.container, ref.key)
+    partitions = [
         p
-        for p in _partitions(store, doc)
-        if p.get("page_start") is not None and p["page_start"] <= page <= (p.get("page_end") or p["page_start"])
+        for p in _partitions(store, document)
+        if p.page_start is not None and p.page_start <= page <= (p.page_end or p.page_start)
     ]
-    if not parts:
-        count = doc.get("page_count")
+    if not partitions:
+        count = document.page_count
         has = f"it has pages 1 to {count}" if count else "it has no pages (cite the document without #page=)"
         raise NotFound(f"{ref.key!r} has no page {page}: {has}")
     uri = str(SourceRef(ref.container, ref.key, ref.version, page))
-    return Readable(uri, f"{doc.get('title') or ref.key}, page {page}", render_page(parts))
+    return Readable(uri, f"{document.title or ref.key}, page {page}", render_page(partitions))
 
 
-def read_chunk(store: Store, collection: str, chunk_id: str) -> Readable:
+def read_chunk(store: Store, source_id: str, chunk_id: str) -> Readable:
     """One chunk: its section (or page) as a heading line, then its text."""
-    row = to_row(get_chunk(store, chunk_id, collection))
-    where = row.get("section") or (f"page {row['page_start']}" if row.get("page_start") else "")
-    title = " · ".join(filter(None, [row.get("title") or row["key"], where]))
-    return Readable(chunk_uri(collection, chunk_id), title, f"{title}\n\n{row['text']}")
+    chunk = get_chunk(store, chunk_id, source_id)
+    where = chunk.section or (f"page {chunk.page_start}" if chunk.page_start else "")
+    title = " · ".join(filter(None, [chunk.title or chunk.key, where]))
+    return Readable(chunk_uri(source_id, chunk_id), title, f"{title}\n\n{chunk.text}")
 
 
-def chunk_uri(collection: str, chunk_id: str) -> str:
-    return f"chunk://{collection}/{chunk_id}"
+def chunk_uri(source_id: str, chunk_id: str) -> str:
+    return f"chunk://{source_id}/{chunk_id}"
 
 
 def _document_infos(store: Store) -> list[DocumentInfo]:
-    if DOCUMENTS not in store.table_names():
+    try:
+        documents = store.find(Document, {"status": "ok"}, fields=_DOCUMENT_FIELDS)
+    except IndexMissing:  # nothing ingested yet: nothing to browse
         return []
-    names = set(store.table(DOCUMENTS).schema.names)
-    rows = store.find_documents("status = 'ok'", [c for c in _DOC_COLUMNS if c in names])
     infos = {
-        (r["source_id"], r["key"]): DocumentInfo(
-            uri=SourceRef(r.get("bucket") or r["source_id"], r["key"], r.get("version")).base,
-            collection=r["source_id"],
-            key=r["key"],
-            title=r.get("title"),
-            page_count=r.get("page_count"),
+        (d.source_id, d.key): DocumentInfo(
+            uri=SourceRef(d.bucket or d.source_id, d.key, d.version).base,
+            source_id=d.source_id,
+            key=d.key,
+            title=d.title,
+            page_count=d.page_count,
         )
-        for r in rows
+        for d in documents
     }
     return [infos[k] for k in sorted(infos)]
 
 
 def list_documents(store: Store, limit: int, cursor: str | None) -> tuple[list[DocumentInfo], str | None]:
-    """Every ok document of every collection (collection, key order), `limit` at a time, and the next cursor."""
+    """Every ok document of every source (source, key order), `limit` at a time, and the next cursor."""
     offset = 0
     if cursor:
         state = decode_cursor(cursor, "resources/list")
@@ -116,7 +115,7 @@ def list_documents(store: Store, limit: int, cursor: str | None) -> tuple[list[D
 
 
 def containers(store: Store) -> list[str]:
-    """What a doc:// citation names first: a bucket, or a local collection's id."""
+    """What a doc:// citation names first: a bucket, or a local source's id."""
     return sorted({info.uri.removeprefix("doc://").split("/", 1)[0] for info in _document_infos(store)})
 
 
@@ -129,17 +128,18 @@ def page_count(store: Store, container: str, key: str) -> int:
     return (info.page_count or 0) if info else 0
 
 
-def collections(store: Store) -> list[str]:
-    if SOURCES not in store.table_names():
+def source_ids(store: Store) -> list[str]:
+    try:
+        return sorted(s.source_id for s in store.find(Source, fields=[]))
+    except IndexMissing:
         return []
-    return sorted(r["source_id"] for r in store.list_sources())
 
 
-def top_summaries(store: Store, dataset_id: str, limit: int = 3) -> list[tuple[str, str]]:
-    """(node id, text) of the top layer of a dataset's RAPTOR tree (the broadest summaries); [] without a tree."""
-    pointer = store.tree_pointer(dataset_id) if SOURCES in store.table_names() else None
+def top_summaries(store: Store, source_id: str, limit: int = 3) -> list[tuple[str, str]]:
+    """(node id, text) of the top layer of a source's RAPTOR tree (the broadest summaries); [] without a tree."""
+    pointer = store.tree_pointer(source_id)
     if not pointer or not pointer.get("nodes") or not pointer.get("levels"):
         return []
-    where = filters.where({"source_id": dataset_id, "tree_version": pointer["version"], "level": pointer["levels"]})
-    rows = store.tree_nodes(where, ["node_id", "text"], limit=limit)
-    return sorted((r["node_id"], r["text"]) for r in rows)
+    match = {"source_id": source_id, "tree_version": pointer["version"], "level": pointer["levels"]}
+    nodes = store.find(TreeNode, match, fields=["text"], limit=limit)
+    return sorted((n.node_id, n.text) for n in nodes)

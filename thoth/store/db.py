@@ -390,13 +390,6 @@ class Store:
 
     # -- sources and documents ----------------------------------------------
 
-    def get_source(self, source_id: str) -> dict | None:
-        rows = self.table(SOURCES).search().where(filters.eq("source_id", source_id)).limit(1).to_list()
-        return rows[0] if rows else None
-
-    def list_sources(self) -> list[dict]:
-        return self.table(SOURCES).search().limit(None).to_list()
-
     def upsert_source(self, row: dict) -> None:
         data = pa.Table.from_pylist([row], schema=self.table(SOURCES).schema)
         retry_on_conflict(
@@ -409,12 +402,6 @@ class Store:
             ),
             "sources",
         )
-
-    def documents(self, source_id: str, columns: list[str] | None = None) -> list[dict]:
-        query = self.table(DOCUMENTS).search().where(filters.eq("source_id", source_id))
-        if columns:
-            query = query.select(columns)
-        return query.limit(None).to_list()
 
     def count(self, table: str, where: str | None = None) -> int:
         return self.table(table).count_rows(where)
@@ -539,12 +526,6 @@ class Store:
         if SETTINGS in self.table_names():
             self.delete(SETTINGS, filters.eq("key", META_TREE_PREFIX + source_id))
 
-    def tree_nodes(self, where: str, columns: list[str] | None = None, limit: int | None = None) -> list[dict]:
-        if TREE_NODES not in self.table_names():
-            return []
-        query = self.table(TREE_NODES).search().where(where).select(columns or NODE_COLUMNS)
-        return query.limit(limit).to_list()
-
     def node_vector_search(self, vector: Any, limit: int, match: Match) -> list[TreeNode]:
         """The tree nodes nearest `vector` by cosine, each with its `similarity`."""
         if TREE_NODES not in self.table_names():
@@ -553,29 +534,7 @@ class Store:
         rows = query.where(filters.where(match), prefilter=True).select(NODE_COLUMNS).limit(limit).to_list()
         return [from_row(TreeNode, {**row, "similarity": 1.0 - float(row["_distance"])}) for row in rows]
 
-    def chunks(self, where: str, columns: list[str] | None = None, limit: int | None = None) -> list[dict]:
-        return self.table(CHUNKS).search().where(where).select(columns or self.hit_columns()).limit(limit).to_list()
-
-    def partitions(self, where: str | None, columns: list[str], limit: int | None = None) -> list[dict]:
-        """Partition rows (pages, sections, workshop steps) matching `where`, in storage order."""
-        return self.rows(PARTITIONS, columns, where, limit)
-
-    def find_documents(self, where: str | None, columns: list[str], limit: int | None = None) -> list[dict]:
-        """Document rows matching `where` across sources (`documents` reads one source's)."""
-        return self.rows(DOCUMENTS, columns, where, limit)
-
-    # -- chat sessions ------------------------------------------------------------------------
-
-    def add_session(self, row: dict) -> None:
-        self.ensure_table(SESSIONS)
-        self._add_missing_columns(SESSIONS, schema_for(SESSIONS, 0))  # `owner`, on a table from before it
-        self.add(SESSIONS, [row])
-
-    def get_session(self, session_id: str) -> dict | None:
-        if SESSIONS not in self.table_names():
-            return None
-        rows = self.table(SESSIONS).search().where(filters.eq("session_id", session_id)).limit(1).to_list()
-        return rows[0] if rows else None
+    # -- the vector index ----------------------------------------------------------------------
 
     def vector_index(self) -> dict | None:
         """The ANN index on chunk vectors: {"name", "type", "indexed_rows", "unindexed_rows"}, or None."""
@@ -628,16 +587,6 @@ class Store:
         return int(self.table(CHUNKS).schema.field(VECTOR_COLUMN).type.list_size)
 
     # -- reads for retrieval ---------------------------------------------------
-
-    def hit_columns(self, wanted: list[str] | None = None) -> list[str]:
-        """`wanted` (default HIT_COLUMNS) that the chunk table has (an index written before a column existed
-        lacks it); chunk_id always, since hits are told apart by it."""
-        return _present(wanted, self.table(CHUNKS).schema.names)
-
-    # The searches below run as one coroutine on lancedb's event loop: the synchronous query builders
-    # cross from this thread to that loop a dozen times per search (schema lookups, execution, each
-    # batch), and under load every crossing waits for a core. One crossing per search, or one for
-    # both searches of a hybrid query (`start_keyword_search` returns at once), is the same query.
 
     def _chunks_async(self) -> Any:
         return self.table(CHUNKS)._table  # the AsyncTable inside lancedb's LanceTable (lancedb pinned <0.41)
@@ -752,13 +701,6 @@ class Store:
         hits = [Hit(from_row(Chunk, row), bm25=float(row["_score"])) for row in rows]
         hits.sort(key=lambda h: (-(h.bm25 or 0.0), h.chunk_id))  # equal scores: one order, not storage order
         return hits
-
-    def rows(self, table: str, columns: list[str], where: str | None = None, limit: int | None = None) -> list[dict]:
-        """Rows of a table (selected columns, optionally filtered), in storage order."""
-        query = self.table(table).search().select(columns)
-        if where:
-            query = query.where(where)
-        return query.limit(limit).to_list()
 
     def scan(
         self, table: str, columns: list[str], where: str | None = None, batch_size: int = 8192

@@ -22,7 +22,7 @@ from thoth.errors import ClientError, NotFound
 from thoth.mcp.outputs.research import Citation as CitationInfo
 from thoth.mcp.outputs.research import CollectionInfo, DocumentChunks, ObjectInfo
 from thoth.mcp.outputs.workshop import ContextBundle
-from thoth.records import legacy_row
+from thoth.records import Hit, Source
 from thoth.retrieval import citations, collections, documents, tree, workshops
 from thoth.retrieval.search import explained_search
 from thoth.retrieval.workshops import StepChanges
@@ -172,7 +172,7 @@ class Console:
                 {**ObjectInfo.from_record(d).model_dump(), "ingested_at": _iso(d.ingested_at)} for d in found.documents
             ],
         }
-        source = self.store.get_source(name) or {}
+        source = self.store.first(Source, {"source_id": name}) or Source(name)
         pages = _page_count(listing["total"], DOCUMENTS_PER_PAGE, number)
         state = {"status": None if status == "all" else status, "sort": sort, "order": order}
         return self._render(
@@ -246,12 +246,11 @@ class Console:
         limit = _int(request, "limit", SEARCH_LIMITS[0], 1, SEARCH_LIMITS[-1])
         wanted = request.query_params.get("collection") or None
         collection = collections.find_collection(self.store, wanted) if wanted else None
-        hits: list[dict] = []
+        hits: list[Hit] = []
         if query:
             alpha = SEARCH_MODES[mode]
             embedder = None if alpha == 0.0 else self.app.embedder()
-            found = explained_search(self.store, embedder, query, limit, alpha=alpha, match={"source_id": collection})
-            hits = [legacy_row(hit) for hit in found]
+            hits = explained_search(self.store, embedder, query, limit, alpha=alpha, match={"source_id": collection})
         return self._render(
             request,
             "search.html",
@@ -315,7 +314,7 @@ class Console:
     def workshop(self, request: Request) -> Response:
         name = request.path_params["workshop"]
         workshops.require_workshop(self.store, name)
-        source = self.store.get_source(name) or {}
+        source = self.store.first(Source, {"source_id": name}) or Source(name)
         cov = workshops.coverage(self.store, [name])[name]
         steps = workshops.step_changes(self.store, name)
         exercise = _int(request, "exercise", None, 0)
@@ -348,7 +347,7 @@ class Console:
         return self._render(
             request,
             "workshop.html",
-            title=f"Workshop {source.get('name') or name}",
+            title=f"Workshop {source.name or name}",
             name=name,
             source=source,
             coverage=cov,

@@ -12,6 +12,7 @@ import re
 from pathlib import PurePosixPath
 
 from thoth.errors import ClientError
+from thoth.records import Source
 from thoth.retrieval import citation_urls
 from thoth.retrieval.source_ref import format_ref
 from thoth.store import Store
@@ -53,10 +54,10 @@ def ingest_text(
         )
     if not content.strip():
         raise IngestError("file_content is empty")
-    existing = store.get_source(dataset_id) if SOURCES in store.table_names() else None
-    if existing is not None and existing.get("uri") != TEXT_URI:
+    existing = store.first(Source, {"source_id": dataset_id}) if SOURCES in store.table_names() else None
+    if existing is not None and existing.uri != TEXT_URI:
         raise IngestError(
-            f"dataset {dataset_id!r} is synced from {existing.get('uri')!r} by the ingest job; ingest_document "
+            f"dataset {dataset_id!r} is synced from {existing.uri!r} by the ingest job; ingest_document "
             f"adds to datasets it created itself: choose a new dataset_id"
         )
     data = content.encode("utf-8")

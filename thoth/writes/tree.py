@@ -42,6 +42,7 @@ import numpy as np
 
 from thoth.config import Settings
 from thoth.embed import Embedder, Tokenizer
+from thoth.records import Chunk, Source, TreeNode
 from thoth.retrieval.summarise import Summariser
 from thoth.store import Store, filters
 from thoth.store.db import NODE_COLUMNS
@@ -415,7 +416,7 @@ def _read_chunks(store: Store, source_id: str) -> tuple[list[str], list[str], np
     keyed: list[tuple[str, int, str, str]] = []
     vectors: list[np.ndarray] = []
     columns = ["chunk_id", "key", "chunk_index", "text", "vector"]
-    for batch in store.scan(CHUNKS, columns, filters.eq("source_id", source_id)):
+    for batch in store.scan_of(Chunk, columns, {"source_id": source_id}):
         data = batch.to_pydict()
         width = batch.schema.field("vector").type.list_size
         flat = batch.column("vector").values.to_numpy(zero_copy_only=False)
@@ -433,7 +434,7 @@ def _read_chunks(store: Store, source_id: str) -> tuple[list[str], list[str], np
 def _chunk_ids(store: Store, source_id: str) -> list[str]:
     return [
         cid
-        for batch in store.scan(CHUNKS, ["chunk_id"], filters.eq("source_id", source_id))
+        for batch in store.scan_of(Chunk, ["chunk_id"], {"source_id": source_id})
         for cid in batch.column("chunk_id").to_pylist()
     ]
 
@@ -458,8 +459,8 @@ def mark_stale(store: Store, source_id: str, reason: str) -> bool:
 
 
 def _current_rows(store: Store, source_id: str, version: str) -> list[dict]:
-    where = f"{filters.eq('source_id', source_id)} AND {filters.eq('tree_version', version)}"
-    rows = store.tree_nodes(where, NODE_COLUMNS + ["vector"])
+    match = {"source_id": source_id, "tree_version": version}
+    rows = [row for batch in store.scan_of(TreeNode, NODE_COLUMNS + ["vector"], match) for row in batch.to_pylist()]
     return sorted(rows, key=lambda r: (r["level"], r["node_id"]))
 
 
@@ -560,7 +561,7 @@ def build_tree(
 
 
 def _set_has_tree(store: Store, source_id: str, value: bool) -> None:
-    if SOURCES in store.table_names() and store.get_source(source_id) is not None:
+    if SOURCES in store.table_names() and store.first(Source, {"source_id": source_id}, fields=[]) is not None:
         store.update(SOURCES, filters.eq("source_id", source_id), {"has_tree": value})
 
 

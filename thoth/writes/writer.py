@@ -34,6 +34,10 @@ from pathlib import Path
 
 from thoth.config import Settings
 from thoth.embed import Embedder, get_embedder, get_tokenizer, resolve_model
+from thoth.records import (
+    Chunk as StoredChunk,  # a chunk as the index holds it (thoth.writes.chunking's is one being cut)
+)
+from thoth.records import Document, Partition, Source
 from thoth.retrieval import citation_urls
 from thoth.retrieval.source_ref import SourceRef, content_hash
 from thoth.retrieval.summarise import tree_summariser
@@ -352,8 +356,9 @@ class Writer:
             return {}
         columns = ["key", "doc_id", "status", "version", "fingerprint", "sidecar", "parser"]
         present = set(self.store.table(DOCUMENTS).schema.names)
-        rows = self.store.documents(source_id, [c for c in columns if c in present])
-        return {row["key"]: row for row in rows}
+        fields = [c for c in columns if c in present]
+        batches = self.store.scan_of(Document, fields, {"source_id": source_id})
+        return {row["key"]: row for batch in batches for row in batch.to_pylist()}
 
     @staticmethod
     def _sidecar(key: str, sidecars: dict[str, SourceObject]) -> SourceObject | None:
@@ -519,29 +524,28 @@ class Writer:
 
     def _repoint(self, source_id: str, doc_id: str) -> None:
         """Chunks carry one key and generation of their content: keep them pointing at one that exists."""
-        scope = self._doc_scope(source_id, doc_id)
-        rows = self.store.find_documents(f"{scope} AND status = 'ok'", ["key", "bucket", "version"])
-        current = self.store.chunks(scope, ["key", "source_ref"], limit=1)
-        if not rows or not current:
+        scope = {"source_id": source_id, "doc_id": doc_id}
+        documents = self.store.find(Document, {**scope, "status": "ok"}, fields=["key", "bucket", "version"])
+        current = self.store.first(StoredChunk, scope, fields=["key", "source_ref"])
+        if not documents or current is None:
             return
-        by_key = {r["key"]: r for r in rows}
-        row = by_key.get(current[0]["key"]) or by_key[min(by_key)]
-        base = SourceRef(row["bucket"] or source_id, row["key"], row["version"]).base
-        if current[0]["key"] != row["key"] or current[0]["source_ref"].split("#")[0] != base:
-            self.store.repoint_chunks(source_id, doc_id, row["key"], base)
+        by_key = {d.key: d for d in documents}
+        document = by_key.get(current.key) or by_key[min(by_key)]
+        base = SourceRef(document.bucket or source_id, document.key, document.version).base
+        if current.key != document.key or current.source_ref.split("#")[0] != base:
+            self.store.repoint_chunks(source_id, doc_id, document.key, base)
 
     def _describe_folder(self, local: Path) -> tuple[str, str | None, str] | None:
         """(kind, product, title) a folder's own description gives its source (workshops), or None."""
         return None
 
     def _has_diffs(self, source_id: str) -> bool:
-        return self.store.count(PARTITIONS, filters.where({"source_id": source_id, "is_diff": True})) > 0
+        return self.store.count_of(Partition, {"source_id": source_id, "is_diff": True}) > 0
 
     def _update_source(self, source_id: str, name: str | None, uri: str, kind: str | None) -> None:
-        previous = self.store.get_source(source_id) or {}
-        scope = filters.eq("source_id", source_id)
-        kind = kind or previous.get("kind") or "pdf"
-        product = previous.get("product")
+        previous = self.store.first(Source, {"source_id": source_id}) or Source(source_id)
+        kind = kind or previous.kind or "pdf"
+        product = previous.product
         local = None if "://" in uri else Path(uri).expanduser().resolve()
         about = self._describe_folder(local) if local is not None else None
         if about is not None:
@@ -550,7 +554,10 @@ class Writer:
         # Parallel tasks each write the counts they see; the one that writes last recounts after writing
         # and writes again if another task added rows meanwhile, so the final row holds the final counts.
         for _ in range(5):
-            counts = (self.store.count(DOCUMENTS, f"{scope} AND status = 'ok'"), self.store.count(CHUNKS, scope))
+            counts = (
+                self.store.count_of(Document, {"source_id": source_id, "status": "ok"}),
+                self.store.count_of(StoredChunk, {"source_id": source_id}),
+            )
             if counts == written:
                 return
             self.store.upsert_source(
@@ -560,8 +567,8 @@ class Writer:
                     "kind": kind,
                     "uri": str(local) if local is not None else uri,  # absolute, so a reindex finds it again
                     "product": product,
-                    "has_diffs": self._has_diffs(source_id) if kind == "workshop" else bool(previous.get("has_diffs")),
-                    "has_tree": bool(previous.get("has_tree")),
+                    "has_diffs": self._has_diffs(source_id) if kind == "workshop" else previous.has_diffs,
+                    "has_tree": previous.has_tree,
                     "document_count": counts[0],
                     "chunk_count": counts[1],
                     "embed_model": self.embedder.model_name,

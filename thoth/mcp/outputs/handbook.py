@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from thoth.mcp.outputs import from_fields
 from thoth.records import Hit
 from thoth.retrieval import topics
 
@@ -23,15 +24,15 @@ class HandbookHit(BaseModel):
     @classmethod
     def from_record(cls, rank: int, hit: Hit) -> HandbookHit:
         chunk = hit.chunk
-        return cls(
+        similarity = round(hit.similarity, 4) if hit.similarity is not None else None
+        return from_fields(
+            cls,
+            hit,
+            chunk,
             rank=rank,
-            score=hit.score,
-            similarity=round(hit.similarity, 4) if hit.similarity is not None else None,
+            similarity=similarity,
             source=chunk.key,
-            title=chunk.title,
-            section=chunk.section,
             page=chunk.page_start,
-            source_ref=chunk.source_ref,
             content=chunk.text,
         )
 

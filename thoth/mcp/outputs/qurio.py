@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from thoth.mcp.outputs import from_fields
 from thoth.records import Source
 from thoth.retrieval.pages import Page, PageHit, PageList, PageText
 
@@ -137,16 +138,14 @@ class QurioPageContent(BaseModel):
     @classmethod
     def from_record(cls, found: PageText) -> QurioPageContent:
         document = found.page.document
-        return cls(
+        return from_fields(
+            cls,
+            found,
+            document,
             url=found.page.url,
             id=document.doc_id,
-            title=document.title,
-            source_id=document.source_id,
             path=document.key,
-            content=found.content,
-            offset=found.offset,
             totalChars=found.total_chars,
-            truncated=found.truncated,
             nextCursor=found.next_cursor,
         )
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
+from thoth.mcp.outputs import from_fields
 from thoth.records import Document, Partition
 from thoth.retrieval import citations, collections, documents, research
 from thoth.retrieval.documents import CitedChunk, pages
@@ -35,21 +36,15 @@ class ObjectInfo(BaseModel):
 
     @classmethod
     def from_record(cls, document: Document) -> ObjectInfo:
-        return cls(
+        return from_fields(
+            cls,
+            document,
             document_id=document.doc_id,
             collection=document.source_id,
             source_id=document.object_id,
-            bucket=document.bucket,
-            key=document.key,
             version_id=document.version,
             source=document.uri or None,
             source_ref=SourceRef(document.bucket or document.source_id, document.key, document.version).base,
-            title=document.title,
-            authors=list(document.authors),
-            year=document.year,
-            page_count=document.page_count,
-            status=document.status,
-            error=document.error,
         )
 
 
@@ -66,15 +61,8 @@ class DocumentInfo(BaseModel):
     def from_record(cls, copies: Sequence[Document]) -> DocumentInfo:
         """A document from its records, one per key (the first, in key order, speaks for it)."""
         first = copies[0]
-        return cls(
-            document_id=first.doc_id,
-            collection=first.source_id,
-            title=first.title,
-            authors=list(first.authors),
-            year=first.year,
-            page_count=first.page_count,
-            objects=[ObjectInfo.from_record(d) for d in copies],
-        )
+        objects = [ObjectInfo.from_record(d) for d in copies]
+        return from_fields(cls, first, document_id=first.doc_id, collection=first.source_id, objects=objects)
 
 
 class PartitionInfo(BaseModel):
@@ -90,16 +78,12 @@ class PartitionInfo(BaseModel):
 
     @classmethod
     def from_record(cls, partition: Partition) -> PartitionInfo:
-        return cls(
-            partition_id=partition.partition_id,
-            partition_hash=partition.partition_hash,
+        return from_fields(
+            cls,
+            partition,
             document_id=partition.doc_id,
-            kind=partition.kind,
             heading_path=partition.heading_path or "",
             pages=pages(partition.page_start, partition.page_end),
-            page_start=partition.page_start,
-            page_end=partition.page_end,
-            text=partition.text,
         )
 
 
@@ -212,18 +196,8 @@ class CollectionInfo(BaseModel):
     @classmethod
     def from_record(cls, counts: collections.SourceCounts) -> CollectionInfo:
         source = counts.source
-        return cls(
-            collection=source.source_id,
-            name=source.name,
-            kind=source.kind,
-            uri=source.uri,
-            documents=counts.documents,
-            failed=counts.failed,
-            chunks=counts.chunks,
-            embed_model=source.embed_model,
-            updated_at=source.updated_at.isoformat() if source.updated_at else None,
-            is_default=counts.is_default,
-        )
+        updated_at = source.updated_at.isoformat() if source.updated_at else None
+        return from_fields(cls, counts, source, collection=source.source_id, updated_at=updated_at)
 
 
 class CollectionList(BaseModel):
@@ -329,19 +303,13 @@ class Citation(BaseModel):
     @classmethod
     def from_record(cls, citation: citations.Citation) -> Citation:
         document = citation.document
-        return cls(
-            url=citation.url,
-            mode=citation.mode,
-            source_ref=citation.source_ref,
+        return from_fields(
+            cls,
+            citation,
+            document,
             document_id=document.doc_id,
-            bucket=document.bucket,
-            key=document.key,
             version_id=citation.version,
             indexed_version_id=document.version,
-            page_start=citation.page_start,
-            page_end=citation.page_end,
-            highlight=citation.highlight,
-            highlight_applied=citation.highlight_applied,
             expires_at=citation.expires_at.isoformat() if citation.expires_at else None,
             version_available=citation.version_available,
             note=citation.note,

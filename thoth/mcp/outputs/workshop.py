@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from thoth.mcp.outputs import from_fields
 from thoth.retrieval import quiz
 from thoth.retrieval.workshops import Bundle, IndexedWorkshop, SectionPiece, TopicHit, TopicSearch, WorkshopPage
 from thoth.retrieval.workshops import section_label as label_of
@@ -128,19 +129,17 @@ class ContextBundle(BaseModel):
 
     @classmethod
     def from_record(cls, bundle: Bundle) -> ContextBundle:
-        return cls(
+        return from_fields(
+            cls,
+            bundle,
             workshop=bundle.scope.source_id,
             exerciseNumber=bundle.scope.exercise,
             stepNumber=bundle.scope.step,
-            random=bundle.random,
-            focus=bundle.focus,
             maxChars=bundle.max_chars,
             maxCharsClamped=bundle.clamped,
-            warnings=bundle.warnings,
             sectionCount=bundle.section_count,
             totalChars=bundle.total_chars,
             sections=[Section.from_record(piece) for piece in bundle.sections],
-            truncated=bundle.truncated,
             nextCursor=bundle.next_cursor,
         )
 
@@ -211,12 +210,11 @@ class TopicResults(BaseModel):
 
     @classmethod
     def from_record(cls, search: TopicSearch) -> TopicResults:
-        return cls(
-            query=search.query,
-            limit=search.limit,
+        return from_fields(
+            cls,
+            search,
             mode="semantic" if search.semantic else "keyword",
             vectorSearchAvailable=search.semantic,
-            warnings=search.warnings,
             queryKind="identifier" if search.identifier else "concept",
             matches=[TopicMatch.from_record(rank, found) for rank, found in enumerate(search.hits, start=1)],
         )

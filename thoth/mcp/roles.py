@@ -1,7 +1,7 @@
 """Who is calling, and what they may do: the reader and writer roles, and per-caller state's key.
 
 A tool that writes the shared index (what every other caller reads) is registered with
-`WRITER_META` (thoth.mcp.tools.writer_tool). `RoleMiddleware`, an MCP server middleware, sees every
+`WRITER_META` (thoth.mcp.tools.expose(writer=True)). `RoleMiddleware`, an MCP server middleware, sees every
 message: it leaves such tools out of a reader's `tools/list` and answers a reader's `tools/call` of
 one with a tool error naming the role. Tools that keep per-caller state (the default collection,
 chat sessions) are open to readers: each caller's state is its own, keyed by `current_caller()`.

@@ -615,22 +615,9 @@ class Store:
         rows = (await query.select(_present(fields, names)).limit(limit).to_arrow()).to_pylist()
         return [Hit(from_row(Chunk, row), similarity=1.0 - float(row["_distance"])) for row in rows]
 
-    def keyword_search(
-        self,
-        words: str,
-        limit: int,
-        match: Match | None = None,
-        phrases: tuple[str, ...] = (),
-        section_boost: float = 0.0,
-        fields: list[str] | None = None,
-    ) -> list[Hit]:
-        """BM25 over chunks: any of `words`, and every one of `phrases` (words in that order). With a
-        `section_boost`, words matched in the title and heading path also count that many times over.
-
-        An index without word positions (built by an older version, not yet migrated by ingest)
-        cannot answer phrases: they are searched as words then, and a warning says how to migrate.
-        """
-        return self.start_keyword_search(words, limit, match, phrases, section_boost, fields).result()
+    def keyword_search(self, words: str, limit: int, match: Match | None = None, **options: Any) -> list[Hit]:
+        """`start_keyword_search`'s hits, waited for (`options`: its phrases, section_boost, fields)."""
+        return self.start_keyword_search(words, limit, match, **options).result()
 
     def start_keyword_search(
         self,
@@ -641,8 +628,14 @@ class Store:
         section_boost: float = 0.0,
         fields: list[str] | None = None,
     ) -> concurrent.futures.Future[list[Hit]]:
-        """`keyword_search`, started: it runs on lancedb's event loop while the caller does something else
-        (embeds the query); `.result()` waits for its hits."""
+        """BM25 over chunks: any of `words`, and every one of `phrases` (words in that order). With a
+        `section_boost`, words matched in the title and heading path also count that many times over.
+        It runs on lancedb's event loop while the caller does something else (embeds the query);
+        `.result()` waits for its hits.
+
+        An index without word positions (built by an older version, not yet migrated by ingest)
+        cannot answer phrases: they are searched as words then, and a warning says how to migrate.
+        """
         if words and section_boost > 0:
             self._check_sections()  # reads the index list: here, not on lancedb's loop
         table = self._chunks_async()

@@ -32,7 +32,6 @@ from thoth.embed import EmbedderUnavailable
 from thoth.logs import setup_logging
 from thoth.records import Source
 from thoth.store import StoreError
-from thoth.store.schema import SOURCES
 from thoth.writes.progress import ProgressMeter
 
 log = logging.getLogger("thoth.ingest")
@@ -134,7 +133,7 @@ def rebuild_trees(settings: Settings) -> int:
     """Rebuild every collection's tree from scratch (`--rebuild-trees` without `--source`)."""
     try:
         ingestor = Ingestor(settings)
-        if SOURCES not in ingestor.store.table_names():
+        if not ingestor.store.has(Source):
             print("error: the index has no collections yet: run `python -m ingest --source ...` first", file=sys.stderr)
             return 1
         for source in sorted(ingestor.store.find(Source, fields=[]), key=lambda s: s.source_id):

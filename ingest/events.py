@@ -15,7 +15,6 @@ from ingest.pipeline import Ingestor, RunSummary, collection_name, slug
 from ingest.sources import get_gcs_object, is_sidecar, sidecar_keys
 from thoth.gcs import GcsUriError, split_gs_uri
 from thoth.records import Document, Source
-from thoth.store.schema import DOCUMENTS, SOURCES
 from thoth.writes.events import ARCHIVE, DELETE, FINALIZE, HANDLED, EventError, ObjectEvent, parse_push
 
 log = logging.getLogger("thoth.events")
@@ -26,7 +25,7 @@ def collection_for(ingestor: Ingestor, bucket: str, key: str) -> tuple[str, str,
     holding it, else the bucket's own collection (one per bucket, as the batch job makes by default)."""
     store = ingestor.store
     best: Source | None = None
-    if SOURCES in store.table_names():
+    if store.has(Source):
         for source in store.find(Source, fields=["name", "uri"]):
             try:
                 source_bucket, prefix = split_gs_uri(source.uri)
@@ -42,7 +41,7 @@ def collection_for(ingestor: Ingestor, bucket: str, key: str) -> tuple[str, str,
 
 
 def _documents_with_sidecar(ingestor: Ingestor, source_id: str, bib_key: str) -> list[str]:
-    if DOCUMENTS not in ingestor.store.table_names():
+    if not ingestor.store.has(Document):
         return []
     keys = [document.key for document in ingestor.store.find(Document, {"source_id": source_id}, fields=["key"])]
     return sorted(k for k in keys if bib_key in sidecar_keys(k))

@@ -25,9 +25,8 @@ from pathlib import Path
 from ingest.parsers import MARKDOWN_SUFFIXES, PARSERS, PDF_SUFFIXES, workshop
 from ingest.sources import SourceError, list_all
 from thoth.gcs import split_gs_uri
-from thoth.records import Source
+from thoth.records import Chunk, Source
 from thoth.retrieval.source_ref import content_hash
-from thoth.store.schema import CHUNKS
 from thoth.writes.objects import SourceObject, is_sidecar
 from thoth.writes.tree import mark_stale
 from thoth.writes.writer import Plan, RunSummary, Writer, chunk_identity, row_fingerprint
@@ -99,7 +98,7 @@ class Ingestor(Writer):
         )
         kind = _source_kind([o.key for o in listing]) if listing else None
         summary = self.execute(plan, name=name, uri=source, kind=kind, progress=progress, stop=stop)
-        if plan.empty and self.settings.task_index == 0 and CHUNKS in self.store.table_names():
+        if plan.empty and self.settings.task_index == 0 and self.store.has(Chunk):
             self.store.ensure_fts_index(fold_in=False)  # migrates an index built before word positions
         if self.settings.task_count > 1:
             summary.task = f"{self.settings.task_index + 1}/{self.settings.task_count}"

@@ -381,6 +381,29 @@ class Store:
         rows = self.table(TABLE_OF[record]).search().where(filters.is_in(key, ids)).select([key, VECTOR_COLUMN])
         return {row[key]: row[VECTOR_COLUMN] for row in rows.limit(None).to_list()}
 
+    def has(self, record: type) -> bool:
+        """Whether `record`'s table exists yet (an index being built may lack some)."""
+        return TABLE_OF[record] in self.table_names()
+
+    def fields_of(self, record: type) -> set[str]:
+        """The record's fields that its table has (a table written by an older version lacks newer ones)."""
+        return set(self.table(TABLE_OF[record]).schema.names) & set(field_names(record))
+
+    def insert(self, record: type, rows: list[dict] | pa.Table) -> None:
+        """Add rows (dicts, or an Arrow table of the table's columns) to `record`'s table."""
+        self.add(TABLE_OF[record], rows)
+
+    def remove(self, record: type, match: Match) -> None:
+        """Delete the rows of `record`'s table that `match` (never every row: a match is required)."""
+        where = filters.where(match)
+        if not where:
+            raise ValueError("Store.remove needs a match: it never empties a table")
+        self.delete(TABLE_OF[record], where)
+
+    def change(self, record: type, match: Match, values: dict[str, object]) -> None:
+        """Set `values` on the rows of `record`'s table that `match`."""
+        self.update(TABLE_OF[record], filters.where(match) or "true", values)
+
     def put(self, record: Any) -> None:
         """Add one record (a session) to its table."""
         table = TABLE_OF[type(record)]
@@ -506,6 +529,10 @@ class Store:
             return None
         raw = self.get_setting(META_TREE_PREFIX + source_id)
         return json.loads(raw) if raw else None
+
+    def set_tree_pointer(self, source_id: str, pointer: dict) -> None:
+        """Rewrite a source's tree pointer (e.g. mark its tree stale); `replace_tree` writes a new one."""
+        self.set_setting(META_TREE_PREFIX + source_id, json.dumps(pointer, sort_keys=True))
 
     def replace_tree(self, source_id: str, version: str, rows: list[dict], pointer: dict) -> None:
         """Write a source's new tree so readers never see half of it.

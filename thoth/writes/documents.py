@@ -16,7 +16,6 @@ from thoth.records import Source
 from thoth.retrieval import citation_urls
 from thoth.retrieval.source_ref import format_ref
 from thoth.store import Store
-from thoth.store.schema import SOURCES
 from thoth.writes.objects import SourceObject
 from thoth.writes.parsers import SUPPORTED_SUFFIXES
 from thoth.writes.writer import RunSummary, Writer
@@ -54,7 +53,7 @@ def ingest_text(
         )
     if not content.strip():
         raise IngestError("file_content is empty")
-    existing = store.first(Source, {"source_id": dataset_id}) if SOURCES in store.table_names() else None
+    existing = store.first(Source, {"source_id": dataset_id}) if store.has(Source) else None
     if existing is not None and existing.uri != TEXT_URI:
         raise IngestError(
             f"dataset {dataset_id!r} is synced from {existing.uri!r} by the ingest job; ingest_document "

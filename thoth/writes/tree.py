@@ -28,7 +28,6 @@ way the new tree replaces the old one in one pointer switch (see `Store.replace_
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import math
 import time
@@ -44,9 +43,8 @@ from thoth.config import Settings
 from thoth.embed import Embedder, Tokenizer
 from thoth.records import Chunk, Source, TreeNode
 from thoth.retrieval.summarise import Summariser
-from thoth.store import Store, filters
+from thoth.store import Store
 from thoth.store.db import NODE_COLUMNS
-from thoth.store.schema import CHUNKS, META_TREE_PREFIX, SOURCES, TREE_NODES
 from thoth.writes.tree_update import Layer, UpdateStats, merge_small, update_nodes
 
 log = logging.getLogger("thoth.tree")
@@ -454,7 +452,7 @@ def mark_stale(store: Store, source_id: str, reason: str) -> bool:
     if not pointer:
         return False
     if pointer.get("stale") != reason:
-        store.set_setting(META_TREE_PREFIX + source_id, json.dumps({**pointer, "stale": reason}, sort_keys=True))
+        store.set_tree_pointer(source_id, {**pointer, "stale": reason})
     return True
 
 
@@ -491,7 +489,7 @@ def build_tree(
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     started = time.perf_counter()
-    chunk_ids = _chunk_ids(store, source_id) if CHUNKS in store.table_names() else []
+    chunk_ids = _chunk_ids(store, source_id) if store.has(Chunk) else []
     written_by = f"{summariser.name}/{getattr(summariser, 'budget', '')}"  # a new summary budget: a new tree
     print_ = fingerprint(chunk_ids, params, written_by, model_name)
     config = config_print(params, written_by, model_name)
@@ -561,8 +559,8 @@ def build_tree(
 
 
 def _set_has_tree(store: Store, source_id: str, value: bool) -> None:
-    if SOURCES in store.table_names() and store.first(Source, {"source_id": source_id}, fields=[]) is not None:
-        store.update(SOURCES, filters.eq("source_id", source_id), {"has_tree": value})
+    if store.has(Source) and store.first(Source, {"source_id": source_id}, fields=[]) is not None:
+        store.change(Source, {"source_id": source_id}, {"has_tree": value})
 
 
 __all__ = [
@@ -575,5 +573,4 @@ __all__ = [
     "cluster_layer",
     "hard_clusters",
     "fingerprint",
-    "TREE_NODES",
 ]

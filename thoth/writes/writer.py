@@ -41,8 +41,7 @@ from thoth.records import Document, Partition, Source
 from thoth.retrieval import citation_urls
 from thoth.retrieval.source_ref import SourceRef, content_hash
 from thoth.retrieval.summarise import tree_summariser
-from thoth.store import Store, filters
-from thoth.store.schema import CHUNKS, DOCUMENTS, PARTITIONS
+from thoth.store import Store
 from thoth.writes import bibtex
 from thoth.writes.chunking import Chunk, Chunker
 from thoth.writes.objects import SourceError, SourceObject, sidecar_keys
@@ -279,8 +278,8 @@ class Writer:
 
         # 1. content no listed file has any more goes first, so a killed run finds it stale again
         for doc_id in sorted(plan.stale):
-            self.store.delete(CHUNKS, self._doc_scope(source_id, doc_id))
-            self.store.delete(PARTITIONS, self._doc_scope(source_id, doc_id))
+            self.store.remove(StoredChunk, {"source_id": source_id, "doc_id": doc_id})
+            self.store.remove(Partition, {"source_id": source_id, "doc_id": doc_id})
 
         # 2. new and changed files
         chunker = Chunker(get_tokenizer(self.settings), self.settings.chunk_tokens, self.settings.chunk_overlap_tokens)
@@ -331,9 +330,7 @@ class Writer:
 
         # 3. files gone from the source
         if plan.removed:
-            self.store.delete(
-                DOCUMENTS, f"{filters.eq('source_id', source_id)} AND {filters.is_in('key', plan.removed)}"
-            )
+            self.store.remove(Document, {"source_id": source_id, "key": list(plan.removed)})
             summary.removed = list(plan.removed)
         # 4. chunks of content still known name a key and generation that exist
         for doc_id in sorted(referenced):
@@ -347,15 +344,11 @@ class Writer:
 
     # -- steps -------------------------------------------------------------------
 
-    @staticmethod
-    def _doc_scope(source_id: str, doc_id: str) -> str:
-        return f"{filters.eq('source_id', source_id)} AND {filters.eq('doc_id', doc_id)}"
-
     def _existing_documents(self, source_id: str) -> dict[str, dict]:
-        if DOCUMENTS not in self.store.table_names():
+        if not self.store.has(Document):
             return {}
         columns = ["key", "doc_id", "status", "version", "fingerprint", "sidecar", "parser"]
-        present = set(self.store.table(DOCUMENTS).schema.names)
+        present = self.store.fields_of(Document)
         fields = [c for c in columns if c in present]
         batches = self.store.scan_of(Document, fields, {"source_id": source_id})
         return {row["key"]: row for batch in batches for row in batch.to_pylist()}
@@ -511,15 +504,15 @@ class Writer:
             )
         written = [p.doc_id for p in batch if p.partitions]
         if written:  # rows a killed earlier run may have left for these documents
-            scope = f"{filters.eq('source_id', source_id)} AND {filters.is_in('doc_id', written)}"
-            self.store.delete(CHUNKS, scope)
-            self.store.delete(PARTITIONS, scope)
-        self.store.add(PARTITIONS, [row for p in batch for row in p.partitions])
-        self.store.add(CHUNKS, rows)
+            scope = {"source_id": source_id, "doc_id": list(written)}
+            self.store.remove(StoredChunk, scope)
+            self.store.remove(Partition, scope)
+        self.store.insert(Partition, [row for p in batch for row in p.partitions])
+        self.store.insert(StoredChunk, rows)
         self.meter.add_chunks(len(rows))
         keys = [p.obj.key for p in batch]
-        self.store.delete(DOCUMENTS, f"{filters.eq('source_id', source_id)} AND {filters.is_in('key', keys)}")
-        self.store.add(DOCUMENTS, [p.document for p in batch])
+        self.store.remove(Document, {"source_id": source_id, "key": list(keys)})
+        self.store.insert(Document, [p.document for p in batch])
         return len(rows)
 
     def _repoint(self, source_id: str, doc_id: str) -> None:

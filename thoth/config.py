@@ -101,7 +101,7 @@ def _llm(env: Mapping[str, str]) -> dict[str, object]:
         raise ConfigError("THOTH_LLM_PROVIDER=openai needs THOTH_LLM_URL (the /v1 base URL) and THOTH_LLM_MODEL")
     if provider == "gemini" and not model:
         model = "gemini-2.0-flash"
-    summariser = _choice(env, "THOTH_TREE_SUMMARISER", "extractive", ("extractive", "llm"))
+    summariser = _choice(env, "THOTH_TREE_SUMMARISER", Settings.tree_summariser, ("extractive", "llm"))
     if summariser == "llm" and provider == "none":
         raise ConfigError("THOTH_TREE_SUMMARISER=llm needs an LLM: set THOTH_LLM_PROVIDER to 'openai' or 'gemini'")
     return {
@@ -109,10 +109,10 @@ def _llm(env: Mapping[str, str]) -> dict[str, object]:
         "llm_model": model,
         "llm_url": url,
         "llm_api_key": env.get("THOTH_LLM_API_KEY", ""),
-        "llm_rpm": _int(env, "THOTH_LLM_RPM", 60, 1, 100_000),
-        "llm_max_retries": _int(env, "THOTH_LLM_MAX_RETRIES", 4, 0, 20),
-        "llm_timeout": _float(env, "THOTH_LLM_TIMEOUT", 60.0),
-        "gcp_location": env.get("GOOGLE_CLOUD_LOCATION", "us-central1"),
+        "llm_rpm": _int(env, "THOTH_LLM_RPM", Settings.llm_rpm, 1, 100_000),
+        "llm_max_retries": _int(env, "THOTH_LLM_MAX_RETRIES", Settings.llm_max_retries, 0, 20),
+        "llm_timeout": _float(env, "THOTH_LLM_TIMEOUT", Settings.llm_timeout),
+        "gcp_location": env.get("GOOGLE_CLOUD_LOCATION", Settings.gcp_location),
         "tree_summariser": summariser,
     }
 
@@ -179,7 +179,7 @@ def _bool(env: Mapping[str, str], name: str) -> bool:
 
 
 def _auth(env: Mapping[str, str]) -> dict[str, object]:
-    mode = env.get("THOTH_AUTH", "off").strip().lower() or "off"
+    mode = env.get("THOTH_AUTH", "").strip().lower() or Settings.auth_mode
     if mode not in AUTH_MODES:
         raise ConfigError(f"THOTH_AUTH must be one of {', '.join(AUTH_MODES)}, got {mode!r}")
     public_url = env.get("THOTH_PUBLIC_URL", "").rstrip("/")
@@ -201,7 +201,7 @@ def _auth(env: Mapping[str, str]) -> dict[str, object]:
         "auth_writer_tokens": writer_tokens,
         "auth_writers": _members(env, "THOTH_AUTH_WRITERS"),
         "auth_trust_edge": trust_edge,
-        "auth_certs_url": env.get("THOTH_AUTH_CERTS_URL", GOOGLE_CERTS_URL),
+        "auth_certs_url": env.get("THOTH_AUTH_CERTS_URL", Settings.auth_certs_url),
         "internal_identities": _members(env, "THOTH_INTERNAL_IDENTITIES"),
     }
 
@@ -303,51 +303,53 @@ class Settings:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
         env = dict(os.environ if environ is None else environ)
-        backend = env.get("THOTH_EMBED_BACKEND", "onnx").strip().lower()
+        backend = env.get("THOTH_EMBED_BACKEND", cls.embed_backend).strip().lower()
         if backend not in ("torch", "onnx"):
             raise ConfigError(f"THOTH_EMBED_BACKEND must be 'torch' or 'onnx', got {backend!r}")
-        level = env.get("THOTH_LOG_LEVEL", env.get("LOG_LEVEL", "INFO")).upper()
+        level = env.get("THOTH_LOG_LEVEL", env.get("LOG_LEVEL", cls.log_level)).upper()
         if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
             raise ConfigError(f"THOTH_LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL, got {level!r}")
-        chunk_tokens = _int(env, "THOTH_CHUNK_TOKENS", 200, 32, 254)
-        max_chars_limit = _int(env, "THOTH_MAX_CHARS_LIMIT", 100_000, 1_000, 10_000_000)
-        max_chars = _int(env, "THOTH_MAX_CHARS", min(20_000, max_chars_limit), 100, max_chars_limit)
-        task_count = _int(env, "CLOUD_RUN_TASK_COUNT", 1, 1, 10_000)
-        task_index = _int(env, "CLOUD_RUN_TASK_INDEX", 0, 0, task_count - 1)
-        index_type = env.get("THOTH_VECTOR_INDEX_TYPE", "IVF_PQ").strip().upper()
+        chunk_tokens = _int(env, "THOTH_CHUNK_TOKENS", cls.chunk_tokens, 32, 254)
+        max_chars_limit = _int(env, "THOTH_MAX_CHARS_LIMIT", cls.max_chars_limit, 1_000, 10_000_000)
+        max_chars = _int(env, "THOTH_MAX_CHARS", min(cls.max_chars, max_chars_limit), 100, max_chars_limit)
+        task_count = _int(env, "CLOUD_RUN_TASK_COUNT", cls.task_count, 1, 10_000)
+        task_index = _int(env, "CLOUD_RUN_TASK_INDEX", cls.task_index, 0, task_count - 1)
+        index_type = env.get("THOTH_VECTOR_INDEX_TYPE", cls.vector_index_type).strip().upper()
         if index_type not in VECTOR_INDEX_TYPES:
             raise ConfigError(
                 f"THOTH_VECTOR_INDEX_TYPE must be one of {', '.join(VECTOR_INDEX_TYPES)}, got {index_type!r}"
             )
         settings = cls(
             db_uri=_db_uri(env),
-            read_consistency_seconds=_float(env, "THOTH_READ_CONSISTENCY_SECONDS", 5.0),
-            embed_model=env.get("THOTH_EMBED_MODEL", DEFAULT_MODEL),
+            read_consistency_seconds=_float(env, "THOTH_READ_CONSISTENCY_SECONDS", cls.read_consistency_seconds),
+            embed_model=env.get("THOTH_EMBED_MODEL", cls.embed_model),
             embed_backend=backend,
-            embed_batch_size=_int(env, "THOTH_EMBED_BATCH_SIZE", 64, 1, 4096),
+            embed_batch_size=_int(env, "THOTH_EMBED_BATCH_SIZE", cls.embed_batch_size, 1, 4096),
             embed_int8=env.get("THOTH_EMBED_INT8", "").lower() in ("1", "true", "yes"),
-            embed_threads=_int(env, "THOTH_EMBED_THREADS", 0, 0, 256),
-            query_cache_size=_int(env, "THOTH_QUERY_CACHE_SIZE", 1024, 0, 1_000_000),
-            search_threads=_int(env, "THOTH_SEARCH_THREADS", 0, 0, 1024),
-            cache_dir=env.get("THOTH_CACHE_DIR", "./.thoth"),
+            embed_threads=_int(env, "THOTH_EMBED_THREADS", cls.embed_threads, 0, 256),
+            query_cache_size=_int(env, "THOTH_QUERY_CACHE_SIZE", cls.query_cache_size, 0, 1_000_000),
+            search_threads=_int(env, "THOTH_SEARCH_THREADS", cls.search_threads, 0, 1024),
+            cache_dir=env.get("THOTH_CACHE_DIR", cls.cache_dir),
             chunk_tokens=chunk_tokens,
-            chunk_overlap_tokens=_int(env, "THOTH_CHUNK_OVERLAP_TOKENS", 32, 0, chunk_tokens // 2),
+            chunk_overlap_tokens=_int(
+                env, "THOTH_CHUNK_OVERLAP_TOKENS", cls.chunk_overlap_tokens, 0, chunk_tokens // 2
+            ),
             tree_build=env.get("THOTH_TREE_BUILD", "1").strip().lower() not in ("0", "false", "no", "off"),
-            tree_reducer=_choice(env, "THOTH_TREE_REDUCER", "pca", ("pca", "umap")),
-            tree_cluster_tokens=_int(env, "THOTH_TREE_CLUSTER_TOKENS", 3500, 256, 1_000_000),
-            tree_summary_tokens=_int(env, "THOTH_TREE_SUMMARY_TOKENS", 200, 32, 254),
-            tree_drift_max=_float(env, "THOTH_TREE_DRIFT_MAX", 0.25),
-            answer_min_similarity=_float(env, "THOTH_ANSWER_MIN_SIMILARITY", 0.3),
+            tree_reducer=_choice(env, "THOTH_TREE_REDUCER", cls.tree_reducer, ("pca", "umap")),
+            tree_cluster_tokens=_int(env, "THOTH_TREE_CLUSTER_TOKENS", cls.tree_cluster_tokens, 256, 1_000_000),
+            tree_summary_tokens=_int(env, "THOTH_TREE_SUMMARY_TOKENS", cls.tree_summary_tokens, 32, 254),
+            tree_drift_max=_float(env, "THOTH_TREE_DRIFT_MAX", cls.tree_drift_max),
+            answer_min_similarity=_float(env, "THOTH_ANSWER_MIN_SIMILARITY", cls.answer_min_similarity),
             **_llm(env),  # type: ignore[arg-type]
-            vector_index_min_rows=_int(env, "THOTH_VECTOR_INDEX_MIN_ROWS", 20_000, 0, 10**12),
+            vector_index_min_rows=_int(env, "THOTH_VECTOR_INDEX_MIN_ROWS", cls.vector_index_min_rows, 0, 10**12),
             vector_index_type=index_type,
-            vector_nprobes=_int(env, "THOTH_VECTOR_NPROBES", 32, 1, 100_000),
-            vector_refine_factor=_int(env, "THOTH_VECTOR_REFINE_FACTOR", 50, 1, 1000),
-            host=env.get("THOTH_HOST", env.get("HOST", "127.0.0.1")),
-            port=_int(env, "PORT", 8080, 0, 65535),
+            vector_nprobes=_int(env, "THOTH_VECTOR_NPROBES", cls.vector_nprobes, 1, 100_000),
+            vector_refine_factor=_int(env, "THOTH_VECTOR_REFINE_FACTOR", cls.vector_refine_factor, 1, 1000),
+            host=env.get("THOTH_HOST", env.get("HOST", cls.host)),
+            port=_int(env, "PORT", cls.port, 0, 65535),
             toolsets=_toolsets(env),
             allowed_hosts=tuple(_list(env, "THOTH_ALLOWED_HOSTS")),
-            shutdown_grace_seconds=_int(env, "THOTH_SHUTDOWN_GRACE_SECONDS", 8, 0, 3600),
+            shutdown_grace_seconds=_int(env, "THOTH_SHUTDOWN_GRACE_SECONDS", cls.shutdown_grace_seconds, 0, 3600),
             admin_token=env.get("THOTH_ADMIN_TOKEN", ""),
             public_url=env.get("THOTH_PUBLIC_URL", "").rstrip("/"),
             **_auth(env),  # type: ignore[arg-type]
@@ -357,15 +359,15 @@ class Settings:
             log_level=level,
             storage_emulator_host=env.get("STORAGE_EMULATOR_HOST", "").rstrip("/"),
             pdf_password=env.get("THOTH_PDF_PASSWORD", ""),
-            max_document_bytes=_int(env, "THOTH_MAX_DOCUMENT_BYTES", 2 * 1024 * 1024, 1, 16 * 1024 * 1024),
-            ingest_batch_chunks=_int(env, "THOTH_INGEST_BATCH_CHUNKS", 512, 1, 100_000),
-            progress_seconds=_float(env, "THOTH_PROGRESS_SECONDS", 5.0),
-            ingest_hooks=env.get("THOTH_INGEST_HOOKS", "ingest.hooks").strip(),
+            max_document_bytes=_int(env, "THOTH_MAX_DOCUMENT_BYTES", cls.max_document_bytes, 1, 16 * 1024 * 1024),
+            ingest_batch_chunks=_int(env, "THOTH_INGEST_BATCH_CHUNKS", cls.ingest_batch_chunks, 1, 100_000),
+            progress_seconds=_float(env, "THOTH_PROGRESS_SECONDS", cls.progress_seconds),
+            ingest_hooks=env.get("THOTH_INGEST_HOOKS", cls.ingest_hooks).strip(),
             task_index=task_index,
             task_count=task_count,
             citation_mode=_citation_mode(env),
             portal_base_url=env.get("THOTH_PORTAL_BASE_URL", "").rstrip("/"),
-            signed_url_seconds=_int(env, "THOTH_SIGNED_URL_SECONDS", 900, 1, 604800),
+            signed_url_seconds=_int(env, "THOTH_SIGNED_URL_SECONDS", cls.signed_url_seconds, 1, 604800),
             signing_key_file=env.get("THOTH_SIGNING_KEY_FILE", ""),
             signing_service_account=env.get("THOTH_SIGNING_SERVICE_ACCOUNT", ""),
             log_json=bool(env.get("K_SERVICE")) or env.get("THOTH_LOG_FORMAT", "").lower() == "json",

@@ -121,11 +121,11 @@ class Ingestor(Writer):
         removed = [] if only_missing else sorted(set(existing) - set(fingerprints))
         # content that leaves with a removed or changed file, unless some listed file still has it
         listed = set(fingerprints.values())
-        kept = {existing[k]["doc_id"] for k in set(existing) & set(fingerprints) if k not in changed}
+        kept = {existing[k].doc_id for k in set(existing) & set(fingerprints) if k not in changed}
         outdated = [o for o in objects if o.key in changed and self._outdated(o, existing.get(o.key))]
-        reparse = {existing[o.key]["doc_id"] for o in outdated}
+        reparse = {existing[o.key].doc_id for o in outdated}
         leaving = [existing[k] for k in removed] + [existing[k] for k in sorted(changed) if k in existing]
-        stale_rows = {r["doc_id"]: r for r in leaving if row_fingerprint(r) not in listed and r["doc_id"] not in kept}
+        stale_rows = {r.doc_id: r for r in leaving if row_fingerprint(r) not in listed and r.doc_id not in kept}
 
         index, count = self.settings.task_index, self.settings.task_count
         mine = [o for o in objects if in_shard(fingerprints[o.key], index, count)]
@@ -135,11 +135,11 @@ class Ingestor(Writer):
             fingerprints=fingerprints,
             removed=[k for k in removed if in_shard(row_fingerprint(existing[k]), index, count)],
             stale={d for d, r in stale_rows.items() if in_shard(row_fingerprint(r), index, count)},
-            stored={r["doc_id"] for r in existing.values() if r["status"] == "ok"} - set(stale_rows) - reparse,
+            stored={r.doc_id for r in existing.values() if r.status == "ok"} - set(stale_rows) - reparse,
             referenced={
-                existing[k]["doc_id"]
+                existing[k].doc_id
                 for k in removed
-                if existing[k]["doc_id"] not in stale_rows and in_shard(row_fingerprint(existing[k]), index, count)
+                if existing[k].doc_id not in stale_rows and in_shard(row_fingerprint(existing[k]), index, count)
             },
             sidecars=sidecars,
             unchanged=len(mine) - len([o for o in mine if o.key in changed]),

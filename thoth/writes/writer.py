@@ -124,8 +124,8 @@ def object_id(obj: SourceObject) -> str:
     return hashlib.sha1(f"{obj.uri}?version_id={obj.version or ''}".encode()).hexdigest()
 
 
-def row_fingerprint(row: dict) -> str:
-    return row.get("fingerprint") or row["doc_id"]  # rows written before fingerprints: local sha256
+def row_fingerprint(row: Document) -> str:
+    return row.fingerprint or row.doc_id  # rows written before fingerprints: local sha256
 
 
 @dataclass
@@ -202,13 +202,13 @@ class Writer:
         if not self._changed(obj, row, fingerprint, sidecars):
             plan.unchanged = 1
             return self.execute(plan, name=name, uri=uri, kind=kind)
-        others = {r["doc_id"] for k, r in existing.items() if k != obj.key}
-        if row is not None and row_fingerprint(row) != fingerprint and row["doc_id"] not in others:
-            plan.stale = {row["doc_id"]}
+        others = {r.doc_id for k, r in existing.items() if k != obj.key}
+        if row is not None and row_fingerprint(row) != fingerprint and row.doc_id not in others:
+            plan.stale = {row.doc_id}
         plan.todo = [obj]
-        plan.stored = {r["doc_id"] for r in existing.values() if r["status"] == "ok"} - plan.stale
+        plan.stored = {r.doc_id for r in existing.values() if r.status == "ok"} - plan.stale
         if self._outdated(obj, row):
-            plan.stored.discard(row["doc_id"])
+            plan.stored.discard(row.doc_id)
         return self.execute(plan, name=name, uri=uri, kind=kind)
 
     def add_document(
@@ -247,14 +247,14 @@ class Writer:
         existing = self._existing_documents(source_id)
         row = existing.get(key)
         plan = Plan(source_id, todo=[], fingerprints={})
-        if row is None or (version and row.get("version") and row["version"] != version):
+        if row is None or (version and row.version and row.version != version):
             return self.execute(plan, name=name, uri=uri)
-        others = {r["doc_id"] for k, r in existing.items() if k != key}
+        others = {r.doc_id for k, r in existing.items() if k != key}
         plan.removed = [key]
-        if row["doc_id"] in others:
-            plan.referenced = {row["doc_id"]}
+        if row.doc_id in others:
+            plan.referenced = {row.doc_id}
         else:
-            plan.stale = {row["doc_id"]}
+            plan.stale = {row.doc_id}
         return self.execute(plan, name=name, uri=uri)
 
     # -- doing the plan -------------------------------------------------------------------------
@@ -344,14 +344,12 @@ class Writer:
 
     # -- steps -------------------------------------------------------------------
 
-    def _existing_documents(self, source_id: str) -> dict[str, dict]:
+    def _existing_documents(self, source_id: str) -> dict[str, Document]:
+        """The source's documents by key (only what planning reads; a table without a column leaves its default)."""
         if not self.store.has(Document):
             return {}
-        columns = ["key", "doc_id", "status", "version", "fingerprint", "sidecar", "parser"]
-        present = self.store.fields_of(Document)
-        fields = [c for c in columns if c in present]
-        batches = self.store.scan_of(Document, fields, {"source_id": source_id})
-        return {row["key"]: row for batch in batches for row in batch.to_pylist()}
+        fields = ["key", "status", "version", "fingerprint", "sidecar", "parser"]
+        return {doc.key: doc for doc in self.store.find(Document, {"source_id": source_id}, fields=fields)}
 
     @staticmethod
     def _sidecar(key: str, sidecars: dict[str, SourceObject]) -> SourceObject | None:
@@ -363,18 +361,18 @@ class Writer:
             return ""
         return sidecar.fingerprint or content_hash(sidecar.read())
 
-    def _outdated(self, obj: SourceObject, row: dict | None) -> bool:
+    def _outdated(self, obj: SourceObject, row: Document | None) -> bool:
         """An older parser read this file: a run re-parses it once, whatever its bytes."""
-        return row is not None and (row.get("parser") or "") != self.parsers.version(obj.key, obj.format)
+        return row is not None and (row.parser or "") != self.parsers.version(obj.key, obj.format)
 
-    def _changed(self, obj: SourceObject, row: dict | None, fingerprint: str, sidecars: dict) -> bool:
+    def _changed(self, obj: SourceObject, row: Document | None, fingerprint: str, sidecars: dict) -> bool:
         if row is None or self._outdated(obj, row):
             return True
-        if (row.get("sidecar") or "") != self._sidecar_fingerprint(obj.key, sidecars):
+        if (row.sidecar or "") != self._sidecar_fingerprint(obj.key, sidecars):
             return True  # only the BibTeX changed: the document row is rewritten, its chunks are kept
         if obj.version is not None:
-            return row.get("version") != obj.version
-        return row["doc_id"] != fingerprint
+            return row.version != obj.version
+        return row.doc_id != fingerprint
 
     def _prepare(self, plan: Plan, obj: SourceObject, chunker: Chunker, stored: set[str]) -> _Prepared | None:
         source_id = plan.source_id

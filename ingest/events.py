@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import logging
 
-from ingest.parsers import is_supported
 from ingest.pipeline import Ingestor, RunSummary, collection_name, slug
-from ingest.sources import get_gcs_object, is_sidecar, sidecar_keys
+from ingest.sources import get_gcs_object
 from thoth.gcs import GcsUriError, split_gs_uri
 from thoth.records import Document, Source
-from thoth.writes.events import ARCHIVE, DELETE, FINALIZE, HANDLED, EventError, ObjectEvent, parse_push
+from thoth.writes.events import HANDLED, EventError, ObjectEvent, parse_push
+from thoth.writes.objects import is_sidecar, sidecar_keys
+from thoth.writes.parsers import is_supported
 
 log = logging.getLogger("thoth.events")
 
@@ -84,14 +85,4 @@ def _with_tree(ingestor: Ingestor, source_id: str, summaries: list[RunSummary]) 
     return summaries
 
 
-__all__ = [
-    "ARCHIVE",
-    "DELETE",
-    "FINALIZE",
-    "HANDLED",
-    "EventError",
-    "ObjectEvent",
-    "apply_event",
-    "collection_for",
-    "parse_push",
-]
+__all__ = ["EventError", "apply_event", "collection_for", "parse_push"]

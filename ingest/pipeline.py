@@ -22,12 +22,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ingest.parsers import MARKDOWN_SUFFIXES, PARSERS, PDF_SUFFIXES, workshop
+from ingest.parsers import PARSERS, workshop
 from ingest.sources import SourceError, list_all
 from thoth.gcs import split_gs_uri
 from thoth.records import Chunk, Source
 from thoth.retrieval.source_ref import content_hash
 from thoth.writes.objects import SourceObject, is_sidecar
+from thoth.writes.parsers import MARKDOWN_SUFFIXES, PDF_SUFFIXES
 from thoth.writes.tree import mark_stale
 from thoth.writes.writer import Plan, RunSummary, Writer, chunk_identity, row_fingerprint
 

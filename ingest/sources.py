@@ -13,10 +13,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ingest.parsers import is_supported, workshop
+from ingest.parsers import workshop
 from thoth.config import Settings
 from thoth.gcs import GcsUriError, split_gs_uri, storage_client
-from thoth.writes.objects import SIDECAR_SUFFIX, SourceError, SourceObject, is_sidecar, sidecar_keys
+from thoth.writes.objects import SourceError, SourceObject, is_sidecar
+from thoth.writes.parsers import is_supported
 
 
 def _wanted(key: str) -> bool:
@@ -126,12 +127,9 @@ def list_objects(source: str, settings: Settings | None = None) -> list[SourceOb
 
 
 __all__ = [
-    "SIDECAR_SUFFIX",
     "SourceError",
     "SourceObject",
     "get_gcs_object",
-    "is_sidecar",
     "list_all",
     "list_objects",
-    "sidecar_keys",
 ]

@@ -8,19 +8,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from thoth.writes.parsers import (
-    MARKDOWN_SUFFIXES,
-    PDF_SUFFIXES,
-    SUPPORTED_SUFFIXES,
-    TEXT_SUFFIXES,
-    Block,
-    ParsedDocument,
-    ParseError,
-    Parsers,
-    Partition,
-    decode_text,
-    is_supported,
-)
+from thoth.writes.parsers import PDF_SUFFIXES, Block, ParsedDocument, ParseError, Parsers, Partition
 
 
 class JobParsers(Parsers):
@@ -47,19 +35,5 @@ PARSERS = JobParsers()
 parse = PARSERS.parse
 parser_version = PARSERS.version
 
-__all__ = [
-    "MARKDOWN_SUFFIXES",
-    "PDF_SUFFIXES",
-    "SUPPORTED_SUFFIXES",
-    "TEXT_SUFFIXES",
-    "Block",
-    "JobParsers",
-    "PARSERS",
-    "ParseError",
-    "ParsedDocument",
-    "Partition",
-    "decode_text",
-    "is_supported",
-    "parse",
-    "parser_version",
-]
+# The records and the error are the core's (thoth.writes.parsers), named here for the job's callers.
+__all__ = ["Block", "JobParsers", "PARSERS", "ParseError", "ParsedDocument", "Partition", "parse", "parser_version"]

@@ -36,7 +36,7 @@ from pathlib import Path
 import httpx
 
 from bench.ingest import CHUNKS_PER_FILE, StubEmbedder, write_corpus
-from bench.search import TOPICS, chunk_count, passage, percentile, rss_mb, start_server
+from bench.search import TOPICS, chunk_count, cpu_seconds, passage, percentile, rss_mb, start_server
 from ingest.pipeline import Ingestor
 from thoth.config import Settings
 from thoth.embed import get_embedder
@@ -242,12 +242,6 @@ def document(i: int, size: int = 10_000) -> str:
     while len(text) < size:
         text += passage(rng, TOPICS[(i + len(text)) % len(TOPICS)], 6) + "\n\n"
     return text[:size]
-
-
-def cpu_seconds(pid: int) -> float:
-    """CPU time (user + system, all threads) a process has used: less at the mercy of other load than wall time."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def write(client: httpx.Client, url: str, i: int, tally: Tally, pid: int | None = None) -> tuple[float, float]:

@@ -179,8 +179,6 @@ class Writer:
             self._embedder = get_embedder(self.settings)
         return self._embedder
 
-    # -- whole runs -------------------------------------------------------------------------
-
     # -- single objects (bucket events) ----------------------------------------------------------
 
     def ingest_object(

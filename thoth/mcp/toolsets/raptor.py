@@ -17,7 +17,7 @@ from pydantic import Field
 from thoth.app import Thoth
 from thoth.embed import get_tokenizer
 from thoth.errors import ClientError
-from thoth.mcp.failures import to_client
+from thoth.mcp.failures import answered
 from thoth.mcp.outputs.raptor import Answer, DatasetList, Hits, Ingested, Node, NodeList, Session, Summary
 from thoth.mcp.outputs.raptor import Dataset as DatasetOut
 from thoth.mcp.progress import ProgressEmbedder
@@ -278,7 +278,4 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         mime_type="text/plain",
     )
     def raptor_node(dataset_id: str, node_id: str) -> str:
-        try:
-            return tree.get_node(app.store, node_id, source_id=dataset_id).text
-        except Exception as exc:
-            raise to_client("raptor_node", exc, "resource") from exc
+        return answered("raptor_node", lambda: tree.get_node(app.store, node_id, source_id=dataset_id).text, "resource")

@@ -141,12 +141,9 @@ class Console:
 
     @page
     def index(self, request: Request) -> Response:
-        rows = [CollectionInfo.from_record(s).model_dump() for s in collections.list_collections(self.store)]
+        rows = [CollectionInfo.from_record(s) for s in collections.list_collections(self.store)]
         trees = {d.source_id: d for d in tree.list_datasets(self.store)}
-        for row in rows:
-            shape = trees.get(row["collection"])
-            row.update(tree_levels=shape.levels if shape else 0, summariser=shape.summariser if shape else None)
-        return self._render(request, "collections.html", title="Collections", rows=rows)
+        return self._render(request, "collections.html", title="Collections", rows=rows, trees=trees)
 
     @page
     def collection(self, request: Request) -> Response:
@@ -201,8 +198,8 @@ class Console:
             number = chunk.chunk_index // CHUNKS_PER_PAGE + 1
         number = number or 1
         page = documents.document_chunks(self.store, rows, CHUNKS_PER_PAGE, (number - 1) * CHUNKS_PER_PAGE)
-        listing = DocumentChunks.from_record(page).model_dump()
-        pages = _page_count(listing["total_chunks"], CHUNKS_PER_PAGE, number)
+        listing = DocumentChunks.from_record(page)
+        pages = _page_count(listing.total_chunks, CHUNKS_PER_PAGE, number)
         found = documents.document_outline(self.store, first.source_id, first.doc_id)
         outline = {
             "total": found.total,
@@ -212,11 +209,11 @@ class Console:
                 for p in found.partitions
             ],
         }  # fmt: skip
-        doc = listing["document"]
+        doc = listing.document
         return self._render(
             request,
             "document.html",
-            title=doc["title"] or first.key,
+            title=doc.title or first.key,
             doc=doc,
             bibtex=first.bibtex,
             outline=outline,
@@ -232,8 +229,8 @@ class Console:
         if not ref:
             raise BadArgument("ref must be a citation (source_ref), e.g. doc://collection/key#page=2")
         citation = citations.resolve_citation(self.store, self.app.settings, source_ref=ref)
-        resolved = CitationInfo.from_record(citation).model_dump()
-        url = resolved.get("url") or ""
+        resolved = CitationInfo.from_record(citation)
+        url = resolved.url
         if url.startswith(("https://", "http://")):
             return RedirectResponse(url, status_code=303)
         # a local file: browsers will not follow a web page's link to file://, so it is shown to copy

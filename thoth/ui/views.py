@@ -20,7 +20,7 @@ from thoth.app import Thoth
 from thoth.embed import EmbedderUnavailable
 from thoth.errors import ClientError, NotFound
 from thoth.mcp.outputs.research import Citation as CitationInfo
-from thoth.mcp.outputs.research import CollectionInfo, DocumentChunks, ObjectInfo
+from thoth.mcp.outputs.research import CollectionInfo, DocumentChunks
 from thoth.mcp.outputs.workshop import ContextBundle
 from thoth.records import Hit, Source
 from thoth.retrieval import citations, collections, documents, tree, workshops
@@ -76,10 +76,6 @@ def _page_count(total: int, per_page: int, number: int) -> int:
     if number > pages:
         raise BadArgument(f"page must be between 1 and {pages}, got {number}")
     return pages
-
-
-def _iso(moment: Any) -> str | None:
-    return moment.isoformat() if moment else None
 
 
 def _choice(request: Request, name: str, allowed: tuple[str, ...], default: str) -> str:
@@ -161,16 +157,8 @@ class Console:
             limit=DOCUMENTS_PER_PAGE,
             offset=(number - 1) * DOCUMENTS_PER_PAGE,
         )
-        listing = {
-            "total": found.total,
-            "counts": found.counts,
-            "offset": found.offset,
-            "files": [
-                {**ObjectInfo.from_record(d).model_dump(), "ingested_at": _iso(d.ingested_at)} for d in found.documents
-            ],
-        }
         source = self.store.first(Source, {"source_id": name}) or Source(name)
-        pages = _page_count(listing["total"], DOCUMENTS_PER_PAGE, number)
+        pages = _page_count(found.total, DOCUMENTS_PER_PAGE, number)
         state = {"status": None if status == "all" else status, "sort": sort, "order": order}
         return self._render(
             request,
@@ -178,7 +166,7 @@ class Console:
             title=f"Collection {name}",
             name=name,
             source=source,
-            listing=listing,
+            listing=found,
             state=state,
             number=number,
             pages=pages,

@@ -23,7 +23,7 @@ from tests.conftest import (
     ok,
 )
 from thoth.logs import JsonFormatter
-from thoth.mcp.toolsets.qurio import READ_HINT
+from thoth.mcp.outputs.qurio import READ_HINT
 from thoth.records import Chunk
 from thoth.store import Store
 

@@ -39,9 +39,8 @@ def correlation_id(ctx: Context | None) -> str:
     candidates = [
         meta.get(CORRELATION_FIELD) if isinstance(meta, dict) else None,
         headers.get(CORRELATION_HEADER) if headers is not None else None,  # type: ignore[attr-defined]
-        request_context.get().get(CORRELATION_FIELD),
     ]
-    return next((c for c in map(valid_correlation_id, candidates) if c), None) or uuid.uuid4().hex
+    return next((c for c in map(valid_correlation_id, candidates) if c), None) or current_correlation_id()
 
 
 @contextmanager

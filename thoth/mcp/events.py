@@ -24,8 +24,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from thoth.app import Thoth
+from thoth.errors import ClientError
 from thoth.mcp.auth import admin_refusal
-from thoth.writes.events import HANDLED, EventError, ObjectEvent, parse_push
+from thoth.writes.events import HANDLED, ObjectEvent, parse_push
 from thoth.writes.jobs import load_hooks
 
 log = logging.getLogger("thoth.events")
@@ -82,8 +83,8 @@ def event_routes(app: Thoth) -> list[BaseRoute]:
         try:
             body = json.loads(await request.body())
             event = parse_push(body)
-        except (ValueError, EventError) as exc:
-            message = str(exc) if isinstance(exc, EventError) else "the body is not JSON"
+        except ValueError as exc:  # a ClientError from parse_push, or a body that is not JSON
+            message = str(exc) if isinstance(exc, ClientError) else "the body is not JSON"
             return JSONResponse({"error": f"bad push message: {message}"}, status_code=400)
         if event.event_type not in HANDLED:
             worker.count("ignored")

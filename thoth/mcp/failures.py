@@ -73,17 +73,23 @@ def to_client(name: str, exc: BaseException, surface: Surface = "tool") -> Excep
     return MCPError(INTERNAL_ERROR, message, {CORRELATION_FIELD: cid})
 
 
+def answered(name: str, fn: Callable[[], T], surface: Surface = "tool") -> T:
+    """Run `fn` (a tool's body, a resource's reader): its failure raised as `to_client` says."""
+    try:
+        return fn()
+    except Exception as exc:
+        failure = to_client(name, exc, surface)
+        if failure is exc:
+            raise
+        raise failure from exc
+
+
 def call(tool: str, fn: Callable[[], T], surface: Surface = "tool") -> T:
     """Run a tool's body: its failure as `to_client` says, and its latency logged."""
     started = time.perf_counter()
     log.debug("tool %s started", tool, extra={"tool": tool})
     try:
-        return fn()
-    except Exception as exc:
-        failure = to_client(tool, exc, surface)
-        if failure is exc:
-            raise
-        raise failure from exc
+        return answered(tool, fn, surface)
     finally:
         latency = round((time.perf_counter() - started) * 1000, 1)
         log.info("tool %s answered in %.1f ms", tool, latency, extra={"tool": tool, "latency_ms": latency})

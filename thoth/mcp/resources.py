@@ -20,7 +20,7 @@ from mcp.types import INVALID_PARAMS, ListResourcesResult, PaginatedRequestParam
 
 from thoth.app import Thoth
 from thoth.errors import ClientError
-from thoth.mcp.failures import to_client
+from thoth.mcp.failures import answered, to_client
 from thoth.retrieval import readable
 from thoth.retrieval.source_ref import SourceRef
 
@@ -30,15 +30,6 @@ PAGE_TEMPLATE = "doc://{collection}/{+key}#page={page}"
 VERSIONED_PAGE_TEMPLATE = "doc://{collection}/{+key}{?version_id}#page={page}"
 CHUNK_TEMPLATE = "chunk://{collection}/{chunk_id}"
 LIST_PAGE_SIZE = 100
-
-
-def _read(name: str, fn: Callable[[], str]) -> str:
-    """Run a reader; a failure as thoth.mcp.failures says for resources (a citation the index does not
-    hold is 'not found')."""
-    try:
-        return fn()
-    except Exception as exc:
-        raise to_client(name, exc, "resource") from exc
 
 
 def _page_number(page: str) -> int:
@@ -59,7 +50,7 @@ def register_resources(mcp: MCPServer, app: Thoth) -> None:
 
     def document_page(collection: str, key: str, page: str, version_id: str | None = None) -> str:
         ref = SourceRef(collection, key, version_id)
-        return _read("document_page", lambda: readable.read_page(store, ref, _page_number(page)).text)
+        return answered("document_page", lambda: readable.read_page(store, ref, _page_number(page)).text, "resource")
 
     for template, name in ((PAGE_TEMPLATE, "document_page"), (VERSIONED_PAGE_TEMPLATE, "versioned_document_page")):
         mcp.resource(
@@ -78,7 +69,9 @@ def register_resources(mcp: MCPServer, app: Thoth) -> None:
         mime_type="text/markdown",
     )
     def document(collection: str, key: str, version_id: str | None = None) -> str:
-        return _read("document", lambda: readable.read_document(store, SourceRef(collection, key, version_id)).text)
+        return answered(
+            "document", lambda: readable.read_document(store, SourceRef(collection, key, version_id)).text, "resource"
+        )
 
     @mcp.resource(
         CHUNK_TEMPLATE,
@@ -88,7 +81,7 @@ def register_resources(mcp: MCPServer, app: Thoth) -> None:
         mime_type="text/markdown",
     )
     def chunk(collection: str, chunk_id: str) -> str:
-        return _read("chunk", lambda: readable.read_chunk(store, collection, chunk_id).text)
+        return answered("chunk", lambda: readable.read_chunk(store, collection, chunk_id).text, "resource")
 
     async def list_resources(_ctx: object, params: PaginatedRequestParams | None) -> ListResourcesResult:
         cursor = params.cursor if params else None

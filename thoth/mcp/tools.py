@@ -21,9 +21,8 @@ from pydantic import BaseModel, ValidationError
 from starlette.routing import BaseRoute
 
 from thoth.app import Thoth
-from thoth.mcp.correlation import correlation as correlation  # re-exported: the toolsets import both from here
-from thoth.mcp.failures import Surface, to_client
-from thoth.mcp.failures import call as call
+from thoth.mcp.correlation import correlation, current_correlation_id
+from thoth.mcp.failures import Surface, call, to_client
 from thoth.mcp.progress import with_progress
 from thoth.mcp.resources import citation_links
 from thoth.mcp.roles import WRITER_META, RoleMiddleware, current_caller, needs_writer, visible
@@ -82,7 +81,8 @@ def expose(
     `result(model)` (the model and its render()), or `on_error(exc)` for a tool error when given.
 
     The server fills, per call and never in the schema: `progress` (notifications/progress; the body then
-    runs on a worker thread), `correlation_id`, and each name in `bind` (its value made per call).
+    runs on a worker thread), `correlation_id` (the one ThothMCP.call_tool set for the call), and each name
+    in `bind` (its value made per call).
     `schema` replaces a parameter's (annotation, default) where they depend on the server's settings.
     """
     name = body.__name__
@@ -95,11 +95,13 @@ def expose(
     ]
     context = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context | None, default=None)
     returns = Annotated[CallToolResult, signature.return_annotation]
-    wants = signature.parameters.keys() & {"correlation_id", *(bind or {})}
+    # Only what the body takes is made per call.
+    makers = {k: make for k, make in (bind or {}).items() if k in signature.parameters}
+    if "correlation_id" in signature.parameters:
+        makers["correlation_id"] = current_correlation_id
 
-    def extra(cid: str) -> dict[str, Any]:
-        given = {k: make() for k, make in (bind or {}).items()} | {"correlation_id": cid}
-        return {k: given[k] for k in wants}
+    def extra() -> dict[str, Any]:
+        return {k: make() for k, make in makers.items()}
 
     def answer(outcome: Callable[[], Any]) -> CallToolResult:
         try:
@@ -112,16 +114,14 @@ def expose(
     if "progress" in signature.parameters:
 
         async def tool(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
-            with correlation(ctx) as cid:
-                kwargs = arguments | extra(cid)
-                return await with_progress(ctx, lambda progress: answer(lambda: body(app, **kwargs, progress=progress)))
+            kwargs = arguments | extra()
+            return await with_progress(ctx, lambda progress: answer(lambda: body(app, **kwargs, progress=progress)))
 
     else:
 
         def tool(ctx: Context | None = None, **arguments: Any) -> CallToolResult:  # type: ignore[misc]
-            with correlation(ctx) as cid:
-                kwargs = arguments | extra(cid)
-                return answer(lambda: body(app, **kwargs))
+            kwargs = arguments | extra()
+            return answer(lambda: body(app, **kwargs))
 
     tool.__name__ = tool.__qualname__ = name
     tool.__module__ = body.__module__

@@ -20,7 +20,7 @@ from thoth.app import Thoth
 from thoth.embed import EmbedderUnavailable
 from thoth.errors import ClientError, NotFound
 from thoth.mcp.outputs.research import Citation as CitationInfo
-from thoth.mcp.outputs.research import CollectionInfo, DocumentChunks, ObjectInfo
+from thoth.mcp.outputs.research import CollectionInfo, DocumentChunks
 from thoth.mcp.outputs.workshop import ContextBundle
 from thoth.records import Hit, Source
 from thoth.retrieval import citations, collections, documents, tree, workshops
@@ -76,10 +76,6 @@ def _page_count(total: int, per_page: int, number: int) -> int:
     if number > pages:
         raise BadArgument(f"page must be between 1 and {pages}, got {number}")
     return pages
-
-
-def _iso(moment: Any) -> str | None:
-    return moment.isoformat() if moment else None
 
 
 def _choice(request: Request, name: str, allowed: tuple[str, ...], default: str) -> str:
@@ -141,12 +137,9 @@ class Console:
 
     @page
     def index(self, request: Request) -> Response:
-        rows = [CollectionInfo.from_record(s).model_dump() for s in collections.list_collections(self.store)]
+        rows = [CollectionInfo.from_record(s) for s in collections.list_collections(self.store)]
         trees = {d.source_id: d for d in tree.list_datasets(self.store)}
-        for row in rows:
-            shape = trees.get(row["collection"])
-            row.update(tree_levels=shape.levels if shape else 0, summariser=shape.summariser if shape else None)
-        return self._render(request, "collections.html", title="Collections", rows=rows)
+        return self._render(request, "collections.html", title="Collections", rows=rows, trees=trees)
 
     @page
     def collection(self, request: Request) -> Response:
@@ -164,16 +157,8 @@ class Console:
             limit=DOCUMENTS_PER_PAGE,
             offset=(number - 1) * DOCUMENTS_PER_PAGE,
         )
-        listing = {
-            "total": found.total,
-            "counts": found.counts,
-            "offset": found.offset,
-            "files": [
-                {**ObjectInfo.from_record(d).model_dump(), "ingested_at": _iso(d.ingested_at)} for d in found.documents
-            ],
-        }
         source = self.store.first(Source, {"source_id": name}) or Source(name)
-        pages = _page_count(listing["total"], DOCUMENTS_PER_PAGE, number)
+        pages = _page_count(found.total, DOCUMENTS_PER_PAGE, number)
         state = {"status": None if status == "all" else status, "sort": sort, "order": order}
         return self._render(
             request,
@@ -181,7 +166,7 @@ class Console:
             title=f"Collection {name}",
             name=name,
             source=source,
-            listing=listing,
+            listing=found,
             state=state,
             number=number,
             pages=pages,
@@ -201,8 +186,8 @@ class Console:
             number = chunk.chunk_index // CHUNKS_PER_PAGE + 1
         number = number or 1
         page = documents.document_chunks(self.store, rows, CHUNKS_PER_PAGE, (number - 1) * CHUNKS_PER_PAGE)
-        listing = DocumentChunks.from_record(page).model_dump()
-        pages = _page_count(listing["total_chunks"], CHUNKS_PER_PAGE, number)
+        listing = DocumentChunks.from_record(page)
+        pages = _page_count(listing.total_chunks, CHUNKS_PER_PAGE, number)
         found = documents.document_outline(self.store, first.source_id, first.doc_id)
         outline = {
             "total": found.total,
@@ -212,11 +197,11 @@ class Console:
                 for p in found.partitions
             ],
         }  # fmt: skip
-        doc = listing["document"]
+        doc = listing.document
         return self._render(
             request,
             "document.html",
-            title=doc["title"] or first.key,
+            title=doc.title or first.key,
             doc=doc,
             bibtex=first.bibtex,
             outline=outline,
@@ -232,8 +217,8 @@ class Console:
         if not ref:
             raise BadArgument("ref must be a citation (source_ref), e.g. doc://collection/key#page=2")
         citation = citations.resolve_citation(self.store, self.app.settings, source_ref=ref)
-        resolved = CitationInfo.from_record(citation).model_dump()
-        url = resolved.get("url") or ""
+        resolved = CitationInfo.from_record(citation)
+        url = resolved.url
         if url.startswith(("https://", "http://")):
             return RedirectResponse(url, status_code=303)
         # a local file: browsers will not follow a web page's link to file://, so it is shown to copy

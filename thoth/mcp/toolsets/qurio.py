@@ -12,7 +12,6 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
 from thoth.app import Thoth
-from thoth.mcp.outputs.qurio import READ_HINT as READ_HINT  # tests read the hint from here
 from thoth.mcp.outputs.qurio import QurioPageContent, QurioPages, QurioResults, QurioSources
 from thoth.mcp.tools import expose
 from thoth.retrieval import pages

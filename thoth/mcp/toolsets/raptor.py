@@ -17,7 +17,7 @@ from pydantic import Field
 from thoth.app import Thoth
 from thoth.embed import get_tokenizer
 from thoth.errors import ClientError
-from thoth.mcp.failures import to_client
+from thoth.mcp.failures import answered
 from thoth.mcp.outputs.raptor import Answer, DatasetList, Hits, Ingested, Node, NodeList, Session, Summary
 from thoth.mcp.outputs.raptor import Dataset as DatasetOut
 from thoth.mcp.progress import ProgressEmbedder
@@ -28,7 +28,7 @@ from thoth.retrieval import answer, tree
 from thoth.retrieval.sessions import create_session
 from thoth.retrieval.source_ref import content_hash
 from thoth.retrieval.summarise import on_demand_summariser
-from thoth.writes.documents import IngestError, ingest_text
+from thoth.writes.documents import ingest_text
 from thoth.writes.writer import Writer
 
 Report = Callable[..., None]  # progress(done, total, message): a Progress, or nothing for a direct call
@@ -105,7 +105,7 @@ def ingest_document(
         writer = Writer(app.settings, store=app.store, embedder=embedder)
         key, summary = ingest_text(writer, app.store, dataset_id, file_content, source, tags)
     if summary.failed:
-        raise IngestError(f"file_content could not be ingested: {summary.failed[0][1]}")
+        raise ClientError(f"file_content could not be ingested: {summary.failed[0][1]}")
     doc_id = content_hash(file_content.encode("utf-8"))
     return Ingested(
         dataset_id=dataset_id,
@@ -278,7 +278,4 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         mime_type="text/plain",
     )
     def raptor_node(dataset_id: str, node_id: str) -> str:
-        try:
-            return tree.get_node(app.store, node_id, source_id=dataset_id).text
-        except Exception as exc:
-            raise to_client("raptor_node", exc, "resource") from exc
+        return answered("raptor_node", lambda: tree.get_node(app.store, node_id, source_id=dataset_id).text, "resource")

@@ -138,13 +138,8 @@ def _page(source_id: str, documents: list[Document], limit: int, offset: int, **
     )
 
 
-def list_collection_files(
-    store: Store, source_id: str, limit: int, offset: int = 0, batch_size: int = 256
-) -> DocumentPage:
-    """The documents of a source in key order, `limit` from `offset`; `next_offset` is None at the end.
-
-    `batch_size` is the research tool's argument from when the listing was streamed in batches; the
-    typed store reads the listing's fields in one query, so it no longer changes anything."""
+def list_collection_files(store: Store, source_id: str, limit: int, offset: int = 0) -> DocumentPage:
+    """The documents of a source in key order, `limit` from `offset`; `next_offset` is None at the end."""
     documents = sorted(_documents(store, source_id), key=lambda d: d.key)
     return _page(source_id, documents, limit, offset)
 

@@ -426,9 +426,6 @@ class Store:
             "sources",
         )
 
-    def count(self, table: str, where: str | None = None) -> int:
-        return self.table(table).count_rows(where)
-
     # -- writes ---------------------------------------------------------------
 
     def add(self, table: str, rows: list[dict] | pa.Table) -> None:
@@ -517,9 +514,6 @@ class Store:
             ascii_folding=True,
             with_position=with_position,  # phrase queries ("time off") need positions
         )
-
-    def optimize(self, table: str) -> None:
-        retry_on_conflict(self.table(table).optimize, f"optimize {table}")
 
     # -- RAPTOR trees ----------------------------------------------------------------------
 

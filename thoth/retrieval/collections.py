@@ -8,12 +8,11 @@ every restart) sees the same one; one caller's choice never changes another's.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from thoth.records import Chunk, Document, Source
-from thoth.retrieval import citation_urls
+from thoth.retrieval.documents import with_shown_uri
 from thoth.retrieval.errors import NotFound, RetrievalError
 from thoth.store import IndexMissing, Store
 from thoth.store.schema import DEFAULT_COLLECTION
@@ -115,10 +114,7 @@ def set_default_collection(store: Store, name: str, owner: str) -> str:
 
 def _documents(store: Store, source_id: str) -> list[Document]:
     """A source's document records, each `uri` as a tool may show it, else "" (thoth.retrieval.citation_urls)."""
-    return [
-        dataclasses.replace(d, uri=citation_urls.shown(d.uri, store.settings) or "")
-        for d in store.find(Document, {"source_id": source_id}, fields=_LISTED)
-    ]
+    return [with_shown_uri(d, store) for d in store.find(Document, {"source_id": source_id}, fields=_LISTED)]
 
 
 # what a listing shows of a document (not its BibTeX or sidecar)

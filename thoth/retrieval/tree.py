@@ -110,7 +110,11 @@ def get_dataset(store: Store, source_id: str) -> Source:
 
 def _node_match(store: Store, source_id: str) -> Match | None:
     """The Match of the current tree's summary nodes of a source, or None if it has none."""
-    pointer = store.tree_pointer(source_id)
+    return _scope(source_id, store.tree_pointer(source_id))
+
+
+def _scope(source_id: str, pointer: dict | None) -> Match | None:
+    """_node_match of a tree pointer already read."""
     if not pointer or not pointer.get("nodes") or pointer.get("stale"):
         return None  # a stale tree may quote deleted text: not served until the next run rebuilds it
     return {"source_id": source_id, "tree_version": pointer["version"]}
@@ -414,7 +418,7 @@ def traversal(
     must = _flat_pages(flat, top_k)
     alpha = 0.5 if alpha is None else alpha
     pointer = store.tree_pointer(source_id) or {}
-    scope = _node_match(store, source_id)
+    scope = _scope(source_id, pointer)
     level = min(pointer.get("levels", 0), levels_cap if levels_cap is not None else 10**6) if scope else 0
     index = _index(store, source_id, scope)
     if scope is None or level == 0 or index is None:  # no tree (or chunks only): the flat hybrid ranking
@@ -503,8 +507,9 @@ def nodes_by_id(store: Store, node_ids: list[str]) -> list[TreeNode]:
 def level_sizes(store: Store, source_id: str) -> list[int]:
     """Nodes per level of a dataset's current tree, level 0 (its chunks) first; [chunks] without a tree."""
     get_dataset(store, source_id)
-    sizes = (store.tree_pointer(source_id) or {}).get("layer_sizes")
-    scope = _node_match(store, source_id)
+    pointer = store.tree_pointer(source_id)
+    sizes = (pointer or {}).get("layer_sizes")
+    scope = _scope(source_id, pointer)
     if scope and sizes:
         return [int(n) for n in sizes]
     chunks = [store.count_of(Chunk, {"source_id": source_id})]

@@ -57,16 +57,20 @@ PAGES = {
 }
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    root = tmp_path_factory.mktemp("quality")
-    for key, text in PAGES.items():
+def _ingest_pages(root: Path, pages: dict[str, str], name: str) -> Settings:
+    """`pages` ({key: text}) written under root/docs and ingested as source `name` (no tree)."""
+    for key, text in pages.items():
         path = root / "docs" / key
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     settings = make_settings(root / "lancedb", tree_build=False)
-    Ingestor(settings).run(str(root / "docs"), name="quality")
+    Ingestor(settings).run(str(root / "docs"), name=name)
     return settings
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return _ingest_pages(tmp_path_factory.mktemp("quality"), PAGES, "quality")
 
 
 def _keys(hits: list[Hit]) -> list[str]:
@@ -153,14 +157,7 @@ FEEDBACK_PAGES = {
 
 @pytest.fixture(scope="module")
 def feedback_corpus(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    root = tmp_path_factory.mktemp("feedback")
-    for key, text in FEEDBACK_PAGES.items():
-        path = root / "docs" / key
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    settings = make_settings(root / "lancedb", tree_build=False)
-    Ingestor(settings).run(str(root / "docs"), name="feedback")
-    return settings
+    return _ingest_pages(tmp_path_factory.mktemp("feedback"), FEEDBACK_PAGES, "feedback")
 
 
 def test_feedback_words_pull_in_a_passage_that_shares_no_word_with_the_query(feedback_corpus: Settings) -> None:

@@ -8,12 +8,11 @@ every restart) sees the same one; one caller's choice never changes another's.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from thoth.records import Chunk, Document, Source
-from thoth.retrieval import citation_urls
+from thoth.retrieval.documents import with_shown_uri
 from thoth.retrieval.errors import NotFound, RetrievalError
 from thoth.store import IndexMissing, Store
 from thoth.store.schema import DEFAULT_COLLECTION
@@ -115,10 +114,7 @@ def set_default_collection(store: Store, name: str, owner: str) -> str:
 
 def _documents(store: Store, source_id: str) -> list[Document]:
     """A source's document records, each `uri` as a tool may show it, else "" (thoth.retrieval.citation_urls)."""
-    return [
-        dataclasses.replace(d, uri=citation_urls.shown(d.uri, store.settings) or "")
-        for d in store.find(Document, {"source_id": source_id}, fields=_LISTED)
-    ]
+    return [with_shown_uri(d, store) for d in store.find(Document, {"source_id": source_id}, fields=_LISTED)]
 
 
 # what a listing shows of a document (not its BibTeX or sidecar)
@@ -138,13 +134,8 @@ def _page(source_id: str, documents: list[Document], limit: int, offset: int, **
     )
 
 
-def list_collection_files(
-    store: Store, source_id: str, limit: int, offset: int = 0, batch_size: int = 256
-) -> DocumentPage:
-    """The documents of a source in key order, `limit` from `offset`; `next_offset` is None at the end.
-
-    `batch_size` is the research tool's argument from when the listing was streamed in batches; the
-    typed store reads the listing's fields in one query, so it no longer changes anything."""
+def list_collection_files(store: Store, source_id: str, limit: int, offset: int = 0) -> DocumentPage:
+    """The documents of a source in key order, `limit` from `offset`; `next_offset` is None at the end."""
     documents = sorted(_documents(store, source_id), key=lambda d: d.key)
     return _page(source_id, documents, limit, offset)
 

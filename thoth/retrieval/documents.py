@@ -64,7 +64,7 @@ def pages(start: int | None, end: int | None) -> list[int]:
     return list(range(start, (end or start) + 1)) if start else []
 
 
-def _shown(document: Document, store: Store) -> Document:
+def with_shown_uri(document: Document, store: Store) -> Document:
     """`document` with its `uri` as a tool may show it, else "" (thoth.retrieval.citation_urls)."""
     return dataclasses.replace(document, uri=citation_urls.shown(document.uri, store.settings) or "")
 
@@ -77,7 +77,7 @@ def documents_by_id(store: Store, pairs: set[tuple[str, str]]) -> dict[tuple[str
     match = {"source_id": sorted({s for s, _ in pairs}), "doc_id": sorted({d for _, d in pairs}), "status": "ok"}
     for document in store.find(Document, match):
         if (document.source_id, document.doc_id) in pairs:
-            found[(document.source_id, document.doc_id)].append(_shown(document, store))
+            found[(document.source_id, document.doc_id)].append(with_shown_uri(document, store))
     for copies in found.values():
         copies.sort(key=lambda d: d.key)
     return found

@@ -179,26 +179,30 @@ def rrf(ranked: list[tuple[float, list[T]]], limit: int, key: Callable[[T], str]
     return [(first[name], round(scores[name] * (RRF_K + 1) / total_weight, 6)) for name in best]
 
 
-def _seen(lists: list[list[Hit]]) -> dict[str, Hit]:
-    """Each chunk of the lists once, as first seen, with the similarity and bm25 any list saw."""
-    seen: dict[str, Hit] = {}
+def _fused(lists: list[list[Hit]], scores: list[tuple[str, float]]) -> list[Hit]:
+    """The hits named by `scores` (chunk id, fused score), in that order: each as first seen, with its
+    fused score and the similarity and bm25 any list saw (one copy per hit returned, none per hit seen)."""
+    wanted = dict(scores)
+    first: dict[str, Hit] = {}
+    similarity: dict[str, float] = {}
+    bm25: dict[str, float] = {}
     for hits in lists:
         for hit in hits:
-            known = seen.get(hit.chunk_id)
-            if known is None:
-                seen[hit.chunk_id] = hit
-            elif hit.similarity is not None or hit.bm25 is not None:
-                similarity = hit.similarity if hit.similarity is not None else known.similarity
-                seen[hit.chunk_id] = replace(
-                    known, similarity=similarity, bm25=hit.bm25 if hit.bm25 is not None else known.bm25
-                )
-    return seen
+            chunk_id = hit.chunk_id
+            if chunk_id not in wanted:
+                continue
+            first.setdefault(chunk_id, hit)
+            if hit.similarity is not None:
+                similarity[chunk_id] = hit.similarity
+            if hit.bm25 is not None:
+                bm25[chunk_id] = hit.bm25
+    return [replace(first[c], score=score, similarity=similarity.get(c), bm25=bm25.get(c)) for c, score in scores]
 
 
 def fuse(ranked: list[tuple[float, list[Hit]]], limit: int) -> list[Hit]:
     """Weighted reciprocal rank fusion of (weight, hits) lists (`rrf`)."""
-    seen = _seen([hits for _, hits in ranked])
-    return [replace(seen[hit.chunk_id], score=score) for hit, score in rrf(ranked, limit, lambda h: h.chunk_id)]
+    scores = [(hit.chunk_id, score) for hit, score in rrf(ranked, limit, lambda h: h.chunk_id)]
+    return _fused([hits for _, hits in ranked], scores)
 
 
 def _scaled(hits: list[Hit], field: str) -> dict[str, float]:
@@ -224,8 +228,7 @@ def fuse_scores(lists: Lists, limit: int) -> list[Hit]:
             scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + weight * scaled[hit.chunk_id] / total_weight
             first_rank[hit.chunk_id] = min(rank, first_rank.get(hit.chunk_id, rank))
     best = sorted(scores, key=lambda c: (-scores[c], first_rank[c], c))[:limit]
-    seen = _seen([hits for _, hits in lists.values()])
-    return [replace(seen[c], score=round(scores[c], 6)) for c in best]
+    return _fused([hits for _, hits in lists.values()], [(c, round(scores[c], 6)) for c in best])
 
 
 def fuse_lists(lists: Lists, limit: int, ranking: Ranking = DEFAULT_RANKING) -> list[Hit]:

@@ -110,7 +110,11 @@ def get_dataset(store: Store, source_id: str) -> Source:
 
 def _node_match(store: Store, source_id: str) -> Match | None:
     """The Match of the current tree's summary nodes of a source, or None if it has none."""
-    pointer = store.tree_pointer(source_id)
+    return _scope(source_id, store.tree_pointer(source_id))
+
+
+def _scope(source_id: str, pointer: dict | None) -> Match | None:
+    """_node_match of a tree pointer already read."""
     if not pointer or not pointer.get("nodes") or pointer.get("stale"):
         return None  # a stale tree may quote deleted text: not served until the next run rebuilds it
     return {"source_id": source_id, "tree_version": pointer["version"]}
@@ -243,16 +247,17 @@ def _with_similarity(store: Store, vector: np.ndarray, hits: list[NodeHit]) -> l
     ]
 
 
-def _index(store: Store, source_id: str) -> TreeIndex | None:
-    scope = _node_match(store, source_id)
+def _index(store: Store, source_id: str, scope: Match | None) -> TreeIndex | None:
+    """The index of the tree `scope` (`_node_match`) selects; its version is in it, so the tree
+    pointer is not read again."""
     if scope is None:
         return None
-    return tree_index(store, source_id, (store.tree_pointer(source_id) or {})["version"], scope)
+    return tree_index(store, source_id, str(scope["tree_version"]), scope)
 
 
 def tree_index_of(store: Store, source_id: str) -> TreeIndex | None:
     """The in-memory index of a source's current tree (None without one): parents and named pages."""
-    return _index(store, source_id)
+    return _index(store, source_id, _node_match(store, source_id))
 
 
 def _hit_pages(hit: NodeHit, index: TreeIndex | None) -> list[str]:
@@ -318,7 +323,7 @@ def collapsed(
     must = _flat_pages(flat, top_k)
     vector = embedder.embed([query])[0]
     scope = _node_match(store, source_id)
-    index = _index(store, source_id) if scope else None
+    index = _index(store, source_id, scope)
     ranked = flat
     if scope and index is not None and levels_cap != 0:
         match = {**scope, "level": None if levels_cap is None else AtMost(levels_cap)}
@@ -413,9 +418,9 @@ def traversal(
     must = _flat_pages(flat, top_k)
     alpha = 0.5 if alpha is None else alpha
     pointer = store.tree_pointer(source_id) or {}
-    scope = _node_match(store, source_id)
+    scope = _scope(source_id, pointer)
     level = min(pointer.get("levels", 0), levels_cap if levels_cap is not None else 10**6) if scope else 0
-    index = _index(store, source_id) if scope else None
+    index = _index(store, source_id, scope)
     if scope is None or level == 0 or index is None:  # no tree (or chunks only): the flat hybrid ranking
         return _with_similarity(store, vector, diverse(flat, top_k, index, must=must))
     # keyword (and flat hybrid) evidence of a node: the best flat rank among the chunks below it
@@ -483,7 +488,7 @@ def retrieve(
         hits = sorted(hits, key=lambda h: (-(h.similarity or 0.0), h.node_id))
     if score_threshold is not None:
         hits = [h for h in hits if (h.similarity or 0.0) >= score_threshold]
-    index = _index(store, source_id) if any(h.level > 0 for h in hits) else None
+    index = tree_index_of(store, source_id) if any(h.level > 0 for h in hits) else None
     if index is not None:  # a summary names the pages it covers, so that it leads to them
         hits = [dataclasses.replace(h, pages=tuple(index.named_pages(h.node_id))) if h.level else h for h in hits]
     return hits[:top_k]
@@ -502,8 +507,9 @@ def nodes_by_id(store: Store, node_ids: list[str]) -> list[TreeNode]:
 def level_sizes(store: Store, source_id: str) -> list[int]:
     """Nodes per level of a dataset's current tree, level 0 (its chunks) first; [chunks] without a tree."""
     get_dataset(store, source_id)
-    sizes = (store.tree_pointer(source_id) or {}).get("layer_sizes")
-    scope = _node_match(store, source_id)
+    pointer = store.tree_pointer(source_id)
+    sizes = (pointer or {}).get("layer_sizes")
+    scope = _scope(source_id, pointer)
     if scope and sizes:
         return [int(n) for n in sizes]
     chunks = [store.count_of(Chunk, {"source_id": source_id})]

@@ -1,6 +1,6 @@
 """LanceDB storage: the only package that knows table names, columns and LanceDB calls."""
 
 from thoth.store import filters, schema
-from thoth.store.db import HIT_COLUMNS, IndexMissing, ModelMismatch, Store, StoreError
+from thoth.store.db import IndexMissing, ModelMismatch, Store, StoreError
 
-__all__ = ["Store", "StoreError", "IndexMissing", "ModelMismatch", "HIT_COLUMNS", "filters", "schema"]
+__all__ = ["Store", "StoreError", "IndexMissing", "ModelMismatch", "filters", "schema"]

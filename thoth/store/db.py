@@ -57,8 +57,6 @@ from thoth.store.schema import (
     schema_for,
 )
 
-# Columns a search hit carries: a Chunk's fields (never the vector or the BM25 helper column).
-HIT_COLUMNS = list(field_names(Chunk))
 # The table each record is read from and written to.
 TABLE_OF: dict[type, str] = {
     Source: SOURCES,
@@ -337,9 +335,7 @@ class Store:
     # (thoth.records) the rows, `fields` the columns (the record's others stay at their defaults).
 
     def _columns(self, record: type, fields: list[str] | None) -> list[str]:
-        names = set(self.table(TABLE_OF[record]).schema.names)
-        wanted = field_names(record) if fields is None else (field_names(record)[0], *fields)  # the id always
-        return [c for c in dict.fromkeys(wanted) if c in names]
+        return _present(record, fields, self.table(TABLE_OF[record]).schema.names)
 
     def _absent(self, record: type) -> bool:
         return TABLE_OF[record] in OPTIONAL_TABLES and TABLE_OF[record] not in self.table_names()
@@ -425,9 +421,6 @@ class Store:
             ),
             "sources",
         )
-
-    def count(self, table: str, where: str | None = None) -> int:
-        return self.table(table).count_rows(where)
 
     # -- writes ---------------------------------------------------------------
 
@@ -517,9 +510,6 @@ class Store:
             ascii_folding=True,
             with_position=with_position,  # phrase queries ("time off") need positions
         )
-
-    def optimize(self, table: str) -> None:
-        retry_on_conflict(self.table(table).optimize, f"optimize {table}")
 
     # -- RAPTOR trees ----------------------------------------------------------------------
 
@@ -639,7 +629,7 @@ class Store:
         if where:
             query = query.where(where)  # a prefilter: applied inside the index search, not to its results
         names = (await table.schema()).names
-        rows = (await query.select(_present(fields, names)).limit(limit).to_arrow()).to_pylist()
+        rows = (await query.select(_present(Chunk, fields, names)).limit(limit).to_arrow()).to_pylist()
         return [Hit(from_row(Chunk, row), similarity=1.0 - float(row["_distance"])) for row in rows]
 
     def keyword_search(self, words: str, limit: int, match: Match | None = None, **options: Any) -> list[Hit]:
@@ -717,7 +707,7 @@ class Store:
         if where:
             search = search.where(where)  # a prefilter, as for vectors
         names = (await table.schema()).names
-        rows = (await search.select(_present(fields, names)).limit(limit).to_arrow()).to_pylist()
+        rows = (await search.select(_present(Chunk, fields, names)).limit(limit).to_arrow()).to_pylist()
         hits = [Hit(from_row(Chunk, row), bm25=float(row["_score"])) for row in rows]
         hits.sort(key=lambda h: (-(h.bm25 or 0.0), h.chunk_id))  # equal scores: one order, not storage order
         return hits
@@ -744,11 +734,12 @@ def refine_candidates(factor: int, limit: int) -> int:
     return max(factor * REFINE_BASE, limit)
 
 
-def _present(wanted: list[str] | None, names: list[str]) -> list[str]:
-    """`wanted` hit columns (default HIT_COLUMNS, chunk_id always) that a table with columns `names` has."""
-    wanted = HIT_COLUMNS if wanted is None else ["chunk_id", *(c for c in wanted if c != "chunk_id")]
+def _present(record: type, fields: list[str] | None, names: list[str]) -> list[str]:
+    """The columns to read for `record`: `fields` (default all its fields), its id always and first,
+    those that a table with columns `names` has."""
     have = set(names)
-    return [c for c in wanted if c in have]
+    wanted = field_names(record) if fields is None else (field_names(record)[0], *fields)
+    return [c for c in dict.fromkeys(wanted) if c in have]
 
 
 def _start(coro: Any) -> concurrent.futures.Future:
@@ -783,4 +774,4 @@ def _vector_index_config(index_type: str, rows: int, dim: int) -> Any:
     raise StoreError(f"unknown vector index type {index_type!r}; use IVF_PQ or IVF_HNSW_SQ")
 
 
-__all__ = ["Store", "StoreError", "IndexMissing", "ModelMismatch", "HIT_COLUMNS", "CHUNKS", "DOCUMENTS", "PARTITIONS"]
+__all__ = ["Store", "StoreError", "IndexMissing", "ModelMismatch", "CHUNKS", "DOCUMENTS", "PARTITIONS"]

@@ -19,7 +19,7 @@ What it does, all in one run so the ratios compare like with like:
 4. Where the time goes (`--profile`, on by default): each stage of a search_handbook call timed on its
    own in this process, by 1, 4 and 16 concurrent callers (threads; the MCP tool call as concurrent
    tasks on one event loop, as the server runs it): query embedding, BM25, vector search, fetching
-   the hit rows (searches with every hit column less the same searches fetching ids only), fusion,
+   the k hit rows kept (`Store.fill`; the searches read ids and what ranking groups by), fusion,
    the MCP layer (argument validation, the tool's shaping and rendering: the in-process tool call
    less hybrid search), JSON serialisation of the result, and HTTP (the HTTP p50 less the in-process
    tool call and serialisation). Every stage gets its own queries, so no cache answers a repeat.
@@ -47,8 +47,17 @@ import numpy as np
 
 from thoth.config import Settings
 from thoth.embed import get_embedder
+from thoth.mcp.toolsets.handbook import HIT_FIELDS
 from thoth.records import Chunk
-from thoth.retrieval.search import MIN_PREFETCH, fuse, hybrid_search, keyword_query, keyword_search
+from thoth.retrieval.search import (
+    DEFAULT_RANKING,
+    MIN_PREFETCH,
+    fuse,
+    fuse_lists,
+    hybrid_search,
+    keyword_search,
+    ranking_fields,
+)
 from thoth.store import IndexMissing, Store
 from thoth.store.schema import CHUNKS
 
@@ -322,27 +331,31 @@ def profile_stages(settings: Settings, env: dict[str, str], n: int, k: int, clie
     qs = {stage: queries(n, seed=100 + i) for i, stage in enumerate(STAGES)}
     vectors = dict(zip(qs["vector"], embedder.embed(qs["vector"]), strict=True))
     vectors |= dict(zip(qs["fetch rows"], embedder.embed(qs["fetch rows"]), strict=True))
-    ids = ["chunk_id"]
+    ranked = ranking_fields(DEFAULT_RANKING)  # what the searches read: ids and what ranking groups by
 
-    def fetch_ids(q: str) -> None:
-        store.vector_search(vectors[q], depth, fields=ids)
-        words, phrases = keyword_query(q)
-        store.keyword_search(words, depth, phrases=phrases, fields=ids)
+    def fts(q: str) -> list:
+        return keyword_search(store, q, depth, fields=ranked)
 
-    lists = [(q, store.vector_search(vectors[q], depth), keyword_search(store, q, depth)) for q in qs["vector"]]
+    def vector(q: str) -> list:
+        return store.vector_search(vectors[q], depth, fields=ranked)
+
+    def kept(q: str) -> list:  # the k hits a search_handbook call keeps, as the searches return them
+        lists = {"vector": (0.4, vector(q)), "keyword": (0.6, fts(q))}
+        return fuse_lists(lists, k)
+
+    lists = [(q, vector(q), fts(q)) for q in qs["vector"]]
+    to_fill = [kept(q) for q in qs["fetch rows"]]
     CPU_MS.clear()
     p50 = {
         "embed": run_concurrently(lambda q: embedder.embed([q]), qs["embed"], clients),
-        "fts": run_concurrently(lambda q: keyword_search(store, q, depth), qs["fts"], clients),
-        "vector": run_concurrently(lambda q: store.vector_search(vectors[q], depth), qs["vector"], clients),
-        "ids only": run_concurrently(fetch_ids, qs["fetch rows"], clients),
+        "fts": run_concurrently(fts, qs["fts"], clients),
+        "vector": run_concurrently(vector, qs["vector"], clients),
+        "fetch rows": run_concurrently(lambda hits: store.fill(hits, HIT_FIELDS), to_fill, clients),
         "fusion": run_concurrently(lambda item: fuse([(0.5, item[1]), (0.5, item[2])], k), lists, clients),
         "hybrid search": run_concurrently(lambda q: hybrid_search(store, embedder, q, k), qs["hybrid search"], clients),
     }
     out = {name: percentile(times, 50) for name, times in p50.items()}
     cpu = dict(zip(p50, CPU_MS, strict=True))
-    out["fetch rows"] = max(0.0, out["fts"] + out["vector"] - out.pop("ids only"))
-    cpu["fetch rows"] = max(0.0, cpu["fts"] + cpu["vector"] - cpu.pop("ids only"))
     tool_ms, results = tool_calls(env, qs["MCP layer"], k, clients)
     out["tool call"], cpu["tool call"] = percentile(tool_ms, 50), CPU_MS[-1]
     out["MCP layer"] = max(0.0, out["tool call"] - out["hybrid search"])

@@ -116,13 +116,24 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def process_tree(pid: int) -> list[int]:
+    """`pid` and its descendants (uvicorn's workers under its supervisor)."""
+    pids = [pid]
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            pids += process_tree(int(child))
+    return pids
+
+
 def rss_mb(pid: int) -> dict[str, float]:
-    """Resident memory of a process in MB: total, anonymous (heap: excludes page cache), file-backed, peak."""
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "RssAnon", "RssFile", "VmHWM"):
-            fields[key] = int(value.split()[0]) / 1024
+    """Resident memory in MB of a process and its children together: total, anonymous (heap: excludes
+    page cache), file-backed, peak."""
+    fields = {"VmRSS": 0.0, "RssAnon": 0.0, "RssFile": 0.0, "VmHWM": 0.0}
+    for one in process_tree(pid):
+        for line in Path(f"/proc/{one}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in fields:
+                fields[key] += int(value.split()[0]) / 1024
     return {"rss": fields["VmRSS"], "anon": fields["RssAnon"], "file": fields["RssFile"], "peak": fields["VmHWM"]}
 
 
@@ -399,9 +410,15 @@ def print_profile(profiles: dict[int, dict[str, float]], http: dict[int, dict[st
 # -- 3. search_handbook over HTTP, concurrent clients ---------------------------------------
 
 
-def start_server(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
+def start_server(env: dict[str, str], workers: int = 1) -> tuple[subprocess.Popen, str]:
+    """The server on a free port: `python -m thoth.mcp.server`, or with `workers` > 1 uvicorn's
+    supervisor and that many worker processes (`--workers`), each with its own model and tables."""
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "thoth.mcp.server"], env={**env, "PORT": str(port)})
+    command = [sys.executable, "-m", "thoth.mcp.server"]
+    if workers > 1:
+        factory = ["uvicorn", "thoth.mcp.server:app_from_env", "--factory", "--workers", str(workers)]
+        command = [sys.executable, "-m", *factory, "--port", str(port), "--no-access-log", "--log-level", "warning"]
+    server = subprocess.Popen(command, env={**env, "PORT": str(port)})
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 300
     while True:
@@ -435,6 +452,11 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def tree_cpu_seconds(pid: int) -> float:
+    """cpu_seconds of a process and its running children together (a supervisor and its workers)."""
+    return sum(cpu_seconds(one) for one in process_tree(pid))
+
+
 def time_concurrent(url: str, qs: list[str], k: int, clients: int, pid: int | None = None) -> dict[str, float]:
     """`clients` threads, each with its own connection, share the queries; latency per request and total rate,
     and with the server's `pid` its CPU milliseconds per request."""
@@ -456,13 +478,13 @@ def time_concurrent(url: str, qs: list[str], k: int, clients: int, pid: int | No
                     times.append((time.perf_counter() - started) * 1000)
 
     threads = [threading.Thread(target=client_loop) for _ in range(clients)]
-    started, cpu = time.perf_counter(), cpu_seconds(pid) if pid else 0.0
+    started, cpu = time.perf_counter(), tree_cpu_seconds(pid) if pid else 0.0
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     wall = time.perf_counter() - started
-    cpu_ms = (cpu_seconds(pid) - cpu) * 1000 / len(times) if pid else float("nan")  # incl. `clients` warm-ups
+    cpu_ms = (tree_cpu_seconds(pid) - cpu) * 1000 / len(times) if pid else float("nan")  # incl. `clients` warm-ups
     return {"p50": percentile(times, 50), "p95": percentile(times, 95), "qps": len(times) / wall, "cpu_ms": cpu_ms}
 
 
@@ -481,6 +503,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--nprobes", type=int, help="override THOTH_VECTOR_NPROBES for this run")
     parser.add_argument("--refine", type=int, help="override THOTH_VECTOR_REFINE_FACTOR for this run")
     parser.add_argument("--profile", action=argparse.BooleanOptionalAction, default=True, help="per-stage profile")
+    parser.add_argument("--workers", type=int, default=1, help="server processes (uvicorn --workers) over HTTP")
     args = parser.parse_args(argv)
     kinds = [s.strip().upper() for s in args.index.split(",") if s.strip()]
     levels = [int(c) for c in args.clients.split(",") if c.strip()]
@@ -523,7 +546,7 @@ def main(argv: list[str] | None = None) -> None:
                     build_s = info["seconds"] if info else 0.0
             print(f"{kind.lower()}:")
             local = measure_index(settings, qs, recall_qs, args.k, grid)
-            server, url = start_server(env)
+            server, url = start_server(env, args.workers)
             try:
                 # fresh queries per level: a query cache must not answer the 4- and 16-client runs
                 http = {
@@ -559,7 +582,7 @@ def main(argv: list[str] | None = None) -> None:
             f"{local['exact_p50']:>9.1f}{local['hybrid_p50']:>11.1f}{memory['anon']:>11.0f} / {memory['rss']:<6.0f}"
         )
     print()
-    print(f"search_handbook over HTTP (hybrid, num_results={args.k}):")
+    print(f"search_handbook over HTTP (hybrid, num_results={args.k}, {args.workers} server process(es)):")
     head = f"{'index':12}{'clients':>8}{'p50 ms':>9}{'p95 ms':>9}{'queries/s':>11}{'p50 / in-process':>18}"
     print(head)
     print("-" * len(head))

@@ -155,6 +155,22 @@ class ThothMCP(MCPServer):
     without their values, and a crash is a `server_fault` with a correlation id that the log line has.
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # The SDK's __init__ calls configure_logging(), which imports rich (~0.05 s of CPU at start) for a
+        # handler that logging.basicConfig() then drops whenever the root logger has one (setup_logging's):
+        # skip the call in exactly that case, so nothing else changes.
+        if not logging.getLogger().handlers:
+            super().__init__(*args, **kwargs)
+            return
+        import mcp.server.mcpserver.server as sdk
+
+        configure = sdk.configure_logging
+        sdk.configure_logging = lambda *_, **__: None
+        try:
+            super().__init__(*args, **kwargs)
+        finally:
+            sdk.configure_logging = configure
+
     async def call_tool(self, name: str, arguments: dict, context: Context | None = None):  # type: ignore[override]
         with correlation(context):
             try:

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 M = TypeVar("M", bound=BaseModel)
+
+
+class Output(BaseModel):
+    """Every output model's base. Its validator and JSON schema are built when first used, not when
+    the class is defined: a start defines all ~45 of them, and a first request needs one or two
+    (docs/benchmarks.md, "Cold start"). The schema they give is the same."""
+
+    model_config = ConfigDict(defer_build=True)
 
 
 def from_fields(model: type[M], *records: object, **values: object) -> M:

@@ -3,14 +3,14 @@ for passages (chunks)."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from thoth.mcp.outputs import from_fields
+from thoth.mcp.outputs import Output, from_fields
 from thoth.records import Hit
 from thoth.retrieval import topics
 
 
-class HandbookHit(BaseModel):
+class HandbookHit(Output):
     rank: int
     score: float = Field(description="fused relevance, 1.0 = ranked first by both keyword and vector search")
     similarity: float | None = Field(description="cosine similarity of query and passage, when vector search saw it")
@@ -37,7 +37,7 @@ class HandbookHit(BaseModel):
         )
 
 
-class HandbookResults(BaseModel):
+class HandbookResults(Output):
     query: str
     results: list[HandbookHit]
 
@@ -59,13 +59,13 @@ class HandbookResults(BaseModel):
         return "\n".join(parts)
 
 
-class Topic(BaseModel):
+class Topic(Output):
     topic: str
     chunks: int
     files: int
 
 
-class TopicList(BaseModel):
+class TopicList(Output):
     total_documents: int = Field(description="indexed passages (chunks)")
     unique_files: int
     topics: list[Topic]

@@ -3,16 +3,16 @@ a partition's text is `content`, and the JSON keys are camelCase where Qurio's a
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from thoth.mcp.outputs import from_fields
+from thoth.mcp.outputs import Output, from_fields
 from thoth.records import Source
 from thoth.retrieval.pages import Page, PageHit, PageList, PageText
 
 READ_HINT = 'Use qurio_read_page(url="...") to read the full content of any result.'
 
 
-class QurioResult(BaseModel):
+class QurioResult(Output):
     title: str | None
     type: str = Field(description="content type: text, code, table or diff")
     language: str | None
@@ -37,7 +37,7 @@ class QurioResult(BaseModel):
         )
 
 
-class QurioResults(BaseModel):
+class QurioResults(Output):
     query: str
     alpha: float
     results: list[QurioResult]
@@ -61,7 +61,7 @@ class QurioResults(BaseModel):
         return "\n".join(lines)
 
 
-class QurioSource(BaseModel):
+class QurioSource(Output):
     id: str
     name: str
     type: str = Field(description="handbook, pdf, workshop or text")
@@ -79,7 +79,7 @@ class QurioSource(BaseModel):
         )
 
 
-class QurioSources(BaseModel):
+class QurioSources(Output):
     sources: list[QurioSource]
 
     @classmethod
@@ -92,7 +92,7 @@ class QurioSources(BaseModel):
         return "\n".join(lines)
 
 
-class QurioPage(BaseModel):
+class QurioPage(Output):
     id: str
     url: str
     title: str | None
@@ -103,7 +103,7 @@ class QurioPage(BaseModel):
         return cls(id=page.document.doc_id, url=page.url, title=page.document.title, path=page.document.key)
 
 
-class QurioPages(BaseModel):
+class QurioPages(Output):
     source_id: str
     total: int
     pages: list[QurioPage]
@@ -123,7 +123,7 @@ class QurioPages(BaseModel):
         return "\n".join(lines)
 
 
-class QurioPageContent(BaseModel):
+class QurioPageContent(Output):
     url: str
     id: str
     title: str | None

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from thoth.mcp.outputs import from_fields
+from thoth.mcp.outputs import Output, from_fields
 from thoth.records import Session as SessionRecord
 from thoth.records import TreeNode
 from thoth.retrieval import answer as answers
@@ -26,7 +26,7 @@ def excerpt(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-class Dataset(BaseModel):
+class Dataset(Output):
     id: str
     name: str
     kind: str
@@ -58,14 +58,14 @@ class Dataset(BaseModel):
         return f"- {self.id} ({self.kind}): {self.documents} documents, {self.chunks} chunks, " + shape
 
 
-class DatasetList(BaseModel):
+class DatasetList(Output):
     datasets: list[Dataset]
 
     def render(self) -> str:
         return "Available datasets:\n" + ("\n".join(d.render() for d in self.datasets) or "(none)")
 
 
-class Session(BaseModel):
+class Session(Output):
     session_id: str
     dataset_id: str
     title: str
@@ -83,7 +83,7 @@ class Session(BaseModel):
         )
 
 
-class Ingested(BaseModel):
+class Ingested(Output):
     dataset_id: str
     doc_id: str
     key: str = Field(description="the document's path inside the dataset")
@@ -98,7 +98,7 @@ class Ingested(BaseModel):
         )
 
 
-class Node(BaseModel):
+class Node(Output):
     node_id: str
     dataset_id: str
     uri: str
@@ -166,7 +166,7 @@ class Hit(Node):
         return f"{self.rank}. {self.label()} score {self.score:.3f}\n{excerpt(self.text, 600)}"
 
 
-class Hits(BaseModel):
+class Hits(Output):
     dataset_id: str
     query: str
     mode: str
@@ -182,7 +182,7 @@ class Hits(BaseModel):
         return "Retrieved documents:\n\n" + ("\n\n".join(lines) or f"no results for {self.query!r}")
 
 
-class NodeList(BaseModel):
+class NodeList(Output):
     node_id: str
     relation: str
     nodes: list[Node]
@@ -205,7 +205,7 @@ class NodeList(BaseModel):
         return self.render_list(self.relation.capitalize())
 
 
-class Citation(BaseModel):
+class Citation(Output):
     number: int
     node_id: str
     uri: str
@@ -226,7 +226,7 @@ class Citation(BaseModel):
         return f"[{self.number}] {where} ({self.uri}): {excerpt(self.text)}"
 
 
-class Answer(BaseModel):
+class Answer(Output):
     dataset_id: str
     query: str
     mode: str
@@ -246,7 +246,7 @@ class Answer(BaseModel):
         return f"Answer ({kind}): {self.answer}\n\nContext:\n{context or '(none)'}"
 
 
-class Summary(BaseModel):
+class Summary(Output):
     node_ids: list[str]
     summary: str
     summariser: str

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from thoth.mcp.outputs import from_fields
+from thoth.mcp.outputs import Output, from_fields
 from thoth.records import Document, Partition
 from thoth.retrieval import citations, collections, documents, research
 from thoth.retrieval.documents import CitedChunk, pages
 from thoth.retrieval.source_ref import SourceRef
 
 
-class ObjectInfo(BaseModel):
+class ObjectInfo(Output):
     document_id: str = Field(description="SHA-256 of the file's bytes")
     collection: str
     source_id: str | None = Field(description="SHA-1 of gs://{bucket}/{key}?version_id={generation}")
@@ -48,7 +48,7 @@ class ObjectInfo(BaseModel):
         )
 
 
-class DocumentInfo(BaseModel):
+class DocumentInfo(Output):
     document_id: str
     collection: str
     title: str | None
@@ -65,7 +65,7 @@ class DocumentInfo(BaseModel):
         return from_fields(cls, first, document_id=first.doc_id, collection=first.source_id, objects=objects)
 
 
-class PartitionInfo(BaseModel):
+class PartitionInfo(Output):
     partition_id: str
     partition_hash: str | None
     document_id: str
@@ -114,7 +114,7 @@ def _chunk_fields(cited: CitedChunk) -> dict:
     }
 
 
-class ChunkInfo(BaseModel):
+class ChunkInfo(Output):
     id: str = Field(description="chunk (point) id: UUIDv5 of {collection}|{doc_hash}|{chunk_hash}")
     collection: str
     document_id: str
@@ -172,7 +172,7 @@ class SearchHit(ChunkInfo):
         )
 
 
-class Pong(BaseModel):
+class Pong(Output):
     status: str = Field(description="ok when the index is readable and searchable")
     index: str
     reason: str | None = None
@@ -181,7 +181,7 @@ class Pong(BaseModel):
         return f"pong: {self.status}" + (f" ({self.reason})" if self.reason else "")
 
 
-class CollectionInfo(BaseModel):
+class CollectionInfo(Output):
     collection: str
     name: str
     kind: str
@@ -200,7 +200,7 @@ class CollectionInfo(BaseModel):
         return from_fields(cls, counts, source, collection=source.source_id, updated_at=updated_at)
 
 
-class CollectionList(BaseModel):
+class CollectionList(Output):
     default_collection: str | None
     collections: list[CollectionInfo]
 
@@ -221,14 +221,14 @@ class CollectionList(BaseModel):
         return "Collections:\n" + "\n".join(lines) if lines else "No collections yet."
 
 
-class DefaultCollection(BaseModel):
+class DefaultCollection(Output):
     default_collection: str
 
     def render(self) -> str:
         return f"Default collection: {self.default_collection}"
 
 
-class FileList(BaseModel):
+class FileList(Output):
     collection: str
     total: int
     offset: int
@@ -254,7 +254,7 @@ class FileList(BaseModel):
         return f"{self.total} files in {self.collection}:\n" + "\n".join(lines) + more
 
 
-class SearchResults(BaseModel):
+class SearchResults(Output):
     query: str
     collection: str | None = Field(description="the collection searched; null: all of them")
     retrieval_mode: str
@@ -281,7 +281,7 @@ class SearchResults(BaseModel):
         return "\n".join(parts)
 
 
-class Citation(BaseModel):
+class Citation(Output):
     url: str
     mode: str = Field(description="signed | gs | portal | file")
     source_ref: str
@@ -321,7 +321,7 @@ class Citation(BaseModel):
         return f"{self.url}{expires}{note}"
 
 
-class DocumentChunks(BaseModel):
+class DocumentChunks(Output):
     document: DocumentInfo
     total_chunks: int
     offset: int
@@ -358,7 +358,7 @@ class ChunkDocument(DocumentChunks):
         return f"chunk {self.chunk.id} of {self.document.title}\n\n{render_chunks(self.chunks)}"
 
 
-class ChunkPartition(BaseModel):
+class ChunkPartition(Output):
     chunk: ChunkInfo
     partition: PartitionInfo
     chunks: list[ChunkInfo] = Field(description="every chunk of the document in the partition's page range")
@@ -376,7 +376,7 @@ class ChunkPartition(BaseModel):
         return f"partition {self.partition.partition_id} ({pages})\n\n{self.partition.text}"
 
 
-class ChunkBibtex(BaseModel):
+class ChunkBibtex(Output):
     id: str
     document_id: str
     source_ref: str

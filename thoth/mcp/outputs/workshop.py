@@ -5,21 +5,21 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from thoth.mcp.outputs import from_fields
+from thoth.mcp.outputs import Output, from_fields
 from thoth.retrieval import quiz
 from thoth.retrieval.workshops import Bundle, IndexedWorkshop, SectionPiece, TopicHit, TopicSearch, WorkshopPage
 from thoth.retrieval.workshops import section_label as label_of
 
 
-class ExerciseInfo(BaseModel):
+class ExerciseInfo(Output):
     exerciseNumber: int
     title: str
     steps: list[int]
 
 
-class WorkshopInfo(BaseModel):
+class WorkshopInfo(Output):
     workshop: str = Field(description="the slug to pass as `workshop`")
     title: str = Field(description="the workshop's own title (package.json epicshop.title, else its README)")
     product: str | None
@@ -51,7 +51,7 @@ class WorkshopInfo(BaseModel):
         )
 
 
-class WorkshopList(BaseModel):
+class WorkshopList(Output):
     workshops: list[WorkshopInfo]
     total: int
     nextCursor: str | None
@@ -78,7 +78,7 @@ class WorkshopList(BaseModel):
         return "\n".join(lines)
 
 
-class Section(BaseModel):
+class Section(Output):
     id: str
     label: str = Field(description="what the section is, e.g. 'Problem instructions' or 'Diff: src/app.ts'")
     kind: str = Field(
@@ -112,7 +112,7 @@ class Section(BaseModel):
         )
 
 
-class ContextBundle(BaseModel):
+class ContextBundle(Output):
     workshop: str
     exerciseNumber: int
     stepNumber: int | None
@@ -164,7 +164,7 @@ class ContextBundle(BaseModel):
         return "\n".join(lines)
 
 
-class TopicMatch(BaseModel):
+class TopicMatch(Output):
     rank: int
     score: float
     workshop: str
@@ -197,7 +197,7 @@ class TopicMatch(BaseModel):
         )
 
 
-class TopicResults(BaseModel):
+class TopicResults(Output):
     query: str
     limit: int
     mode: Literal["semantic", "keyword"]
@@ -233,7 +233,7 @@ class TopicResults(BaseModel):
         return "\n".join(lines)
 
 
-class QuestionTypeInfo(BaseModel):
+class QuestionTypeInfo(Output):
     id: str
     label: str
     promptTemplate: str
@@ -251,7 +251,7 @@ class QuestionTypeInfo(BaseModel):
         )
 
 
-class QuizInstructionsResult(BaseModel):
+class QuizInstructionsResult(Output):
     tool: Literal["retrieve_quiz_instructions"]
     version: Literal["1"]
     topic: str | None

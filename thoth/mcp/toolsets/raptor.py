@@ -28,8 +28,6 @@ from thoth.retrieval import answer, tree
 from thoth.retrieval.sessions import create_session
 from thoth.retrieval.source_ref import content_hash
 from thoth.retrieval.summarise import on_demand_summariser
-from thoth.writes.documents import ingest_text
-from thoth.writes.writer import Writer
 
 Report = Callable[..., None]  # progress(done, total, message): a Progress, or nothing for a direct call
 
@@ -100,6 +98,10 @@ def ingest_document(
             "(THOTH_MAX_DOCUMENT_BYTES): split the document, or ingest large files with the ingest job",
             argument="file_content",
         )
+    # the writer's modules (chunking, parsers, tree updates) load with the first ingest, not at every start
+    from thoth.writes.documents import ingest_text
+    from thoth.writes.writer import Writer
+
     with _ingest_lock:
         embedder = ProgressEmbedder(app.embedder(), progress)  # notifications/progress: chunks embedded
         writer = Writer(app.settings, store=app.store, embedder=embedder)

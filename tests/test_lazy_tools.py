@@ -15,7 +15,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
-from thoth.mcp.lazy_tools import LazyToolManager
+from thoth.mcp.lazy_tools import LazyPromptManager, LazyResourceManager, LazyToolManager
 from thoth.mcp.roles import WRITER_META
 from thoth.mcp.tools import ThothMCP
 
@@ -101,3 +101,64 @@ def test_duplicates_keep_the_first_and_unknown_names_are_refused() -> None:
     assert [t["name"] for t in _listed(mcp)] == ["search_handbook", "zeta"]
     with pytest.raises(ToolError, match="Unknown tool: alpha"):
         mcp.remove_tool("alpha")
+
+
+# -- prompts and resource templates ---------------------------------------------------------------------------
+
+
+def _register_prompts_and_templates(mcp: MCPServer) -> None:
+    @mcp.prompt(title="Ask the handbook")
+    def handbook_question(question: str, team: str = "all") -> str:
+        """Ask a question of the handbook."""
+        return f"{team}: {question}"
+
+    @mcp.prompt()
+    def quiz_me(topic: str) -> str:
+        return f"quiz on {topic}"
+
+    @mcp.resource("doc://{collection}/{key}", name="document", mime_type="text/markdown")
+    def document(collection: str, key: str) -> str:
+        return f"{collection}/{key}"
+
+    @mcp.resource("chunk://{chunk_id}", name="chunk")
+    def chunk(chunk_id: str) -> str:
+        return chunk_id
+
+
+def _prompts_and_templates(mcp: MCPServer) -> tuple[list[dict], list[dict]]:
+    prompts = [p.model_dump() for p in anyio.run(mcp.list_prompts)]
+    return prompts, [t.model_dump() for t in anyio.run(mcp.list_resource_templates)]
+
+
+def test_prompts_and_templates_are_listed_as_the_sdk_lists_them_and_built_on_first_use() -> None:
+    eager = MCPServer(name="test")
+    _register_prompts_and_templates(eager)
+    mcp = ThothMCP(name="test")
+    _register_prompts_and_templates(mcp)
+    prompts, templates = mcp._prompt_manager, mcp._resource_manager
+    assert isinstance(prompts, LazyPromptManager) and isinstance(templates, LazyResourceManager)
+    assert not prompts._prompts and not templates._templates  # registered, none built
+    listed = _prompts_and_templates(mcp)
+    assert listed == _prompts_and_templates(eager)
+    assert [p["name"] for p in listed[0]] == ["handbook_question", "quiz_me"]
+    assert [t["name"] for t in listed[1]] == ["document", "chunk"]
+
+
+def test_a_prompt_or_a_resource_is_served_without_listing_first() -> None:
+    mcp = ThothMCP(name="test")
+    _register_prompts_and_templates(mcp)
+    got = anyio.run(mcp.get_prompt, "handbook_question", {"question": "leave?"})
+    assert got.messages[0].content.text == "all: leave?"
+    contents = anyio.run(mcp.read_resource, "doc://handbook/leave.md")
+    assert [c.content for c in contents] == ["handbook/leave.md"]
+
+
+def test_prompt_and_template_duplicates_resolve_as_in_the_sdk() -> None:
+    mcp = ThothMCP(name="test")
+    _register_prompts_and_templates(mcp)
+    mcp.prompt(name="quiz_me")(lambda topic: "second")  # the first registration of a prompt name stays
+    mcp.resource("chunk://{chunk_id}", name="chunk2")(lambda chunk_id: "second")  # the last of a template wins
+    assert anyio.run(mcp.get_prompt, "quiz_me", {"topic": "x"}).messages[0].content.text == "quiz on x"
+    prompts, templates = _prompts_and_templates(mcp)
+    assert [t["name"] for t in templates] == ["document", "chunk2"]
+    assert [c.content for c in anyio.run(mcp.read_resource, "chunk://7")] == ["second"]

@@ -1,4 +1,5 @@
-"""Tools registered at start and built on first use: a cheaper cold start, the same tools/list.
+"""Tools, prompts and resource templates registered at start and built on first use: a cheaper cold
+start, the same lists.
 
 The SDK builds a tool as it is registered: a pydantic model of its arguments and the JSON schemas of
 its input and output, about 10 ms of CPU each, and Thoth registers 34 of them (a third of a second of
@@ -6,6 +7,10 @@ the server's start; docs/benchmarks.md, "Cold start"). `LazyToolManager` keeps e
 builds the tool the first time it is asked for: `tools/call` builds the one it calls, `tools/list` all
 of them, listed in the order they were registered. What a client sees does not change
 (tests/test_tool_golden.py pins every tool's schema and outputs).
+
+Prompts and resource templates cost the same kind of work (an arguments model each; ~15 ms of CPU for
+Thoth's ten): `LazyPromptManager` and `LazyResourceManager` build all of theirs together, the first time
+prompts or templates are listed, a prompt is asked for or a resource is read.
 """
 
 from __future__ import annotations
@@ -15,6 +20,10 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.prompts.base import Prompt
+from mcp.server.mcpserver.prompts.manager import PromptManager
+from mcp.server.mcpserver.resources.resource_manager import ResourceManager
+from mcp.server.mcpserver.resources.templates import ResourceTemplate
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.tools.tool_manager import ToolManager, logger
 
@@ -110,3 +119,77 @@ class LazyToolManager(ToolManager):
             return spec["meta"]
         tool = self._tools.get(name)
         return tool.meta if tool is not None else None
+
+
+class LazyPromptManager(PromptManager):
+    """The SDK's PromptManager, building its prompts (arguments from each function's signature) on first
+    use. `add_function` takes what the SDK's `@prompt()` takes (ThothMCP.prompt registers through it);
+    a prompt added built (`add_prompt`) comes after those registered before it, as in the SDK."""
+
+    def __init__(self, warn_on_duplicate_prompts: bool = True):
+        super().__init__(warn_on_duplicate_prompts)
+        self._pending: dict[str, dict[str, Any]] = {}  # name -> Prompt.from_function's arguments, in order
+        self._lock = threading.Lock()
+
+    def add_function(self, fn: Callable[..., Any], **spec: Any) -> None:
+        key = spec.get("name") or fn.__name__  # the name Prompt.from_function gives it
+        with self._lock:
+            if key in self._pending or key in self._prompts:  # as the SDK does: the first registration stays
+                if self.warn_on_duplicate_prompts:
+                    logger.warning(f"Prompt already exists: {key}")
+                return
+            self._pending[key] = dict(fn=fn, **spec)
+
+    def _build(self) -> None:
+        with self._lock:
+            for key, spec in self._pending.items():
+                self._prompts[key] = Prompt.from_function(**spec)
+            self._pending.clear()
+
+    def add_prompt(self, prompt: Prompt) -> Prompt:
+        self._build()
+        return super().add_prompt(prompt)
+
+    def get_prompt(self, name: str) -> Prompt | None:
+        self._build()
+        return super().get_prompt(name)
+
+    def list_prompts(self) -> list[Prompt]:
+        self._build()
+        return super().list_prompts()
+
+    def remove_prompt(self, name: str) -> None:
+        self._build()
+        super().remove_prompt(name)
+
+
+class LazyResourceManager(ResourceManager):
+    """The SDK's ResourceManager, building its resource templates on first use (static resources are
+    built by the SDK before they are added, and stay as they are)."""
+
+    def __init__(self, warn_on_duplicate_resources: bool = True, *, resources: list[Any] | None = None):
+        super().__init__(warn_on_duplicate_resources, resources=resources)
+        self._pending: dict[str, dict[str, Any]] = {}  # uri_template -> ResourceTemplate.from_function's arguments
+        self._lock = threading.Lock()
+
+    def add_template(self, fn: Callable[..., Any], uri_template: str, **spec: Any) -> None:  # type: ignore[override]
+        spec = dict(fn=fn, uri_template=uri_template, **spec)
+        with self._lock:  # as the SDK does, the last registration of a template wins, in the first one's place
+            if uri_template in self._templates:
+                self._templates[uri_template] = ResourceTemplate.from_function(**spec)
+            else:
+                self._pending[uri_template] = spec
+
+    def _build(self) -> None:
+        with self._lock:
+            for key, spec in self._pending.items():
+                self._templates[key] = ResourceTemplate.from_function(**spec)
+            self._pending.clear()
+
+    async def get_resource(self, uri: Any, context: Any) -> Any:
+        self._build()
+        return await super().get_resource(uri, context)
+
+    def list_templates(self) -> list[ResourceTemplate]:
+        self._build()
+        return super().list_templates()

@@ -23,7 +23,7 @@ from starlette.routing import BaseRoute
 from thoth.app import Thoth
 from thoth.mcp.correlation import correlation, current_correlation_id
 from thoth.mcp.failures import Surface, call, to_client
-from thoth.mcp.lazy_tools import LazyToolManager
+from thoth.mcp.lazy_tools import LazyPromptManager, LazyResourceManager, LazyToolManager
 from thoth.mcp.progress import with_progress
 from thoth.mcp.resources import citation_links
 from thoth.mcp.roles import ROLE_KEY, WRITER_META, RoleMiddleware, current_caller, visible
@@ -176,6 +176,26 @@ class ThothMCP(MCPServer):
         self._tool_manager = LazyToolManager(
             self.settings.warn_on_duplicate_tools, tools=self._tool_manager.list_tools(), default_title=TITLES.get
         )
+        # Prompts and resource templates too (none is registered before this: the SDK adds none of its own).
+        self._prompt_manager = LazyPromptManager(self.settings.warn_on_duplicate_prompts)
+        self._resource_manager = LazyResourceManager(
+            self.settings.warn_on_duplicate_resources, resources=self._resource_manager.list_resources()
+        )
+
+    def prompt(  # type: ignore[override]
+        self,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[Any] | None = None,
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """The SDK's `@prompt()`, with the Prompt built on first use (thoth.mcp.lazy_tools)."""
+
+        def decorator(fn: Callable[..., Any]) -> Callable[..., Any]:
+            self._prompt_manager.add_function(fn, name=name, title=title, description=description, icons=icons)
+            return fn
+
+        return decorator
 
     async def call_tool(self, name: str, arguments: dict, context: Context | None = None):  # type: ignore[override]
         with correlation(context):

@@ -61,6 +61,9 @@ SHARES = (0.0, 0.2, 0.5)
 FEEDBACK = ((3, 10), (5, 10), (10, 20))  # (passages, words) settings fetched for the feedback lever
 FEEDBACK_WEIGHTS = (0.2, 0.3, 0.5)
 SHORT = ((5, 0.2), (5, 0.3), (7, 0.2), (7, 0.3), (9, 0.3))  # (content words at most, vector weight)
+DEEPEST = 100  # lists are fetched this deep once; a configuration's `candidates` takes the first ones
+DEPTHS = (60, 100)
+NORMALISE = (("dbsf", 0.0), ("floor", 0.0), ("floor", 0.1), ("floor", 0.2))  # (normalise, vector floor)
 
 
 @dataclass
@@ -94,11 +97,11 @@ def collect(store: Store, embedder: Embedder, source_id: str, pairs: list[tuple[
     vectors = embedder.embed([text for text, _ in pairs])
     for (text, gold), vector in zip(pairs, vectors, strict=True):
         # exact: the levers' effect, not the ANN index's (the bench folder holds both sets, over its threshold)
-        case = Case(text, gold, store.vector_search(vector, MIN_PREFETCH, match, exact=True))
+        case = Case(text, gold, store.vector_search(vector, DEEPEST, match, exact=True))
         for boost in BOOSTS:
-            case.keyword[boost] = keyword_search(store, text, MIN_PREFETCH, match, section_boost=boost)
+            case.keyword[boost] = keyword_search(store, text, DEEPEST, match, section_boost=boost)
         w = DEFAULT_RANKING.vector_weight
-        first = {"vector": (w, case.vector), "keyword": (1 - w, case.keyword[0.0])}
+        first = {"vector": (w, case.vector[:MIN_PREFETCH]), "keyword": (1 - w, case.keyword[0.0][:MIN_PREFETCH])}
         for passages, words in FEEDBACK:
             ranking = replace(DEFAULT_RANKING, feedback_weight=0.5, feedback_passages=passages, feedback_terms=words)
             lists = with_feedback(store, text, first, MIN_PREFETCH, match, ranking)
@@ -122,7 +125,7 @@ def add_plain_vectors(store: Store, embedder: Embedder, source_id: str, cases: l
     queries = np.asarray(embedder.embed([c.text for c in cases]), dtype=np.float32)
     for case, q in zip(cases, queries, strict=True):
         sims = matrix @ q
-        top = np.argsort(-sims)[:MIN_PREFETCH]
+        top = np.argsort(-sims)[:DEEPEST]
         case.vector_plain = [Hit(rows[i], similarity=float(sims[i])) for i in top]
 
 
@@ -130,7 +133,8 @@ def _lists(case: Case, config: Config, mode: str) -> Lists:
     ranking = config.ranking
     vector = case.vector if config.context else case.vector_plain
     assert vector is not None, "context off needs add_plain_vectors"
-    keyword = case.keyword[ranking.section_boost]
+    depth = ranking.candidates
+    vector, keyword = vector[:depth], case.keyword[ranking.section_boost][:depth]
     if mode == "vector":
         return {"vector": (1.0, vector)}
     if mode == "keyword":
@@ -146,9 +150,10 @@ def _lists(case: Case, config: Config, mode: str) -> Lists:
 
 def rank(case: Case, config: Config, mode: str = "hybrid") -> tuple[list[str], list[str]]:
     """(files in ranked order, files of the five hits served) for one query."""
-    fused = fuse_lists(_lists(case, config, mode), 4 * MIN_PREFETCH, config.ranking)
-    files = list(dict.fromkeys(h.chunk.key for h in by_document(fused, len(fused), config.ranking)))
-    served = by_document(fused, 5, config.ranking) if config.documents else fused[:5]
+    lists = _lists(case, config, mode)
+    fused = fuse_lists(lists, 4 * config.ranking.candidates, config.ranking)
+    files = list(dict.fromkeys(h.chunk.key for h in by_document(fused, len(fused), config.ranking, lists)))
+    served = by_document(fused, 5, config.ranking, lists) if config.documents else fused[:5]
     return files, [h.chunk.key for h in served]
 
 
@@ -182,6 +187,14 @@ def levers(best: Ranking = DEFAULT_RANKING) -> list[tuple[str, Config]]:
         ("new - documents", Config(replace(best, document_share=0.0))),
         ("new + title field", Config(replace(best, section_boost=TITLE_BOOST), documents=True)),
         ("new, context off", Config(best, documents=True, context=False)),
+        *((f"old + depth {d}", Config(replace(OLD, candidates=d))) for d in DEPTHS),
+        *((f"new + depth {d}", Config(replace(best, candidates=d), documents=True)) for d in DEPTHS),
+        *(
+            (f"new + {n}{f' {f}' if n == 'floor' else ''}", Config(replace(best, normalise=n, vector_floor=f), True))
+            for n, f in NORMALISE
+        ),
+        ("new + document fusion", Config(replace(best, document_fusion=True), documents=True)),
+        ("new, context off + doc fusion", Config(replace(best, document_fusion=True), True, context=False)),
         *(
             (f"new + feedback {p}p {n}w {w}", Config(feedback(best, w, p, n), documents=True))
             for p, n in FEEDBACK
@@ -272,3 +285,38 @@ def latency(store: Store, embedder: Embedder, source_id: str, queries: list[str]
     print(f"\n  latency, hybrid_search on {len(queries)} handbook queries x {rounds} (median ms/query):")
     for name, values in times.items():
         print(f"  {name:<30} {1000 * median(values):7.1f} ms   x{median(values) / base:.2f}")
+
+
+LEVER_WEIGHTS = (0.3, 0.4, 0.5)
+LEVER_NORMALISE = (("minmax", 0.0), ("dbsf", 0.0), ("floor", 0.0), ("floor", 0.1), ("floor", 0.2), ("floor", 0.3))
+
+
+def lever_grid(datasets: list[Dataset], best: Ranking = DEFAULT_RANKING) -> None:
+    """The convex fusion's levers together: normalisation x depth x document fusion x vector weight,
+    documents served once each, every data set's figures side by side."""
+    print("\n  lever grid (convex fusion, documents served once each):")
+    names = [f"{d.name[:8]} {n}" for d in datasets for n in [*d.metrics, "served@5", "below"]]
+    print(
+        f"  {'normalise':<10} {'floor':>5} {'depth':>5} {'docfu':>5} {'w_vec':>5}" + "".join(f"{n:>19}" for n in names)
+    )
+    for normalise, floor in LEVER_NORMALISE:
+        for depth in (MIN_PREFETCH, *DEPTHS):
+            for document_fusion in (False, True):
+                for w in LEVER_WEIGHTS:
+                    ranking = replace(
+                        best,
+                        normalise=normalise,
+                        vector_floor=floor,
+                        candidates=depth,
+                        document_fusion=document_fusion,
+                        vector_weight=w,
+                    )
+                    cells = []
+                    for d in datasets:
+                        scores = evaluate(d, Config(ranking, documents=True))
+                        cells += [scores[n] for n in [*d.metrics, "served@5", "below"]]
+                    print(
+                        f"  {normalise:<10} {floor:>5} {depth:>5} {document_fusion!s:>5} {w:>5}"
+                        + "".join(f"{c:>19.3f}" for c in cells),
+                        flush=True,
+                    )

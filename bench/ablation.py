@@ -54,7 +54,9 @@ from thoth.retrieval.search import (
 )
 from thoth.store import Store
 
-OLD = Ranking(fusion="rrf", vector_weight=0.5, section_boost=0.0, document_share=0.0)
+OLD = Ranking(fusion="rrf", vector_weight=0.5, section_boost=0.0, document_share=0.0, document_fusion=False)
+# the default before the normalisation and document-fusion levers (convex, min-max, best fused chunk)
+PREVIOUS = replace(DEFAULT_RANKING, normalise="minmax", vector_floor=0.0, document_fusion=False)
 BOOSTS = (0.0, 1.0, 2.0)
 WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
 SHARES = (0.0, 0.2, 0.5)
@@ -174,27 +176,34 @@ TITLE_BOOST = 1.0  # the title/heading field's weight when the ablation turns it
 
 
 def levers(best: Ranking = DEFAULT_RANKING) -> list[tuple[str, Config]]:
-    """The old ranking, each lever alone on it, the new default, and the default less or plus each lever."""
+    """The old ranking, each lever alone on it, the previous default and each newer lever alone on it,
+    the new default, and the default less or plus each lever."""
     fusion = {"fusion": best.fusion, "vector_weight": best.vector_weight}
+    prev = PREVIOUS
     return [
         ("old default (plain RRF)", Config(OLD)),
-        ("old + fusion", Config(replace(OLD, **fusion))),
+        ("old + fusion (min-max)", Config(replace(OLD, **fusion, normalise="minmax"))),
+        ("old + fusion (floor)", Config(replace(OLD, **fusion, normalise=best.normalise))),
         ("old + documents", Config(replace(OLD, document_share=best.document_share), documents=True)),
         ("old + title field", Config(replace(OLD, section_boost=TITLE_BOOST))),
         ("old, context off", Config(OLD, context=False)),
+        *((f"old + depth {d}", Config(replace(OLD, candidates=d))) for d in DEPTHS),
+        ("previous default", Config(prev, documents=True)),
+        *((f"prev + depth {d}", Config(replace(prev, candidates=d), documents=True)) for d in DEPTHS),
+        *(
+            (f"prev + {n}{f' {f}' if n == 'floor' else ''}", Config(replace(prev, normalise=n, vector_floor=f), True))
+            for n, f in NORMALISE
+        ),
+        ("prev + document fusion", Config(replace(prev, document_fusion=True), documents=True)),
+        ("prev, context off", Config(prev, documents=True, context=False)),
         ("new default", Config(best, documents=True)),
+        ("new - floor (min-max)", Config(replace(best, normalise="minmax"), documents=True)),
+        ("new - document fusion", Config(replace(best, document_fusion=False), documents=True)),
         ("new - fusion", Config(replace(best, fusion=OLD.fusion, vector_weight=OLD.vector_weight), documents=True)),
         ("new - documents", Config(replace(best, document_share=0.0))),
         ("new + title field", Config(replace(best, section_boost=TITLE_BOOST), documents=True)),
         ("new, context off", Config(best, documents=True, context=False)),
-        *((f"old + depth {d}", Config(replace(OLD, candidates=d))) for d in DEPTHS),
         *((f"new + depth {d}", Config(replace(best, candidates=d), documents=True)) for d in DEPTHS),
-        *(
-            (f"new + {n}{f' {f}' if n == 'floor' else ''}", Config(replace(best, normalise=n, vector_floor=f), True))
-            for n, f in NORMALISE
-        ),
-        ("new + document fusion", Config(replace(best, document_fusion=True), documents=True)),
-        ("new, context off + doc fusion", Config(replace(best, document_fusion=True), True, context=False)),
         *(
             (f"new + feedback {p}p {n}w {w}", Config(feedback(best, w, p, n), documents=True))
             for p, n in FEEDBACK
@@ -225,12 +234,12 @@ def table(datasets: list[Dataset], rows: list[tuple[str, Config]]) -> None:
         print(
             "  short queries (content words at most N: how many): " + ", ".join(f"{n}: {k}" for n, k in short.items())
         )
-        print(f"  {'configuration':<26}" + "".join(f"{n:>10}" for n in names))
+        print(f"  {'configuration':<30}" + "".join(f"{n:>10}" for n in names))
         for label, config in rows:
             if not config.context and data.cases[0].vector_plain is None:
                 continue
             scores = evaluate(data, config)
-            print(f"  {label:<26}" + "".join(f"{scores[n]:>10.3f}" for n in names), flush=True)
+            print(f"  {label:<30}" + "".join(f"{scores[n]:>10.3f}" for n in names), flush=True)
 
 
 def grid(datasets: list[Dataset]) -> None:
@@ -257,6 +266,9 @@ def latency(store: Store, embedder: Embedder, source_id: str, queries: list[str]
     match = {"source_id": source_id}
     runs = {
         "old default": lambda q: hybrid_search(store, embedder, q, 5, match=match, ranking=OLD),
+        "previous default, files": lambda q: hybrid_search(
+            store, embedder, q, 5, match=match, documents=True, ranking=PREVIOUS
+        ),
         "new default, files": lambda q: hybrid_search(store, embedder, q, 5, match=match, documents=True),
         "new default, chunks": lambda q: hybrid_search(store, embedder, q, 5, match=match),
         "new + feedback, files": lambda q: hybrid_search(

@@ -1,12 +1,27 @@
 """The convex fusion's levers (issue 16): how each list is scaled onto 0..1 (`Ranking.normalise`),
-and files ranked by document-level fusion (`Ranking.document_fusion`). Pure functions over hits."""
+and files ranked by document-level fusion (`Ranking.document_fusion`), both on by default: pure
+functions over hits, and hybrid search over a small generated corpus (real model, real LanceDB)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 import pytest
 
+from tests.test_retrieval_quality import _ingest_pages
+from thoth.embed import get_embedder
 from thoth.records import Chunk, Hit
-from thoth.retrieval.search import Ranking, _scaled, by_document, document_scores, fuse_lists
+from thoth.retrieval.search import (
+    DEFAULT_RANKING,
+    Ranking,
+    _scaled,
+    by_document,
+    document_scores,
+    fuse_lists,
+    hybrid_search,
+)
+from thoth.store import Store
 
 
 def _hit(chunk_id: str, key: str, *, similarity: float | None = None, bm25: float | None = None) -> Hit:
@@ -70,4 +85,39 @@ def test_document_fusion_counts_a_documents_best_chunk_in_each_list() -> None:
     assert [h.chunk.key for h in ranked] == ["two.md", "one.md"]
     assert ranked[0].document_score == pytest.approx(1.0)
     assert ranked[0].chunk_id in {"two-a", "two-b"}  # represented by its best fused passage
-    assert [h.chunk.key for h in by_document(fused, 2, Ranking(document_share=0.0), lists)] == ["one.md", "two.md"]
+    chunkwise = Ranking(document_share=0.0, document_fusion=False)
+    assert [h.chunk.key for h in by_document(fused, 2, chunkwise, lists)] == ["one.md", "two.md"]  # lever off
+
+
+FILLER = "Teams write their plans in the shared tracker and review them each quarter."
+# notes.md: one section has the part number (the keyword side's best), another says in other words what the
+# query means (the vector side's best). inventory.md: one passage second in both lists, close behind.
+SPLIT_PAGES = {
+    "kit/notes.md": "# Workshop notes\n\n## Ordering\n\nOrder form: part 4471, the supplier address and the price.\n\n"
+    "## Accuracy\n\nOver the years a meter's indications wander off the correct figure.\n",
+    "kit/inventory.md": "# Inventory\n\nThe store room keeps part 4471 and meters that slowly lose their accuracy.\n",
+    **{f"misc/p{i}.md": f"# Page {i}\n\nThe canteen menu changes on Monday {i}. {FILLER}\n" for i in range(6)},
+    **{
+        f"lab/m{i}.md": f"# Method {i}\n\nA method for sample {i}: weigh, dissolve and filter. {FILLER}\n"
+        for i in range(4)
+    },
+}
+
+
+def test_a_page_whose_sections_match_the_words_and_the_meaning_ranks_first(tmp_path: Path) -> None:
+    settings = _ingest_pages(tmp_path, SPLIT_PAGES, "split")
+    store, embedder = Store(settings), get_embedder(settings)
+    query = "part 4471 readings drift over time"
+    keyword = hybrid_search(store, embedder, query, 2, alpha=0.0)
+    vector = hybrid_search(store, embedder, query, 2, alpha=1.0)
+    assert {h.chunk.section for h in keyword} == {"Workshop notes > Ordering", "Inventory"}  # "part 4471"
+    assert [h.chunk.section for h in vector] == ["Workshop notes > Accuracy", "Inventory"]
+
+    files = hybrid_search(store, embedder, query, 2, documents=True)  # the default: document-level fusion
+    assert [h.chunk.key for h in files] == ["kit/notes.md", "kit/inventory.md"]
+    assert files[0].document_score > files[1].document_score
+    chunkwise = replace(DEFAULT_RANKING, document_fusion=False)  # by its best fused passage, notes.md is second
+    assert [h.chunk.key for h in hybrid_search(store, embedder, query, 2, documents=True, ranking=chunkwise)] == [
+        "kit/inventory.md",
+        "kit/notes.md",
+    ]

@@ -53,15 +53,17 @@ class Ranking:
     # weighed with `short_query_weight` for the vector list instead, leaning lexical.
     short_query_words: int = 0
     short_query_weight: float = 0.25
-    # How convex fusion scales each list onto 0..1: "minmax" (its best 1, its last candidate 0),
-    # "dbsf" (its mean - 3 standard deviations 0, mean + 3 1, clipped), "floor" (cosine from the fixed
-    # `vector_floor`, BM25 from 0, each list's best 1). docs/benchmarks.md says which won.
-    normalise: str = "minmax"
-    vector_floor: float = 0.0
+    # How convex fusion scales each list onto 0..1: "floor" (cosine from the fixed `vector_floor`, BM25
+    # from 0, each list's best 1), "minmax" (its best 1, its last candidate 0: the default before),
+    # "dbsf" (its mean - 3 standard deviations 0, mean + 3 1, clipped). The floor was chosen on dev for
+    # all-MiniLM-L6-v2, whose unrelated texts score near 0; a model whose cosines all sit high (e5)
+    # needs its own floor, or "minmax".
+    normalise: str = "floor"
+    vector_floor: float = 0.2
     candidates: int = MIN_PREFETCH  # how deep each list is fetched (the min-max floor is the last one)
     # Files ranked by document-level fusion: a document's score from its best chunk in EACH list (one
     # passage may match the words, another the meaning), not from its best fused chunk.
-    document_fusion: bool = False
+    document_fusion: bool = True
 
 
 DEFAULT_RANKING = Ranking()
@@ -229,7 +231,7 @@ def _scaled(hits: list[Hit], field: str, ranking: Ranking = DEFAULT_RANKING) -> 
         mean = fmean(scores)
         spread = 3 * pstdev(scores, mean)
         top, bottom = mean + spread, mean - spread
-    elif ranking.normalise == "floor":
+    elif ranking.normalise == "floor" or (ranking.normalise == "cosine-floor" and field == "similarity"):
         bottom = ranking.vector_floor if field == "similarity" else 0.0
     else:
         bottom = min(scores)
@@ -340,7 +342,7 @@ def hybrid_search(
     if not documents:
         return fuse_lists(lists, limit, ranking)
     depth = max(len(hits) for _, hits in lists.values()) if lists else limit
-    return by_document(fuse_lists(lists, 2 * depth, ranking), limit, ranking)
+    return by_document(fuse_lists(lists, 2 * depth, ranking), limit, ranking, lists)
 
 
 def _ranked_lists(
@@ -359,7 +361,7 @@ def _ranked_lists(
         raise SearchError("query must be a non-empty string")
     if alpha is not None and not 0.0 <= alpha <= 1.0:
         raise SearchError(f"alpha must be between 0.0 and 1.0, got {alpha}")
-    depth = max(prefetch or 0, MIN_PREFETCH, limit)
+    depth = max(prefetch or 0, ranking.candidates, limit)
     w_vector = query_vector_weight(query, ranking) if alpha is None else alpha
     lists: Lists = {}
     if w_vector > 0 and embedder is None:

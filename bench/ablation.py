@@ -2,10 +2,11 @@
 
     python -m bench.quality --ablation [--only scifact|handbook] [--limit-queries N]
 
-Every query's vector and keyword lists are fetched once from the real index (at the depth the server
-fetches, MIN_PREFETCH; vectors by exact search, so the ANN index the shared bench folder has does not
-blur the comparison), then ranked under each configuration by the functions the server runs
-(`fuse_lists`, `by_document`), so a figure here is what a tool returns. The levers:
+Every query's vector and keyword lists are fetched once from the real index (DEEPEST deep; each
+configuration takes its `Ranking.candidates`, by default the depth the server fetches; vectors by exact
+search, so the ANN index the shared bench folder has does not blur the comparison), then ranked under
+each configuration by the functions the server runs (`fuse_lists`, `by_document`), so a figure here is
+what a tool returns. The levers:
 
 - fusion: plain RRF (the old default) against a convex combination of scores scaled per list, with
   the vector weight chosen on dev (`--grid` prints the whole grid);
@@ -19,6 +20,10 @@ blur the comparison), then ranked under each configuration by the functions the 
   (passages, words) setting and the share varies on them;
 - short queries: a query of at most N content words weighed with a lower vector weight (leaning
   lexical), longer ones with the default's (`query_vector_weight`);
+- normalisation: how convex fusion scales each list (min-max between its best and last candidate, the
+  previous default; DBSF, mean +- 3 sigma; a fixed floor: cosine from `vector_floor`, BM25 from 0);
+- depth: lists 60 or 100 deep instead of 40 (`Ranking.candidates`);
+- document fusion: a file scored by its best chunk in each list, not by its best fused chunk;
 - context: chunks embedded with their title and heading path (the index's default) against the text
   alone (vectors computed here and cached under the --db folder; SciFact only with --context-scifact,
   it re-embeds ~13k chunks).
@@ -271,6 +276,9 @@ def latency(store: Store, embedder: Embedder, source_id: str, queries: list[str]
         ),
         "new default, files": lambda q: hybrid_search(store, embedder, q, 5, match=match, documents=True),
         "new default, chunks": lambda q: hybrid_search(store, embedder, q, 5, match=match),
+        "new + depth 100, files": lambda q: hybrid_search(
+            store, embedder, q, 5, match=match, documents=True, ranking=replace(DEFAULT_RANKING, candidates=100)
+        ),
         "new + feedback, files": lambda q: hybrid_search(
             store, embedder, q, 5, match=match, documents=True, ranking=feedback(DEFAULT_RANKING, 0.3, 3, 10)
         ),

@@ -19,7 +19,7 @@ What it does, all in one run so the ratios compare like with like:
 4. Where the time goes (`--profile`, on by default): each stage of a search_handbook call timed on its
    own in this process, by 1, 4 and 16 concurrent callers (threads; the MCP tool call as concurrent
    tasks on one event loop, as the server runs it): query embedding, BM25, vector search, fetching
-   the hit rows (searches with every hit column less the same searches fetching ids only), fusion,
+   the k hit rows kept (`Store.fill`; the searches read ids and what ranking groups by), fusion,
    the MCP layer (argument validation, the tool's shaping and rendering: the in-process tool call
    less hybrid search), JSON serialisation of the result, and HTTP (the HTTP p50 less the in-process
    tool call and serialisation). Every stage gets its own queries, so no cache answers a repeat.
@@ -47,8 +47,17 @@ import numpy as np
 
 from thoth.config import Settings
 from thoth.embed import get_embedder
+from thoth.mcp.toolsets.handbook import HIT_FIELDS
 from thoth.records import Chunk
-from thoth.retrieval.search import MIN_PREFETCH, fuse, hybrid_search, keyword_query, keyword_search
+from thoth.retrieval.search import (
+    DEFAULT_RANKING,
+    MIN_PREFETCH,
+    fuse,
+    fuse_lists,
+    hybrid_search,
+    keyword_search,
+    ranking_fields,
+)
 from thoth.store import IndexMissing, Store
 from thoth.store.schema import CHUNKS
 
@@ -107,13 +116,24 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def process_tree(pid: int) -> list[int]:
+    """`pid` and its descendants (uvicorn's workers under its supervisor)."""
+    pids = [pid]
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            pids += process_tree(int(child))
+    return pids
+
+
 def rss_mb(pid: int) -> dict[str, float]:
-    """Resident memory of a process in MB: total, anonymous (heap: excludes page cache), file-backed, peak."""
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "RssAnon", "RssFile", "VmHWM"):
-            fields[key] = int(value.split()[0]) / 1024
+    """Resident memory in MB of a process and its children together: total, anonymous (heap: excludes
+    page cache), file-backed, peak."""
+    fields = {"VmRSS": 0.0, "RssAnon": 0.0, "RssFile": 0.0, "VmHWM": 0.0}
+    for one in process_tree(pid):
+        for line in Path(f"/proc/{one}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in fields:
+                fields[key] += int(value.split()[0]) / 1024
     return {"rss": fields["VmRSS"], "anon": fields["RssAnon"], "file": fields["RssFile"], "peak": fields["VmHWM"]}
 
 
@@ -322,27 +342,31 @@ def profile_stages(settings: Settings, env: dict[str, str], n: int, k: int, clie
     qs = {stage: queries(n, seed=100 + i) for i, stage in enumerate(STAGES)}
     vectors = dict(zip(qs["vector"], embedder.embed(qs["vector"]), strict=True))
     vectors |= dict(zip(qs["fetch rows"], embedder.embed(qs["fetch rows"]), strict=True))
-    ids = ["chunk_id"]
+    ranked = ranking_fields(DEFAULT_RANKING)  # what the searches read: ids and what ranking groups by
 
-    def fetch_ids(q: str) -> None:
-        store.vector_search(vectors[q], depth, fields=ids)
-        words, phrases = keyword_query(q)
-        store.keyword_search(words, depth, phrases=phrases, fields=ids)
+    def fts(q: str) -> list:
+        return keyword_search(store, q, depth, fields=ranked)
 
-    lists = [(q, store.vector_search(vectors[q], depth), keyword_search(store, q, depth)) for q in qs["vector"]]
+    def vector(q: str) -> list:
+        return store.vector_search(vectors[q], depth, fields=ranked)
+
+    def kept(q: str) -> list:  # the k hits a search_handbook call keeps, as the searches return them
+        lists = {"vector": (0.4, vector(q)), "keyword": (0.6, fts(q))}
+        return fuse_lists(lists, k)
+
+    lists = [(q, vector(q), fts(q)) for q in qs["vector"]]
+    to_fill = [kept(q) for q in qs["fetch rows"]]
     CPU_MS.clear()
     p50 = {
         "embed": run_concurrently(lambda q: embedder.embed([q]), qs["embed"], clients),
-        "fts": run_concurrently(lambda q: keyword_search(store, q, depth), qs["fts"], clients),
-        "vector": run_concurrently(lambda q: store.vector_search(vectors[q], depth), qs["vector"], clients),
-        "ids only": run_concurrently(fetch_ids, qs["fetch rows"], clients),
+        "fts": run_concurrently(fts, qs["fts"], clients),
+        "vector": run_concurrently(vector, qs["vector"], clients),
+        "fetch rows": run_concurrently(lambda hits: store.fill(hits, HIT_FIELDS), to_fill, clients),
         "fusion": run_concurrently(lambda item: fuse([(0.5, item[1]), (0.5, item[2])], k), lists, clients),
         "hybrid search": run_concurrently(lambda q: hybrid_search(store, embedder, q, k), qs["hybrid search"], clients),
     }
     out = {name: percentile(times, 50) for name, times in p50.items()}
     cpu = dict(zip(p50, CPU_MS, strict=True))
-    out["fetch rows"] = max(0.0, out["fts"] + out["vector"] - out.pop("ids only"))
-    cpu["fetch rows"] = max(0.0, cpu["fts"] + cpu["vector"] - cpu.pop("ids only"))
     tool_ms, results = tool_calls(env, qs["MCP layer"], k, clients)
     out["tool call"], cpu["tool call"] = percentile(tool_ms, 50), CPU_MS[-1]
     out["MCP layer"] = max(0.0, out["tool call"] - out["hybrid search"])
@@ -386,9 +410,15 @@ def print_profile(profiles: dict[int, dict[str, float]], http: dict[int, dict[st
 # -- 3. search_handbook over HTTP, concurrent clients ---------------------------------------
 
 
-def start_server(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
+def start_server(env: dict[str, str], workers: int = 1) -> tuple[subprocess.Popen, str]:
+    """The server on a free port: `python -m thoth.mcp.server`, or with `workers` > 1 uvicorn's
+    supervisor and that many worker processes (`--workers`), each with its own model and tables."""
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "thoth.mcp.server"], env={**env, "PORT": str(port)})
+    command = [sys.executable, "-m", "thoth.mcp.server"]
+    if workers > 1:
+        factory = ["uvicorn", "thoth.mcp.server:app_from_env", "--factory", "--workers", str(workers)]
+        command = [sys.executable, "-m", *factory, "--port", str(port), "--no-access-log", "--log-level", "warning"]
+    server = subprocess.Popen(command, env={**env, "PORT": str(port)})
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 300
     while True:
@@ -422,6 +452,11 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def tree_cpu_seconds(pid: int) -> float:
+    """cpu_seconds of a process and its running children together (a supervisor and its workers)."""
+    return sum(cpu_seconds(one) for one in process_tree(pid))
+
+
 def time_concurrent(url: str, qs: list[str], k: int, clients: int, pid: int | None = None) -> dict[str, float]:
     """`clients` threads, each with its own connection, share the queries; latency per request and total rate,
     and with the server's `pid` its CPU milliseconds per request."""
@@ -443,13 +478,13 @@ def time_concurrent(url: str, qs: list[str], k: int, clients: int, pid: int | No
                     times.append((time.perf_counter() - started) * 1000)
 
     threads = [threading.Thread(target=client_loop) for _ in range(clients)]
-    started, cpu = time.perf_counter(), cpu_seconds(pid) if pid else 0.0
+    started, cpu = time.perf_counter(), tree_cpu_seconds(pid) if pid else 0.0
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     wall = time.perf_counter() - started
-    cpu_ms = (cpu_seconds(pid) - cpu) * 1000 / len(times) if pid else float("nan")  # incl. `clients` warm-ups
+    cpu_ms = (tree_cpu_seconds(pid) - cpu) * 1000 / len(times) if pid else float("nan")  # incl. `clients` warm-ups
     return {"p50": percentile(times, 50), "p95": percentile(times, 95), "qps": len(times) / wall, "cpu_ms": cpu_ms}
 
 
@@ -468,6 +503,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--nprobes", type=int, help="override THOTH_VECTOR_NPROBES for this run")
     parser.add_argument("--refine", type=int, help="override THOTH_VECTOR_REFINE_FACTOR for this run")
     parser.add_argument("--profile", action=argparse.BooleanOptionalAction, default=True, help="per-stage profile")
+    parser.add_argument("--workers", type=int, default=1, help="server processes (uvicorn --workers) over HTTP")
     args = parser.parse_args(argv)
     kinds = [s.strip().upper() for s in args.index.split(",") if s.strip()]
     levels = [int(c) for c in args.clients.split(",") if c.strip()]
@@ -510,7 +546,7 @@ def main(argv: list[str] | None = None) -> None:
                     build_s = info["seconds"] if info else 0.0
             print(f"{kind.lower()}:")
             local = measure_index(settings, qs, recall_qs, args.k, grid)
-            server, url = start_server(env)
+            server, url = start_server(env, args.workers)
             try:
                 # fresh queries per level: a query cache must not answer the 4- and 16-client runs
                 http = {
@@ -546,7 +582,7 @@ def main(argv: list[str] | None = None) -> None:
             f"{local['exact_p50']:>9.1f}{local['hybrid_p50']:>11.1f}{memory['anon']:>11.0f} / {memory['rss']:<6.0f}"
         )
     print()
-    print(f"search_handbook over HTTP (hybrid, num_results={args.k}):")
+    print(f"search_handbook over HTTP (hybrid, num_results={args.k}, {args.workers} server process(es)):")
     head = f"{'index':12}{'clients':>8}{'p50 ms':>9}{'p95 ms':>9}{'queries/s':>11}{'p50 / in-process':>18}"
     print(head)
     print("-" * len(head))

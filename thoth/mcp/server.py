@@ -172,15 +172,23 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
     return starlette
 
 
-def main() -> None:
+def app_from_env() -> Starlette:
+    """The app as the environment configures it; also a factory for several worker processes:
+    `uvicorn --factory --workers 2 thoth.mcp.server:app_from_env` (docs/benchmarks.md, "Workers")."""
     settings = Settings.from_env()
     setup_logging(settings)
     thoth = Thoth(settings)
     thoth.warm_up(background=True)  # tables and model load while the MCP SDK imports and uvicorn starts
+    return create_app(settings, thoth)
+
+
+def main() -> None:
+    app = app_from_env()
+    settings = app.state.thoth.settings
     import uvicorn
 
     uvicorn.run(
-        create_app(settings, thoth),
+        app,
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level.lower(),

@@ -337,12 +337,20 @@ def hybrid_search(
 ) -> list[Hit]:
     """The best `limit` chunks for `query`, each with `score` (fused, 0..1) and what each search saw.
     With `documents`, the best documents instead, each by its best chunk (`by_document`).
-    `match`: which chunks may be found; `fields`: the chunk fields the caller uses (default all)."""
-    lists = _ranked_lists(store, embedder, query, limit, alpha, match, prefetch, ranking, fields)
+    `match`: which chunks may be found; `fields`: the chunk fields the caller uses (default all).
+    The searches read only what ranking needs (`ranking_fields`); the `limit` hits kept are then
+    read whole (`Store.fill`)."""
+    lists = _ranked_lists(store, embedder, query, limit, alpha, match, prefetch, ranking, ranking_fields(ranking))
     if not documents:
-        return fuse_lists(lists, limit, ranking)
+        return store.fill(fuse_lists(lists, limit, ranking), fields)
     depth = max(len(hits) for _, hits in lists.values()) if lists else limit
-    return by_document(fuse_lists(lists, 2 * depth, ranking), limit, ranking, lists)
+    return store.fill(by_document(fuse_lists(lists, 2 * depth, ranking), limit, ranking, lists), fields)
+
+
+def ranking_fields(ranking: Ranking) -> list[str]:
+    """The chunk fields hybrid search ranks by (beside the id and scores): a document's identity and
+    sections for `by_document`, and the text when feedback words are drawn from the passages."""
+    return ["source_id", "key", "partition_id", *(["text"] if ranking.feedback_weight > 0 else [])]
 
 
 def _ranked_lists(

@@ -21,7 +21,8 @@ what a tool returns. The levers:
 - short queries: a query of at most N content words weighed with a lower vector weight (leaning
   lexical), longer ones with the default's (`query_vector_weight`);
 - normalisation: how convex fusion scales each list (min-max between its best and last candidate, the
-  previous default; DBSF, mean +- 3 sigma; a fixed floor: cosine from `vector_floor`, BM25 from 0);
+  previous default; DBSF, mean +- 3 sigma; a fixed floor: cosine from `vector_floor`, BM25 from 0;
+  a floor below the last candidate by `vector_spread` times the list's range);
 - depth: lists 60 or 100 deep instead of 40 (`Ranking.candidates`);
 - document fusion: a file scored by its best chunk in each list, not by its best fused chunk;
 - context: chunks embedded with their title and heading path (the index's default) against the text
@@ -208,6 +209,7 @@ def levers(best: Ranking = DEFAULT_RANKING) -> list[tuple[str, Config]]:
         ("new - documents", Config(replace(best, document_share=0.0))),
         ("new + title field", Config(replace(best, section_boost=TITLE_BOOST), documents=True)),
         ("new, context off", Config(best, documents=True, context=False)),
+        ("new, spread 1.0 for the floor", Config(replace(best, normalise="spread", vector_spread=1.0), True)),
         *((f"new + depth {d}", Config(replace(best, candidates=d), documents=True)) for d in DEPTHS),
         *(
             (f"new + feedback {p}p {n}w {w}", Config(feedback(best, w, p, n), documents=True))

@@ -46,6 +46,11 @@ def test_a_fixed_floor_scales_cosine_from_the_floor_not_from_the_last_candidate(
     }  # BM25 from 0
 
 
+def test_spread_scales_cosine_from_below_the_last_candidate_by_the_lists_range() -> None:
+    scaled = _scaled(VECTOR, "similarity", Ranking(normalise="spread", vector_spread=1.0))  # from 0.4 - 0.4 = 0
+    assert scaled == pytest.approx({"v0": 1.0, "v1": 0.75, "v2": 0.625, "v3": 0.5})
+
+
 def test_dbsf_scales_by_mean_and_three_standard_deviations_clipped() -> None:
     scaled = _scaled(VECTOR, "similarity", Ranking(normalise="dbsf"))
     mean, sd = 0.575, (sum((s - 0.575) ** 2 for s in (0.8, 0.6, 0.5, 0.4)) / 4) ** 0.5

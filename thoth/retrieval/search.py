@@ -55,11 +55,13 @@ class Ranking:
     short_query_weight: float = 0.25
     # How convex fusion scales each list onto 0..1: "floor" (cosine from the fixed `vector_floor`, BM25
     # from 0, each list's best 1), "minmax" (its best 1, its last candidate 0: the default before),
-    # "dbsf" (its mean - 3 standard deviations 0, mean + 3 1, clipped). The floor was chosen on dev for
-    # all-MiniLM-L6-v2, whose unrelated texts score near 0; a model whose cosines all sit high (e5)
+    # "dbsf" (its mean - 3 standard deviations 0, mean + 3 1, clipped), "spread" (cosine from the last
+    # candidate less `vector_spread` times the list's range, BM25 from 0). The floor was chosen on dev
+    # for all-MiniLM-L6-v2, whose unrelated texts score near 0; a model whose cosines all sit high (e5)
     # needs its own floor, or "minmax".
     normalise: str = "floor"
     vector_floor: float = 0.2
+    vector_spread: float = 1.0
     candidates: int = MIN_PREFETCH  # how deep each list is fetched (the min-max floor is the last one)
     # Files ranked by document-level fusion: a document's score from its best chunk in EACH list (one
     # passage may match the words, another the meaning), not from its best fused chunk.
@@ -233,6 +235,9 @@ def _scaled(hits: list[Hit], field: str, ranking: Ranking = DEFAULT_RANKING) -> 
         top, bottom = mean + spread, mean - spread
     elif ranking.normalise == "floor" or (ranking.normalise == "cosine-floor" and field == "similarity"):
         bottom = ranking.vector_floor if field == "similarity" else 0.0
+    elif ranking.normalise == "spread":
+        last = min(scores)
+        bottom = last - ranking.vector_spread * (top - last) if field == "similarity" else 0.0
     else:
         bottom = min(scores)
     span = top - bottom

@@ -59,6 +59,11 @@ def test_dbsf_scales_by_mean_and_three_standard_deviations_clipped() -> None:
     assert _scaled([_hit("x", "x.md", similarity=0.5)], "similarity", Ranking(normalise="dbsf")) == {"x": 1.0}
 
 
+def test_an_unknown_normalisation_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="normalise must be one of floor, minmax"):
+        Ranking(normalise="zscore")
+
+
 def test_the_floor_changes_the_fused_order_where_min_max_stretches_a_small_gap() -> None:
     # Every vector candidate is close to the others (0.80 to 0.65): min-max stretches the small cosine gap
     # between a and b over most of 0..1, and it outweighs b's clear BM25 lead; scaled from a cosine of 0,

@@ -36,7 +36,7 @@ SearchError = ClientError  # the search arguments cannot be served; the message 
 @dataclass(frozen=True)
 class Ranking:
     """How hybrid search ranks chunks and documents. The defaults were chosen on the dev splits
-    (docs/benchmarks.md, "Retrieval quality: ablation"); the old ranking was plain RRF at 0.5."""
+    (docs/benchmarks.md, "Retrieval quality: ranking levers"); the old ranking was plain RRF at 0.5."""
 
     fusion: str = "convex"  # "rrf": weighted reciprocal ranks; "convex": weighted sum of scores scaled per list
     vector_weight: float = 0.4  # the vector list's weight when no alpha is given (keyword: 1 - this)
@@ -56,9 +56,9 @@ class Ranking:
     # How convex fusion scales each list onto 0..1: "floor" (cosine from the fixed `vector_floor`, BM25
     # from 0, each list's best 1), "minmax" (its best 1, its last candidate 0: the default before),
     # "dbsf" (its mean - 3 standard deviations 0, mean + 3 1, clipped), "spread" (cosine from the last
-    # candidate less `vector_spread` times the list's range, BM25 from 0). The floor was chosen on dev
-    # for all-MiniLM-L6-v2, whose unrelated texts score near 0; a model whose cosines all sit high (e5)
-    # needs its own floor, or "minmax".
+    # candidate less `vector_spread` times the list's range, BM25 from 0), "cosine-floor" (cosine as
+    # "floor", BM25 as "minmax"). The floor was chosen on dev for all-MiniLM-L6-v2, whose unrelated
+    # texts score near 0; a model whose cosines all sit high (e5) needs its own floor, or "minmax".
     normalise: str = "floor"
     vector_floor: float = 0.2
     vector_spread: float = 1.0
@@ -67,7 +67,12 @@ class Ranking:
     # passage may match the words, another the meaning), not from its best fused chunk.
     document_fusion: bool = True
 
+    def __post_init__(self) -> None:
+        if self.normalise not in NORMALISATIONS:
+            raise ValueError(f"Ranking.normalise must be one of {', '.join(NORMALISATIONS)}, got {self.normalise!r}")
 
+
+NORMALISATIONS = ("floor", "minmax", "dbsf", "spread", "cosine-floor")
 DEFAULT_RANKING = Ranking()
 
 
@@ -224,7 +229,7 @@ _FIELDS = {"vector": "similarity", "keyword": "bm25", "feedback": "bm25"}  # the
 
 def _scaled(hits: list[Hit], field: str, ranking: Ranking = DEFAULT_RANKING) -> dict[str, float]:
     """Each hit's `field` mapped onto 0..1 within its list as `ranking.normalise` says (by default the
-    best 1, the last one fetched 0)."""
+    best 1, a cosine of `vector_floor` or a BM25 of 0 as 0), clipped to 0..1."""
     scores = [float(getattr(h, field)) for h in hits]
     if not scores:
         return {}

@@ -47,6 +47,8 @@ COPY thoth thoth
 COPY ingest ingest
 COPY bench bench
 RUN sh scripts/install_runtime.sh app /opt/venv /src && rm -rf /src
+# model.onnx is the graph; its weights are the model.onnx.*.weights file beside it, which onnxruntime maps at
+# start instead of parsing them (a cheaper cold start): the folder is copied whole.
 COPY --from=builder /opt/thoth/cache/onnx /opt/thoth/cache/onnx
 # Non-root; the image's files stay read-only to it (the index lives in GCS, the model is read-only).
 RUN useradd --uid 10001 --no-create-home --shell /usr/sbin/nologin thoth

@@ -19,7 +19,8 @@ What it does, all in one run so the ratios compare like with like:
 4. Where the time goes (`--profile`, on by default): each stage of a search_handbook call timed on its
    own in this process, by 1, 4 and 16 concurrent callers (threads; the MCP tool call as concurrent
    tasks on one event loop, as the server runs it): query embedding, BM25, vector search, fetching
-   the k hit rows kept (`Store.fill`; the searches read ids and what ranking groups by), fusion,
+   the hit rows (on a table of THOTH_LATE_READ_ROWS or more, `Store.fill` of the k hits kept;
+   otherwise the two searches with the tool's columns less the same searches reading ids), fusion,
    the MCP layer (argument validation, the tool's shaping and rendering: the in-process tool call
    less hybrid search), JSON serialisation of the result, and HTTP (the HTTP p50 less the in-process
    tool call and serialisation). Every stage gets its own queries, so no cache answers a repeat.
@@ -342,31 +343,46 @@ def profile_stages(settings: Settings, env: dict[str, str], n: int, k: int, clie
     qs = {stage: queries(n, seed=100 + i) for i, stage in enumerate(STAGES)}
     vectors = dict(zip(qs["vector"], embedder.embed(qs["vector"]), strict=True))
     vectors |= dict(zip(qs["fetch rows"], embedder.embed(qs["fetch rows"]), strict=True))
-    ranked = ranking_fields(DEFAULT_RANKING)  # what the searches read: ids and what ranking groups by
+    ranked = ranking_fields(DEFAULT_RANKING)
+    late = store.reads_late()  # a large table: searches read ids and ranking fields, then the hits kept
+    read = ranked if late else [*HIT_FIELDS, *ranked]
 
-    def fts(q: str) -> list:
-        return keyword_search(store, q, depth, fields=ranked)
+    def fts(q: str, fields: list[str] = read) -> list:
+        return keyword_search(store, q, depth, fields=fields)
 
-    def vector(q: str) -> list:
-        return store.vector_search(vectors[q], depth, fields=ranked)
+    def vector(q: str, fields: list[str] = read) -> list:
+        return store.vector_search(vectors[q], depth, fields=fields)
 
     def kept(q: str) -> list:  # the k hits a search_handbook call keeps, as the searches return them
-        lists = {"vector": (0.4, vector(q)), "keyword": (0.6, fts(q))}
-        return fuse_lists(lists, k)
+        return fuse_lists({"vector": (0.4, vector(q)), "keyword": (0.6, fts(q))}, k)
+
+    def ids_only(q: str) -> None:
+        vector(q, ["chunk_id"])
+        fts(q, ["chunk_id"])
 
     lists = [(q, vector(q), fts(q)) for q in qs["vector"]]
-    to_fill = [kept(q) for q in qs["fetch rows"]]
+    to_fill = [kept(q) for q in qs["fetch rows"]] if late else []
     CPU_MS.clear()
     p50 = {
         "embed": run_concurrently(lambda q: embedder.embed([q]), qs["embed"], clients),
         "fts": run_concurrently(fts, qs["fts"], clients),
         "vector": run_concurrently(vector, qs["vector"], clients),
-        "fetch rows": run_concurrently(lambda hits: store.fill(hits, HIT_FIELDS), to_fill, clients),
+        # late: Store.fill of the k hits kept; else what reading the fields costs the two searches
+        "fetch rows": run_concurrently(
+            (lambda hits: store.fill(hits, HIT_FIELDS)) if late else ids_only, to_fill or qs["fetch rows"], clients
+        ),
         "fusion": run_concurrently(lambda item: fuse([(0.5, item[1]), (0.5, item[2])], k), lists, clients),
-        "hybrid search": run_concurrently(lambda q: hybrid_search(store, embedder, q, k), qs["hybrid search"], clients),
+        "hybrid search": run_concurrently(
+            lambda q: hybrid_search(store, embedder, q, k, documents=True, fields=HIT_FIELDS),
+            qs["hybrid search"],
+            clients,
+        ),
     }
     out = {name: percentile(times, 50) for name, times in p50.items()}
     cpu = dict(zip(p50, CPU_MS, strict=True))
+    if not late:
+        out["fetch rows"] = max(0.0, out["fts"] + out["vector"] - out["fetch rows"])
+        cpu["fetch rows"] = max(0.0, cpu["fts"] + cpu["vector"] - cpu["fetch rows"])
     tool_ms, results = tool_calls(env, qs["MCP layer"], k, clients)
     out["tool call"], cpu["tool call"] = percentile(tool_ms, 50), CPU_MS[-1]
     out["MCP layer"] = max(0.0, out["tool call"] - out["hybrid search"])

@@ -13,7 +13,9 @@ gitignored): the first run exports (about 10-15 s), later runs reuse the files.
 
 from __future__ import annotations
 
+import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -248,3 +250,8 @@ print(e.onnx_path)
     exported = Path(proc.stdout.strip())
     assert exported.is_file() and exported.is_relative_to(tmp_path / "cache")
     assert (exported.parent / "export.json").is_file()
+    # The weights in a file beside the graph (onnxruntime maps it: a cheaper start), readable like the graph.
+    weights = exported.parent / json.loads((exported.parent / "export.json").read_text())["weights"]
+    assert weights.is_file() and weights.stat().st_size > 10 * exported.stat().st_size
+    assert stat.S_IMODE(weights.stat().st_mode) == stat.S_IMODE(exported.stat().st_mode)
+    assert not list(exported.parent.glob(".*.tmp"))

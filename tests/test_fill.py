@@ -1,9 +1,11 @@
-"""Searches rank on ids and a few fields; only the hits kept are read whole (`Store.fill`, issue 17).
+"""On a large table searches rank on ids and a few fields; only the hits kept are read whole (`Store.fill`,
+issue 17).
 The served hits are the same as when every candidate was read whole, and a row that moved or went
 away between the search and the read is found by its chunk id or left out, never mixed up."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -21,14 +23,19 @@ QUERIES = ["how do I request time off", "deploy rollback", "expense report recei
 
 def test_hybrid_search_serves_what_whole_candidates_gave(indexed: Settings) -> None:
     store, embedder = Store(indexed), get_embedder(indexed)
+    late = Store(replace(indexed, late_read_rows=0))  # as on a large table: ids first, then the hits kept
+    assert late.reads_late() and not store.reads_late()
     for query in QUERIES:
         for documents in (False, True):
             whole = _ranked_lists(store, embedder, query, 5, None, None, None)  # every field of every candidate
             fused = fuse_lists(whole, 5) if not documents else by_document(fuse_lists(whole, 80), 5)
-            served = hybrid_search(store, embedder, query, 5, documents=documents)
-            assert [(h.chunk, h.score, h.similarity, h.bm25, h.document_score) for h in served] == [
-                (h.chunk, h.score, h.similarity, h.bm25, h.document_score) for h in fused
-            ], (query, documents)
+            for served in (
+                hybrid_search(late, embedder, query, 5, documents=documents),
+                hybrid_search(store, embedder, query, 5, documents=documents),
+            ):
+                assert [(h.chunk, h.score, h.similarity, h.bm25, h.document_score) for h in served] == [
+                    (h.chunk, h.score, h.similarity, h.bm25, h.document_score) for h in fused
+                ], (query, documents)
 
 
 def test_searches_read_only_the_ranking_fields(indexed: Settings) -> None:

@@ -249,11 +249,16 @@ class Settings:
     vector_index_type: str = "IVF_PQ"
     # Search-time knobs of the ANN index: IVF partitions probed, and how many times `limit` candidates
     # IVF_PQ re-ranks on the full vectors. At 1M chunks recall@10 was 0.79 / 0.91 / 0.96 / 0.96 / 0.99
-    # with refine factor 10 / 20 / 30 / 40 / 50 and did not move with nprobes 32..256 (docs/benchmarks.md).
+    # with refine factor 10 / 20 / 30 / 40 / 50 and did not move with nprobes 16..256 (docs/benchmarks.md);
+    # 16 probes instead of 32 kept recall@10 at 0.988 (1M) and 1.000 (100k) for less work per search.
     # The factor is for a 10-hit search: a deeper one (hybrid search fetches 40) re-ranks the same
     # factor x 10 candidates, which keeps its recall@10 (thoth.store.db.refine_candidates).
-    vector_nprobes: int = 32
+    vector_nprobes: int = 16
     vector_refine_factor: int = 50
+    # From this many chunks, searches read only ids and what ranking needs, and the hits kept are read
+    # whole afterwards (Store.fill): a CPU saving of 7-17% at 1M chunks, a loss of 10% at 100k and 25%
+    # at 25 chunks, where that extra read costs more than the columns it saves (docs/benchmarks.md).
+    late_read_rows: int = 500_000
     # Serving
     host: str = "127.0.0.1"
     port: int = 8080
@@ -345,6 +350,7 @@ class Settings:
             vector_index_type=index_type,
             vector_nprobes=_int(env, "THOTH_VECTOR_NPROBES", cls.vector_nprobes, 1, 100_000),
             vector_refine_factor=_int(env, "THOTH_VECTOR_REFINE_FACTOR", cls.vector_refine_factor, 1, 1000),
+            late_read_rows=_int(env, "THOTH_LATE_READ_ROWS", cls.late_read_rows, 0, 10**12),
             host=env.get("THOTH_HOST", env.get("HOST", cls.host)),
             port=_int(env, "PORT", cls.port, 0, 65535),
             toolsets=_toolsets(env),

@@ -195,6 +195,7 @@ def main() -> None:
         log_config=None,  # keep setup_logging's handler: JSON lines on Cloud Run for uvicorn's lines too
         access_log=False,  # RequestContextMiddleware writes the access line, with the trace
         timeout_graceful_shutdown=settings.shutdown_grace_seconds,
+        ws="none",  # no WebSocket routes: uvicorn need not import a WebSocket library at start (~0.04 s CPU)
     )
 
 

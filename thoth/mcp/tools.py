@@ -23,9 +23,11 @@ from starlette.routing import BaseRoute
 from thoth.app import Thoth
 from thoth.mcp.correlation import correlation, current_correlation_id
 from thoth.mcp.failures import Surface, call, to_client
+from thoth.mcp.lazy_tools import LazyToolManager
 from thoth.mcp.progress import with_progress
 from thoth.mcp.resources import citation_links
-from thoth.mcp.roles import WRITER_META, RoleMiddleware, current_caller, needs_writer, visible
+from thoth.mcp.roles import ROLE_KEY, WRITER_META, RoleMiddleware, current_caller, visible
+from thoth.mcp.titles import TITLES
 
 log = logging.getLogger("thoth.tools")
 
@@ -155,6 +157,26 @@ class ThothMCP(MCPServer):
     without their values, and a crash is a `server_fault` with a correlation id that the log line has.
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # The SDK's __init__ calls configure_logging(), which imports rich (~0.05 s of CPU at start) for a
+        # handler that logging.basicConfig() then drops whenever the root logger has one (setup_logging's):
+        # skip the call in exactly that case, so nothing else changes.
+        if not logging.getLogger().handlers:
+            super().__init__(*args, **kwargs)
+        else:
+            import mcp.server.mcpserver.server as sdk
+
+            configure = sdk.configure_logging
+            sdk.configure_logging = lambda *_, **__: None
+            try:
+                super().__init__(*args, **kwargs)
+            finally:
+                sdk.configure_logging = configure
+        # Tools built on first use (thoth.mcp.lazy_tools), titled from thoth.mcp.titles as registered.
+        self._tool_manager = LazyToolManager(
+            self.settings.warn_on_duplicate_tools, tools=self._tool_manager.list_tools(), default_title=TITLES.get
+        )
+
     async def call_tool(self, name: str, arguments: dict, context: Context | None = None):  # type: ignore[override]
         with correlation(context):
             try:
@@ -188,7 +210,6 @@ def build_mcp(app: Thoth) -> MCPServer:
     from thoth.mcp.completions import register_completions
     from thoth.mcp.prompts import register_prompts
     from thoth.mcp.resources import register_resources
-    from thoth.mcp.titles import apply_titles
 
     modules = _toolset_modules(app)
     # A toolset may add its own quick start (a module-level INSTRUCTIONS) to the server's instructions.
@@ -201,11 +222,12 @@ def build_mcp(app: Thoth) -> MCPServer:
     register_resources(mcp, app)
     register_completions(mcp, app)
     register_client_log(mcp)
-    if missing := apply_titles(mcp):
+    tools = mcp._tool_manager  # a LazyToolManager: asking for titles and roles builds no tool
+    if missing := [name for name in tools.names() if not tools.title_of(name)]:
         log.warning("tools without a title in thoth.mcp.titles: %s", ", ".join(missing))
 
     async def writer_tools() -> set[str]:
-        return {t.name for t in await mcp.list_tools() if needs_writer(t)}
+        return {name for name in tools.names() if (tools.meta_of(name) or {}).get(ROLE_KEY) == "writer"}
 
     mcp.middleware.append(RoleMiddleware(writer_tools))
     return mcp

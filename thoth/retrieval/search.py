@@ -348,13 +348,17 @@ def hybrid_search(
     """The best `limit` chunks for `query`, each with `score` (fused, 0..1) and what each search saw.
     With `documents`, the best documents instead, each by its best chunk (`by_document`).
     `match`: which chunks may be found; `fields`: the chunk fields the caller uses (default all).
-    The searches read only what ranking needs (`ranking_fields`); the `limit` hits kept are then
-    read whole (`Store.fill`)."""
-    lists = _ranked_lists(store, embedder, query, limit, alpha, match, prefetch, ranking, ranking_fields(ranking))
+    On a large table the searches read only what ranking needs (`ranking_fields`), and the `limit`
+    hits kept are read afterwards (`Store.fill`); on a smaller one they read the caller's fields."""
+    late = store.reads_late()
+    read = ranking_fields(ranking) if late else None if fields is None else [*fields, *ranking_fields(ranking)]
+    lists = _ranked_lists(store, embedder, query, limit, alpha, match, prefetch, ranking, read)
     if not documents:
-        return store.fill(fuse_lists(lists, limit, ranking), fields)
-    depth = max(len(hits) for _, hits in lists.values()) if lists else limit
-    return store.fill(by_document(fuse_lists(lists, 2 * depth, ranking), limit, ranking, lists), fields)
+        hits = fuse_lists(lists, limit, ranking)
+    else:
+        depth = max(len(hits) for _, hits in lists.values()) if lists else limit
+        hits = by_document(fuse_lists(lists, 2 * depth, ranking), limit, ranking, lists)
+    return store.fill(hits, fields) if late else hits
 
 
 def ranking_fields(ranking: Ranking) -> list[str]:

@@ -718,6 +718,11 @@ class Store:
         hits.sort(key=lambda h: (-(h.bm25 or 0.0), h.chunk_id))  # equal scores: one order, not storage order
         return hits
 
+    def reads_late(self) -> bool:
+        """Whether searches should read ids first and `fill` the hits kept (a large table: see
+        Settings.late_read_rows). Counting rows reads table metadata only."""
+        return self.table(CHUNKS).count_rows() >= self.settings.late_read_rows
+
     def fill(self, hits: list[Hit], fields: list[str] | None = None) -> list[Hit]:
         """`hits` with their chunks' `fields` (default all) read: searches rank on ids and a few fields,
         and only the hits a ranking keeps are read whole (at 1M chunks, reading every candidate's text

@@ -1,0 +1,112 @@
+"""Tools registered at start and built on first use: a cheaper cold start, the same tools/list.
+
+The SDK builds a tool as it is registered: a pydantic model of its arguments and the JSON schemas of
+its input and output, about 10 ms of CPU each, and Thoth registers 34 of them (a third of a second of
+the server's start; docs/benchmarks.md, "Cold start"). `LazyToolManager` keeps each registration and
+builds the tool the first time it is asked for: `tools/call` builds the one it calls, `tools/list` all
+of them, listed in the order they were registered. What a client sees does not change
+(tests/test_tool_golden.py pins every tool's schema and outputs).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.mcpserver.tools.tool_manager import ToolManager, logger
+
+
+class LazyToolManager(ToolManager):
+    """The SDK's ToolManager, building each Tool on first use.
+
+    `default_title(name)` gives a tool registered without a title its title (thoth.mcp.titles), so the
+    titles are set without building every tool. A tool whose function cannot become a tool (a bad
+    signature) fails when it is first used instead of at registration; the golden test builds them all.
+    """
+
+    def __init__(
+        self,
+        warn_on_duplicate_tools: bool = True,
+        *,
+        tools: list[Tool] | None = None,
+        default_title: Callable[[str], str | None] = lambda _: None,
+    ):
+        super().__init__(warn_on_duplicate_tools, tools=tools)
+        self._default_title = default_title
+        self._pending: dict[str, dict[str, Any]] = {}  # name -> Tool.from_function's arguments
+        self._order: dict[str, None] = dict.fromkeys(self._tools)  # every registered name, in registration order
+        self._lock = threading.Lock()  # two threads asking for one tool build it once
+
+    def add_tool(  # type: ignore[override]  # returns nothing: building the Tool is what is deferred
+        self,
+        fn: Callable[..., Any],
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Any = None,
+        icons: list[Any] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> None:
+        key = name or fn.__name__  # the name Tool.from_function gives it
+        with self._lock:
+            if key in self._order:  # as the SDK does: the first registration stays
+                if self.warn_on_duplicate_tools:
+                    logger.warning(f"Tool already exists: {key}")
+                return
+            self._order[key] = None
+            self._pending[key] = dict(
+                fn=fn,
+                name=name,
+                title=title or self._default_title(key),
+                description=description,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+                structured_output=structured_output,
+            )
+
+    def _build(self, name: str) -> Tool | None:
+        with self._lock:
+            spec = self._pending.get(name)
+            if spec is not None:
+                self._tools[name] = Tool.from_function(**spec)
+                del self._pending[name]
+            return self._tools.get(name)
+
+    def get_tool(self, name: str) -> Tool | None:
+        tool = self._tools.get(name)
+        return tool if tool is not None else self._build(name)
+
+    def list_tools(self) -> list[Tool]:
+        return [tool for name in list(self._order) if (tool := self.get_tool(name)) is not None]
+
+    def remove_tool(self, name: str) -> None:
+        with self._lock:
+            if name not in self._order:
+                raise ToolError(f"Unknown tool: {name}")
+            del self._order[name]
+            self._pending.pop(name, None)
+            self._tools.pop(name, None)
+
+    def names(self) -> list[str]:
+        """Every registered tool's name, in registration order, without building any."""
+        return list(self._order)
+
+    def title_of(self, name: str) -> str | None:
+        spec = self._pending.get(name)
+        if spec is not None:
+            return spec["title"]
+        tool = self._tools.get(name)
+        return tool.title if tool is not None else None
+
+    def meta_of(self, name: str) -> dict[str, Any] | None:
+        """A tool's `_meta` as registered (the writer role's mark), without building it."""
+        spec = self._pending.get(name)
+        if spec is not None:
+            return spec["meta"]
+        tool = self._tools.get(name)
+        return tool.meta if tool is not None else None

@@ -2,10 +2,11 @@
 
     python -m bench.quality --ablation [--only scifact|handbook] [--limit-queries N]
 
-Every query's vector and keyword lists are fetched once from the real index (at the depth the server
-fetches, MIN_PREFETCH; vectors by exact search, so the ANN index the shared bench folder has does not
-blur the comparison), then ranked under each configuration by the functions the server runs
-(`fuse_lists`, `by_document`), so a figure here is what a tool returns. The levers:
+Every query's vector and keyword lists are fetched once from the real index (DEEPEST deep; each
+configuration takes its `Ranking.candidates`, by default the depth the server fetches; vectors by exact
+search, so the ANN index the shared bench folder has does not blur the comparison), then ranked under
+each configuration by the functions the server runs (`fuse_lists`, `by_document`), so a figure here is
+what a tool returns. The levers:
 
 - fusion: plain RRF (the old default) against a convex combination of scores scaled per list, with
   the vector weight chosen on dev (`--grid` prints the whole grid);
@@ -19,6 +20,11 @@ blur the comparison), then ranked under each configuration by the functions the 
   (passages, words) setting and the share varies on them;
 - short queries: a query of at most N content words weighed with a lower vector weight (leaning
   lexical), longer ones with the default's (`query_vector_weight`);
+- normalisation: how convex fusion scales each list (min-max between its best and last candidate, the
+  previous default; DBSF, mean +- 3 sigma; a fixed floor: cosine from `vector_floor`, BM25 from 0;
+  a floor below the last candidate by `vector_spread` times the list's range);
+- depth: lists 60 or 100 deep instead of 40 (`Ranking.candidates`);
+- document fusion: a file scored by its best chunk in each list, not by its best fused chunk;
 - context: chunks embedded with their title and heading path (the index's default) against the text
   alone (vectors computed here and cached under the --db folder; SciFact only with --context-scifact,
   it re-embeds ~13k chunks).
@@ -54,13 +60,18 @@ from thoth.retrieval.search import (
 )
 from thoth.store import Store
 
-OLD = Ranking(fusion="rrf", vector_weight=0.5, section_boost=0.0, document_share=0.0)
+OLD = Ranking(fusion="rrf", vector_weight=0.5, section_boost=0.0, document_share=0.0, document_fusion=False)
+# the default before the normalisation and document-fusion levers (convex, min-max, best fused chunk)
+PREVIOUS = replace(DEFAULT_RANKING, normalise="minmax", vector_floor=0.0, document_fusion=False)
 BOOSTS = (0.0, 1.0, 2.0)
 WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
 SHARES = (0.0, 0.2, 0.5)
 FEEDBACK = ((3, 10), (5, 10), (10, 20))  # (passages, words) settings fetched for the feedback lever
 FEEDBACK_WEIGHTS = (0.2, 0.3, 0.5)
 SHORT = ((5, 0.2), (5, 0.3), (7, 0.2), (7, 0.3), (9, 0.3))  # (content words at most, vector weight)
+DEEPEST = 100  # lists are fetched this deep once; a configuration's `candidates` takes the first ones
+DEPTHS = (60, 100)
+NORMALISE = (("dbsf", 0.0), ("floor", 0.0), ("floor", 0.1), ("floor", 0.2))  # (normalise, vector floor)
 
 
 @dataclass
@@ -94,11 +105,11 @@ def collect(store: Store, embedder: Embedder, source_id: str, pairs: list[tuple[
     vectors = embedder.embed([text for text, _ in pairs])
     for (text, gold), vector in zip(pairs, vectors, strict=True):
         # exact: the levers' effect, not the ANN index's (the bench folder holds both sets, over its threshold)
-        case = Case(text, gold, store.vector_search(vector, MIN_PREFETCH, match, exact=True))
+        case = Case(text, gold, store.vector_search(vector, DEEPEST, match, exact=True))
         for boost in BOOSTS:
-            case.keyword[boost] = keyword_search(store, text, MIN_PREFETCH, match, section_boost=boost)
+            case.keyword[boost] = keyword_search(store, text, DEEPEST, match, section_boost=boost)
         w = DEFAULT_RANKING.vector_weight
-        first = {"vector": (w, case.vector), "keyword": (1 - w, case.keyword[0.0])}
+        first = {"vector": (w, case.vector[:MIN_PREFETCH]), "keyword": (1 - w, case.keyword[0.0][:MIN_PREFETCH])}
         for passages, words in FEEDBACK:
             ranking = replace(DEFAULT_RANKING, feedback_weight=0.5, feedback_passages=passages, feedback_terms=words)
             lists = with_feedback(store, text, first, MIN_PREFETCH, match, ranking)
@@ -122,7 +133,7 @@ def add_plain_vectors(store: Store, embedder: Embedder, source_id: str, cases: l
     queries = np.asarray(embedder.embed([c.text for c in cases]), dtype=np.float32)
     for case, q in zip(cases, queries, strict=True):
         sims = matrix @ q
-        top = np.argsort(-sims)[:MIN_PREFETCH]
+        top = np.argsort(-sims)[:DEEPEST]
         case.vector_plain = [Hit(rows[i], similarity=float(sims[i])) for i in top]
 
 
@@ -130,7 +141,8 @@ def _lists(case: Case, config: Config, mode: str) -> Lists:
     ranking = config.ranking
     vector = case.vector if config.context else case.vector_plain
     assert vector is not None, "context off needs add_plain_vectors"
-    keyword = case.keyword[ranking.section_boost]
+    depth = ranking.candidates
+    vector, keyword = vector[:depth], case.keyword[ranking.section_boost][:depth]
     if mode == "vector":
         return {"vector": (1.0, vector)}
     if mode == "keyword":
@@ -146,9 +158,10 @@ def _lists(case: Case, config: Config, mode: str) -> Lists:
 
 def rank(case: Case, config: Config, mode: str = "hybrid") -> tuple[list[str], list[str]]:
     """(files in ranked order, files of the five hits served) for one query."""
-    fused = fuse_lists(_lists(case, config, mode), 4 * MIN_PREFETCH, config.ranking)
-    files = list(dict.fromkeys(h.chunk.key for h in by_document(fused, len(fused), config.ranking)))
-    served = by_document(fused, 5, config.ranking) if config.documents else fused[:5]
+    lists = _lists(case, config, mode)
+    fused = fuse_lists(lists, 4 * config.ranking.candidates, config.ranking)
+    files = list(dict.fromkeys(h.chunk.key for h in by_document(fused, len(fused), config.ranking, lists)))
+    served = by_document(fused, 5, config.ranking, lists) if config.documents else fused[:5]
     return files, [h.chunk.key for h in served]
 
 
@@ -169,19 +182,35 @@ TITLE_BOOST = 1.0  # the title/heading field's weight when the ablation turns it
 
 
 def levers(best: Ranking = DEFAULT_RANKING) -> list[tuple[str, Config]]:
-    """The old ranking, each lever alone on it, the new default, and the default less or plus each lever."""
+    """The old ranking, each lever alone on it, the previous default and each newer lever alone on it,
+    the new default, and the default less or plus each lever."""
     fusion = {"fusion": best.fusion, "vector_weight": best.vector_weight}
+    prev = PREVIOUS
     return [
         ("old default (plain RRF)", Config(OLD)),
-        ("old + fusion", Config(replace(OLD, **fusion))),
+        ("old + fusion (min-max)", Config(replace(OLD, **fusion, normalise="minmax"))),
+        ("old + fusion (floor)", Config(replace(OLD, **fusion, normalise=best.normalise))),
         ("old + documents", Config(replace(OLD, document_share=best.document_share), documents=True)),
         ("old + title field", Config(replace(OLD, section_boost=TITLE_BOOST))),
         ("old, context off", Config(OLD, context=False)),
+        *((f"old + depth {d}", Config(replace(OLD, candidates=d))) for d in DEPTHS),
+        ("previous default", Config(prev, documents=True)),
+        *((f"prev + depth {d}", Config(replace(prev, candidates=d), documents=True)) for d in DEPTHS),
+        *(
+            (f"prev + {n}{f' {f}' if n == 'floor' else ''}", Config(replace(prev, normalise=n, vector_floor=f), True))
+            for n, f in NORMALISE
+        ),
+        ("prev + document fusion", Config(replace(prev, document_fusion=True), documents=True)),
+        ("prev, context off", Config(prev, documents=True, context=False)),
         ("new default", Config(best, documents=True)),
+        ("new - floor (min-max)", Config(replace(best, normalise="minmax"), documents=True)),
+        ("new - document fusion", Config(replace(best, document_fusion=False), documents=True)),
         ("new - fusion", Config(replace(best, fusion=OLD.fusion, vector_weight=OLD.vector_weight), documents=True)),
         ("new - documents", Config(replace(best, document_share=0.0))),
         ("new + title field", Config(replace(best, section_boost=TITLE_BOOST), documents=True)),
         ("new, context off", Config(best, documents=True, context=False)),
+        ("new, spread 1.0 for the floor", Config(replace(best, normalise="spread", vector_spread=1.0), True)),
+        *((f"new + depth {d}", Config(replace(best, candidates=d), documents=True)) for d in DEPTHS),
         *(
             (f"new + feedback {p}p {n}w {w}", Config(feedback(best, w, p, n), documents=True))
             for p, n in FEEDBACK
@@ -212,12 +241,12 @@ def table(datasets: list[Dataset], rows: list[tuple[str, Config]]) -> None:
         print(
             "  short queries (content words at most N: how many): " + ", ".join(f"{n}: {k}" for n, k in short.items())
         )
-        print(f"  {'configuration':<26}" + "".join(f"{n:>10}" for n in names))
+        print(f"  {'configuration':<30}" + "".join(f"{n:>10}" for n in names))
         for label, config in rows:
             if not config.context and data.cases[0].vector_plain is None:
                 continue
             scores = evaluate(data, config)
-            print(f"  {label:<26}" + "".join(f"{scores[n]:>10.3f}" for n in names), flush=True)
+            print(f"  {label:<30}" + "".join(f"{scores[n]:>10.3f}" for n in names), flush=True)
 
 
 def grid(datasets: list[Dataset]) -> None:
@@ -244,8 +273,14 @@ def latency(store: Store, embedder: Embedder, source_id: str, queries: list[str]
     match = {"source_id": source_id}
     runs = {
         "old default": lambda q: hybrid_search(store, embedder, q, 5, match=match, ranking=OLD),
+        "previous default, files": lambda q: hybrid_search(
+            store, embedder, q, 5, match=match, documents=True, ranking=PREVIOUS
+        ),
         "new default, files": lambda q: hybrid_search(store, embedder, q, 5, match=match, documents=True),
         "new default, chunks": lambda q: hybrid_search(store, embedder, q, 5, match=match),
+        "new + depth 100, files": lambda q: hybrid_search(
+            store, embedder, q, 5, match=match, documents=True, ranking=replace(DEFAULT_RANKING, candidates=100)
+        ),
         "new + feedback, files": lambda q: hybrid_search(
             store, embedder, q, 5, match=match, documents=True, ranking=feedback(DEFAULT_RANKING, 0.3, 3, 10)
         ),
@@ -272,3 +307,38 @@ def latency(store: Store, embedder: Embedder, source_id: str, queries: list[str]
     print(f"\n  latency, hybrid_search on {len(queries)} handbook queries x {rounds} (median ms/query):")
     for name, values in times.items():
         print(f"  {name:<30} {1000 * median(values):7.1f} ms   x{median(values) / base:.2f}")
+
+
+LEVER_WEIGHTS = (0.3, 0.4, 0.5)
+LEVER_NORMALISE = (("minmax", 0.0), ("dbsf", 0.0), ("floor", 0.0), ("floor", 0.1), ("floor", 0.2), ("floor", 0.3))
+
+
+def lever_grid(datasets: list[Dataset], best: Ranking = DEFAULT_RANKING) -> None:
+    """The convex fusion's levers together: normalisation x depth x document fusion x vector weight,
+    documents served once each, every data set's figures side by side."""
+    print("\n  lever grid (convex fusion, documents served once each):")
+    names = [f"{d.name[:8]} {n}" for d in datasets for n in [*d.metrics, "served@5", "below"]]
+    print(
+        f"  {'normalise':<10} {'floor':>5} {'depth':>5} {'docfu':>5} {'w_vec':>5}" + "".join(f"{n:>19}" for n in names)
+    )
+    for normalise, floor in LEVER_NORMALISE:
+        for depth in (MIN_PREFETCH, *DEPTHS):
+            for document_fusion in (False, True):
+                for w in LEVER_WEIGHTS:
+                    ranking = replace(
+                        best,
+                        normalise=normalise,
+                        vector_floor=floor,
+                        candidates=depth,
+                        document_fusion=document_fusion,
+                        vector_weight=w,
+                    )
+                    cells = []
+                    for d in datasets:
+                        scores = evaluate(d, Config(ranking, documents=True))
+                        cells += [scores[n] for n in [*d.metrics, "served@5", "below"]]
+                    print(
+                        f"  {normalise:<10} {floor:>5} {depth:>5} {document_fusion!s:>5} {w:>5}"
+                        + "".join(f"{c:>19.3f}" for c in cells),
+                        flush=True,
+                    )

@@ -2,7 +2,7 @@
 
     python -m bench.quality [--data ../shared/data] [--db .thoth/bench] [--only scifact|handbook|broad]
                             [--scifact-limit N] [--limit-queries N] [--modes keyword,vector,...]
-                            [--ablation [--grid] [--context-scifact]]
+                            [--ablation [--grid] [--lever-grid] [--context-scifact]]
 
 THOTH_EMBED_INT8=1 measures the int8 ONNX model (in an index of its own); THOTH_TREE_BUILD=0 with
 `--modes keyword,vector,hybrid` skips the trees when only the flat modes are wanted.
@@ -264,6 +264,8 @@ def ablation(data: Path, settings: Settings, cache: Path, args: argparse.Namespa
     ab.table(sets, ab.levers())
     if args.grid:
         ab.grid(sets)
+    if args.lever_grid:
+        ab.lever_grid(sets)
     if latency_set is not None:
         store, source, texts = latency_set
         ab.latency(store, embedder, source, texts)
@@ -345,6 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
     parser.add_argument("--ablation", action="store_true", help="each ranking lever on and off (bench/ablation.py)")
     parser.add_argument("--grid", action="store_true", help="with --ablation: every fusion/weight/boost/share")
+    parser.add_argument("--lever-grid", action="store_true", help="with --ablation: normalisation/depth/doc fusion")
     parser.add_argument("--context-scifact", action="store_true", help="with --ablation: SciFact without context too")
     args = parser.parse_args(argv)
     modes = [m for m in args.modes.split(",") if m]

@@ -28,7 +28,7 @@ def test_hybrid_search_serves_what_whole_candidates_gave(indexed: Settings) -> N
     for query in QUERIES:
         for documents in (False, True):
             whole = _ranked_lists(store, embedder, query, 5, None, None, None)  # every field of every candidate
-            fused = fuse_lists(whole, 5) if not documents else by_document(fuse_lists(whole, 80), 5)
+            fused = fuse_lists(whole, 5) if not documents else by_document(fuse_lists(whole, 80), 5, lists=whole)
             for served in (
                 hybrid_search(late, embedder, query, 5, documents=documents),
                 hybrid_search(store, embedder, query, 5, documents=documents),

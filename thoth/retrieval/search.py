@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
+from statistics import fmean, pstdev
 from typing import TypeVar
 
 from thoth.embed import Embedder
@@ -35,7 +36,7 @@ SearchError = ClientError  # the search arguments cannot be served; the message 
 @dataclass(frozen=True)
 class Ranking:
     """How hybrid search ranks chunks and documents. The defaults were chosen on the dev splits
-    (docs/benchmarks.md, "Retrieval quality: ablation"); the old ranking was plain RRF at 0.5."""
+    (docs/benchmarks.md, "Retrieval quality: ranking levers"); the old ranking was plain RRF at 0.5."""
 
     fusion: str = "convex"  # "rrf": weighted reciprocal ranks; "convex": weighted sum of scores scaled per list
     vector_weight: float = 0.4  # the vector list's weight when no alpha is given (keyword: 1 - this)
@@ -52,8 +53,26 @@ class Ranking:
     # weighed with `short_query_weight` for the vector list instead, leaning lexical.
     short_query_words: int = 0
     short_query_weight: float = 0.25
+    # How convex fusion scales each list onto 0..1: "floor" (cosine from the fixed `vector_floor`, BM25
+    # from 0, each list's best 1), "minmax" (its best 1, its last candidate 0: the default before),
+    # "dbsf" (its mean - 3 standard deviations 0, mean + 3 1, clipped), "spread" (cosine from the last
+    # candidate less `vector_spread` times the list's range, BM25 from 0), "cosine-floor" (cosine as
+    # "floor", BM25 as "minmax"). The floor was chosen on dev for all-MiniLM-L6-v2, whose unrelated
+    # texts score near 0; a model whose cosines all sit high (e5) needs its own floor, or "minmax".
+    normalise: str = "floor"
+    vector_floor: float = 0.2
+    vector_spread: float = 1.0
+    candidates: int = MIN_PREFETCH  # how deep each list is fetched (the min-max floor is the last one)
+    # Files ranked by document-level fusion: a document's score from its best chunk in EACH list (one
+    # passage may match the words, another the meaning), not from its best fused chunk.
+    document_fusion: bool = True
+
+    def __post_init__(self) -> None:
+        if self.normalise not in NORMALISATIONS:
+            raise ValueError(f"Ranking.normalise must be one of {', '.join(NORMALISATIONS)}, got {self.normalise!r}")
 
 
+NORMALISATIONS = ("floor", "minmax", "dbsf", "spread", "cosine-floor")
 DEFAULT_RANKING = Ranking()
 
 
@@ -205,25 +224,41 @@ def fuse(ranked: list[tuple[float, list[Hit]]], limit: int) -> list[Hit]:
     return _fused([hits for _, hits in ranked], scores)
 
 
-def _scaled(hits: list[Hit], field: str) -> dict[str, float]:
-    """Each hit's `field` mapped onto 0..1 within its list: the best 1, the last one fetched 0."""
+_FIELDS = {"vector": "similarity", "keyword": "bm25", "feedback": "bm25"}  # the score each list ranks by
+
+
+def _scaled(hits: list[Hit], field: str, ranking: Ranking = DEFAULT_RANKING) -> dict[str, float]:
+    """Each hit's `field` mapped onto 0..1 within its list as `ranking.normalise` says (by default the
+    best 1, a cosine of `vector_floor` or a BM25 of 0 as 0), clipped to 0..1."""
     scores = [float(getattr(h, field)) for h in hits]
     if not scores:
         return {}
-    top, bottom = max(scores), min(scores)
+    top = max(scores)
+    if ranking.normalise == "dbsf":
+        mean = fmean(scores)
+        spread = 3 * pstdev(scores, mean)
+        top, bottom = mean + spread, mean - spread
+    elif ranking.normalise == "floor" or (ranking.normalise == "cosine-floor" and field == "similarity"):
+        bottom = ranking.vector_floor if field == "similarity" else 0.0
+    elif ranking.normalise == "spread":
+        last = min(scores)
+        bottom = last - ranking.vector_spread * (top - last) if field == "similarity" else 0.0
+    else:
+        bottom = min(scores)
     span = top - bottom
-    return {h.chunk_id: (s - bottom) / span if span > 0 else 1.0 for h, s in zip(hits, scores, strict=True)}
+    if span <= 0:
+        return dict.fromkeys((h.chunk_id for h in hits), 1.0)
+    return {h.chunk_id: min(1.0, max(0.0, (s - bottom) / span)) for h, s in zip(hits, scores, strict=True)}
 
 
-def fuse_scores(lists: Lists, limit: int) -> list[Hit]:
+def fuse_scores(lists: Lists, limit: int, ranking: Ranking = DEFAULT_RANKING) -> list[Hit]:
     """Convex combination of the lists' scaled scores (similarity for "vector", bm25 for "keyword"): a
     hit missing from a list gets that list's floor, 0. Scores are 0..1, 1.0 = best in every list."""
-    fields = {"vector": "similarity", "keyword": "bm25", "feedback": "bm25"}
     total_weight = sum(weight for weight, _ in lists.values()) or 1.0
     scores: dict[str, float] = {}
     first_rank: dict[str, int] = {}  # ties (equal scores) keep the order the searches gave
     for name, (weight, hits) in lists.items():
-        scaled = _scaled(hits, fields[name])
+        scaled = _scaled(hits, _FIELDS[name], ranking)
         for rank, hit in enumerate(hits):
             scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + weight * scaled[hit.chunk_id] / total_weight
             first_rank[hit.chunk_id] = min(rank, first_rank.get(hit.chunk_id, rank))
@@ -234,7 +269,7 @@ def fuse_scores(lists: Lists, limit: int) -> list[Hit]:
 def fuse_lists(lists: Lists, limit: int, ranking: Ranking = DEFAULT_RANKING) -> list[Hit]:
     """The lists hybrid search ran, fused as `ranking` says."""
     if ranking.fusion == "convex":
-        return fuse_scores(lists, limit)
+        return fuse_scores(lists, limit, ranking)
     return fuse(list(lists.values()), limit)
 
 
@@ -252,18 +287,43 @@ def _other_partitions(group: list[Hit]) -> list[float]:
     return scores
 
 
-def by_document(hits: list[Hit], limit: int, ranking: Ranking = DEFAULT_RANKING) -> list[Hit]:
+def _document(hit: Hit) -> tuple[str, str]:
+    return hit.chunk.source_id, hit.chunk.key
+
+
+def document_scores(lists: Lists, ranking: Ranking = DEFAULT_RANKING) -> dict[tuple[str, str], float]:
+    """Document-level convex fusion: each document's weighted sum, over the lists, of its best chunk's
+    scaled score in that list (a passage matching the words and another matching the meaning both count)."""
+    total_weight = sum(weight for weight, _ in lists.values()) or 1.0
+    scores: dict[tuple[str, str], float] = {}
+    for name, (weight, hits) in lists.items():
+        scaled = _scaled(hits, _FIELDS[name], ranking)
+        best: dict[tuple[str, str], float] = {}
+        for hit in hits:
+            doc = _document(hit)
+            best[doc] = max(best.get(doc, 0.0), scaled[hit.chunk_id])
+        for doc, score in best.items():
+            scores[doc] = scores.get(doc, 0.0) + weight * score / total_weight
+    return scores
+
+
+def by_document(
+    hits: list[Hit], limit: int, ranking: Ranking = DEFAULT_RANKING, lists: Lists | None = None
+) -> list[Hit]:
     """`limit` hits that put documents first: each document (source and key) scored by its best hit
     plus `document_share` of the best hits of its next `document_chunks` partitions, and represented
     by its best hit; documents in that order, then, when fewer documents than `limit` were found, their
-    further hits by score. Each hit keeps its own `score` and gets `document_score`."""
+    further hits by score. Each hit keeps its own `score` and gets `document_score`. With `lists` (the
+    lists `hits` were fused from) and `ranking.document_fusion`, a document's own part of the score is
+    `document_scores`' instead of its best hit's."""
+    fused = document_scores(lists, ranking) if lists and ranking.document_fusion and ranking.fusion == "convex" else {}
     groups: dict[tuple[str, str], list[Hit]] = {}
     for hit in sorted(hits, key=lambda h: -h.score):
-        groups.setdefault((hit.chunk.source_id, hit.chunk.key), []).append(hit)
+        groups.setdefault(_document(hit), []).append(hit)
     scored = []
-    for group in groups.values():
+    for doc, group in groups.items():
         rest = _other_partitions(group)[: ranking.document_chunks]
-        scored.append((group[0].score + ranking.document_share * sum(rest), group))
+        scored.append((fused.get(doc, group[0].score) + ranking.document_share * sum(rest), group))
     scored.sort(key=lambda sg: -sg[0])  # stable: ties keep the best hit's order
     firsts = [replace(group[0], document_score=round(score, 6)) for score, group in scored]
     if len(firsts) >= limit:
@@ -297,7 +357,7 @@ def hybrid_search(
         hits = fuse_lists(lists, limit, ranking)
     else:
         depth = max(len(hits) for _, hits in lists.values()) if lists else limit
-        hits = by_document(fuse_lists(lists, 2 * depth, ranking), limit, ranking)
+        hits = by_document(fuse_lists(lists, 2 * depth, ranking), limit, ranking, lists)
     return store.fill(hits, fields) if late else hits
 
 
@@ -323,7 +383,7 @@ def _ranked_lists(
         raise SearchError("query must be a non-empty string")
     if alpha is not None and not 0.0 <= alpha <= 1.0:
         raise SearchError(f"alpha must be between 0.0 and 1.0, got {alpha}")
-    depth = max(prefetch or 0, MIN_PREFETCH, limit)
+    depth = max(prefetch or 0, ranking.candidates, limit)
     w_vector = query_vector_weight(query, ranking) if alpha is None else alpha
     lists: Lists = {}
     if w_vector > 0 and embedder is None:

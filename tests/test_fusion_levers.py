@@ -1,0 +1,133 @@
+"""The convex fusion's levers (issue 16): how each list is scaled onto 0..1 (`Ranking.normalise`),
+and files ranked by document-level fusion (`Ranking.document_fusion`), both on by default: pure
+functions over hits, and hybrid search over a small generated corpus (real model, real LanceDB)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from tests.test_retrieval_quality import _ingest_pages
+from thoth.embed import get_embedder
+from thoth.records import Chunk, Hit
+from thoth.retrieval.search import (
+    DEFAULT_RANKING,
+    Ranking,
+    _scaled,
+    by_document,
+    document_scores,
+    fuse_lists,
+    hybrid_search,
+)
+from thoth.store import Store
+
+
+def _hit(chunk_id: str, key: str, *, similarity: float | None = None, bm25: float | None = None) -> Hit:
+    return Hit(Chunk(chunk_id, key=key, source_id="s", partition_id=chunk_id), similarity=similarity, bm25=bm25)
+
+
+VECTOR = [_hit(f"v{i}", f"v{i}.md", similarity=s) for i, s in enumerate([0.8, 0.6, 0.5, 0.4])]
+
+
+def test_min_max_scales_the_best_to_one_and_the_last_candidate_to_zero() -> None:
+    scaled = _scaled(VECTOR, "similarity", Ranking(normalise="minmax"))
+    assert scaled == pytest.approx({"v0": 1.0, "v1": 0.5, "v2": 0.25, "v3": 0.0})
+
+
+def test_a_fixed_floor_scales_cosine_from_the_floor_not_from_the_last_candidate() -> None:
+    scaled = _scaled(VECTOR, "similarity", Ranking(normalise="floor", vector_floor=0.2))
+    assert scaled == pytest.approx({"v0": 1.0, "v1": 4 / 6, "v2": 0.5, "v3": 2 / 6})
+    keyword = [_hit("k0", "a.md", bm25=10.0), _hit("k1", "b.md", bm25=4.0)]
+    assert _scaled(keyword, "bm25", Ranking(normalise="floor", vector_floor=0.2)) == {
+        "k0": 1.0,
+        "k1": 0.4,
+    }  # BM25 from 0
+
+
+def test_spread_scales_cosine_from_below_the_last_candidate_by_the_lists_range() -> None:
+    scaled = _scaled(VECTOR, "similarity", Ranking(normalise="spread", vector_spread=1.0))  # from 0.4 - 0.4 = 0
+    assert scaled == pytest.approx({"v0": 1.0, "v1": 0.75, "v2": 0.625, "v3": 0.5})
+
+
+def test_dbsf_scales_by_mean_and_three_standard_deviations_clipped() -> None:
+    scaled = _scaled(VECTOR, "similarity", Ranking(normalise="dbsf"))
+    mean, sd = 0.575, (sum((s - 0.575) ** 2 for s in (0.8, 0.6, 0.5, 0.4)) / 4) ** 0.5
+    assert scaled["v0"] == pytest.approx((0.8 - mean + 3 * sd) / (6 * sd))
+    assert 0.0 < scaled["v3"] < scaled["v2"] < scaled["v1"] < scaled["v0"] < 1.0  # no hit at either end
+    assert _scaled([_hit("x", "x.md", similarity=0.5)], "similarity", Ranking(normalise="dbsf")) == {"x": 1.0}
+
+
+def test_an_unknown_normalisation_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="normalise must be one of floor, minmax"):
+        Ranking(normalise="zscore")
+
+
+def test_the_floor_changes_the_fused_order_where_min_max_stretches_a_small_gap() -> None:
+    # Every vector candidate is close to the others (0.80 to 0.65): min-max stretches the small cosine gap
+    # between a and b over most of 0..1, and it outweighs b's clear BM25 lead; scaled from a cosine of 0,
+    # the gap stays small and the keyword lead decides.
+    vector = [
+        _hit("a", "a.md", similarity=0.80),
+        _hit("b", "b.md", similarity=0.70),
+        _hit("z", "z.md", similarity=0.65),
+    ]
+    keyword = [_hit("b", "b.md", bm25=5.0), _hit("a", "a.md", bm25=4.0), _hit("y", "y.md", bm25=0.0)]
+    lists = {"vector": (0.5, vector), "keyword": (0.5, keyword)}
+    assert [h.chunk_id for h in fuse_lists(lists, 2, Ranking(normalise="minmax"))] == ["a", "b"]
+    assert [h.chunk_id for h in fuse_lists(lists, 2, Ranking(normalise="floor", vector_floor=0.0))] == ["b", "a"]
+
+
+def test_document_fusion_counts_a_documents_best_chunk_in_each_list() -> None:
+    # Page "two" has one passage that matches the words and another that matches the meaning; page "one"
+    # a single passage that is second in both. Chunk by chunk, "one" wins; document by document, "two".
+    vector = [_hit("two-a", "two.md", similarity=0.9), _hit("one", "one.md", similarity=0.8)]
+    vector.append(_hit("far", "far.md", similarity=0.1))
+    keyword = [_hit("two-b", "two.md", bm25=9.0), _hit("one", "one.md", bm25=8.0), _hit("far", "far.md", bm25=1.0)]
+    lists = {"vector": (0.5, vector), "keyword": (0.5, keyword)}
+    ranking = Ranking(document_share=0.0, document_fusion=True)
+    scores = document_scores(lists, ranking)
+    assert scores[("s", "two.md")] == pytest.approx(1.0)  # the best of both lists
+    fused = fuse_lists(lists, 10, ranking)
+    assert [h.chunk.key for h in by_document(fused, 2, Ranking(document_share=0.0))] == ["one.md", "two.md"]
+    ranked = by_document(fused, 2, ranking, lists)
+    assert [h.chunk.key for h in ranked] == ["two.md", "one.md"]
+    assert ranked[0].document_score == pytest.approx(1.0)
+    assert ranked[0].chunk_id in {"two-a", "two-b"}  # represented by its best fused passage
+    chunkwise = Ranking(document_share=0.0, document_fusion=False)
+    assert [h.chunk.key for h in by_document(fused, 2, chunkwise, lists)] == ["one.md", "two.md"]  # lever off
+
+
+FILLER = "Teams write their plans in the shared tracker and review them each quarter."
+# notes.md: one section has the part number (the keyword side's best), another says in other words what the
+# query means (the vector side's best). inventory.md: one passage second in both lists, close behind.
+SPLIT_PAGES = {
+    "kit/notes.md": "# Workshop notes\n\n## Ordering\n\nOrder form: part 4471, the supplier address and the price.\n\n"
+    "## Accuracy\n\nOver the years a meter's indications wander off the correct figure.\n",
+    "kit/inventory.md": "# Inventory\n\nThe store room keeps part 4471 and meters that slowly lose their accuracy.\n",
+    **{f"misc/p{i}.md": f"# Page {i}\n\nThe canteen menu changes on Monday {i}. {FILLER}\n" for i in range(6)},
+    **{
+        f"lab/m{i}.md": f"# Method {i}\n\nA method for sample {i}: weigh, dissolve and filter. {FILLER}\n"
+        for i in range(4)
+    },
+}
+
+
+def test_a_page_whose_sections_match_the_words_and_the_meaning_ranks_first(tmp_path: Path) -> None:
+    settings = _ingest_pages(tmp_path, SPLIT_PAGES, "split")
+    store, embedder = Store(settings), get_embedder(settings)
+    query = "part 4471 readings drift over time"
+    keyword = hybrid_search(store, embedder, query, 2, alpha=0.0)
+    vector = hybrid_search(store, embedder, query, 2, alpha=1.0)
+    assert {h.chunk.section for h in keyword} == {"Workshop notes > Ordering", "Inventory"}  # "part 4471"
+    assert [h.chunk.section for h in vector] == ["Workshop notes > Accuracy", "Inventory"]
+
+    files = hybrid_search(store, embedder, query, 2, documents=True)  # the default: document-level fusion
+    assert [h.chunk.key for h in files] == ["kit/notes.md", "kit/inventory.md"]
+    assert files[0].document_score > files[1].document_score
+    chunkwise = replace(DEFAULT_RANKING, document_fusion=False)  # by its best fused passage, notes.md is second
+    assert [h.chunk.key for h in hybrid_search(store, embedder, query, 2, documents=True, ranking=chunkwise)] == [
+        "kit/inventory.md",
+        "kit/notes.md",
+    ]

@@ -3,10 +3,13 @@
 The same registrations on the SDK's own MCPServer (every tool built as it is registered) and on ThothMCP
 (built on first use) must list the same tools, in the same order, with the same schemas; a call builds
 only the tool it calls. The served tools of the real server are pinned by tests/test_tool_golden.py.
+Prompts and resource templates are deferred the same way, and output models build on first use.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Annotated
 
 import anyio
@@ -15,6 +18,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
+from tests.conftest import REPO_ROOT
 from thoth.mcp.lazy_tools import LazyPromptManager, LazyResourceManager, LazyToolManager
 from thoth.mcp.roles import WRITER_META
 from thoth.mcp.tools import ThothMCP
@@ -162,3 +166,36 @@ def test_prompt_and_template_duplicates_resolve_as_in_the_sdk() -> None:
     prompts, templates = _prompts_and_templates(mcp)
     assert [t["name"] for t in templates] == ["document", "chunk2"]
     assert [c.content for c in anyio.run(mcp.read_resource, "chunk://7")] == ["second"]
+
+
+# -- output models ------------------------------------------------------------------------------------------
+
+_FIRST_USE_ON_THREADS = """
+import threading
+from thoth.mcp.outputs.handbook import HandbookHit, HandbookResults
+
+assert not HandbookHit.__pydantic_complete__ and not HandbookResults.__pydantic_complete__  # deferred
+barrier, dumps = threading.Barrier(8), []
+
+def first_use() -> None:
+    barrier.wait()
+    hit = HandbookHit(rank=1, score=1.0, similarity=None, source="a.md", title=None, section="S", source_ref="r",
+                      content="c")
+    dumps.append(HandbookResults(query="q", results=[hit]).model_dump())
+
+threads = [threading.Thread(target=first_use) for _ in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(len(dumps), all(d == dumps[0] for d in dumps), dumps[0]["results"][0]["section"])
+"""
+
+
+def test_output_models_are_built_once_and_right_when_first_used_on_several_threads() -> None:
+    # Output models build on first use (defer_build); a server's first requests run on worker threads.
+    result = subprocess.run(
+        [sys.executable, "-c", _FIRST_USE_ON_THREADS], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["8", "True", "S"]

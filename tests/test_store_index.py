@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import make_settings
+from thoth.records import Chunk
 from thoth.store import Store
 from thoth.store.schema import CHUNKS
 
@@ -146,3 +147,23 @@ def test_a_deeper_search_reranks_the_same_candidates_and_keeps_recall_at_10(tmp_
     recall_deep = np.mean([len(d & e) / 10 for d, e in zip(deep, exact, strict=True)])
     recall_shallow = np.mean([len(s & e) / 10 for s, e in zip(shallow, exact, strict=True)])
     assert recall_deep >= recall_shallow - 0.02 and recall_shallow >= 0.7
+
+
+def test_a_first_build_past_the_threshold_is_compacted_before_its_indexes(tmp_path: Path) -> None:
+    store, vectors = make_store(tmp_path, rows=300, vector_index_min_rows=300)
+    extra = [
+        {"chunk_id": f"x{i}", "source_id": "s", "text": "x", "search_text": "x", "vector": vectors[i]} for i in range(3)
+    ]
+    for row in extra:  # one data file per write, as ingest's batches leave them
+        store.add(CHUNKS, [row])
+    assert store.table(CHUNKS).stats()["fragment_stats"]["num_fragments"] == 4
+    before = [h.chunk_id for h in store.vector_search(vectors[7], 10)]
+    store.ensure_fts_index()
+    assert store.table(CHUNKS).stats()["fragment_stats"]["num_fragments"] == 1
+    assert [h.chunk_id for h in store.vector_search(vectors[7], 10)] == before  # the same rows, compacted
+    assert store.count_of(Chunk) == 303
+
+    small, _ = make_store(tmp_path / "small", rows=50, vector_index_min_rows=300)
+    small.add(CHUNKS, extra)
+    small.ensure_fts_index()  # below the threshold: left as written
+    assert small.table(CHUNKS).stats()["fragment_stats"]["num_fragments"] == 2

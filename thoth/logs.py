@@ -17,6 +17,7 @@ import json
 import logging
 import sys
 from datetime import UTC, datetime
+from typing import Any
 
 from thoth.config import Settings
 
@@ -57,8 +58,22 @@ class TextFormatter(logging.Formatter):
         return f"{line} [{correlation}]" if correlation else line
 
 
+class CurrentStderr(logging.StreamHandler):
+    """Writes to sys.stderr as it is when a line is written, not as it was when logging was set up:
+    where sys.stderr is swapped (pytest captures each test's), a server thread that outlives the swap
+    writes to the current stream, never to a closed one."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass  # StreamHandler.__init__ assigns it; the current sys.stderr is always used
+
+
 def setup_logging(settings: Settings) -> None:
-    handler = logging.StreamHandler(sys.stderr)  # stdout stays clean for stdio MCP and CLI output
+    handler = CurrentStderr()  # stderr: stdout stays clean for stdio MCP and CLI output
     handler.setFormatter(JsonFormatter() if settings.log_json else TextFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]

@@ -105,20 +105,19 @@ class LazyToolManager(ToolManager):
         """Every registered tool's name, in registration order, without building any."""
         return list(self._order)
 
-    def title_of(self, name: str) -> str | None:
+    def _registered(self, name: str, field: str) -> Any:
+        """A tool's `field` as registered, or as built: never builds it."""
         spec = self._pending.get(name)
         if spec is not None:
-            return spec["title"]
-        tool = self._tools.get(name)
-        return tool.title if tool is not None else None
+            return spec[field]
+        return getattr(self._tools.get(name), field, None)
+
+    def title_of(self, name: str) -> str | None:
+        return self._registered(name, "title")
 
     def meta_of(self, name: str) -> dict[str, Any] | None:
         """A tool's `_meta` as registered (the writer role's mark), without building it."""
-        spec = self._pending.get(name)
-        if spec is not None:
-            return spec["meta"]
-        tool = self._tools.get(name)
-        return tool.meta if tool is not None else None
+        return self._registered(name, "meta")
 
 
 class LazyPromptManager(PromptManager):

@@ -55,8 +55,13 @@ def caller_of(request: Any) -> Caller:
     return Caller(identity.principal or identity.kind, identity.writer)
 
 
+def writer_meta(meta: dict | None) -> bool:
+    """Whether a tool's `_meta` marks it as needing the writer role."""
+    return (meta or {}).get(ROLE_KEY) == "writer"
+
+
 def needs_writer(tool: Tool) -> bool:
-    return (tool.meta or {}).get(ROLE_KEY) == "writer"
+    return writer_meta(tool.meta)
 
 
 def visible(tools: list[Tool], caller: Caller) -> list[Tool]:

@@ -1,12 +1,11 @@
 """Human titles for every tool, in one place: clients show them instead of the snake_case name.
 
-`build_mcp` applies them after the toolsets registered their tools, so a toolset never repeats
-them; a test checks that every registered tool has one (a new tool needs a line here).
+A tool registered without a title gets its title here as it is registered (thoth.mcp.lazy_tools),
+so a toolset never repeats them; a test checks that every registered tool has one (a new tool
+needs a line here).
 """
 
 from __future__ import annotations
-
-from mcp.server.mcpserver import MCPServer
 
 TITLES: dict[str, str] = {
     # handbook
@@ -50,13 +49,3 @@ TITLES: dict[str, str] = {
     # always there
     "list_tools": "List tools",
 }
-
-
-def apply_titles(mcp: MCPServer) -> list[str]:
-    """Give every registered tool its title (a title set at registration wins); the names without one."""
-    missing = []
-    for tool in mcp._tool_manager.list_tools():  # the SDK has no public setter for a registered tool
-        tool.title = tool.title or TITLES.get(tool.name)
-        if not tool.title:
-            missing.append(tool.name)
-    return missing

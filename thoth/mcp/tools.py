@@ -26,7 +26,7 @@ from thoth.mcp.failures import Surface, call, to_client
 from thoth.mcp.lazy_tools import LazyPromptManager, LazyResourceManager, LazyToolManager
 from thoth.mcp.progress import with_progress
 from thoth.mcp.resources import citation_links
-from thoth.mcp.roles import ROLE_KEY, WRITER_META, RoleMiddleware, current_caller, visible
+from thoth.mcp.roles import WRITER_META, RoleMiddleware, current_caller, visible, writer_meta
 from thoth.mcp.titles import TITLES
 
 log = logging.getLogger("thoth.tools")
@@ -246,8 +246,10 @@ def build_mcp(app: Thoth) -> MCPServer:
     if missing := [name for name in tools.names() if not tools.title_of(name)]:
         log.warning("tools without a title in thoth.mcp.titles: %s", ", ".join(missing))
 
+    writers = {name for name in tools.names() if writer_meta(tools.meta_of(name))}  # fixed once registered
+
     async def writer_tools() -> set[str]:
-        return {name for name in tools.names() if (tools.meta_of(name) or {}).get(ROLE_KEY) == "writer"}
+        return writers
 
     mcp.middleware.append(RoleMiddleware(writer_tools))
     return mcp

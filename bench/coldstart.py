@@ -122,7 +122,6 @@ def main(argv: list[str] | None = None) -> int:
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     if args.bytecode:
         compileall.compile_dir(Path(thoth.__file__).parent, quiet=1)  # __pycache__/ beside the sources (gitignored)
-    if args.bytecode:
         compiled = "loaded from bytecode (compiled first)"
     elif sys.flags.dont_write_bytecode:
         compiled = "compiled from source at each start (PYTHONDONTWRITEBYTECODE)"

@@ -354,7 +354,8 @@ def profile_stages(settings: Settings, env: dict[str, str], n: int, k: int, clie
         return store.vector_search(vectors[q], depth, fields=fields)
 
     def kept(q: str) -> list:  # the k hits a search_handbook call keeps, as the searches return them
-        return fuse_lists({"vector": (0.4, vector(q)), "keyword": (0.6, fts(q))}, k)
+        weight = DEFAULT_RANKING.vector_weight
+        return fuse_lists({"vector": (weight, vector(q)), "keyword": (1 - weight, fts(q))}, k)
 
     def ids_only(q: str) -> None:
         vector(q, ["chunk_id"])

@@ -351,7 +351,9 @@ def hybrid_search(
     On a large table the searches read only what ranking needs (`ranking_fields`), and the `limit`
     hits kept are read afterwards (`Store.fill`); on a smaller one they read the caller's fields."""
     late = store.reads_late()
-    read = ranking_fields(ranking) if late else None if fields is None else [*fields, *ranking_fields(ranking)]
+    read = ranking_fields(ranking)  # a large table: only these, and the kept hits' `fields` later
+    if not late:
+        read = None if fields is None else [*fields, *read]
     lists = _ranked_lists(store, embedder, query, limit, alpha, match, prefetch, ranking, read)
     if not documents:
         hits = fuse_lists(lists, limit, ranking)

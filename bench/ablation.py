@@ -39,6 +39,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from itertools import product
 from pathlib import Path
 from statistics import median
 
@@ -321,24 +322,13 @@ def lever_grid(datasets: list[Dataset], best: Ranking = DEFAULT_RANKING) -> None
     print(
         f"  {'normalise':<10} {'floor':>5} {'depth':>5} {'docfu':>5} {'w_vec':>5}" + "".join(f"{n:>19}" for n in names)
     )
-    for normalise, floor in LEVER_NORMALISE:
-        for depth in (MIN_PREFETCH, *DEPTHS):
-            for document_fusion in (False, True):
-                for w in LEVER_WEIGHTS:
-                    ranking = replace(
-                        best,
-                        normalise=normalise,
-                        vector_floor=floor,
-                        candidates=depth,
-                        document_fusion=document_fusion,
-                        vector_weight=w,
-                    )
-                    cells = []
-                    for d in datasets:
-                        scores = evaluate(d, Config(ranking, documents=True))
-                        cells += [scores[n] for n in [*d.metrics, "served@5", "below"]]
-                    print(
-                        f"  {normalise:<10} {floor:>5} {depth:>5} {document_fusion!s:>5} {w:>5}"
-                        + "".join(f"{c:>19.3f}" for c in cells),
-                        flush=True,
-                    )
+    settings = product(LEVER_NORMALISE, (MIN_PREFETCH, *DEPTHS), (False, True), LEVER_WEIGHTS)
+    for (normalise, floor), depth, document_fusion, w in settings:
+        chosen = {"normalise": normalise, "vector_floor": floor, "candidates": depth, "vector_weight": w}
+        ranking = replace(best, document_fusion=document_fusion, **chosen)
+        cells = []
+        for d in datasets:
+            scores = evaluate(d, Config(ranking, documents=True))
+            cells += [scores[n] for n in [*d.metrics, "served@5", "below"]]
+        row = f"  {normalise:<10} {floor:>5} {depth:>5} {document_fusion!s:>5} {w:>5}"
+        print(row + "".join(f"{c:>19.3f}" for c in cells), flush=True)

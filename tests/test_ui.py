@@ -320,6 +320,16 @@ def test_console_sits_behind_the_same_auth_as_mcp(tmp_path, console_index) -> No
         assert get(live, "/health").status_code in (200, 503)  # health stays open
 
 
+def test_a_folder_with_no_index_is_a_503_that_says_how_to_build_one(tmp_path) -> None:
+    # The server's state, not the reader's link: 503 like /health, never "Bad request"
+    with LiveServer(make_settings(tmp_path / "db")) as live:
+        for path in ("/ui/", "/ui/search?q=vacation", "/ui/cite?ref=doc://handbook/a.md"):
+            response = get(live, path)
+            assert response.status_code == 503, (path, response.status_code)
+            words = text_of(response.text)
+            assert "Index unavailable" in words and "python -m ingest" in words, words
+
+
 def test_nothing_on_the_console_writes(console_server: LiveServer) -> None:
     response = httpx.post(f"{console_server.url}/ui/collections/handbook", timeout=30)
     assert response.status_code == 405

@@ -125,7 +125,9 @@ class Console:
                 response = self._render(request, "error.html", 404, title="Not found", message=str(exc))
             except (ModelMismatch, EmbedderUnavailable) as exc:
                 response = self._render(request, "error.html", 503, title="Search unavailable", message=str(exc))
-            except (ClientError, StoreError) as exc:
+            except StoreError as exc:  # no index yet, a lost data file: the server's state, not the link
+                response = self._render(request, "error.html", 503, title="Index unavailable", message=str(exc))
+            except ClientError as exc:
                 response = self._render(request, "error.html", 400, title="Cannot show this", message=str(exc))
             elapsed = (time.perf_counter() - started) * 1000
             response.headers["server-timing"] = f"render;dur={elapsed:.1f}"

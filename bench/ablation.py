@@ -18,6 +18,8 @@ what a tool returns. The levers:
   words that weigh most in the first passages of the default ranking, fused beside the first keyword
   list with a share of its weight (`with_feedback`); the expanded lists are fetched once per
   (passages, words) setting and the share varies on them;
+- dense feedback (Rocchio): the query vector moved toward the mean vector of the first retrieval's top
+  fused passages, `q + beta * mean`, and searched again; that list replaces the first vector list;
 - short queries: a query of at most N content words weighed with a lower vector weight (leaning
   lexical), longer ones with the default's (`query_vector_weight`);
 - normalisation: how convex fusion scales each list (min-max between its best and last candidate, the
@@ -69,6 +71,7 @@ WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
 SHARES = (0.0, 0.2, 0.5)
 FEEDBACK = ((3, 10), (5, 10), (10, 20))  # (passages, words) settings fetched for the feedback lever
 FEEDBACK_WEIGHTS = (0.2, 0.3, 0.5)
+DENSE_FEEDBACK = ((3, 0.5), (3, 1.0), (5, 0.5), (5, 1.0), (10, 0.5), (10, 1.0))  # (passages, beta)
 SHORT = ((5, 0.2), (5, 0.3), (7, 0.2), (7, 0.3), (9, 0.3))  # (content words at most, vector weight)
 DEEPEST = 100  # lists are fetched this deep once; a configuration's `candidates` takes the first ones
 DEPTHS = (60, 100)
@@ -83,6 +86,7 @@ class Case:
     vector_plain: list[Hit] | None = None  # against vectors of the text alone (no title/heading context)
     keyword: dict[float, list[Hit]] = field(default_factory=dict)  # by title boost
     feedback: dict[tuple[int, int], list[Hit]] = field(default_factory=dict)  # by (passages, words)
+    dense: dict[tuple[int, float], list[Hit]] = field(default_factory=dict)  # Rocchio, by (passages, beta)
 
 
 @dataclass
@@ -98,6 +102,7 @@ class Config:
     ranking: Ranking
     documents: bool = False  # files served once each (by_document)
     context: bool = True  # the index's vectors (with context) or those of the text alone
+    dense: tuple[int, float] | None = None  # dense feedback (passages, beta): its vector list instead
 
 
 def collect(store: Store, embedder: Embedder, source_id: str, pairs: list[tuple[str, set[str]]]) -> list[Case]:
@@ -115,6 +120,11 @@ def collect(store: Store, embedder: Embedder, source_id: str, pairs: list[tuple[
             ranking = replace(DEFAULT_RANKING, feedback_weight=0.5, feedback_passages=passages, feedback_terms=words)
             lists = with_feedback(store, text, first, MIN_PREFETCH, match, ranking)
             case.feedback[passages, words] = lists["feedback"][1] if "feedback" in lists else []
+        top = fuse_lists(first, max(p for p, _ in DENSE_FEEDBACK), DEFAULT_RANKING)
+        found = store.chunk_vectors([h.chunk_id for h in top])
+        for passages, beta in DENSE_FEEDBACK:
+            moved = vector + beta * np.mean([np.asarray(found[h.chunk_id]) for h in top[:passages]], axis=0)
+            case.dense[passages, beta] = store.vector_search(moved / np.linalg.norm(moved), DEEPEST, match, exact=True)
         cases.append(case)
     return cases
 
@@ -143,6 +153,8 @@ def _lists(case: Case, config: Config, mode: str) -> Lists:
     vector = case.vector if config.context else case.vector_plain
     assert vector is not None, "context off needs add_plain_vectors"
     depth = ranking.candidates
+    if config.dense is not None:
+        vector = case.dense[config.dense]
     vector, keyword = vector[:depth], case.keyword[ranking.section_boost][:depth]
     if mode == "vector":
         return {"vector": (1.0, vector)}
@@ -218,6 +230,7 @@ def levers(best: Ranking = DEFAULT_RANKING) -> list[tuple[str, Config]]:
             for w in FEEDBACK_WEIGHTS
         ),
         ("old + feedback 3p 10w 0.3", Config(feedback(OLD, 0.3, 3, 10))),
+        *((f"new + dense feedback {p}p b{b}", Config(best, documents=True, dense=(p, b))) for p, b in DENSE_FEEDBACK),
         *(
             (f"new + short<={n} at {w}", Config(replace(best, short_query_words=n, short_query_weight=w), True))
             for n, w in SHORT

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 
 from ingest.pipeline import Ingestor
@@ -65,3 +66,17 @@ def test_a_row_moved_since_the_search_is_read_by_its_id_and_a_deleted_one_left_o
     assert all(h.chunk == whole[h.chunk_id] for h in filled)
     assert [h.similarity for h in filled] == [h.similarity for h in slim if h.chunk_id != gone]
     assert isinstance(filled[0].chunk, Chunk) and store.fill([]) == []
+
+
+def test_chunk_vectors_are_the_vectors_the_search_scored(indexed: Settings) -> None:
+    # Store.chunk_vectors feeds the dense-feedback arm of bench/ablation.py
+    store, embedder = Store(indexed), get_embedder(indexed)
+    query = embedder.embed([QUERIES[0]])[0]
+    hits = store.vector_search(query, 3)
+    found = store.chunk_vectors([h.chunk_id for h in hits] + ["no-such-chunk"])
+    assert set(found) == {h.chunk_id for h in hits}  # an unknown id is left out
+    for hit in hits:
+        vector = np.asarray(found[hit.chunk_id])
+        cosine = float(vector @ query / (np.linalg.norm(vector) * np.linalg.norm(query)))
+        assert abs(cosine - hit.similarity) < 1e-4
+    assert store.chunk_vectors([]) == {}

@@ -761,6 +761,14 @@ class Store:
             rows |= {row["chunk_id"]: row for row in (await found.to_arrow()).to_pylist()}
         return [replace(h, chunk=from_row(Chunk, rows[h.chunk_id])) for h in hits if h.chunk_id in rows]
 
+    def chunk_vectors(self, chunk_ids: list[str]) -> dict[str, list[float]]:
+        """The stored embedding of each of these chunks, by chunk id (those that exist)."""
+        if not chunk_ids:
+            return {}
+        where = filters.where({"chunk_id": chunk_ids})
+        rows = (r for batch in self.scan(CHUNKS, ["chunk_id", VECTOR_COLUMN], where) for r in batch.to_pylist())
+        return {r["chunk_id"]: r[VECTOR_COLUMN] for r in rows}
+
     def scan(
         self, table: str, columns: list[str], where: str | None = None, batch_size: int = 8192
     ) -> Iterator[pa.RecordBatch]:

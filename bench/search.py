@@ -523,6 +523,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--refine", type=int, help="override THOTH_VECTOR_REFINE_FACTOR for this run")
     parser.add_argument("--profile", action=argparse.BooleanOptionalAction, default=True, help="per-stage profile")
     parser.add_argument("--workers", type=int, default=1, help="server processes (uvicorn --workers) over HTTP")
+    parser.add_argument("--search-threads", type=int, help="the server's THOTH_SEARCH_THREADS (default: 2 per core)")
     args = parser.parse_args(argv)
     kinds = [s.strip().upper() for s in args.index.split(",") if s.strip()]
     levels = [int(c) for c in args.clients.split(",") if c.strip()]
@@ -552,6 +553,8 @@ def main(argv: list[str] | None = None) -> None:
         env |= {"THOTH_DB_URI": str(db), "THOTH_CACHE_DIR": cache_dir, "THOTH_LOG_LEVEL": "WARNING"}
         env |= {"THOTH_VECTOR_NPROBES": str(settings.vector_nprobes)}
         env |= {"THOTH_VECTOR_REFINE_FACTOR": str(settings.vector_refine_factor)}
+        if args.search_threads:
+            env |= {"THOTH_SEARCH_THREADS": str(args.search_threads)}
         rows = []
         for kind in kinds:
             store = Store(settings)

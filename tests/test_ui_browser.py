@@ -84,7 +84,10 @@ def follow(browser, element) -> None:
 
     old = browser.find_element("tag name", "html")
     element.click()
-    WebDriverWait(browser, 30).until(expected_conditions.staleness_of(old))
+    wait = WebDriverWait(browser, 30)
+    wait.until(expected_conditions.staleness_of(old))
+    # the old page is gone; the new one may still be parsing (a list read now can come back short)
+    wait.until(lambda b: b.execute_script("return document.readyState") == "complete")
 
 
 def in_viewport(browser, element) -> bool:

@@ -15,6 +15,7 @@ from ingest.pipeline import Ingestor
 from tests.conftest import make_settings, write_corpus
 from thoth.config import Settings
 from thoth.embed import get_embedder
+from thoth.mcp.toolsets.handbook import HIT_FIELDS
 from thoth.records import Chunk
 from thoth.retrieval.search import Ranking, _ranked_lists, by_document, fuse_lists, hybrid_search, ranking_fields
 from thoth.store import Store
@@ -37,6 +38,20 @@ def test_hybrid_search_serves_what_whole_candidates_gave(indexed: Settings) -> N
                 assert [(h.chunk, h.score, h.similarity, h.bm25, h.document_score) for h in served] == [
                     (h.chunk, h.score, h.similarity, h.bm25, h.document_score) for h in fused
                 ], (query, documents)
+
+
+def test_a_tool_s_fields_are_read_once_and_served_the_same(indexed: Settings) -> None:
+    # search_handbook's fields on a large table: the ranking fields come from the searches, the rest
+    # from fill (not read twice); the served chunks equal those of a table read the small way
+    store, embedder = Store(indexed), get_embedder(indexed)
+    late = Store(replace(indexed, late_read_rows=0))
+    for query in QUERIES:
+        served = hybrid_search(late, embedder, query, 5, documents=True, fields=HIT_FIELDS)
+        small = hybrid_search(store, embedder, query, 5, documents=True, fields=HIT_FIELDS)
+        assert served and [(h.chunk, h.score, h.document_score) for h in served] == [
+            (h.chunk, h.score, h.document_score) for h in small
+        ], query
+        assert all(h.chunk.text and h.chunk.key and h.chunk.partition_id for h in served)
 
 
 def test_searches_read_only_the_ranking_fields(indexed: Settings) -> None:

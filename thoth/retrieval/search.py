@@ -349,7 +349,8 @@ def hybrid_search(
     With `documents`, the best documents instead, each by its best chunk (`by_document`).
     `match`: which chunks may be found; `fields`: the chunk fields the caller uses (default all).
     On a large table the searches read only what ranking needs (`ranking_fields`), and the `limit`
-    hits kept are read afterwards (`Store.fill`); on a smaller one they read the caller's fields."""
+    hits kept are read afterwards (`Store.fill`: the caller's other fields); on a smaller one they read
+    the caller's fields."""
     late = store.reads_late()
     read = ranking_fields(ranking)  # a large table: only these, and the kept hits' `fields` later
     if not late:
@@ -360,7 +361,9 @@ def hybrid_search(
     else:
         depth = max(len(hits) for _, hits in lists.values()) if lists else limit
         hits = by_document(fuse_lists(lists, 2 * depth, ranking), limit, ranking, lists)
-    return store.fill(hits, fields) if late else hits
+    if not late:
+        return hits
+    return store.fill(hits, None if fields is None else [f for f in fields if f not in read])  # not read twice
 
 
 def ranking_fields(ranking: Ranking) -> list[str]:

@@ -735,11 +735,11 @@ class Store:
         return self.table(CHUNKS).count_rows() >= self.settings.late_read_rows
 
     def fill(self, hits: list[Hit], fields: list[str] | None = None) -> list[Hit]:
-        """`hits` with their chunks' `fields` (default all) read: on a large table searches rank on ids
-        and a few fields, and only the hits a ranking keeps are read whole (at 1M chunks 7-17% less CPU
-        than reading every candidate's text: docs/benchmarks.md, "Latency"). Rows are read by the row
-        id the search saw; a hit whose row moved since (a write or compaction in between) is read by its
-        chunk id, and one deleted since is left out. Order is kept."""
+        """`hits` with their chunks' `fields` (default all) read and set beside what the search read:
+        on a large table searches rank on ids and a few fields, and only the hits a ranking keeps are
+        read whole (at 1M chunks 7-17% less CPU than reading every candidate's text: docs/benchmarks.md,
+        "Latency"). Rows are read by the row id the search saw; a hit whose row moved since (a write or
+        compaction in between) is read by its chunk id, and one deleted since is left out. Order is kept."""
         if not hits:
             return hits
         return _run(self._filled(self._chunks_async(), hits, fields))
@@ -759,7 +759,7 @@ class Store:
         if missing:
             found = table.query().where(filters.where({"chunk_id": missing})).select(columns)
             rows |= {row["chunk_id"]: row for row in (await found.to_arrow()).to_pylist()}
-        return [replace(h, chunk=from_row(Chunk, rows[h.chunk_id])) for h in hits if h.chunk_id in rows]
+        return [replace(h, chunk=_with_row(h.chunk, rows[h.chunk_id])) for h in hits if h.chunk_id in rows]
 
     def chunk_vectors(self, chunk_ids: list[str]) -> dict[str, list[float]]:
         """The stored embedding of each of these chunks, by chunk id (those that exist)."""
@@ -797,6 +797,15 @@ def _present(record: type, fields: list[str] | None, names: list[str]) -> list[s
     have = set(names)
     wanted = field_names(record) if fields is None else (field_names(record)[0], *fields)
     return [c for c in dict.fromkeys(wanted) if c in have]
+
+
+def _with_row(chunk: Chunk, row: dict) -> Chunk:
+    """`chunk` with the fields `row` holds taken from it (converted as `from_row` does)."""
+    read = from_row(Chunk, row)
+    return replace(chunk, **{name: getattr(read, name) for name in row if name in _CHUNK_FIELDS})
+
+
+_CHUNK_FIELDS = frozenset(field_names(Chunk))
 
 
 def _start(coro: Any) -> concurrent.futures.Future:

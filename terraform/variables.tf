@@ -94,11 +94,12 @@ variable "max_instances" {
   default     = 4
 }
 
-# Measured with bench.search (docs/benchmarks.md, "Latency under concurrency"): a search costs the
-# server about 23 ms of CPU, so 2 vCPUs are saturated by 4 requests at once (it runs them on 2 threads
-# per vCPU, THOTH_SEARCH_THREADS); from 4 to 16 concurrent clients queries/s stayed flat and only the
-# wait grew. 8 keeps a short queue for bursts and leaves the rest to Cloud Run, which starts another
-# instance when in-flight requests pass 60% of this (CPU, not requests, is what runs out).
+# Measured with bench.search (docs/benchmarks.md, "Latency: where a search's time goes"): a search
+# costs the server 15-25 ms of CPU on a small index and 65-75 ms at 1M chunks, so 2 vCPUs are
+# saturated by 4 requests at once (it runs them on 2 threads per vCPU, THOTH_SEARCH_THREADS; 2 threads
+# left a core idle, 8 served no more). From 4 to 16 concurrent clients queries/s stayed flat (1M: 22-33)
+# and only the wait grew. 8 keeps a short queue for bursts and leaves the rest to Cloud Run, which starts
+# another instance when in-flight requests pass 60% of this (CPU, not requests, is what runs out).
 variable "concurrency" {
   type        = number
   description = "Requests one instance serves at once: 2 vCPUs run 4 searches at a time; more only queue."

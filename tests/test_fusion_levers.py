@@ -20,6 +20,7 @@ from thoth.retrieval.search import (
     document_scores,
     fuse_lists,
     hybrid_search,
+    ranking_for,
 )
 from thoth.store import Store
 
@@ -131,3 +132,30 @@ def test_a_page_whose_sections_match_the_words_and_the_meaning_ranks_first(tmp_p
         "kit/inventory.md",
         "kit/notes.md",
     ]
+
+
+class _Renamed:
+    """The real model under another name: what an index embedded by another model reports."""
+
+    def __init__(self, inner, model_name: str):
+        self.inner, self.model_name, self.dim, self.max_tokens = inner, model_name, inner.dim, inner.max_tokens
+
+    def embed(self, texts: list[str]):
+        return self.inner.embed(texts)
+
+
+def test_the_cosine_floor_is_the_bundled_model_s_and_another_model_gets_min_max(tmp_path: Path) -> None:
+    settings = _ingest_pages(tmp_path, SPLIT_PAGES, "split")
+    store, embedder = Store(settings), get_embedder(settings)
+    other = _Renamed(embedder, "intfloat/e5-small-v2")
+    assert ranking_for(embedder) == DEFAULT_RANKING and DEFAULT_RANKING.normalise == "floor"
+    assert ranking_for(other) == replace(DEFAULT_RANKING, normalise="minmax")
+    assert ranking_for(None) == DEFAULT_RANKING  # keyword only: no model to ask
+    minmax = replace(DEFAULT_RANKING, normalise="minmax")
+    for query in ("part 4471 readings drift over time", "weigh and dissolve a sample"):
+        for documents in (False, True):
+            served = hybrid_search(store, other, query, 4, documents=documents)
+            expected = hybrid_search(store, embedder, query, 4, documents=documents, ranking=minmax)
+            assert [(h.chunk_id, h.score) for h in served] == [(h.chunk_id, h.score) for h in expected]
+            floor = hybrid_search(store, embedder, query, 4, documents=documents)
+            assert floor == hybrid_search(store, embedder, query, 4, documents=documents, ranking=DEFAULT_RANKING)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from statistics import fmean, pstdev
 from typing import TypeVar
 
-from thoth.embed import Embedder
+from thoth.embed import BUNDLED_MODEL, Embedder
 from thoth.errors import ClientError
 from thoth.records import Hit, Match
 from thoth.retrieval.summarise import content_words
@@ -58,7 +58,7 @@ class Ranking:
     # "dbsf" (its mean - 3 standard deviations 0, mean + 3 1, clipped), "spread" (cosine from the last
     # candidate less `vector_spread` times the list's range, BM25 from 0), "cosine-floor" (cosine as
     # "floor", BM25 as "minmax"). The floor was chosen on dev for all-MiniLM-L6-v2, whose unrelated
-    # texts score near 0; a model whose cosines all sit high (e5) needs its own floor, or "minmax".
+    # texts score near 0; `ranking_for` gives any other model "minmax" (e5's cosines all sit high).
     normalise: str = "floor"
     vector_floor: float = 0.2
     vector_spread: float = 1.0
@@ -74,6 +74,16 @@ class Ranking:
 
 NORMALISATIONS = ("floor", "minmax", "dbsf", "spread", "cosine-floor")
 DEFAULT_RANKING = Ranking()
+
+
+def ranking_for(embedder: Embedder | None) -> Ranking:
+    """The default ranking for queries embedded by `embedder`'s model. The fixed cosine floor was
+    measured for the bundled all-MiniLM-L6-v2, whose unrelated texts score near 0. Another model's
+    cosines may all sit high (e5's at 0.7-0.9), where that floor would flatten the vector list, so
+    its lists are min-max scaled instead, which assumes nothing about the model (docs/benchmarks.md)."""
+    if embedder is None or embedder.model_name == BUNDLED_MODEL:
+        return DEFAULT_RANKING
+    return replace(DEFAULT_RANKING, normalise="minmax")
 
 
 def vector_search(
@@ -342,7 +352,7 @@ def hybrid_search(
     match: Match | None = None,
     prefetch: int | None = None,
     documents: bool = False,
-    ranking: Ranking = DEFAULT_RANKING,
+    ranking: Ranking | None = None,
     fields: list[str] | None = None,
 ) -> list[Hit]:
     """The best `limit` chunks for `query`, each with `score` (fused, 0..1) and what each search saw.
@@ -350,7 +360,8 @@ def hybrid_search(
     `match`: which chunks may be found; `fields`: the chunk fields the caller uses (default all).
     On a large table the searches read only what ranking needs (`ranking_fields`), and the `limit`
     hits kept are read afterwards (`Store.fill`: the caller's other fields); on a smaller one they read
-    the caller's fields."""
+    the caller's fields. `ranking`: by default the one for the embedder's model (`ranking_for`)."""
+    ranking = ranking or ranking_for(embedder)
     late = store.reads_late()
     read = ranking_fields(ranking)  # a large table: only these, and the kept hits' `fields` later
     if not late:
@@ -421,7 +432,8 @@ def explained_search(
     hybrid_search(limit=as_if) fetches, so the first `as_if` hits are that search's, in its order
     (fused scores are scaled within each list, so a deeper list would reorder them); the rest of the
     `limit` come from the same lists."""
-    lists = _ranked_lists(store, embedder, query, as_if or limit, alpha, match, prefetch)
+    ranking = ranking_for(embedder)
+    lists = _ranked_lists(store, embedder, query, as_if or limit, alpha, match, prefetch, ranking)
     ranks = {name: {hit.chunk_id: rank for rank, hit in enumerate(hits, start=1)} for name, (_, hits) in lists.items()}
     return [
         replace(
@@ -429,5 +441,5 @@ def explained_search(
             vector_rank=ranks.get("vector", {}).get(hit.chunk_id),
             keyword_rank=ranks.get("keyword", {}).get(hit.chunk_id),
         )
-        for hit in fuse_lists(lists, limit)
+        for hit in fuse_lists(lists, limit, ranking)
     ]

@@ -762,7 +762,8 @@ class Store:
         return [replace(h, chunk=_with_row(h.chunk, rows[h.chunk_id])) for h in hits if h.chunk_id in rows]
 
     def chunk_vectors(self, chunk_ids: list[str]) -> dict[str, list[float]]:
-        """The stored embedding of each of these chunks, by chunk id (those that exist)."""
+        """The stored embedding of each of these chunks, by chunk id (those that exist). A filtered scan
+        (no index on chunk ids): for small tables and bench/ablation.py, not for a search's hot path."""
         if not chunk_ids:
             return {}
         where = filters.where({"chunk_id": chunk_ids})

@@ -150,11 +150,12 @@ def add_plain_vectors(store: Store, embedder: Embedder, source_id: str, cases: l
 
 def _lists(case: Case, config: Config, mode: str) -> Lists:
     ranking = config.ranking
-    vector = case.vector if config.context else case.vector_plain
-    assert vector is not None, "context off needs add_plain_vectors"
-    depth = ranking.candidates
     if config.dense is not None:
         vector = case.dense[config.dense]
+    else:
+        vector = case.vector if config.context else case.vector_plain
+        assert vector is not None, "context off needs add_plain_vectors"
+    depth = ranking.candidates
     vector, keyword = vector[:depth], case.keyword[ranking.section_boost][:depth]
     if mode == "vector":
         return {"vector": (1.0, vector)}

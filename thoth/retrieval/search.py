@@ -74,16 +74,18 @@ class Ranking:
 
 NORMALISATIONS = ("floor", "minmax", "dbsf", "spread", "cosine-floor")
 DEFAULT_RANKING = Ranking()
+# For a model other than the bundled one: min-max scaling assumes nothing about where its cosines sit
+UNMEASURED_MODEL_RANKING = replace(DEFAULT_RANKING, normalise="minmax")
 
 
 def ranking_for(embedder: Embedder | None) -> Ranking:
     """The default ranking for queries embedded by `embedder`'s model. The fixed cosine floor was
     measured for the bundled all-MiniLM-L6-v2, whose unrelated texts score near 0. Another model's
     cosines may all sit high (e5's at 0.7-0.9), where that floor would flatten the vector list, so
-    its lists are min-max scaled instead, which assumes nothing about the model (docs/benchmarks.md)."""
+    its lists are min-max scaled instead (docs/benchmarks.md)."""
     if embedder is None or embedder.model_name == BUNDLED_MODEL:
         return DEFAULT_RANKING
-    return replace(DEFAULT_RANKING, normalise="minmax")
+    return UNMEASURED_MODEL_RANKING
 
 
 def vector_search(

@@ -800,13 +800,13 @@ def _present(record: type, fields: list[str] | None, names: list[str]) -> list[s
     return [c for c in dict.fromkeys(wanted) if c in have]
 
 
+_CHUNK_FIELDS = frozenset(field_names(Chunk))
+
+
 def _with_row(chunk: Chunk, row: dict) -> Chunk:
     """`chunk` with the fields `row` holds taken from it (converted as `from_row` does)."""
     read = from_row(Chunk, row)
     return replace(chunk, **{name: getattr(read, name) for name in row if name in _CHUNK_FIELDS})
-
-
-_CHUNK_FIELDS = frozenset(field_names(Chunk))
 
 
 def _start(coro: Any) -> concurrent.futures.Future:

@@ -1,6 +1,7 @@
-"""The `settings` table under concurrent writers, on a local folder (the GCS emulator ignores
-generation preconditions, DESIGN.md): several processes recording the same keys at the same moment
-leave each key once, and an index written before the key was the row identity is repaired."""
+"""The `settings` and `sources` tables under concurrent writers, on a local folder (the GCS emulator
+ignores generation preconditions, DESIGN.md): several processes recording the same keys (or the same
+source) at the same moment leave each key once, and an index written before the key was the row
+identity is repaired."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pyarrow as pa
 
 from tests.conftest import make_settings
 from thoth.store import Store
-from thoth.store.schema import SETTINGS, is_primary_key
+from thoth.store.schema import SETTINGS, SOURCES, is_primary_key, schema_for
 
 WRITERS = 4
 
@@ -23,21 +24,42 @@ def _record(db: str, barrier: multiprocessing.synchronize.Barrier, index: int) -
     store.set_settings({"index.embed_model": "all-MiniLM-L6-v2", "index.embed_dim": "384", "writer": str(index)})
 
 
-def test_concurrent_writers_leave_each_key_once(tmp_path: Path) -> None:
-    store = Store(make_settings(tmp_path / "db"))
-    store.ensure_tables(384)
+def _record_source(db: str, barrier: multiprocessing.synchronize.Barrier, index: int) -> None:
+    store = Store(make_settings(Path(db)))
+    store.table(SOURCES)
+    barrier.wait()
+    store.upsert_source({"source_id": "docs", "name": "docs", "kind": "handbook", "document_count": index})
+
+
+def _at_once(db: Path, target: object) -> None:
+    """WRITERS processes running `target(db, barrier, index)`, released together."""
     context = multiprocessing.get_context("spawn")  # lancedb's runtime does not survive fork
     barrier = context.Barrier(WRITERS)
-    procs = [context.Process(target=_record, args=(str(tmp_path / "db"), barrier, i)) for i in range(WRITERS)]
+    procs = [context.Process(target=target, args=(str(db), barrier, i)) for i in range(WRITERS)]
     for proc in procs:
         proc.start()
     for proc in procs:
         proc.join(timeout=120)
     assert [proc.exitcode for proc in procs] == [0] * WRITERS
+
+
+def test_concurrent_writers_leave_each_key_once(tmp_path: Path) -> None:
+    store = Store(make_settings(tmp_path / "db"))
+    store.ensure_tables(384)
+    _at_once(tmp_path / "db", _record)
     rows = Store(make_settings(tmp_path / "db")).table(SETTINGS).to_arrow().to_pylist()
     keys = sorted(row["key"] for row in rows)
     assert keys == ["index.embed_dim", "index.embed_model", "writer"], rows
     assert next(r["value"] for r in rows if r["key"] == "writer") in {str(i) for i in range(WRITERS)}
+
+
+def test_parallel_tasks_record_their_source_once(tmp_path: Path) -> None:
+    # every task of a parallel ingest records the source it ingests (upsert_source): one row, not one per task
+    Store(make_settings(tmp_path / "db")).ensure_tables(384)
+    _at_once(tmp_path / "db", _record_source)
+    rows = Store(make_settings(tmp_path / "db")).table(SOURCES).to_arrow().to_pylist()
+    assert [row["source_id"] for row in rows] == ["docs"], rows
+    assert rows[0]["document_count"] in range(WRITERS)
 
 
 def test_an_index_from_before_is_rewritten_one_row_per_key(tmp_path: Path) -> None:
@@ -56,3 +78,15 @@ def test_an_index_from_before_is_rewritten_one_row_per_key(tmp_path: Path) -> No
     store.set_setting("index.embed_dim", "384")  # unchanged: nothing written
     store.set_setting("research.default_collection", "papers")
     assert store.table(SETTINGS).count_rows() == 3
+
+
+def test_a_sources_table_from_before_is_rewritten_one_row_per_source(tmp_path: Path) -> None:
+    import lancedb
+
+    old = pa.schema([(f.name, f.type) for f in schema_for(SOURCES, 0)])  # the same columns, no key
+    rows = [{"source_id": "docs", "name": "docs", "document_count": n} for n in (3, 3)]  # two tasks of that time
+    lancedb.connect(str(tmp_path / "db")).create_table(SOURCES, data=pa.Table.from_pylist(rows, schema=old))
+    store = Store(make_settings(tmp_path / "db"))
+    store.ensure_tables(384)
+    assert [row["source_id"] for row in store.table(SOURCES).to_arrow().to_pylist()] == ["docs"]
+    assert is_primary_key(store.table(SOURCES).schema.field("source_id"))

@@ -22,9 +22,16 @@ DEFAULT_COLLECTION = "research.default_collection"
 META_TREE_PREFIX = "tree."
 META_VECTOR_INDEX_ROWS = "index.vector_trained_rows"  # chunk rows the ANN index was trained on
 
+# Field metadata that makes a column the row identity. Lance then checks the keys a concurrent
+# merge_insert inserted: of two writers inserting one key, the later one retries and updates, so
+# parallel ingest tasks cannot leave a key (or a source) twice (issue 21). A key column must not be
+# nullable.
+PRIMARY_KEY_METADATA = {b"lance-schema:unenforced-primary-key": b"true"}
+PRIMARY_KEYS = {SETTINGS: "key", SOURCES: "source_id"}  # table -> its key column
+
 SOURCES_SCHEMA = pa.schema(
     [
-        ("source_id", pa.string()),
+        pa.field("source_id", pa.string(), nullable=False, metadata=PRIMARY_KEY_METADATA),
         ("name", pa.string()),
         ("kind", pa.string()),  # handbook | pdf | workshop | text
         ("uri", pa.string()),
@@ -144,11 +151,6 @@ SESSIONS_SCHEMA = pa.schema(
     ]
 )
 
-# Field metadata that makes a column the row identity. Lance then checks the keys a concurrent
-# merge_insert inserted: of two writers inserting one key, the later one retries and updates, so
-# parallel ingest tasks cannot leave a key twice (issue 21). A key column must not be nullable.
-PRIMARY_KEY_METADATA = {b"lance-schema:unenforced-primary-key": b"true"}
-PRIMARY_KEYS = {SETTINGS: "key"}  # table -> its key column
 
 
 def is_primary_key(field: pa.Field) -> bool:

@@ -32,7 +32,8 @@ from pathlib import Path
 import httpx
 
 import thoth
-from bench.search import TOPICS, cpu_seconds, free_port, passage, rss_mb
+from bench.search import cpu_seconds, free_port, rss_mb
+from bench.text import TOPICS, passage
 from ingest.pipeline import Ingestor
 from thoth.config import Settings
 

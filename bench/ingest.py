@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.search import TOPICS, passage
+from bench.text import TOPICS, passage
 from ingest.parsers import parse
 from ingest.pipeline import Ingestor
 from thoth.config import Settings

@@ -36,7 +36,8 @@ from pathlib import Path
 import httpx
 
 from bench.ingest import CHUNKS_PER_FILE, StubEmbedder, write_corpus
-from bench.search import TOPICS, chunk_count, cpu_seconds, passage, percentile, rss_mb, start_server
+from bench.search import chunk_count, cpu_seconds, percentile, rss_mb, start_server
+from bench.text import TOPICS, passage
 from ingest.pipeline import Ingestor
 from thoth.config import Settings
 from thoth.embed import get_embedder

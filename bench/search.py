@@ -6,7 +6,9 @@
 
 What it does, all in one run so the ratios compare like with like:
 1. Table: `--n` generated chunks, written in batches of 20,000 (never all in memory). Texts come
-   from a fixed vocabulary, so BM25 has realistic term statistics. `--embed-sample` texts are
+   from bench.text (`--text`): by default Zipf-distributed words with topics, so BM25 meets the
+   posting-list lengths of real text; `narrow` is the 40-word text of runs before 2026-11-25, where
+   every query word is in most chunks. A kept table (`--db`) records which. `--embed-sample` texts are
    embedded with the real model; every other vector blends two of those (a + w*b, w in 0..0.6)
    plus Gaussian noise, renormalised: neighbourhoods shaped like real embeddings' without
    embedding a million texts. The FTS index is built as ingest builds it.
@@ -46,6 +48,7 @@ from typing import Any
 import httpx
 import numpy as np
 
+from bench.text import KINDS, TOPICS, passage, queries
 from thoth.config import Settings
 from thoth.embed import get_embedder
 from thoth.mcp.toolsets.handbook import HIT_FIELDS
@@ -62,32 +65,8 @@ from thoth.retrieval.search import (
 from thoth.store import IndexMissing, Store
 from thoth.store.schema import CHUNKS
 
-TOPICS = [
-    "deployment",
-    "time off",
-    "on-call",
-    "security review",
-    "expense reports",
-    "hiring",
-    "onboarding",
-    "incident response",
-    "database migration",
-    "code review",
-    "release notes",
-    "performance review",
-    "travel policy",
-    "laptop setup",
-    "access requests",
-    "backups",
-    "monitoring alerts",
-    "customer escalation",
-]
-WORDS = (
-    "team process request approve manager schedule document policy service index search model release "
-    "owner ticket budget review access system handbook weekly quarterly incident runbook metric deploy "
-    "rollback storage latency queue region contract vendor training mentor goal feedback calendar"
-).split()
 WRITE_BATCH = 20_000
+TEXT_SETTING = "bench_text"  # which generated text a kept table holds (bench.text.KINDS)
 
 
 def chunk_count(store: Store) -> int:
@@ -96,15 +75,6 @@ def chunk_count(store: Store) -> int:
         return store.count_of(Chunk)
     except IndexMissing:
         return 0
-
-
-def sentence(rng: random.Random, topic: str) -> str:
-    words = rng.sample(WORDS, 9)
-    return f"For {topic}, the {words[0]} {words[1]} must {words[2]} the {words[3]} {words[4]} before {words[5]}."
-
-
-def passage(rng: random.Random, topic: str, sentences: int) -> str:
-    return " ".join(sentence(rng, topic) for _ in range(sentences))
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -141,7 +111,7 @@ def rss_mb(pid: int) -> dict[str, float]:
 # -- 1. the table ------------------------------------------------------------------
 
 
-def build_table(settings: Settings, n: int, embed_sample: int) -> dict[str, float]:
+def build_table(settings: Settings, n: int, embed_sample: int, text: str) -> dict[str, float]:
     rng = random.Random(2)
     np_rng = np.random.default_rng(2)
     embedder = get_embedder(settings)
@@ -149,7 +119,7 @@ def build_table(settings: Settings, n: int, embed_sample: int) -> dict[str, floa
     store.ensure_tables(embedder.dim)
     store.record_model(embedder.model_name, embedder.dim)
     topics = [TOPICS[i % len(TOPICS)] for i in range(min(n, embed_sample))]
-    texts = [passage(rng, t, 8) for t in topics]
+    texts = [passage(rng, t, 8, text) for t in topics]
     started = time.perf_counter()
     sample = embedder.embed(texts)
     embed_seconds = time.perf_counter() - started
@@ -166,7 +136,7 @@ def build_table(settings: Settings, n: int, embed_sample: int) -> dict[str, floa
         rows = []
         for i, j, vector in zip(ids.tolist(), a.tolist(), vectors, strict=True):
             topic = topics[j]
-            text = texts[j] if i < len(texts) else passage(rng, topic, 8)
+            body = texts[j] if i < len(texts) else passage(rng, topic, 8, text)
             key = f"{topic.replace(' ', '-')}/page-{i // 10}.md"
             rows.append(
                 {
@@ -178,8 +148,8 @@ def build_table(settings: Settings, n: int, embed_sample: int) -> dict[str, floa
                     "key": key,
                     "title": topic.title(),
                     "section": topic,
-                    "text": text,
-                    "search_text": f"{topic}\n{text}",
+                    "text": body,
+                    "search_text": f"{topic}\n{body}",
                     "vector": vector,
                     "content_type": "text",
                     "language": "",
@@ -192,15 +162,11 @@ def build_table(settings: Settings, n: int, embed_sample: int) -> dict[str, floa
     write_seconds = time.perf_counter() - started
     started = time.perf_counter()
     store.ensure_fts_index()
+    store.set_setting(TEXT_SETTING, text)
     return {"embed": embed_seconds, "write": write_seconds, "fts": time.perf_counter() - started}
 
 
 # -- 2. the ANN index: build, recall, in-process latency --------------------------------
-
-
-def queries(count: int, seed: int = 3) -> list[str]:
-    rng = random.Random(seed)
-    return [f"how do I handle {rng.choice(TOPICS)} {rng.choice(WORDS)} {rng.choice(WORDS)}" for _ in range(count)]
 
 
 def drop_vector_index(store: Store) -> None:
@@ -332,7 +298,9 @@ def tool_calls(env: dict[str, str], qs: list[str], k: int, clients: int) -> tupl
     return times, results
 
 
-def profile_stages(settings: Settings, env: dict[str, str], n: int, k: int, clients: int) -> dict[str, float]:
+def profile_stages(
+    settings: Settings, env: dict[str, str], n: int, k: int, clients: int, text: str
+) -> dict[str, float]:
     """p50 milliseconds of each stage of search_handbook, `clients` callers at a time (see the module doc).
     The store and embedder are configured as the server's (thoth.app.Thoth): one onnxruntime thread per call."""
     from thoth.app import Thoth
@@ -340,7 +308,7 @@ def profile_stages(settings: Settings, env: dict[str, str], n: int, k: int, clie
     served = Thoth(Settings.from_env(env)).settings
     store, embedder = Store(served), get_embedder(served)  # the model itself: its LRU would answer nothing here
     depth = max(MIN_PREFETCH, k)
-    qs = {stage: queries(n, seed=100 + i) for i, stage in enumerate(STAGES)}
+    qs = {stage: queries(n, seed=100 + i, kind=text) for i, stage in enumerate(STAGES)}
     vectors = dict(zip(qs["vector"], embedder.embed(qs["vector"]), strict=True))
     vectors |= dict(zip(qs["fetch rows"], embedder.embed(qs["fetch rows"]), strict=True))
     ranked = ranking_fields(DEFAULT_RANKING)
@@ -517,6 +485,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--k", type=int, default=5, help="num_results per search")
     parser.add_argument("--embed-sample", type=int, default=2_000, help="chunks embedded with the real model")
     parser.add_argument("--db", help="keep the table in this folder (reused when it already holds --n chunks)")
+    parser.add_argument("--text", choices=KINDS, default="natural", help="generated text: see bench/text.py")
     parser.add_argument("--reuse-index", action="store_true", help="keep an existing index of the same type")
     parser.add_argument("--sweep", default="", help="nprobes:refine pairs to sweep recall over, e.g. 32:10,64:20")
     parser.add_argument("--nprobes", type=int, help="override THOTH_VECTOR_NPROBES for this run")
@@ -524,6 +493,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", action=argparse.BooleanOptionalAction, default=True, help="per-stage profile")
     parser.add_argument("--workers", type=int, default=1, help="server processes (uvicorn --workers) over HTTP")
     parser.add_argument("--search-threads", type=int, help="the server's THOTH_SEARCH_THREADS (default: 2 per core)")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="THOTH_NAME=VALUE", help="a setting for the server and profile"
+    )
     args = parser.parse_args(argv)
     kinds = [s.strip().upper() for s in args.index.split(",") if s.strip()]
     levels = [int(c) for c in args.clients.split(",") if c.strip()]
@@ -544,17 +516,26 @@ def main(argv: list[str] | None = None) -> None:
     try:
         store = Store(settings)
         built = {}
-        if chunk_count(store) == args.n:
-            print(f"reusing the {args.n:,}-chunk table in {db}")
+        have, text = chunk_count(store), args.text
+        if have:
+            text = store.get_setting(TEXT_SETTING) or "narrow"  # tables of before bench.text held narrow text
+            if (have, text) != (args.n, args.text):
+                sys.exit(f"{db} holds {have:,} chunks of {text} text, not {args.n:,} of {args.text}: use another --db")
+            print(f"reusing the {args.n:,}-chunk table ({text} text) in {db}")
         else:
-            built = build_table(settings, args.n, args.embed_sample)
-        qs, recall_qs = queries(args.queries), queries(args.recall_queries, seed=4)
+            built = build_table(settings, args.n, args.embed_sample, text)
+        qs, recall_qs = queries(args.queries, kind=text), queries(args.recall_queries, seed=4, kind=text)
         env = {k: v for k, v in os.environ.items() if not k.startswith("THOTH_")}
         env |= {"THOTH_DB_URI": str(db), "THOTH_CACHE_DIR": cache_dir, "THOTH_LOG_LEVEL": "WARNING"}
         env |= {"THOTH_VECTOR_NPROBES": str(settings.vector_nprobes)}
         env |= {"THOTH_VECTOR_REFINE_FACTOR": str(settings.vector_refine_factor)}
         if args.search_threads:
             env |= {"THOTH_SEARCH_THREADS": str(args.search_threads)}
+        for pair in args.set:
+            name, _, value = pair.partition("=")
+            if not name.startswith("THOTH_") or not value:
+                parser.error(f"--set wants THOTH_NAME=VALUE, got {pair!r}")
+            env[name] = value
         rows = []
         for kind in kinds:
             store = Store(settings)
@@ -572,14 +553,16 @@ def main(argv: list[str] | None = None) -> None:
             try:
                 # fresh queries per level: a query cache must not answer the 4- and 16-client runs
                 http = {
-                    c: time_concurrent(url, queries(len(qs) * min(c, 2), seed=10 + c), args.k, c, server.pid)
+                    c: time_concurrent(url, queries(len(qs) * min(c, 2), seed=10 + c, kind=text), args.k, c, server.pid)
                     for c in levels
                 }
                 memory = rss_mb(server.pid)
             finally:
                 server.terminate()
                 server.wait(timeout=30)
-            profiles = {c: profile_stages(settings, env, len(qs), args.k, c) for c in levels} if args.profile else {}
+            profiles = {}
+            if args.profile:
+                profiles = {c: profile_stages(settings, env, len(qs), args.k, c, text) for c in levels}
             rows.append((kind, build_s, local, http, memory, profiles))
     finally:
         if tmp is not None:

@@ -259,6 +259,10 @@ class Settings:
     # whole afterwards (Store.fill): a CPU saving of 7-17% at 1M chunks, a loss of 10% at 100k and 25%
     # at 25 chunks, where that extra read costs more than the columns it saves (docs/benchmarks.md).
     late_read_rows: int = 500_000
+    # Up to this many chunks (and no filter), vector search runs in memory over a copy of the table
+    # (thoth.store.memory): exact, as LanceDB's brute force below the index threshold, without its
+    # per-query overhead (3 ms at 25 chunks, 5.7 ms at 3,000). 0: always LanceDB.
+    memory_search_rows: int = 20_000
     # Serving
     host: str = "127.0.0.1"
     port: int = 8080
@@ -351,6 +355,7 @@ class Settings:
             vector_nprobes=_int(env, "THOTH_VECTOR_NPROBES", cls.vector_nprobes, 1, 100_000),
             vector_refine_factor=_int(env, "THOTH_VECTOR_REFINE_FACTOR", cls.vector_refine_factor, 1, 1000),
             late_read_rows=_int(env, "THOTH_LATE_READ_ROWS", cls.late_read_rows, 0, 10**12),
+            memory_search_rows=_int(env, "THOTH_MEMORY_SEARCH_ROWS", cls.memory_search_rows, 0, 10**7),
             host=env.get("THOTH_HOST", env.get("HOST", cls.host)),
             port=_int(env, "PORT", cls.port, 0, 65535),
             toolsets=_toolsets(env),

@@ -160,6 +160,8 @@ class Store:
         self._warned_positions = False
         self._warned_sections: bool | None = None  # None: not checked yet
         self._readable: dict[str, int] = {}  # table -> the latest version read whole (check_readable)
+        self._memory: Any = None  # a small chunk table held for vector search (_memory_vectors)
+        self._memory_lock = threading.Lock()
 
     # -- connection -------------------------------------------------------
 
@@ -625,9 +627,38 @@ class Store:
         self, vector: Any, limit: int, match: Match | None = None, exact: bool = False, fields: list[str] | None = None
     ) -> list[Hit]:
         """Nearest chunks by cosine. With an ANN index, `exact` bypasses it (brute force, for recall checks).
-        `fields`: the chunk fields to fetch (default all the table has)."""
+        `fields`: the chunk fields to fetch (default all the table has). A table of at most
+        `memory_search_rows` chunks is searched in memory when no filter applies (thoth.store.memory)."""
         where = filters.where(match or {})
-        return _run(self._vector_hits(self._chunks_async(), vector, limit, where, exact, fields))
+        table = self._chunks_async()
+        memory = None if where else self._memory_vectors(table)
+        if memory is not None:
+            return memory.search(vector, limit, _present(Chunk, fields, memory.rows.column_names))
+        return _run(self._vector_hits(table, vector, limit, where, exact, fields))
+
+    def _memory_vectors(self, table: Any) -> Any:
+        """The chunk table's current version in memory (MemoryVectors), or None when it holds more than
+        `memory_search_rows` chunks. Read again, whole, when the version changes (an ingest)."""
+        if self.settings.memory_search_rows <= 0:
+            return None
+        key = (table, _run(table.version()))  # a table opened again may count its versions anew
+        held = self._memory
+        if held is None or held[0] != key:
+            with self._memory_lock:
+                held = self._memory
+                if held is None or held[0] != key:
+                    held = self._memory = (key, _run(self._read_small(table, key[1])))
+        return held[1]
+
+    async def _read_small(self, table: Any, version: int) -> Any:
+        from thoth.store.memory import ROW_ID, MemoryVectors  # numpy: not needed before the first search
+
+        if await table.count_rows() > self.settings.memory_search_rows:
+            return None
+        names = (await table.schema()).names
+        columns = [*_present(Chunk, None, names), VECTOR_COLUMN]
+        rows = await table.query().select(columns).with_row_id().to_arrow()
+        return MemoryVectors.of(version, rows.select([*columns, ROW_ID]), VECTOR_COLUMN)
 
     async def _vector_hits(
         self, table: Any, vector: Any, limit: int, where: str | None, exact: bool, fields: list[str] | None

@@ -1,0 +1,66 @@
+"""A small chunk table is searched in memory (thoth.store.memory, issue 17): the same hits, in the
+same order, with the same fields and similarities (to float32's last bit) as LanceDB's own
+brute-force search; a write is seen at once; a filter or a table past `memory_search_rows` goes to
+LanceDB."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from ingest.pipeline import Ingestor
+from tests.conftest import make_settings, write_corpus
+from thoth.config import Settings
+from thoth.embed import get_embedder
+from thoth.mcp.toolsets.handbook import HIT_FIELDS
+from thoth.records import Hit
+from thoth.store import Store
+
+QUERIES = ["how do I request time off", "deploy rollback", "expense report receipts", "on-call rotation"]
+
+
+def _same(held: list[Hit], lance: list[Hit]) -> bool:
+    # LanceDB sums in SIMD lanes, numpy in another order: a similarity may differ in float32's last bit
+    # (~6e-8); tools serve it rounded to 4 places
+    return [(h.chunk, h.row_id) for h in held] == [(h.chunk, h.row_id) for h in lance] and all(
+        abs((a.similarity or 0.0) - (b.similarity or 0.0)) < 1e-6 for a, b in zip(held, lance, strict=True)
+    )
+
+
+def test_memory_search_finds_what_lancedb_finds(indexed: Settings) -> None:
+    memory, lance = Store(indexed), Store(replace(indexed, memory_search_rows=0))
+    embedder = get_embedder(indexed)
+    count = lance.table("chunks").count_rows()
+    for vector in embedder.embed(QUERIES):
+        for limit, fields in ((5, None), (40, list(HIT_FIELDS)), (count + 3, ["key"])):
+            held = memory.vector_search(vector, limit, fields=fields)
+            assert held and _same(held, lance.vector_search(vector, limit, fields=fields))
+    assert memory._memory is not None and memory._memory[1] is not None  # it was the memory path
+    assert lance._memory is None
+
+
+def test_a_write_is_searched_at_once_and_large_or_filtered_searches_go_to_lancedb(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path / "db")
+    assert not Ingestor(settings).run(str(write_corpus(tmp_path / "corpus")), name="handbook").failed
+    store, embedder = Store(settings), get_embedder(settings)
+    query = "how do I request time off"
+    vector = embedder.embed([query])[0]
+    before = store.vector_search(vector, 3)
+
+    # A new chunk whose text is the query itself: the next search holds the new version and finds it first.
+    row = store.table("chunks").search().limit(1).to_list()[0]
+    store.add("chunks", [{**row, "chunk_id": "new-chunk", "text": query, "vector": vector}])
+    after = store.vector_search(vector, 3)
+    assert after[0].chunk_id == "new-chunk" and after[0].similarity > 0.999
+    assert [h.chunk_id for h in after[1:]] == [h.chunk_id for h in before[:2]]
+
+    # Past the limit: LanceDB answers, and nothing is held.
+    small = Store(replace(settings, memory_search_rows=3))
+    assert [h.chunk_id for h in small.vector_search(vector, 3)] == [h.chunk_id for h in after]
+    assert small._memory is not None and small._memory[1] is None
+
+    # A filter goes to LanceDB (as a prefilter): only that source's chunks, best first.
+    key = before[0].chunk.key
+    filtered = store.vector_search(vector, 50, match={"key": key})
+    everything = store.vector_search(vector, 1000)
+    assert filtered and [h.chunk_id for h in filtered] == [h.chunk_id for h in everything if h.chunk.key == key]

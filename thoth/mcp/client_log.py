@@ -75,11 +75,12 @@ class ClientLog:
 
 def summary(tool: str, result: Any, ms: float) -> str:
     """`search_handbook answered in 14 ms: 5 results`: the counts of the result's lists, never its text."""
-    data = result.model_dump(by_alias=True) if hasattr(result, "model_dump") else result
-    data = data if isinstance(data, dict) else {}
-    if data.get("isError"):
+    if isinstance(result, dict):
+        failed, structured = result.get("isError"), result.get("structuredContent")
+    else:  # a CallToolResult: read two fields, not a dump of the whole answer on every call
+        failed, structured = getattr(result, "is_error", False), getattr(result, "structured_content", None)
+    if failed:
         return f"{tool} failed in {ms:.0f} ms"
-    structured = data.get("structuredContent")
     counts = [f"{len(v):,} {k}" for k, v in structured.items() if isinstance(v, list)] if structured else []
     return f"{tool} answered in {ms:.0f} ms" + (f": {', '.join(counts[:3])}" if counts else "")
 

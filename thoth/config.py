@@ -259,9 +259,9 @@ class Settings:
     # whole afterwards (Store.fill): a CPU saving of 7-17% at 1M chunks, a loss of 10% at 100k and 25%
     # at 25 chunks, where that extra read costs more than the columns it saves (docs/benchmarks.md).
     late_read_rows: int = 500_000
-    # Up to this many chunks (and no filter), vector search runs in memory over a copy of the table
-    # (thoth.store.memory): exact, as LanceDB's brute force below the index threshold, without its
-    # per-query overhead (3 ms at 25 chunks, 5.7 ms at 3,000). 0: always LanceDB.
+    # Up to this many chunks, with no ANN index and no filter, vector search runs in memory over a copy
+    # of the table (thoth.store.memory): exact, as LanceDB's brute force there, without its per-query
+    # overhead (3 ms at 25 chunks, 5.7 ms at 3,000). 0: always LanceDB.
     memory_search_rows: int = 20_000
     # Serving
     host: str = "127.0.0.1"

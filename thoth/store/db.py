@@ -638,7 +638,7 @@ class Store:
 
     def _memory_vectors(self, table: Any) -> Any:
         """The chunk table's current version in memory (MemoryVectors), or None when it holds more than
-        `memory_search_rows` chunks. Read again, whole, when the version changes (an ingest)."""
+        `memory_search_rows` chunks or has an ANN index. Read again, whole, when the version changes."""
         if self.settings.memory_search_rows <= 0:
             return None
         key = (table, _run(table.version()))  # a table opened again may count its versions anew
@@ -655,6 +655,8 @@ class Store:
 
         if await table.count_rows() > self.settings.memory_search_rows:
             return None
+        if any(VECTOR_COLUMN in index.columns for index in await table.list_indices()):
+            return None  # an ANN index answers as it was built to (a table past THOTH_VECTOR_INDEX_MIN_ROWS)
         names = (await table.schema()).names
         columns = [*_present(Chunk, None, names), VECTOR_COLUMN]
         rows = await table.query().select(columns).with_row_id().to_arrow()

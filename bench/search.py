@@ -63,6 +63,7 @@ from thoth.retrieval.search import (
     ranking_fields,
 )
 from thoth.store import IndexMissing, Store
+from thoth.store.db import pq_sub_vectors
 from thoth.store.schema import CHUNKS
 
 WRITE_BATCH = 20_000
@@ -541,7 +542,9 @@ def main(argv: list[str] | None = None) -> None:
             store = Store(settings)
             existing = store.vector_index()
             build_s = float("nan")
-            if not (args.reuse_index and existing and existing["type"].upper() == kind.replace("_", "")):
+            dim = store.table(CHUNKS).schema.field("vector").type.list_size
+            current = existing and existing["sub_vectors"] in (None, pq_sub_vectors(dim))  # else an older layout
+            if not (args.reuse_index and current and existing["type"].upper() == kind.replace("_", "")):
                 drop_vector_index(store)
                 build_s = 0.0
                 if kind != "NONE":

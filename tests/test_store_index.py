@@ -76,6 +76,21 @@ def test_index_built_past_threshold_and_recall_holds(tmp_path: Path, index_type:
     assert "extra" in {r.chunk_id for r in store.vector_search(vectors[0], 3)}
 
 
+def test_an_index_of_an_older_code_layout_is_trained_again(tmp_path: Path) -> None:
+    # one PQ code per 8 dimensions (before 2026-11-25) -> one per 4, at the next ingest, grown or not
+    from lancedb.index import IvfPq
+
+    from thoth.store.db import pq_sub_vectors
+
+    store, _ = make_store(tmp_path, vector_index_min_rows=ROWS)
+    old = IvfPq(distance_type="cosine", num_partitions=1, num_sub_vectors=DIM // 8)
+    store.table(CHUNKS).create_index("vector", config=old)
+    assert store.vector_index()["sub_vectors"] == DIM // 8 != pq_sub_vectors(DIM) == DIM // 4
+    info = store.ensure_vector_index(fold_in=False)
+    assert info["action"] == "retrained" and info["sub_vectors"] == DIM // 4
+    assert store.ensure_vector_index(fold_in=False) is None  # now current: nothing to do
+
+
 def test_no_index_below_threshold_or_when_disabled(tmp_path: Path) -> None:
     store, vectors = make_store(tmp_path, rows=400, vector_index_min_rows=401)
     assert store.ensure_vector_index() is None and store.vector_index() is None

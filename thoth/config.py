@@ -248,13 +248,14 @@ class Settings:
     vector_index_min_rows: int = 20_000
     vector_index_type: str = "IVF_PQ"
     # Search-time knobs of the ANN index: IVF partitions probed, and how many times `limit` candidates
-    # IVF_PQ re-ranks on the full vectors. At 1M chunks recall@10 was 0.79 / 0.91 / 0.96 / 0.96 / 0.99
-    # with refine factor 10 / 20 / 30 / 40 / 50 and did not move with nprobes 16..256 (docs/benchmarks.md);
-    # 16 probes instead of 32 kept recall@10 at 0.988 (1M) and 1.000 (100k) for less work per search.
+    # IVF_PQ re-ranks on the full vectors. Recall is limited by the PQ codes, not by nprobes (16..256
+    # gave the same). With one code per 4 dimensions (thoth.store.db.pq_sub_vectors), recall@10 at 1M
+    # chunks was 0.96-1.00 / 0.99-1.00 / 1.00 with refine factor 10 / 20 / 30 on the two generated
+    # texts; with one per 8 (before 2026-11-25) 0.92-0.98 at 50 (docs/benchmarks.md, "Fourth pass").
     # The factor is for a 10-hit search: a deeper one (hybrid search fetches 40) re-ranks the same
     # factor x 10 candidates, which keeps its recall@10 (thoth.store.db.refine_candidates).
     vector_nprobes: int = 16
-    vector_refine_factor: int = 50
+    vector_refine_factor: int = 30
     # From this many chunks, searches read only ids and what ranking needs, and the hits kept are read
     # whole afterwards (Store.fill): a CPU saving of 7-17% at 1M chunks, a loss of 10% at 100k and 25%
     # at 25 chunks, where that extra read costs more than the columns it saves (docs/benchmarks.md).

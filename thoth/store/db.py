@@ -569,16 +569,19 @@ class Store:
     # -- the vector index ----------------------------------------------------------------------
 
     def vector_index(self) -> dict | None:
-        """The ANN index on chunk vectors: {"name", "type", "indexed_rows", "unindexed_rows"}, or None."""
+        """The ANN index on chunk vectors: {"name", "type", "indexed_rows", "unindexed_rows", "sub_vectors"}
+        (IVF_PQ's codes per vector; None for another index type), or None."""
         table = self.table(CHUNKS)
         for idx in table.list_indices():
             if VECTOR_COLUMN in idx.columns:
                 stats = table.index_stats(idx.name)
+                compression = (getattr(idx, "index_details", None) or {}).get("compression") or {}
                 return {
                     "name": idx.name,
                     "type": str(idx.index_type),
                     "indexed_rows": int(stats.num_indexed_rows) if stats else 0,
                     "unindexed_rows": int(stats.num_unindexed_rows) if stats else 0,
+                    "sub_vectors": compression.get("num_sub_vectors"),
                 }
         return None
 
@@ -590,7 +593,8 @@ class Store:
         Returns what was done ({"action": "built" | "retrained" | "updated", "rows", "seconds", ...}) or
         None when the table is below the threshold. An existing index takes new rows in through
         optimize() (no retraining; not with `fold_in` false) until the table has grown RETRAIN_GROWTH-fold
-        since training.
+        since training. An IVF_PQ index of another code layout than `pq_sub_vectors` gives (one built by
+        an older version) is trained again.
         """
         min_rows = self.settings.vector_index_min_rows if min_rows is None else min_rows
         index_type = (index_type or self.settings.vector_index_type).upper()
@@ -601,7 +605,8 @@ class Store:
         if existing is None and (min_rows <= 0 or rows < max(min_rows, MIN_TRAIN_ROWS)):
             return None
         started = time.perf_counter()
-        if existing is not None and rows < RETRAIN_GROWTH * max(trained, 1):
+        outdated = existing is not None and existing["sub_vectors"] not in (None, pq_sub_vectors(self._dim()))
+        if existing is not None and not outdated and rows < RETRAIN_GROWTH * max(trained, 1):
             if not fold_in:
                 return None
             retry_on_conflict(table.optimize, "optimize chunks")  # folds new rows into the vector and FTS indexes
@@ -855,12 +860,20 @@ def _run(coro: Any) -> Any:
     return LOOP.run(coro)
 
 
+def pq_sub_vectors(dim: int) -> int:
+    """IVF_PQ's codes per vector: one per 4 dimensions (96 bytes a 384-d vector) where the width allows.
+    One per 8 lost recall on text whose query words are common (0.92-0.93 at 1M chunks, refine factor
+    50); one per 4 held 0.99-1.00 with a refine factor of 20-30, at the same latency (docs/benchmarks.md,
+    "Fourth pass")."""
+    return next(dim // per for per in (4, 2, 1) if dim % per == 0)
+
+
 def _vector_index_config(index_type: str, rows: int, dim: int) -> Any:
     """The index's configuration, sized by measurement (docs/benchmarks.md, "ANN index").
 
     IVF_PQ: one partition per ~4096 rows (training cost grows with partitions x sample, so sqrt(rows)
-    partitions took minutes at 100k on 2 cores), dim/8 sub-vectors (48 bytes a 384-d vector); the
-    refine step re-ranks candidates on the full vectors, which brings recall@10 above 0.95.
+    partitions took minutes at 100k on 2 cores), `pq_sub_vectors` codes a vector; the refine step
+    re-ranks candidates on the full vectors, which brings recall@10 above 0.95.
     IVF_HNSW_SQ: a graph per partition over 8-bit scalar-quantised vectors.
     """
     from lancedb.index import HnswSq, IvfPq
@@ -869,8 +882,7 @@ def _vector_index_config(index_type: str, rows: int, dim: int) -> Any:
     if index_type == "IVF_HNSW_SQ":
         return HnswSq(distance_type="cosine", num_partitions=partitions)
     if index_type == "IVF_PQ":
-        sub_vectors = dim // 8 if dim % 8 == 0 else dim // 4 if dim % 4 == 0 else 1
-        return IvfPq(distance_type="cosine", num_partitions=partitions, num_sub_vectors=sub_vectors)
+        return IvfPq(distance_type="cosine", num_partitions=partitions, num_sub_vectors=pq_sub_vectors(dim))
     raise StoreError(f"unknown vector index type {index_type!r}; use IVF_PQ or IVF_HNSW_SQ")
 
 

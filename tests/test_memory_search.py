@@ -64,3 +64,11 @@ def test_a_write_is_searched_at_once_and_large_or_filtered_searches_go_to_lanced
     filtered = store.vector_search(vector, 50, match={"key": key})
     everything = store.vector_search(vector, 1000)
     assert filtered and [h.chunk_id for h in filtered] == [h.chunk_id for h in everything if h.chunk.key == key]
+
+
+def test_warm_up_reads_a_small_table_before_the_first_search(indexed: Settings) -> None:
+    from thoth.app import Thoth
+
+    app = Thoth(indexed)
+    app.warm_up(background=False)
+    assert app.store._memory is not None and app.store._memory[1] is not None

@@ -641,6 +641,11 @@ class Store:
             return memory.search(vector, limit, _present(Chunk, fields, memory.rows.column_names))
         return _run(self._vector_hits(table, vector, limit, where, exact, fields))
 
+    def warm_memory_search(self) -> None:
+        """Read a chunk table small enough for in-memory search (`_memory_vectors`) now: at start-up,
+        so the first search does not (20,000 chunks take a few hundred milliseconds)."""
+        self._memory_vectors(self._chunks_async())
+
     def _memory_vectors(self, table: Any) -> Any:
         """The chunk table's current version in memory (MemoryVectors), or None when it holds more than
         `memory_search_rows` chunks or has an ANN index. Read again, whole, when the version changes."""

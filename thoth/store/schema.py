@@ -152,7 +152,6 @@ SESSIONS_SCHEMA = pa.schema(
 )
 
 
-
 def is_primary_key(field: pa.Field) -> bool:
     return bool(field.metadata) and all(field.metadata.get(k) == v for k, v in PRIMARY_KEY_METADATA.items())
 

@@ -1,7 +1,7 @@
 """A small chunk table is searched in memory (thoth.store.memory, issue 17): the same hits, in the
 same order, with the same fields and similarities (to float32's last bit) as LanceDB's own
-brute-force search; a write is seen at once; a filter or a table past `memory_search_rows` goes to
-LanceDB."""
+brute-force search; a write is seen at once (LanceDB answers while the new version is read); a filter,
+an ANN index or a table past `memory_search_rows` goes to LanceDB."""
 
 from __future__ import annotations
 
@@ -31,11 +31,12 @@ def test_memory_search_finds_what_lancedb_finds(indexed: Settings) -> None:
     memory, lance = Store(indexed), Store(replace(indexed, memory_search_rows=0))
     embedder = get_embedder(indexed)
     count = lance.table("chunks").count_rows()
+    memory.warm_memory_search()
+    assert memory._memory is not None and memory._memory[1] is not None  # held: searches take the memory path
     for vector in embedder.embed(QUERIES):
         for limit, fields in ((5, None), (40, list(HIT_FIELDS)), (count + 3, ["key"])):
             held = memory.vector_search(vector, limit, fields=fields)
             assert held and _same(held, lance.vector_search(vector, limit, fields=fields))
-    assert memory._memory is not None and memory._memory[1] is not None  # it was the memory path
     assert lance._memory is None
 
 
@@ -45,19 +46,26 @@ def test_a_write_is_searched_at_once_and_large_or_filtered_searches_go_to_lanced
     store, embedder = Store(settings), get_embedder(settings)
     query = "how do I request time off"
     vector = embedder.embed([query])[0]
+    store.warm_memory_search()
+    held = store._memory
     before = store.vector_search(vector, 3)
 
-    # A new chunk whose text is the query itself: the next search holds the new version and finds it first.
+    # A new chunk whose text is the query itself. The next search finds it first: LanceDB answers while
+    # the new version is read beside it; once that is held, the memory path finds it too.
     row = store.table("chunks").search().limit(1).to_list()[0]
     store.add("chunks", [{**row, "chunk_id": "new-chunk", "text": query, "vector": vector}])
     after = store.vector_search(vector, 3)
     assert after[0].chunk_id == "new-chunk" and after[0].similarity > 0.999
     assert [h.chunk_id for h in after[1:]] == [h.chunk_id for h in before[:2]]
+    store.warm_memory_search()
+    assert store._memory[0] != held[0] and store._memory[1] is not None
+    assert _same(store.vector_search(vector, 3), after)
 
     # Past the limit: LanceDB answers, and nothing is held.
     small = Store(replace(settings, memory_search_rows=3))
-    assert [h.chunk_id for h in small.vector_search(vector, 3)] == [h.chunk_id for h in after]
+    small.warm_memory_search()
     assert small._memory is not None and small._memory[1] is None
+    assert [h.chunk_id for h in small.vector_search(vector, 3)] == [h.chunk_id for h in after]
 
     # A filter goes to LanceDB (as a prefilter): only that source's chunks, best first.
     key = before[0].chunk.key

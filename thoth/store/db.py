@@ -162,6 +162,7 @@ class Store:
         self._readable: dict[str, int] = {}  # table -> the latest version read whole (check_readable)
         self._memory: Any = None  # a small chunk table held for vector search (_memory_vectors)
         self._memory_lock = threading.Lock()
+        self._memory_reader: threading.Thread | None = None
 
     # -- connection -------------------------------------------------------
 
@@ -642,23 +643,43 @@ class Store:
         return _run(self._vector_hits(table, vector, limit, where, exact, fields))
 
     def warm_memory_search(self) -> None:
-        """Read a chunk table small enough for in-memory search (`_memory_vectors`) now: at start-up,
-        so the first search does not (20,000 chunks take a few hundred milliseconds)."""
-        self._memory_vectors(self._chunks_async())
+        """Read a chunk table small enough for in-memory search (`_memory_vectors`) now, and wait: at
+        start-up, so that the first searches find it held."""
+        self._memory_vectors(self._chunks_async(), wait=True)
 
-    def _memory_vectors(self, table: Any) -> Any:
-        """The chunk table's current version in memory (MemoryVectors), or None when it holds more than
-        `memory_search_rows` chunks or has an ANN index. Read again, whole, when the version changes."""
+    def _memory_vectors(self, table: Any, wait: bool = False) -> Any:
+        """The chunk table's current version in memory (MemoryVectors), or None: when it holds more than
+        `memory_search_rows` chunks or has an ANN index, and while a new version is being read.
+
+        The first version is read before the first search (warm-up does it at start). A newer one (an
+        ingest's write) is read whole in a thread of its own, and LanceDB answers meanwhile: over GCS a
+        20,000-chunk table takes seconds to read, and no request waits for it."""
         if self.settings.memory_search_rows <= 0:
             return None
         key = (table, _run(table.version()))  # a table opened again may count its versions anew
         held = self._memory
-        if held is None or held[0] != key:
-            with self._memory_lock:
-                held = self._memory
-                if held is None or held[0] != key:
-                    held = self._memory = (key, _run(self._read_small(table, key[1])))
-        return held[1]
+        if held is not None and held[0] == key:
+            return held[1]
+        wait = wait or held is None or held[0][0] is not table  # nothing of this table held yet
+        with self._memory_lock:
+            if self._memory_reader is None or not self._memory_reader.is_alive():
+                self._memory_reader = threading.Thread(
+                    target=self._hold, args=(table, key), name="thoth-memory-search", daemon=True
+                )
+                self._memory_reader.start()
+            reader = self._memory_reader
+        if not wait:
+            return None
+        reader.join()
+        held = self._memory
+        return held[1] if held is not None and held[0] == key else self._memory_vectors(table, wait=True)
+
+    def _hold(self, table: Any, key: tuple[Any, int]) -> None:
+        try:
+            self._memory = (key, _run(self._read_small(table, key[1])))
+        except Exception as exc:  # LanceDB answers this version's searches; the next version tries again
+            log.warning("could not hold the chunk table in memory: %s", exc)
+            self._memory = (key, None)
 
     async def _read_small(self, table: Any, version: int) -> Any:
         from thoth.store.memory import ROW_ID, MemoryVectors  # numpy: not needed before the first search

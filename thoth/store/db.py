@@ -112,6 +112,7 @@ RETRAIN_GROWTH = 4
 FOLD_IN_ROWS = 256
 MIN_TRAIN_ROWS = 256  # a PQ codebook has 256 centroids per sub-vector: fewer rows cannot train it
 PARTITION_ROWS = 4096  # IVF partitions: one per this many rows
+LATE_COUNT_SECONDS = 1.0  # how long Store.reads_late trusts its count of the chunk table
 
 
 def _lancedb() -> Any:
@@ -163,6 +164,7 @@ class Store:
         self._memory: Any = None  # a small chunk table held for vector search (_memory_vectors)
         self._memory_lock = threading.Lock()
         self._memory_reader: threading.Thread | None = None
+        self._late: tuple[float, bool] | None = None  # (when counted, reads_late's answer)
 
     # -- connection -------------------------------------------------------
 
@@ -795,8 +797,14 @@ class Store:
 
     def reads_late(self) -> bool:
         """Whether searches should read ids first and `fill` the hits kept (a large table: see
-        Settings.late_read_rows). Counting rows reads table metadata only."""
-        return self.table(CHUNKS).count_rows() >= self.settings.late_read_rows
+        Settings.late_read_rows). The rows are counted at most once a second: the count is table
+        metadata, but asking lancedb's event loop for it cost 0.24 ms of every search, and a table
+        crossing the threshold only changes how its searches read, not what they find."""
+        now = time.monotonic()
+        counted = self._late
+        if counted is None or now - counted[0] >= LATE_COUNT_SECONDS:
+            counted = self._late = (now, self.table(CHUNKS).count_rows() >= self.settings.late_read_rows)
+        return counted[1]
 
     def fill(self, hits: list[Hit], fields: list[str] | None = None) -> list[Hit]:
         """`hits` with their chunks' `fields` (default all) read and set beside what the search read:

@@ -2,9 +2,10 @@
 
 Below the ANN index's threshold LanceDB searches by brute force anyway, but every query also pays
 for planning and scanning its files: 3 ms at 25 chunks, 5.7 ms at 3,000, where a matrix product
-over the same vectors takes 0.06 and 0.4 ms (docs/benchmarks.md, "Small tables"). So a small table's
-vectors and other columns are held here, read again when the table's version changes. Cosine
-similarity as LanceDB computes it: the dot product over both norms; equal scores in table order.
+over the same vectors takes 0.06 and 0.4 ms (docs/benchmarks.md, "Fourth pass"). So a small table's
+vectors and other columns are held here (Store._memory_vectors reads each new version beside the
+searches). Cosine similarity as LanceDB computes it, the dot product over both norms, to float32's
+last bit (LanceDB sums in another order); equal scores in table order.
 """
 
 from __future__ import annotations

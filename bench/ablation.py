@@ -121,7 +121,7 @@ def collect(store: Store, embedder: Embedder, source_id: str, pairs: list[tuple[
             lists = with_feedback(store, text, first, MIN_PREFETCH, match, ranking)
             case.feedback[passages, words] = lists["feedback"][1] if "feedback" in lists else []
         top = fuse_lists(first, max(p for p, _ in DENSE_FEEDBACK), DEFAULT_RANKING)
-        found = store.chunk_vectors([h.chunk_id for h in top])
+        found = store.vectors(Chunk, [h.chunk_id for h in top])
         for passages, beta in DENSE_FEEDBACK:
             moved = vector + beta * np.mean([np.asarray(found[h.chunk_id]) for h in top[:passages]], axis=0)
             case.dense[passages, beta] = store.vector_search(moved / np.linalg.norm(moved), DEEPEST, match, exact=True)

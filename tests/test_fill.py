@@ -83,15 +83,15 @@ def test_a_row_moved_since_the_search_is_read_by_its_id_and_a_deleted_one_left_o
     assert isinstance(filled[0].chunk, Chunk) and store.fill([]) == []
 
 
-def test_chunk_vectors_are_the_vectors_the_search_scored(indexed: Settings) -> None:
-    # Store.chunk_vectors feeds the dense-feedback arm of bench/ablation.py
+def test_stored_vectors_are_the_vectors_the_search_scored(indexed: Settings) -> None:
+    # Store.vectors(Chunk, ...) feeds the dense-feedback arm of bench/ablation.py
     store, embedder = Store(indexed), get_embedder(indexed)
     query = embedder.embed([QUERIES[0]])[0]
     hits = store.vector_search(query, 3)
-    found = store.chunk_vectors([h.chunk_id for h in hits] + ["no-such-chunk"])
+    found = store.vectors(Chunk, [h.chunk_id for h in hits] + ["no-such-chunk"])
     assert set(found) == {h.chunk_id for h in hits}  # an unknown id is left out
     for hit in hits:
         vector = np.asarray(found[hit.chunk_id])
         cosine = float(vector @ query / (np.linalg.norm(vector) * np.linalg.norm(query)))
         assert abs(cosine - hit.similarity) < 1e-4
-    assert store.chunk_vectors([]) == {}
+    assert store.vectors(Chunk, []) == {}

@@ -833,15 +833,6 @@ class Store:
             rows |= {row["chunk_id"]: row for row in (await found.to_arrow()).to_pylist()}
         return [replace(h, chunk=_with_row(h.chunk, rows[h.chunk_id])) for h in hits if h.chunk_id in rows]
 
-    def chunk_vectors(self, chunk_ids: list[str]) -> dict[str, list[float]]:
-        """The stored embedding of each of these chunks, by chunk id (those that exist). A filtered scan
-        (no index on chunk ids): for small tables and bench/ablation.py, not for a search's hot path."""
-        if not chunk_ids:
-            return {}
-        where = filters.where({"chunk_id": chunk_ids})
-        rows = (r for batch in self.scan(CHUNKS, ["chunk_id", VECTOR_COLUMN], where) for r in batch.to_pylist())
-        return {r["chunk_id"]: r[VECTOR_COLUMN] for r in rows}
-
     def scan(
         self, table: str, columns: list[str], where: str | None = None, batch_size: int = 8192
     ) -> Iterator[pa.RecordBatch]:

@@ -63,7 +63,6 @@ from thoth.retrieval.search import (
     ranking_fields,
 )
 from thoth.store import IndexMissing, Store
-from thoth.store.db import pq_sub_vectors
 from thoth.store.schema import CHUNKS
 
 WRITE_BATCH = 20_000
@@ -542,9 +541,8 @@ def main(argv: list[str] | None = None) -> None:
             store = Store(settings)
             existing = store.vector_index()
             build_s = float("nan")
-            dim = store.table(CHUNKS).schema.field("vector").type.list_size
-            current = existing and existing["sub_vectors"] in (None, pq_sub_vectors(dim))  # else an older layout
-            if not (args.reuse_index and current and existing["type"].upper() == kind.replace("_", "")):
+            current = existing and not existing["outdated"] and existing["type"].upper() == kind.replace("_", "")
+            if not (args.reuse_index and current):
                 drop_vector_index(store)
                 build_s = 0.0
                 if kind != "NONE":

@@ -572,19 +572,22 @@ class Store:
     # -- the vector index ----------------------------------------------------------------------
 
     def vector_index(self) -> dict | None:
-        """The ANN index on chunk vectors: {"name", "type", "indexed_rows", "unindexed_rows", "sub_vectors"}
-        (IVF_PQ's codes per vector; None for another index type), or None."""
+        """The ANN index on chunk vectors: {"name", "type", "indexed_rows", "unindexed_rows", "sub_vectors",
+        "outdated"}, or None. `sub_vectors`: IVF_PQ's codes per vector (None for another index type);
+        `outdated`: an IVF_PQ index of another code layout than `pq_sub_vectors` gives (an older build)."""
         table = self.table(CHUNKS)
         for idx in table.list_indices():
             if VECTOR_COLUMN in idx.columns:
                 stats = table.index_stats(idx.name)
                 compression = (getattr(idx, "index_details", None) or {}).get("compression") or {}
+                sub_vectors = compression.get("num_sub_vectors")
                 return {
                     "name": idx.name,
                     "type": str(idx.index_type),
                     "indexed_rows": int(stats.num_indexed_rows) if stats else 0,
                     "unindexed_rows": int(stats.num_unindexed_rows) if stats else 0,
-                    "sub_vectors": compression.get("num_sub_vectors"),
+                    "sub_vectors": sub_vectors,
+                    "outdated": sub_vectors not in (None, pq_sub_vectors(self._dim())),
                 }
         return None
 
@@ -596,8 +599,7 @@ class Store:
         Returns what was done ({"action": "built" | "retrained" | "updated", "rows", "seconds", ...}) or
         None when the table is below the threshold. An existing index takes new rows in through
         optimize() (no retraining; not with `fold_in` false) until the table has grown RETRAIN_GROWTH-fold
-        since training. An IVF_PQ index of another code layout than `pq_sub_vectors` gives (one built by
-        an older version) is trained again.
+        since training. An outdated index (`vector_index`) is trained again.
         """
         min_rows = self.settings.vector_index_min_rows if min_rows is None else min_rows
         index_type = (index_type or self.settings.vector_index_type).upper()
@@ -608,8 +610,7 @@ class Store:
         if existing is None and (min_rows <= 0 or rows < max(min_rows, MIN_TRAIN_ROWS)):
             return None
         started = time.perf_counter()
-        outdated = existing is not None and existing["sub_vectors"] not in (None, pq_sub_vectors(self._dim()))
-        if existing is not None and not outdated and rows < RETRAIN_GROWTH * max(trained, 1):
+        if existing is not None and not existing["outdated"] and rows < RETRAIN_GROWTH * max(trained, 1):
             if not fold_in:
                 return None
             retry_on_conflict(table.optimize, "optimize chunks")  # folds new rows into the vector and FTS indexes

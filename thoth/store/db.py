@@ -679,12 +679,12 @@ class Store:
 
     def _hold(self, table: Any, key: tuple[Any, int]) -> None:
         try:
-            self._memory = (key, _run(self._read_small(table, key[1])))
+            self._memory = (key, _run(self._read_small(table)))
         except Exception as exc:  # LanceDB answers this version's searches; the next version tries again
             log.warning("could not hold the chunk table in memory: %s", exc)
             self._memory = (key, None)
 
-    async def _read_small(self, table: Any, version: int) -> Any:
+    async def _read_small(self, table: Any) -> Any:
         from thoth.store.memory import ROW_ID, MemoryVectors  # numpy: not needed before the first search
 
         if await table.count_rows() > self.settings.memory_search_rows:
@@ -694,7 +694,7 @@ class Store:
         names = (await table.schema()).names
         columns = [*_present(Chunk, None, names), VECTOR_COLUMN]
         rows = await table.query().select(columns).with_row_id().to_arrow()
-        return MemoryVectors.of(version, rows.select([*columns, ROW_ID]), VECTOR_COLUMN)
+        return MemoryVectors.of(rows.select([*columns, ROW_ID]), VECTOR_COLUMN)
 
     async def _vector_hits(
         self, table: Any, vector: Any, limit: int, where: str | None, exact: bool, fields: list[str] | None

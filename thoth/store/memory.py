@@ -23,20 +23,20 @@ ROW_ID = "_rowid"
 
 @dataclass(frozen=True)
 class MemoryVectors:
-    """One version of a chunk table: its vectors scaled to unit length, and its other columns."""
+    """One version of a chunk table (Store keeps which): its vectors scaled to unit length, and its other
+    columns."""
 
-    version: int
     unit: np.ndarray  # (rows, dim) float32
     rows: pa.Table  # the chunk columns and LanceDB's _rowid, in the same order
 
     @classmethod
-    def of(cls, version: int, table: pa.Table, vector_column: str) -> MemoryVectors:
+    def of(cls, table: pa.Table, vector_column: str) -> MemoryVectors:
         column = table.column(vector_column).combine_chunks()
         dim = column.type.list_size
         vectors = column.flatten().to_numpy(zero_copy_only=False).reshape(len(table), dim).astype(np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         unit = vectors / np.where(norms > 0, norms, 1.0)
-        return cls(version, unit, table.drop_columns([vector_column]))
+        return cls(unit, table.drop_columns([vector_column]))
 
     def search(self, vector: Any, limit: int, columns: list[str]) -> list[Hit]:
         """The `limit` chunks nearest `vector` by cosine, with `columns` read (the chunk id among them)."""
@@ -52,8 +52,8 @@ class MemoryVectors:
         top = np.argpartition(-similarity, k - 1)[:k] if k < count else np.arange(count)
         top = top[np.lexsort((top, -similarity[top]))]  # best first; equal scores in table order
         rows = self.rows.select([*columns, ROW_ID]).take(pa.array(top)).to_pylist()
-        distance = np.float32(1.0) - similarity  # as LanceDB reports it (float32), for the same figures
+        distance = np.float32(1.0) - similarity[top]  # as LanceDB reports it (float32), for the same figures
         return [
-            Hit(from_row(Chunk, row), similarity=1.0 - float(distance[i]), row_id=row[ROW_ID])
-            for i, row in zip(top.tolist(), rows, strict=True)
+            Hit(from_row(Chunk, row), similarity=1.0 - float(d), row_id=row[ROW_ID])
+            for d, row in zip(distance.tolist(), rows, strict=True)
         ]

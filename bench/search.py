@@ -529,9 +529,8 @@ def main(argv: list[str] | None = None) -> None:
         env |= {"THOTH_DB_URI": str(db), "THOTH_CACHE_DIR": cache_dir, "THOTH_LOG_LEVEL": "WARNING"}
         env |= {"THOTH_VECTOR_NPROBES": str(settings.vector_nprobes)}
         env |= {"THOTH_VECTOR_REFINE_FACTOR": str(settings.vector_refine_factor)}
-        if args.search_threads:
-            env |= {"THOTH_SEARCH_THREADS": str(args.search_threads)}
-        for pair in args.set:
+        threads = [f"THOTH_SEARCH_THREADS={args.search_threads}"] if args.search_threads else []
+        for pair in [*threads, *args.set]:
             name, _, value = pair.partition("=")
             if not name.startswith("THOTH_") or not value:
                 parser.error(f"--set wants THOTH_NAME=VALUE, got {pair!r}")

@@ -64,11 +64,8 @@ def _vocabulary() -> tuple[tuple[str, ...], list[float]]:
     model = resolve_model(BUNDLED_MODEL)
     vocab = json.loads((model.path / "tokenizer.json").read_text())["model"]["vocab"]
     first = vocab["the"]  # before it: padding, [unused] slots, single characters
-    known = [
-        w for w, i in sorted(vocab.items(), key=lambda item: item[1]) if i >= first and w.isascii() and w.isalpha()
-    ]
-    domain = set(WORDS)
-    known = [w for w in known if w not in domain]
+    by_rank = sorted((w for w, i in vocab.items() if i >= first), key=vocab.__getitem__)
+    known = [w for w in by_rank if w.isascii() and w.isalpha() and w not in WORDS]
     words = (*known[:DOMAIN_RANK], *WORDS, *known[DOMAIN_RANK:])
     return words, list(itertools.accumulate(1.0 / rank for rank in range(1, len(words) + 1)))
 

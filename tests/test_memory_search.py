@@ -31,13 +31,13 @@ def test_memory_search_finds_what_lancedb_finds(indexed: Settings) -> None:
     memory, lance = Store(indexed), Store(replace(indexed, memory_search_rows=0))
     embedder = get_embedder(indexed)
     count = lance.table("chunks").count_rows()
-    memory.warm_memory_search()
-    assert memory._memory is not None and memory._memory[1] is not None  # held: searches take the memory path
+    memory.warm_copies()
+    assert memory._memory.held is not None and memory._memory.held[1] is not None  # held: searches take the memory path
     for vector in embedder.embed(QUERIES):
         for limit, fields in ((5, None), (40, list(HIT_FIELDS)), (count + 3, ["key"])):
             held = memory.vector_search(vector, limit, fields=fields)
             assert held and _same(held, lance.vector_search(vector, limit, fields=fields))
-    assert lance._memory is None
+    assert lance._memory.held is None
 
 
 def test_a_write_is_searched_at_once_and_large_or_filtered_searches_go_to_lancedb(tmp_path: Path) -> None:
@@ -46,8 +46,8 @@ def test_a_write_is_searched_at_once_and_large_or_filtered_searches_go_to_lanced
     store, embedder = Store(settings), get_embedder(settings)
     query = "how do I request time off"
     vector = embedder.embed([query])[0]
-    store.warm_memory_search()
-    held = store._memory
+    store.warm_copies()
+    held = store._memory.held
     before = store.vector_search(vector, 3)
 
     # A new chunk whose text is the query itself. The next search finds it first: LanceDB answers while
@@ -57,14 +57,14 @@ def test_a_write_is_searched_at_once_and_large_or_filtered_searches_go_to_lanced
     after = store.vector_search(vector, 3)
     assert after[0].chunk_id == "new-chunk" and after[0].similarity > 0.999
     assert [h.chunk_id for h in after[1:]] == [h.chunk_id for h in before[:2]]
-    store.warm_memory_search()
-    assert store._memory[0] != held[0] and store._memory[1] is not None
+    store.warm_copies()
+    assert store._memory.held[0] != held[0] and store._memory.held[1] is not None
     assert _same(store.vector_search(vector, 3), after)
 
     # Past the limit: LanceDB answers, and nothing is held.
     small = Store(replace(settings, memory_search_rows=3))
-    small.warm_memory_search()
-    assert small._memory is not None and small._memory[1] is None
+    small.warm_copies()
+    assert small._memory.held is not None and small._memory.held[1] is None
     assert [h.chunk_id for h in small.vector_search(vector, 3)] == [h.chunk_id for h in after]
 
     # A filter goes to LanceDB (as a prefilter): only that source's chunks, best first.
@@ -79,4 +79,4 @@ def test_warm_up_reads_a_small_table_before_the_first_search(indexed: Settings) 
 
     app = Thoth(indexed)
     app.warm_up(background=False)
-    assert app.store._memory is not None and app.store._memory[1] is not None
+    assert app.store._memory.held is not None and app.store._memory.held[1] is not None

@@ -67,8 +67,8 @@ def test_index_built_past_threshold_and_recall_holds(tmp_path: Path, index_type:
     plan = store.table(CHUNKS).search(queries[0]).metric("cosine").nprobes(4).explain_plan()
     assert "ANN" in plan  # searches go through the index now
     assert recall_at_10(store, queries) >= 0.9
-    store.warm_memory_search()
-    assert store._memory is not None and store._memory[1] is None  # an indexed table is not searched in memory
+    store.warm_copies()
+    assert store._memory.held is not None and store._memory.held[1] is None  # an indexed table: not in memory
 
     # new rows are folded into the existing index, not trained again
     store.add(CHUNKS, [{"chunk_id": "extra", "source_id": "s", "text": "x", "search_text": "x", "vector": vectors[0]}])

@@ -264,6 +264,11 @@ class Settings:
     # of the table (thoth.store.memory): exact, as LanceDB's brute force there, without its per-query
     # overhead (3 ms at 25 chunks, 5.7 ms at 3,000). 0: always LanceDB.
     memory_search_rows: int = 20_000
+    # Up to this many chunks, a table whose searches read ids first (late_read_rows) keeps the columns
+    # ranking needs in memory, by row id (thoth.store.memory.RankingColumns: ~70 MB at 1M chunks), so its
+    # searches read only row ids and scores: reading those columns was a third of a search's CPU at 1M.
+    # 0: always read them from the table.
+    ranking_copy_rows: int = 2_000_000
     # Serving
     host: str = "127.0.0.1"
     port: int = 8080
@@ -357,6 +362,7 @@ class Settings:
             vector_refine_factor=_int(env, "THOTH_VECTOR_REFINE_FACTOR", cls.vector_refine_factor, 1, 1000),
             late_read_rows=_int(env, "THOTH_LATE_READ_ROWS", cls.late_read_rows, 0, 10**12),
             memory_search_rows=_int(env, "THOTH_MEMORY_SEARCH_ROWS", cls.memory_search_rows, 0, 10**7),
+            ranking_copy_rows=_int(env, "THOTH_RANKING_COPY_ROWS", cls.ranking_copy_rows, 0, 10**9),
             host=env.get("THOTH_HOST", env.get("HOST", cls.host)),
             port=_int(env, "PORT", cls.port, 0, 65535),
             toolsets=_toolsets(env),

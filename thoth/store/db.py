@@ -40,6 +40,7 @@ from thoth.records import (
     to_row,
 )
 from thoth.store import filters
+from thoth.store.held import HeldCopy
 from thoth.store.schema import (
     ALL_TABLES,
     CHUNKS,
@@ -69,6 +70,9 @@ TABLE_OF: dict[type, str] = {
 }
 OPTIONAL_TABLES = (TREE_NODES, SESSIONS)  # written only once a tree or a session exists: absent means none
 FTS_COLUMN = "search_text"
+# The chunk columns hybrid search ranks by on a large table (thoth.retrieval.search.ranking_fields, with
+# the id): held in memory by row id there (Store._ranking_columns)
+RANKING_COLUMNS = ("chunk_id", "source_id", "key", "partition_id")
 FTS_SECTION_COLUMN = "section"  # title and heading path: a field of its own when boosted (ensure_section_index)
 COMMIT_ATTEMPTS = 8
 
@@ -161,9 +165,8 @@ class Store:
         self._warned_positions = False
         self._warned_sections: bool | None = None  # None: not checked yet
         self._readable: dict[str, int] = {}  # table -> the latest version read whole (check_readable)
-        self._memory: Any = None  # a small chunk table held for vector search (_memory_vectors)
-        self._memory_lock = threading.Lock()
-        self._memory_reader: threading.Thread | None = None
+        self._memory = HeldCopy("the chunk table's vectors", self._read_small)  # _memory_vectors
+        self._ranking = HeldCopy("the chunk table's ranking columns", self._read_ranking)  # _ranking_columns
         self._late: tuple[float, bool] | None = None  # (when counted, reads_late's answer)
 
     # -- connection -------------------------------------------------------
@@ -643,46 +646,36 @@ class Store:
         memory = None if where else self._memory_vectors(table)
         if memory is not None:
             return memory.search(vector, limit, _present(Chunk, fields, memory.rows.column_names))
-        return _run(self._vector_hits(table, vector, limit, where, exact, fields))
+        held = self._ranking_columns(table, fields)
+        return _run(self._vector_hits(table, vector, limit, where, exact, fields, held))
 
-    def warm_memory_search(self) -> None:
-        """Read a chunk table small enough for in-memory search (`_memory_vectors`) now, and wait: at
-        start-up, so that the first searches find it held."""
-        self._memory_vectors(self._chunks_async(), wait=True)
+    def warm_copies(self) -> None:
+        """Read the chunk table's copies that searches use now (`_memory_vectors` of a small table,
+        `_ranking_columns` of a large one), and wait: at start-up, so that the first searches find
+        them held."""
+        table = self._chunks_async()
+        self._memory_vectors(table, wait=True)
+        if self.settings.ranking_copy_rows > 0 and self.reads_late():
+            self._ranking.get(table, wait=True)
 
     def _memory_vectors(self, table: Any, wait: bool = False) -> Any:
         """The chunk table's current version in memory (MemoryVectors), or None: when it holds more than
         `memory_search_rows` chunks or has an ANN index, and while a new version is being read.
 
-        The first version is read before the first search (warm-up does it at start). A newer one (an
-        ingest's write) is read whole in a thread of its own, and LanceDB answers meanwhile: over GCS a
-        20,000-chunk table takes seconds to read, and no request waits for it."""
+        The first version is read before the first search (warm-up does it at start); a newer one (an
+        ingest's write) beside the searches, LanceDB answering meanwhile (thoth.store.held)."""
         if self.settings.memory_search_rows <= 0:
             return None
-        key = (table, _run(table.version()))  # a table opened again may count its versions anew
-        held = self._memory
-        if held is not None and held[0] == key:
-            return held[1]
-        wait = wait or held is None or held[0][0] is not table  # nothing of this table held yet
-        with self._memory_lock:
-            if self._memory_reader is None or not self._memory_reader.is_alive():
-                self._memory_reader = threading.Thread(
-                    target=self._hold, args=(table, key), name="thoth-memory-search", daemon=True
-                )
-                self._memory_reader.start()
-            reader = self._memory_reader
-        if not wait:
-            return None
-        reader.join()
-        held = self._memory
-        return held[1] if held is not None and held[0] == key else self._memory_vectors(table, wait=True)
+        return self._memory.get(table, wait=wait or not self._memory.holds(table))[1]
 
-    def _hold(self, table: Any, key: tuple[Any, int]) -> None:
-        try:
-            self._memory = (key, _run(self._read_small(table)))
-        except Exception as exc:  # LanceDB answers this version's searches; the next version tries again
-            log.warning("could not hold the chunk table in memory: %s", exc)
-            self._memory = (key, None)
+    def _ranking_columns(self, table: Any, fields: list[str] | None) -> tuple[int, Any] | None:
+        """(version, RankingColumns) when a search asks only for columns the copy holds and the copy of
+        the table's current version is held; None otherwise (the search reads its columns, and a
+        copy of a new version is read beside it: no search waits for one)."""
+        if fields is None or self.settings.ranking_copy_rows <= 0 or not set(fields) <= set(RANKING_COLUMNS):
+            return None
+        version, copy = self._ranking.get(table)
+        return None if copy is None else (version, copy)
 
     async def _read_small(self, table: Any) -> Any:
         from thoth.store.memory import ROW_ID, MemoryVectors  # numpy: not needed before the first search
@@ -696,8 +689,40 @@ class Store:
         rows = await table.query().select(columns).with_row_id().to_arrow()
         return MemoryVectors.of(rows.select([*columns, ROW_ID]), VECTOR_COLUMN)
 
+    async def _read_ranking(self, table: Any) -> Any:
+        from thoth.store.memory import ROW_ID, RankingColumns
+
+        if await table.count_rows() > self.settings.ranking_copy_rows:
+            return None
+        names = (await table.schema()).names
+        rows = await table.query().select([c for c in RANKING_COLUMNS if c in names]).with_row_id().to_arrow()
+        return RankingColumns.of(rows.select([*rows.column_names[:-1], ROW_ID]))
+
+    async def _search_rows(
+        self, table: Any, search: Callable[[list[str]], Any], score: str, fields: list[str] | None, held: Any
+    ) -> list[dict]:
+        """The rows a search finds: the chunk `fields` (`_present`), its `score` column and the row id.
+        `search(columns)` builds the query reading those columns. With `held` (_ranking_columns), it reads
+        only the row ids and scores and takes the fields from the copy, if the table is still at the
+        copy's version when the search is done (a row id always names the same row of a version)."""
+        columns = _present(Chunk, fields, (await table.schema()).names)
+        if held is not None:
+            version, copy = held
+            scored = (await search([score]).to_arrow()).to_pylist()
+            found = copy.rows_of([row["_rowid"] for row in scored], columns)
+            if found is not None and await table.version() == version:
+                return [{**row, **more} for row, more in zip(found, scored, strict=True)]
+        return (await search([*columns, score]).to_arrow()).to_pylist()
+
     async def _vector_hits(
-        self, table: Any, vector: Any, limit: int, where: str | None, exact: bool, fields: list[str] | None
+        self,
+        table: Any,
+        vector: Any,
+        limit: int,
+        where: str | None,
+        exact: bool,
+        fields: list[str] | None,
+        held: Any = None,
     ) -> list[Hit]:
         query = table.query().nearest_to(vector).column(VECTOR_COLUMN).distance_type("cosine")
         if exact:
@@ -708,10 +733,10 @@ class Store:
             query = query.ef(factor * limit)  # IVF_HNSW_SQ's graph search: as wide (it must be >= limit x factor)
         if where:
             query = query.where(where)  # a prefilter: applied inside the index search, not to its results
-        names = (await table.schema()).names
         # _distance named: Lance warns on every search whose columns leave it out
-        query = query.select([*_present(Chunk, fields, names), "_distance"]).with_row_id().limit(limit)
-        rows = (await query.to_arrow()).to_pylist()
+        rows = await self._search_rows(
+            table, lambda columns: query.select(columns).with_row_id().limit(limit), "_distance", fields, held
+        )
         return [
             Hit(from_row(Chunk, row), similarity=1.0 - float(row["_distance"]), row_id=row["_rowid"]) for row in rows
         ]
@@ -741,7 +766,8 @@ class Store:
             self._check_sections()  # reads the index list: here, not on lancedb's loop
         table = self._chunks_async()
         where = filters.where(match or {})
-        return _start(self._keyword_hits(table, words, limit, where, phrases, section_boost, fields))
+        held = self._ranking_columns(table, fields) if words else None
+        return _start(self._keyword_hits(table, words, limit, where, phrases, section_boost, fields, held))
 
     async def _keyword_hits(
         self,
@@ -752,6 +778,7 @@ class Store:
         phrases: tuple[str, ...],
         section_boost: float,
         fields: list[str] | None,
+        held: Any = None,
     ) -> list[Hit]:
         from lancedb.query import BooleanQuery, MatchQuery, MultiMatchQuery, Occur, PhraseQuery
 
@@ -766,7 +793,7 @@ class Store:
         if query is None:
             return []
         try:
-            return await self._fts(table, query, limit, where, fields)
+            return await self._fts(table, query, limit, where, fields, held)
         except ValueError as exc:
             if not phrases or "position" not in str(exc):
                 raise
@@ -777,7 +804,7 @@ class Store:
                     "`python -m ingest` migrates it"
                 )
             words = " ".join([words, *phrases]).strip()
-            return await self._keyword_hits(table, words, limit, where, (), section_boost, fields)
+            return await self._keyword_hits(table, words, limit, where, (), section_boost, fields, held)
 
     def _check_sections(self) -> None:
         # Without its index the heading field is not boosted (Lance does not fail): say how to migrate, once.
@@ -786,12 +813,16 @@ class Store:
             if self._warned_sections:
                 log.warning("the BM25 index has no title/heading field (ensure_section_index): titles are not boosted")
 
-    async def _fts(self, table: Any, query: Any, limit: int, where: str | None, fields: list[str] | None) -> list[Hit]:
+    async def _fts(
+        self, table: Any, query: Any, limit: int, where: str | None, fields: list[str] | None, held: Any = None
+    ) -> list[Hit]:
         search = table.query().nearest_to_text(query)
         if where:
             search = search.where(where)  # a prefilter, as for vectors
-        names = (await table.schema()).names
-        rows = (await search.select(_present(Chunk, fields, names)).with_row_id().limit(limit).to_arrow()).to_pylist()
+        # _score named: Lance warns on every search whose columns leave it out
+        rows = await self._search_rows(
+            table, lambda columns: search.select(columns).with_row_id().limit(limit), "_score", fields, held
+        )
         hits = [Hit(from_row(Chunk, row), bm25=float(row["_score"]), row_id=row["_rowid"]) for row in rows]
         hits.sort(key=lambda h: (-(h.bm25 or 0.0), h.chunk_id))  # equal scores: one order, not storage order
         return hits

@@ -1,11 +1,14 @@
-"""Exact vector search in memory, for a chunk table small enough to hold (Store.vector_search).
+"""Copies of the chunk table held in memory (Store keeps them by version: thoth.store.held).
+
+`MemoryVectors`: exact vector search in memory, for a chunk table small enough to hold (Store.vector_search).
 
 Below the ANN index's threshold LanceDB searches by brute force anyway, but every query also pays
 for planning and scanning its files: 3 ms at 25 chunks, 5.7 ms at 3,000, where a matrix product
 over the same vectors takes 0.06 and 0.4 ms (docs/benchmarks.md, "Fourth pass"). So a small table's
-vectors and other columns are held here (Store._memory_vectors reads each new version beside the
-searches). Cosine similarity as LanceDB computes it, the dot product over both norms, to float32's
-last bit (LanceDB sums in another order); equal scores in table order.
+vectors and other columns are held here. Cosine similarity as LanceDB computes it, the dot product
+over both norms, to float32's last bit (LanceDB sums in another order); equal scores in table order.
+
+`RankingColumns`: the columns a large table's searches rank by, so they read only row ids and scores.
 """
 
 from __future__ import annotations
@@ -57,3 +60,33 @@ class MemoryVectors:
             Hit(from_row(Chunk, row), similarity=1.0 - float(d), row_id=row[ROW_ID])
             for d, row in zip(distance.tolist(), rows, strict=True)
         ]
+
+
+@dataclass(frozen=True)
+class RankingColumns:
+    """A few columns of every row of one version of a large chunk table, by LanceDB row id: those its
+    searches rank by, so that a search reads only row ids and scores. At 1M chunks reading four short
+    columns for a search's 40 hits cost about as much CPU as the search itself: 7 ms of a vector
+    search's 21, 7 of BM25's 13 (docs/benchmarks.md, "Fifth pass"); 68 MB holds them."""
+
+    row_ids: np.ndarray  # uint64, ascending
+    rows: pa.Table  # the same rows, in the same order
+
+    @classmethod
+    def of(cls, table: pa.Table) -> RankingColumns:
+        row_ids = table.column(ROW_ID).to_numpy()
+        if len(row_ids) > 1 and not bool((row_ids[1:] > row_ids[:-1]).all()):
+            order = np.argsort(row_ids, kind="stable")
+            table, row_ids = table.take(pa.array(order)), row_ids[order]
+        return cls(row_ids, table.drop_columns([ROW_ID]).combine_chunks())
+
+    def rows_of(self, row_ids: list[int], columns: list[str]) -> list[dict] | None:
+        """`columns` of the rows with these row ids, in their order; None when one is not held (a row
+        written after this version) or a column is not."""
+        if not set(columns) <= set(self.rows.column_names):
+            return None
+        wanted = np.asarray(row_ids, dtype=np.uint64)
+        at = np.searchsorted(self.row_ids, wanted)
+        if len(at) and (int(at.max()) >= len(self.row_ids) or not bool((self.row_ids[at] == wanted).all())):
+            return None
+        return self.rows.select(columns).take(pa.array(at)).to_pylist()

@@ -1,0 +1,67 @@
+"""A copy of one version of a table, held in memory and read again beside the searches when the
+table changes (Store's in-memory vector search and ranking columns; thoth.store.memory).
+
+The copy is keyed by the table handle and its version: a write (an ingest, a compaction) makes a new
+version, and the copy of the old one is not used for it. The new version is read in a thread of its
+own while LanceDB answers the searches, so no request waits for it: over GCS a copy takes seconds
+to read. Only `get(wait=True)` (warm-up, or a caller that cannot do without) waits.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+def _run(coro: Any) -> Any:
+    from lancedb.background_loop import LOOP
+
+    return LOOP.run(coro)
+
+
+class HeldCopy:
+    """`read(table)` (a coroutine on lancedb's loop) makes the copy of a table's current version, or
+    None when this table is not to be held (too large, say); `get` answers it for the version the
+    table is at now."""
+
+    def __init__(self, name: str, read: Callable[[Any], Coroutine[Any, Any, Any]]):
+        self.name = name
+        self._read = read
+        self.held: tuple[tuple[Any, int], Any] | None = None  # ((table handle, version), copy or None)
+        self._lock = threading.Lock()
+        self._reader: threading.Thread | None = None
+
+    def holds(self, table: Any) -> bool:
+        """Whether a copy of some version of this table handle is held (or was declined)."""
+        held = self.held
+        return held is not None and held[0][0] is table
+
+    def get(self, table: Any, wait: bool = False) -> tuple[int, Any]:
+        """(the table's version now, the copy of that version or None). None while that version is
+        being read, unless `wait`: then the read is waited for."""
+        version = _run(table.version())
+        key = (table, version)  # a table opened again may count its versions anew
+        held = self.held
+        if held is not None and held[0] == key:
+            return version, held[1]
+        with self._lock:
+            if self._reader is None or not self._reader.is_alive():
+                self._reader = threading.Thread(target=self._hold, args=(table, key), name=self.name, daemon=True)
+                self._reader.start()
+            reader = self._reader
+        if not wait:
+            return version, None
+        reader.join()
+        held = self.held
+        return (version, held[1]) if held is not None and held[0] == key else self.get(table, wait=True)
+
+    def _hold(self, table: Any, key: tuple[Any, int]) -> None:
+        try:
+            self.held = (key, _run(self._read(table)))
+        except Exception as exc:  # LanceDB answers this version's searches; the next version tries again
+            log.warning("could not hold %s in memory: %s", self.name, exc)
+            self.held = (key, None)

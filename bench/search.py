@@ -314,6 +314,7 @@ def profile_stages(
     ranked = ranking_fields(DEFAULT_RANKING)
     late = store.reads_late()  # a large table: searches read ids and ranking fields, then the hits kept
     read = ranked if late else [*HIT_FIELDS, *ranked]
+    unread = [f for f in HIT_FIELDS if f not in ranked]  # what hybrid_search's fill reads of the hits kept
 
     def fts(q: str, fields: list[str] = read) -> list:
         return keyword_search(store, q, depth, fields=fields)
@@ -338,7 +339,7 @@ def profile_stages(
         "vector": run_concurrently(vector, qs["vector"], clients),
         # late: Store.fill of the k hits kept; else what reading the fields costs the two searches
         "fetch rows": run_concurrently(
-            (lambda hits: store.fill(hits, HIT_FIELDS)) if late else ids_only, to_fill or qs["fetch rows"], clients
+            (lambda hits: store.fill(hits, unread)) if late else ids_only, to_fill or qs["fetch rows"], clients
         ),
         "fusion": run_concurrently(lambda item: fuse([(0.5, item[1]), (0.5, item[2])], k), lists, clients),
         "hybrid search": run_concurrently(

@@ -669,10 +669,12 @@ class Store:
         return self._memory.get(table, wait=wait or not self._memory.holds(table))[1]
 
     def _ranking_columns(self, table: Any, fields: list[str] | None) -> tuple[int, Any] | None:
-        """(version, RankingColumns) when a search asks only for columns the copy holds and the copy of
-        the table's current version is held; None otherwise (the search reads its columns, and a
-        copy of a new version is read beside it: no search waits for one)."""
+        """(version, RankingColumns) when a large table's search (`reads_late`) asks only for columns the
+        copy holds and the copy of the table's current version is held; None otherwise (the search
+        reads its columns, and a copy of a new version is read beside it: no search waits for one)."""
         if fields is None or self.settings.ranking_copy_rows <= 0 or not set(fields) <= set(RANKING_COLUMNS):
+            return None
+        if not self.reads_late():
             return None
         version, copy = self._ranking.get(table)
         return None if copy is None else (version, copy)
@@ -690,13 +692,13 @@ class Store:
         return MemoryVectors.of(rows.select([*columns, ROW_ID]), VECTOR_COLUMN)
 
     async def _read_ranking(self, table: Any) -> Any:
-        from thoth.store.memory import ROW_ID, RankingColumns
+        from thoth.store.memory import RankingColumns
 
         if await table.count_rows() > self.settings.ranking_copy_rows:
             return None
         names = (await table.schema()).names
         rows = await table.query().select([c for c in RANKING_COLUMNS if c in names]).with_row_id().to_arrow()
-        return RankingColumns.of(rows.select([*rows.column_names[:-1], ROW_ID]))
+        return RankingColumns.of(rows)
 
     async def _search_rows(
         self, table: Any, search: Callable[[list[str]], Any], score: str, fields: list[str] | None, held: Any

@@ -248,14 +248,16 @@ class Settings:
     vector_index_min_rows: int = 20_000
     vector_index_type: str = "IVF_PQ"
     # Search-time knobs of the ANN index: IVF partitions probed, and how many times `limit` candidates
-    # IVF_PQ re-ranks on the full vectors. Recall is limited by the PQ codes, not by nprobes (16..256
-    # gave the same). With one code per 4 dimensions (thoth.store.db.pq_sub_vectors), recall@10 at 1M
-    # chunks was 0.96-1.00 / 0.99-1.00 / 1.00 with refine factor 10 / 20 / 30 on the two generated
-    # texts; with one per 8 (before 2026-11-25) 0.92-0.98 at 50 (docs/benchmarks.md, "Fourth pass").
+    # IVF_PQ re-ranks on the full vectors. Recall is limited by the PQ codes more than by nprobes. With
+    # one code per 4 dimensions (thoth.store.db.pq_sub_vectors), recall@10 at 1M chunks (244 partitions,
+    # 100 queries against exact search) was 0.994 at 16:30, 0.987 at 16:20, 0.984 at 8:20 and 0.974 at
+    # 8:15 on the natural text (0.984 at 8:20 on the narrow one); 8:20 took 13.5-14.6 CPU ms a search
+    # against 17.8-19.5 at 16:30 (docs/benchmarks.md, "Fifth pass"). A table of many millions of chunks
+    # has more partitions, so raise nprobes there and measure (`bench.search --sweep`).
     # The factor is for a 10-hit search: a deeper one (hybrid search fetches 40) re-ranks the same
     # factor x 10 candidates, which keeps its recall@10 (thoth.store.db.refine_candidates).
-    vector_nprobes: int = 16
-    vector_refine_factor: int = 30
+    vector_nprobes: int = 8
+    vector_refine_factor: int = 20
     # From this many chunks, searches read only ids and what ranking needs, and the hits kept are read
     # whole afterwards (Store.fill): a CPU saving of 7-17% at 1M chunks, a loss of 10% at 100k and 25%
     # at 25 chunks, where that extra read costs more than the columns it saves (docs/benchmarks.md).

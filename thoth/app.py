@@ -60,7 +60,7 @@ class Thoth:
         def open_tables() -> None:
             try:
                 self.store.row_counts()  # imports lancedb, opens every table
-                self.store.warm_copies()  # the copies searches use: read now, not by the first search
+                self.store.warm_copies(wait=False)  # the copies searches use: read now, not by the first search
             except Exception:  # said by self.embedder() below, which reads the index again
                 pass
 

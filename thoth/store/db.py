@@ -649,14 +649,15 @@ class Store:
         held = self._ranking_columns(table, fields)
         return _run(self._vector_hits(table, vector, limit, where, exact, fields, held))
 
-    def warm_copies(self) -> None:
-        """Read the chunk table's copies that searches use now (`_memory_vectors` of a small table,
-        `_ranking_columns` of a large one), and wait: at start-up, so that the first searches find
-        them held."""
+    def warm_copies(self, wait: bool = True) -> None:
+        """Read the chunk table's copies that searches use (`_memory_vectors` of a small table,
+        `_ranking_columns` of a large one) now, at start-up, so that the first searches find them held.
+        A small table's vectors are waited for; a large table's ranking columns only with `wait`: the
+        server starts reading them and answers meanwhile (over GCS they take seconds at 1M chunks)."""
         table = self._chunks_async()
         self._memory_vectors(table, wait=True)
         if self.settings.ranking_copy_rows > 0 and self.reads_late():
-            self._ranking.get(table, wait=True)
+            self._ranking.get(table, wait=wait)
 
     def _memory_vectors(self, table: Any, wait: bool = False) -> Any:
         """The chunk table's current version in memory (MemoryVectors), or None: when it holds more than

@@ -95,9 +95,9 @@ variable "max_instances" {
 }
 
 # Measured with bench.search (docs/benchmarks.md, "Latency: where a search's time goes"): a search
-# costs the server 13-25 ms of CPU on a small index and ~60 ms at 1M chunks ("Fourth pass"), so 2 vCPUs
+# costs the server 13-25 ms of CPU on a small index and ~36-44 ms at 1M chunks ("Fifth pass"), so 2 vCPUs
 # are saturated by 4 requests at once (it runs them on 2 threads per vCPU, THOTH_SEARCH_THREADS; 2 threads
-# left a core idle, 8 served no more). From 4 to 16 concurrent clients queries/s stayed flat (1M: 22-38)
+# left a core idle, 8 served no more). From 4 to 16 concurrent clients queries/s stayed flat (1M: 42-49)
 # and only the wait grew. 8 keeps a short queue for bursts and leaves the rest to Cloud Run, which starts
 # another instance when in-flight requests pass 60% of this (CPU, not requests, is what runs out).
 variable "concurrency" {

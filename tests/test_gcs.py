@@ -12,7 +12,7 @@ import base64
 import hashlib
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, urlsplit
@@ -161,6 +161,22 @@ def test_second_run_changes_nothing(library: Library) -> None:
     summary = Ingestor(library.settings).run(f"gs://{BUCKET}/papers")
     assert summary.changed == 0 and summary.unchanged == 6
     assert Store(library.settings).versions() == versions
+
+
+def test_ranking_columns_held_from_the_bucket_rank_as_read_ones(library: Library) -> None:
+    # As on a large table (ids first, ranking columns held by row id), read from gs://: the same hits
+    from thoth.embed import get_embedder
+    from thoth.retrieval.search import hybrid_search
+
+    large = replace(library.settings, late_read_rows=0, memory_search_rows=0)
+    held, read = Store(large), Store(replace(large, ranking_copy_rows=0))
+    held.warm_copies()
+    assert held._ranking.held is not None and held._ranking.held[1] is not None
+    embedder = get_embedder(large)
+    for query in ("multi-head attention", "harbour dredging channel"):
+        served = hybrid_search(held, embedder, query, 3, documents=True, fields=["key", "text"])
+        expected = hybrid_search(read, embedder, query, 3, documents=True, fields=["key", "text"])
+        assert served and [(h.chunk, h.score) for h in served] == [(h.chunk, h.score) for h in expected]
 
 
 # -- the research tools over HTTP ------------------------------------------------------------------------

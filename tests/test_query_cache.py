@@ -55,9 +55,12 @@ def test_size_zero_caches_nothing(model: Embedder) -> None:
     assert (cached.hits, cached.misses) == (0, 0)
 
 
-def test_the_server_embeds_queries_on_one_thread_through_the_cache(indexed: Settings) -> None:
+def test_the_server_embeds_queries_on_two_threads_at_most_through_the_cache(indexed: Settings) -> None:
+    from thoth.app import SERVER_EMBED_THREADS
+    from thoth.embed import available_cpus
+
     app = Thoth(indexed)
-    assert indexed.embed_threads == 0 and app.settings.embed_threads == 1
+    assert indexed.embed_threads == 0 and app.settings.embed_threads == min(SERVER_EMBED_THREADS, available_cpus())
     embedder = app.embedder()
     assert isinstance(embedder, CachedEmbedder) and embedder.size == indexed.query_cache_size
     assert app.embedder() is embedder  # loaded once

@@ -217,8 +217,9 @@ class Settings:
     embed_batch_size: int = 64
     embed_int8: bool = False  # onnx only: dynamically quantised int8 weights
     cache_dir: str = "./.thoth"  # exported models and other derived files
-    # onnxruntime threads per call; 0: one per core for batches (ingest), one in the server, where queries
-    # are a dozen word pieces and concurrent requests use the other cores (docs/benchmarks.md, "Latency")
+    # onnxruntime threads per call; 0: one per core for batches (ingest), and in the server two (at most
+    # the cores), where a query is a dozen word pieces: 2.8 against 4.5 ms, the same CPU, as the threads
+    # sleep rather than spin while they wait (docs/benchmarks.md, "Fifth pass")
     embed_threads: int = 0
     query_cache_size: int = 1024  # the server's LRU of query embeddings (1.5 KB each at 384 dims); 0: none
     search_threads: int = 0  # threads running blocking tool calls (search, ONNX); 0: two per core

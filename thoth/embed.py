@@ -200,6 +200,10 @@ class OnnxEmbedder:
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.log_severity_level = 3  # errors only
+        # Threads waiting for work sleep instead of spinning: a query's two threads (the server's) took
+        # 2.8 ms and 5.0 CPU ms instead of 4.5 and 4.5 on one; spinning made that 2.3 ms but 17-21 CPU ms
+        # a request under load. Batches (ingest) run as fast either way (docs/benchmarks.md, "Fifth pass").
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             self._session = ort.InferenceSession(str(onnx_path), sess_options=opts, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types

@@ -15,8 +15,8 @@ from thoth.mcp.toolsets.handbook import HIT_FIELDS
 from thoth.records import Hit
 from thoth.retrieval.search import DEFAULT_RANKING, hybrid_search, ranking_fields
 from thoth.store import Store
-from thoth.store.db import RANKING_COLUMNS
 from thoth.store.memory import RankingColumns
+from thoth.store.schema import RANKING_COLUMNS
 
 QUERIES = ["how do I request time off", "deploy rollback", "expense report receipts", "on-call rotation"]
 

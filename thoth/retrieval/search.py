@@ -23,6 +23,7 @@ from thoth.errors import ClientError
 from thoth.records import Hit, Match
 from thoth.retrieval.summarise import content_words
 from thoth.store import Store
+from thoth.store.schema import RANKING_COLUMNS
 
 T = TypeVar("T")
 
@@ -382,7 +383,8 @@ def hybrid_search(
 def ranking_fields(ranking: Ranking) -> list[str]:
     """The chunk fields hybrid search ranks by (beside the id and scores): a document's identity and
     sections for `by_document`, and the text when feedback words are drawn from the passages."""
-    return ["source_id", "key", "partition_id", *(["text"] if ranking.feedback_weight > 0 else [])]
+    ranked = [c for c in RANKING_COLUMNS if c != "chunk_id"]  # the store holds these on a large table
+    return [*ranked, *(["text"] if ranking.feedback_weight > 0 else [])]
 
 
 def _ranked_lists(

@@ -51,6 +51,7 @@ from thoth.store.schema import (
     META_VECTOR_INDEX_ROWS,
     PARTITIONS,
     PRIMARY_KEYS,
+    RANKING_COLUMNS,
     SESSIONS,
     SETTINGS,
     SOURCES,
@@ -70,9 +71,6 @@ TABLE_OF: dict[type, str] = {
 }
 OPTIONAL_TABLES = (TREE_NODES, SESSIONS)  # written only once a tree or a session exists: absent means none
 FTS_COLUMN = "search_text"
-# The chunk columns hybrid search ranks by on a large table (thoth.retrieval.search.ranking_fields, with
-# the id): held in memory by row id there (Store._ranking_columns)
-RANKING_COLUMNS = ("chunk_id", "source_id", "key", "partition_id")
 FTS_SECTION_COLUMN = "section"  # title and heading path: a field of its own when boosted (ensure_section_index)
 COMMIT_ATTEMPTS = 8
 

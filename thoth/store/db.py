@@ -163,8 +163,8 @@ class Store:
         self._warned_positions = False
         self._warned_sections: bool | None = None  # None: not checked yet
         self._readable: dict[str, int] = {}  # table -> the latest version read whole (check_readable)
-        self._memory = HeldCopy("the chunk table's vectors", self._read_small)  # _memory_vectors
-        self._ranking = HeldCopy("the chunk table's ranking columns", self._read_ranking)  # _ranking_columns
+        self._memory = HeldCopy("the chunk table's vectors", lambda t: _run(self._read_small(t)))  # _memory_vectors
+        self._ranking = HeldCopy("the chunk table's ranking columns", lambda t: _run(self._read_ranking(t)))
         self._late: tuple[float, bool] | None = None  # (when counted, reads_late's answer)
 
     # -- connection -------------------------------------------------------
@@ -655,7 +655,7 @@ class Store:
         table = self._chunks_async()
         self._memory_vectors(table, wait=True)
         if self.settings.ranking_copy_rows > 0 and self.reads_late():
-            self._ranking.get(table, wait=wait)
+            self._ranking.get(table, _run(table.version()), wait=wait)
 
     def _memory_vectors(self, table: Any, wait: bool = False) -> Any:
         """The chunk table's current version in memory (MemoryVectors), or None: when it holds more than
@@ -665,21 +665,26 @@ class Store:
         ingest's write) beside the searches, LanceDB answering meanwhile (thoth.store.held)."""
         if self.settings.memory_search_rows <= 0:
             return None
-        return self._memory.get(table, wait=wait or not self._memory.holds(table))[1]
+        return self._memory.get(table, _run(table.version()), wait=wait or not self._memory.holds(table))
 
     def _ranking_columns(self, table: Any, fields: list[str] | None) -> tuple[int, Any] | None:
         """(version, RankingColumns) when a large table's search (`reads_late`) asks only for columns the
-        copy holds and the copy of the table's current version is held; None otherwise (the search
-        reads its columns, and a copy of a new version is read beside it: no search waits for one)."""
+        copy holds and a copy is held; None otherwise (the search reads its columns). The held copy is
+        taken as it is: `_search_rows` checks its version after the search, where asking costs no trip
+        to lancedb's loop, and starts reading a new one (no search waits for it)."""
         if fields is None or self.settings.ranking_copy_rows <= 0 or not set(fields) <= set(RANKING_COLUMNS):
             return None
         if not self.reads_late():
             return None
-        version, copy = self._ranking.get(table)
+        held = self._ranking.current(table)
+        if held is not None and held[1] is not None:
+            return held
+        version = _run(table.version())  # none held yet, or declined: read (again) for this version
+        copy = self._ranking.get(table, version)
         return None if copy is None else (version, copy)
 
     async def _read_small(self, table: Any) -> Any:
-        from thoth.store.memory import ROW_ID, MemoryVectors  # numpy: not needed before the first search
+        from thoth.store.memory import MemoryVectors  # numpy: not needed before the first search
 
         if await table.count_rows() > self.settings.memory_search_rows:
             return None
@@ -687,8 +692,7 @@ class Store:
             return None  # an ANN index answers as it was built to (a table past THOTH_VECTOR_INDEX_MIN_ROWS)
         names = (await table.schema()).names
         columns = [*_present(Chunk, None, names), VECTOR_COLUMN]
-        rows = await table.query().select(columns).with_row_id().to_arrow()
-        return MemoryVectors.of(rows.select([*columns, ROW_ID]), VECTOR_COLUMN)
+        return MemoryVectors.of(await table.query().select(columns).with_row_id().to_arrow(), VECTOR_COLUMN)
 
     async def _read_ranking(self, table: Any) -> Any:
         from thoth.store.memory import RankingColumns
@@ -711,8 +715,11 @@ class Store:
             version, copy = held
             scored = (await search([score]).to_arrow()).to_pylist()
             found = copy.rows_of([row["_rowid"] for row in scored], columns)
-            if found is not None and await table.version() == version:
+            now = await table.version()
+            if found is not None and now == version:
                 return [{**row, **more} for row, more in zip(found, scored, strict=True)]
+            if now != version:
+                self._ranking.get(table, now)  # read the new version beside the searches
         return (await search([*columns, score]).to_arrow()).to_pylist()
 
     async def _vector_hits(

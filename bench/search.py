@@ -304,7 +304,7 @@ def profile_stages(
     settings: Settings, env: dict[str, str], n: int, k: int, clients: int, text: str
 ) -> dict[str, float]:
     """p50 milliseconds of each stage of search_handbook, `clients` callers at a time (see the module doc).
-    The store and embedder are configured as the server's (thoth.app.Thoth): one onnxruntime thread per call."""
+    The store and embedder are configured as the server's (thoth.app.Thoth), its onnxruntime threads included."""
     from thoth.app import Thoth
 
     served = Thoth(Settings.from_env(env)).settings

@@ -114,7 +114,7 @@ RETRAIN_GROWTH = 4
 FOLD_IN_ROWS = 256
 MIN_TRAIN_ROWS = 256  # a PQ codebook has 256 centroids per sub-vector: fewer rows cannot train it
 PARTITION_ROWS = 4096  # IVF partitions: one per this many rows
-LATE_COUNT_SECONDS = 1.0  # how long Store.reads_late trusts its count of the chunk table
+LATE_COUNT_SECONDS = 1.0  # how long Store.reads_late trusts its count of the chunk table (and _column_names)
 
 
 def _lancedb() -> Any:
@@ -166,6 +166,7 @@ class Store:
         self._memory = HeldCopy("the chunk table's vectors", lambda t: _run(self._read_small(t)))  # _memory_vectors
         self._ranking = HeldCopy("the chunk table's ranking columns", lambda t: _run(self._read_ranking(t)))
         self._late: tuple[float, bool] | None = None  # (when counted, reads_late's answer)
+        self._names: tuple[Any, float, list[str]] | None = None  # (table handle, when asked, its column names)
 
     # -- connection -------------------------------------------------------
 
@@ -710,7 +711,7 @@ class Store:
         `search(columns)` builds the query reading those columns. With `held` (_ranking_columns), it reads
         only the row ids and scores and takes the fields from the copy, if the table is still at the
         copy's version when the search is done (a row id always names the same row of a version)."""
-        columns = _present(Chunk, fields, (await table.schema()).names)
+        columns = _present(Chunk, fields, await self._column_names(table))
         if held is not None:
             version, copy = held
             scored = (await search([score]).to_arrow()).to_pylist()
@@ -846,6 +847,17 @@ class Store:
             counted = self._late = (now, self.table(CHUNKS).count_rows() >= self.settings.late_read_rows)
         return counted[1]
 
+    async def _column_names(self, table: Any) -> list[str]:
+        """The chunk table's column names, asked of lancedb at most once a second. Columns are only ever
+        added (migrations), never dropped, so names a second old are all there; a column added meanwhile
+        is read from the next second on. Asking on every search cost three trips through lancedb's
+        runtime a request, each taking the GIL from its worker threads."""
+        now = time.monotonic()
+        known = self._names
+        if known is None or known[0] is not table or now - known[1] >= LATE_COUNT_SECONDS:
+            known = self._names = (table, now, (await table.schema()).names)
+        return known[2]
+
     def fill(self, hits: list[Hit], fields: list[str] | None = None) -> list[Hit]:
         """`hits` with their chunks' `fields` (default all) read and set beside what the search read:
         on a large table searches rank on ids and a few fields, and only the hits a ranking keeps are
@@ -857,7 +869,7 @@ class Store:
         return _run(self._filled(self._chunks_async(), hits, fields))
 
     async def _filled(self, table: Any, hits: list[Hit], fields: list[str] | None) -> list[Hit]:
-        columns = _present(Chunk, fields, (await table.schema()).names)
+        columns = _present(Chunk, fields, await self._column_names(table))
         rows: dict[str, dict] = {}
         row_ids = [h.row_id for h in hits if h.row_id is not None]
         if row_ids:

@@ -714,14 +714,14 @@ class Store:
         columns = _present(Chunk, fields, await self._column_names(table))
         if held is not None:
             version, copy = held
-            scored = (await search([score]).to_arrow()).to_pylist()
+            scored = (await _arrow(search([score]))).to_pylist()
             found = copy.rows_of([row["_rowid"] for row in scored], columns)
             now = await table.version()
             if found is not None and now == version:
                 return [{**row, **more} for row, more in zip(found, scored, strict=True)]
             if now != version:
                 self._ranking.get(table, now)  # read the new version beside the searches
-        return (await search([*columns, score]).to_arrow()).to_pylist()
+        return (await _arrow(search([*columns, score]))).to_pylist()
 
     async def _vector_hits(
         self,
@@ -874,7 +874,7 @@ class Store:
         row_ids = [h.row_id for h in hits if h.row_id is not None]
         if row_ids:
             try:
-                taken = await table.take_row_ids(row_ids).select(columns).to_arrow()
+                taken = await _arrow(table.take_row_ids(row_ids).select(columns))
             except (ValueError, OSError, RuntimeError) as exc:  # a row id of an older table version
                 log.info("row ids moved since the search (%s): reading hits by chunk id", _lance_message(exc))
             else:
@@ -922,6 +922,15 @@ def _with_row(chunk: Chunk, row: dict) -> Chunk:
     """`chunk` with the fields `row` holds taken from it (converted as `from_row` does)."""
     read = from_row(Chunk, row)
     return replace(chunk, **{name: getattr(read, name) for name in row if name in _CHUNK_FIELDS})
+
+
+async def _arrow(query: Any) -> pa.Table:
+    """`await query.to_arrow()` for a search's or a take's few rows, minus lancedb's check for blob
+    columns, which asks for the table's schema before every query: one trip through lancedb's
+    runtime less a query, each trip taking the GIL on a tokio worker (Thoth's tables have no blob
+    columns). Reads lancedb's inner query (lancedb pinned <0.41; tests/test_fill.py runs it)."""
+    stream = await query._inner.execute()
+    return pa.Table.from_batches([batch async for batch in stream], schema=stream.schema)
 
 
 def _start(coro: Any) -> concurrent.futures.Future:

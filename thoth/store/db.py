@@ -705,23 +705,23 @@ class Store:
         return RankingColumns.of(rows)
 
     async def _search_rows(
-        self, table: Any, search: Callable[[list[str]], Any], score: str, fields: list[str] | None, held: Any
+        self, table: Any, search: Any, limit: int, score: str, fields: list[str] | None, held: Any
     ) -> list[dict]:
-        """The rows a search finds: the chunk `fields` (`_present`), its `score` column and the row id.
-        `search(columns)` builds the query reading those columns. With `held` (_ranking_columns), it reads
+        """The first `limit` rows a `search` (a lancedb query) finds: the chunk `fields` (`_present`), its
+        `score` column and the row id. With `held` (_ranking_columns), it reads
         only the row ids and scores and takes the fields from the copy, if the table is still at the
         copy's version when the search is done (a row id always names the same row of a version)."""
         columns = _present(Chunk, fields, await self._column_names(table))
         if held is not None:
             version, copy = held
-            scored = (await _arrow(search([score]))).to_pylist()
+            scored = (await _arrow(search.select([score]).with_row_id().limit(limit), limit)).to_pylist()
             found = copy.rows_of([row["_rowid"] for row in scored], columns)
             now = await table.version()
             if found is not None and now == version:
                 return [{**row, **more} for row, more in zip(found, scored, strict=True)]
             if now != version:
                 self._ranking.get(table, now)  # read the new version beside the searches
-        return (await _arrow(search([*columns, score]))).to_pylist()
+        return (await _arrow(search.select([*columns, score]).with_row_id().limit(limit), limit)).to_pylist()
 
     async def _vector_hits(
         self,
@@ -743,9 +743,7 @@ class Store:
         if where:
             query = query.where(where)  # a prefilter: applied inside the index search, not to its results
         # _distance named: Lance warns on every search whose columns leave it out
-        rows = await self._search_rows(
-            table, lambda columns: query.select(columns).with_row_id().limit(limit), "_distance", fields, held
-        )
+        rows = await self._search_rows(table, query, limit, "_distance", fields, held)
         return [
             Hit(from_row(Chunk, row), similarity=1.0 - float(row["_distance"]), row_id=row["_rowid"]) for row in rows
         ]
@@ -829,9 +827,7 @@ class Store:
         if where:
             search = search.where(where)  # a prefilter, as for vectors
         # _score named: Lance warns on every search whose columns leave it out
-        rows = await self._search_rows(
-            table, lambda columns: search.select(columns).with_row_id().limit(limit), "_score", fields, held
-        )
+        rows = await self._search_rows(table, search, limit, "_score", fields, held)
         hits = [Hit(from_row(Chunk, row), bm25=float(row["_score"]), row_id=row["_rowid"]) for row in rows]
         hits.sort(key=lambda h: (-(h.bm25 or 0.0), h.chunk_id))  # equal scores: one order, not storage order
         return hits
@@ -874,7 +870,7 @@ class Store:
         row_ids = [h.row_id for h in hits if h.row_id is not None]
         if row_ids:
             try:
-                taken = await _arrow(table.take_row_ids(row_ids).select(columns))
+                taken = await _arrow(table.take_row_ids(row_ids).select(columns), len(row_ids))
             except (ValueError, OSError, RuntimeError) as exc:  # a row id of an older table version
                 log.info("row ids moved since the search (%s): reading hits by chunk id", _lance_message(exc))
             else:
@@ -924,13 +920,20 @@ def _with_row(chunk: Chunk, row: dict) -> Chunk:
     return replace(chunk, **{name: getattr(read, name) for name in row if name in _CHUNK_FIELDS})
 
 
-async def _arrow(query: Any) -> pa.Table:
-    """`await query.to_arrow()` for a search's or a take's few rows, minus lancedb's check for blob
-    columns, which asks for the table's schema before every query: one trip through lancedb's
-    runtime less a query, each trip taking the GIL on a tokio worker (Thoth's tables have no blob
-    columns). Reads lancedb's inner query (lancedb pinned <0.41; tests/test_fill.py runs it)."""
+async def _arrow(query: Any, most: int) -> pa.Table:
+    """`await query.to_arrow()` for a search's or a take's few rows (at most `most`), in fewer trips
+    through lancedb's runtime, each of which takes the GIL on a tokio worker: without lancedb's check
+    for blob columns (it asks for the table's schema before every query; Thoth's tables have none),
+    and without waiting for the end of a stream that has given all the rows it can. Reads lancedb's
+    inner query (lancedb pinned <0.41; tests/test_fill.py runs it)."""
     stream = await query._inner.execute()
-    return pa.Table.from_batches([batch async for batch in stream], schema=stream.schema)
+    batches, rows = [], 0
+    async for batch in stream:
+        batches.append(batch)
+        rows += batch.num_rows
+        if rows >= most:
+            break
+    return pa.Table.from_batches(batches, schema=stream.schema)
 
 
 def _start(coro: Any) -> concurrent.futures.Future:

@@ -131,8 +131,10 @@ def test_sort_a_collection_with_the_form(browser, console_server: LiveServer) ->
     Select(browser.find_element("name", "order")).select_by_visible_text("descending")
     follow(browser, browser.find_element("css selector", "form.controls button"))
     assert "order=desc" in browser.current_url
-    keys = [e.text.split(" [")[0] for e in browser.find_elements("css selector", "li.file")]
-    keys = [k.splitlines()[0] for k in keys]
+    # read in one script, not element by element: a late repaint of the page can detach the nodes of a
+    # list read one at a time ("Node with given id does not belong to the document", once on a loaded run)
+    texts = browser.execute_script("return [...document.querySelectorAll('li.file')].map(e => e.innerText)")
+    keys = [t.split(" [")[0].splitlines()[0] for t in texts]
     assert keys == sorted(keys, reverse=True) and len(keys) == 7
 
 

@@ -338,9 +338,9 @@ def by_document(
         rest = _other_partitions(group)[: ranking.document_chunks]
         scored.append((fused.get(doc, group[0].score) + ranking.document_share * sum(rest), group))
     scored.sort(key=lambda sg: -sg[0])  # stable: ties keep the best hit's order
-    firsts = [replace(group[0], document_score=round(score, 6)) for score, group in scored]
+    firsts = [replace(group[0], document_score=round(score, 6)) for score, group in scored[:limit]]
     if len(firsts) >= limit:
-        return firsts[:limit]
+        return firsts
     more = sorted(((h, score) for score, group in scored for h in group[1:]), key=lambda hs: -hs[0].score)
     return firsts + [replace(h, document_score=round(score, 6)) for h, score in more[: limit - len(firsts)]]
 

@@ -114,7 +114,7 @@ RETRAIN_GROWTH = 4
 FOLD_IN_ROWS = 256
 MIN_TRAIN_ROWS = 256  # a PQ codebook has 256 centroids per sub-vector: fewer rows cannot train it
 PARTITION_ROWS = 4096  # IVF partitions: one per this many rows
-LATE_COUNT_SECONDS = 1.0  # how long Store.reads_late trusts its count of the chunk table (and _column_names)
+COUNT_SECONDS = 1.0  # how long Store._chunk_count (and _column_names) trusts what it asked of the chunk table
 
 
 def _lancedb() -> Any:
@@ -165,7 +165,7 @@ class Store:
         self._readable: dict[str, int] = {}  # table -> the latest version read whole (check_readable)
         self._memory = HeldCopy("the chunk table's vectors", lambda t: _run(self._read_small(t)))  # _memory_vectors
         self._ranking = HeldCopy("the chunk table's ranking columns", lambda t: _run(self._read_ranking(t)))
-        self._late: tuple[float, bool] | None = None  # (when counted, reads_late's answer)
+        self._count: tuple[float, int] | None = None  # (when counted, the chunk table's rows): _chunk_count
         self._names: tuple[Any, float, list[str]] | None = None  # (table handle, when asked, its column names)
 
     # -- connection -------------------------------------------------------
@@ -664,8 +664,8 @@ class Store:
 
         The first version is read before the first search (warm-up does it at start); a newer one (an
         ingest's write) beside the searches, LanceDB answering meanwhile (thoth.store.held)."""
-        if self.settings.memory_search_rows <= 0:
-            return None
+        if self.settings.memory_search_rows <= 0 or self._chunk_count() > self.settings.memory_search_rows:
+            return None  # a large table, known without asking lancedb for its version on every search
         return self._memory.get(table, _run(table.version()), wait=wait or not self._memory.holds(table))
 
     def _ranking_columns(self, table: Any, fields: list[str] | None) -> tuple[int, Any] | None:
@@ -834,13 +834,18 @@ class Store:
 
     def reads_late(self) -> bool:
         """Whether searches should read ids first and `fill` the hits kept (a large table: see
-        Settings.late_read_rows). The rows are counted at most once a second: the count is table
-        metadata, but asking lancedb's event loop for it cost 0.24 ms of every search, and a table
-        crossing the threshold only changes how its searches read, not what they find."""
+        Settings.late_read_rows)."""
+        return self._chunk_count() >= self.settings.late_read_rows
+
+    def _chunk_count(self) -> int:
+        """The chunk table's rows, counted at most once a second: the count is table metadata, but
+        asking lancedb's event loop for it cost 0.24 ms of every search, and a table crossing a
+        threshold (reads_late, the in-memory search) only changes how its searches read, not what they
+        find."""
         now = time.monotonic()
-        counted = self._late
-        if counted is None or now - counted[0] >= LATE_COUNT_SECONDS:
-            counted = self._late = (now, self.table(CHUNKS).count_rows() >= self.settings.late_read_rows)
+        counted = self._count
+        if counted is None or now - counted[0] >= COUNT_SECONDS:
+            counted = self._count = (now, self.table(CHUNKS).count_rows())
         return counted[1]
 
     async def _column_names(self, table: Any) -> list[str]:
@@ -850,7 +855,7 @@ class Store:
         runtime a request, each taking the GIL from its worker threads."""
         now = time.monotonic()
         known = self._names
-        if known is None or known[0] is not table or now - known[1] >= LATE_COUNT_SECONDS:
+        if known is None or known[0] is not table or now - known[1] >= COUNT_SECONDS:
             known = self._names = (table, now, (await table.schema()).names)
         return known[2]
 

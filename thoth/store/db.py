@@ -691,8 +691,7 @@ class Store:
             return None
         if any(VECTOR_COLUMN in index.columns for index in await table.list_indices()):
             return None  # an ANN index answers as it was built to (a table past THOTH_VECTOR_INDEX_MIN_ROWS)
-        names = (await table.schema()).names
-        columns = [*_present(Chunk, None, names), VECTOR_COLUMN]
+        columns = [*_present(Chunk, None, await self._column_names(table)), VECTOR_COLUMN]
         return MemoryVectors.of(await table.query().select(columns).with_row_id().to_arrow(), VECTOR_COLUMN)
 
     async def _read_ranking(self, table: Any) -> Any:
@@ -700,7 +699,7 @@ class Store:
 
         if await table.count_rows() > self.settings.ranking_copy_rows:
             return None
-        names = (await table.schema()).names
+        names = await self._column_names(table)
         rows = await table.query().select([c for c in RANKING_COLUMNS if c in names]).with_row_id().to_arrow()
         return RankingColumns.of(rows)
 

@@ -22,6 +22,8 @@ what a tool returns. The levers:
   fused passages, `q + beta * mean`, and searched again; that list replaces the first vector list;
 - short queries: a query of at most N content words weighed with a lower vector weight (leaning
   lexical), longer ones with the default's (`query_vector_weight`);
+- confidence: the vector weight moved by beta x (the vector list's cosine spread, best less 10th, minus
+  its dev median), so a query whose nearest passages stand out from the rest leans dense;
 - normalisation: how convex fusion scales each list (min-max between its best and last candidate, the
   previous default; DBSF, mean +- 3 sigma; a fixed floor: cosine from `vector_floor`, BM25 from 0;
   a floor below the last candidate by `vector_spread` times the list's range);
@@ -73,6 +75,8 @@ FEEDBACK = ((3, 10), (5, 10), (10, 20))  # (passages, words) settings fetched fo
 FEEDBACK_WEIGHTS = (0.2, 0.3, 0.5)
 DENSE_FEEDBACK = ((3, 0.5), (3, 1.0), (5, 0.5), (5, 1.0), (10, 0.5), (10, 1.0))  # (passages, beta)
 SHORT = ((5, 0.2), (5, 0.3), (7, 0.2), (7, 0.3), (9, 0.3))  # (content words at most, vector weight)
+CONFIDENCE = (0.5, 1.0, 2.0, 4.0)  # beta: vector weight change per unit of cosine spread
+SPREAD_MEDIAN = 0.13  # the median spread (best cosine less the 10th) over both dev sets' queries
 DEEPEST = 100  # lists are fetched this deep once; a configuration's `candidates` takes the first ones
 DEPTHS = (60, 100)
 NORMALISE = (("dbsf", 0.0), ("floor", 0.0), ("floor", 0.1), ("floor", 0.2))  # (normalise, vector floor)
@@ -103,6 +107,7 @@ class Config:
     documents: bool = False  # files served once each (by_document)
     context: bool = True  # the index's vectors (with context) or those of the text alone
     dense: tuple[int, float] | None = None  # dense feedback (passages, beta): its vector list instead
+    confidence: float = 0.0  # beta of the confidence weight (0: off)
 
 
 def collect(store: Store, embedder: Embedder, source_id: str, pairs: list[tuple[str, set[str]]]) -> list[Case]:
@@ -162,6 +167,9 @@ def _lists(case: Case, config: Config, mode: str) -> Lists:
     if mode == "keyword":
         return {"keyword": (1.0, keyword)}
     w_vector = query_vector_weight(case.text, ranking)
+    if config.confidence and len(vector) >= 10:
+        spread = vector[0].similarity - vector[9].similarity
+        w_vector = min(0.9, max(0.1, w_vector + config.confidence * (spread - SPREAD_MEDIAN)))
     lists = {"vector": (w_vector, vector), "keyword": (1.0 - w_vector, keyword)}
     expanded = case.feedback.get((ranking.feedback_passages, ranking.feedback_terms))
     if ranking.feedback_weight > 0 and expanded:
@@ -236,6 +244,7 @@ def levers(best: Ranking = DEFAULT_RANKING) -> list[tuple[str, Config]]:
             (f"new + short<={n} at {w}", Config(replace(best, short_query_words=n, short_query_weight=w), True))
             for n, w in SHORT
         ),
+        *((f"new + confidence b{b}", Config(best, documents=True, confidence=b)) for b in CONFIDENCE),
     ]
 
 

@@ -89,7 +89,7 @@ def free_port() -> int:
 
 
 def process_tree(pid: int) -> list[int]:
-    """`pid` and its descendants (uvicorn's workers under its supervisor)."""
+    """`pid` and its descendants (the worker processes under a supervisor)."""
     pids = [pid]
     for task in Path(f"/proc/{pid}/task").iterdir():
         for child in (task / "children").read_text().split():
@@ -401,14 +401,11 @@ def print_profile(profiles: dict[int, dict[str, float]], http: dict[int, dict[st
 
 
 def start_server(env: dict[str, str], workers: int = 1) -> tuple[subprocess.Popen, str]:
-    """The server on a free port: `python -m thoth.mcp.server`, or with `workers` > 1 uvicorn's
-    supervisor and that many worker processes (`--workers`), each with its own model and tables."""
+    """The server on a free port: `python -m thoth.mcp.server`, with `workers` > 1 a supervisor and
+    that many worker processes (THOTH_WORKERS), each with its own model and tables."""
     port = free_port()
     command = [sys.executable, "-m", "thoth.mcp.server"]
-    if workers > 1:
-        factory = ["uvicorn", "thoth.mcp.server:app_from_env", "--factory", "--workers", str(workers)]
-        command = [sys.executable, "-m", *factory, "--port", str(port), "--no-access-log", "--log-level", "warning"]
-    server = subprocess.Popen(command, env={**env, "PORT": str(port)})
+    server = subprocess.Popen(command, env={**env, "PORT": str(port), "THOTH_WORKERS": str(workers)})
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 300
     while True:
@@ -500,7 +497,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--nprobes", type=int, help="override THOTH_VECTOR_NPROBES for this run")
     parser.add_argument("--refine", type=int, help="override THOTH_VECTOR_REFINE_FACTOR for this run")
     parser.add_argument("--profile", action=argparse.BooleanOptionalAction, default=True, help="per-stage profile")
-    parser.add_argument("--workers", type=int, default=1, help="server processes (uvicorn --workers) over HTTP")
+    parser.add_argument("--workers", type=int, default=1, help="server processes (THOTH_WORKERS) over HTTP")
     parser.add_argument("--search-threads", type=int, help="the server's THOTH_SEARCH_THREADS (default: 2 per core)")
     parser.add_argument(
         "--set", action="append", default=[], metavar="THOTH_NAME=VALUE", help="a setting for the server and profile"

@@ -198,6 +198,34 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def start_server_process(settings: Settings, **env: str) -> tuple[subprocess.Popen, str]:
+    """`python -m thoth.mcp.server` over `settings`' index on a free port, with `env` besides, and its
+    URL once /health answers 200 (the caller stops it)."""
+    port = free_port()
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("THOTH_")}
+    environ |= {
+        "THOTH_DB_URI": settings.db_uri,
+        "THOTH_CACHE_DIR": str(Path(settings.cache_dir).resolve()),
+        "PORT": str(port),
+        "THOTH_LOG_LEVEL": "WARNING",
+        **env,
+    }
+    server = subprocess.Popen([sys.executable, "-m", "thoth.mcp.server"], cwd=REPO_ROOT, env=environ)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            if httpx.get(f"{url}/health", timeout=5).status_code == 200:
+                return server, url
+        except httpx.TransportError:
+            pass
+        if server.poll() is not None or time.monotonic() > deadline:
+            server.kill()
+            server.wait(timeout=30)
+            raise AssertionError("the server exited" if server.returncode else "the server did not become healthy")
+        time.sleep(0.1)
+
+
 class LiveServer:
     def __init__(self, settings: Settings, app: ASGIApp | None = None):
         self.port = free_port()

@@ -52,3 +52,10 @@ def test_ingest_and_citation_settings() -> None:
     with pytest.raises(ConfigError, match="THOTH_SIGNED_URL_SECONDS"):
         Settings.from_env({"THOTH_SIGNED_URL_SECONDS": "604801"})  # V4 signed URLs last 7 days at most
     assert "research" in Settings.from_env({}).toolsets
+
+
+def test_workers_setting() -> None:
+    assert Settings.from_env({}).workers == 1
+    assert Settings.from_env({"THOTH_WORKERS": "3"}).workers == 3
+    with pytest.raises(ConfigError, match="THOTH_WORKERS must be between 1 and 64, got 0"):
+        Settings.from_env({"THOTH_WORKERS": "0"})

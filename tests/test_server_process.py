@@ -6,16 +6,12 @@ memory maps, where an imported torch shows up as its shared library, next to onn
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.conftest import REPO_ROOT, free_port
+from tests.conftest import start_server_process
 from thoth.config import Settings
 
 
@@ -26,27 +22,8 @@ def mapped_libraries(pid: int) -> set[str]:
 
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs Linux /proc")
 def test_server_process_answers_without_torch(indexed: Settings) -> None:
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("THOTH_")}
-    env |= {
-        "THOTH_DB_URI": indexed.db_uri,
-        "THOTH_CACHE_DIR": str(Path(indexed.cache_dir).resolve()),
-        "PORT": str(port),
-        "THOTH_LOG_LEVEL": "WARNING",
-    }
-    server = subprocess.Popen([sys.executable, "-m", "thoth.mcp.server"], cwd=REPO_ROOT, env=env)
-    url = f"http://127.0.0.1:{port}"
+    server, url = start_server_process(indexed)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert server.poll() is None, "the server exited"
-            assert time.monotonic() < deadline, "the server did not become healthy"
-            time.sleep(0.1)
         body = {
             "jsonrpc": "2.0",
             "id": 1,

@@ -1,4 +1,4 @@
-"""The HTTP server: `python -m thoth.mcp.server` (PORT, default 8080).
+"""The HTTP server: `python -m thoth.mcp.server` (PORT, default 8080; THOTH_WORKERS processes, default 1).
 
 Routes:
 - `GET /`, `GET /health`: health JSON; 200 when the index is readable, 503 with the reason when not.
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import socket
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
@@ -173,8 +174,8 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
 
 
 def app_from_env() -> Starlette:
-    """The app as the environment configures it; also a factory for several worker processes:
-    `uvicorn --factory --workers 2 thoth.mcp.server:app_from_env` (docs/benchmarks.md, "Workers")."""
+    """The app as the environment configures it; also the factory each worker process calls when
+    THOTH_WORKERS is above 1."""
     settings = Settings.from_env()
     setup_logging(settings)
     thoth = Thoth(settings)
@@ -182,21 +183,40 @@ def app_from_env() -> Starlette:
     return create_app(settings, thoth)
 
 
+def listening_socket(host: str, port: int) -> socket.socket:
+    """The bound TCP socket worker processes share. It is made with protocol IPPROTO_TCP: asyncio
+    turns Nagle's algorithm off (TCP_NODELAY) on accepted connections only when the listener says TCP,
+    and the one `uvicorn --workers` binds does not, so each keep-alive response then waited ~40 ms for
+    the client's delayed ACK (uvicorn issue #3149; docs/benchmarks.md, "Workers")."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.set_inheritable(True)
+    return sock
+
+
 def main() -> None:
-    app = app_from_env()
-    settings = app.state.thoth.settings
+    settings = Settings.from_env()
     import uvicorn
 
-    uvicorn.run(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level.lower(),
-        log_config=None,  # keep setup_logging's handler: JSON lines on Cloud Run for uvicorn's lines too
-        access_log=False,  # RequestContextMiddleware writes the access line, with the trace
-        timeout_graceful_shutdown=settings.shutdown_grace_seconds,
-        ws="none",  # no WebSocket routes: uvicorn need not import a WebSocket library at start (~0.04 s CPU)
-    )
+    options = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": settings.log_level.lower(),
+        "log_config": None,  # keep setup_logging's handler: JSON lines on Cloud Run for uvicorn's lines too
+        "access_log": False,  # RequestContextMiddleware writes the access line, with the trace
+        "timeout_graceful_shutdown": settings.shutdown_grace_seconds,
+        "ws": "none",  # no WebSocket routes: uvicorn need not import a WebSocket library at start (~0.04 s CPU)
+    }
+    if settings.workers == 1:
+        uvicorn.run(app_from_env(), **options)
+        return
+    from uvicorn.supervisors import Multiprocess
+
+    setup_logging(settings)  # the supervisor's own lines; each worker sets up its own in app_from_env
+    config = uvicorn.Config("thoth.mcp.server:app_from_env", factory=True, workers=settings.workers, **options)
+    Multiprocess(config, sockets=[listening_socket(settings.host, settings.port)]).run()
 
 
 if __name__ == "__main__":

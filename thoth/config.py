@@ -276,7 +276,7 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8080
     # Server processes sharing the port, each with its own model and tables (~500 MB at 1M chunks). On
-    # 2 vCPUs a second one added 5% queries/s at 1M and doubled the memory: one is the choice there.
+    # 2 vCPUs a second one added 6-12% queries/s at 1M and doubled the memory: one is the choice there.
     workers: int = 1
     toolsets: tuple[str, ...] = ALL_TOOLSETS
     allowed_hosts: tuple[str, ...] = ()

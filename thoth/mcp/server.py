@@ -173,10 +173,10 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
     return starlette
 
 
-def app_from_env() -> Starlette:
-    """The app as the environment configures it; also the factory each worker process calls when
-    THOTH_WORKERS is above 1."""
-    settings = Settings.from_env()
+def app_from_env(settings: Settings | None = None) -> Starlette:
+    """The app as the environment (or `settings`) configures it; also the factory each worker process
+    calls when THOTH_WORKERS is above 1."""
+    settings = settings or Settings.from_env()
     setup_logging(settings)
     thoth = Thoth(settings)
     thoth.warm_up(background=True)  # tables and model load while the MCP SDK imports and uvicorn starts
@@ -196,11 +196,8 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def main() -> None:
-    settings = Settings.from_env()
-    import uvicorn
-
-    options = {
+def _uvicorn_options(settings: Settings) -> dict:
+    return {
         "host": settings.host,
         "port": settings.port,
         "log_level": settings.log_level.lower(),
@@ -209,13 +206,23 @@ def main() -> None:
         "timeout_graceful_shutdown": settings.shutdown_grace_seconds,
         "ws": "none",  # no WebSocket routes: uvicorn need not import a WebSocket library at start (~0.04 s CPU)
     }
+
+
+def main() -> None:
+    settings = Settings.from_env()
     if settings.workers == 1:
-        uvicorn.run(app_from_env(), **options)
+        app = app_from_env(settings)  # before importing uvicorn: the warm-up runs during that import
+        import uvicorn
+
+        uvicorn.run(app, **_uvicorn_options(settings))
         return
+    import uvicorn
     from uvicorn.supervisors import Multiprocess
 
     setup_logging(settings)  # the supervisor's own lines; each worker sets up its own in app_from_env
-    config = uvicorn.Config("thoth.mcp.server:app_from_env", factory=True, workers=settings.workers, **options)
+    config = uvicorn.Config(
+        "thoth.mcp.server:app_from_env", factory=True, workers=settings.workers, **_uvicorn_options(settings)
+    )
     Multiprocess(config, sockets=[listening_socket(settings.host, settings.port)]).run()
 
 

@@ -711,16 +711,20 @@ class Store:
         only the row ids and scores and takes the fields from the copy, if the table is still at the
         copy's version when the search is done (a row id always names the same row of a version)."""
         columns = _present(Chunk, fields, await self._column_names(table))
+
+        async def read(selected: list[str]) -> list[dict]:
+            return (await _arrow(search.select(selected).with_row_id().limit(limit), limit)).to_pylist()
+
         if held is not None:
             version, copy = held
-            scored = (await _arrow(search.select([score]).with_row_id().limit(limit), limit)).to_pylist()
+            scored = await read([score])
             found = copy.rows_of([row["_rowid"] for row in scored], columns)
             now = await table.version()
             if found is not None and now == version:
                 return [{**row, **more} for row, more in zip(found, scored, strict=True)]
             if now != version:
                 self._ranking.get(table, now)  # read the new version beside the searches
-        return (await _arrow(search.select([*columns, score]).with_row_id().limit(limit), limit)).to_pylist()
+        return await read([*columns, score])
 
     async def _vector_hits(
         self,

@@ -30,8 +30,7 @@ class HeldCopy:
 
     def holds(self, table: Any) -> bool:
         """Whether a copy of some version of this table handle is held (or was declined)."""
-        held = self.held
-        return held is not None and held[0][0] is table
+        return self.current(table) is not None
 
     def current(self, table: Any) -> tuple[int, Any] | None:
         """(version, copy) of whichever version of this table handle is held, without asking the table."""

@@ -452,7 +452,8 @@ def tree_cpu_seconds(pid: int) -> float:
 
 def time_concurrent(url: str, qs: list[str], k: int, clients: int, pid: int | None = None) -> dict[str, float]:
     """`clients` threads, each with its own connection, share the queries; latency per request and total rate,
-    and with the server's `pid` its CPU milliseconds per request."""
+    with the server's `pid` its CPU milliseconds per request, and this process's (the load generator's, which
+    shares the machine's cores with the server)."""
     times: list[float] = []
     lock = threading.Lock()
     todo = iter(qs)
@@ -472,13 +473,21 @@ def time_concurrent(url: str, qs: list[str], k: int, clients: int, pid: int | No
 
     threads = [threading.Thread(target=client_loop) for _ in range(clients)]
     started, cpu = time.perf_counter(), tree_cpu_seconds(pid) if pid else 0.0
+    client_cpu = time.process_time()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     wall = time.perf_counter() - started
     cpu_ms = (tree_cpu_seconds(pid) - cpu) * 1000 / len(times) if pid else float("nan")  # incl. `clients` warm-ups
-    return {"p50": percentile(times, 50), "p95": percentile(times, 95), "qps": len(times) / wall, "cpu_ms": cpu_ms}
+    client_ms = (time.process_time() - client_cpu) * 1000 / len(times)
+    return {
+        "p50": percentile(times, 50),
+        "p95": percentile(times, 95),
+        "qps": len(times) / wall,
+        "cpu_ms": cpu_ms,
+        "client_cpu_ms": client_ms,
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -594,13 +603,20 @@ def main(argv: list[str] | None = None) -> None:
         )
     print()
     print(f"search_handbook over HTTP (hybrid, num_results={args.k}, {args.workers} server process(es)):")
-    head = f"{'index':12}{'clients':>8}{'p50 ms':>9}{'p95 ms':>9}{'queries/s':>11}{'p50 / in-process':>18}"
+    head = (
+        f"{'index':12}{'clients':>8}{'p50 ms':>9}{'p95 ms':>9}{'queries/s':>11}{'p50 / in-process':>18}"
+        f"{'CPU ms server / client':>24}"
+    )
     print(head)
     print("-" * len(head))
     for kind, _, local, http, _, _ in rows:
         for c, r in http.items():
             ratio = r["p50"] / local["hybrid_p50"]
-            print(f"{kind.lower():12}{c:>8}{r['p50']:>9.1f}{r['p95']:>9.1f}{r['qps']:>11.1f}{ratio:>17.2f}x")
+            print(
+                f"{kind.lower():12}{c:>8}{r['p50']:>9.1f}{r['p95']:>9.1f}{r['qps']:>11.1f}{ratio:>17.2f}x"
+                f"{r['cpu_ms']:>15.1f} / {r['client_cpu_ms']:<6.1f}"
+            )
+    print("(CPU ms a request: the server's, all its threads; the client's, this process's threads sending them)")
     print()
     for kind, _, _, http, _, profiles in rows:
         if profiles:

@@ -1,8 +1,8 @@
 """Search at scale: ANN recall and latency, hybrid search_handbook over HTTP at 1/4/16 clients, server RSS.
 
-    python -m bench.search                                   # 10,000 chunks, IVF_PQ
-    python -m bench.search --n 100000 --index none,IVF_PQ,IVF_HNSW_SQ
-    python -m bench.search --n 1000000 --index IVF_PQ --db /tmp/thoth-1m   # keep the table for reruns
+    python -m bench.search                                   # 10,000 chunks, IVF_RQ (the default type)
+    python -m bench.search --n 100000 --index none,IVF_PQ,IVF_RQ,IVF_HNSW_SQ
+    python -m bench.search --n 1000000 --index IVF_RQ --db /tmp/thoth-1m   # keep the table for reruns
 
 What it does, all in one run so the ratios compare like with like:
 1. Table: `--n` generated chunks, written in batches of 20,000 (never all in memory). Texts come
@@ -493,7 +493,7 @@ def time_concurrent(url: str, qs: list[str], k: int, clients: int, pid: int | No
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.search", description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=10_000, help="chunks in the table")
-    parser.add_argument("--index", default="IVF_PQ", help="comma-separated: none, IVF_PQ, IVF_HNSW_SQ")
+    parser.add_argument("--index", default="IVF_RQ", help="comma-separated: none, IVF_PQ, IVF_RQ, IVF_HNSW_SQ")
     parser.add_argument("--queries", type=int, default=100, help="queries per concurrency level")
     parser.add_argument("--recall-queries", type=int, default=50)
     parser.add_argument("--clients", default="1,4,16", help="concurrency levels over HTTP")
@@ -589,7 +589,8 @@ def main(argv: list[str] | None = None) -> None:
             f"table: {args.n:,} chunks; {args.embed_sample} embedded in {built['embed']:.0f} s, written in "
             f"{built['write']:.0f} s, FTS index {built['fts']:.0f} s"
         )
-    print(f"search settings: nprobes {settings.vector_nprobes}, refine factor {settings.vector_refine_factor}")
+    refine = settings.vector_refine_factor or "the index type's (thoth.store.db.REFINE_FACTORS)"
+    print(f"search settings: nprobes {settings.vector_nprobes}, refine factor {refine}")
     head = (
         f"{'index':12}{'build s':>8}{'recall@10':>10}{'vector ms':>10}{'exact ms':>9}{'hybrid p50':>11}"
         f"{'RSS MB anon/total':>19}"

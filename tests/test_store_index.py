@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -55,12 +56,12 @@ def recall_at_10(store: Store, queries: np.ndarray) -> float:
     return float(np.mean(found))
 
 
-@pytest.mark.parametrize("index_type", ["IVF_PQ", "IVF_HNSW_SQ"])
+@pytest.mark.parametrize("index_type", ["IVF_PQ", "IVF_RQ", "IVF_HNSW_SQ"])
 def test_index_built_past_threshold_and_recall_holds(tmp_path: Path, index_type: str) -> None:
     store, vectors = make_store(tmp_path, vector_index_min_rows=ROWS, vector_index_type=index_type)
     info = store.ensure_vector_index()
     assert info is not None and info["action"] == "built" and info["rows"] == ROWS
-    assert info["type"] == {"IVF_PQ": "IvfPq", "IVF_HNSW_SQ": "IvfHnswSq"}[index_type]
+    assert info["type"] == {"IVF_PQ": "IvfPq", "IVF_RQ": "IvfRq", "IVF_HNSW_SQ": "IvfHnswSq"}[index_type]
     assert info["indexed_rows"] == ROWS and info["unindexed_rows"] == 0
 
     queries = vectors[:40] + np.random.default_rng(2).normal(0, 0.05, (40, DIM)).astype(np.float32)
@@ -83,13 +84,34 @@ def test_an_index_of_an_older_code_layout_is_trained_again(tmp_path: Path) -> No
 
     from thoth.store.db import pq_sub_vectors
 
-    store, _ = make_store(tmp_path, vector_index_min_rows=ROWS)
+    store, _ = make_store(tmp_path, vector_index_min_rows=ROWS, vector_index_type="IVF_PQ")
     old = IvfPq(distance_type="cosine", num_partitions=1, num_sub_vectors=DIM // 8)
     store.table(CHUNKS).create_index("vector", config=old)
     assert store.vector_index()["sub_vectors"] == DIM // 8 != pq_sub_vectors(DIM) == DIM // 4
     info = store.ensure_vector_index(fold_in=False)
     assert info["action"] == "retrained" and info["sub_vectors"] == DIM // 4
     assert store.ensure_vector_index(fold_in=False) is None  # now current: nothing to do
+
+
+def test_an_index_of_another_type_than_the_settings_name_is_trained_again(tmp_path: Path) -> None:
+    store, _ = make_store(tmp_path, vector_index_min_rows=ROWS, vector_index_type="IVF_PQ")
+    assert store.ensure_vector_index()["type"] == "IvfPq"
+    info = store.ensure_vector_index(index_type="IVF_RQ", fold_in=False)  # THOTH_VECTOR_INDEX_TYPE changed
+    assert info["action"] == "retrained" and info["type"] == "IvfRq" and info["sub_vectors"] is None
+    assert store.ensure_vector_index(index_type="IVF_RQ", fold_in=False) is None  # now current
+
+
+@pytest.mark.parametrize(("index_type", "factor"), [("IVF_PQ", 20), ("IVF_RQ", 2), (None, 20)])
+def test_the_refine_factor_follows_the_index_the_table_has(tmp_path: Path, index_type: str | None, factor: int) -> None:
+    from thoth.store.db import _run
+
+    store, _ = make_store(tmp_path, vector_index_min_rows=ROWS, vector_index_type=index_type or "IVF_PQ")
+    if index_type:
+        store.ensure_vector_index()
+    assert store.settings.vector_refine_factor == 0  # the default: by the index
+    assert _run(store._refine_factor(store._chunks_async())) == factor
+    chosen = Store(replace(store.settings, vector_refine_factor=7))  # THOTH_VECTOR_REFINE_FACTOR wins
+    assert _run(chosen._refine_factor(chosen._chunks_async())) == 7
 
 
 def test_no_index_below_threshold_or_when_disabled(tmp_path: Path) -> None:

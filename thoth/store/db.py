@@ -167,6 +167,7 @@ class Store:
         self._ranking = HeldCopy("the chunk table's ranking columns", lambda t: _run(self._read_ranking(t)))
         self._count: tuple[float, int] | None = None  # (when counted, the chunk table's rows): _chunk_count
         self._names: tuple[Any, float, list[str]] | None = None  # (table handle, when asked, its column names)
+        self._index_type: tuple[Any, float, str | None] | None = None  # (table handle, when asked, vector index type)
 
     # -- connection -------------------------------------------------------
 
@@ -601,7 +602,8 @@ class Store:
         Returns what was done ({"action": "built" | "retrained" | "updated", "rows", "seconds", ...}) or
         None when the table is below the threshold. An existing index takes new rows in through
         optimize() (no retraining; not with `fold_in` false) until the table has grown RETRAIN_GROWTH-fold
-        since training. An outdated index (`vector_index`) is trained again.
+        since training. An outdated index (`vector_index`), or one of another type than `index_type`
+        (THOTH_VECTOR_INDEX_TYPE changed), is trained again.
         """
         min_rows = self.settings.vector_index_min_rows if min_rows is None else min_rows
         index_type = (index_type or self.settings.vector_index_type).upper()
@@ -612,7 +614,8 @@ class Store:
         if existing is None and (min_rows <= 0 or rows < max(min_rows, MIN_TRAIN_ROWS)):
             return None
         started = time.perf_counter()
-        if existing is not None and not existing["outdated"] and rows < RETRAIN_GROWTH * max(trained, 1):
+        current = existing is not None and not existing["outdated"] and _same_type(existing["type"], index_type)
+        if current and rows < RETRAIN_GROWTH * max(trained, 1):
             if not fold_in:
                 return None
             retry_on_conflict(table.optimize, "optimize chunks")  # folds new rows into the vector and FTS indexes
@@ -740,7 +743,7 @@ class Store:
         if exact:
             query = query.bypass_vector_index()
         else:  # ignored by a brute-force scan; used by the index when there is one
-            factor = -(-refine_candidates(self.settings.vector_refine_factor, limit) // limit)  # ceil
+            factor = -(-refine_candidates(await self._refine_factor(table), limit) // limit)  # ceil
             query = query.nprobes(self.settings.vector_nprobes).refine_factor(factor)
             query = query.ef(factor * limit)  # IVF_HNSW_SQ's graph search: as wide (it must be >= limit x factor)
         if where:
@@ -862,6 +865,19 @@ class Store:
             known = self._names = (table, now, (await table.schema()).names)
         return known[2]
 
+    async def _refine_factor(self, table: Any) -> int:
+        """THOTH_VECTOR_REFINE_FACTOR, or when it is 0 the factor for the type of the table's vector
+        index (REFINE_FACTORS), asked of lancedb at most once a second: a table keeps the index it has
+        until ingest trains another one, and the settings may name another type than the table has."""
+        if self.settings.vector_refine_factor > 0:
+            return self.settings.vector_refine_factor
+        now = time.monotonic()
+        known = self._index_type
+        if known is None or known[0] is not table or now - known[1] >= COUNT_SECONDS:
+            types = [index.index_type for index in await table.list_indices() if VECTOR_COLUMN in index.columns]
+            known = self._index_type = (table, now, types[0] if types else None)
+        return REFINE_FACTORS.get(known[2], DEFAULT_REFINE_FACTOR)
+
     def fill(self, hits: list[Hit], fields: list[str] | None = None) -> list[Hit]:
         """`hits` with their chunks' `fields` (default all) read and set beside what the search read:
         on a large table searches rank on ids and a few fields, and only the hits a ranking keeps are
@@ -900,6 +916,12 @@ class Store:
 
 
 REFINE_BASE = 10  # the refine factor is set for a 10-hit search (recall@10 is what it is tuned on)
+# The refine factor by the type of the vector index (lancedb's name for it), for recall@10 >= 0.97
+# at 1M chunks and nprobes 8 (docs/benchmarks.md, "Tenth pass"): IVF_PQ's 96-byte codes need 200
+# candidates (0.977-0.992); IVF_RQ's 4-bit codes 20 (0.979), so a 40-deep search re-ranks only its 40.
+REFINE_FACTORS = {"IvfPq": 20, "IvfRq": 2}
+DEFAULT_REFINE_FACTOR = 20  # IVF_HNSW_SQ: its graph search is as wide (`ef`)
+RQ_BITS = 4  # IVF_RQ's bits a dimension: 1 and 2 lost recall (0.74 and 0.96 with 100 candidates at 1M)
 
 
 def refine_candidates(factor: int, limit: int) -> int:
@@ -965,22 +987,31 @@ def pq_sub_vectors(dim: int) -> int:
     return next(dim // per for per in (4, 2, 1) if dim % per == 0)
 
 
+def _same_type(found: str, index_type: str) -> bool:
+    """Whether lancedb's name for an index ("IvfPq") is the type Thoth's settings name ("IVF_PQ")."""
+    return found.upper() == index_type.upper().replace("_", "")
+
+
 def _vector_index_config(index_type: str, rows: int, dim: int) -> Any:
     """The index's configuration, sized by measurement (docs/benchmarks.md, "ANN index").
 
     IVF_PQ: one partition per ~4096 rows (training cost grows with partitions x sample, so sqrt(rows)
     partitions took minutes at 100k on 2 cores), `pq_sub_vectors` codes a vector; the refine step
     re-ranks candidates on the full vectors, which brings recall@10 above 0.95.
+    IVF_RQ: the same partitions, each vector as RaBitQ codes of RQ_BITS a dimension (192 bytes a
+    384-d vector): cheaper to scan than the PQ codes and close enough that few candidates are re-ranked.
     IVF_HNSW_SQ: a graph per partition over 8-bit scalar-quantised vectors.
     """
-    from lancedb.index import HnswSq, IvfPq
+    from lancedb.index import HnswSq, IvfPq, IvfRq
 
     partitions = max(1, rows // PARTITION_ROWS)
     if index_type == "IVF_HNSW_SQ":
         return HnswSq(distance_type="cosine", num_partitions=partitions)
     if index_type == "IVF_PQ":
         return IvfPq(distance_type="cosine", num_partitions=partitions, num_sub_vectors=pq_sub_vectors(dim))
-    raise StoreError(f"unknown vector index type {index_type!r}; use IVF_PQ or IVF_HNSW_SQ")
+    if index_type == "IVF_RQ":
+        return IvfRq(distance_type="cosine", num_partitions=partitions, num_bits=RQ_BITS)
+    raise StoreError(f"unknown vector index type {index_type!r}; use IVF_PQ, IVF_RQ or IVF_HNSW_SQ")
 
 
 __all__ = ["Store", "StoreError", "IndexMissing", "ModelMismatch", "CHUNKS", "DOCUMENTS", "PARTITIONS"]

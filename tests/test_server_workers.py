@@ -3,7 +3,7 @@
 uvicorn's own `--workers` binds a socket whose protocol reads 0, and asyncio sets TCP_NODELAY on an
 accepted connection only when it reads IPPROTO_TCP: each keep-alive response then waited ~40 ms for
 the client's delayed ACK (docs/benchmarks.md, "Workers"). `listening_socket` is what the supervisor
-hands its workers.
+hands its workers. Every server process also caps glibc's malloc arenas (`cap_malloc_arenas`).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import socket
+import sys
 from pathlib import Path
 
 import httpx
@@ -73,3 +74,52 @@ def test_two_workers_serve_one_port_and_stop_on_sigterm(indexed: Settings) -> No
         if server.poll() is None:
             server.kill()
             server.wait(timeout=30)
+
+
+ARENAS = """
+import ctypes, sys, tempfile, threading
+from thoth.mcp.server import cap_malloc_arenas
+
+capped = cap_malloc_arenas() if sys.argv[1] == "cap" else False
+barrier, keep = threading.Barrier(8), []
+
+def work():
+    barrier.wait()  # all eight allocate at once, as the server's threads do
+    keep.append([bytes(2000) for _ in range(200)])  # blocks malloc serves from the thread's arena
+
+threads = [threading.Thread(target=work) for _ in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+libc = ctypes.CDLL(None)
+libc.fopen.restype = ctypes.c_void_p
+path = tempfile.mktemp()
+stream = ctypes.c_void_p(libc.fopen(path.encode(), b"w"))
+libc.malloc_info(0, stream)  # one <heap> element an arena
+libc.fclose(stream)
+print(capped, open(path).read().count("<heap nr="))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
+@pytest.mark.parametrize(
+    ("mode", "env", "capped"), [("cap", {}, True), ("none", {}, False), ("cap", {"MALLOC_ARENA_MAX": "3"}, False)]
+)
+def test_the_server_caps_malloc_arenas_unless_the_environment_does(mode: str, env: dict, capped: bool) -> None:
+    import os
+    import subprocess
+
+    from thoth.mcp.server import MALLOC_ARENAS
+
+    environ = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"} | env
+    proc = subprocess.run([sys.executable, "-c", ARENAS, mode], capture_output=True, text=True, env=environ, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    said, heaps = proc.stdout.split()
+    assert said == str(capped)
+    if capped:
+        assert int(heaps) <= MALLOC_ARENAS
+    elif env:
+        assert int(heaps) <= 3  # glibc's own cap, from the environment
+    else:
+        assert int(heaps) > MALLOC_ARENAS  # glibc's default: an arena for most threads

@@ -101,7 +101,7 @@ def test_an_index_of_another_type_than_the_settings_name_is_trained_again(tmp_pa
     assert store.ensure_vector_index(index_type="IVF_RQ", fold_in=False) is None  # now current
 
 
-@pytest.mark.parametrize(("index_type", "factor"), [("IVF_PQ", 20), ("IVF_RQ", 2), (None, 20)])
+@pytest.mark.parametrize(("index_type", "factor"), [("IVF_PQ", 20), ("IVF_RQ", 4), (None, 20)])
 def test_the_refine_factor_follows_the_index_the_table_has(tmp_path: Path, index_type: str | None, factor: int) -> None:
     from thoth.store.db import _run
 

@@ -256,11 +256,11 @@ class Settings:
     # one code per 4 dimensions (thoth.store.db.pq_sub_vectors), recall@10 at 1M chunks (244 partitions,
     # 100 queries against exact search): 0.994 at 16:30, 0.987 at 16:20, 0.984 at 8:20 and 0.974 at
     # 8:15 on the natural text; 8:20 took 13.5-14.6 CPU ms a search against 17.8-19.5 at 16:30
-    # (docs/benchmarks.md, "Fifth pass"). IVF_RQ: 0.979 at 8:2, 0.990 at 8:5. A table of many millions
+    # (docs/benchmarks.md, "Fifth pass"). IVF_RQ: 0.966-0.979 at 8:2, 0.984 at 8:4. A table of many millions
     # of chunks has more partitions, so raise nprobes there and measure (`bench.search --sweep`).
     # The factor is for a 10-hit search: a deeper one (hybrid search fetches 40) re-ranks the same
     # factor x 10 candidates, which keeps its recall@10 (thoth.store.db.refine_candidates).
-    # 0: the factor for the index the table has (thoth.store.db.REFINE_FACTORS: 20 for IVF_PQ, 2 for
+    # 0: the factor for the index the table has (thoth.store.db.REFINE_FACTORS: 20 for IVF_PQ, 4 for
     # IVF_RQ), so a table still indexed by an older type keeps its recall until ingest trains it again.
     vector_nprobes: int = 8
     vector_refine_factor: int = 0

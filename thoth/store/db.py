@@ -918,8 +918,9 @@ class Store:
 REFINE_BASE = 10  # the refine factor is set for a 10-hit search (recall@10 is what it is tuned on)
 # The refine factor by the type of the vector index (lancedb's name for it), for recall@10 >= 0.97
 # at 1M chunks and nprobes 8 (docs/benchmarks.md, "Tenth pass"): IVF_PQ's 96-byte codes need 200
-# candidates (0.977-0.992); IVF_RQ's 4-bit codes 20 (0.979), so a 40-deep search re-ranks only its 40.
-REFINE_FACTORS = {"IvfPq": 20, "IvfRq": 2}
+# candidates (0.977-0.992); IVF_RQ's 4-bit codes 40 (0.984; 20 gave 0.966-0.979 over two trainings).
+# 40 is what hybrid search's 40-deep vector list re-ranks anyway: it costs that search nothing more.
+REFINE_FACTORS = {"IvfPq": 20, "IvfRq": 4}
 DEFAULT_REFINE_FACTOR = 20  # IVF_HNSW_SQ: its graph search is as wide (`ef`)
 # IVF_RQ's bits a dimension. Fewer need more candidates for the same recall: at 1M chunks, 100 of them gave
 # recall@10 0.74 with 1 bit, 0.96 with 2, 0.98 with 3 and 0.99 with 4; 20 gave 0.73, 0.91 and 0.98 with 2-4.

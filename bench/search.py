@@ -63,6 +63,7 @@ from thoth.retrieval.search import (
     ranking_fields,
 )
 from thoth.store import IndexMissing, Store
+from thoth.store.db import is_index_type
 from thoth.store.schema import CHUNKS
 
 WRITE_BATCH = 20_000
@@ -555,7 +556,7 @@ def main(argv: list[str] | None = None) -> None:
             store = Store(settings)
             existing = store.vector_index()
             build_s = float("nan")
-            current = existing and not existing["outdated"] and existing["type"].upper() == kind.replace("_", "")
+            current = existing and not existing["outdated"] and is_index_type(existing["type"], kind)
             if not (args.reuse_index and current):
                 drop_vector_index(store)
                 build_s = 0.0

@@ -9,8 +9,10 @@ hands its workers. Every server process also caps glibc's malloc arenas (`cap_ma
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -19,7 +21,7 @@ import pytest
 
 from tests.conftest import start_server_process
 from thoth.config import Settings
-from thoth.mcp.server import listening_socket
+from thoth.mcp.server import MALLOC_ARENAS, listening_socket
 
 
 def test_connections_accepted_on_the_shared_socket_have_nodelay() -> None:
@@ -94,11 +96,11 @@ for t in threads:
     t.join()
 libc = ctypes.CDLL(None)
 libc.fopen.restype = ctypes.c_void_p
-path = tempfile.mktemp()
-stream = ctypes.c_void_p(libc.fopen(path.encode(), b"w"))
-libc.malloc_info(0, stream)  # one <heap> element an arena
-libc.fclose(stream)
-print(capped, open(path).read().count("<heap nr="))
+with tempfile.NamedTemporaryFile("r") as report:
+    stream = ctypes.c_void_p(libc.fopen(report.name.encode(), b"w"))
+    libc.malloc_info(0, stream)  # one <heap> element an arena
+    libc.fclose(stream)
+    print(capped, report.read().count("<heap nr="))
 """
 
 
@@ -107,11 +109,6 @@ print(capped, open(path).read().count("<heap nr="))
     ("mode", "env", "capped"), [("cap", {}, True), ("none", {}, False), ("cap", {"MALLOC_ARENA_MAX": "3"}, False)]
 )
 def test_the_server_caps_malloc_arenas_unless_the_environment_does(mode: str, env: dict, capped: bool) -> None:
-    import os
-    import subprocess
-
-    from thoth.mcp.server import MALLOC_ARENAS
-
     environ = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"} | env
     proc = subprocess.run([sys.executable, "-c", ARENAS, mode], capture_output=True, text=True, env=environ, timeout=60)
     assert proc.returncode == 0, proc.stderr

@@ -114,7 +114,33 @@ RETRAIN_GROWTH = 4
 FOLD_IN_ROWS = 256
 MIN_TRAIN_ROWS = 256  # a PQ codebook has 256 centroids per sub-vector: fewer rows cannot train it
 PARTITION_ROWS = 4096  # IVF partitions: one per this many rows
-COUNT_SECONDS = 1.0  # how long Store._chunk_count (and _column_names) trusts what it asked of the chunk table
+COUNT_SECONDS = 1.0  # how long Store trusts the chunk table's metadata it asked for (_chunk_count, _Recent)
+
+
+class _Recent:
+    """One fact about a table handle (its column names, its vector index's type) that a search needs,
+    asked of lancedb again only when COUNT_SECONDS have passed or the handle changed: asking on every
+    search is a trip through lancedb's runtime that takes the GIL from its worker threads."""
+
+    def __init__(self, ask: Callable[[Any], Any]):
+        self._ask = ask  # async: table -> the fact
+        self._known: tuple[Any, float, Any] | None = None  # (table handle, when asked, the fact)
+
+    async def get(self, table: Any) -> Any:
+        now = time.monotonic()
+        known = self._known
+        if known is None or known[0] is not table or now - known[1] >= COUNT_SECONDS:
+            known = self._known = (table, now, await self._ask(table))
+        return known[2]
+
+
+async def _names_of(table: Any) -> list[str]:
+    return (await table.schema()).names
+
+
+async def _vector_index_type(table: Any) -> str | None:
+    """lancedb's name for the type of the table's vector index ("IvfRq"), or None without one."""
+    return next((index.index_type for index in await table.list_indices() if VECTOR_COLUMN in index.columns), None)
 
 
 def _lancedb() -> Any:
@@ -166,8 +192,8 @@ class Store:
         self._memory = HeldCopy("the chunk table's vectors", lambda t: _run(self._read_small(t)))  # _memory_vectors
         self._ranking = HeldCopy("the chunk table's ranking columns", lambda t: _run(self._read_ranking(t)))
         self._count: tuple[float, int] | None = None  # (when counted, the chunk table's rows): _chunk_count
-        self._names: tuple[Any, float, list[str]] | None = None  # (table handle, when asked, its column names)
-        self._index_type: tuple[Any, float, str | None] | None = None  # (table handle, when asked, vector index type)
+        self._names = _Recent(_names_of)
+        self._index_type = _Recent(_vector_index_type)
 
     # -- connection -------------------------------------------------------
 
@@ -614,7 +640,7 @@ class Store:
         if existing is None and (min_rows <= 0 or rows < max(min_rows, MIN_TRAIN_ROWS)):
             return None
         started = time.perf_counter()
-        current = existing is not None and not existing["outdated"] and _same_type(existing["type"], index_type)
+        current = existing is not None and not existing["outdated"] and is_index_type(existing["type"], index_type)
         if current and rows < RETRAIN_GROWTH * max(trained, 1):
             if not fold_in:
                 return None
@@ -858,12 +884,8 @@ class Store:
         """The chunk table's column names, asked of lancedb at most once a second. Columns are only ever
         added (migrations), never dropped, so names a second old are all there; a column added meanwhile
         is read from the next second on. Asking on every search cost three trips through lancedb's
-        runtime a request, each taking the GIL from its worker threads."""
-        now = time.monotonic()
-        known = self._names
-        if known is None or known[0] is not table or now - known[1] >= COUNT_SECONDS:
-            known = self._names = (table, now, (await table.schema()).names)
-        return known[2]
+        runtime a request."""
+        return await self._names.get(table)
 
     async def _refine_factor(self, table: Any) -> int:
         """THOTH_VECTOR_REFINE_FACTOR, or when it is 0 the factor for the type of the table's vector
@@ -871,12 +893,7 @@ class Store:
         until ingest trains another one, and the settings may name another type than the table has."""
         if self.settings.vector_refine_factor > 0:
             return self.settings.vector_refine_factor
-        now = time.monotonic()
-        known = self._index_type
-        if known is None or known[0] is not table or now - known[1] >= COUNT_SECONDS:
-            types = [index.index_type for index in await table.list_indices() if VECTOR_COLUMN in index.columns]
-            known = self._index_type = (table, now, types[0] if types else None)
-        return REFINE_FACTORS.get(known[2], DEFAULT_REFINE_FACTOR)
+        return REFINE_FACTORS.get(await self._index_type.get(table), DEFAULT_REFINE_FACTOR)
 
     def fill(self, hits: list[Hit], fields: list[str] | None = None) -> list[Hit]:
         """`hits` with their chunks' `fields` (default all) read and set beside what the search read:
@@ -990,7 +1007,7 @@ def pq_sub_vectors(dim: int) -> int:
     return next(dim // per for per in (4, 2, 1) if dim % per == 0)
 
 
-def _same_type(found: str, index_type: str) -> bool:
+def is_index_type(found: str, index_type: str) -> bool:
     """Whether lancedb's name for an index ("IvfPq") is the type Thoth's settings name ("IVF_PQ")."""
     return found.upper() == index_type.upper().replace("_", "")
 

@@ -56,7 +56,7 @@ def write_corpus(folder: Path, files: int, seed: int = 1) -> None:
 
 
 def chunk_texts(settings: Settings, folder: Path) -> list[str]:
-    chunker = Chunker(get_tokenizer(settings), settings.chunk_tokens, settings.chunk_overlap_tokens)
+    chunker = Chunker(get_tokenizer(settings), settings.chunk_tokens)
     texts = []
     for path in sorted(folder.rglob("*.md")):
         doc = parse(path.name, path.read_bytes())

@@ -1,10 +1,15 @@
-"""Settings read from the environment: storage on GCS, ingest tasks, citations."""
+"""Settings read from the environment: storage on GCS, ingest tasks, citations, and README's table of them."""
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 import pytest
 
 from thoth.config import ConfigError, Settings
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_gcs_bucket_name_alone_means_the_lancedb_prefix() -> None:
@@ -59,3 +64,45 @@ def test_workers_setting() -> None:
     assert Settings.from_env({"THOTH_WORKERS": "3"}).workers == 3
     with pytest.raises(ConfigError, match="THOTH_WORKERS must be between 1 and 64, got 0"):
         Settings.from_env({"THOTH_WORKERS": "0"})
+
+
+class _Recording(dict[str, str]):
+    """An environment that remembers every variable asked of it, set or not."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: set[str] = set()
+
+    def get(self, key: str, default: object = None) -> object:  # type: ignore[override]
+        self.asked.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> str:
+        self.asked.add(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        self.asked.add(str(key))
+        return super().__contains__(key)
+
+
+# Read by the process before Thoth's settings exist (the server re-executes itself with it set).
+READ_ELSEWHERE = {"MALLOC_ARENA_MAX": "thoth/mcp/server.py"}
+
+
+def _readme_settings() -> set[str]:
+    """Every variable named in the first column of README's "Configuration" table."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    return {name for row in rows for name in re.findall(r"`([A-Z][A-Z0-9_]*)`", row.split("|")[1])}
+
+
+def test_every_setting_read_is_in_the_readme_table_and_the_reverse() -> None:
+    env = _Recording()
+    Settings.from_env(env)  # with nothing set, every variable is asked for (no setting hides another)
+    documented = _readme_settings()
+    assert sorted(env.asked - documented) == [], "settings read by thoth/config.py but missing from README"
+    assert sorted(documented - env.asked - set(READ_ELSEWHERE)) == [], "README rows that nothing reads"
+    for name, path in READ_ELSEWHERE.items():
+        assert name in documented and f'"{name}"' in (ROOT / path).read_text()

@@ -13,7 +13,7 @@ from thoth.embed import CachedEmbedder, Embedder, get_embedder
 
 @pytest.fixture(scope="module")
 def model() -> Embedder:
-    return get_embedder(Settings.from_env({}, cache_dir=str(ONNX_CACHE), embed_threads=1))
+    return get_embedder(Settings.from_env({}, cache_dir=str(ONNX_CACHE)), threads=1)
 
 
 def test_a_repeated_query_is_answered_from_the_cache_with_the_same_vector(model: Embedder) -> None:
@@ -60,9 +60,7 @@ def test_the_server_embeds_queries_on_two_threads_at_most_through_the_cache(inde
     from thoth.embed import available_cpus
 
     app = Thoth(indexed)
-    assert indexed.embed_threads == 0 and app.settings.embed_threads == min(SERVER_EMBED_THREADS, available_cpus())
+    assert app.embed_threads == min(SERVER_EMBED_THREADS, available_cpus())
     embedder = app.embedder()
     assert isinstance(embedder, CachedEmbedder) and embedder.size == indexed.query_cache_size
     assert app.embedder() is embedder  # loaded once
-    explicit = Thoth(Settings.from_env({"THOTH_EMBED_THREADS": "2"}, db_uri=indexed.db_uri))
-    assert explicit.settings.embed_threads == 2  # an operator's choice stands

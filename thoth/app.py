@@ -9,23 +9,22 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import replace
 
 from thoth.config import Settings
 from thoth.embed import CachedEmbedder, Embedder, available_cpus, get_embedder
 from thoth.store import ModelMismatch, Store
 
 log = logging.getLogger("thoth.app")
-# onnxruntime threads per query in the server (THOTH_EMBED_THREADS=0): measured on 2 vCPUs, where two
-# threads that sleep when idle gave the same CPU per request as one, at 2.8 against 4.5 ms a query
+# onnxruntime threads per query in the server: a query is a dozen word pieces, which two threads embed
+# in less time than one for the same CPU (they sleep rather than spin while idle), and more than two
+# only take cores from concurrent requests (docs/performance.md, "Embedding")
 SERVER_EMBED_THREADS = 2
 
 
 class Thoth:
     def __init__(self, settings: Settings, store: Store | None = None):
-        if settings.embed_threads == 0:  # a query is a dozen word pieces: two threads halve its wait
-            settings = replace(settings, embed_threads=min(SERVER_EMBED_THREADS, available_cpus()))
         self.settings = settings
+        self.embed_threads = min(SERVER_EMBED_THREADS, available_cpus())
         self.store = store or Store(settings)
         self._embedder: CachedEmbedder | None = None
         self._embedder_error: Exception | None = None
@@ -42,7 +41,7 @@ class Thoth:
             return embedder
         with self._lock:
             if self._embedder is None:
-                loaded = get_embedder(self.settings)
+                loaded = get_embedder(self.settings, self.embed_threads)
                 self.store.check_model(loaded.model_name, loaded.dim)
                 self._embedder = CachedEmbedder(loaded, self.settings.query_cache_size)
             return self._embedder
@@ -73,7 +72,7 @@ class Thoth:
                 # GIL, so it overlaps lancedb's import (pure Python) there and the main thread's imports.
                 tables = threading.Thread(target=open_tables, name="thoth-open-tables", daemon=True)
                 tables.start()
-                get_embedder(self.settings)
+                get_embedder(self.settings, self.embed_threads)
                 tables.join()
                 self.embedder()  # the loaded model, checked against the one that built the index
                 self._embedder_error = None

@@ -110,8 +110,6 @@ def _llm(env: Mapping[str, str]) -> dict[str, object]:
         "llm_url": url,
         "llm_api_key": env.get("THOTH_LLM_API_KEY", ""),
         "llm_rpm": _int(env, "THOTH_LLM_RPM", Settings.llm_rpm, 1, 100_000),
-        "llm_max_retries": _int(env, "THOTH_LLM_MAX_RETRIES", Settings.llm_max_retries, 0, 20),
-        "llm_timeout": _float(env, "THOTH_LLM_TIMEOUT", Settings.llm_timeout),
         "gcp_location": env.get("GOOGLE_CLOUD_LOCATION", Settings.gcp_location),
         "tree_summariser": summariser,
     }
@@ -217,15 +215,11 @@ class Settings:
     embed_batch_size: int = 64
     embed_int8: bool = False  # onnx only: dynamically quantised int8 weights
     cache_dir: str = "./.thoth"  # exported models and other derived files
-    # onnxruntime threads per call; 0: one per core for batches (ingest), and in the server two (at most
-    # the cores), where a query is a dozen word pieces: 2.8 against 4.5 ms, the same CPU, as the threads
-    # sleep rather than spin while they wait (docs/benchmarks.md, "Fifth pass")
-    embed_threads: int = 0
-    query_cache_size: int = 1024  # the server's LRU of query embeddings (1.5 KB each at 384 dims); 0: none
+    query_cache_size: int = 1024  # the server's LRU of query embeddings (one vector each); 0: none
     search_threads: int = 0  # threads running blocking tool calls (search, ONNX); 0: two per core
     # Chunking: the model reads 256 word pieces (254 plus [CLS]/[SEP]); chunks stay well inside.
+    # Their overlap is thoth.writes.chunking.OVERLAP_TOKENS.
     chunk_tokens: int = 200
-    chunk_overlap_tokens: int = 32
     # RAPTOR trees (built by the ingest job per source)
     tree_build: bool = True
     tree_reducer: str = "pca"  # "pca" or "umap" (needs the `umap` extra); see docs/raptor.md
@@ -239,13 +233,10 @@ class Settings:
     llm_url: str = ""  # OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1
     llm_api_key: str = field(default="", repr=False)
     llm_rpm: int = 60  # requests per minute, per process
-    llm_max_retries: int = 4
-    llm_timeout: float = 60.0
     gcp_location: str = "us-central1"  # Vertex AI region (the project is gcp_project, below)
-    answer_min_similarity: float = 0.3  # below this cosine similarity no passage counts as relevant
-    # ANN index on chunk vectors: built by ingest once the table has this many rows (0: never).
-    # Exact search reads every vector per query (1.5 KB a row, per concurrent query): at 100k rows and
-    # 16 clients the server held 1.9 GB; at 20k it stays within budget. See docs/benchmarks.md.
+    # ANN index on chunk vectors: built by ingest once the table has this many rows (0: never). Below
+    # it an exact search is fast enough and holds little; past it every concurrent query would read
+    # every vector (docs/performance.md, "ANN index").
     vector_index_min_rows: int = 20_000
     # IVF_RQ (4-bit RaBitQ codes): at 1M chunks 4-6 CPU ms less a request than IVF_PQ at the same recall,
     # trained in 30 s instead of 90-140 (docs/benchmarks.md, "Tenth pass"). Ingest trains the index
@@ -280,8 +271,8 @@ class Settings:
     # Serving
     host: str = "127.0.0.1"
     port: int = 8080
-    # Server processes sharing the port, each with its own model and tables (~500 MB at 1M chunks). On
-    # 2 vCPUs a second one added 6-12% queries/s at 1M and doubled the memory: one is the choice there.
+    # Server processes sharing the port, each with its own model and tables: a second one doubles the
+    # memory for little more throughput on a small machine (docs/performance.md, "Workers").
     workers: int = 1
     toolsets: tuple[str, ...] = ALL_TOOLSETS
     allowed_hosts: tuple[str, ...] = ()
@@ -328,7 +319,7 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
-        env = dict(os.environ if environ is None else environ)
+        env: Mapping[str, str] = os.environ if environ is None else environ  # read, never copied: see tests
         backend = env.get("THOTH_EMBED_BACKEND", cls.embed_backend).strip().lower()
         if backend not in ("torch", "onnx"):
             raise ConfigError(f"THOTH_EMBED_BACKEND must be 'torch' or 'onnx', got {backend!r}")
@@ -352,20 +343,15 @@ class Settings:
             embed_backend=backend,
             embed_batch_size=_int(env, "THOTH_EMBED_BATCH_SIZE", cls.embed_batch_size, 1, 4096),
             embed_int8=env.get("THOTH_EMBED_INT8", "").lower() in ("1", "true", "yes"),
-            embed_threads=_int(env, "THOTH_EMBED_THREADS", cls.embed_threads, 0, 256),
             query_cache_size=_int(env, "THOTH_QUERY_CACHE_SIZE", cls.query_cache_size, 0, 1_000_000),
             search_threads=_int(env, "THOTH_SEARCH_THREADS", cls.search_threads, 0, 1024),
             cache_dir=env.get("THOTH_CACHE_DIR", cls.cache_dir),
             chunk_tokens=chunk_tokens,
-            chunk_overlap_tokens=_int(
-                env, "THOTH_CHUNK_OVERLAP_TOKENS", cls.chunk_overlap_tokens, 0, chunk_tokens // 2
-            ),
             tree_build=env.get("THOTH_TREE_BUILD", "1").strip().lower() not in ("0", "false", "no", "off"),
             tree_reducer=_choice(env, "THOTH_TREE_REDUCER", cls.tree_reducer, ("pca", "umap")),
             tree_cluster_tokens=_int(env, "THOTH_TREE_CLUSTER_TOKENS", cls.tree_cluster_tokens, 256, 1_000_000),
             tree_summary_tokens=_int(env, "THOTH_TREE_SUMMARY_TOKENS", cls.tree_summary_tokens, 32, 254),
             tree_drift_max=_float(env, "THOTH_TREE_DRIFT_MAX", cls.tree_drift_max),
-            answer_min_similarity=_float(env, "THOTH_ANSWER_MIN_SIMILARITY", cls.answer_min_similarity),
             **_llm(env),  # type: ignore[arg-type]
             vector_index_min_rows=_int(env, "THOTH_VECTOR_INDEX_MIN_ROWS", cls.vector_index_min_rows, 0, 10**12),
             vector_index_type=index_type,
@@ -402,7 +388,7 @@ class Settings:
             signing_service_account=env.get("THOTH_SIGNING_SERVICE_ACCOUNT", ""),
             log_json=bool(env.get("K_SERVICE")) or env.get("THOTH_LOG_FORMAT", "").lower() == "json",
             gcp_project=next((env[k] for k in _PROJECT_VARS if env.get(k)), ""),
-            env=env,
+            env=dict(env),
         )
         return replace(settings, **overrides) if overrides else settings
 

@@ -497,9 +497,11 @@ _lock = threading.Lock()
 _embedders: dict[tuple[str, str, bool, str, int], Embedder] = {}
 
 
-def get_embedder(settings: Settings) -> Embedder:
+def get_embedder(settings: Settings, threads: int = 0) -> Embedder:
     """The process-wide embedder for `settings` (loaded on first use, then reused).
 
+    `threads`: onnxruntime threads per call; 0, one per core, suits ingest's large batches (the
+    server asks for fewer, thoth.app.SERVER_EMBED_THREADS). The torch backend ignores it.
     `onnx` exports the model to the cache on first use if it is not there yet, in a child process
     (the export imports torch; this process does not). Either backend reports the same `model_name`.
     """
@@ -507,7 +509,7 @@ def get_embedder(settings: Settings) -> Embedder:
     if backend not in ("torch", "onnx"):
         raise EmbedderUnavailable(f"unknown embedding backend {backend!r}; use 'torch' or 'onnx'")
     int8 = backend == "onnx" and settings.embed_int8
-    threads = settings.embed_threads if backend == "onnx" else 0
+    threads = threads if backend == "onnx" else 0
     key = (settings.embed_model, backend, int8, settings.cache_dir if backend == "onnx" else "", threads)
     with _lock:
         if key not in _embedders:

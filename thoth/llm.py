@@ -23,6 +23,12 @@ if TYPE_CHECKING:
 log = logging.getLogger("thoth.llm")
 
 MAX_BACKOFF_SECONDS = 30.0
+# A generated answer or a tree summary is a few hundred tokens: a slow self-hosted model still replies
+# within a minute, and a request that takes longer is stuck rather than busy.
+REQUEST_TIMEOUT_SECONDS = 60.0
+# Retries on 429, 5xx and connection failures: with the doubling backoff from 1 s, four of them wait
+# about 15 s in all, which rides out a rate-limit window or a restarting endpoint without hiding an outage.
+MAX_RETRIES = 4
 
 
 LLMError = UpstreamError  # the LLM could not answer (after retries); the message says why
@@ -96,9 +102,9 @@ class OpenAICompatibleLLM:
         model: str,
         api_key: str = "",
         *,
-        timeout: float = 60.0,
+        timeout: float = REQUEST_TIMEOUT_SECONDS,
         per_minute: int = 60,
-        retries: int = 4,
+        retries: int = MAX_RETRIES,
         base_delay: float = 1.0,
     ):
         self.name = f"openai:{model}"
@@ -139,7 +145,7 @@ class OpenAICompatibleLLM:
 class GeminiLLM:
     """Vertex AI Gemini through google-genai (credentials: the service account on GCP, or ADC)."""
 
-    def __init__(self, model: str, project: str, location: str, *, per_minute: int = 60, retries: int = 4):
+    def __init__(self, model: str, project: str, location: str, *, per_minute: int = 60, retries: int = MAX_RETRIES):
         try:
             from google import genai
         except ImportError as exc:
@@ -186,9 +192,7 @@ def get_llm(settings: Settings) -> LLM | None:
                     settings.llm_url,
                     settings.llm_model,
                     settings.llm_api_key,
-                    timeout=settings.llm_timeout,
                     per_minute=settings.llm_rpm,
-                    retries=settings.llm_max_retries,
                 )
             elif settings.llm_provider == "gemini":
                 _llms[key] = GeminiLLM(
@@ -196,7 +200,6 @@ def get_llm(settings: Settings) -> LLM | None:
                     settings.gcp_project,
                     settings.gcp_location,
                     per_minute=settings.llm_rpm,
-                    retries=settings.llm_max_retries,
                 )
             else:
                 raise LLMError(f"unknown LLM provider {settings.llm_provider!r}; use 'openai' or 'gemini'")

@@ -2,7 +2,7 @@
 
 Both start from the same retrieval (collapsed or traversal, which bring several pages into the top
 k) and keep only passages whose cosine similarity to the question reaches
-`settings.answer_min_similarity`; with none left the answer says that nothing relevant was found
+`MIN_SIMILARITY`; with none left the answer says that nothing relevant was found
 instead of guessing. The extractive answer is composed from several pages: for each page among the
 passages, in order of relevance, the sentence closest to the question, each followed by its
 citation number (up to MAX_PAGES pages). A summary node's citation names the pages it covers. The
@@ -23,6 +23,9 @@ from thoth.retrieval.summarise import content_words, split_sentences
 from thoth.retrieval.tree import NodeHit, retrieve
 from thoth.store import Store
 
+# Below this cosine similarity to the question a passage is off topic for the bundled model: an answer
+# composed from such passages would be a guess, so the answer says nothing relevant was found instead.
+MIN_SIMILARITY = 0.3
 MAX_PAGES = 8  # pages an extractive answer quotes, one sentence each (bench.quality broad: 6 dropped cited pages)
 PER_PASSAGE = 4  # sentences of a passage embedded to choose from: those sharing most words with the question
 MAX_CANDIDATES = 48  # sentences embedded in all (embedding them is most of an extractive answer's time)
@@ -111,7 +114,7 @@ def answer_question(
 ) -> Answer:
     """The answer to `query` from a source's passages (extractive, generated, or no_context), with citations."""
     hits = retrieve(store, embedder, source_id, query, mode=mode, top_k=top_k)
-    relevant = [h for h in hits if (h.similarity or 0.0) >= settings.answer_min_similarity]
+    relevant = [h for h in hits if (h.similarity or 0.0) >= MIN_SIMILARITY]
     citations = tuple(_citation(n, hit) for n, hit in enumerate(relevant, start=1))
 
     def answer(text: str, answer_type: str, model: str | None = None) -> Answer:
@@ -121,12 +124,12 @@ def answer_question(
         best = max((h.similarity or 0.0 for h in hits), default=0.0)
         return answer(
             f"No passage in dataset {source_id!r} is relevant enough to answer this question "
-            f"(best similarity {best:.2f}, threshold {settings.answer_min_similarity:.2f}), so there is no answer.",
+            f"(best similarity {best:.2f}, threshold {MIN_SIMILARITY:.2f}), so there is no answer.",
             "no_context",
         )
     llm = get_llm(settings)
     if llm is None:
-        return answer(_extractive(embedder, query, list(citations), settings.answer_min_similarity), "extractive")
+        return answer(_extractive(embedder, query, list(citations), MIN_SIMILARITY), "extractive")
     context = "\n\n".join(f"[{c.number}] {c.text}" for c in citations)
     prompt = f"Passages:\n\n{context}\n\nQuestion: {query}\n\nAnswer, citing the passages by number:"
     text = llm.complete(prompt, system=ANSWER_SYSTEM, temperature=temperature, max_tokens=512)

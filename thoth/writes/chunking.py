@@ -16,6 +16,10 @@ from dataclasses import dataclass
 from thoth.embed import Tokenizer
 from thoth.writes.parsers import Block, Partition
 
+# Trailing sentences a text chunk repeats from the one before, so a passage cut at a chunk boundary
+# is still found whole in one of the two; a chunk keeps at least half its budget for new text.
+OVERLAP_TOKENS = 32
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])")
 
 
@@ -41,12 +45,12 @@ class _Unit:
 
 
 class Chunker:
-    def __init__(self, tokenizer: Tokenizer, max_tokens: int = 200, overlap_tokens: int = 32):
+    def __init__(self, tokenizer: Tokenizer, max_tokens: int = 200, overlap_tokens: int = OVERLAP_TOKENS):
         if max_tokens > tokenizer.max_tokens:
             raise ValueError(f"max_tokens {max_tokens} exceeds what the model reads ({tokenizer.max_tokens})")
         self.tok = tokenizer
         self.max_tokens = max_tokens
-        self.overlap_tokens = overlap_tokens
+        self.overlap_tokens = min(overlap_tokens, max_tokens // 2)
 
     # -- splitting into units that each fit ------------------------------------
 

@@ -280,7 +280,7 @@ class Writer:
             self.store.remove(Partition, {"source_id": source_id, "doc_id": doc_id})
 
         # 2. new and changed files
-        chunker = Chunker(get_tokenizer(self.settings), self.settings.chunk_tokens, self.settings.chunk_overlap_tokens)
+        chunker = Chunker(get_tokenizer(self.settings), self.settings.chunk_tokens)
         stored = set(plan.stored)
         referenced = set(plan.referenced)
         batch: list[_Prepared] = []

@@ -200,9 +200,9 @@ class OnnxEmbedder:
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.log_severity_level = 3  # errors only
-        # Threads waiting for work sleep instead of spinning: a query's two threads (the server's) took
-        # 2.8 ms and 5.0 CPU ms instead of 4.5 and 4.5 on one; spinning made that 2.3 ms but 17-21 CPU ms
-        # a request under load. Batches (ingest) run as fast either way (docs/benchmarks.md, "Fifth pass").
+        # Threads waiting for work sleep instead of spinning: a spinning thread holds a core that a
+        # concurrent request's BM25 wants, so two sleeping threads answer a query sooner than one for
+        # about the same CPU. Batches (ingest) run as fast either way (docs/performance.md, "Embedding").
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             self._session = ort.InferenceSession(str(onnx_path), sess_options=opts, providers=["CPUExecutionProvider"])
@@ -360,9 +360,9 @@ def _fuse_bert(src: Path, dest: Path, config: Any) -> dict[str, int]:
 def _save_with_external_weights(src: Path, dest: Path) -> str:
     """Write the graph at `src` as `dest` with its weights in a file beside it; returns that file's name.
 
-    onnxruntime maps an external weights file instead of parsing 90 MB of protobuf and copying every
-    initializer out of it: building the session costs about 0.1 s of CPU instead of 0.25 (measured,
-    docs/benchmarks.md "Cold start"); the vectors are the same. The weights are renamed into place
+    onnxruntime maps an external weights file instead of parsing the whole protobuf and copying every
+    initializer out of it, which makes building the session, part of every cold start, several times
+    cheaper (docs/benchmarks.md, "Cold start"); the vectors are the same. The weights are renamed into place
     before the graph that names them, and their name is unique to this export, so a process that
     opens `dest` never finds a missing or half-written weights file, even while another one exports.
     """
@@ -442,7 +442,7 @@ def export_onnx(model: ModelRef, cache_dir: str | Path, int8: bool = False) -> P
 
 def export_in_subprocess(model: ModelRef, cache_dir: str | Path, int8: bool = False) -> Path:
     """`export_onnx` in a child process (`python -m thoth.embed export`), so that this process never
-    imports torch: its memory (about 0.5 GB) goes away with the child. Returns the exported file."""
+    imports torch: torch's memory goes away with the child. Returns the exported file."""
     target = onnx_path(model, cache_dir, int8=int8)
     cmd = [sys.executable, "-m", "thoth.embed", "export", "--model", model.name]  # resolves to this same ModelRef
     cmd += ["--cache-dir", str(Path(cache_dir).expanduser().resolve())] + (["--int8"] if int8 else [])

@@ -18,7 +18,7 @@ from thoth.config import Settings
 from thoth.errors import UpstreamError
 
 if TYPE_CHECKING:
-    import httpx  # imported where a client is made: httpx (and rich, through its CLI) costs 0.09 s at start
+    import httpx  # imported where a client is made: httpx (and rich, through its CLI) would slow every start
 
 log = logging.getLogger("thoth.llm")
 

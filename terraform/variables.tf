@@ -94,12 +94,12 @@ variable "max_instances" {
   default     = 4
 }
 
-# Measured with bench.search (docs/benchmarks.md, "Latency: where a search's time goes"): a search
-# costs the server 13-25 ms of CPU on a small index and ~36-44 ms at 1M chunks ("Fifth pass"), so 2 vCPUs
-# are saturated by 4 requests at once (it runs them on 2 threads per vCPU, THOTH_SEARCH_THREADS; 2 threads
-# left a core idle, 8 served no more). From 4 to 16 concurrent clients queries/s stayed flat (1M: 42-49)
-# and only the wait grew. 8 keeps a short queue for bursts and leaves the rest to Cloud Run, which starts
-# another instance when in-flight requests pass 60% of this (CPU, not requests, is what runs out).
+# Measured with bench.search (docs/benchmarks.md, "Latency: where a search's time goes"): a search is
+# CPU-bound, so 2 vCPUs are saturated by 4 requests at once (it runs them on 2 threads per vCPU,
+# THOTH_SEARCH_THREADS; fewer left a core idle, more served no more). From 4 to 16 concurrent clients
+# queries/s stays flat and only the wait grows. 8 keeps a short queue for bursts and leaves the rest to
+# Cloud Run, which starts another instance when in-flight requests pass 60% of this (CPU, not requests,
+# is what runs out).
 variable "concurrency" {
   type        = number
   description = "Requests one instance serves at once: 2 vCPUs run 4 searches at a time; more only queue."

@@ -7,6 +7,7 @@ import pytest
 from tests.conftest import HANDBOOK_BASE_URL
 from thoth.app import Thoth
 from thoth.config import Settings
+from thoth.errors import NotFound
 from thoth.mcp.outputs.qurio import READ_HINT, QurioPages, QurioResults
 from thoth.mcp.toolsets import qurio
 from thoth.records import Document, Source
@@ -46,7 +47,7 @@ def test_list_sources_and_pages_are_records_until_the_output_model(app: Thoth) -
     expected = [(p.document.doc_id, p.url, p.document.key) for p in first.pages]
     assert [(p.id, p.url, p.path) for p in data.pages] == expected
     assert data.render().startswith(f"{first.total} pages in handbook (showing 2)")
-    with pytest.raises(pages.PageNotFound, match="known sources"):
+    with pytest.raises(NotFound, match="known sources"):
         qurio.qurio_list_pages(app, "nope")
 
 

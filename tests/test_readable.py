@@ -8,9 +8,9 @@ import pytest
 
 from tests.conftest import make_settings
 from thoth.config import Settings
+from thoth.errors import NotFound
 from thoth.records import Chunk
 from thoth.retrieval import readable
-from thoth.retrieval.errors import NotFound
 from thoth.retrieval.source_ref import SourceRef
 from thoth.store import Store
 

@@ -16,9 +16,9 @@ from ingest.pipeline import Ingestor
 from tests.conftest import LiveServer, make_settings, write_corpus, write_docs
 from tests.test_auth import AUDIENCE, CertsServer, Key, bearer, edge_token
 from thoth.config import ConfigError, Settings
+from thoth.errors import NotFound
 from thoth.mcp.auth import token_principal
 from thoth.mcp.roles import Caller
-from thoth.retrieval.errors import NotFound
 from thoth.retrieval.sessions import get_session
 from thoth.store import Store
 

@@ -9,11 +9,11 @@ import pytest
 
 from thoth.app import Thoth
 from thoth.config import Settings
+from thoth.errors import ClientError
 from thoth.mcp.toolsets import workshop as surface
 from thoth.records import Chunk, Partition, Source
 from thoth.retrieval import workshops
 from thoth.retrieval.paging import CursorError
-from thoth.retrieval.quiz import QuizArgumentError
 
 WS = "caching-fundamentals"
 
@@ -99,5 +99,5 @@ def test_step_changes_and_quiz_instructions(app: Thoth) -> None:
     assert quiz.questionTypes[0].promptTemplate.startswith("Without looking back")
     text = quiz.render()
     assert text.startswith(quiz.instructionsMarkdown) and "## Checklist" in text
-    with pytest.raises(QuizArgumentError, match="learnerGoal must not be blank"):
+    with pytest.raises(ClientError, match="learnerGoal must not be blank"):
         surface.retrieve_quiz_instructions(app, None, "  ", 5)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from thoth.errors import ClientError, NotFound
 from thoth.records import Chunk, Document, Source
 from thoth.retrieval.documents import with_shown_uri
-from thoth.retrieval.errors import NotFound, RetrievalError
 from thoth.store import IndexMissing, Store
 from thoth.store.schema import DEFAULT_COLLECTION
 
@@ -85,7 +85,7 @@ def resolve(store: Store, name: str | None, *, owner: str, required: bool = Fals
     ids = collection_ids(store)
     if len(ids) == 1:
         return ids[0]
-    raise RetrievalError(
+    raise ClientError(
         "collection is required: pass one of "
         f"{', '.join(ids) or '(none: run `python -m ingest` first)'} or set one with set_default_collection"
     )
@@ -160,9 +160,9 @@ def collection_documents(
     without listing them.
     """
     if sort not in DOCUMENT_SORTS:
-        raise RetrievalError(f"sort must be one of {', '.join(DOCUMENT_SORTS)}, got {sort!r}")
+        raise ClientError(f"sort must be one of {', '.join(DOCUMENT_SORTS)}, got {sort!r}")
     if status is not None and status not in DOCUMENT_STATUSES:
-        raise RetrievalError(f"status must be one of {', '.join(DOCUMENT_STATUSES)} (or left out), got {status!r}")
+        raise ClientError(f"status must be one of {', '.join(DOCUMENT_STATUSES)} (or left out), got {status!r}")
     documents = _documents(store, source_id)
     counts = {s: sum(1 for d in documents if d.status == s) for s in DOCUMENT_STATUSES}
     if status:

@@ -12,9 +12,9 @@ import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass
 
+from thoth.errors import ClientError, NotFound
 from thoth.records import AtLeast, AtMost, Chunk, Document, Partition
 from thoth.retrieval import citation_urls
-from thoth.retrieval.errors import NotFound, RetrievalError
 from thoth.store import Store
 
 
@@ -96,7 +96,7 @@ def cite_chunks(store: Store, chunks: list[Chunk]) -> list[CitedChunk]:
 def get_chunk(store: Store, chunk_id: str, source_id: str | None = None) -> Chunk:
     """The chunk with this id (in source `source_id`, when given), or NotFound."""
     if not chunk_id or not chunk_id.strip():
-        raise RetrievalError("id must be a non-empty chunk id (the `id` of a search hit)")
+        raise ClientError("id must be a non-empty chunk id (the `id` of a search hit)")
     chunk = store.first(Chunk, {"chunk_id": chunk_id.strip()})
     if chunk is None:
         raise NotFound(f"no chunk with id {chunk_id!r}; ids come from search hits (`id`)")
@@ -127,7 +127,7 @@ def find_document(
         found = [d for d in found if not source_id or d.source_id == source_id]
         what = f"bucket {bucket!r} key {key!r}"
     else:
-        raise RetrievalError("give document_id, or bucket and key")
+        raise ClientError("give document_id, or bucket and key")
     if not found:
         raise NotFound(f"no ingested document with {what}" + (f" in collection {source_id!r}" if source_id else ""))
     # one source's copy (the same bytes may be in several sources)

@@ -33,7 +33,6 @@ INDEX_STEMS = ("index", "_index", "README")
 DOCUMENT_FIELDS = ["source_id", "key", "uri", "url", "title", "status"]
 PARTITION_FIELDS = ["ordinal", "kind", "heading_path", "page_start", "text"]
 
-PageNotFound = NotFound  # no indexed page has that URL (or no source has that id)
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from thoth.errors import NotFound
 from thoth.records import Document, Partition, Source, TreeNode
 from thoth.retrieval.documents import find_document, get_chunk
-from thoth.retrieval.errors import NotFound
 from thoth.retrieval.pages import render_page
 from thoth.retrieval.paging import CursorError, decode_cursor, encode_cursor
 from thoth.retrieval.source_ref import SourceRef

@@ -9,8 +9,8 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 
+from thoth.errors import NotFound
 from thoth.records import Session
-from thoth.retrieval.errors import NotFound
 from thoth.retrieval.tree import get_dataset
 from thoth.store import Store
 

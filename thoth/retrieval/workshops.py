@@ -17,7 +17,7 @@ from thoth.embed import Embedder, EmbedderUnavailable
 from thoth.errors import ClientError
 from thoth.records import Chunk, Hit, Partition, Present, Source
 from thoth.retrieval.paging import CursorError, decode_cursor, encode_cursor, fingerprint, window
-from thoth.retrieval.search import MIN_PREFETCH, fuse, keyword_search, vector_search
+from thoth.retrieval.search import MIN_PREFETCH, Ranking, hybrid_search
 from thoth.store import ModelMismatch, Store
 
 SECTION_FIELDS = [
@@ -366,6 +366,9 @@ PROSE_KINDS = ("-instructions", "-finished")
 CONCEPT_WEIGHTS = {"prose": 1.0, "code": 0.6, "diff": 0.5}
 IDENTIFIER_WEIGHTS = {"prose": 0.75, "code": 1.0, "diff": 0.9}
 EXACT_IDENTIFIER_BOOST = 1.5  # code that contains the identifier as written
+# Reciprocal rank fusion, by whether the query looks like an identifier: one is matched best by its
+# exact tokens, so the keyword list weighs more.
+TOPIC_RANKINGS = {True: Ranking(fusion="rrf", vector_weight=0.4), False: Ranking(fusion="rrf", vector_weight=0.7)}
 
 
 def looks_like_identifier(query: str) -> bool:
@@ -448,24 +451,22 @@ def topic_search(
     ids = _check_topic_scope(store, query, source_id, exercise, step)
     match = {"source_id": ids, "exercise_number": exercise, "step_number": step}
     depth = max(MIN_PREFETCH, limit * 4)
+    identifier = looks_like_identifier(query)
+    ranking = TOPIC_RANKINGS[identifier]
     warnings: list[str] = []
-    vector_hits: list[Hit] = []
+    fused: list[Hit] = []
     available = False
     try:
-        vector_hits = vector_search(store, get_embedder(), query, depth, match)
-        available = True
+        fused = hybrid_search(store, get_embedder(), query, depth, match=match, ranking=ranking)
+        # With the vector list's weight at 0.4 or more and `depth` at least MIN_PREFETCH, its first hit
+        # always ranks among the fused ones: no hit with a similarity means the vector list was empty.
+        available = any(hit.similarity is not None for hit in fused)
+        if not available:
+            warnings.append("the index holds no vectors for these workshops; these are keyword matches")
     except (EmbedderUnavailable, ModelMismatch) as exc:
         warnings.append(f"vector search is unavailable ({exc}); these are keyword matches")
-    if available and not vector_hits:
-        available = False
-        warnings.append("the index holds no vectors for these workshops; these are keyword matches")
-    keyword_hits = keyword_search(store, query, depth, match)
-    identifier = looks_like_identifier(query)
-    if available:
-        w_vector = 0.4 if identifier else 0.7  # an identifier is matched best by its exact tokens
-        fused = fuse([(w_vector, vector_hits), (1.0 - w_vector, keyword_hits)], depth)
-    else:
-        fused = fuse([(1.0, keyword_hits)], depth)
+    if not available:
+        fused = hybrid_search(store, None, query, depth, alpha=0.0, match=match, ranking=ranking)
     wanted = sorted({hit.chunk.partition_id for hit in fused if hit.chunk.partition_id is not None})
     fields = ["kind", "path", "is_diff", "heading_path"]
     found = store.find(Partition, {"partition_id": wanted}, fields=fields) if wanted else []

@@ -34,7 +34,6 @@ DOCUMENT_FIELDS = ["source_id", "key", "uri", "url", "title", "status"]
 PARTITION_FIELDS = ["ordinal", "kind", "heading_path", "page_start", "text"]
 
 
-
 @dataclass(frozen=True)
 class Page:
     """A document as a page of its source: the document and the URL a tool shows for it."""

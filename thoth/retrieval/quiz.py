@@ -18,7 +18,6 @@ DEFAULT_QUESTION_COUNT = 8
 MAX_QUESTION_COUNT = 20
 
 
-
 @dataclass(frozen=True)
 class QuestionType:
     id: str

@@ -52,8 +52,6 @@ PUBLIC_FILTERS: dict[str, str] = {
 LIST_FILTERABLE: dict[str, type] = {"children": str, "tags": str}
 
 
-
-
 def quote(value: str) -> str:
     """A SQL string literal: single quotes doubled, NUL refused."""
     if "\x00" in value:

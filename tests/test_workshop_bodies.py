@@ -14,6 +14,7 @@ from thoth.mcp.toolsets import workshop as surface
 from thoth.records import Chunk, Partition, Source
 from thoth.retrieval import workshops
 from thoth.retrieval.paging import CursorError
+from thoth.retrieval.sources import all_sources
 
 WS = "caching-fundamentals"
 
@@ -24,7 +25,7 @@ def app(library: Settings) -> Thoth:
 
 
 def test_list_workshops_body_from_sources_and_coverage(app: Thoth) -> None:
-    sources = workshops.workshop_sources(app.store)
+    sources = all_sources(app.store, workshops.WORKSHOP)
     assert all(isinstance(s, Source) and s.kind == "workshop" for s in sources)
     assert [s.source_id for s in sources] == [WS, "hooks-mini"]
     result = surface.list_workshops(app, None, None, True, 20, None)

@@ -27,7 +27,7 @@ from thoth.mcp.lazy_tools import LazyPromptManager, LazyResourceManager, LazyToo
 from thoth.mcp.progress import with_progress
 from thoth.mcp.resources import citation_links
 from thoth.mcp.roles import WRITER_META, RoleMiddleware, current_caller, visible, writer_meta
-from thoth.mcp.titles import TITLES
+from thoth.mcp.toolsets import served
 
 log = logging.getLogger("thoth.tools")
 
@@ -157,7 +157,7 @@ class ThothMCP(MCPServer):
     without their values, and a crash is a `server_fault` with a correlation id that the log line has.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, titles: Mapping[str, str] | None = None, **kwargs: Any) -> None:
         # The SDK's __init__ calls configure_logging(), which imports rich (~0.05 s of CPU at start) for a
         # handler that logging.basicConfig() then drops whenever the root logger has one (setup_logging's):
         # skip the call in exactly that case, so nothing else changes.
@@ -172,9 +172,11 @@ class ThothMCP(MCPServer):
                 super().__init__(*args, **kwargs)
             finally:
                 sdk.configure_logging = configure
-        # Tools built on first use (thoth.mcp.lazy_tools), titled from thoth.mcp.titles as registered.
+        # Tools built on first use (thoth.mcp.lazy_tools), titled from `titles` (the toolsets') as registered.
         self._tool_manager = LazyToolManager(
-            self.settings.warn_on_duplicate_tools, tools=self._tool_manager.list_tools(), default_title=TITLES.get
+            self.settings.warn_on_duplicate_tools,
+            tools=self._tool_manager.list_tools(),
+            default_title=(titles or {}).get,
         )
         # Prompts and resource templates too (none is registered before this: the SDK adds none of its own).
         self._prompt_manager = LazyPromptManager(self.settings.warn_on_duplicate_prompts)
@@ -224,27 +226,27 @@ def server_version() -> str:
 
 
 def build_mcp(app: Thoth) -> MCPServer:
-    """The MCP server with every enabled toolset's `register(mcp, app)` called, plus `list_tools`,
-    then the hooks that apply to all of them (thoth.mcp.titles)."""
+    """The MCP server with every served toolset's declaration (thoth.mcp.toolsets) applied: its tools,
+    titles, prompts, completions and instructions; plus `list_tools` and the hooks that apply to all."""
     from thoth.mcp.client_log import register_client_log
     from thoth.mcp.completions import register_completions
     from thoth.mcp.prompts import register_prompts
     from thoth.mcp.resources import register_resources
 
-    modules = _toolset_modules(app)
-    # A toolset may add its own quick start (a module-level INSTRUCTIONS) to the server's instructions.
-    instructions = INSTRUCTIONS + "".join(getattr(m, "INSTRUCTIONS", "") for m in modules)
-    mcp = ThothMCP(name="thoth", title="Thoth", instructions=instructions, version=server_version())
-    for module in modules:
-        module.register(mcp, app)
+    toolsets = served(app.settings.toolsets)
+    instructions = INSTRUCTIONS + "".join(t.instructions for t in toolsets)
+    titles = {name: title for t in toolsets for name, title in t.titles.items()} | {"list_tools": "List tools"}
+    mcp = ThothMCP(name="thoth", title="Thoth", instructions=instructions, version=server_version(), titles=titles)
+    for toolset in toolsets:
+        toolset.register(mcp, app)
     _register_list_tools(mcp)
-    register_prompts(mcp, app)
+    register_prompts(mcp, toolsets, app)
     register_resources(mcp, app)
-    register_completions(mcp, app)
+    register_completions(mcp, app, {key: values for t in toolsets for key, values in t.completions.items()})
     register_client_log(mcp)
     tools = mcp._tool_manager  # a LazyToolManager: asking for titles and roles builds no tool
     if missing := [name for name in tools.names() if not tools.title_of(name)]:
-        log.warning("tools without a title in thoth.mcp.titles: %s", ", ".join(missing))
+        log.warning("tools without a title in their toolset's declaration: %s", ", ".join(missing))
 
     writers = {name for name in tools.names() if writer_meta(tools.meta_of(name))}  # fixed once registered
 

@@ -12,21 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from thoth.errors import ClientError, NotFound
-from thoth.records import Chunk, Document, Source
+from thoth.records import Document
 from thoth.retrieval.documents import with_shown_uri
+from thoth.retrieval.sources import SourceListing, all_sources, listing, source_ids
 from thoth.store import IndexMissing, Store
 from thoth.store.schema import DEFAULT_COLLECTION
-
-
-@dataclass(frozen=True)
-class SourceCounts:
-    """A source with what is indexed in it, as list_collections shows it."""
-
-    source: Source
-    documents: int  # ok
-    failed: int
-    chunks: int
-    is_default: bool
 
 
 @dataclass(frozen=True)
@@ -41,17 +31,6 @@ class DocumentPage:
     counts: Mapping[str, int] | None = None  # per status, over the whole source (collection_documents)
 
 
-def _sources(store: Store) -> list[Source]:
-    try:
-        return sorted(store.find(Source), key=lambda source: source.source_id)
-    except IndexMissing:  # nothing ingested yet
-        return []
-
-
-def collection_ids(store: Store) -> list[str]:
-    return [source.source_id for source in _sources(store)]
-
-
 def _default_key(owner: str) -> str:
     return f"{DEFAULT_COLLECTION}/{owner}"
 
@@ -62,12 +41,15 @@ def default_collection(store: Store, owner: str) -> str | None:
         value = store.get_setting(_default_key(owner))
     except IndexMissing:  # no setting written yet
         return None
-    return value if value in collection_ids(store) else None
+    return value if value in source_ids(store) else None
 
 
 def find_collection(store: Store, name: str) -> str:
     """The source id for `name` (an id or a display name), or NotFound listing the ones there are."""
-    sources = _sources(store)
+    try:
+        sources = all_sources(store)
+    except IndexMissing:  # nothing ingested yet
+        sources = []
     for source in sources:
         if name in (source.source_id, source.name):
             return source.source_id
@@ -82,7 +64,7 @@ def resolve(store: Store, name: str | None, *, owner: str, required: bool = Fals
     default = default_collection(store, owner)
     if default or not required:
         return default
-    ids = collection_ids(store)
+    ids = source_ids(store)
     if len(ids) == 1:
         return ids[0]
     raise ClientError(
@@ -91,19 +73,13 @@ def resolve(store: Store, name: str | None, *, owner: str, required: bool = Fals
     )
 
 
-def list_collections(store: Store, owner: str | None = None) -> list[SourceCounts]:
+def list_collections(store: Store, owner: str | None = None) -> list[SourceListing]:
     """Every source with its counts; `is_default` marks `owner`'s default (none without an owner)."""
     default = default_collection(store, owner) if owner else None
-    return [
-        SourceCounts(
-            source=source,
-            documents=store.count_of(Document, {"source_id": source.source_id, "status": "ok"}),
-            failed=store.count_of(Document, {"source_id": source.source_id, "status": "failed"}),
-            chunks=store.count_of(Chunk, {"source_id": source.source_id}),
-            is_default=source.source_id == default,
-        )
-        for source in _sources(store)
-    ]
+    try:
+        return listing(store, default)
+    except IndexMissing:  # nothing ingested yet
+        return []
 
 
 def set_default_collection(store: Store, name: str, owner: str) -> str:

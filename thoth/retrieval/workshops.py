@@ -16,8 +16,9 @@ from dataclasses import dataclass, field, replace
 from thoth.embed import Embedder, EmbedderUnavailable
 from thoth.errors import ClientError
 from thoth.records import Chunk, Hit, Partition, Present, Source
-from thoth.retrieval.paging import CursorError, decode_cursor, encode_cursor, fingerprint, window
+from thoth.retrieval.paging import CursorError, OffsetCursor, decode_cursor, encode_cursor, fingerprint, window
 from thoth.retrieval.search import MIN_PREFETCH, Ranking, hybrid_search
+from thoth.retrieval.sources import all_sources
 from thoth.store import ModelMismatch, Store
 
 SECTION_FIELDS = [
@@ -32,6 +33,7 @@ SECTION_FIELDS = [
     "is_diff",
 ]
 MIN_QUERY_CHARS = 3
+WORKSHOP = "workshop"  # the source kind
 
 
 LIST_HINT = "Call `list_workshops` to see available workshop slugs."
@@ -118,10 +120,6 @@ class Bundle:
 # -- what is indexed --------------------------------------------------------------------------
 
 
-def workshop_sources(store: Store) -> list[Source]:
-    return sorted(store.find(Source, {"kind": "workshop"}), key=lambda s: s.source_id)
-
-
 def coverage(store: Store, source_ids: list[str]) -> dict[str, Coverage]:
     """Exercises (with titles and steps), section and diff counts per workshop, from the partitions."""
     found: dict[str, Coverage] = {sid: Coverage() for sid in source_ids}
@@ -149,20 +147,16 @@ def list_workshops(
     has_diffs: bool | None,
     limit: int,
     cursor: str | None,
+    cursors: OffsetCursor,
     all_pages: bool = False,
 ) -> WorkshopPage:
     """Indexed workshops with metadata and coverage, sorted by id: `limit` at a time, or with `all_pages`
     every one from the cursor (or the start) on, in one answer."""
     wanted = {"p": product, "d": has_diffs}
-    offset = 0
-    if cursor:
-        state = decode_cursor(cursor, "list_workshops")
-        if {"p": state.get("p"), "d": state.get("d")} != wanted or not isinstance(state.get("o"), int):
-            raise CursorError("cursor was issued for other filters; pass the same product and hasDiffs as before")
-        offset = max(0, state["o"])
+    offset = cursors.offset(cursor, wanted)
     sources = [
         s
-        for s in workshop_sources(store)
+        for s in all_sources(store, WORKSHOP)
         if (product is None or (s.product or "").lower() == product.lower())
         and (has_diffs is None or bool(s.has_diffs) == has_diffs)
     ]
@@ -173,13 +167,13 @@ def list_workshops(
     return WorkshopPage(
         sources=[IndexedWorkshop(source, covered[source.source_id]) for source in page],
         total=len(sources),
-        next_cursor=encode_cursor("list_workshops", {**wanted, "o": end}) if more else None,
+        next_cursor=cursors.next(end, wanted) if more else None,
     )
 
 
 def indexed_exercises(store: Store, source_id: str | None = None) -> list[tuple[str, int]]:
     """Every (workshop, exercise number) that has sections, sorted."""
-    ids = [source_id] if source_id else [s.source_id for s in workshop_sources(store)]
+    ids = [source_id] if source_id else [s.source_id for s in all_sources(store, WORKSHOP)]
     return sorted((sid, n) for sid, cov in coverage(store, ids).items() for n in cov.exercises)
 
 
@@ -191,7 +185,7 @@ def choose_exercise(exercises: list[tuple[str, int]], rng: random.Random) -> tup
 
 
 def require_workshop(store: Store, source_id: str) -> None:
-    sources = {s.source_id for s in workshop_sources(store)}
+    sources = {s.source_id for s in all_sources(store, WORKSHOP)}
     if source_id not in sources:
         known = ", ".join(sorted(sources)) or "(none: ingest a workshop first)"
         raise ScopeError(f"workshop {source_id!r} is not indexed; indexed workshops: {known}", (LIST_HINT,))
@@ -281,7 +275,7 @@ def _scope_from_arguments(
 def context_page(
     store: Store,
     *,
-    tool: str,
+    cursor_kind: str,
     source_id: str | None,
     exercise: int | None,
     step: int | None,
@@ -307,7 +301,7 @@ def context_page(
     offset = (0, 0)
     state: dict = {}
     if cursor:
-        state = decode_cursor(cursor, tool)
+        state = decode_cursor(cursor, cursor_kind)
         try:
             cursor_scope = Scope(str(state["w"]), int(state["e"]), None if state["s"] is None else int(state["s"]))
             offset = (int(state["i"]), int(state["o"]))
@@ -340,7 +334,7 @@ def context_page(
     next_cursor = None
     if following is not None:
         state = {"w": scope.source_id, "e": scope.exercise, "s": scope.step, "f": focus or None, "h": marker}
-        next_cursor = encode_cursor(tool, {**state, "i": following[0], "o": following[1]})
+        next_cursor = encode_cursor(cursor_kind, {**state, "i": following[0], "o": following[1]})
     return Bundle(
         scope=scope,
         random=bool(random_scope and not cursor),
@@ -399,7 +393,7 @@ def _check_topic_scope(
         raise ScopeError("stepNumber needs exerciseNumber", ("Pass exerciseNumber too, or leave stepNumber out.",))
     if exercise is not None and source_id is None:
         raise ScopeError("exerciseNumber needs workshop", (LIST_HINT,))
-    ids = [s.source_id for s in workshop_sources(store)]
+    ids = [s.source_id for s in all_sources(store, WORKSHOP)]
     if not ids:
         raise ScopeError("no workshops are indexed; ingest a workshop first", (LIST_HINT,))
     if source_id is not None:

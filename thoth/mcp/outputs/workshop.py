@@ -9,8 +9,14 @@ from pydantic import Field
 
 from thoth.mcp.outputs import Output, from_fields
 from thoth.retrieval import quiz
+from thoth.retrieval.paging import OffsetCursor
 from thoth.retrieval.workshops import Bundle, IndexedWorkshop, SectionPiece, TopicHit, TopicSearch, WorkshopPage
 from thoth.retrieval.workshops import section_label as label_of
+
+# What continues list_workshops, and what a caller is told when a cursor was issued for other filters.
+WORKSHOPS_CURSOR = OffsetCursor(
+    "list_workshops", "cursor was issued for other filters; pass the same product and hasDiffs as before"
+)
 
 
 class ExerciseInfo(Output):

@@ -19,6 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from tests.conftest import REPO_ROOT
+from thoth.mcp import sdk
 from thoth.mcp.lazy_tools import LazyPromptManager, LazyResourceManager, LazyToolManager
 from thoth.mcp.roles import WRITER_META
 from thoth.mcp.tools import ThothMCP
@@ -59,14 +60,14 @@ def _listed(mcp: MCPServer) -> list[dict]:
 def _lazy() -> tuple[ThothMCP, LazyToolManager]:
     mcp = ThothMCP(name="test", titles={"search_handbook": "Search the handbook"})
     _register(mcp)
-    assert isinstance(mcp._tool_manager, LazyToolManager)
-    return mcp, mcp._tool_manager
+    assert isinstance(sdk.tool_manager(mcp), LazyToolManager)
+    return mcp, sdk.tool_manager(mcp)
 
 
 def test_lists_what_the_sdk_lists_in_registration_order() -> None:
     eager = MCPServer(name="test")
     _register(eager)
-    for tool in eager._tool_manager.list_tools():  # ThothMCP titles tools from the titles it is given
+    for tool in sdk.tool_manager(eager).list_tools():  # ThothMCP titles tools from the titles it is given
         tool.title = tool.title or ("Search the handbook" if tool.name == "search_handbook" else None)
     mcp, tools = _lazy()
     anyio.run(mcp.call_tool, "alpha", {"n": 3})  # built first, still listed last
@@ -139,7 +140,7 @@ def test_prompts_and_templates_are_listed_as_the_sdk_lists_them_and_built_on_fir
     _register_prompts_and_templates(eager)
     mcp = ThothMCP(name="test", titles={"search_handbook": "Search the handbook"})
     _register_prompts_and_templates(mcp)
-    prompts, templates = mcp._prompt_manager, mcp._resource_manager
+    prompts, templates = sdk.prompt_manager(mcp), sdk.resource_manager(mcp)
     assert isinstance(prompts, LazyPromptManager) and isinstance(templates, LazyResourceManager)
     assert not prompts._prompts and not templates._templates  # registered, none built
     listed = _prompts_and_templates(mcp)

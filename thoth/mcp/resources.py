@@ -20,6 +20,7 @@ from mcp.types import INVALID_PARAMS, ListResourcesResult, PaginatedRequestParam
 
 from thoth.app import Thoth
 from thoth.errors import ClientError
+from thoth.mcp import sdk
 from thoth.mcp.failures import answered, to_client
 from thoth.retrieval import readable
 from thoth.retrieval.paging import OffsetCursor
@@ -111,7 +112,7 @@ def register_resources(mcp: MCPServer, app: Thoth) -> None:
         return ListResourcesResult(resources=resources, next_cursor=next_cursor)
 
     # MCPServer lists only static resources, without paging: the index's documents are listed instead.
-    mcp._lowlevel_server.add_request_handler("resources/list", PaginatedRequestParams, list_resources)
+    sdk.add_request_handler(mcp, "resources/list", PaginatedRequestParams, list_resources)
 
 
 def citation_links(data: dict) -> list[ResourceLink]:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.routing import BaseRoute
 
 from thoth.app import Thoth
+from thoth.mcp import sdk
 from thoth.mcp.correlation import correlation, current_correlation_id
 from thoth.mcp.failures import Surface, call, to_client
 from thoth.mcp.lazy_tools import LazyPromptManager, LazyResourceManager, LazyToolManager
@@ -164,24 +165,28 @@ class ThothMCP(MCPServer):
         if not logging.getLogger().handlers:
             super().__init__(*args, **kwargs)
         else:
-            import mcp.server.mcpserver.server as sdk
+            import mcp.server.mcpserver.server as server
 
-            configure = sdk.configure_logging
-            sdk.configure_logging = lambda *_, **__: None
+            configure = server.configure_logging
+            server.configure_logging = lambda *_, **__: None
             try:
                 super().__init__(*args, **kwargs)
             finally:
-                sdk.configure_logging = configure
-        # Tools built on first use (thoth.mcp.lazy_tools), titled from `titles` (the toolsets') as registered.
-        self._tool_manager = LazyToolManager(
-            self.settings.warn_on_duplicate_tools,
-            tools=self._tool_manager.list_tools(),
-            default_title=(titles or {}).get,
-        )
-        # Prompts and resource templates too (none is registered before this: the SDK adds none of its own).
-        self._prompt_manager = LazyPromptManager(self.settings.warn_on_duplicate_prompts)
-        self._resource_manager = LazyResourceManager(
-            self.settings.warn_on_duplicate_resources, resources=self._resource_manager.list_resources()
+                server.configure_logging = configure
+        # Tools built on first use (thoth.mcp.lazy_tools), titled from `titles` (the toolsets') as registered;
+        # prompts and resource templates too (none is registered before this: the SDK adds none of its own).
+        settings = self.settings
+        sdk.install_managers(
+            self,
+            tools=LazyToolManager(
+                settings.warn_on_duplicate_tools,
+                tools=sdk.tool_manager(self).list_tools(),
+                default_title=(titles or {}).get,
+            ),
+            prompts=LazyPromptManager(settings.warn_on_duplicate_prompts),
+            resources=LazyResourceManager(
+                settings.warn_on_duplicate_resources, resources=sdk.resource_manager(self).list_resources()
+            ),
         )
 
     def prompt(  # type: ignore[override]
@@ -194,7 +199,7 @@ class ThothMCP(MCPServer):
         """The SDK's `@prompt()`, with the Prompt built on first use (thoth.mcp.lazy_tools)."""
 
         def decorator(fn: Callable[..., Any]) -> Callable[..., Any]:
-            self._prompt_manager.add_function(fn, name=name, title=title, description=description, icons=icons)
+            sdk.prompt_manager(self).add_function(fn, name=name, title=title, description=description, icons=icons)
             return fn
 
         return decorator
@@ -244,7 +249,7 @@ def build_mcp(app: Thoth) -> MCPServer:
     register_resources(mcp, app)
     register_completions(mcp, app, {key: values for t in toolsets for key, values in t.completions.items()})
     register_client_log(mcp)
-    tools = mcp._tool_manager  # a LazyToolManager: asking for titles and roles builds no tool
+    tools = sdk.tool_manager(mcp)  # a LazyToolManager: asking for titles and roles builds no tool
     if missing := [name for name in tools.names() if not tools.title_of(name)]:
         log.warning("tools without a title in their toolset's declaration: %s", ", ".join(missing))
 

@@ -1,4 +1,4 @@
-"""Collections (the research surface's word for a `Source`): listing, the persisted default, and the files in one.
+"""Collections (the research surface's word for a `Source`): listing, finding one, and the persisted default.
 
 A collection is what one ingest source became: by default one per bucket (or
 folder). Each caller has its own default collection (`owner`: the key of the verified
@@ -8,27 +8,10 @@ every restart) sees the same one; one caller's choice never changes another's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-
 from thoth.errors import ClientError, NotFound
-from thoth.records import Document
-from thoth.retrieval.documents import with_shown_uri
 from thoth.retrieval.sources import SourceListing, all_sources, listing, source_ids
 from thoth.store import IndexMissing, Store
 from thoth.store.schema import DEFAULT_COLLECTION
-
-
-@dataclass(frozen=True)
-class DocumentPage:
-    """One page of a source's documents (one record per key), and where the next page starts."""
-
-    source_id: str
-    total: int
-    offset: int
-    next_offset: int | None
-    documents: tuple[Document, ...]
-    counts: Mapping[str, int] | None = None  # per status, over the whole source (collection_documents)
 
 
 def _default_key(owner: str) -> str:
@@ -86,66 +69,3 @@ def set_default_collection(store: Store, name: str, owner: str) -> str:
     source_id = find_collection(store, name)
     store.set_setting(_default_key(owner), source_id)
     return source_id
-
-
-def _documents(store: Store, source_id: str) -> list[Document]:
-    """A source's document records, each `uri` as a tool may show it, else "" (thoth.retrieval.citation_urls)."""
-    return [with_shown_uri(d, store) for d in store.find(Document, {"source_id": source_id}, fields=_LISTED)]
-
-
-# what a listing shows of a document (not its BibTeX or sidecar)
-_LISTED = ["source_id", "key", "uri", "bucket", "version", "object_id", "title", "authors", "year", "page_count",
-           "byte_size", "status", "error", "ingested_at"]  # fmt: skip
-
-
-def _page(source_id: str, documents: list[Document], limit: int, offset: int, **counts: int) -> DocumentPage:
-    page = documents[offset : offset + limit]
-    return DocumentPage(
-        source_id=source_id,
-        total=len(documents),
-        offset=offset,
-        next_offset=offset + len(page) if offset + len(page) < len(documents) else None,
-        documents=tuple(page),
-        counts=counts or None,
-    )
-
-
-def list_collection_files(store: Store, source_id: str, limit: int, offset: int = 0) -> DocumentPage:
-    """The documents of a source in key order, `limit` from `offset`; `next_offset` is None at the end."""
-    documents = sorted(_documents(store, source_id), key=lambda d: d.key)
-    return _page(source_id, documents, limit, offset)
-
-
-DOCUMENT_SORTS = ("name", "date")
-DOCUMENT_STATUSES = ("ok", "failed")
-
-
-def collection_documents(
-    store: Store,
-    source_id: str,
-    *,
-    status: str | None = None,
-    sort: str = "name",
-    descending: bool = False,
-    limit: int = 50,
-    offset: int = 0,
-) -> DocumentPage:
-    """One page of a source's documents: filtered by status, sorted by key (`name`) or ingest time (`date`).
-
-    Like list_collection_files, plus the counts per status, so a page can say how many failed
-    without listing them.
-    """
-    if sort not in DOCUMENT_SORTS:
-        raise ClientError(f"sort must be one of {', '.join(DOCUMENT_SORTS)}, got {sort!r}")
-    if status is not None and status not in DOCUMENT_STATUSES:
-        raise ClientError(f"status must be one of {', '.join(DOCUMENT_STATUSES)} (or left out), got {status!r}")
-    documents = _documents(store, source_id)
-    counts = {s: sum(1 for d in documents if d.status == s) for s in DOCUMENT_STATUSES}
-    if status:
-        documents = [d for d in documents if d.status == status]
-    if sort == "date":  # ties (one run writes many files) in key order
-        documents.sort(key=lambda d: d.key)
-        documents.sort(key=lambda d: (d.ingested_at is not None, d.ingested_at or 0), reverse=descending)
-    else:
-        documents.sort(key=lambda d: d.key, reverse=descending)
-    return _page(source_id, documents, limit, offset, **counts)

@@ -22,6 +22,7 @@ from thoth.embed import Embedder
 from thoth.errors import ClientError, NotFound
 from thoth.records import Document, Hit, Partition, Source
 from thoth.retrieval import citation_urls
+from thoth.retrieval.documents import list_documents
 from thoth.retrieval.paging import OffsetCursor, window
 from thoth.retrieval.search import hybrid_search
 from thoth.retrieval.source_ref import SCHEME, SourceRefError, format_ref, parse_ref
@@ -163,11 +164,10 @@ def list_pages(
     """A source's pages (document and URL) sorted by path, `limit` at a time."""
     _require_source(store, source_id)
     offset = cursors.offset(cursor, {"s": source_id})
-    documents = sorted(_ok_documents(store, {"source_id": source_id}), key=lambda d: d.key)
-    shown = tuple(_page(document, settings) for document in documents[offset : offset + limit])
-    more = offset + limit < len(documents)
-    next_cursor = cursors.next(offset + limit, {"s": source_id}) if more else None
-    return PageList(source_id, len(documents), shown, next_cursor)
+    listed = list_documents(store, source_id, status="ok", limit=limit, offset=offset)
+    shown = tuple(_page(document, settings) for document in listed.documents)
+    next_cursor = cursors.next(offset + limit, {"s": source_id}) if listed.next_offset is not None else None
+    return PageList(source_id, listed.total, shown, next_cursor)
 
 
 def render_page(partitions: Iterable[Partition]) -> str:

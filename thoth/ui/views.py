@@ -148,11 +148,11 @@ class Console:
     @page
     def collection(self, request: Request) -> Response:
         name = collections.find_collection(self.store, request.path_params["name"])
-        status = _choice(request, "status", ("all", *collections.DOCUMENT_STATUSES), "all")
-        sort = _choice(request, "sort", collections.DOCUMENT_SORTS, "name")
+        status = _choice(request, "status", ("all", *documents.DOCUMENT_STATUSES), "all")
+        sort = _choice(request, "sort", documents.DOCUMENT_SORTS, "name")
         order = _choice(request, "order", ("asc", "desc"), "asc")
         number = _int(request, "page", 1, 1)
-        found = collections.collection_documents(
+        found = documents.list_documents(
             self.store,
             name,
             status=None if status == "all" else status,

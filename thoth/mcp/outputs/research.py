@@ -13,7 +13,7 @@ from pydantic import Field
 
 from thoth.mcp.outputs import Output, from_fields
 from thoth.records import Document, Partition
-from thoth.retrieval import citations, collections, documents, research
+from thoth.retrieval import citations, documents, research
 from thoth.retrieval.documents import CitedChunk, pages
 from thoth.retrieval.source_ref import SourceRef
 from thoth.retrieval.sources import SourceListing
@@ -237,7 +237,7 @@ class FileList(Output):
     files: list[ObjectInfo]
 
     @classmethod
-    def from_record(cls, page: collections.DocumentPage) -> FileList:
+    def from_record(cls, page: documents.DocumentPage) -> FileList:
         return cls(
             collection=page.source_id,
             total=page.total,

@@ -93,7 +93,7 @@ def list_collection_files(
     """List the files (documents) of a collection in key order, with status, title and citation base."""
     source_id = collections.resolve(app.store, collection, owner=current_caller().key, required=True)
     assert source_id is not None  # required=True: resolve names one or raises
-    return FileList.from_record(collections.list_collection_files(app.store, source_id, limit, offset or 0))
+    return FileList.from_record(documents.list_documents(app.store, source_id, limit=limit, offset=offset or 0))
 
 
 def search(

@@ -26,6 +26,7 @@ from thoth.embed import EmbedderUnavailable
 from thoth.errors import ServerFault
 from thoth.mcp.auth import admin_refusal
 from thoth.mcp.completions import exercise_numbers, workshop_names
+from thoth.mcp.outputs import workshop_quiz
 from thoth.mcp.outputs.workshop import (
     WORKSHOPS_CURSOR,
     ContextBundle,
@@ -35,7 +36,7 @@ from thoth.mcp.outputs.workshop import (
 )
 from thoth.mcp.tools import expose, respond
 from thoth.mcp.toolsets import Toolset
-from thoth.retrieval import quiz, workshops
+from thoth.retrieval import workshops
 from thoth.retrieval.paging import CursorError
 from thoth.store import StoreError
 from thoth.writes.jobs import JobUnavailable, load_hooks
@@ -229,12 +230,12 @@ def retrieve_quiz_instructions(
     questionCount: Annotated[
         int,
         Field(
-            description=f"how many questions to aim for (1–{quiz.MAX_QUESTION_COUNT}, "
-            f"default {quiz.DEFAULT_QUESTION_COUNT})",
+            description=f"how many questions to aim for (1–{workshop_quiz.MAX_QUESTION_COUNT}, "
+            f"default {workshop_quiz.DEFAULT_QUESTION_COUNT})",
             ge=1,
-            le=quiz.MAX_QUESTION_COUNT,
+            le=workshop_quiz.MAX_QUESTION_COUNT,
         ),
-    ] = quiz.DEFAULT_QUESTION_COUNT,
+    ] = workshop_quiz.DEFAULT_QUESTION_COUNT,
 ) -> QuizInstructionsResult:
     """Instructions for running a quiz that makes learning stick: a facilitation protocol (one
     question at a time, wait, probe the reasoning, correct gently, space and interleave, recap),
@@ -243,7 +244,7 @@ def retrieve_quiz_instructions(
     Call it when a learner asks to be quizzed, then fetch the material with retrieve_learning_context
     (or search_topic_context and its scope). Static content: fast, needs no index.
     """
-    return QuizInstructionsResult.from_record(quiz.quiz_instructions(topic, learnerGoal, questionCount))
+    return QuizInstructionsResult.from_record(workshop_quiz.quiz_instructions(topic, learnerGoal, questionCount))
 
 
 def _expose(

@@ -1,4 +1,4 @@
-"""A quiz facilitation protocol for assistants: static, Thoth's own writing, no index needed.
+"""The workshop surface's quiz facilitation protocol for assistants: static, Thoth's own writing, no index needed.
 
 Grounded in what the learning-science literature on retrieval practice reports: recalling an answer
 strengthens memory more than reading it again (the testing effect), feedback soon after an attempt

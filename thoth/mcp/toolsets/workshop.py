@@ -59,7 +59,6 @@ Cursor = Annotated[str | None, Field(description="nextCursor of the previous ans
 Slug = Annotated[str | None, Field(description="workshop slug (from list_workshops)", max_length=200)]
 Exercise = Annotated[int | None, Field(description="exercise number", ge=0)]
 Step = Annotated[int | None, Field(description="step number within the exercise", ge=0)]
-QUIZ_TITLE = "Retrieve Quiz Instructions"
 
 
 # -- errors: one shape for every workshop tool -------------------------------------------------
@@ -305,7 +304,6 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         retrieve_quiz_instructions,
         "Unable to retrieve quiz instructions",
         "Every argument is optional: leave out `topic` or `learnerGoal`, or give non-blank text.",
-        title=QUIZ_TITLE,
     )
 
 
@@ -369,7 +367,7 @@ TOOLSET = Toolset(
         "retrieve_learning_context": "Get workshop learning context",
         "retrieve_diff_context": "Get problem-to-solution diffs",
         "search_topic_context": "Search workshop content",
-        "retrieve_quiz_instructions": "Get the quiz protocol",
+        "retrieve_quiz_instructions": "Retrieve Quiz Instructions",  # the seed's own title
     },
     prompts=prompts,
     completions={("quiz_me", "workshop"): workshop_names, ("quiz_me", "exerciseNumber"): exercise_numbers},

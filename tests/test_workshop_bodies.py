@@ -12,7 +12,7 @@ from thoth.config import Settings
 from thoth.errors import ClientError
 from thoth.mcp.toolsets import workshop as surface
 from thoth.records import Chunk, Partition, Source
-from thoth.retrieval import workshops
+from thoth.retrieval import workshop_topics, workshops
 from thoth.retrieval.paging import CursorError
 from thoth.retrieval.sources import all_sources
 
@@ -77,7 +77,7 @@ def test_random_scope_and_diff_focus(app: Thoth) -> None:
 
 
 def test_topic_search_hits_keep_their_chunk_and_section(app: Thoth) -> None:
-    found = workshops.topic_search(
+    found = workshop_topics.topic_search(
         app.store, app.embedder, "useState", source_id="hooks-mini", exercise=None, step=None, limit=5
     )
     assert found.identifier and found.hits

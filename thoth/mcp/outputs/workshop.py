@@ -9,7 +9,8 @@ from pydantic import Field
 
 from thoth.mcp.outputs import Output, from_fields, workshop_quiz
 from thoth.retrieval.paging import OffsetCursor
-from thoth.retrieval.workshops import Bundle, IndexedWorkshop, SectionPiece, TopicHit, TopicSearch, WorkshopPage
+from thoth.retrieval.workshop_topics import TopicHit, TopicSearch
+from thoth.retrieval.workshops import Bundle, IndexedWorkshop, SectionPiece, WorkshopPage
 from thoth.retrieval.workshops import section_label as label_of
 
 # What continues list_workshops, and what a caller is told when a cursor was issued for other filters.

@@ -36,7 +36,7 @@ from thoth.mcp.outputs.workshop import (
 )
 from thoth.mcp.tools import expose, respond
 from thoth.mcp.toolsets import Toolset
-from thoth.retrieval import workshops
+from thoth.retrieval import workshop_topics, workshops
 from thoth.retrieval.paging import CursorError
 from thoth.store import StoreError
 from thoth.writes.jobs import JobUnavailable, load_hooks
@@ -211,7 +211,7 @@ def search_topic_context(
     ranks the code that contains it first. Semantic search when the model is available, keyword search
     otherwise (`mode`, `vectorSearchAvailable` and `warnings` say which). Unknown scopes are errors.
     """
-    found = workshops.topic_search(
+    found = workshop_topics.topic_search(
         app.store, app.embedder, query, source_id=workshop, exercise=exerciseNumber, step=stepNumber, limit=limit
     )
     return TopicResults.from_record(found)

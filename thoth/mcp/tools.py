@@ -159,7 +159,7 @@ class ThothMCP(MCPServer):
     """
 
     def __init__(self, *args: Any, titles: Mapping[str, str] | None = None, **kwargs: Any) -> None:
-        # The SDK's __init__ calls configure_logging(), which imports rich (~0.05 s of CPU at start) for a
+        # The SDK's __init__ calls configure_logging(), which imports rich (a cost at every start) for a
         # handler that logging.basicConfig() then drops whenever the root logger has one (setup_logging's):
         # skip the call in exactly that case, so nothing else changes.
         if not logging.getLogger().handlers:

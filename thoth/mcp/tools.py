@@ -10,7 +10,8 @@ import importlib
 import importlib.metadata
 import inspect
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Annotated, Any, TypeVar
 
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.routing import BaseRoute
 
 from thoth.app import Thoth
+from thoth.errors import ClientError
 from thoth.mcp import sdk
 from thoth.mcp.correlation import correlation, current_correlation_id
 from thoth.mcp.failures import Surface, call, to_client
@@ -134,6 +136,18 @@ def expose(
     meta = dict(WRITER_META) if writer else None
     doc = inspect.cleandoc(body.__doc__ or "") if description is None else description
     mcp.tool(title=title, annotations=annotations, description=doc, meta=meta)(tool)
+
+
+@contextmanager
+def advice(error: type[ClientError], text: str) -> Iterator[None]:
+    """`text` (what to call instead, in the surface's tool names) added to an `error` that the core raised in
+    its own words. Only that class, not its subclasses: a NotFound is not advised as a ClientError."""
+    try:
+        yield
+    except error as exc:
+        if type(exc) is not error:
+            raise
+        raise error(f"{exc}{text}", argument=exc.argument) from exc.__cause__
 
 
 def _short(value: object, limit: int = 80) -> str:

@@ -211,7 +211,7 @@ def resolve_citation(
     try:
         copies = find_document(store, bucket=ref.container, key=ref.key)
     except NotFound:
-        raise NotFound(f"no ingested document at {ref.base}; list_collection_files shows what there is") from None
+        raise NotFound(f"no ingested document at {ref.base}") from None
     document = next((d for d in copies if d.key == ref.key), copies[0])
     start, end = _pages(page, page_start, page_end, document.page_count)
     in_bucket = bool(document.bucket)

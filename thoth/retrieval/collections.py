@@ -51,8 +51,8 @@ def resolve(store: Store, name: str | None, *, owner: str, required: bool = Fals
     if len(ids) == 1:
         return ids[0]
     raise ClientError(
-        "collection is required: pass one of "
-        f"{', '.join(ids) or '(none: run `python -m ingest` first)'} or set one with set_default_collection"
+        f"collection is required: pass one of {', '.join(ids) or '(none: run `python -m ingest` first)'}",
+        argument="collection",
     )
 
 

@@ -122,7 +122,7 @@ def find_page(store: Store, settings: Settings, url: str) -> Document:
     """The document whose URL is `url` (a #fragment is ignored); NotFound when there is none."""
     bare = url.strip().split("#", 1)[0]
     if not bare:
-        raise ClientError("url must be a page URL, e.g. one from qurio_search or qurio_list_pages", argument="url")
+        raise ClientError("url must be a page URL", argument="url")
     matches = _ok_documents(store, {"url": bare}) + _ok_documents(store, {"uri": bare})
     if not matches and bare.startswith(SCHEME):  # page_url's last resort: doc://{source}/{key}
         try:
@@ -141,9 +141,7 @@ def find_page(store: Store, settings: Settings, url: str) -> Document:
                 if matches:
                     break
     if not matches:
-        raise NotFound(
-            f"no indexed page has url {url!r}; use a URL from qurio_search or qurio_list_pages(source_id=...)"
-        )
+        raise NotFound(f"no indexed page has url {url!r}", argument="url")
     return min(matches, key=lambda d: (d.source_id, d.key))
 
 

@@ -34,5 +34,5 @@ def get_session(store: Store, session_id: str, owner: str) -> Session:
     (which would confirm that the id exists)."""
     session = store.first(Session, {"session_id": session_id})
     if session is None or session.owner != owner:
-        raise NotFound(f"no chat session {session_id[:64]!r} of yours; create one with create_chat_session")
+        raise NotFound(f"no chat session {session_id[:64]!r} of yours")
     return session

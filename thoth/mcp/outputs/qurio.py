@@ -17,6 +17,9 @@ PAGES_CURSOR = OffsetCursor(
 PAGE_TEXT_CURSOR = OffsetCursor(
     "qurio_read_page", "cursor belongs to another page, or the page changed since; read it again from the start"
 )
+# Where a caller finds the URLs of pages (added to the errors of a URL that names none).
+URL_EXAMPLE = ", e.g. one from qurio_search or qurio_list_pages"
+URL_ADVICE = "; use a URL from qurio_search or qurio_list_pages(source_id=...)"
 READ_HINT = 'Use qurio_read_page(url="...") to read the full content of any result.'
 
 

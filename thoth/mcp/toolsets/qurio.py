@@ -12,17 +12,20 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
 from thoth.app import Thoth
+from thoth.errors import ClientError, NotFound
 from thoth.mcp.completions import source_names
 from thoth.mcp.outputs.qurio import (
     PAGE_TEXT_CURSOR,
     PAGES_CURSOR,
+    URL_ADVICE,
+    URL_EXAMPLE,
     QurioPageContent,
     QurioPages,
     QurioResults,
     QurioSources,
 )
 from thoth.mcp.prompts import Question
-from thoth.mcp.tools import expose
+from thoth.mcp.tools import advice, expose
 from thoth.mcp.toolsets import Toolset
 from thoth.retrieval import pages
 from thoth.retrieval.sources import all_sources
@@ -93,9 +96,9 @@ def qurio_read_page(
     Long pages come in parts: pass the answer's nextCursor back (with the same url) to read on.
     """
     max_chars = app.settings.max_chars if max_chars is None else max_chars
-    return QurioPageContent.from_record(
-        pages.read_page(app.store, app.settings, url, max_chars, cursor, PAGE_TEXT_CURSOR)
-    )
+    with advice(ClientError, URL_EXAMPLE), advice(NotFound, URL_ADVICE):
+        page = pages.read_page(app.store, app.settings, url, max_chars, cursor, PAGE_TEXT_CURSOR)
+    return QurioPageContent.from_record(page)
 
 
 def register(mcp: MCPServer, app: Thoth) -> None:

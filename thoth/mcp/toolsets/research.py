@@ -17,6 +17,7 @@ from pydantic import Field
 from starlette.routing import BaseRoute
 
 from thoth.app import Thoth
+from thoth.errors import ClientError, NotFound
 from thoth.mcp.completions import source_names
 from thoth.mcp.outputs.research import (
     ChunkBibtex,
@@ -33,7 +34,7 @@ from thoth.mcp.outputs.research import (
 )
 from thoth.mcp.prompts import Question
 from thoth.mcp.roles import current_caller
-from thoth.mcp.tools import expose
+from thoth.mcp.tools import advice, expose
 from thoth.mcp.toolsets import Toolset
 from thoth.retrieval import citations, collections, documents, research
 
@@ -91,7 +92,8 @@ def list_collection_files(
     offset: Annotated[int | None, Field(description="files to skip: a previous next_offset", ge=0)] = None,
 ) -> FileList:
     """List the files (documents) of a collection in key order, with status, title and citation base."""
-    source_id = collections.resolve(app.store, collection, owner=current_caller().key, required=True)
+    with advice(ClientError, " or set one with set_default_collection"):
+        source_id = collections.resolve(app.store, collection, owner=current_caller().key, required=True)
     assert source_id is not None  # required=True: resolve names one or raises
     return FileList.from_record(documents.list_documents(app.store, source_id, limit=limit, offset=offset or 0))
 
@@ -154,19 +156,20 @@ def resolve_citation(
     ] = None,
 ) -> Citation:
     """Turn a source_ref (or bucket + key) into a URL that opens the document at the page."""
-    citation = citations.resolve_citation(
-        app.store,
-        app.settings,
-        source_ref=source_ref,
-        bucket=bucket,
-        key=key,
-        version_id=version_id,
-        page=page,
-        page_start=page_start,
-        page_end=page_end,
-        highlight=highlight,
-        mode=mode,
-    )
+    with advice(NotFound, "; list_collection_files shows what there is"):
+        citation = citations.resolve_citation(
+            app.store,
+            app.settings,
+            source_ref=source_ref,
+            bucket=bucket,
+            key=key,
+            version_id=version_id,
+            page=page,
+            page_start=page_start,
+            page_end=page_end,
+            highlight=highlight,
+            mode=mode,
+        )
     return Citation.from_record(citation)
 
 

@@ -26,8 +26,10 @@ from pathlib import Path
 from ingest.pipeline import Ingestor
 from thoth.app import Thoth
 from thoth.config import Settings
+from thoth.mcp.outputs.qurio import PAGE_TEXT_CURSOR, PAGES_CURSOR
+from thoth.mcp.outputs.workshop import WORKSHOPS_CURSOR
 from thoth.records import Chunk, Hit
-from thoth.retrieval import pages, workshops
+from thoth.retrieval import pages, workshop_topics, workshops
 from thoth.retrieval.search import hybrid_search
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,24 +83,33 @@ def main(argv: list[str] | None = None) -> None:
 
         store = app.store
         reference = median_ms(lambda: hybrid_search(store, embedder, QUERY, 10, alpha=0.5), args.repeat)
-        url = pages.list_pages(store, settings, WS, 100, None).pages[2].url
+        url = pages.list_pages(store, settings, WS, 100, None, PAGES_CURSOR).pages[2].url
         calls: dict[str, Callable[[], object]] = {
             "qurio_search alpha=0.0": lambda: pages.search(store, settings, app.embedder, QUERY, alpha=0.0, limit=10),
             "qurio_search alpha=0.5": lambda: pages.search(store, settings, app.embedder, QUERY, alpha=0.5, limit=10),
             "qurio_search filtered": lambda: pages.search(
                 store, settings, app.embedder, QUERY, alpha=0.5, limit=10, metadata={"type": "code"}
             ),
-            "qurio_list_pages": lambda: pages.list_pages(store, settings, "handbook", 100, None),
-            "qurio_read_page": lambda: pages.read_page(store, settings, url, settings.max_chars, None),
+            "qurio_list_pages": lambda: pages.list_pages(store, settings, "handbook", 100, None, PAGES_CURSOR),
+            "qurio_read_page": lambda: pages.read_page(
+                store, settings, url, settings.max_chars, None, PAGE_TEXT_CURSOR
+            ),
             "list_workshops": lambda: workshops.list_workshops(
-                store, product=None, has_diffs=None, limit=20, cursor=None
+                store, product=None, has_diffs=None, limit=20, cursor=None, cursors=WORKSHOPS_CURSOR
             ),
             "retrieve_learning_context": lambda: workshops.context_page(
-                store, tool="t", source_id=WS, exercise=1, step=None, random_scope=False, max_chars=20000, cursor=None
+                store,
+                cursor_kind="t",
+                source_id=WS,
+                exercise=1,
+                step=None,
+                random_scope=False,
+                max_chars=20000,
+                cursor=None,
             ),
             "retrieve_learning_context random": lambda: workshops.context_page(
                 store,
-                tool="t",
+                cursor_kind="t",
                 source_id=None,
                 exercise=None,
                 step=None,
@@ -109,7 +120,7 @@ def main(argv: list[str] | None = None) -> None:
             ),
             "retrieve_diff_context": lambda: workshops.context_page(
                 store,
-                tool="t",
+                cursor_kind="t",
                 source_id=WS,
                 exercise=2,
                 step=None,
@@ -118,7 +129,7 @@ def main(argv: list[str] | None = None) -> None:
                 cursor=None,
                 diffs_only=True,
             ),
-            "search_topic_context": lambda: workshops.topic_search(
+            "search_topic_context": lambda: workshop_topics.topic_search(
                 store, app.embedder, QUERY, source_id=WS, exercise=None, step=None, limit=8
             ),
         }

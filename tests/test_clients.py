@@ -38,7 +38,7 @@ def test_every_tool_has_a_title(library_server: LiveServer) -> None:
     tools = result(library_server, "tools/list")["tools"]
     assert len(tools) > 30  # every surface is served
     untitled = [t["name"] for t in tools if not t.get("title")]
-    assert not untitled, f"add these to thoth/mcp/titles.py: {untitled}"
+    assert not untitled, f"add these to their toolset's titles (thoth/mcp/toolsets): {untitled}"
     titles = {t["name"]: t["title"] for t in tools}
     assert titles["search_handbook"] == "Search the handbook"
     assert len(set(titles.values())) == len(titles), "two tools share a title"

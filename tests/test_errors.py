@@ -26,16 +26,13 @@ from thoth.errors import ClientError, NotFound, ServerFault, UpstreamError
 from thoth.llm import LLMError
 from thoth.mcp.correlation import correlation
 from thoth.mcp.failures import Surface, to_client
-from thoth.retrieval import errors as retrieval_errors
 from thoth.retrieval import tree
 from thoth.retrieval.citation_urls import CitationUrlError
-from thoth.retrieval.errors import RetrievalError
 from thoth.retrieval.paging import CursorError
 from thoth.retrieval.search import SearchError
 from thoth.retrieval.source_ref import SourceRefError
 from thoth.retrieval.workshops import ScopeError
 from thoth.store import IndexMissing, ModelMismatch, StoreError
-from thoth.store.filters import FilterError
 from thoth.ui.views import BadArgument
 from thoth.writes.documents import IngestError
 from thoth.writes.events import EventError
@@ -138,11 +135,11 @@ def test_get_mcp_answers_405_at_once(server: LiveServer) -> None:
 
 def test_every_error_class_sits_under_the_hierarchy_with_the_bases_callers_rely_on() -> None:
     clients = (
-        SearchError, RetrievalError, FilterError, CursorError, SourceRefError, CitationUrlError, ScopeError,
+        SearchError, CursorError, SourceRefError, CitationUrlError, ScopeError,
         IngestError, EventError, BadArgument, NotFound,
     )  # fmt: skip
     assert all(issubclass(c, ClientError) and issubclass(c, ValueError) for c in clients)
-    assert tree.NotFound is NotFound and retrieval_errors.NotFound is NotFound
+    assert tree.NotFound is NotFound
     faults = (StoreError, IndexMissing, ModelMismatch, EmbedderUnavailable, SourceError, JobUnavailable)
     assert all(issubclass(c, ServerFault) and issubclass(c, RuntimeError) for c in faults)
     assert issubclass(LLMError, UpstreamError) and issubclass(LLMError, RuntimeError)

@@ -15,8 +15,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
-from thoth.errors import ClientError
-from thoth.mcp.tools import ThothMCP, expose
+from thoth.errors import ClientError, NotFound
+from thoth.mcp.tools import ThothMCP, advice, expose
 
 
 class Echo(BaseModel):
@@ -110,3 +110,13 @@ def test_a_clients_mistake_is_a_tool_error_naming_the_argument() -> None:
         anyio.run(_server().call_tool, "echo", {"text": "hi", "times": 10})
     refused = anyio.run(_server().call_tool, "slow_echo", {"text": "bad"})  # on_error: the surface's own shape
     assert refused.is_error and refused.content == [TextContent(type="text", text="refused: text may not be 'bad'")]
+
+
+def test_advice_names_the_surfaces_tools_on_the_one_error_class_it_is_for() -> None:
+    with pytest.raises(ClientError, match=r"^url must be a page URL, e\.g\. from list_pages$") as raised:
+        with advice(ClientError, ", e.g. from list_pages"):
+            raise ClientError("url must be a page URL", argument="url")
+    assert raised.value.argument == "url"
+    with pytest.raises(NotFound, match=r"^no page 'x'$"):  # a subclass is not advised as its base
+        with advice(ClientError, ", e.g. from list_pages"):
+            raise NotFound("no page 'x'")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from thoth.errors import ClientError
 from thoth.store import filters
-from thoth.store.filters import FilterError, eq, is_in, where
+from thoth.store.filters import eq, is_in, where
 
 
 def test_values_are_quoted_and_escaped() -> None:
@@ -26,7 +27,7 @@ def test_values_are_quoted_and_escaped() -> None:
     ],
 )
 def test_bad_filters_are_refused(column: str, value: object) -> None:
-    with pytest.raises(FilterError):
+    with pytest.raises(ClientError):
         eq(column, value)
 
 
@@ -53,14 +54,14 @@ def test_public_filters_map_to_columns_and_quote_values() -> None:
     ],
 )
 def test_public_filters_refuse_what_is_not_allowed(given: dict, named: str) -> None:
-    with pytest.raises(FilterError, match="filters: ") as error:
+    with pytest.raises(ClientError, match="filters: ") as error:
         filters.public(given)
     assert named in str(error.value)
 
 
 def test_booleans_and_combining_clauses() -> None:
     assert filters.where({"source_id": "a", "is_diff": True}) == "source_id = 'a' AND is_diff = true"
-    with pytest.raises(FilterError):
+    with pytest.raises(ClientError):
         filters.eq("is_diff", "true")
     assert filters.both("a = 1", None, "b = 2") == "(a = 1) AND (b = 2)"
     assert filters.both(None) is None

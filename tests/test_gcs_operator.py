@@ -23,10 +23,10 @@ from ingest.pipeline import Ingestor
 from tests.conftest import REPO_ROOT, LiveServer, call, free_port, job_env, run_ingest, write_corpus
 from tests.test_gcs import _service_account_key, _verify_v4_signature
 from thoth.config import Settings
+from thoth.errors import NotFound
 from thoth.gcs import storage_client
 from thoth.records import Chunk
 from thoth.retrieval.citations import resolve_citation
-from thoth.retrieval.errors import NotFound
 from thoth.retrieval.topics import list_topics
 from thoth.store import Store, StoreError
 

@@ -19,6 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from tests.conftest import REPO_ROOT
+from thoth.mcp import sdk
 from thoth.mcp.lazy_tools import LazyPromptManager, LazyResourceManager, LazyToolManager
 from thoth.mcp.roles import WRITER_META
 from thoth.mcp.tools import ThothMCP
@@ -57,16 +58,16 @@ def _listed(mcp: MCPServer) -> list[dict]:
 
 
 def _lazy() -> tuple[ThothMCP, LazyToolManager]:
-    mcp = ThothMCP(name="test")
+    mcp = ThothMCP(name="test", titles={"search_handbook": "Search the handbook"})
     _register(mcp)
-    assert isinstance(mcp._tool_manager, LazyToolManager)
-    return mcp, mcp._tool_manager
+    assert isinstance(sdk.tool_manager(mcp), LazyToolManager)
+    return mcp, sdk.tool_manager(mcp)
 
 
 def test_lists_what_the_sdk_lists_in_registration_order() -> None:
     eager = MCPServer(name="test")
     _register(eager)
-    for tool in eager._tool_manager.list_tools():  # ThothMCP titles tools from thoth.mcp.titles
+    for tool in sdk.tool_manager(eager).list_tools():  # ThothMCP titles tools from the titles it is given
         tool.title = tool.title or ("Search the handbook" if tool.name == "search_handbook" else None)
     mcp, tools = _lazy()
     anyio.run(mcp.call_tool, "alpha", {"n": 3})  # built first, still listed last
@@ -87,7 +88,7 @@ def test_a_call_builds_only_the_tool_it_calls() -> None:
 def test_titles_and_roles_are_known_without_building() -> None:
     mcp, tools = _lazy()
     assert tools.names() == ["search_handbook", "zeta", "alpha"]
-    assert tools.title_of("search_handbook") == "Search the handbook"  # from thoth.mcp.titles
+    assert tools.title_of("search_handbook") == "Search the handbook"  # from the titles ThothMCP was given
     assert tools.title_of("zeta") == "Zeta's own title"  # a title given at registration wins
     assert tools.title_of("alpha") is None
     assert tools.meta_of("zeta") == WRITER_META and tools.meta_of("alpha") is None
@@ -137,9 +138,9 @@ def _prompts_and_templates(mcp: MCPServer) -> tuple[list[dict], list[dict]]:
 def test_prompts_and_templates_are_listed_as_the_sdk_lists_them_and_built_on_first_use() -> None:
     eager = MCPServer(name="test")
     _register_prompts_and_templates(eager)
-    mcp = ThothMCP(name="test")
+    mcp = ThothMCP(name="test", titles={"search_handbook": "Search the handbook"})
     _register_prompts_and_templates(mcp)
-    prompts, templates = mcp._prompt_manager, mcp._resource_manager
+    prompts, templates = sdk.prompt_manager(mcp), sdk.resource_manager(mcp)
     assert isinstance(prompts, LazyPromptManager) and isinstance(templates, LazyResourceManager)
     assert not prompts._prompts and not templates._templates  # registered, none built
     listed = _prompts_and_templates(mcp)
@@ -149,7 +150,7 @@ def test_prompts_and_templates_are_listed_as_the_sdk_lists_them_and_built_on_fir
 
 
 def test_a_prompt_or_a_resource_is_served_without_listing_first() -> None:
-    mcp = ThothMCP(name="test")
+    mcp = ThothMCP(name="test", titles={"search_handbook": "Search the handbook"})
     _register_prompts_and_templates(mcp)
     got = anyio.run(mcp.get_prompt, "handbook_question", {"question": "leave?"})
     assert got.messages[0].content.text == "all: leave?"
@@ -158,7 +159,7 @@ def test_a_prompt_or_a_resource_is_served_without_listing_first() -> None:
 
 
 def test_prompt_and_template_duplicates_resolve_as_in_the_sdk() -> None:
-    mcp = ThothMCP(name="test")
+    mcp = ThothMCP(name="test", titles={"search_handbook": "Search the handbook"})
     _register_prompts_and_templates(mcp)
     mcp.prompt(name="quiz_me")(lambda topic: "second")  # the first registration of a prompt name stays
     mcp.resource("chunk://{chunk_id}", name="chunk2")(lambda chunk_id: "second")  # the last of a template wins

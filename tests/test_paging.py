@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from thoth.retrieval.paging import CursorError, decode_cursor, encode_cursor, window
+from thoth.retrieval.paging import CursorError, OffsetCursor, decode_cursor, encode_cursor, window
 
 
 @pytest.mark.parametrize("max_chars", [1, 3, 7, 10, 100])
@@ -36,3 +36,17 @@ def test_cursors_round_trip_and_belong_to_one_tool() -> None:
     for bad in ("", "!!!", "bm90IGpzb24", encode_cursor("tool_a", {})[:-3] + "é"):
         with pytest.raises(CursorError):
             decode_cursor(bad, "tool_a")
+
+
+def test_an_offset_cursor_continues_only_the_listing_it_was_issued_for() -> None:
+    pages = OffsetCursor("list_things", "cursor was issued for another shelf")
+    assert pages.offset(None, {"s": "a"}) == 0
+    cursor = pages.next(20, {"s": "a"})
+    assert decode_cursor(cursor, "list_things") == {"k": "list_things", "o": 20, "s": "a"}
+    assert pages.offset(cursor, {"s": "a"}) == 20
+    with pytest.raises(CursorError, match="another shelf"):
+        pages.offset(cursor, {"s": "b"})
+    with pytest.raises(CursorError, match="another shelf"):
+        pages.offset(encode_cursor("list_things", {"s": "a", "o": -1}), {"s": "a"})
+    with pytest.raises(CursorError, match="list_other"):
+        OffsetCursor("list_other", "other").offset(cursor, {"s": "a"})

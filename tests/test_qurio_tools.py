@@ -7,10 +7,12 @@ import pytest
 from tests.conftest import HANDBOOK_BASE_URL
 from thoth.app import Thoth
 from thoth.config import Settings
-from thoth.mcp.outputs.qurio import READ_HINT, QurioPages, QurioResults
+from thoth.errors import NotFound
+from thoth.mcp.outputs.qurio import PAGE_TEXT_CURSOR, PAGES_CURSOR, READ_HINT, QurioPages, QurioResults
 from thoth.mcp.toolsets import qurio
 from thoth.records import Document, Source
 from thoth.retrieval import pages
+from thoth.retrieval.sources import all_sources
 
 
 @pytest.fixture(scope="module")
@@ -32,13 +34,13 @@ def test_search_pairs_each_hit_with_its_page_and_url(app: Thoth) -> None:
 
 
 def test_list_sources_and_pages_are_records_until_the_output_model(app: Thoth) -> None:
-    sources = pages.list_sources(app.store)
+    sources = all_sources(app.store)
     assert all(isinstance(s, Source) for s in sources)
     assert [s.source_id for s in sources] == sorted(s.source_id for s in sources)
     listed = qurio.qurio_list_sources(app)
     assert [(s.id, s.type) for s in listed.sources] == [(s.source_id, s.kind) for s in sources]
 
-    first = pages.list_pages(app.store, app.settings, "handbook", 2, None)
+    first = pages.list_pages(app.store, app.settings, "handbook", 2, None, PAGES_CURSOR)
     assert first.total > 2 and len(first.pages) == 2 and first.next_cursor
     assert [p.document.key for p in first.pages] == sorted(p.document.key for p in first.pages)
     data = qurio.qurio_list_pages(app, "handbook", 2)
@@ -46,13 +48,13 @@ def test_list_sources_and_pages_are_records_until_the_output_model(app: Thoth) -
     expected = [(p.document.doc_id, p.url, p.document.key) for p in first.pages]
     assert [(p.id, p.url, p.path) for p in data.pages] == expected
     assert data.render().startswith(f"{first.total} pages in handbook (showing 2)")
-    with pytest.raises(pages.PageNotFound, match="known sources"):
+    with pytest.raises(NotFound, match="known sources"):
         qurio.qurio_list_pages(app, "nope")
 
 
 def test_read_page_windows_cover_the_page_once(app: Thoth) -> None:
     url = f"{HANDBOOK_BASE_URL}/people/time-off"
-    whole = pages.read_page(app.store, app.settings, url, 100_000, None)
+    whole = pages.read_page(app.store, app.settings, url, 100_000, None, PAGE_TEXT_CURSOR)
     assert whole.page.document.key == "people/time-off.md" and not whole.truncated
     assert whole.total_chars == len(whole.content)
     parts, cursor = [], None

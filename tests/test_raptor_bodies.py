@@ -13,7 +13,6 @@ from thoth.mcp.outputs.raptor import Answer, DatasetList, Hits, Node, NodeList, 
 from thoth.mcp.toolsets import raptor
 from thoth.records import Session as SessionRecord
 from thoth.retrieval import tree
-from thoth.retrieval.sessions import get_session
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +86,6 @@ def test_a_session_is_a_stored_record_of_its_owner(topic_index: Settings, tmp_pa
     app = Thoth(tree_settings(db))
     data = raptor.create_chat_session(app, "topics", "  Bees  ", owner="me")
     assert isinstance(data, Session) and data.title == "Bees" and data.dataset_id == "topics"
-    stored = get_session(app.store, data.session_id, "me")
-    assert isinstance(stored, SessionRecord) and stored.source_id == "topics"
+    stored = app.store.first(SessionRecord, {"session_id": data.session_id})
+    assert isinstance(stored, SessionRecord) and stored.source_id == "topics" and stored.owner == "me"
     assert data.render() == f"Successfully created chat session {data.session_id} for dataset topics with title 'Bees'"

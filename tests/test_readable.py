@@ -8,10 +8,12 @@ import pytest
 
 from tests.conftest import make_settings
 from thoth.config import Settings
+from thoth.errors import NotFound
+from thoth.mcp.resources import DOCUMENTS_CURSOR
 from thoth.records import Chunk
 from thoth.retrieval import readable
-from thoth.retrieval.errors import NotFound
 from thoth.retrieval.source_ref import SourceRef
+from thoth.retrieval.sources import source_ids
 from thoth.store import Store
 
 QUARTERLY = SourceRef("handbook", "reports/quarterly.pdf")
@@ -44,7 +46,7 @@ def test_documents_listed_a_page_at_a_time_and_what_completions_offer(indexed: S
     store = Store(indexed)
     seen, cursor = [], None
     while True:
-        infos, cursor = readable.list_documents(store, 2, cursor)
+        infos, cursor = readable.list_documents(store, 2, cursor, DOCUMENTS_CURSOR)
         assert len(infos) <= 2
         seen += infos
         if cursor is None:
@@ -52,13 +54,13 @@ def test_documents_listed_a_page_at_a_time_and_what_completions_offer(indexed: S
     assert [(i.source_id, i.key) for i in seen] == sorted((i.source_id, i.key) for i in seen)
     quarterly = next(i for i in seen if i.key == "reports/quarterly.pdf")
     assert (quarterly.uri, quarterly.title, quarterly.page_count) == (QUARTERLY.base, "Quarterly Report", 3)
-    assert readable.source_ids(store) == ["handbook"] and readable.containers(store) == ["handbook"]
+    assert source_ids(store) == ["handbook"] and readable.containers(store) == ["handbook"]
     assert "reports/quarterly.pdf" in readable.keys(store, "handbook") and readable.keys(store, "nope") == []
     assert readable.page_count(store, "handbook", "reports/quarterly.pdf") == 3
 
 
 def test_an_index_not_built_yet_offers_nothing(tmp_path: Path) -> None:
     store = Store(make_settings(tmp_path / "empty"))
-    assert readable.list_documents(store, 10, None) == ([], None)
-    assert readable.source_ids(store) == [] and readable.containers(store) == []
+    assert readable.list_documents(store, 10, None, DOCUMENTS_CURSOR) == ([], None)
+    assert source_ids(store) == [] and readable.containers(store) == []
     assert readable.top_summaries(store, "handbook") == []

@@ -7,10 +7,10 @@ import pytest
 
 from thoth.app import Thoth
 from thoth.config import Settings
+from thoth.errors import ClientError, NotFound
 from thoth.mcp.toolsets import research as tools
 from thoth.records import Chunk, Document
 from thoth.retrieval import documents
-from thoth.retrieval.errors import NotFound, RetrievalError
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,7 @@ def test_search_hits_carry_their_document_partition_and_citation(app: Thoth) -> 
     assert hit.partition is not None and hit.partition.kind == "page" and hit.partition.pages == [2]
     assert hit.document is not None and [o.key for o in hit.document.objects] == ["reports/quarterly.pdf"]
     assert 0 < hit.score <= 1 and found.render().startswith(f"{len(found.hits)} hits for ")
-    with pytest.raises(RetrievalError, match="prefetch_k"):
+    with pytest.raises(ClientError, match="prefetch_k"):
         tools.search(app, "forklift", top_k=10, prefetch_k=5)
 
 
@@ -67,7 +67,7 @@ def test_citation_and_bibtex(app: Thoth) -> None:
     assert citation.mode == "file" and citation.url.endswith("/reports/quarterly.pdf#page=2")
     assert (citation.page_start, citation.page_end, citation.key) == (2, 2, "reports/quarterly.pdf")
     assert citation.render() == citation.url  # no expiry, no note for a local file
-    with pytest.raises(RetrievalError, match="out of range"):
+    with pytest.raises(ClientError, match="out of range"):
         tools.resolve_citation(app, bucket="handbook", key="reports/quarterly.pdf", page=9)
     hit = tools.search(app, "forklift operators hired in March").hits[0]
     bibtex = tools.fetch_chunk_bibtex(app, hit.id)

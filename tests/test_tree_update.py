@@ -17,6 +17,7 @@ from thoth.config import Settings
 from thoth.embed import get_embedder
 from thoth.records import Chunk, TreeNode, to_row
 from thoth.retrieval import tree as reading
+from thoth.retrieval.sources import listing
 from thoth.store import Store
 from thoth.writes.tree import node_id
 
@@ -189,7 +190,7 @@ def test_a_tree_that_cannot_be_updated_in_place_is_marked_stale_and_not_served(c
     assert hits and all(h.level == 0 for h in hits)  # chunks only: no summary of deleted text
     with pytest.raises(reading.NotFound):
         reading.get_node(store, summary_id)
-    assert not next(d for d in reading.list_datasets(store) if d.source_id == "topics").has_tree
+    assert not next(d for d in listing(store) if d.source_id == "topics").has_tree
     # the next run rebuilds it
     summary = Ingestor(settings).run(str(root), name="topics")
     assert summary.tree is not None and summary.tree.mode == "full"

@@ -9,11 +9,12 @@ import pytest
 
 from thoth.app import Thoth
 from thoth.config import Settings
+from thoth.errors import ClientError
 from thoth.mcp.toolsets import workshop as surface
 from thoth.records import Chunk, Partition, Source
-from thoth.retrieval import workshops
+from thoth.retrieval import workshop_topics, workshops
 from thoth.retrieval.paging import CursorError
-from thoth.retrieval.quiz import QuizArgumentError
+from thoth.retrieval.sources import all_sources
 
 WS = "caching-fundamentals"
 
@@ -24,7 +25,7 @@ def app(library: Settings) -> Thoth:
 
 
 def test_list_workshops_body_from_sources_and_coverage(app: Thoth) -> None:
-    sources = workshops.workshop_sources(app.store)
+    sources = all_sources(app.store, workshops.WORKSHOP)
     assert all(isinstance(s, Source) and s.kind == "workshop" for s in sources)
     assert [s.source_id for s in sources] == [WS, "hooks-mini"]
     result = surface.list_workshops(app, None, None, True, 20, None)
@@ -76,7 +77,7 @@ def test_random_scope_and_diff_focus(app: Thoth) -> None:
 
 
 def test_topic_search_hits_keep_their_chunk_and_section(app: Thoth) -> None:
-    found = workshops.topic_search(
+    found = workshop_topics.topic_search(
         app.store, app.embedder, "useState", source_id="hooks-mini", exercise=None, step=None, limit=5
     )
     assert found.identifier and found.hits
@@ -99,5 +100,5 @@ def test_step_changes_and_quiz_instructions(app: Thoth) -> None:
     assert quiz.questionTypes[0].promptTemplate.startswith("Without looking back")
     text = quiz.render()
     assert text.startswith(quiz.instructionsMarkdown) and "## Checklist" in text
-    with pytest.raises(QuizArgumentError, match="learnerGoal must not be blank"):
+    with pytest.raises(ClientError, match="learnerGoal must not be blank"):
         surface.retrieve_quiz_instructions(app, None, "  ", 5)

@@ -15,7 +15,7 @@ from ingest.pipeline import Ingestor
 from tests.conftest import LiveServer, call, make_settings, ok
 from tests.workshop_fixture import PRODUCT, TITLE, hidden_chars, write_epic_workshop, write_titled_by_readme
 from thoth.config import Settings
-from thoth.retrieval import workshops
+from thoth.retrieval import workshop_topics
 
 WS = "quiz-ws"  # set with --name: the slug, never the title
 HIDDEN_MARKERS = (".test.", "vite.config", "tsconfig", "yarn.lock", "fixtures/")
@@ -272,4 +272,4 @@ def test_search_falls_back_to_keywords_without_a_model(quiz_index: Settings, tmp
     ],
 )
 def test_identifier_queries_are_told_from_concepts(query: str, identifier: bool) -> None:
-    assert workshops.looks_like_identifier(query) is identifier
+    assert workshop_topics.looks_like_identifier(query) is identifier

@@ -21,6 +21,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types import EmptyResult, LoggingLevel, SetLevelRequestParams
 
+from thoth.mcp import sdk
+
 log = logging.getLogger("thoth.tools")
 
 LEVELS: tuple[str, ...] = get_args(LoggingLevel)  # debug … emergency, in rising severity
@@ -34,12 +36,8 @@ class ClientLog:
         # HTTP request is a connection of its own, so there it holds for that request only.
         self._levels: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
 
-    @staticmethod
-    def _connection(ctx: ServerRequestContext[Any, Any]) -> object | None:
-        return getattr(ctx.session, "_connection", None)  # the SDK keeps no public handle on it
-
     async def set_level(self, ctx: ServerRequestContext[Any, Any], params: SetLevelRequestParams) -> EmptyResult:
-        connection = self._connection(ctx)
+        connection = sdk.connection(ctx)
         if connection is not None:
             self._levels[connection] = params.level
         log.debug("client log level set to %s", params.level)
@@ -50,7 +48,7 @@ class ClientLog:
         asked = meta.get(LOG_LEVEL_META) if isinstance(meta, dict) else None
         if asked in LEVELS:
             return asked
-        connection = self._connection(ctx)
+        connection = sdk.connection(ctx)
         return self._levels.get(connection, DEFAULT_LEVEL) if connection is not None else DEFAULT_LEVEL
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
@@ -87,6 +85,6 @@ def summary(tool: str, result: Any, ms: float) -> str:
 
 def register_client_log(mcp: MCPServer) -> None:
     client_log = ClientLog()
-    # MCPServer has no setter for this spec method; the SDK points to the low-level server for it.
-    mcp._lowlevel_server.add_request_handler("logging/setLevel", SetLevelRequestParams, client_log.set_level)
+    # MCPServer has no decorator for this spec method (thoth.mcp.sdk).
+    sdk.add_request_handler(mcp, "logging/setLevel", SetLevelRequestParams, client_log.set_level)
     mcp.middleware.append(client_log)

@@ -7,7 +7,7 @@ prompt or template, or an argument that names nothing (a question, a topic), ans
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -16,28 +16,27 @@ from mcp.types import Completion, CompletionArgument, CompletionContext, PromptR
 from thoth.app import Thoth
 from thoth.errors import ServerFault
 from thoth.mcp.resources import CHUNK_TEMPLATE, DOCUMENT_TEMPLATE, PAGE_TEMPLATE, VERSIONED_PAGE_TEMPLATE
+from thoth.mcp.toolsets import Values
 from thoth.records import TreeNode
 from thoth.retrieval import readable, workshops
+from thoth.retrieval.sources import source_ids
 from thoth.store import Store
 
 MAX_VALUES = 100  # the spec's limit per answer
 RAPTOR_TEMPLATE = "raptor://{dataset_id}/nodes/{node_id}"
 
-# A source of values: (store, the arguments already given) -> every candidate.
-Values = Callable[[Store, Mapping[str, str]], list[str]]
+
+def source_names(store: Store, _: Mapping[str, str]) -> list[str]:
+    return source_ids(store)
 
 
-def _sources(store: Store, _: Mapping[str, str]) -> list[str]:
-    return readable.source_ids(store)
+def workshop_names(store: Store, _: Mapping[str, str]) -> list[str]:
+    return source_ids(store, workshops.WORKSHOP)
 
 
-def _workshops(store: Store, _: Mapping[str, str]) -> list[str]:
-    return [s.source_id for s in workshops.workshop_sources(store)]
-
-
-def _exercises(store: Store, given: Mapping[str, str]) -> list[str]:
+def exercise_numbers(store: Store, given: Mapping[str, str]) -> list[str]:
     scope = given.get("workshop") or None
-    if scope and scope not in _workshops(store, given):
+    if scope and scope not in workshop_names(store, given):
         return []
     return [str(n) for n in sorted({n for _, n in workshops.indexed_exercises(store, scope)})]
 
@@ -63,16 +62,8 @@ def _nodes(store: Store, given: Mapping[str, str]) -> list[str]:
     return sorted({node.node_id for node in store.find(TreeNode, {"source_id": source_id}, fields=[])})
 
 
-PROMPT_ARGUMENTS: dict[tuple[str, str], Values] = {
-    ("answer_with_citations", "collection"): _sources,
-    ("docs_lookup", "source"): _sources,
-    ("explain_topic", "dataset"): _sources,
-    ("quiz_me", "workshop"): _workshops,
-    ("quiz_me", "exerciseNumber"): _exercises,
-}
-
 TEMPLATE_VARIABLES: dict[tuple[str, str], Values] = {
-    (RAPTOR_TEMPLATE, "dataset_id"): _sources,
+    (RAPTOR_TEMPLATE, "dataset_id"): source_names,
     (RAPTOR_TEMPLATE, "node_id"): _nodes,
     (DOCUMENT_TEMPLATE, "collection"): _containers,
     (DOCUMENT_TEMPLATE, "key"): _keys,
@@ -82,7 +73,7 @@ TEMPLATE_VARIABLES: dict[tuple[str, str], Values] = {
     (VERSIONED_PAGE_TEMPLATE, "collection"): _containers,
     (VERSIONED_PAGE_TEMPLATE, "key"): _keys,
     (VERSIONED_PAGE_TEMPLATE, "page"): _pages,
-    (CHUNK_TEMPLATE, "collection"): _sources,
+    (CHUNK_TEMPLATE, "collection"): source_names,
 }
 
 
@@ -93,7 +84,9 @@ def matching(candidates: list[str], prefix: str) -> Completion:
     return Completion(values=found[:MAX_VALUES], total=len(found), has_more=len(found) > MAX_VALUES)
 
 
-def register_completions(mcp: MCPServer, app: Thoth) -> None:
+def register_completions(mcp: MCPServer, app: Thoth, prompt_arguments: Mapping[tuple[str, str], Values]) -> None:
+    """`completion/complete` for the served surfaces' prompt arguments and every resource template."""
+
     @mcp.completion()
     async def complete(
         ref: PromptReference | ResourceTemplateReference,
@@ -101,7 +94,7 @@ def register_completions(mcp: MCPServer, app: Thoth) -> None:
         context: CompletionContext | None,
     ) -> Completion:
         key = (ref.name if isinstance(ref, PromptReference) else ref.uri, argument.name)
-        values = (PROMPT_ARGUMENTS if isinstance(ref, PromptReference) else TEMPLATE_VARIABLES).get(key)
+        values = (prompt_arguments if isinstance(ref, PromptReference) else TEMPLATE_VARIABLES).get(key)
         if values is None:
             return Completion(values=[], total=0, has_more=False)
         given = dict(context.arguments or {}) if context else {}

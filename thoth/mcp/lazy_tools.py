@@ -2,14 +2,14 @@
 start, the same lists.
 
 The SDK builds a tool as it is registered: a pydantic model of its arguments and the JSON schemas of
-its input and output, about 10 ms of CPU each, and Thoth registers 34 of them (a third of a second of
-the server's start; docs/benchmarks.md, "Cold start"). `LazyToolManager` keeps each registration and
+its input and output, and Thoth registers every surface's tools at start, which made building them a
+large share of the server's start (docs/benchmarks.md, "Cold start"). `LazyToolManager` keeps each registration and
 builds the tool the first time it is asked for: `tools/call` builds the one it calls, `tools/list` all
 of them, listed in the order they were registered. What a client sees does not change
 (tests/test_tool_golden.py pins every tool's schema and outputs).
 
-Prompts and resource templates cost the same kind of work (an arguments model each; ~15 ms of CPU for
-Thoth's ten): `LazyPromptManager` and `LazyResourceManager` build all of theirs together, the first time
+Prompts and resource templates cost the same kind of work (an arguments model each):
+`LazyPromptManager` and `LazyResourceManager` build all of theirs together, the first time
 prompts or templates are listed, a prompt is asked for or a resource is read.
 """
 

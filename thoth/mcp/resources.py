@@ -20,8 +20,10 @@ from mcp.types import INVALID_PARAMS, ListResourcesResult, PaginatedRequestParam
 
 from thoth.app import Thoth
 from thoth.errors import ClientError
+from thoth.mcp import sdk
 from thoth.mcp.failures import answered, to_client
 from thoth.retrieval import readable
+from thoth.retrieval.paging import OffsetCursor
 from thoth.retrieval.source_ref import SourceRef
 
 DOCUMENT_TEMPLATE = "doc://{collection}/{+key}{?version_id}"
@@ -30,6 +32,9 @@ PAGE_TEMPLATE = "doc://{collection}/{+key}#page={page}"
 VERSIONED_PAGE_TEMPLATE = "doc://{collection}/{+key}{?version_id}#page={page}"
 CHUNK_TEMPLATE = "chunk://{collection}/{chunk_id}"
 LIST_PAGE_SIZE = 100
+DOCUMENTS_CURSOR = OffsetCursor(
+    "resources/list", "cursor is not valid: pass the nextCursor of a previous resources/list unchanged"
+)
 
 
 def _page_number(page: str) -> int:
@@ -86,7 +91,9 @@ def register_resources(mcp: MCPServer, app: Thoth) -> None:
     async def list_resources(_ctx: object, params: PaginatedRequestParams | None) -> ListResourcesResult:
         cursor = params.cursor if params else None
         try:
-            infos, next_cursor = await anyio.to_thread.run_sync(readable.list_documents, store, LIST_PAGE_SIZE, cursor)
+            infos, next_cursor = await anyio.to_thread.run_sync(
+                readable.list_documents, store, LIST_PAGE_SIZE, cursor, DOCUMENTS_CURSOR
+            )
         except ClientError as exc:  # a cursor from elsewhere
             raise MCPError(INVALID_PARAMS, str(exc)) from exc
         except Exception as exc:
@@ -105,7 +112,7 @@ def register_resources(mcp: MCPServer, app: Thoth) -> None:
         return ListResourcesResult(resources=resources, next_cursor=next_cursor)
 
     # MCPServer lists only static resources, without paging: the index's documents are listed instead.
-    mcp._lowlevel_server.add_request_handler("resources/list", PaginatedRequestParams, list_resources)
+    sdk.add_request_handler(mcp, "resources/list", PaginatedRequestParams, list_resources)
 
 
 def citation_links(data: dict) -> list[ResourceLink]:

@@ -10,7 +10,8 @@ import importlib
 import importlib.metadata
 import inspect
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Annotated, Any, TypeVar
 
@@ -21,13 +22,15 @@ from pydantic import BaseModel, ValidationError
 from starlette.routing import BaseRoute
 
 from thoth.app import Thoth
+from thoth.errors import ClientError
+from thoth.mcp import sdk
 from thoth.mcp.correlation import correlation, current_correlation_id
 from thoth.mcp.failures import Surface, call, to_client
 from thoth.mcp.lazy_tools import LazyPromptManager, LazyResourceManager, LazyToolManager
 from thoth.mcp.progress import with_progress
 from thoth.mcp.resources import citation_links
 from thoth.mcp.roles import WRITER_META, RoleMiddleware, current_caller, visible, writer_meta
-from thoth.mcp.titles import TITLES
+from thoth.mcp.toolsets import served
 
 log = logging.getLogger("thoth.tools")
 
@@ -135,6 +138,18 @@ def expose(
     mcp.tool(title=title, annotations=annotations, description=doc, meta=meta)(tool)
 
 
+@contextmanager
+def advice(error: type[ClientError], text: str) -> Iterator[None]:
+    """`text` (what to call instead, in the surface's tool names) added to an `error` that the core raised in
+    its own words. Only that class, not its subclasses: a NotFound is not advised as a ClientError."""
+    try:
+        yield
+    except error as exc:
+        if type(exc) is not error:
+            raise
+        raise error(f"{exc}{text}", argument=exc.argument) from exc.__cause__
+
+
 def _short(value: object, limit: int = 80) -> str:
     text = str(value)
     return text if len(text) <= limit else text[:limit] + "…"
@@ -157,29 +172,35 @@ class ThothMCP(MCPServer):
     without their values, and a crash is a `server_fault` with a correlation id that the log line has.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        # The SDK's __init__ calls configure_logging(), which imports rich (~0.05 s of CPU at start) for a
+    def __init__(self, *args: Any, titles: Mapping[str, str] | None = None, **kwargs: Any) -> None:
+        # The SDK's __init__ calls configure_logging(), which imports rich (a cost at every start) for a
         # handler that logging.basicConfig() then drops whenever the root logger has one (setup_logging's):
         # skip the call in exactly that case, so nothing else changes.
         if not logging.getLogger().handlers:
             super().__init__(*args, **kwargs)
         else:
-            import mcp.server.mcpserver.server as sdk
+            import mcp.server.mcpserver.server as server
 
-            configure = sdk.configure_logging
-            sdk.configure_logging = lambda *_, **__: None
+            configure = server.configure_logging
+            server.configure_logging = lambda *_, **__: None
             try:
                 super().__init__(*args, **kwargs)
             finally:
-                sdk.configure_logging = configure
-        # Tools built on first use (thoth.mcp.lazy_tools), titled from thoth.mcp.titles as registered.
-        self._tool_manager = LazyToolManager(
-            self.settings.warn_on_duplicate_tools, tools=self._tool_manager.list_tools(), default_title=TITLES.get
-        )
-        # Prompts and resource templates too (none is registered before this: the SDK adds none of its own).
-        self._prompt_manager = LazyPromptManager(self.settings.warn_on_duplicate_prompts)
-        self._resource_manager = LazyResourceManager(
-            self.settings.warn_on_duplicate_resources, resources=self._resource_manager.list_resources()
+                server.configure_logging = configure
+        # Tools built on first use (thoth.mcp.lazy_tools), titled from `titles` (the toolsets') as registered;
+        # prompts and resource templates too (none is registered before this: the SDK adds none of its own).
+        settings = self.settings
+        sdk.install_managers(
+            self,
+            tools=LazyToolManager(
+                settings.warn_on_duplicate_tools,
+                tools=sdk.tool_manager(self).list_tools(),
+                default_title=(titles or {}).get,
+            ),
+            prompts=LazyPromptManager(settings.warn_on_duplicate_prompts),
+            resources=LazyResourceManager(
+                settings.warn_on_duplicate_resources, resources=sdk.resource_manager(self).list_resources()
+            ),
         )
 
     def prompt(  # type: ignore[override]
@@ -192,7 +213,7 @@ class ThothMCP(MCPServer):
         """The SDK's `@prompt()`, with the Prompt built on first use (thoth.mcp.lazy_tools)."""
 
         def decorator(fn: Callable[..., Any]) -> Callable[..., Any]:
-            self._prompt_manager.add_function(fn, name=name, title=title, description=description, icons=icons)
+            sdk.prompt_manager(self).add_function(fn, name=name, title=title, description=description, icons=icons)
             return fn
 
         return decorator
@@ -224,27 +245,27 @@ def server_version() -> str:
 
 
 def build_mcp(app: Thoth) -> MCPServer:
-    """The MCP server with every enabled toolset's `register(mcp, app)` called, plus `list_tools`,
-    then the hooks that apply to all of them (thoth.mcp.titles)."""
+    """The MCP server with every served toolset's declaration (thoth.mcp.toolsets) applied: its tools,
+    titles, prompts, completions and instructions; plus `list_tools` and the hooks that apply to all."""
     from thoth.mcp.client_log import register_client_log
     from thoth.mcp.completions import register_completions
     from thoth.mcp.prompts import register_prompts
     from thoth.mcp.resources import register_resources
 
-    modules = _toolset_modules(app)
-    # A toolset may add its own quick start (a module-level INSTRUCTIONS) to the server's instructions.
-    instructions = INSTRUCTIONS + "".join(getattr(m, "INSTRUCTIONS", "") for m in modules)
-    mcp = ThothMCP(name="thoth", title="Thoth", instructions=instructions, version=server_version())
-    for module in modules:
-        module.register(mcp, app)
+    toolsets = served(app.settings.toolsets)
+    instructions = INSTRUCTIONS + "".join(t.instructions for t in toolsets)
+    titles = {name: title for t in toolsets for name, title in t.titles.items()} | {"list_tools": "List tools"}
+    mcp = ThothMCP(name="thoth", title="Thoth", instructions=instructions, version=server_version(), titles=titles)
+    for toolset in toolsets:
+        toolset.register(mcp, app)
     _register_list_tools(mcp)
-    register_prompts(mcp, app)
+    register_prompts(mcp, toolsets, app)
     register_resources(mcp, app)
-    register_completions(mcp, app)
+    register_completions(mcp, app, {key: values for t in toolsets for key, values in t.completions.items()})
     register_client_log(mcp)
-    tools = mcp._tool_manager  # a LazyToolManager: asking for titles and roles builds no tool
+    tools = sdk.tool_manager(mcp)  # a LazyToolManager: asking for titles and roles builds no tool
     if missing := [name for name in tools.names() if not tools.title_of(name)]:
-        log.warning("tools without a title in thoth.mcp.titles: %s", ", ".join(missing))
+        log.warning("tools without a title in their toolset's declaration: %s", ", ".join(missing))
 
     writers = {name for name in tools.names() if writer_meta(tools.meta_of(name))}  # fixed once registered
 

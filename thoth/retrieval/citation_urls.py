@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from thoth.config import Settings
-from thoth.retrieval.errors import RetrievalError
+from thoth.errors import ClientError
 
 WEB_SCHEMES = ("http", "https", "gs")
 THOTH_SCHEMES = ("doc", "raptor")
@@ -26,7 +26,7 @@ _WINDOWS_PATH = re.compile(r"^[A-Za-z]:[\\/]")
 MAX_URL_CHARS = 2048
 
 
-class CitationUrlError(RetrievalError):
+class CitationUrlError(ClientError):
     """A URL whose scheme a citation may not carry."""
 
 

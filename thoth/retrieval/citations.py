@@ -27,9 +27,9 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from thoth.config import CITATION_MODES, Settings
+from thoth.errors import ClientError, NotFound
 from thoth.records import Document
 from thoth.retrieval.documents import find_document
-from thoth.retrieval.errors import NotFound, RetrievalError
 from thoth.retrieval.source_ref import SourceRef, parse_ref
 from thoth.store import Store
 
@@ -75,7 +75,7 @@ def _signer(settings: Settings) -> tuple[Any, Any]:
                 try:
                     credentials = service_account.Credentials.from_service_account_file(settings.signing_key_file)
                 except (OSError, ValueError) as exc:
-                    raise RetrievalError(f"THOTH_SIGNING_KEY_FILE cannot be used: {exc}") from None
+                    raise ClientError(f"THOTH_SIGNING_KEY_FILE cannot be used: {exc}") from None
                 project = credentials.project_id
             else:
                 import google.auth
@@ -84,7 +84,7 @@ def _signer(settings: Settings) -> tuple[Any, Any]:
                 try:
                     credentials, project = google.auth.default(scopes=_SCOPES)
                 except DefaultCredentialsError:
-                    raise RetrievalError(
+                    raise ClientError(
                         "no credentials to sign URLs with: set THOTH_SIGNING_KEY_FILE or run with a service "
                         "account (Cloud Run), or ask for mode 'gs' or 'portal'"
                     ) from None
@@ -109,10 +109,10 @@ def signed_url(
             if not credentials.valid:
                 credentials.refresh(Request())
         except Exception as exc:
-            raise RetrievalError(f"cannot get an access token to sign URLs with: {exc}") from None
+            raise ClientError(f"cannot get an access token to sign URLs with: {exc}") from None
         email = settings.signing_service_account or getattr(credentials, "service_account_email", None)
         if not email:
-            raise RetrievalError("set THOTH_SIGNING_SERVICE_ACCOUNT: the credentials name no service account")
+            raise ClientError("set THOTH_SIGNING_SERVICE_ACCOUNT: the credentials name no service account")
         extra = {"service_account_email": email, "access_token": credentials.token}
     blob = client.bucket(bucket).blob(key)
     url = blob.generate_signed_url(
@@ -143,7 +143,7 @@ def current_generation(settings: Settings, bucket: str, key: str, generation: st
             return True, generation
         live = blob_in.get_blob(key)
     except exceptions.GoogleAPICallError as exc:
-        raise RetrievalError(f"cannot look up gs://{bucket}/{key}: {exc.message}") from None
+        raise ClientError(f"cannot look up gs://{bucket}/{key}: {exc.message}") from None
     return False, str(live.generation) if live is not None else None
 
 
@@ -153,7 +153,7 @@ def current_generation(settings: Settings, bucket: str, key: str, generation: st
 def _mode(settings: Settings, asked: str | None, in_bucket: bool) -> str:
     if asked:
         if asked not in CITATION_MODES:
-            raise RetrievalError(f"mode must be one of {', '.join(CITATION_MODES)}, got {asked!r}")
+            raise ClientError(f"mode must be one of {', '.join(CITATION_MODES)}, got {asked!r}")
         return asked
     if settings.citation_mode:
         return settings.citation_mode
@@ -164,18 +164,18 @@ def _mode(settings: Settings, asked: str | None, in_bucket: bool) -> str:
 
 def _pages(page: int | None, page_start: int | None, page_end: int | None, page_count: int | None) -> tuple:
     if page is not None and (page_start is not None or page_end is not None):
-        raise RetrievalError("give page, or page_start/page_end, not both")
+        raise ClientError("give page, or page_start/page_end, not both")
     start = page if page is not None else page_start
     end = page if page is not None else (page_end if page_end is not None else page_start)
     if start is None and end is not None:
-        raise RetrievalError("page_end needs page_start")
+        raise ClientError("page_end needs page_start")
     for name, value in (("page", page), ("page_start", page_start), ("page_end", page_end)):
         if value is not None and value < 1:
-            raise RetrievalError(f"{name} must be 1 or more, got {value}")
+            raise ClientError(f"{name} must be 1 or more, got {value}")
     if start is not None and end is not None and end < start:
-        raise RetrievalError(f"page_end ({end}) must not be before page_start ({start})")
+        raise ClientError(f"page_end ({end}) must not be before page_start ({start})")
     if page_count and end is not None and end > page_count:
-        raise RetrievalError(f"the document has {page_count} pages; page {end} is out of range (1-{page_count})")
+        raise ClientError(f"the document has {page_count} pages; page {end} is out of range (1-{page_count})")
     return start, end
 
 
@@ -200,18 +200,18 @@ def resolve_citation(
 ) -> Citation:
     if source_ref:
         if bucket or key or version_id:
-            raise RetrievalError("give source_ref, or bucket and key (with version_id), not both")
+            raise ClientError("give source_ref, or bucket and key (with version_id), not both")
         ref = parse_ref(source_ref)
         if ref.page is not None and page is None and page_start is None:
             page = ref.page
     elif bucket and key:
         ref = SourceRef(bucket, key, version_id)
     else:
-        raise RetrievalError("give source_ref (doc://bucket/key[?version_id=…][#page=N]), or bucket and key")
+        raise ClientError("give source_ref (doc://bucket/key[?version_id=…][#page=N]), or bucket and key")
     try:
         copies = find_document(store, bucket=ref.container, key=ref.key)
     except NotFound:
-        raise NotFound(f"no ingested document at {ref.base}; list_collection_files shows what there is") from None
+        raise NotFound(f"no ingested document at {ref.base}") from None
     document = next((d for d in copies if d.key == ref.key), copies[0])
     start, end = _pages(page, page_start, page_end, document.page_count)
     in_bucket = bool(document.bucket)
@@ -228,7 +228,7 @@ def resolve_citation(
         highlight=highlight,
     )
     if chosen in ("signed", "gs") and not in_bucket:
-        raise RetrievalError(f"mode {chosen!r} needs a gs:// document; {ref.base} is a local file (use 'file')")
+        raise ClientError(f"mode {chosen!r} needs a gs:// document; {ref.base} is a local file (use 'file')")
     bucket, key = document.bucket or "", document.key
     if chosen == "signed":
         available, live = current_generation(settings, bucket, key, version)
@@ -255,7 +255,7 @@ def resolve_citation(
         return dataclasses.replace(citation, url=f"gs://{bucket}/{key}")
     if chosen == "portal":
         if not settings.portal_base_url:
-            raise RetrievalError("mode 'portal' needs THOTH_PORTAL_BASE_URL")
+            raise ClientError("mode 'portal' needs THOTH_PORTAL_BASE_URL")
         params = {"version_id": version, "page": start, "page_end": end if end != start else None,
                   "highlight": highlight}  # fmt: skip
         query = urlencode({k: v for k, v in params.items() if v is not None})
@@ -264,9 +264,9 @@ def resolve_citation(
         return dataclasses.replace(citation, url=url, highlight_applied=bool(highlight))
     # file
     if in_bucket:
-        raise RetrievalError(f"mode 'file' is for local folders; {ref.base} is in a bucket (use 'signed')")
+        raise ClientError(f"mode 'file' is for local folders; {ref.base} is in a bucket (use 'signed')")
     if not document.uri:  # find_document hides a URL the citation rule refuses (citation_urls)
-        raise RetrievalError(
+        raise ClientError(
             f"{ref.base} has no URL this server may show: file: URLs only on a local laptop index "
             "(a folder database with THOTH_AUTH=off); cite it by its source_ref"
         )

@@ -1,4 +1,5 @@
-"""Chunks with their documents and partitions: what the research tools fetch by id.
+"""Documents, and chunks with their documents and partitions: the one listing of a source's documents,
+and what the research tools fetch by id.
 
 A chunk id is the deterministic point id (UUIDv5 of source, document and chunk hash), so it names
 one chunk in one source. A document's content is stored once per source even when several keys hold
@@ -10,11 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from thoth.errors import ClientError, NotFound
 from thoth.records import AtLeast, AtMost, Chunk, Document, Partition
 from thoth.retrieval import citation_urls
-from thoth.retrieval.errors import NotFound, RetrievalError
 from thoth.store import Store
 
 
@@ -60,6 +62,63 @@ class Outline:
     partitions: tuple[Partition, ...]  # the first `limit`, in order, without their text
 
 
+@dataclass(frozen=True)
+class DocumentPage:
+    """One page of a source's documents (one record per key), and where the next page starts."""
+
+    source_id: str
+    total: int
+    offset: int
+    next_offset: int | None
+    documents: tuple[Document, ...]
+    counts: Mapping[str, int]  # per status, over the whole source
+
+
+DOCUMENT_SORTS = ("name", "date")
+DOCUMENT_STATUSES = ("ok", "failed")
+# what a listing shows of a document (not its BibTeX or sidecar)
+_LISTED = ["source_id", "key", "uri", "url", "bucket", "version", "object_id", "title", "authors", "year",
+           "page_count", "byte_size", "status", "error", "ingested_at"]  # fmt: skip
+
+
+def list_documents(
+    store: Store,
+    source_id: str,
+    *,
+    status: str | None = None,
+    sort: str = "name",
+    descending: bool = False,
+    limit: int = 50,
+    offset: int = 0,
+) -> DocumentPage:
+    """One page of a source's documents, `limit` from `offset`: filtered by status, sorted by key (`name`)
+    or ingest time (`date`), with the counts per status over the whole source. Each `uri` is as a tool
+    may show it, else "" (thoth.retrieval.citation_urls)."""
+    if sort not in DOCUMENT_SORTS:
+        raise ClientError(f"sort must be one of {', '.join(DOCUMENT_SORTS)}, got {sort!r}")
+    if status is not None and status not in DOCUMENT_STATUSES:
+        raise ClientError(f"status must be one of {', '.join(DOCUMENT_STATUSES)} (or left out), got {status!r}")
+    found = store.find(Document, {"source_id": source_id}, fields=_LISTED)
+    documents = [with_shown_uri(d, store) for d in found]
+    counts = {s: sum(1 for d in documents if d.status == s) for s in DOCUMENT_STATUSES}
+    if status:
+        documents = [d for d in documents if d.status == status]
+    if sort == "date":  # ties (one run writes many files) in key order
+        documents.sort(key=lambda d: d.key)
+        documents.sort(key=lambda d: (d.ingested_at is not None, d.ingested_at or 0), reverse=descending)
+    else:
+        documents.sort(key=lambda d: d.key, reverse=descending)
+    page = documents[offset : offset + limit]
+    return DocumentPage(
+        source_id=source_id,
+        total=len(documents),
+        offset=offset,
+        next_offset=offset + len(page) if offset + len(page) < len(documents) else None,
+        documents=tuple(page),
+        counts=counts,
+    )
+
+
 def pages(start: int | None, end: int | None) -> list[int]:
     return list(range(start, (end or start) + 1)) if start else []
 
@@ -96,7 +155,7 @@ def cite_chunks(store: Store, chunks: list[Chunk]) -> list[CitedChunk]:
 def get_chunk(store: Store, chunk_id: str, source_id: str | None = None) -> Chunk:
     """The chunk with this id (in source `source_id`, when given), or NotFound."""
     if not chunk_id or not chunk_id.strip():
-        raise RetrievalError("id must be a non-empty chunk id (the `id` of a search hit)")
+        raise ClientError("id must be a non-empty chunk id (the `id` of a search hit)")
     chunk = store.first(Chunk, {"chunk_id": chunk_id.strip()})
     if chunk is None:
         raise NotFound(f"no chunk with id {chunk_id!r}; ids come from search hits (`id`)")
@@ -127,7 +186,7 @@ def find_document(
         found = [d for d in found if not source_id or d.source_id == source_id]
         what = f"bucket {bucket!r} key {key!r}"
     else:
-        raise RetrievalError("give document_id, or bucket and key")
+        raise ClientError("give document_id, or bucket and key")
     if not found:
         raise NotFound(f"no ingested document with {what}" + (f" in collection {source_id!r}" if source_id else ""))
     # one source's copy (the same bytes may be in several sources)

@@ -22,9 +22,11 @@ from thoth.embed import Embedder
 from thoth.errors import ClientError, NotFound
 from thoth.records import Document, Hit, Partition, Source
 from thoth.retrieval import citation_urls
-from thoth.retrieval.paging import CursorError, decode_cursor, encode_cursor, window
+from thoth.retrieval.documents import list_documents
+from thoth.retrieval.paging import OffsetCursor, window
 from thoth.retrieval.search import hybrid_search
 from thoth.retrieval.source_ref import SCHEME, SourceRefError, format_ref, parse_ref
+from thoth.retrieval.sources import all_sources
 from thoth.store import Store, filters
 
 MARKDOWN_SUFFIXES = (".md", ".mdx", ".markdown")
@@ -32,8 +34,6 @@ INDEX_STEMS = ("index", "_index", "README")
 # The fields of a document that its page shows, and of a partition that render_page joins.
 DOCUMENT_FIELDS = ["source_id", "key", "uri", "url", "title", "status"]
 PARTITION_FIELDS = ["ordinal", "kind", "heading_path", "page_start", "text"]
-
-PageNotFound = NotFound  # no indexed page has that URL (or no source has that id)
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ def find_page(store: Store, settings: Settings, url: str) -> Document:
     """The document whose URL is `url` (a #fragment is ignored); NotFound when there is none."""
     bare = url.strip().split("#", 1)[0]
     if not bare:
-        raise ClientError("url must be a page URL, e.g. one from qurio_search or qurio_list_pages", argument="url")
+        raise ClientError("url must be a page URL", argument="url")
     matches = _ok_documents(store, {"url": bare}) + _ok_documents(store, {"uri": bare})
     if not matches and bare.startswith(SCHEME):  # page_url's last resort: doc://{source}/{key}
         try:
@@ -141,41 +141,31 @@ def find_page(store: Store, settings: Settings, url: str) -> Document:
                 if matches:
                     break
     if not matches:
-        raise NotFound(
-            f"no indexed page has url {url!r}; use a URL from qurio_search or qurio_list_pages(source_id=...)"
-        )
+        raise NotFound(f"no indexed page has url {url!r}", argument="url")
     return min(matches, key=lambda d: (d.source_id, d.key))
 
 
 # -- sources and pages ----------------------------------------------------------------------
 
 
-def list_sources(store: Store) -> list[Source]:
-    return sorted(store.find(Source), key=lambda s: s.source_id)
-
-
 def _require_source(store: Store, source_id: str) -> Source:
     source = store.first(Source, {"source_id": source_id})
     if source is None:
-        known = ", ".join(s.source_id for s in list_sources(store)) or "(none: run `python -m ingest`)"
+        known = ", ".join(s.source_id for s in all_sources(store)) or "(none: run `python -m ingest`)"
         raise NotFound(f"source_id {source_id!r} is not indexed; known sources: {known}")
     return source
 
 
-def list_pages(store: Store, settings: Settings, source_id: str, limit: int, cursor: str | None) -> PageList:
+def list_pages(
+    store: Store, settings: Settings, source_id: str, limit: int, cursor: str | None, cursors: OffsetCursor
+) -> PageList:
     """A source's pages (document and URL) sorted by path, `limit` at a time."""
     _require_source(store, source_id)
-    offset = 0
-    if cursor:
-        state = decode_cursor(cursor, "qurio_list_pages")
-        if state.get("s") != source_id or not isinstance(state.get("o"), int) or state["o"] < 0:
-            raise CursorError("cursor belongs to another source_id; pass the same source_id as before")
-        offset = state["o"]
-    documents = sorted(_ok_documents(store, {"source_id": source_id}), key=lambda d: d.key)
-    shown = tuple(_page(document, settings) for document in documents[offset : offset + limit])
-    more = offset + limit < len(documents)
-    next_cursor = encode_cursor("qurio_list_pages", {"s": source_id, "o": offset + limit}) if more else None
-    return PageList(source_id, len(documents), shown, next_cursor)
+    offset = cursors.offset(cursor, {"s": source_id})
+    listed = list_documents(store, source_id, status="ok", limit=limit, offset=offset)
+    shown = tuple(_page(document, settings) for document in listed.documents)
+    next_cursor = cursors.next(offset + limit, {"s": source_id}) if listed.next_offset is not None else None
+    return PageList(source_id, listed.total, shown, next_cursor)
 
 
 def render_page(partitions: Iterable[Partition]) -> str:
@@ -200,20 +190,17 @@ def render_page(partitions: Iterable[Partition]) -> str:
     return "\n\n".join(out)
 
 
-def read_page(store: Store, settings: Settings, url: str, max_chars: int, cursor: str | None) -> PageText:
+def read_page(
+    store: Store, settings: Settings, url: str, max_chars: int, cursor: str | None, cursors: OffsetCursor
+) -> PageText:
     """The whole page at `url`, at most `max_chars` characters at a time; `next_cursor` continues it."""
     document = find_page(store, settings, url)
-    offset = 0
-    if cursor:
-        state = decode_cursor(cursor, "qurio_read_page")
-        if state.get("d") != document.doc_id or not isinstance(state.get("o"), int):
-            raise CursorError("cursor belongs to another page, or the page changed since; read it again from the start")
-        offset = state["o"]
+    offset = cursors.offset(cursor, {"d": document.doc_id})
     match = {"source_id": document.source_id, "doc_id": document.doc_id}
     text = render_page(store.find(Partition, match, fields=PARTITION_FIELDS))
     pieces, following = window([len(text)], 0, offset, max_chars)
     content = "".join(text[p.start : p.end] for p in pieces)
-    next_cursor = encode_cursor("qurio_read_page", {"d": document.doc_id, "o": following[1]}) if following else None
+    next_cursor = cursors.next(following[1], {"d": document.doc_id}) if following else None
     return PageText(_page(document, settings), content, offset, len(text), next_cursor)
 
 

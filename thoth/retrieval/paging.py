@@ -1,8 +1,9 @@
 """Opaque cursors and character-bounded windows over ordered texts.
 
-A cursor is URL-safe base64 of a small JSON object naming the tool it belongs
-to and where to continue. It is not signed: it only says where to resume, and
-every value in it is validated again (it can never widen what a caller sees).
+A cursor is URL-safe base64 of a small JSON object naming what issued it (its
+`kind`: the surface names it, usually after the tool) and where to continue. It is
+not signed: it only says where to resume, and every value in it is validated again
+(it can never widen what a caller sees).
 """
 
 from __future__ import annotations
@@ -34,6 +35,31 @@ def decode_cursor(cursor: str, kind: str) -> dict:
     if not isinstance(state, dict) or state.get("k") != kind:
         raise CursorError(f"cursor was not issued by {kind}: pass the nextCursor of a previous {kind} answer")
     return state
+
+
+@dataclass(frozen=True)
+class OffsetCursor:
+    """The cursors of one listing: where the next answer starts, bound to the arguments it was issued for.
+
+    The surface gives `kind` (which tool issues it) and `mismatch` (what a caller is told when the
+    cursor was issued for other arguments, in the surface's words)."""
+
+    kind: str
+    mismatch: str
+
+    def offset(self, cursor: str | None, bound: dict) -> int:
+        """Where `cursor` continues (0 without one); CursorError when it was issued for other `bound` values."""
+        if not cursor:
+            return 0
+        state = decode_cursor(cursor, self.kind)
+        offset = state.pop("o", None)
+        state.pop("k")
+        if state != bound or not isinstance(offset, int) or offset < 0:
+            raise CursorError(self.mismatch)
+        return offset
+
+    def next(self, offset: int, bound: dict) -> str:
+        return encode_cursor(self.kind, {**bound, "o": offset})
 
 
 def fingerprint(ids: list[str]) -> str:

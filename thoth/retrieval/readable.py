@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from thoth.records import Document, Partition, Source, TreeNode
+from thoth.errors import NotFound
+from thoth.records import Document, Partition, TreeNode
 from thoth.retrieval.documents import find_document, get_chunk
-from thoth.retrieval.errors import NotFound
 from thoth.retrieval.pages import render_page
-from thoth.retrieval.paging import CursorError, decode_cursor, encode_cursor
+from thoth.retrieval.paging import OffsetCursor
 from thoth.retrieval.source_ref import SourceRef
 from thoth.store import IndexMissing, Store
 
@@ -100,18 +100,15 @@ def _document_infos(store: Store) -> list[DocumentInfo]:
     return [infos[k] for k in sorted(infos)]
 
 
-def list_documents(store: Store, limit: int, cursor: str | None) -> tuple[list[DocumentInfo], str | None]:
+def list_documents(
+    store: Store, limit: int, cursor: str | None, cursors: OffsetCursor
+) -> tuple[list[DocumentInfo], str | None]:
     """Every ok document of every source (source, key order), `limit` at a time, and the next cursor."""
-    offset = 0
-    if cursor:
-        state = decode_cursor(cursor, "resources/list")
-        if not isinstance(state.get("o"), int) or state["o"] < 0:
-            raise CursorError("cursor is not valid: pass the nextCursor of a previous resources/list unchanged")
-        offset = state["o"]
+    offset = cursors.offset(cursor, {})
     infos = _document_infos(store)
     page = infos[offset : offset + limit]
     more = offset + limit < len(infos)
-    return page, encode_cursor("resources/list", {"o": offset + limit}) if more else None
+    return page, cursors.next(offset + limit, {}) if more else None
 
 
 def containers(store: Store) -> list[str]:
@@ -126,13 +123,6 @@ def keys(store: Store, container: str) -> list[str]:
 def page_count(store: Store, container: str, key: str) -> int:
     info = next((i for i in _document_infos(store) if i.key == key and i.uri.startswith(f"doc://{container}/")), None)
     return (info.page_count or 0) if info else 0
-
-
-def source_ids(store: Store) -> list[str]:
-    try:
-        return sorted(s.source_id for s in store.find(Source, fields=[]))
-    except IndexMissing:
-        return []
 
 
 def top_summaries(store: Store, source_id: str, limit: int = 3) -> list[tuple[str, str]]:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from thoth.embed import Embedder
+from thoth.errors import ClientError
 from thoth.records import Document, Hit, Partition
 from thoth.retrieval.documents import cite_chunks, documents_by_id
-from thoth.retrieval.errors import RetrievalError
 from thoth.retrieval.search import hybrid_search
 from thoth.store import Store
 
@@ -42,9 +42,9 @@ def search(
     include_document: bool = False,
 ) -> list[CitedHit]:
     if retrieval_mode not in RETRIEVAL_MODES:
-        raise RetrievalError(f"retrieval_mode must be one of {', '.join(RETRIEVAL_MODES)}, got {retrieval_mode!r}")
+        raise ClientError(f"retrieval_mode must be one of {', '.join(RETRIEVAL_MODES)}, got {retrieval_mode!r}")
     if prefetch_k < top_k:
-        raise RetrievalError(f"prefetch_k ({prefetch_k}) must be at least top_k ({top_k})")
+        raise ClientError(f"prefetch_k ({prefetch_k}) must be at least top_k ({top_k})")
     alpha = 1.0 if retrieval_mode == "cosine" else None
     hits = hybrid_search(
         store, embedder, query, top_k, alpha=alpha, match={"source_id": source_id}, prefetch=prefetch_k

@@ -1,7 +1,7 @@
 """Chat sessions: a titled conversation over one dataset, persisted in the `sessions` table.
 
-A session belongs to the caller that created it (`owner`, the verified caller's key): another
-caller can neither read nor continue it, and is told only that no such session exists.
+A session records the caller that created it (`owner`, the verified caller's key), so that reading
+one back can be limited to its owner; no tool reads sessions back yet.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import uuid
 from datetime import UTC, datetime
 
 from thoth.records import Session
-from thoth.retrieval.errors import NotFound
 from thoth.retrieval.tree import get_dataset
 from thoth.store import Store
 
@@ -26,13 +25,4 @@ def create_session(store: Store, source_id: str, title: str, owner: str) -> Sess
         owner=owner,
     )
     store.put(session)
-    return session
-
-
-def get_session(store: Store, session_id: str, owner: str) -> Session:
-    """`owner`'s session with this id; another caller's session is reported as missing, not as forbidden
-    (which would confirm that the id exists)."""
-    session = store.first(Session, {"session_id": session_id})
-    if session is None or session.owner != owner:
-        raise NotFound(f"no chat session {session_id[:64]!r} of yours; create one with create_chat_session")
     return session

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
-from thoth.retrieval.errors import RetrievalError
+from thoth.errors import ClientError
 
 SCHEME = "doc://"
 _KEY_SAFE = "/-_.~!$&'()*+,;=:@"
@@ -23,7 +23,7 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-class SourceRefError(RetrievalError):
+class SourceRefError(ClientError):
     """A source_ref that is not doc://{bucket}/{key}[?version_id=…][#page=N]."""
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -32,25 +31,6 @@ MODES = ("collapsed", "traversal")
 PER_PAGE = 2  # chunks of one page in a result list, before other pages' get their turn (docs/raptor.md)
 PROTECTED_PAGES = 5  # the flat ranking's first pages: summaries name no other page before them (docs/raptor.md)
 DIRECTIONS = ("parent", "siblings")
-
-
-@dataclass(frozen=True)
-class SourceTree:
-    """A source with the shape of its current tree (what list_datasets shows)."""
-
-    source: Source
-    has_tree: bool
-    levels: int  # summary levels above the chunks
-    nodes: int  # summary nodes
-    summariser: str | None
-
-    @property
-    def source_id(self) -> str:
-        return self.source.source_id
-
-    @property
-    def updated_at(self) -> datetime | None:
-        return self.source.updated_at
 
 
 @dataclass(frozen=True)
@@ -80,23 +60,6 @@ class NodeHit:
 
 
 # -- datasets -----------------------------------------------------------------------------------------
-
-
-def list_datasets(store: Store) -> list[SourceTree]:
-    """Every source with its counts and its tree's shape."""
-    out = []
-    for source in sorted(store.find(Source), key=lambda s: s.source_id):
-        pointer = store.tree_pointer(source.source_id) or {}
-        out.append(
-            SourceTree(
-                source=source,
-                has_tree=source.has_tree and not pointer.get("stale"),
-                levels=pointer.get("levels", 0),
-                nodes=pointer.get("nodes", 0),
-                summariser=pointer.get("summariser"),
-            )
-        )
-    return out
 
 
 def get_dataset(store: Store, source_id: str) -> Source:

@@ -9,16 +9,13 @@ content, and a cursor continues exactly where the previous page stopped.
 from __future__ import annotations
 
 import random
-import re
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from thoth.embed import Embedder, EmbedderUnavailable
 from thoth.errors import ClientError
-from thoth.records import Chunk, Hit, Partition, Present, Source
-from thoth.retrieval.paging import CursorError, decode_cursor, encode_cursor, fingerprint, window
-from thoth.retrieval.search import MIN_PREFETCH, fuse, keyword_search, vector_search
-from thoth.store import ModelMismatch, Store
+from thoth.records import Partition, Present, Source
+from thoth.retrieval.paging import CursorError, OffsetCursor, decode_cursor, encode_cursor, fingerprint, window
+from thoth.retrieval.sources import all_sources
+from thoth.store import Store
 
 SECTION_FIELDS = [
     "doc_id",
@@ -31,7 +28,7 @@ SECTION_FIELDS = [
     "path",
     "is_diff",
 ]
-MIN_QUERY_CHARS = 3
+WORKSHOP = "workshop"  # the source kind
 
 
 LIST_HINT = "Call `list_workshops` to see available workshop slugs."
@@ -118,10 +115,6 @@ class Bundle:
 # -- what is indexed --------------------------------------------------------------------------
 
 
-def workshop_sources(store: Store) -> list[Source]:
-    return sorted(store.find(Source, {"kind": "workshop"}), key=lambda s: s.source_id)
-
-
 def coverage(store: Store, source_ids: list[str]) -> dict[str, Coverage]:
     """Exercises (with titles and steps), section and diff counts per workshop, from the partitions."""
     found: dict[str, Coverage] = {sid: Coverage() for sid in source_ids}
@@ -149,20 +142,16 @@ def list_workshops(
     has_diffs: bool | None,
     limit: int,
     cursor: str | None,
+    cursors: OffsetCursor,
     all_pages: bool = False,
 ) -> WorkshopPage:
     """Indexed workshops with metadata and coverage, sorted by id: `limit` at a time, or with `all_pages`
     every one from the cursor (or the start) on, in one answer."""
     wanted = {"p": product, "d": has_diffs}
-    offset = 0
-    if cursor:
-        state = decode_cursor(cursor, "list_workshops")
-        if {"p": state.get("p"), "d": state.get("d")} != wanted or not isinstance(state.get("o"), int):
-            raise CursorError("cursor was issued for other filters; pass the same product and hasDiffs as before")
-        offset = max(0, state["o"])
+    offset = cursors.offset(cursor, wanted)
     sources = [
         s
-        for s in workshop_sources(store)
+        for s in all_sources(store, WORKSHOP)
         if (product is None or (s.product or "").lower() == product.lower())
         and (has_diffs is None or bool(s.has_diffs) == has_diffs)
     ]
@@ -173,13 +162,13 @@ def list_workshops(
     return WorkshopPage(
         sources=[IndexedWorkshop(source, covered[source.source_id]) for source in page],
         total=len(sources),
-        next_cursor=encode_cursor("list_workshops", {**wanted, "o": end}) if more else None,
+        next_cursor=cursors.next(end, wanted) if more else None,
     )
 
 
 def indexed_exercises(store: Store, source_id: str | None = None) -> list[tuple[str, int]]:
     """Every (workshop, exercise number) that has sections, sorted."""
-    ids = [source_id] if source_id else [s.source_id for s in workshop_sources(store)]
+    ids = [source_id] if source_id else [s.source_id for s in all_sources(store, WORKSHOP)]
     return sorted((sid, n) for sid, cov in coverage(store, ids).items() for n in cov.exercises)
 
 
@@ -191,7 +180,7 @@ def choose_exercise(exercises: list[tuple[str, int]], rng: random.Random) -> tup
 
 
 def require_workshop(store: Store, source_id: str) -> None:
-    sources = {s.source_id for s in workshop_sources(store)}
+    sources = {s.source_id for s in all_sources(store, WORKSHOP)}
     if source_id not in sources:
         known = ", ".join(sorted(sources)) or "(none: ingest a workshop first)"
         raise ScopeError(f"workshop {source_id!r} is not indexed; indexed workshops: {known}", (LIST_HINT,))
@@ -281,7 +270,7 @@ def _scope_from_arguments(
 def context_page(
     store: Store,
     *,
-    tool: str,
+    cursor_kind: str,
     source_id: str | None,
     exercise: int | None,
     step: int | None,
@@ -307,7 +296,7 @@ def context_page(
     offset = (0, 0)
     state: dict = {}
     if cursor:
-        state = decode_cursor(cursor, tool)
+        state = decode_cursor(cursor, cursor_kind)
         try:
             cursor_scope = Scope(str(state["w"]), int(state["e"]), None if state["s"] is None else int(state["s"]))
             offset = (int(state["i"]), int(state["o"]))
@@ -340,7 +329,7 @@ def context_page(
     next_cursor = None
     if following is not None:
         state = {"w": scope.source_id, "e": scope.exercise, "s": scope.step, "f": focus or None, "h": marker}
-        next_cursor = encode_cursor(tool, {**state, "i": following[0], "o": following[1]})
+        next_cursor = encode_cursor(cursor_kind, {**state, "i": following[0], "o": following[1]})
     return Bundle(
         scope=scope,
         random=bool(random_scope and not cursor),
@@ -353,143 +342,6 @@ def context_page(
         sections=page,
         next_cursor=next_cursor,
     )
-
-
-# -- topic search -------------------------------------------------------------------------------
-
-
-# A query that looks like code (one token: camelCase, snake_case, a dotted name or a call) asks for the
-# code that uses it; anything else asks for a concept, which the notes teach and the code only uses.
-_IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:\(\))?$")
-PROSE_KINDS = ("-instructions", "-finished")
-# Multipliers on the fused score, by what a section is, for each kind of query.
-CONCEPT_WEIGHTS = {"prose": 1.0, "code": 0.6, "diff": 0.5}
-IDENTIFIER_WEIGHTS = {"prose": 0.75, "code": 1.0, "diff": 0.9}
-EXACT_IDENTIFIER_BOOST = 1.5  # code that contains the identifier as written
-
-
-def looks_like_identifier(query: str) -> bool:
-    text = query.strip()
-    if not _IDENTIFIER.match(text):
-        return False
-    core = text.removesuffix("()")
-    return any(c in core for c in "_.$") or text.endswith("()") or any(c.isupper() for c in core[1:])
-
-
-def _family(kind: str | None, content_type: str | None) -> str:
-    if kind and kind.endswith(PROSE_KINDS):
-        return "prose"
-    if (kind or "").startswith("diff") or content_type == "diff":
-        return "diff"
-    return "code" if (kind or "").endswith("-code") or content_type == "code" else "prose"
-
-
-def _check_topic_scope(
-    store: Store, query: str, source_id: str | None, exercise: int | None, step: int | None
-) -> list[str]:
-    if len("".join(query.split())) < MIN_QUERY_CHARS:
-        raise ScopeError(
-            f"query must have at least {MIN_QUERY_CHARS} non-whitespace characters",
-            ("Give a longer query: a concept (e.g. 'cache invalidation') or an identifier (e.g. 'useState').",),
-        )
-    if step is not None and exercise is None:
-        raise ScopeError("stepNumber needs exerciseNumber", ("Pass exerciseNumber too, or leave stepNumber out.",))
-    if exercise is not None and source_id is None:
-        raise ScopeError("exerciseNumber needs workshop", (LIST_HINT,))
-    ids = [s.source_id for s in workshop_sources(store)]
-    if not ids:
-        raise ScopeError("no workshops are indexed; ingest a workshop first", (LIST_HINT,))
-    if source_id is not None:
-        require_workshop(store, source_id)
-    if source_id is not None and exercise is not None:
-        resolve_scope(store, source_id, exercise, step)
-    return [source_id] if source_id else ids
-
-
-@dataclass(frozen=True)
-class TopicHit:
-    """A chunk found by `topic_search`, with its score weighted by what its section is, and that section."""
-
-    hit: Hit
-    section: Partition | None  # kind, heading_path, path, is_diff; None when the partition is gone
-
-    @property
-    def chunk(self) -> Chunk:
-        return self.hit.chunk
-
-
-@dataclass(frozen=True)
-class TopicSearch:
-    query: str
-    limit: int
-    semantic: bool  # vector and keyword lists fused; False: keyword only (`warnings` say why)
-    warnings: list[str]
-    identifier: bool  # the query looks like code (see looks_like_identifier)
-    hits: list[TopicHit]
-
-
-def topic_search(
-    store: Store,
-    get_embedder: Callable[[], Embedder],
-    query: str,
-    *,
-    source_id: str | None,
-    exercise: int | None,
-    step: int | None,
-    limit: int,
-) -> TopicSearch:
-    """Where a topic is taught: workshop chunks ranked for the query, deduplicated, each with its section.
-
-    Semantic (vector and keyword lists fused) when the model loads and the index has vectors; keyword
-    only otherwise, with a warning saying why. The scope is checked against the index before any
-    embedding. Concept queries favour the notes that teach, identifier queries the code that uses it.
-    """
-    query = query.strip()
-    ids = _check_topic_scope(store, query, source_id, exercise, step)
-    match = {"source_id": ids, "exercise_number": exercise, "step_number": step}
-    depth = max(MIN_PREFETCH, limit * 4)
-    warnings: list[str] = []
-    vector_hits: list[Hit] = []
-    available = False
-    try:
-        vector_hits = vector_search(store, get_embedder(), query, depth, match)
-        available = True
-    except (EmbedderUnavailable, ModelMismatch) as exc:
-        warnings.append(f"vector search is unavailable ({exc}); these are keyword matches")
-    if available and not vector_hits:
-        available = False
-        warnings.append("the index holds no vectors for these workshops; these are keyword matches")
-    keyword_hits = keyword_search(store, query, depth, match)
-    identifier = looks_like_identifier(query)
-    if available:
-        w_vector = 0.4 if identifier else 0.7  # an identifier is matched best by its exact tokens
-        fused = fuse([(w_vector, vector_hits), (1.0 - w_vector, keyword_hits)], depth)
-    else:
-        fused = fuse([(1.0, keyword_hits)], depth)
-    wanted = sorted({hit.chunk.partition_id for hit in fused if hit.chunk.partition_id is not None})
-    fields = ["kind", "path", "is_diff", "heading_path"]
-    found = store.find(Partition, {"partition_id": wanted}, fields=fields) if wanted else []
-    section_of = {p.partition_id: p for p in found}
-    weights = IDENTIFIER_WEIGHTS if identifier else CONCEPT_WEIGHTS
-    weighted = []
-    for hit in fused:
-        section = section_of.get(hit.chunk.partition_id or "")
-        family = _family(section.kind if section else None, hit.chunk.content_type)
-        factor = weights[family]
-        if identifier and family != "prose" and query.removesuffix("()") in hit.chunk.text:
-            factor *= EXACT_IDENTIFIER_BOOST
-        weighted.append(TopicHit(replace(hit, score=round(hit.score * factor, 6)), section))
-    weighted.sort(key=lambda t: (-t.hit.score, t.hit.chunk_id))
-    seen: set[str] = set()
-    unique = []
-    for topic_hit in weighted:  # the same text (a file unchanged from problem to solution) is one result
-        text = " ".join(topic_hit.chunk.text.split())
-        if text not in seen:
-            seen.add(text)
-            unique.append(topic_hit)
-    if not unique and not available:
-        warnings.append("keyword search found nothing; try other words, or the exact name used in the workshop")
-    return TopicSearch(query, limit, available, warnings, identifier, unique[:limit])
 
 
 # -- steps and their diffs ----------------------------------------------------------------------

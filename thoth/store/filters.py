@@ -52,30 +52,27 @@ PUBLIC_FILTERS: dict[str, str] = {
 LIST_FILTERABLE: dict[str, type] = {"children": str, "tags": str}
 
 
-FilterError = ClientError  # a filter names a column or value Thoth does not allow
-
-
 def quote(value: str) -> str:
     """A SQL string literal: single quotes doubled, NUL refused."""
     if "\x00" in value:
-        raise FilterError("filter values may not contain NUL characters")
+        raise ClientError("filter values may not contain NUL characters")
     return "'" + value.replace("'", "''") + "'"
 
 
 def _literal(column: str, value: object) -> str:
     kind = FILTERABLE.get(column)
     if kind is None:
-        raise FilterError(f"cannot filter on {column!r}; allowed: {', '.join(sorted(FILTERABLE))}")
+        raise ClientError(f"cannot filter on {column!r}; allowed: {', '.join(sorted(FILTERABLE))}")
     if kind is bool:
         if not isinstance(value, bool):
-            raise FilterError(f"filter {column!r} needs true or false, got {value!r}")
+            raise ClientError(f"filter {column!r} needs true or false, got {value!r}")
         return "true" if value else "false"
     if kind is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise FilterError(f"filter {column!r} needs an integer, got {value!r}")
+            raise ClientError(f"filter {column!r} needs an integer, got {value!r}")
         return str(int(value))
     if not isinstance(value, str):
-        raise FilterError(f"filter {column!r} needs a string, got {value!r}")
+        raise ClientError(f"filter {column!r} needs a string, got {value!r}")
     return quote(value)
 
 
@@ -86,9 +83,9 @@ def eq(column: str, value: object) -> str:
 def has(column: str, value: str) -> str:
     """The list column `column` contains `value`."""
     if LIST_FILTERABLE.get(column) is not str:
-        raise FilterError(f"cannot filter on list column {column!r}; allowed: {', '.join(sorted(LIST_FILTERABLE))}")
+        raise ClientError(f"cannot filter on list column {column!r}; allowed: {', '.join(sorted(LIST_FILTERABLE))}")
     if not isinstance(value, str):
-        raise FilterError(f"filter {column!r} needs a string, got {value!r}")
+        raise ClientError(f"filter {column!r} needs a string, got {value!r}")
     return f"array_has({column}, {quote(value)})"
 
 
@@ -105,7 +102,7 @@ _COMPARISONS = ("<", "<=", ">", ">=", "=")
 def compare(column: str, op: str, value: object) -> str:
     """`column op literal` for an allow-listed column and comparison operator."""
     if op not in _COMPARISONS:
-        raise FilterError(f"comparison {op!r} is not allowed; allowed: {', '.join(_COMPARISONS)}")
+        raise ClientError(f"comparison {op!r} is not allowed; allowed: {', '.join(_COMPARISONS)}")
     return f"{column} {op} {_literal(column, value)}"
 
 
@@ -147,16 +144,16 @@ def public_match(filters: Mapping[str, object] | None) -> dict[str, object]:
     for name, value in filters.items():
         column = PUBLIC_FILTERS.get(name)
         if column is None:
-            raise FilterError(f"filters: unknown key {name!r}; allowed: {', '.join(sorted(PUBLIC_FILTERS))}")
+            raise ClientError(f"filters: unknown key {name!r}; allowed: {', '.join(sorted(PUBLIC_FILTERS))}")
         if column in conditions:
-            raise FilterError(f"filters: {name!r} repeats a filter already given under another name")
+            raise ClientError(f"filters: {name!r} repeats a filter already given under another name")
         value = list(value) if isinstance(value, list | tuple) else value
         if value == []:
-            raise FilterError(f"filters: {name!r} needs at least one value")
+            raise ClientError(f"filters: {name!r} needs at least one value")
         try:
             where({column: value})  # check the value's type now, so the error names the client's key
-        except FilterError as exc:
-            raise FilterError(f"filters: {name!r}: {exc}") from None
+        except ClientError as exc:
+            raise ClientError(f"filters: {name!r}: {exc}") from None
         conditions[column] = value
     return conditions
 

@@ -23,8 +23,9 @@ from thoth.mcp.outputs.research import Citation as CitationInfo
 from thoth.mcp.outputs.research import CollectionInfo, DocumentChunks
 from thoth.mcp.outputs.workshop import ContextBundle
 from thoth.records import Hit, Source
-from thoth.retrieval import citations, collections, documents, tree, workshops
+from thoth.retrieval import citations, collections, documents, sources, tree, workshops
 from thoth.retrieval.search import explained_search
+from thoth.retrieval.sources import source_ids
 from thoth.retrieval.workshops import StepChanges
 from thoth.store import ModelMismatch, StoreError
 from thoth.ui.failures import advice
@@ -139,18 +140,19 @@ class Console:
 
     @page
     def index(self, request: Request) -> Response:
-        rows = [CollectionInfo.from_record(s) for s in collections.list_collections(self.store)]
-        trees = {d.source_id: d for d in tree.list_datasets(self.store)}
+        listed = sources.listing(self.store)  # before the first ingest: IndexMissing, a 503 that says so
+        rows = [CollectionInfo.from_record(s) for s in listed]
+        trees = {s.source_id: s for s in listed}
         return self._render(request, "collections.html", title="Collections", rows=rows, trees=trees)
 
     @page
     def collection(self, request: Request) -> Response:
         name = collections.find_collection(self.store, request.path_params["name"])
-        status = _choice(request, "status", ("all", *collections.DOCUMENT_STATUSES), "all")
-        sort = _choice(request, "sort", collections.DOCUMENT_SORTS, "name")
+        status = _choice(request, "status", ("all", *documents.DOCUMENT_STATUSES), "all")
+        sort = _choice(request, "sort", documents.DOCUMENT_SORTS, "name")
         order = _choice(request, "order", ("asc", "desc"), "asc")
         number = _int(request, "page", 1, 1)
-        found = collections.collection_documents(
+        found = documents.list_documents(
             self.store,
             name,
             status=None if status == "all" else status,
@@ -248,7 +250,7 @@ class Console:
             limit=limit,
             limits=SEARCH_LIMITS,
             collection=collection,
-            collections=collections.collection_ids(self.store),
+            collections=source_ids(self.store),
             hits=hits,
         )
 
@@ -312,7 +314,7 @@ class Console:
             bundle = ContextBundle.from_record(
                 workshops.context_page(
                     self.store,
-                    tool="retrieve_learning_context",
+                    cursor_kind="retrieve_learning_context",
                     source_id=name if exercise is not None else None,  # with only a cursor: the cursor's scope
                     exercise=exercise,
                     step=step,

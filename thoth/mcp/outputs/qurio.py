@@ -8,7 +8,18 @@ from pydantic import Field
 from thoth.mcp.outputs import Output, from_fields
 from thoth.records import Source
 from thoth.retrieval.pages import Page, PageHit, PageList, PageText
+from thoth.retrieval.paging import OffsetCursor
 
+# What continues qurio_list_pages and qurio_read_page, and what a caller is told when a cursor is not theirs.
+PAGES_CURSOR = OffsetCursor(
+    "qurio_list_pages", "cursor belongs to another source_id; pass the same source_id as before"
+)
+PAGE_TEXT_CURSOR = OffsetCursor(
+    "qurio_read_page", "cursor belongs to another page, or the page changed since; read it again from the start"
+)
+# Where a caller finds the URLs of pages (added to the errors of a URL that names none).
+URL_EXAMPLE = ", e.g. one from qurio_search or qurio_list_pages"
+URL_ADVICE = "; use a URL from qurio_search or qurio_list_pages(source_id=...)"
 READ_HINT = 'Use qurio_read_page(url="...") to read the full content of any result.'
 
 

@@ -14,7 +14,8 @@ from thoth.mcp.outputs import Output, from_fields
 from thoth.records import Session as SessionRecord
 from thoth.records import TreeNode
 from thoth.retrieval import answer as answers
-from thoth.retrieval.tree import NodeHit, SourceTree
+from thoth.retrieval.sources import SourceListing
+from thoth.retrieval.tree import NodeHit
 
 
 def node_uri(dataset_id: str, node_id: str) -> str:
@@ -39,7 +40,7 @@ class Dataset(Output):
     updated_at: str | None
 
     @classmethod
-    def from_record(cls, tree: SourceTree) -> Dataset:
+    def from_record(cls, tree: SourceListing) -> Dataset:
         source = tree.source
         return from_fields(
             cls,

@@ -13,9 +13,10 @@ from pydantic import Field
 
 from thoth.mcp.outputs import Output, from_fields
 from thoth.records import Document, Partition
-from thoth.retrieval import citations, collections, documents, research
+from thoth.retrieval import citations, documents, research
 from thoth.retrieval.documents import CitedChunk, pages
 from thoth.retrieval.source_ref import SourceRef
+from thoth.retrieval.sources import SourceListing
 
 
 class ObjectInfo(Output):
@@ -194,7 +195,7 @@ class CollectionInfo(Output):
     is_default: bool
 
     @classmethod
-    def from_record(cls, counts: collections.SourceCounts) -> CollectionInfo:
+    def from_record(cls, counts: SourceListing) -> CollectionInfo:
         source = counts.source
         updated_at = source.updated_at.isoformat() if source.updated_at else None
         return from_fields(cls, counts, source, collection=source.source_id, updated_at=updated_at)
@@ -205,7 +206,7 @@ class CollectionList(Output):
     collections: list[CollectionInfo]
 
     @classmethod
-    def from_record(cls, sources: Sequence[collections.SourceCounts]) -> CollectionList:
+    def from_record(cls, sources: Sequence[SourceListing]) -> CollectionList:
         return cls(
             default_collection=next((s.source.source_id for s in sources if s.is_default), None),
             collections=[CollectionInfo.from_record(s) for s in sources],
@@ -236,7 +237,7 @@ class FileList(Output):
     files: list[ObjectInfo]
 
     @classmethod
-    def from_record(cls, page: collections.DocumentPage) -> FileList:
+    def from_record(cls, page: documents.DocumentPage) -> FileList:
         return cls(
             collection=page.source_id,
             total=page.total,

@@ -7,10 +7,16 @@ from typing import Literal
 
 from pydantic import Field
 
-from thoth.mcp.outputs import Output, from_fields
-from thoth.retrieval import quiz
-from thoth.retrieval.workshops import Bundle, IndexedWorkshop, SectionPiece, TopicHit, TopicSearch, WorkshopPage
+from thoth.mcp.outputs import Output, from_fields, workshop_quiz
+from thoth.retrieval.paging import OffsetCursor
+from thoth.retrieval.workshop_topics import TopicHit, TopicSearch
+from thoth.retrieval.workshops import Bundle, IndexedWorkshop, SectionPiece, WorkshopPage
 from thoth.retrieval.workshops import section_label as label_of
+
+# What continues list_workshops, and what a caller is told when a cursor was issued for other filters.
+WORKSHOPS_CURSOR = OffsetCursor(
+    "list_workshops", "cursor was issued for other filters; pass the same product and hasDiffs as before"
+)
 
 
 class ExerciseInfo(Output):
@@ -241,7 +247,7 @@ class QuestionTypeInfo(Output):
     followUps: list[str]
 
     @classmethod
-    def from_record(cls, kind: quiz.QuestionType) -> QuestionTypeInfo:
+    def from_record(cls, kind: workshop_quiz.QuestionType) -> QuestionTypeInfo:
         return cls(
             id=kind.id,
             label=kind.label,
@@ -263,7 +269,7 @@ class QuizInstructionsResult(Output):
     closingSteps: list[str]
 
     @classmethod
-    def from_record(cls, found: quiz.QuizInstructions) -> QuizInstructionsResult:
+    def from_record(cls, found: workshop_quiz.QuizInstructions) -> QuizInstructionsResult:
         return cls.model_validate(
             {
                 "tool": "retrieve_quiz_instructions",

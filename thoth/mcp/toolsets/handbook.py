@@ -9,7 +9,9 @@ from pydantic import Field
 
 from thoth.app import Thoth
 from thoth.mcp.outputs.handbook import HandbookResults, TopicList
+from thoth.mcp.prompts import Question
 from thoth.mcp.tools import expose
+from thoth.mcp.toolsets import Toolset
 from thoth.retrieval import topics
 from thoth.retrieval.search import hybrid_search
 
@@ -40,3 +42,28 @@ def list_topics(app: Thoth) -> TopicList:
 def register(mcp: MCPServer, app: Thoth) -> None:
     expose(mcp, app, search_handbook)
     expose(mcp, app, list_topics)
+
+
+def prompts(mcp: MCPServer, _app: Thoth) -> None:
+    @mcp.prompt(title="Ask the handbook")
+    def handbook_question(question: Question) -> str:
+        """Answer a question from the handbook, citing the page and section of every passage used."""
+        return (
+            f"Answer this question from the handbook: {question}\n\n"
+            "1. Call search_handbook with the question (num_results 5); search again with other words if the "
+            "hits do not answer it.\n"
+            "2. Answer only from the passages found. After each statement cite its `source` and `section` "
+            "(and `page` for a PDF).\n"
+            "3. If the handbook does not answer the question, say so instead of guessing."
+        )
+
+
+TOOLSET = Toolset(
+    "handbook",
+    register,
+    titles={
+        "search_handbook": "Search the handbook",
+        "list_topics": "List handbook topics",
+    },
+    prompts=prompts,
+)

@@ -12,9 +12,23 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
 from thoth.app import Thoth
-from thoth.mcp.outputs.qurio import QurioPageContent, QurioPages, QurioResults, QurioSources
-from thoth.mcp.tools import expose
+from thoth.errors import ClientError, NotFound
+from thoth.mcp.completions import source_names
+from thoth.mcp.outputs.qurio import (
+    PAGE_TEXT_CURSOR,
+    PAGES_CURSOR,
+    URL_ADVICE,
+    URL_EXAMPLE,
+    QurioPageContent,
+    QurioPages,
+    QurioResults,
+    QurioSources,
+)
+from thoth.mcp.prompts import Question
+from thoth.mcp.tools import advice, expose
+from thoth.mcp.toolsets import Toolset
 from thoth.retrieval import pages
+from thoth.retrieval.sources import all_sources
 
 FilterValue = str | int | list[str] | list[int]
 
@@ -58,7 +72,7 @@ def qurio_search(
 
 def qurio_list_sources(app: Thoth) -> QurioSources:
     """Discovery: list every documentation set (source) currently indexed, with its id, name and type."""
-    return QurioSources.from_record(pages.list_sources(app.store))
+    return QurioSources.from_record(all_sources(app.store))
 
 
 def qurio_list_pages(
@@ -68,7 +82,7 @@ def qurio_list_pages(
     cursor: Annotated[str | None, Field(description="nextCursor of the previous answer, to go on")] = None,
 ) -> QurioPages:
     """Navigation: list the pages (documents) of one source, with their ids and URLs, sorted by path."""
-    return QurioPages.from_record(pages.list_pages(app.store, app.settings, source_id, limit, cursor))
+    return QurioPages.from_record(pages.list_pages(app.store, app.settings, source_id, limit, cursor, PAGES_CURSOR))
 
 
 def qurio_read_page(
@@ -82,7 +96,9 @@ def qurio_read_page(
     Long pages come in parts: pass the answer's nextCursor back (with the same url) to read on.
     """
     max_chars = app.settings.max_chars if max_chars is None else max_chars
-    return QurioPageContent.from_record(pages.read_page(app.store, app.settings, url, max_chars, cursor))
+    with advice(ClientError, URL_EXAMPLE), advice(NotFound, URL_ADVICE):
+        page = pages.read_page(app.store, app.settings, url, max_chars, cursor, PAGE_TEXT_CURSOR)
+    return QurioPageContent.from_record(page)
 
 
 def register(mcp: MCPServer, app: Thoth) -> None:
@@ -98,3 +114,33 @@ def register(mcp: MCPServer, app: Thoth) -> None:
     for body in (qurio_search, qurio_list_sources, qurio_list_pages):
         expose(mcp, app, body, surface="jsonrpc")
     expose(mcp, app, qurio_read_page, surface="jsonrpc", schema={"max_chars": (max_chars, settings.max_chars)})
+
+
+def prompts(mcp: MCPServer, _app: Thoth) -> None:
+    @mcp.prompt(title="Look it up in the docs")
+    def docs_lookup(
+        question: Question,
+        source: Annotated[str | None, Field(description="a documentation source id (qurio_list_sources)")] = None,
+    ) -> str:
+        """Find the documentation pages that answer a question, read them whole, and answer with their URLs."""
+        scope = f' with source_id="{source}"' if source else ""
+        return (
+            f"Answer this from the indexed documentation: {question}\n\n"
+            f"1. Call qurio_search{scope}.\n"
+            "2. Read the one or two best pages whole with qurio_read_page(url=...).\n"
+            "3. Answer with the URL of every page you used."
+        )
+
+
+TOOLSET = Toolset(
+    "qurio",
+    register,
+    titles={
+        "qurio_search": "Search all documentation",
+        "qurio_list_sources": "List documentation sources",
+        "qurio_list_pages": "List pages of a source",
+        "qurio_read_page": "Read a page",
+    },
+    prompts=prompts,
+    completions={("docs_lookup", "source"): source_names},
+)

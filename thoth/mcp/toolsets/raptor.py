@@ -11,20 +11,23 @@ from collections.abc import Callable
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.prompts.base import Message, UserMessage
 from mcp.types import CallToolResult, EmbeddedResource, TextContent, TextResourceContents, ToolAnnotations
 from pydantic import Field
 
 from thoth.app import Thoth
 from thoth.embed import get_tokenizer
 from thoth.errors import ClientError
+from thoth.mcp.completions import source_names
 from thoth.mcp.failures import answered
-from thoth.mcp.outputs.raptor import Answer, DatasetList, Hits, Ingested, Node, NodeList, Session, Summary
+from thoth.mcp.outputs.raptor import Answer, DatasetList, Hits, Ingested, Node, NodeList, Session, Summary, node_uri
 from thoth.mcp.outputs.raptor import Dataset as DatasetOut
 from thoth.mcp.progress import ProgressEmbedder
 from thoth.mcp.roles import current_caller
 from thoth.mcp.tools import expose
+from thoth.mcp.toolsets import Toolset
 from thoth.records import Chunk
-from thoth.retrieval import answer, tree
+from thoth.retrieval import answer, readable, sources, tree
 from thoth.retrieval.sessions import create_session
 from thoth.retrieval.source_ref import content_hash
 from thoth.retrieval.summarise import on_demand_summariser
@@ -60,7 +63,7 @@ _ingest_lock = threading.Lock()  # one ingest at a time per process: a dataset's
 
 def list_datasets(app: Thoth) -> DatasetList:
     """List the datasets (indexed sources) with their document, chunk and RAPTOR tree counts."""
-    return DatasetList(datasets=[DatasetOut.from_record(d) for d in tree.list_datasets(app.store)])
+    return DatasetList(datasets=[DatasetOut.from_record(d) for d in sources.listing(app.store)])
 
 
 def create_chat_session(
@@ -281,3 +284,58 @@ def register(mcp: MCPServer, app: Thoth) -> None:
     )
     def raptor_node(dataset_id: str, node_id: str) -> str:
         return answered("raptor_node", lambda: tree.get_node(app.store, node_id, source_id=dataset_id).text, "resource")
+
+
+def prompts(mcp: MCPServer, app: Thoth) -> None:
+    @mcp.prompt(title="Explain a topic")
+    def explain_topic(
+        topic: Annotated[str, Field(description="the topic to explain")],
+        dataset: Annotated[str | None, Field(description="the dataset to use (list_datasets)")] = None,
+    ) -> list[Message]:
+        """Explain a topic from broad to specific through a dataset's RAPTOR tree (its top summaries attached)."""
+        which = f'dataset_id="{dataset}"' if dataset else "a dataset_id from list_datasets"
+        overview = readable.top_summaries(app.store, dataset) if dataset else []
+        embedded: list[Message] = [
+            UserMessage(
+                EmbeddedResource(
+                    type="resource",
+                    resource=TextResourceContents(
+                        uri=node_uri(dataset or "", node_id), mime_type="text/plain", text=text
+                    ),
+                )
+            )
+            for node_id, text in overview
+        ]
+        return [
+            *embedded,
+            UserMessage(
+                f"Explain {topic}.\n\n"
+                f"1. Call rag_retrieve with {which}, the topic as query and expand_k=3: a walk of the tree from "
+                "its top-level summaries down.\n"
+                "2. Start the explanation from the highest-level summaries (the big picture), then go down with "
+                "rag_node_children to the passages (level 0) for the specifics.\n"
+                "3. Cite the passages you use by their resource URI (raptor://…)."
+                + ("\n\nThe dataset's broadest summaries are attached above." if embedded else "")
+            ),
+        ]
+
+
+TOOLSET = Toolset(
+    "raptor",
+    register,
+    titles={
+        "list_datasets": "List datasets",
+        "create_chat_session": "Create a chat session",
+        "ingest_document": "Ingest a document",
+        "answer_question": "Answer a question with citations",
+        "retrieve_documents": "Retrieve passages and summaries",
+        "rag_retrieve": "Retrieve tree nodes",
+        "rag_node_get": "Get a tree node",
+        "rag_node_children": "List a node's children",
+        "rag_node_navigation": "Move to parents or siblings",
+        "rag_path_to_root": "Path to the tree's root",
+        "rag_summarize": "Summarise tree nodes",
+    },
+    prompts=prompts,
+    completions={("explain_topic", "dataset"): source_names},
+)

@@ -17,6 +17,8 @@ from pydantic import Field
 from starlette.routing import BaseRoute
 
 from thoth.app import Thoth
+from thoth.errors import ClientError, NotFound
+from thoth.mcp.completions import source_names
 from thoth.mcp.outputs.research import (
     ChunkBibtex,
     ChunkDocument,
@@ -30,8 +32,10 @@ from thoth.mcp.outputs.research import (
     Pong,
     SearchResults,
 )
+from thoth.mcp.prompts import Question
 from thoth.mcp.roles import current_caller
-from thoth.mcp.tools import expose
+from thoth.mcp.tools import advice, expose
+from thoth.mcp.toolsets import Toolset
 from thoth.retrieval import citations, collections, documents, research
 
 WRITES_SETTING = ToolAnnotations(
@@ -88,9 +92,10 @@ def list_collection_files(
     offset: Annotated[int | None, Field(description="files to skip: a previous next_offset", ge=0)] = None,
 ) -> FileList:
     """List the files (documents) of a collection in key order, with status, title and citation base."""
-    source_id = collections.resolve(app.store, collection, owner=current_caller().key, required=True)
+    with advice(ClientError, " or set one with set_default_collection"):
+        source_id = collections.resolve(app.store, collection, owner=current_caller().key, required=True)
     assert source_id is not None  # required=True: resolve names one or raises
-    return FileList.from_record(collections.list_collection_files(app.store, source_id, limit, offset or 0))
+    return FileList.from_record(documents.list_documents(app.store, source_id, limit=limit, offset=offset or 0))
 
 
 def search(
@@ -151,19 +156,20 @@ def resolve_citation(
     ] = None,
 ) -> Citation:
     """Turn a source_ref (or bucket + key) into a URL that opens the document at the page."""
-    citation = citations.resolve_citation(
-        app.store,
-        app.settings,
-        source_ref=source_ref,
-        bucket=bucket,
-        key=key,
-        version_id=version_id,
-        page=page,
-        page_start=page_start,
-        page_end=page_end,
-        highlight=highlight,
-        mode=mode,
-    )
+    with advice(NotFound, "; list_collection_files shows what there is"):
+        citation = citations.resolve_citation(
+            app.store,
+            app.settings,
+            source_ref=source_ref,
+            bucket=bucket,
+            key=key,
+            version_id=version_id,
+            page=page,
+            page_start=page_start,
+            page_end=page_end,
+            highlight=highlight,
+            mode=mode,
+        )
     return Citation.from_record(citation)
 
 
@@ -225,3 +231,44 @@ def routes(app: Thoth) -> list[BaseRoute]:
     from thoth.mcp.events import event_routes  # the ingest side is imported only when routes are built
 
     return event_routes(app)
+
+
+def prompts(mcp: MCPServer, _app: Thoth) -> None:
+    @mcp.prompt(title="Answer with citations")
+    def answer_with_citations(
+        question: Question,
+        collection: Annotated[
+            str | None, Field(description="the collection to search (list_collections); default: the default one")
+        ] = None,
+    ) -> str:
+        """Search the research library, read the passages in context, and answer citing page and section."""
+        scope = f' with collection="{collection}"' if collection else ""
+        return (
+            f"Answer this question from the research library: {question}\n\n"
+            f"1. Call search{scope} with the question; try a second query if the first hits miss.\n"
+            "2. For each hit you use, read it in context with fetch_chunk_partition (the whole page or section).\n"
+            "3. Answer from what you read. Cite every claim with its document title, page and section, and give "
+            "its `source_ref`; resolve_citation turns a source_ref into a link the user can open.\n"
+            "4. Say plainly what the library does not cover."
+        )
+
+
+TOOLSET = Toolset(
+    "research",
+    register,
+    titles={
+        "ping": "Check the index",
+        "list_collections": "List collections",
+        "set_default_collection": "Set the default collection",
+        "list_collection_files": "List files of a collection",
+        "search": "Search the research library",
+        "fetch": "Fetch a chunk",
+        "resolve_citation": "Open a citation",
+        "fetch_document_chunks": "Read a document's chunks",
+        "fetch_chunk_document": "Get a chunk's document",
+        "fetch_chunk_partition": "Get a chunk's page or section",
+        "fetch_chunk_bibtex": "Get a BibTeX entry",
+    },
+    prompts=prompts,
+    completions={("answer_with_citations", "collection"): source_names},
+)

@@ -25,16 +25,25 @@ from thoth.app import Thoth
 from thoth.embed import EmbedderUnavailable
 from thoth.errors import ServerFault
 from thoth.mcp.auth import admin_refusal
-from thoth.mcp.outputs.workshop import ContextBundle, QuizInstructionsResult, TopicResults, WorkshopList
+from thoth.mcp.completions import exercise_numbers, workshop_names
+from thoth.mcp.outputs import workshop_quiz
+from thoth.mcp.outputs.workshop import (
+    WORKSHOPS_CURSOR,
+    ContextBundle,
+    QuizInstructionsResult,
+    TopicResults,
+    WorkshopList,
+)
 from thoth.mcp.tools import expose, respond
-from thoth.retrieval import quiz, workshops
+from thoth.mcp.toolsets import Toolset
+from thoth.retrieval import workshop_topics, workshops
 from thoth.retrieval.paging import CursorError
 from thoth.store import StoreError
 from thoth.writes.jobs import JobUnavailable, load_hooks
 
 log = logging.getLogger("thoth.workshop")
 
-# Added to the server's `instructions` when this toolset is on (thoth.mcp.tools reads it).
+# Added to the server's `instructions` when this toolset is served.
 INSTRUCTIONS = """
 Workshops (quiz authoring) quick start:
 - Call `list_workshops` first: workshop slugs, titles, exercises and steps, and whether diffs exist (`hasDiffs`).
@@ -50,7 +59,6 @@ Cursor = Annotated[str | None, Field(description="nextCursor of the previous ans
 Slug = Annotated[str | None, Field(description="workshop slug (from list_workshops)", max_length=200)]
 Exercise = Annotated[int | None, Field(description="exercise number", ge=0)]
 Step = Annotated[int | None, Field(description="step number within the exercise", ge=0)]
-QUIZ_TITLE = "Retrieve Quiz Instructions"
 
 
 # -- errors: one shape for every workshop tool -------------------------------------------------
@@ -106,7 +114,13 @@ def list_workshops(
     Call this first. Use the `workshop` slugs and exercise/step numbers with the other workshop tools.
     """
     page = workshops.list_workshops(
-        app.store, product=product, has_diffs=hasDiffs, limit=limit, cursor=cursor, all_pages=all
+        app.store,
+        product=product,
+        has_diffs=hasDiffs,
+        limit=limit,
+        cursor=cursor,
+        cursors=WORKSHOPS_CURSOR,
+        all_pages=all,
     )
     return WorkshopList.from_record(page)
 
@@ -123,7 +137,7 @@ def _context(
     workshop, exercise, step = scope
     bundle = workshops.context_page(
         app.store,
-        tool=tool,
+        cursor_kind=tool,
         source_id=workshop,
         exercise=exercise,
         step=step,
@@ -197,7 +211,7 @@ def search_topic_context(
     ranks the code that contains it first. Semantic search when the model is available, keyword search
     otherwise (`mode`, `vectorSearchAvailable` and `warnings` say which). Unknown scopes are errors.
     """
-    found = workshops.topic_search(
+    found = workshop_topics.topic_search(
         app.store, app.embedder, query, source_id=workshop, exercise=exerciseNumber, step=stepNumber, limit=limit
     )
     return TopicResults.from_record(found)
@@ -215,12 +229,12 @@ def retrieve_quiz_instructions(
     questionCount: Annotated[
         int,
         Field(
-            description=f"how many questions to aim for (1–{quiz.MAX_QUESTION_COUNT}, "
-            f"default {quiz.DEFAULT_QUESTION_COUNT})",
+            description=f"how many questions to aim for (1–{workshop_quiz.MAX_QUESTION_COUNT}, "
+            f"default {workshop_quiz.DEFAULT_QUESTION_COUNT})",
             ge=1,
-            le=quiz.MAX_QUESTION_COUNT,
+            le=workshop_quiz.MAX_QUESTION_COUNT,
         ),
-    ] = quiz.DEFAULT_QUESTION_COUNT,
+    ] = workshop_quiz.DEFAULT_QUESTION_COUNT,
 ) -> QuizInstructionsResult:
     """Instructions for running a quiz that makes learning stick: a facilitation protocol (one
     question at a time, wait, probe the reasoning, correct gently, space and interleave, recap),
@@ -229,7 +243,7 @@ def retrieve_quiz_instructions(
     Call it when a learner asks to be quizzed, then fetch the material with retrieve_learning_context
     (or search_topic_context and its scope). Static content: fast, needs no index.
     """
-    return QuizInstructionsResult.from_record(quiz.quiz_instructions(topic, learnerGoal, questionCount))
+    return QuizInstructionsResult.from_record(workshop_quiz.quiz_instructions(topic, learnerGoal, questionCount))
 
 
 def _expose(
@@ -290,7 +304,6 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         retrieve_quiz_instructions,
         "Unable to retrieve quiz instructions",
         "Every argument is optional: leave out `topic` or `learnerGoal`, or give non-blank text.",
-        title=QUIZ_TITLE,
     )
 
 
@@ -321,3 +334,42 @@ def routes(app: Thoth) -> list[Route]:
         return JSONResponse(body)
 
     return [Route("/internal/workshop-index/reindex", reindex, methods=["POST"])]
+
+
+def prompts(mcp: MCPServer, _app: Thoth) -> None:
+    @mcp.prompt(title="Quiz me on a workshop")
+    def quiz_me(
+        workshop: Annotated[str, Field(description="the workshop id (list_workshops)")],
+        exerciseNumber: Annotated[
+            int | None, Field(description="the exercise to be quizzed on; default: one picked at random", ge=0)
+        ] = None,
+    ) -> str:
+        """Quiz me on a workshop exercise: questions one at a time, from its instructions, code and diffs."""
+        if exerciseNumber is None:
+            scope = f'retrieve_learning_context(workshop="{workshop}", random=true)'
+        else:
+            scope = f'retrieve_learning_context(workshop="{workshop}", exerciseNumber={exerciseNumber})'
+        return (
+            f"Quiz me on the workshop {workshop}.\n\n"
+            "1. Call retrieve_quiz_instructions and follow its protocol for the whole quiz.\n"
+            f"2. Fetch the material with {scope}; while the answer has a nextCursor, call it again with that "
+            "cursor alone. retrieve_diff_context has the problem-to-solution diffs.\n"
+            "3. Ask me one question at a time about what the exercise teaches, and wait for my answer. Tell me "
+            "whether it is right, quoting the part of the exercise that shows it."
+        )
+
+
+TOOLSET = Toolset(
+    "workshop",
+    register,
+    titles={
+        "list_workshops": "List workshops",
+        "retrieve_learning_context": "Get workshop learning context",
+        "retrieve_diff_context": "Get problem-to-solution diffs",
+        "search_topic_context": "Search workshop content",
+        "retrieve_quiz_instructions": "Retrieve Quiz Instructions",  # the seed's own title
+    },
+    prompts=prompts,
+    completions={("quiz_me", "workshop"): workshop_names, ("quiz_me", "exerciseNumber"): exercise_numbers},
+    instructions=INSTRUCTIONS,
+)

@@ -1,4 +1,4 @@
-"""A quiz facilitation protocol for assistants: static, Thoth's own writing, no index needed.
+"""The workshop surface's quiz facilitation protocol for assistants: static, Thoth's own writing, no index needed.
 
 Grounded in what the learning-science literature on retrieval practice reports: recalling an answer
 strengthens memory more than reading it again (the testing effect), feedback soon after an attempt
@@ -11,13 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from thoth.retrieval.errors import RetrievalError
+from thoth.errors import ClientError
 
 VERSION = "1"
 DEFAULT_QUESTION_COUNT = 8
 MAX_QUESTION_COUNT = 20
-
-QuizArgumentError = RetrievalError  # an argument of retrieve_quiz_instructions outside what is allowed
 
 
 @dataclass(frozen=True)
@@ -202,7 +200,7 @@ def _optional_text(name: str, value: str | None) -> str | None:
         return None
     text = value.strip()
     if not text:
-        raise RetrievalError(f"{name} must not be blank: leave it out, or give some text", argument=name)
+        raise ClientError(f"{name} must not be blank: leave it out, or give some text", argument=name)
     return text
 
 
@@ -212,7 +210,7 @@ def quiz_instructions(
     """The protocol, checklist, question types and closing steps, tailored to the topic, goal and length."""
     count = DEFAULT_QUESTION_COUNT if question_count is None else question_count
     if not 1 <= count <= MAX_QUESTION_COUNT:
-        raise RetrievalError(
+        raise ClientError(
             f"questionCount must be between 1 and {MAX_QUESTION_COUNT}, got {count}", argument="questionCount"
         )
     topic = _optional_text("topic", topic)

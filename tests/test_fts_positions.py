@@ -11,7 +11,7 @@ from ingest.pipeline import Ingestor
 from tests.conftest import make_settings, write_corpus
 from thoth.retrieval.search import keyword_query, keyword_search
 from thoth.store import Store
-from thoth.store.db import FTS_COLUMN
+from thoth.store.indexes import FTS_COLUMN
 from thoth.store.schema import CHUNKS
 
 

@@ -32,11 +32,14 @@ def test_memory_search_finds_what_lancedb_finds(indexed: Settings) -> None:
     count = lance.table("chunks").count_rows()
     memory.warm_copies()
     assert memory.chunks._memory.held is not None and memory.chunks._memory.held[1] is not None  # the memory path
-    for vector in embedder.embed(QUERIES):
+    assert memory.chunks._reading(memory.chunks._chunks(), None, vector=False).held is not None  # BM25's rows too
+    for query, vector in zip(QUERIES, embedder.embed(QUERIES), strict=True):
         for limit in (5, 40, count + 3):
             held = memory.vector_search(vector, limit)
+            words = memory.keyword_search(query, limit)  # its rows taken from the copy by row id
             with patch.object(chunks, "MEMORY_SEARCH_ROWS", 0):
                 assert held and _same(held, lance.vector_search(vector, limit))
+                assert words and words == lance.keyword_search(query, limit)
     assert lance.chunks._memory.held is None
 
 

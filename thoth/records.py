@@ -120,8 +120,8 @@ class Hit:
     document_score: float | None = None  # the document's score, when hits are ranked by document
     vector_rank: int | None = None  # 1-based, when asked to explain the ranking
     keyword_rank: int | None = None
-    # Where the search read the row (LanceDB's _rowid, valid for that table version): Store.fill reads
-    # the rest of a hit's fields by it, for the few hits a ranking keeps.
+    # Where the search read the row (LanceDB's _rowid, valid for that table version): on a large table
+    # the store reads the rest of a hit's fields by it, for the few hits a ranking keeps.
     row_id: int | None = None
 
     @property

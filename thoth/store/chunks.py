@@ -2,8 +2,9 @@
 is the store's business, chosen from the chunk table's size (`Reading`):
 
 - small (at most MEMORY_SEARCH_ROWS chunks, no ANN index): the table is held in memory
-  (thoth.store.memory.MemoryVectors) and an unfiltered vector search is a matrix product, where
-  LanceDB would plan and scan the table's files for every query;
+  (thoth.store.memory.MemoryVectors): an unfiltered vector search is a matrix product, where LanceDB
+  would plan and scan the table's files for every query, and the other searches read row ids and
+  scores and take their rows from the copy;
 - large (LATE_READ_ROWS or more): the searches read row ids and scores, the few columns ranking needs
   come from a copy held by row id (RankingColumns, up to RANKING_COPY_ROWS chunks) or from the table,
   and only the hits the caller keeps are read whole: on a large table reading every candidate's text
@@ -37,8 +38,8 @@ MEMORY_SEARCH_ROWS = 20_000
 # From this many chunks searches read ids first and only the kept hits whole: a gain on a large table, a
 # loss on a small one, where reading a candidate whole costs less than a second trip for the kept ones.
 LATE_READ_ROWS = 500_000
-# Up to this many chunks a large table's ranking columns are held in memory by row id (about 70 MB at 1M
-# chunks), so its searches read only row ids and scores (0: always read them from the table).
+# Up to this many chunks a large table's ranking columns are held in memory by row id (a few short columns:
+# docs/performance.md gives the memory), so its searches read only row ids and scores (0: always read them).
 RANKING_COPY_ROWS = 2_000_000
 NPROBES = 8  # IVF partitions searched per query (one partition per 4,096 chunks: indexes.PARTITION_ROWS)
 # ANN candidates re-ranked on the full vectors: the factor for the type of the table's index times
@@ -55,7 +56,7 @@ OTHER_INDEX_REFINE_FACTOR = 20
 FACTS_SECONDS = 1.0
 ROW_ID = "_rowid"
 
-Lists = dict[str, list[Hit]]  # a search's ranked lists by name: "vector", "keyword"
+Found = dict[str, list[Hit]]  # each search's ranked hits, by its name: "vector", "keyword"
 
 
 def refine_candidates(factor: int, limit: int) -> int:
@@ -101,7 +102,8 @@ class Reading:
     """How one search reads the chunk table, chosen from its size."""
 
     late: bool  # read row ids and ranking columns; complete the kept hits afterwards
-    held: tuple[int, Any] | None = None  # (version, RankingColumns) a late search takes its columns from
+    held: tuple[int, Any] | None = None  # (version, RankingColumns) the search takes its columns from
+    copy: HeldCopy | None = None  # the copy `held` is of, read again when the table has moved on
     memory: Any = None  # MemoryVectors: a small table's unfiltered vector search
 
 
@@ -126,7 +128,7 @@ class ChunkSearch:
         vector: Callable[[], Any] | None = None,
         words: str = "",
         phrases: tuple[str, ...] = (),
-        keep: Callable[[Lists], list[Hit]] | None = None,
+        keep: Callable[[Found], list[Hit]] | None = None,
     ) -> list[Hit]:
         """The chunks `keep` keeps of the vector and keyword searches' lists, `depth` deep, read whole.
 
@@ -140,7 +142,7 @@ class ChunkSearch:
         keyword = None
         if words or phrases:
             keyword = self.lance.start(self._keyword_hits(table, words, depth, where, phrases, reading))
-        lists: Lists = {}
+        lists: Found = {}
         if vector is not None:
             query = vector()
             if reading.memory is not None:
@@ -154,8 +156,13 @@ class ChunkSearch:
 
     def _reading(self, table: Any, where: str | None, vector: bool) -> Reading:
         if self._chunk_count() >= LATE_READ_ROWS:
-            return Reading(late=True, held=self._held_ranking(table))
-        return Reading(late=False, memory=self._memory_vectors(table) if vector and not where else None)
+            return Reading(late=True, held=self._held_ranking(table), copy=self._ranking)
+        if MEMORY_SEARCH_ROWS <= 0 or self._chunk_count() > MEMORY_SEARCH_ROWS:
+            return Reading(late=False)
+        memory = self._memory_vectors(table) if vector and not where else None  # of the current version
+        held = self._memory.current(table)  # any version: `_search_rows` checks it after the search
+        rows = (held[0], held[1].by_row_id) if held is not None and held[1] is not None else None
+        return Reading(late=False, held=rows, copy=self._memory, memory=memory)
 
     def warm(self, wait: bool = True) -> None:
         """Read the copies searches use (a small table's vectors, a large table's ranking columns) now, at
@@ -213,7 +220,7 @@ class ChunkSearch:
 
     async def _search_rows(self, table: Any, search: Any, limit: int, score: str, reading: Reading) -> list[dict]:
         """The first `limit` rows a lancedb query finds, with its `score` column and the row id: whole, or
-        a late reading's ranking columns, taken from its held copy when the table is still at the copy's
+        a late reading's ranking columns; taken from a held copy when the table is still at the copy's
         version after the search (a row id always names the same row of a version)."""
         names = await self._names.get(table)
         columns = [c for c in RANKING_COLUMNS if c in names] if reading.late else present(Chunk, names)
@@ -228,8 +235,8 @@ class ChunkSearch:
             now = await table.version()
             if found is not None and now == version:
                 return [{**row, **more} for row, more in zip(found, scored, strict=True)]
-            if now != version:
-                self._ranking.get(table, now)  # read the new version beside the searches
+            if now != version and reading.copy is not None:
+                reading.copy.get(table, now)  # read the new version beside the searches
         return await read([*columns, score])
 
     async def _vector_hits(self, table: Any, vector: Any, limit: int, where: str | None, reading: Reading) -> list[Hit]:

@@ -4,7 +4,7 @@ tables (connect, migrate, write), metadata (settings, model, tree pointers), ind
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any, TypeVar
 
 import pyarrow as pa
@@ -27,7 +27,7 @@ from thoth.records import (
     to_row,
 )
 from thoth.store import filters
-from thoth.store.chunks import ChunkSearch, Lists, present
+from thoth.store.chunks import ChunkSearch, present
 from thoth.store.indexes import VECTOR_COLUMN, Indexes
 from thoth.store.lance import Lance
 from thoth.store.metadata import Metadata
@@ -62,6 +62,8 @@ class Store:
         self.metadata = Metadata(self.tables)
         self.indexes = Indexes(self.tables, self.metadata)
         self.chunks = ChunkSearch(self.tables, lance)
+        # Vector and keyword search over chunks, whole hits of what the caller's fusion keeps
+        self.search_chunks = self.chunks.search
 
     # -- tables ---------------------------------------------------------------------------
 
@@ -229,19 +231,6 @@ class Store:
         return self.indexes.ensure_vector(min_rows, fold_in)
 
     # -- search ----------------------------------------------------------------------------
-
-    def search_chunks(
-        self,
-        depth: int,
-        match: Match | None = None,
-        *,
-        vector: Callable[[], Any] | None = None,
-        words: str = "",
-        phrases: tuple[str, ...] = (),
-        keep: Callable[[Lists], list[Hit]] | None = None,
-    ) -> list[Hit]:
-        """Vector and keyword search over chunks, whole hits of what `keep` keeps (ChunkSearch.search)."""
-        return self.chunks.search(depth, match, vector=vector, words=words, phrases=phrases, keep=keep)
 
     def vector_search(self, vector: Any, limit: int, match: Match | None = None) -> list[Hit]:
         """The chunks nearest `vector` by cosine."""

@@ -162,7 +162,7 @@ def build_table(settings: Settings, n: int, embed_sample: int, text: str) -> dic
 
 
 def drop_vector_index(store: Store) -> None:
-    index = store.vector_index()
+    index = store.indexes.vector_index()
     if index:
         store.table(CHUNKS).drop_index(index.name)
 
@@ -544,7 +544,7 @@ def main(argv: list[str] | None = None) -> None:
         rows = []
         for kind in kinds:
             store = Store(settings)
-            existing = store.vector_index()
+            existing = store.indexes.vector_index()
             build_s = float("nan")
             if kind not in ("NONE", "IVF_RQ"):
                 parser.error(f"--index takes none or IVF_RQ (the one type Thoth builds), got {kind}")

@@ -122,7 +122,7 @@ def test_a_row_moved_since_the_search_is_read_by_its_id_and_a_deleted_one_left_o
         slim.extend(lists["vector"])
         table = store.table("chunks").to_arrow()
         kept = table.filter(pa.compute.not_equal(table["chunk_id"], slim[1].chunk_id))
-        store.db.create_table("chunks", data=kept.take(list(reversed(range(kept.num_rows)))), mode="overwrite")
+        store.tables.db.create_table("chunks", data=kept.take(list(reversed(range(kept.num_rows)))), mode="overwrite")
         return slim
 
     with reading(copy=False):

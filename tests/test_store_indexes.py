@@ -92,7 +92,7 @@ def test_an_index_of_an_older_type_is_searched_with_its_factor_until_trained_aga
     if old == "IvfHnswSq":
         config = HnswSq(distance_type="cosine", num_partitions=1)
     store.table(CHUNKS).create_index("vector", config=config)
-    assert store.vector_index() is not None and store.vector_index().type == old
+    assert store.indexes.vector_index() is not None and store.indexes.vector_index().type == old
     table = store.chunks._chunks()
     assert store.chunks.lance.run(chunks._vector_index_type(table)) == old
     assert chunks.REFINE_FACTORS.get(old, chunks.OTHER_INDEX_REFINE_FACTOR) == 20
@@ -107,7 +107,7 @@ def test_an_index_of_an_older_type_is_searched_with_its_factor_until_trained_aga
 
 def test_no_index_below_threshold_or_when_disabled(tmp_path: Path) -> None:
     store, vectors = make_store(tmp_path, rows=400, vector_index_min_rows=401)
-    assert store.ensure_vector_index() is None and store.vector_index() is None
+    assert store.ensure_vector_index() is None and store.indexes.vector_index() is None
     assert store.ensure_vector_index(min_rows=0) is None  # 0: never
     assert store.ensure_vector_index(min_rows=100) is not None  # never below MIN_TRAIN_ROWS, but 400 >= 256
     assert len(store.vector_search(vectors[0], 10)) == 10
@@ -125,7 +125,7 @@ def test_ingest_builds_the_index_past_the_threshold(tmp_path: Path) -> None:
     settings = make_settings(tmp_path / "db", vector_index_min_rows=256)
     summary = Ingestor(settings).run(str(corpus), name="notes")
     assert summary.chunks_written >= 256, summary.render()
-    index = Store(settings).vector_index()
+    index = Store(settings).indexes.vector_index()
     assert index is not None and index.indexed_rows == summary.chunks_written
 
 

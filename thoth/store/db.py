@@ -20,7 +20,6 @@ from thoth.records import (
     Source,
     TreeNode,
     TreePointer,
-    VectorIndex,
     VectorIndexBuild,
     field_names,
     from_row,
@@ -67,10 +66,6 @@ class Store:
 
     # -- tables ---------------------------------------------------------------------------
 
-    @property
-    def db(self) -> Any:
-        return self.tables.db
-
     def table(self, name: str) -> Any:
         return self.tables.table(name)
 
@@ -97,9 +92,6 @@ class Store:
 
     def set_setting(self, key: str, value: str) -> None:
         self.metadata.set({key: value})
-
-    def set_settings(self, values: dict[str, str]) -> None:
-        self.metadata.set(values)
 
     def index_model(self) -> tuple[str | None, int | None]:
         return self.metadata.index_model()
@@ -175,10 +167,6 @@ class Store:
         """Whether `record`'s table exists yet (an index being built may lack some)."""
         return TABLE_OF[record] in self.table_names()
 
-    def fields_of(self, record: type) -> set[str]:
-        """The record's fields that its table has (a table written by an older version lacks newer ones)."""
-        return set(self.table(TABLE_OF[record]).schema.names) & set(field_names(record))
-
     def insert(self, record: type, rows: list[dict] | pa.Table) -> None:
         """Add rows (dicts, or an Arrow table of the table's columns) to `record`'s table."""
         self.tables.add(TABLE_OF[record], rows)
@@ -218,14 +206,8 @@ class Store:
     def ensure_fts_index(self, fold_in: bool = True) -> None:
         self.indexes.ensure_fts(fold_in)
 
-    def fts_has_positions(self) -> bool | None:
-        return self.indexes.fts_has_positions()
-
     def fold_in_due(self) -> bool:
         return self.indexes.fold_in_due()
-
-    def vector_index(self) -> VectorIndex | None:
-        return self.indexes.vector_index()
 
     def ensure_vector_index(self, min_rows: int | None = None, fold_in: bool = True) -> VectorIndexBuild | None:
         return self.indexes.ensure_vector(min_rows, fold_in)

@@ -177,6 +177,7 @@ def recall_sweep(settings: Settings, vectors: np.ndarray, exact: list[set[str]],
     """Recall@10 and vector-search latency for each (nprobes, refine factor): how to pick the constants
     (thoth.store.chunks.NPROBES, REFINE_FACTORS), patched in this process for each pair."""
     print(f"{'nprobes':>8}{'refine':>8}{'recall@10':>10}{'vector p50 ms':>15}")
+    kept = chunks.NPROBES, chunks.REFINE_FACTORS
     for nprobes, refine in grid:
         chunks.NPROBES, chunks.REFINE_FACTORS = nprobes, dict.fromkeys(chunks.REFINE_FACTORS, refine)
         store = Store(settings)
@@ -188,6 +189,7 @@ def recall_sweep(settings: Settings, vectors: np.ndarray, exact: list[set[str]],
             ms.append((time.perf_counter() - started) * 1000)
             found.append(len(ann & truth) / 10)
         print(f"{nprobes:>8}{refine:>8}{np.mean(found):>10.3f}{percentile(ms, 50):>15.1f}", flush=True)
+    chunks.NPROBES, chunks.REFINE_FACTORS = kept  # the rest of the run measures the constants as they are
 
 
 def measure_index(

@@ -94,8 +94,8 @@ _IMPORT_FLOOR = """
 import time
 started, wall = time.process_time(), time.perf_counter()
 import mcp.server.mcpserver, mcp.server.sse, mcp.server.streamable_http_manager
-from thoth.store.db import _lancedb
-_lancedb()
+from thoth.store.lance import lancedb
+lancedb()
 print(time.process_time() - started, time.perf_counter() - wall)
 """
 

@@ -2,7 +2,6 @@
 
     python -m bench.quality [--data ../shared/data] [--db .thoth/bench] [--only scifact|handbook|broad]
                             [--scifact-limit N] [--limit-queries N] [--modes keyword,vector,...]
-                            [--ablation [--grid] [--lever-grid] [--context-scifact]]
 
 THOTH_EMBED_INT8=1 measures the int8 ONNX model (in an index of its own); THOTH_TREE_BUILD=0 with
 `--modes keyword,vector,hybrid` skips the trees when only the flat modes are wanted.
@@ -26,8 +25,6 @@ the flat hybrid ranking of the chunks, summaries merged in where they beat a chu
 keyword evidence, never naming a new page before the flat ranking's first five); tree-vector: the
 same by cosine alone (compare it with `vector`). A summary node in a list stands for the pages it
 names (its `pages` as `rag_retrieve` serves it: up to 3, most of its chunks first).
-
-`--ablation` prints the ranking levers on and off instead (bench/ablation.py, docs/benchmarks.md).
 
 SciFact and the handbook each have an index of their own (`own_index`: BM25 statistics are per
 table); the broad questions use the shared one, with its tree.
@@ -236,41 +233,6 @@ def handbook(data: Path, settings: Settings, max_queries: int | None, modes) -> 
         _evaluate(Runner(store, store.settings, source), pairs, list(HANDBOOK_METRICS.items()), modes)
 
 
-def ablation(data: Path, settings: Settings, cache: Path, args: argparse.Namespace) -> None:
-    """Each ranking lever on and off over both dev sets (bench/ablation.py), and the latency cost."""
-    from bench import ablation as ab
-
-    embedder = get_embedder(settings)
-    sets: list[ab.Dataset] = []
-    latency_set = None
-    if args.only in (None, "scifact"):
-        found = scifact_set(data, settings, cache, args.scifact_limit, args.limit_queries)
-        if found is not None:
-            store, source, pairs = found
-            store.ensure_section_index()  # the title/heading field the 'title' lever boosts
-            cases = ab.collect(store, embedder, source, pairs)
-            if args.context_scifact:
-                ab.add_plain_vectors(store, embedder, source, cases, cache)
-            sets.append(ab.Dataset("SciFact", cases, "nDCG@10", SCIFACT_METRICS))
-    if args.only in (None, "handbook"):
-        found = handbook_set(data, settings, args.limit_queries)
-        if found is not None:
-            store, source, pairs = found
-            store.ensure_section_index()
-            cases = ab.collect(store, embedder, source, pairs)
-            ab.add_plain_vectors(store, embedder, source, cases, cache)
-            sets.append(ab.Dataset("handbook", cases, "MRR@5", HANDBOOK_METRICS))
-            latency_set = (store, source, [text for text, _ in pairs])
-    ab.table(sets, ab.levers())
-    if args.grid:
-        ab.grid(sets)
-    if args.lever_grid:
-        ab.lever_grid(sets)
-    if latency_set is not None:
-        store, source, texts = latency_set
-        ab.latency(store, embedder, source, texts)
-
-
 BROAD_QUESTIONS = Path(__file__).parent / "data" / "broad_questions.jsonl"
 BROAD_K = 10
 
@@ -345,10 +307,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scifact-limit", type=int, help="abstracts besides the relevant ones (default: all)")
     parser.add_argument("--limit-queries", type=int, help="first N queries of each data set")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
-    parser.add_argument("--ablation", action="store_true", help="each ranking lever on and off (bench/ablation.py)")
-    parser.add_argument("--grid", action="store_true", help="with --ablation: every fusion/weight/boost/share")
-    parser.add_argument("--lever-grid", action="store_true", help="with --ablation: normalisation/depth/doc fusion")
-    parser.add_argument("--context-scifact", action="store_true", help="with --ablation: SciFact without context too")
     args = parser.parse_args(argv)
     modes = [m for m in args.modes.split(",") if m]
     unknown = set(modes) - set(MODES)
@@ -366,9 +324,6 @@ def main(argv: list[str] | None = None) -> int:
         f"{base.tree_summariser} summaries of {base.tree_summary_tokens} word pieces, "
         f"clusters up to {base.tree_cluster_tokens}"
     )
-    if args.ablation:
-        ablation(data, settings, cache, args)
-        return 0
     if args.only in (None, "scifact"):
         scifact(data, settings, cache, args.scifact_limit, args.limit_queries, modes)
     if args.only in (None, "handbook"):

@@ -43,7 +43,7 @@ from thoth.config import Settings
 from thoth.embed import get_embedder
 from thoth.retrieval.hostile import HOSTILE_QUERIES
 from thoth.store import Store
-from thoth.store.db import FOLD_IN_ROWS, FTS_COLUMN
+from thoth.store.indexes import FOLD_IN_ROWS, FTS_COLUMN
 from thoth.store.schema import CHUNKS
 
 WORKSHOP = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "workshops" / "caching-fundamentals"

@@ -1,7 +1,7 @@
 """Search at scale: ANN recall and latency, hybrid search_handbook over HTTP at 1/4/16 clients, server RSS.
 
     python -m bench.search                                   # 10,000 chunks, IVF_RQ (the default type)
-    python -m bench.search --n 100000 --index none,IVF_PQ,IVF_RQ,IVF_HNSW_SQ
+    python -m bench.search --n 100000 --index none,IVF_RQ
     python -m bench.search --n 1000000 --index IVF_RQ --db /tmp/thoth-1m   # keep the table for reruns
 
 What it does, all in one run so the ratios compare like with like:
@@ -21,8 +21,8 @@ What it does, all in one run so the ratios compare like with like:
 4. Where the time goes (`--profile`, on by default): each stage of a search_handbook call timed on its
    own in this process, by 1, 4 and 16 concurrent callers (threads; the MCP tool call as concurrent
    tasks on one event loop, as the server runs it): query embedding, BM25, vector search, fetching
-   the hit rows (on a table of THOTH_LATE_READ_ROWS or more, `Store.fill` of the k hits kept;
-   otherwise the two searches with the tool's columns less the same searches reading ids), fusion,
+   the hit rows (on a table of thoth.store.chunks.LATE_READ_ROWS or more, the k hits kept read whole;
+   a smaller table's searches read their rows whole, counted in fts and vector), fusion,
    the MCP layer (argument validation, the tool's shaping and rendering: the in-process tool call
    less hybrid search), JSON serialisation of the result, and HTTP (the HTTP p50 less the in-process
    tool call and serialisation). Every stage gets its own queries, so no cache answers a repeat.
@@ -41,7 +41,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -51,19 +50,10 @@ import numpy as np
 from bench.text import KINDS, TOPICS, passage, queries
 from thoth.config import Settings
 from thoth.embed import get_embedder
-from thoth.mcp.toolsets.handbook import HIT_FIELDS
-from thoth.records import Chunk
-from thoth.retrieval.search import (
-    DEFAULT_RANKING,
-    MIN_PREFETCH,
-    fuse,
-    fuse_lists,
-    hybrid_search,
-    keyword_search,
-    ranking_fields,
-)
-from thoth.store import IndexMissing, Store
-from thoth.store.db import is_index_type
+from thoth.records import Chunk, Hit
+from thoth.retrieval.search import DEFAULT_RANKING, MIN_PREFETCH, fuse, fuse_lists, hybrid_search, keyword_query
+from thoth.store import IndexMissing, Store, chunks
+from thoth.store.indexes import is_current
 from thoth.store.schema import CHUNKS
 
 WRITE_BATCH = 20_000
@@ -159,7 +149,7 @@ def build_table(settings: Settings, n: int, embed_sample: int, text: str) -> dic
                     "source_ref": f"doc://bench/{key}",
                 }
             )
-        store.add(CHUNKS, rows)
+        store.insert(Chunk, rows)
         print(f"  wrote {first + count:,} / {n:,} chunks", file=sys.stderr, flush=True)
     write_seconds = time.perf_counter() - started
     started = time.perf_counter()
@@ -172,16 +162,25 @@ def build_table(settings: Settings, n: int, embed_sample: int, text: str) -> dic
 
 
 def drop_vector_index(store: Store) -> None:
-    index = store.vector_index()
+    index = store.indexes.vector_index()
     if index:
-        store.table(CHUNKS).drop_index(index["name"])
+        store.table(CHUNKS).drop_index(index.name)
+
+
+def exact_search(store: Store, vector: np.ndarray) -> list[str]:
+    """The 10 nearest chunks by cosine, by LanceDB's brute force (the ANN index bypassed)."""
+    query = store.table(CHUNKS).search(vector).metric("cosine").bypass_vector_index().select(["chunk_id"])
+    return [row["chunk_id"] for row in query.limit(10).to_list()]
 
 
 def recall_sweep(settings: Settings, vectors: np.ndarray, exact: list[set[str]], grid: list[tuple[int, int]]) -> None:
-    """Recall@10 and vector-search latency for each (nprobes, refine factor): how to pick the defaults."""
+    """Recall@10 and vector-search latency for each (nprobes, refine factor): how to pick the constants
+    (thoth.store.chunks.NPROBES, REFINE_FACTORS), patched in this process for each pair."""
     print(f"{'nprobes':>8}{'refine':>8}{'recall@10':>10}{'vector p50 ms':>15}")
+    kept = chunks.NPROBES, chunks.REFINE_FACTORS
     for nprobes, refine in grid:
-        store = Store(replace(settings, vector_nprobes=nprobes, vector_refine_factor=refine))
+        chunks.NPROBES, chunks.REFINE_FACTORS = nprobes, dict.fromkeys(chunks.REFINE_FACTORS, refine)
+        store = Store(settings)
         store.vector_search(vectors[0], 10)
         found, ms = [], []
         for v, truth in zip(vectors, exact, strict=True):
@@ -190,6 +189,7 @@ def recall_sweep(settings: Settings, vectors: np.ndarray, exact: list[set[str]],
             ms.append((time.perf_counter() - started) * 1000)
             found.append(len(ann & truth) / 10)
         print(f"{nprobes:>8}{refine:>8}{np.mean(found):>10.3f}{percentile(ms, 50):>15.1f}", flush=True)
+    chunks.NPROBES, chunks.REFINE_FACTORS = kept  # the rest of the run measures the constants as they are
 
 
 def measure_index(
@@ -203,7 +203,7 @@ def measure_index(
         ann = [r.chunk_id for r in store.vector_search(v, 10)]
         ann_ms.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
-        exact = [r.chunk_id for r in store.vector_search(v, 10, exact=True)]
+        exact = exact_search(store, v)
         exact_ms.append((time.perf_counter() - started) * 1000)
         found.append(len(set(ann) & set(exact)) / 10)
         truths.append(set(exact))
@@ -314,24 +314,30 @@ def profile_stages(
     qs = {stage: queries(n, seed=100 + i, kind=text) for i, stage in enumerate(STAGES)}
     vectors = dict(zip(qs["vector"], embedder.embed(qs["vector"]), strict=True))
     vectors |= dict(zip(qs["fetch rows"], embedder.embed(qs["fetch rows"]), strict=True))
-    ranked = ranking_fields(DEFAULT_RANKING)
-    late = store.reads_late()  # a large table: searches read ids and ranking fields, then the hits kept
-    read = ranked if late else [*HIT_FIELDS, *ranked]
-    unread = [f for f in HIT_FIELDS if f not in ranked]  # what hybrid_search's fill reads of the hits kept
+    late = store.count_of(Chunk) >= chunks.LATE_READ_ROWS  # searches read ids first, then the hits kept whole
+    searched: dict[str, list[Hit]] = {}
 
-    def fts(q: str, fields: list[str] = read) -> list:
-        return keyword_search(store, q, depth, fields=fields)
+    def as_searched(lists: dict[str, list[Hit]]) -> list[Hit]:  # the lists as hybrid search gets them, unread
+        searched.update(lists)
+        return []
 
-    def vector(q: str, fields: list[str] = read) -> list:
-        return store.vector_search(vectors[q], depth, fields=fields)
+    def fts(q: str) -> list[Hit]:
+        words, phrases = keyword_query(q)
+        searched.clear()
+        store.search_chunks(depth, words=words, phrases=phrases, keep=as_searched)
+        return searched.get("keyword", [])
 
-    def kept(q: str) -> list:  # the k hits a search_handbook call keeps, as the searches return them
+    def vector(q: str) -> list[Hit]:
+        searched.clear()
+        store.search_chunks(depth, vector=lambda: vectors[q], keep=as_searched)
+        return searched.get("vector", [])
+
+    def kept(q: str) -> list[Hit]:  # the k hits a search_handbook call keeps, as the searches return them
         weight = DEFAULT_RANKING.vector_weight
         return fuse_lists({"vector": (weight, vector(q)), "keyword": (1 - weight, fts(q))}, k)
 
-    def ids_only(q: str) -> None:
-        vector(q, ["chunk_id"])
-        fts(q, ["chunk_id"])
+    def complete(hits: list[Hit]) -> list[Hit]:  # what the store does with the hits kept on a large table
+        return store.chunks.lance.run(store.chunks._complete(store.chunks._chunks(), hits))
 
     lists = [(q, vector(q), fts(q)) for q in qs["vector"]]
     to_fill = [kept(q) for q in qs["fetch rows"]] if late else []
@@ -340,22 +346,17 @@ def profile_stages(
         "embed": run_concurrently(lambda q: embedder.embed([q]), qs["embed"], clients),
         "fts": run_concurrently(fts, qs["fts"], clients),
         "vector": run_concurrently(vector, qs["vector"], clients),
-        # late: Store.fill of the k hits kept; else what reading the fields costs the two searches
-        "fetch rows": run_concurrently(
-            (lambda hits: store.fill(hits, unread)) if late else ids_only, to_fill or qs["fetch rows"], clients
-        ),
+        # late: the k hits kept read whole; a smaller table's searches read their rows (fts, vector)
+        "fetch rows": run_concurrently(complete, to_fill, clients) if late else [0.0],
         "fusion": run_concurrently(lambda item: fuse([(0.5, item[1]), (0.5, item[2])], k), lists, clients),
         "hybrid search": run_concurrently(
-            lambda q: hybrid_search(store, embedder, q, k, documents=True, fields=HIT_FIELDS),
-            qs["hybrid search"],
-            clients,
+            lambda q: hybrid_search(store, embedder, q, k, documents=True), qs["hybrid search"], clients
         ),
     }
+    if not late:
+        CPU_MS.insert(3, 0.0)
     out = {name: percentile(times, 50) for name, times in p50.items()}
     cpu = dict(zip(p50, CPU_MS, strict=True))
-    if not late:
-        out["fetch rows"] = max(0.0, out["fts"] + out["vector"] - out["fetch rows"])
-        cpu["fetch rows"] = max(0.0, cpu["fts"] + cpu["vector"] - cpu["fetch rows"])
     # The tool call on the hybrid stage's own queries, its query cache off: at 1M chunks one query's BM25
     # costs several times another's, so a difference over two query sets was mostly the queries' own.
     tool_ms, results = tool_calls({**env, "THOTH_QUERY_CACHE_SIZE": "0"}, qs["hybrid search"], k, clients)
@@ -494,7 +495,7 @@ def time_concurrent(url: str, qs: list[str], k: int, clients: int, pid: int | No
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.search", description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=10_000, help="chunks in the table")
-    parser.add_argument("--index", default="IVF_RQ", help="comma-separated: none, IVF_PQ, IVF_RQ, IVF_HNSW_SQ")
+    parser.add_argument("--index", default="IVF_RQ", help="comma-separated: none, IVF_RQ")
     parser.add_argument("--queries", type=int, default=100, help="queries per concurrency level")
     parser.add_argument("--recall-queries", type=int, default=50)
     parser.add_argument("--clients", default="1,4,16", help="concurrency levels over HTTP")
@@ -502,10 +503,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--embed-sample", type=int, default=2_000, help="chunks embedded with the real model")
     parser.add_argument("--db", help="keep the table in this folder (reused when it already holds --n chunks)")
     parser.add_argument("--text", choices=KINDS, default="natural", help="generated text: see bench/text.py")
-    parser.add_argument("--reuse-index", action="store_true", help="keep an existing index of the same type")
+    parser.add_argument("--reuse-index", action="store_true", help="keep an existing IVF_RQ index")
     parser.add_argument("--sweep", default="", help="nprobes:refine pairs to sweep recall over, e.g. 32:10,64:20")
-    parser.add_argument("--nprobes", type=int, help="override THOTH_VECTOR_NPROBES for this run")
-    parser.add_argument("--refine", type=int, help="override THOTH_VECTOR_REFINE_FACTOR for this run")
     parser.add_argument("--profile", action=argparse.BooleanOptionalAction, default=True, help="per-stage profile")
     parser.add_argument("--workers", type=int, default=1, help="server processes (THOTH_WORKERS) over HTTP")
     parser.add_argument("--search-threads", type=int, help="the server's THOTH_SEARCH_THREADS (default: 2 per core)")
@@ -521,11 +520,6 @@ def main(argv: list[str] | None = None) -> None:
     base = Settings.from_env()
     cache_dir = str(Path(base.cache_dir).expanduser().resolve())
     settings = Settings.from_env(db_uri=str(db), read_consistency_seconds=-1, cache_dir=cache_dir)
-    settings = replace(
-        settings,
-        vector_nprobes=args.nprobes or settings.vector_nprobes,
-        vector_refine_factor=args.refine or settings.vector_refine_factor,
-    )
     grid = [(int(a), int(b)) for a, b in (pair.split(":") for pair in args.sweep.split(",") if pair.strip())]
     load_start = os.getloadavg()[0]
     print(f"machine: {os.cpu_count()} CPUs, load average {load_start:.1f}; backend {settings.embed_backend}")
@@ -543,8 +537,6 @@ def main(argv: list[str] | None = None) -> None:
         qs, recall_qs = queries(args.queries, kind=text), queries(args.recall_queries, seed=4, kind=text)
         env = {k: v for k, v in os.environ.items() if not k.startswith("THOTH_")}
         env |= {"THOTH_DB_URI": str(db), "THOTH_CACHE_DIR": cache_dir, "THOTH_LOG_LEVEL": "WARNING"}
-        env |= {"THOTH_VECTOR_NPROBES": str(settings.vector_nprobes)}
-        env |= {"THOTH_VECTOR_REFINE_FACTOR": str(settings.vector_refine_factor)}
         threads = [f"THOTH_SEARCH_THREADS={args.search_threads}"] if args.search_threads else []
         for pair in [*threads, *args.set]:
             name, _, value = pair.partition("=")
@@ -554,15 +546,16 @@ def main(argv: list[str] | None = None) -> None:
         rows = []
         for kind in kinds:
             store = Store(settings)
-            existing = store.vector_index()
+            existing = store.indexes.vector_index()
             build_s = float("nan")
-            current = existing and not existing["outdated"] and is_index_type(existing["type"], kind)
-            if not (args.reuse_index and current):
+            if kind not in ("NONE", "IVF_RQ"):
+                parser.error(f"--index takes none or IVF_RQ (the one type Thoth builds), got {kind}")
+            if not (args.reuse_index and kind != "NONE" and existing and is_current(existing)):
                 drop_vector_index(store)
                 build_s = 0.0
                 if kind != "NONE":
-                    info = store.ensure_vector_index(min_rows=1, index_type=kind)
-                    build_s = info["seconds"] if info else 0.0
+                    info = store.ensure_vector_index(min_rows=1)
+                    build_s = info.seconds if info else 0.0
             print(f"{kind.lower()}:")
             local = measure_index(settings, qs, recall_qs, args.k, grid)
             server, url = start_server(env, args.workers)
@@ -590,8 +583,7 @@ def main(argv: list[str] | None = None) -> None:
             f"table: {args.n:,} chunks; {args.embed_sample} embedded in {built['embed']:.0f} s, written in "
             f"{built['write']:.0f} s, FTS index {built['fts']:.0f} s"
         )
-    refine = settings.vector_refine_factor or "the index type's (thoth.store.db.REFINE_FACTORS)"
-    print(f"search settings: nprobes {settings.vector_nprobes}, refine factor {refine}")
+    print(f"search constants: nprobes {chunks.NPROBES}, refine factors {chunks.REFINE_FACTORS}")
     head = (
         f"{'index':12}{'build s':>8}{'recall@10':>10}{'vector ms':>10}{'exact ms':>9}{'hybrid p50':>11}"
         f"{'RSS MB anon/total':>19}"

@@ -162,7 +162,7 @@ def test_rows_from_before_the_rule_are_never_shown(index: tuple[Settings, RunSum
     scope = f"{filters.eq('source_id', 'office')} AND {filters.eq('key', 'plain.md')}"
     (document,) = store.find(Document, {"source_id": "office", "key": "plain.md"}, fields=["url", "uri"])
     before = {"url": document.url, "uri": document.uri}
-    store.update(DOCUMENTS, scope, {"url": "javascript:alert(1)", "uri": "data:text/html,<b>x</b>"})
+    store.tables.update(DOCUMENTS, scope, {"url": "javascript:alert(1)", "uri": "data:text/html,<b>x</b>"})
     try:
         hits = call(shared, "qurio_search", {"query": "visitors parking north side", "source_id": "office"})
         plain = next(h for h in hits["structuredContent"]["results"] if h["title"] == "Plain page")
@@ -186,7 +186,7 @@ def test_rows_from_before_the_rule_are_never_shown(index: tuple[Settings, RunSum
         assert citation["isError"] and "source_ref" in citation["content"][0]["text"]
         assert_no_refused_url(citation)
     finally:
-        store.update(DOCUMENTS, scope, before)
+        store.tables.update(DOCUMENTS, scope, before)
 
 
 def test_file_urls_only_on_a_laptop_index(shared: LiveServer, laptop: LiveServer) -> None:

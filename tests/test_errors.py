@@ -29,7 +29,6 @@ from thoth.mcp.failures import Surface, to_client
 from thoth.retrieval import tree
 from thoth.retrieval.citation_urls import CitationUrlError
 from thoth.retrieval.paging import CursorError
-from thoth.retrieval.search import SearchError
 from thoth.retrieval.source_ref import SourceRefError
 from thoth.retrieval.workshops import ScopeError
 from thoth.store import IndexMissing, ModelMismatch, StoreError
@@ -135,7 +134,7 @@ def test_get_mcp_answers_405_at_once(server: LiveServer) -> None:
 
 def test_every_error_class_sits_under_the_hierarchy_with_the_bases_callers_rely_on() -> None:
     clients = (
-        SearchError, CursorError, SourceRefError, CitationUrlError, ScopeError,
+        CursorError, SourceRefError, CitationUrlError, ScopeError,
         IngestError, EventError, BadArgument, NotFound,
     )  # fmt: skip
     assert all(issubclass(c, ClientError) and issubclass(c, ValueError) for c in clients)

@@ -11,7 +11,7 @@ from ingest.pipeline import Ingestor
 from tests.conftest import make_settings, write_corpus
 from thoth.retrieval.search import keyword_query, keyword_search
 from thoth.store import Store
-from thoth.store.db import FTS_COLUMN
+from thoth.store.indexes import FTS_COLUMN
 from thoth.store.schema import CHUNKS
 
 
@@ -36,12 +36,12 @@ def test_an_index_without_positions_is_migrated_by_ingest(tmp_path: Path, caplog
     ingestor = Ingestor(settings)
     ingestor.run(str(root), name="handbook")
     store = Store(settings)
-    assert store.fts_has_positions() is True
+    assert store.indexes.fts_has_positions() is True
     phrase = keyword_search(store, '"leave planner"', 5)
     assert phrase and all("leave planner" in h.chunk.text for h in phrase)
 
     old_index(store)
-    assert store.fts_has_positions() is False
+    assert store.indexes.fts_has_positions() is False
     with caplog.at_level(logging.WARNING, logger="thoth.store"):
         words = keyword_search(store, '"leave planner"', 5)  # searched as words, not an error
         assert words and "python -m ingest" in caplog.text
@@ -50,4 +50,4 @@ def test_an_index_without_positions_is_migrated_by_ingest(tmp_path: Path, caplog
     with caplog.at_level(logging.WARNING, logger="thoth.store"):
         summary = Ingestor(settings).run(str(root), name="handbook")  # nothing changed: still migrates
     assert not summary.ingested and "migrating the BM25 index" in caplog.text
-    assert Store(settings).fts_has_positions() is True
+    assert Store(settings).indexes.fts_has_positions() is True

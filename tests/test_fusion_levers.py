@@ -1,6 +1,6 @@
-"""The convex fusion's levers (issue 16): how each list is scaled onto 0..1 (`Ranking.normalise`),
-and files ranked by document-level fusion (`Ranking.document_fusion`), both on by default: pure
-functions over hits, and hybrid search over a small generated corpus (real model, real LanceDB)."""
+"""Hybrid search's fusion (issue 16): how each list is scaled onto 0..1 (`Ranking.normalise`), files
+ranked by document-level fusion, and the RRF preset: pure functions over hits, and hybrid search over
+a small generated corpus (real model, real LanceDB)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,12 @@ from thoth.retrieval.search import (
     _scaled,
     by_document,
     document_scores,
+    fuse,
     fuse_lists,
     hybrid_search,
+    keyword_search,
     ranking_for,
+    vector_search,
 )
 from thoth.store import Store
 
@@ -45,19 +48,6 @@ def test_a_fixed_floor_scales_cosine_from_the_floor_not_from_the_last_candidate(
         "k0": 1.0,
         "k1": 0.4,
     }  # BM25 from 0
-
-
-def test_spread_scales_cosine_from_below_the_last_candidate_by_the_lists_range() -> None:
-    scaled = _scaled(VECTOR, "similarity", Ranking(normalise="spread", vector_spread=1.0))  # from 0.4 - 0.4 = 0
-    assert scaled == pytest.approx({"v0": 1.0, "v1": 0.75, "v2": 0.625, "v3": 0.5})
-
-
-def test_dbsf_scales_by_mean_and_three_standard_deviations_clipped() -> None:
-    scaled = _scaled(VECTOR, "similarity", Ranking(normalise="dbsf"))
-    mean, sd = 0.575, (sum((s - 0.575) ** 2 for s in (0.8, 0.6, 0.5, 0.4)) / 4) ** 0.5
-    assert scaled["v0"] == pytest.approx((0.8 - mean + 3 * sd) / (6 * sd))
-    assert 0.0 < scaled["v3"] < scaled["v2"] < scaled["v1"] < scaled["v0"] < 1.0  # no hit at either end
-    assert _scaled([_hit("x", "x.md", similarity=0.5)], "similarity", Ranking(normalise="dbsf")) == {"x": 1.0}
 
 
 def test_an_unknown_normalisation_is_refused_by_name() -> None:
@@ -87,7 +77,7 @@ def test_document_fusion_counts_a_documents_best_chunk_in_each_list() -> None:
     vector.append(_hit("far", "far.md", similarity=0.1))
     keyword = [_hit("two-b", "two.md", bm25=9.0), _hit("one", "one.md", bm25=8.0), _hit("far", "far.md", bm25=1.0)]
     lists = {"vector": (0.5, vector), "keyword": (0.5, keyword)}
-    ranking = Ranking(document_share=0.0, document_fusion=True)
+    ranking = Ranking(document_share=0.0)
     scores = document_scores(lists, ranking)
     assert scores[("s", "two.md")] == pytest.approx(1.0)  # the best of both lists
     fused = fuse_lists(lists, 10, ranking)
@@ -96,8 +86,8 @@ def test_document_fusion_counts_a_documents_best_chunk_in_each_list() -> None:
     assert [h.chunk.key for h in ranked] == ["two.md", "one.md"]
     assert ranked[0].document_score == pytest.approx(1.0)
     assert ranked[0].chunk_id in {"two-a", "two-b"}  # represented by its best fused passage
-    chunkwise = Ranking(document_share=0.0, document_fusion=False)
-    assert [h.chunk.key for h in by_document(fused, 2, chunkwise, lists)] == ["one.md", "two.md"]  # lever off
+    rrf = Ranking(fusion="rrf", document_share=0.0)  # no document-level fusion: by its best fused passage
+    assert [h.chunk.key for h in by_document(fused, 2, rrf, lists)] == ["one.md", "two.md"]
 
 
 FILLER = "Teams write their plans in the shared tracker and review them each quarter."
@@ -127,11 +117,27 @@ def test_a_page_whose_sections_match_the_words_and_the_meaning_ranks_first(tmp_p
     files = hybrid_search(store, embedder, query, 2, documents=True)  # the default: document-level fusion
     assert [h.chunk.key for h in files] == ["kit/notes.md", "kit/inventory.md"]
     assert files[0].document_score > files[1].document_score
-    chunkwise = replace(DEFAULT_RANKING, document_fusion=False)  # by its best fused passage, notes.md is second
-    assert [h.chunk.key for h in hybrid_search(store, embedder, query, 2, documents=True, ranking=chunkwise)] == [
-        "kit/inventory.md",
-        "kit/notes.md",
-    ]
+
+
+@pytest.mark.parametrize("weight", [0.4, 0.7])
+def test_the_rrf_preset_is_weighted_reciprocal_rank_fusion_of_the_two_searches(tmp_path: Path, weight: float) -> None:
+    # What workshop topic search fused by hand: fuse([(w, vector hits), (1 - w, keyword hits)], depth)
+    settings = _ingest_pages(tmp_path, SPLIT_PAGES, "split")
+    store, embedder = Store(settings), get_embedder(settings)
+    depth, match = 48, {"source_id": "split"}
+    preset = Ranking(fusion="rrf", vector_weight=weight)
+    for query in ("part 4471 readings drift over time", "weigh and dissolve a sample", '"part 4471"'):
+        vector_hits = vector_search(store, embedder, query, depth, match)
+        keyword_hits = keyword_search(store, query, depth, match)
+        expected = fuse([(weight, vector_hits), (1 - weight, keyword_hits)], depth)
+        served = hybrid_search(store, embedder, query, depth, match=match, ranking=preset)
+        assert served and _all(served) == _all(expected)
+        keyword_only = hybrid_search(store, embedder, query, depth, match=match, ranking=preset, alpha=0.0)
+        assert _all(keyword_only) == _all(fuse([(1.0, keyword_hits)], depth))
+
+
+def _all(hits: list[Hit]) -> list[tuple]:
+    return [(h.chunk, h.score, h.similarity, h.bm25) for h in hits]
 
 
 class _Renamed:

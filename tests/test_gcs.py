@@ -12,7 +12,7 @@ import base64
 import hashlib
 import json
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, urlsplit
@@ -165,17 +165,20 @@ def test_second_run_changes_nothing(library: Library) -> None:
 
 def test_ranking_columns_held_from_the_bucket_rank_as_read_ones(library: Library) -> None:
     # As on a large table (ids first, ranking columns held by row id), read from gs://: the same hits
+    from tests.test_store_chunks import reading
     from thoth.embed import get_embedder
     from thoth.retrieval.search import hybrid_search
 
-    large = replace(library.settings, late_read_rows=0, memory_search_rows=0)
-    held, read = Store(large), Store(replace(large, ranking_copy_rows=0))
-    held.warm_copies()
-    assert held._ranking.held is not None and held._ranking.held[1] is not None
-    embedder = get_embedder(large)
+    held, read = Store(library.settings), Store(library.settings)
+    with reading():
+        held.warm_copies()
+    assert held.chunks._ranking.held is not None and held.chunks._ranking.held[1] is not None
+    embedder = get_embedder(library.settings)
     for query in ("multi-head attention", "harbour dredging channel"):
-        served = hybrid_search(held, embedder, query, 3, documents=True, fields=["key", "text"])
-        expected = hybrid_search(read, embedder, query, 3, documents=True, fields=["key", "text"])
+        with reading():
+            served = hybrid_search(held, embedder, query, 3, documents=True)
+        with reading(copy=False):
+            expected = hybrid_search(read, embedder, query, 3, documents=True)
         assert served and [(h.chunk, h.score) for h in served] == [(h.chunk, h.score) for h in expected]
 
 

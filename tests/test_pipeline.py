@@ -144,6 +144,6 @@ def test_rows_left_by_a_killed_run_are_not_doubled(corpus: Path, settings) -> No
     ingestor.run(str(corpus), name="docs")
     clean = chunk_rows(Store(settings))
     store = Store(settings)
-    store.delete(DOCUMENTS, "key = 'index.md'")  # as if the run died after writing chunks, before this row
+    store.tables.delete(DOCUMENTS, "key = 'index.md'")  # as if the run died after writing chunks, before this row
     Ingestor(settings).run(str(corpus), name="docs")
     assert chunk_rows(Store(settings)) == clean

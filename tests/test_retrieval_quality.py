@@ -16,10 +16,8 @@ from thoth.retrieval.search import (
     DEFAULT_RANKING,
     Ranking,
     by_document,
-    feedback_terms,
     hybrid_search,
     keyword_search,
-    query_vector_weight,
     vector_search,
 )
 from thoth.store import Store
@@ -125,74 +123,9 @@ def test_a_document_is_scored_by_its_best_chunk_plus_a_share_of_the_next() -> No
     assert _keys(by_document(windows, 2, ranking)) == ["a", "b"]  # one section's windows: no extra evidence
 
 
-def test_the_title_field_lifts_a_title_match_above_a_body_mention(corpus: Settings) -> None:
-    # Not in the default ranking (it did not help on dev), but bench.quality's ablation relies on it.
-    store = Store(corpus)
-    store.ensure_section_index()
-    assert store.fts_has_sections()
-    boosted = _keys(keyword_search(store, "sabbatical", 2, section_boost=2.0))
-    assert boosted[0] == "people/sabbatical.md"
-    plain = keyword_search(store, "sabbatical", 2)
-    titled = keyword_search(store, "sabbatical", 2, section_boost=2.0)
-    assert titled[0].bm25 > plain[0].bm25  # the heading field adds to the text field's score
-
-
 def test_the_default_ranking_is_the_one_measured(tmp_path: Path) -> None:
     # docs/benchmarks.md quotes these; a change here needs a new ablation run.
-    assert DEFAULT_RANKING == Ranking("convex", 0.4, 0.0, 0.2, 3, feedback_weight=0.0, short_query_words=0)  # both off
-    # cosine scaled from a fixed floor, files by document-level fusion, lists 40 deep
+    assert DEFAULT_RANKING == Ranking("convex", 0.4, 0.2, 3)
+    # cosine scaled from a fixed floor, lists 40 deep
     assert (DEFAULT_RANKING.normalise, DEFAULT_RANKING.vector_floor) == ("floor", 0.2)
-    assert DEFAULT_RANKING.document_fusion and DEFAULT_RANKING.candidates == 40
-
-
-# Pseudo-relevance feedback: the query names the subject; the passage about the knife-edge test shares no
-# word with it, only with the passages the query finds first (cerium oxide, aberration, Foucault tester).
-FEEDBACK_PAGES = {
-    "astro/telescope-1.md": "# Telescope mirrors\n\nThe telescope mirror is polished with cerium oxide until "
-    "the aberration vanishes.\n",
-    "astro/telescope-2.md": "# Grinding\n\nGrinding a telescope mirror takes cerium oxide, patience and a "
-    "Foucault tester to measure the aberration.\n",
-    "astro/knife-edge.md": "# Knife-edge test\n\nA Foucault tester shows aberration as shadows; cerium oxide "
-    "polishing removes them.\n",
-    "home/bathroom.md": "# Bathroom\n\nThe bathroom mirror needs a new lamp.\n",
-    "home/garden.md": "# Garden\n\nThe roses need water twice a week in summer.\n",
-    "home/kitchen.md": "# Kitchen\n\nThe kettle is descaled every month with vinegar.\n",
-}
-
-
-@pytest.fixture(scope="module")
-def feedback_corpus(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return _ingest_pages(tmp_path_factory.mktemp("feedback"), FEEDBACK_PAGES, "feedback")
-
-
-def test_feedback_words_pull_in_a_passage_that_shares_no_word_with_the_query(feedback_corpus: Settings) -> None:
-    store, embedder = Store(feedback_corpus), get_embedder(feedback_corpus)
-    query = "telescope mirror"
-    gold = "astro/knife-edge.md"
-    plain = _keys(hybrid_search(store, embedder, query, 10, alpha=0.0))  # the keyword side alone
-    assert gold not in plain  # BM25 cannot see it: not one word in common
-    # measured and pinned under min-max scaling (the default then): feedback is off by default
-    ranking = Ranking(feedback_weight=0.3, feedback_passages=2, feedback_terms=5, normalise="minmax")
-    expanded = _keys(hybrid_search(store, embedder, query, 10, alpha=0.0, ranking=ranking))
-    assert gold in expanded  # the top passages' words find it
-    assert expanded.index(gold) > max(expanded.index("astro/telescope-1.md"), expanded.index("astro/telescope-2.md"))
-    assert expanded.index(gold) < expanded.index("home/bathroom.md")  # above a page that matches one query word
-
-
-def test_feedback_terms_are_the_top_passages_heaviest_new_words() -> None:
-    hits = [
-        Hit(Chunk("c1", text="The cerium oxide polish: cerium oxide again, and the mirror."), score=1.0),
-        Hit(Chunk("c2", text="Cerium oxide and a tester."), score=0.5),
-        Hit(Chunk("c3", text="Lamps and kettles."), score=0.1),
-    ]
-    terms = feedback_terms("polishing a mirror", hits, passages=2, terms=3)
-    assert terms[:2] == ["cerium", "oxide"]  # most of the first passage's words, and in the second too
-    assert "mirror" not in terms and "the" not in terms and "and" not in terms  # asked already; stop words
-    assert "lamps" not in feedback_terms("mirror", hits, passages=2, terms=10)  # only the top passages count
-
-
-def test_a_short_query_leans_lexical_only_when_the_ranking_says_so() -> None:
-    ranking = Ranking(short_query_words=3, short_query_weight=0.2)
-    assert query_vector_weight("zorblax gauge", ranking) == 0.2  # two content words: keyword-like
-    assert query_vector_weight("how is the zorblax gauge zeroed before a reading", ranking) == ranking.vector_weight
-    assert query_vector_weight("zorblax gauge", DEFAULT_RANKING) == DEFAULT_RANKING.vector_weight  # off by default
+    assert DEFAULT_RANKING.candidates == 40

@@ -21,7 +21,7 @@ def _record(db: str, barrier: multiprocessing.synchronize.Barrier, index: int) -
     store = Store(make_settings(Path(db)))
     store.table(SETTINGS)  # opened before the barrier, so every process writes at the same moment
     barrier.wait()
-    store.set_settings({"index.embed_model": "all-MiniLM-L6-v2", "index.embed_dim": "384", "writer": str(index)})
+    store.metadata.set({"index.embed_model": "all-MiniLM-L6-v2", "index.embed_dim": "384", "writer": str(index)})
 
 
 def _record_source(db: str, barrier: multiprocessing.synchronize.Barrier, index: int) -> None:

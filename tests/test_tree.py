@@ -29,8 +29,8 @@ def _tree(settings: Settings, source_id: str = "topics") -> tuple[dict, list[dic
 
 def test_tree_covers_every_chunk_and_links_both_ways(topic_index: Settings) -> None:
     pointer, nodes, chunk_ids = _tree(topic_index)
-    assert pointer["levels"] >= 2 and pointer["nodes"] == len(nodes)
-    assert {n["tree_version"] for n in nodes} == {pointer["version"]}
+    assert pointer.levels >= 2 and pointer.nodes == len(nodes)
+    assert {n["tree_version"] for n in nodes} == {pointer.version}
     by_id = {n["node_id"]: n for n in nodes}
     level1 = [n for n in nodes if n["level"] == 1]
     assert set().union(*(n["children"] for n in level1)) == set(chunk_ids)  # every chunk under a summary
@@ -47,7 +47,7 @@ def test_tree_covers_every_chunk_and_links_both_ways(topic_index: Settings) -> N
             assert node["leaf_count"] >= max(by_id[c]["leaf_count"] for c in node["children"])
         else:
             assert node["leaf_count"] == len(node["children"])
-    assert sum(1 for n in nodes if n["level"] == top) == pointer["layer_sizes"][-1]
+    assert sum(1 for n in nodes if n["level"] == top) == pointer.layer_sizes[-1]
     source = Store(topic_index).first(Source, {"source_id": "topics"})
     assert source.has_tree is True
 
@@ -112,9 +112,9 @@ def test_unchanged_source_is_not_rebuilt_and_changed_one_is_replaced(tmp_path: P
     summary = Ingestor(settings).run(str(root), name="topics")
     assert summary.tree is not None and summary.tree.built
     after = store.tree_pointer("topics")
-    assert after["version"] != before["version"] and after["fingerprint"] != before["fingerprint"]
+    assert after.version != before.version and after.fingerprint != before.fingerprint
     nodes = [to_row(n) for n in store.find(TreeNode, {"source_id": "topics"})]
-    assert {n["tree_version"] for n in nodes} == {after["version"]}  # the old tree is gone
+    assert {n["tree_version"] for n in nodes} == {after.version}  # the old tree is gone
     level1 = [n for n in nodes if n["level"] == 1]
     chunk_ids = {c.chunk_id for c in store.find(Chunk, fields=[])}
     assert set().union(*(n["children"] for n in level1)) == chunk_ids
@@ -171,7 +171,7 @@ def test_the_same_ingest_twice_keeps_the_tree(tmp_path: Path, onnx_cache: Path) 
     settings = tree_settings(db, embed_backend="onnx", cache_dir=str(onnx_cache))
     store = Store(settings)
     pointer = store.tree_pointer("corpus")
-    assert pointer and pointer["nodes"] > 0
+    assert pointer and pointer.nodes > 0
     written = store.table(TREE_NODES).version
 
     second = run_ingest("--source", str(root), "--db", str(db), env=env)

@@ -30,7 +30,7 @@ COMET = "# Comets\n\nA comet's tail always points away from the Sun, pushed by t
 
 def current_nodes(store: Store, source_id: str = "topics") -> list[dict]:
     pointer = store.tree_pointer(source_id)
-    nodes = store.find(TreeNode, {"source_id": source_id, "tree_version": pointer["version"]})
+    nodes = store.find(TreeNode, {"source_id": source_id, "tree_version": pointer.version})
     return [to_row(n) for n in nodes]
 
 
@@ -39,17 +39,17 @@ def check_invariants(store: Store, source_id: str = "topics") -> list[dict]:
     pointer = store.tree_pointer(source_id)
     nodes = current_nodes(store, source_id)
     by_id = {n["node_id"]: n for n in nodes}
-    assert len(by_id) == len(nodes) == pointer["nodes"]
+    assert len(by_id) == len(nodes) == pointer.nodes
     chunk_ids = [c.chunk_id for c in store.find(Chunk, {"source_id": source_id}, fields=[])]
     # each chunk under exactly one level-1 node
     under = Counter(c for n in nodes if n["level"] == 1 for c in n["children"])
     assert set(under) == set(chunk_ids) and set(under.values()) == {1}
     # levels contiguous, root unique
     levels = sorted({n["level"] for n in nodes})
-    assert levels == list(range(1, len(levels) + 1)) == list(range(1, pointer["levels"] + 1))
+    assert levels == list(range(1, len(levels) + 1)) == list(range(1, pointer.levels + 1))
     top = [n for n in nodes if n["level"] == levels[-1]]
     assert len(top) == 1 and top[0]["parent"] is None
-    assert [sum(1 for n in nodes if n["level"] == lv) for lv in levels] == pointer["layer_sizes"][1:]
+    assert [sum(1 for n in nodes if n["level"] == lv) for lv in levels] == list(pointer.layer_sizes)[1:]
     # parents and children agree, each node has one parent, ids are the hash of the children
     held = Counter(c for n in nodes if n["level"] > 1 for c in n["children"])
     for node in nodes:
@@ -114,11 +114,7 @@ def test_insert_updates_in_place_and_keeps_unchanged_nodes(copy: tuple[Path, Set
         assert after[nid]["text"] == before[nid]["text"]
     assert any("dough" in n["text"] for n in nodes)  # the new text is summarised somewhere
     pointer = store.tree_pointer("topics")
-    assert (
-        pointer["drift_chunks"] == 2
-        and pointer["build_chunks"] == 72
-        and pointer["drift"] == pytest.approx(2 / 72, abs=1e-3)
-    )
+    assert pointer.drift_chunks == 2 and pointer.build_chunks == 72 and pointer.drift == pytest.approx(2 / 72, abs=1e-3)
 
 
 def test_a_document_added_then_removed_leaves_the_tree_as_it_was(copy: tuple[Path, Settings]) -> None:
@@ -185,7 +181,7 @@ def test_a_tree_that_cannot_be_updated_in_place_is_marked_stale_and_not_served(c
     ingestor.delete_object("topics", "astronomy/astronomy-1.md", None, name="topics", uri=str(root.resolve()))
     result = ingestor.update_tree("topics", policy="event")
     assert result is not None and result.mode == "stale" and "stale" in result.render()
-    assert store.tree_pointer("topics")["stale"]
+    assert store.tree_pointer("topics").stale
     hits = reading.collapsed(store, get_embedder(settings), "topics", "telescope galaxies", 20)
     assert hits and all(h.level == 0 for h in hits)  # chunks only: no summary of deleted text
     with pytest.raises(reading.NotFound):
@@ -194,7 +190,7 @@ def test_a_tree_that_cannot_be_updated_in_place_is_marked_stale_and_not_served(c
     # the next run rebuilds it
     summary = Ingestor(settings).run(str(root), name="topics")
     assert summary.tree is not None and summary.tree.mode == "full"
-    assert not store.tree_pointer("topics").get("stale")
+    assert not store.tree_pointer("topics").stale
     check_invariants(store)
 
 
@@ -205,7 +201,7 @@ def test_drift_past_the_threshold_rebuilds_in_the_run(copy: tuple[Path, Settings
     summary = Ingestor(tight).run(str(root), name="topics")
     assert summary.tree is not None and summary.tree.mode == "full" and "drift" in summary.tree.reason
     pointer = Store(tight).tree_pointer("topics")
-    assert pointer["drift_chunks"] == 0 and pointer["build_chunks"] == 73
+    assert pointer.drift_chunks == 0 and pointer.build_chunks == 73
 
 
 def test_rebuild_trees_command_forces_a_full_build(copy: tuple[Path, Settings], monkeypatch, capsys) -> None:
@@ -219,5 +215,5 @@ def test_rebuild_trees_command_forces_a_full_build(copy: tuple[Path, Settings], 
     out = capsys.readouterr().out
     assert "tree topics: built (forced)" in out
     after = store.tree_pointer("topics")
-    assert after["version"] != before["version"] and after["fingerprint"] == before["fingerprint"]
+    assert after.version != before.version and after.fingerprint == before.fingerprint
     check_invariants(store)

@@ -15,7 +15,7 @@ from ingest.pipeline import Ingestor
 from tests.conftest import make_settings, write_corpus
 from thoth.embed import get_embedder
 from thoth.retrieval.search import hybrid_search
-from thoth.store import db
+from thoth.store import indexes
 from thoth.store.schema import CHUNKS
 from thoth.writes.documents import ingest_text
 
@@ -24,7 +24,7 @@ NOTE = "The zorbluxian quartermaster audits the kumquat ledger every Thursday ev
 
 def unindexed(ingestor: Ingestor) -> int:
     table = ingestor.store.table(CHUNKS)
-    name = next(i.name for i in table.list_indices() if db.FTS_COLUMN in i.columns)
+    name = next(i.name for i in table.list_indices() if indexes.FTS_COLUMN in i.columns)
     return table.index_stats(name).num_unindexed_rows
 
 
@@ -45,7 +45,7 @@ def test_a_small_write_waits_in_the_tail_and_is_found(tmp_path: Path, monkeypatc
     hits = hybrid_search(store, get_embedder(settings), "who audits the kumquat ledger", 3)
     assert "zorbluxian" in hits[0].chunk.text
 
-    monkeypatch.setattr(db, "FOLD_IN_ROWS", 2)  # the write that brings the tail to FOLD_IN_ROWS folds it in
+    monkeypatch.setattr(indexes, "FOLD_IN_ROWS", 2)  # the write that brings the tail to FOLD_IN_ROWS folds it in
     ingest_text(ingestor, ingestor.store, "notes", "Parcels arrive at the loading dock before nine.", "notes/dock.md")
     assert unindexed(ingestor) == 0
     assert "zorbluxian" in store.keyword_search("zorbluxian", 3)[0].chunk.text

@@ -22,7 +22,6 @@ _PROJECT_VARS = ("THOTH_GCP_PROJECT", "GOOGLE_CLOUD_PROJECT", "GCP_PROJECT_ID") 
 CITATION_MODES = ("signed", "gs", "portal", "file")
 # The GCS emulator (fake-gcs-server) takes Lance writes only through the OpenDAL backend, in one upload.
 EMULATOR_UPLOAD_SIZE = "1073741824"
-VECTOR_INDEX_TYPES = ("IVF_PQ", "IVF_RQ", "IVF_HNSW_SQ")
 
 
 class ConfigError(ThothError, ValueError):
@@ -238,36 +237,6 @@ class Settings:
     # it an exact search is fast enough and holds little; past it every concurrent query would read
     # every vector (docs/performance.md, "ANN index").
     vector_index_min_rows: int = 20_000
-    # IVF_RQ (4-bit RaBitQ codes): at 1M chunks 4-6 CPU ms less a request than IVF_PQ at the same recall,
-    # trained in 30 s instead of 90-140 (docs/benchmarks.md, "Tenth pass"). Ingest trains the index
-    # again when this names another type than the table's index.
-    vector_index_type: str = "IVF_RQ"
-    # Search-time knobs of the ANN index: IVF partitions probed, and how many times `limit` candidates
-    # are re-ranked on the full vectors. Recall is limited by the codes more than by nprobes. IVF_PQ,
-    # one code per 4 dimensions (thoth.store.db.pq_sub_vectors), recall@10 at 1M chunks (244 partitions,
-    # 100 queries against exact search): 0.994 at 16:30, 0.987 at 16:20, 0.984 at 8:20 and 0.974 at
-    # 8:15 on the natural text; 8:20 took 13.5-14.6 CPU ms a search against 17.8-19.5 at 16:30
-    # (docs/benchmarks.md, "Fifth pass"). IVF_RQ: 0.966-0.979 at 8:2, 0.984 at 8:4. A table of many millions
-    # of chunks has more partitions, so raise nprobes there and measure (`bench.search --sweep`).
-    # The factor is for a 10-hit search: a deeper one (hybrid search fetches 40) re-ranks the same
-    # factor x 10 candidates, which keeps its recall@10 (thoth.store.db.refine_candidates).
-    # 0: the factor for the index the table has (thoth.store.db.REFINE_FACTORS: 20 for IVF_PQ, 4 for
-    # IVF_RQ), so a table still indexed by an older type keeps its recall until ingest trains it again.
-    vector_nprobes: int = 8
-    vector_refine_factor: int = 0
-    # From this many chunks, searches read only ids and what ranking needs, and the hits kept are read
-    # whole afterwards (Store.fill): a CPU saving of 7-17% at 1M chunks, a loss of 10% at 100k and 25%
-    # at 25 chunks, where that extra read costs more than the columns it saves (docs/benchmarks.md).
-    late_read_rows: int = 500_000
-    # Up to this many chunks, with no ANN index and no filter, vector search runs in memory over a copy
-    # of the table (thoth.store.memory): exact, as LanceDB's brute force there, without its per-query
-    # overhead (3 ms at 25 chunks, 5.7 ms at 3,000). 0: always LanceDB.
-    memory_search_rows: int = 20_000
-    # Up to this many chunks, a table whose searches read ids first (late_read_rows) keeps the columns
-    # ranking needs in memory, by row id (thoth.store.memory.RankingColumns: ~70 MB at 1M chunks), so its
-    # searches read only row ids and scores: reading those columns was a third of a search's CPU at 1M.
-    # 0: always read them from the table.
-    ranking_copy_rows: int = 2_000_000
     # Serving
     host: str = "127.0.0.1"
     port: int = 8080
@@ -331,11 +300,6 @@ class Settings:
         max_chars = _int(env, "THOTH_MAX_CHARS", min(cls.max_chars, max_chars_limit), 100, max_chars_limit)
         task_count = _int(env, "CLOUD_RUN_TASK_COUNT", cls.task_count, 1, 10_000)
         task_index = _int(env, "CLOUD_RUN_TASK_INDEX", cls.task_index, 0, task_count - 1)
-        index_type = env.get("THOTH_VECTOR_INDEX_TYPE", cls.vector_index_type).strip().upper()
-        if index_type not in VECTOR_INDEX_TYPES:
-            raise ConfigError(
-                f"THOTH_VECTOR_INDEX_TYPE must be one of {', '.join(VECTOR_INDEX_TYPES)}, got {index_type!r}"
-            )
         settings = cls(
             db_uri=_db_uri(env),
             read_consistency_seconds=_float(env, "THOTH_READ_CONSISTENCY_SECONDS", cls.read_consistency_seconds),
@@ -354,12 +318,6 @@ class Settings:
             tree_drift_max=_float(env, "THOTH_TREE_DRIFT_MAX", cls.tree_drift_max),
             **_llm(env),  # type: ignore[arg-type]
             vector_index_min_rows=_int(env, "THOTH_VECTOR_INDEX_MIN_ROWS", cls.vector_index_min_rows, 0, 10**12),
-            vector_index_type=index_type,
-            vector_nprobes=_int(env, "THOTH_VECTOR_NPROBES", cls.vector_nprobes, 1, 100_000),
-            vector_refine_factor=_int(env, "THOTH_VECTOR_REFINE_FACTOR", cls.vector_refine_factor, 0, 1000),
-            late_read_rows=_int(env, "THOTH_LATE_READ_ROWS", cls.late_read_rows, 0, 10**12),
-            memory_search_rows=_int(env, "THOTH_MEMORY_SEARCH_ROWS", cls.memory_search_rows, 0, 10**7),
-            ranking_copy_rows=_int(env, "THOTH_RANKING_COPY_ROWS", cls.ranking_copy_rows, 0, 10**9),
             host=env.get("THOTH_HOST", env.get("HOST", cls.host)),
             port=_int(env, "PORT", cls.port, 0, 65535),
             workers=_int(env, "THOTH_WORKERS", cls.workers, 1, 64),

@@ -120,8 +120,8 @@ class Hit:
     document_score: float | None = None  # the document's score, when hits are ranked by document
     vector_rank: int | None = None  # 1-based, when asked to explain the ranking
     keyword_rank: int | None = None
-    # Where the search read the row (LanceDB's _rowid, valid for that table version): Store.fill reads
-    # the rest of a hit's fields by it, for the few hits a ranking keeps.
+    # Where the search read the row (LanceDB's _rowid, valid for that table version): on a large table
+    # the store reads the rest of a hit's fields by it, for the few hits a ranking keeps.
     row_id: int | None = None
 
     @property
@@ -233,3 +233,47 @@ def from_row(record: type[R], row: Mapping[str, Any]) -> R:
 def to_row(record: Any) -> dict[str, Any]:
     """A record as a table row (tuples become lists)."""
     return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(record).items()}
+
+
+# -- the store's own records: what it says about a source's tree and the chunk table's vector index --
+
+
+@dataclass(frozen=True)
+class TreePointer:
+    """Which tree version of a source readers follow, and what it was built from and with."""
+
+    version: str
+    fingerprint: str = ""  # of the chunks, parameters, summariser and model: unchanged means up to date
+    config: str = ""  # of the parameters, summariser and model: an update in place continues the same config
+    levels: int = 0
+    nodes: int = 0
+    chunks: int = 0
+    layer_sizes: tuple[int, ...] = ()
+    summariser: str | None = None
+    reducer: str | None = None
+    built_at: str | None = None
+    updated_at: str | None = None
+    build_chunks: int = 0  # chunks at the last full build
+    drift_chunks: int = 0  # chunks inserted or deleted in place since then
+    drift: float = 0.0
+    stale: str | None = None  # why readers skip this tree until the next run rebuilds it
+
+
+@dataclass(frozen=True)
+class VectorIndex:
+    """The ANN index on the chunk vectors."""
+
+    name: str
+    type: str  # lancedb's name for its type ("IvfRq")
+    indexed_rows: int = 0
+    unindexed_rows: int = 0
+
+
+@dataclass(frozen=True)
+class VectorIndexBuild:
+    """What `ensure_vector_index` did: built, retrained or updated (new rows folded in) the index."""
+
+    action: str
+    rows: int
+    seconds: float
+    index: VectorIndex | None

@@ -128,8 +128,8 @@ def page_count(store: Store, container: str, key: str) -> int:
 def top_summaries(store: Store, source_id: str, limit: int = 3) -> list[tuple[str, str]]:
     """(node id, text) of the top layer of a source's RAPTOR tree (the broadest summaries); [] without a tree."""
     pointer = store.tree_pointer(source_id)
-    if not pointer or not pointer.get("nodes") or not pointer.get("levels"):
+    if not pointer or not pointer.nodes or not pointer.levels:
         return []
-    match = {"source_id": source_id, "tree_version": pointer["version"], "level": pointer["levels"]}
+    match = {"source_id": source_id, "tree_version": pointer.version, "level": pointer.levels}
     nodes = store.find(TreeNode, match, fields=["text"], limit=limit)
     return sorted((n.node_id, n.text) for n in nodes)

@@ -1,10 +1,9 @@
 """Vector, keyword (BM25) and hybrid search over chunks.
 
-Hybrid search runs both and fuses the ranked lists (`Ranking` says how: weighted
-reciprocal rank fusion, each list contributing weight / (RRF_K + rank), or a
-convex combination of each list's scores scaled to 0..1). `alpha` weighs vector
-(1.0) against keyword (0.0); 0 and 1 skip the other search entirely. With no
-alpha, the ranking's own weight applies. Tools that rank files rather than
+Hybrid search runs both and fuses the ranked lists (`Ranking` says how: a convex combination of each
+list's scores scaled to 0..1, or weighted reciprocal rank fusion, each list contributing
+weight / (RRF_K + rank)). `alpha` weighs vector (1.0) against keyword (0.0); 0 and 1 skip the other
+search entirely. With no alpha, the ranking's own weight applies. Tools that rank files rather than
 passages use `by_document`, so one page's many chunks do not crowd the others out.
 docs/benchmarks.md ("Retrieval quality") has the measurements behind the defaults.
 """
@@ -13,17 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, replace
-from statistics import fmean, pstdev
 from typing import TypeVar
 
 from thoth.embed import BUNDLED_MODEL, Embedder
 from thoth.errors import ClientError
 from thoth.records import Hit, Match
-from thoth.retrieval.summarise import content_words
 from thoth.store import Store
-from thoth.store.schema import RANKING_COLUMNS
 
 T = TypeVar("T")
 
@@ -31,49 +26,33 @@ RRF_K = 60
 MIN_PREFETCH = 40
 
 
-SearchError = ClientError  # the search arguments cannot be served; the message names the argument
-
-
 @dataclass(frozen=True)
 class Ranking:
     """How hybrid search ranks chunks and documents. The defaults were chosen on the dev splits
-    (docs/benchmarks.md, "Retrieval quality: ranking levers"); the old ranking was plain RRF at 0.5."""
+    (docs/benchmarks.md, "Retrieval quality: ranking levers"); the levers measured and not kept are
+    listed there."""
 
     fusion: str = "convex"  # "rrf": weighted reciprocal ranks; "convex": weighted sum of scores scaled per list
     vector_weight: float = 0.4  # the vector list's weight when no alpha is given (keyword: 1 - this)
-    section_boost: float = 0.0  # BM25 weight of the title/heading field beside the text (0: text alone)
     document_share: float = 0.2  # a document's score: its best chunk's plus this share of its next ones
     document_chunks: int = 3  # how many of its next chunks count (one per other page or section)
-    # Pseudo-relevance feedback (RM3-style): a second keyword search for the query plus the words that
-    # weigh most in the first retrieval's top passages, fused beside the first with this share of the
-    # keyword weight (0: off, the default; docs/benchmarks.md says why).
-    feedback_weight: float = 0.0
-    feedback_passages: int = 3  # how many of the first retrieval's passages the words come from
-    feedback_terms: int = 10  # how many words are added
-    # Query-dependent weight: a query of at most this many content words (0: off, the default) is
-    # weighed with `short_query_weight` for the vector list instead, leaning lexical.
-    short_query_words: int = 0
-    short_query_weight: float = 0.25
     # How convex fusion scales each list onto 0..1: "floor" (cosine from the fixed `vector_floor`, BM25
-    # from 0, each list's best 1), "minmax" (its best 1, its last candidate 0: the default before),
-    # "dbsf" (its mean - 3 standard deviations 0, mean + 3 1, clipped), "spread" (cosine from the last
-    # candidate less `vector_spread` times the list's range, BM25 from 0), "cosine-floor" (cosine as
-    # "floor", BM25 as "minmax"). The floor was chosen on dev for all-MiniLM-L6-v2, whose unrelated
-    # texts score near 0; `ranking_for` gives any other model "minmax" (e5's cosines all sit high).
+    # from 0, each list's best 1) or "minmax" (its best 1, its last candidate 0). The floor was chosen
+    # on dev for all-MiniLM-L6-v2, whose unrelated texts score near 0; `ranking_for` gives any other
+    # model "minmax" (e5's cosines all sit high).
     normalise: str = "floor"
     vector_floor: float = 0.2
-    vector_spread: float = 1.0
     candidates: int = MIN_PREFETCH  # how deep each list is fetched (the min-max floor is the last one)
-    # Files ranked by document-level fusion: a document's score from its best chunk in EACH list (one
-    # passage may match the words, another the meaning), not from its best fused chunk.
-    document_fusion: bool = True
 
     def __post_init__(self) -> None:
         if self.normalise not in NORMALISATIONS:
             raise ValueError(f"Ranking.normalise must be one of {', '.join(NORMALISATIONS)}, got {self.normalise!r}")
+        if self.fusion not in FUSIONS:
+            raise ValueError(f"Ranking.fusion must be one of {', '.join(FUSIONS)}, got {self.fusion!r}")
 
 
-NORMALISATIONS = ("floor", "minmax", "dbsf", "spread", "cosine-floor")
+NORMALISATIONS = ("floor", "minmax")
+FUSIONS = ("convex", "rrf")
 DEFAULT_RANKING = Ranking()
 # For a model other than the bundled one: min-max scaling assumes nothing about where its cosines sit
 UNMEASURED_MODEL_RANKING = replace(DEFAULT_RANKING, normalise="minmax")
@@ -89,16 +68,8 @@ def ranking_for(embedder: Embedder | None) -> Ranking:
     return UNMEASURED_MODEL_RANKING
 
 
-def vector_search(
-    store: Store,
-    embedder: Embedder,
-    query: str,
-    limit: int,
-    match: Match | None = None,
-    fields: list[str] | None = None,
-) -> list[Hit]:
-    vector = embedder.embed([query])[0]
-    return store.vector_search(vector, limit, match, fields=fields)
+def vector_search(store: Store, embedder: Embedder, query: str, limit: int, match: Match | None = None) -> list[Hit]:
+    return store.vector_search(embedder.embed([query])[0], limit, match)
 
 
 _PHRASE = re.compile(r'"([^"]*)"')
@@ -118,78 +89,11 @@ def keyword_query(query: str) -> tuple[str, tuple[str, ...]]:
     return _words(rest), phrases
 
 
-def keyword_search(
-    store: Store,
-    query: str,
-    limit: int,
-    match: Match | None = None,
-    *,
-    section_boost: float = 0.0,
-    fields: list[str] | None = None,
-) -> list[Hit]:
-    return _start_keyword_search(store, query, limit, match, section_boost, fields).result()
-
-
-def _start_keyword_search(
-    store: Store, query: str, limit: int, match: Match | None, section_boost: float, fields: list[str] | None
-) -> Future[list[Hit]]:
-    """keyword_search, running while the caller goes on (hybrid search embeds the query meanwhile)."""
+def keyword_search(store: Store, query: str, limit: int, match: Match | None = None) -> list[Hit]:
     words, phrases = keyword_query(query)
     if not words and not phrases:
-        done: Future[list[Hit]] = Future()
-        done.set_result([])  # nothing BM25 could match
-        return done
-    return store.start_keyword_search(words, limit, match, phrases=phrases, section_boost=section_boost, fields=fields)
-
-
-def query_vector_weight(query: str, ranking: Ranking) -> float:
-    """The vector list's weight for `query` when no alpha is given: short keyword-like queries (names,
-    codes, a few terms) lean lexical when the ranking says so; questions keep the ranking's weight."""
-    if ranking.short_query_words and len(content_words(query)) <= ranking.short_query_words:
-        return ranking.short_query_weight
-    return ranking.vector_weight
-
-
-_LETTERS = re.compile(r"[^\W\d_]{3,}")  # feedback words: letters only (no numbers, codes or ids)
-
-
-def feedback_terms(query: str, hits: list[Hit], passages: int, terms: int) -> list[str]:
-    """RM1 expansion words: each word of the top `passages` hits weighted by its share of the passage's
-    words times the passage's fused score, summed; the `terms` heaviest that are not stop words and
-    not already in the query (compared after a light plural fold)."""
-    asked = content_words(query)
-    weights: dict[str, float] = {}
-    for hit in hits[:passages]:
-        words = _LETTERS.findall(hit.chunk.text.lower())
-        for word in words:
-            folded = content_words(word)  # empty for a stop word
-            if folded and not folded & asked:
-                weights[word] = weights.get(word, 0.0) + hit.score / len(words)
-    return [w for w, _ in sorted(weights.items(), key=lambda wv: (-wv[1], wv[0]))[:terms]]
-
-
-def with_feedback(
-    store: Store,
-    query: str,
-    lists: Lists,
-    depth: int,
-    match: Match | None,
-    ranking: Ranking,
-    fields: list[str] | None = None,
-) -> Lists:
-    """`lists` plus a "feedback" keyword list (the query and its feedback words), which takes
-    `feedback_weight` of the keyword list's weight; unchanged when feedback is off or finds no words."""
-    if ranking.feedback_weight <= 0 or "keyword" not in lists:
-        return lists
-    first = fuse_lists(lists, ranking.feedback_passages, ranking)
-    extra = feedback_terms(query, first, ranking.feedback_passages, ranking.feedback_terms)
-    words, phrases = keyword_query(query)
-    if not extra or not words:
-        return lists
-    weight, hits = lists["keyword"]
-    expanded = store.keyword_search(" ".join([words, *extra]), depth, match, phrases=phrases, fields=fields)
-    share = ranking.feedback_weight
-    return {**lists, "keyword": ((1 - share) * weight, hits), "feedback": (share * weight, expanded)}
+        return []  # nothing BM25 could match
+    return store.keyword_search(words, limit, match, phrases)
 
 
 Lists = dict[str, tuple[float, list[Hit]]]  # the ranked lists hybrid search fuses, by name, with their weights
@@ -237,7 +141,7 @@ def fuse(ranked: list[tuple[float, list[Hit]]], limit: int) -> list[Hit]:
     return _fused([hits for _, hits in ranked], scores)
 
 
-_FIELDS = {"vector": "similarity", "keyword": "bm25", "feedback": "bm25"}  # the score each list ranks by
+_FIELDS = {"vector": "similarity", "keyword": "bm25"}  # the score each list ranks by
 
 
 def _scaled(hits: list[Hit], field: str, ranking: Ranking = DEFAULT_RANKING) -> dict[str, float]:
@@ -247,15 +151,8 @@ def _scaled(hits: list[Hit], field: str, ranking: Ranking = DEFAULT_RANKING) -> 
     if not scores:
         return {}
     top = max(scores)
-    if ranking.normalise == "dbsf":
-        mean = fmean(scores)
-        spread = 3 * pstdev(scores, mean)
-        top, bottom = mean + spread, mean - spread
-    elif ranking.normalise == "floor" or (ranking.normalise == "cosine-floor" and field == "similarity"):
+    if ranking.normalise == "floor":
         bottom = ranking.vector_floor if field == "similarity" else 0.0
-    elif ranking.normalise == "spread":
-        last = min(scores)
-        bottom = last - ranking.vector_spread * (top - last) if field == "similarity" else 0.0
     else:
         bottom = min(scores)
     span = top - bottom
@@ -327,9 +224,9 @@ def by_document(
     plus `document_share` of the best hits of its next `document_chunks` partitions, and represented
     by its best hit; documents in that order, then, when fewer documents than `limit` were found, their
     further hits by score. Each hit keeps its own `score` and gets `document_score`. With `lists` (the
-    lists `hits` were fused from) and `ranking.document_fusion`, a document's own part of the score is
+    lists `hits` were fused from) and convex fusion, a document's own part of the score is
     `document_scores`' instead of its best hit's."""
-    fused = document_scores(lists, ranking) if lists and ranking.document_fusion and ranking.fusion == "convex" else {}
+    fused = document_scores(lists, ranking) if lists and ranking.fusion == "convex" else {}
     groups: dict[tuple[str, str], list[Hit]] = {}
     for hit in sorted(hits, key=lambda h: -h.score):
         groups.setdefault(_document(hit), []).append(hit)
@@ -356,38 +253,23 @@ def hybrid_search(
     prefetch: int | None = None,
     documents: bool = False,
     ranking: Ranking | None = None,
-    fields: list[str] | None = None,
 ) -> list[Hit]:
     """The best `limit` chunks for `query`, each with `score` (fused, 0..1) and what each search saw.
     With `documents`, the best documents instead, each by its best chunk (`by_document`).
-    `match`: which chunks may be found; `fields`: the chunk fields the caller uses (default all).
-    On a large table the searches read only what ranking needs (`ranking_fields`), and the `limit`
-    hits kept are read afterwards (`Store.fill`: the caller's other fields); on a smaller one they read
-    the caller's fields. `ranking`: by default the one for the embedder's model (`ranking_for`)."""
+    `match`: which chunks may be found; `ranking`: by default the one for the embedder's model
+    (`ranking_for`)."""
     ranking = ranking or ranking_for(embedder)
-    late = store.reads_late()
-    read = ranking_fields(ranking)  # a large table: only these, and the kept hits' `fields` later
-    if not late:
-        read = None if fields is None else [*fields, *read]
-    lists = _ranked_lists(store, embedder, query, limit, alpha, match, prefetch, ranking, read)
-    if not documents:
-        hits = fuse_lists(lists, limit, ranking)
-    else:
+
+    def keep(lists: Lists) -> list[Hit]:
+        if not documents:
+            return fuse_lists(lists, limit, ranking)
         depth = max(len(hits) for _, hits in lists.values()) if lists else limit
-        hits = by_document(fuse_lists(lists, 2 * depth, ranking), limit, ranking, lists)
-    if not late:
-        return hits
-    return store.fill(hits, None if fields is None else [f for f in fields if f not in read])  # not read twice
+        return by_document(fuse_lists(lists, 2 * depth, ranking), limit, ranking, lists)
+
+    return _search(store, embedder, query, limit, alpha, match, prefetch, ranking, keep)
 
 
-def ranking_fields(ranking: Ranking) -> list[str]:
-    """The chunk fields hybrid search ranks by (beside the id and scores): a document's identity and
-    sections for `by_document`, and the text when feedback words are drawn from the passages."""
-    ranked = [c for c in RANKING_COLUMNS if c != "chunk_id"]  # the store holds these on a large table
-    return [*ranked, *(["text"] if ranking.feedback_weight > 0 else [])]
-
-
-def _ranked_lists(
+def _search(
     store: Store,
     embedder: Embedder | None,
     query: str,
@@ -395,28 +277,31 @@ def _ranked_lists(
     alpha: float | None,
     match: Match | None,
     prefetch: int | None,
-    ranking: Ranking = DEFAULT_RANKING,
-    fields: list[str] | None = None,
-) -> Lists:
-    """The weighted lists hybrid search fuses, by name ("vector", "keyword"); alpha 0 or 1 skips one."""
+    ranking: Ranking,
+    keep: Callable[[Lists], list[Hit]],
+) -> list[Hit]:
+    """The hits `keep` keeps of the weighted lists hybrid search fuses, by name ("vector", "keyword");
+    alpha 0 or 1 skips one. The store runs both searches (BM25 while the query is embedded) and reads
+    whole only the hits kept."""
     if not query or not query.strip():
-        raise SearchError("query must be a non-empty string")
+        raise ClientError("query must be a non-empty string")
     if alpha is not None and not 0.0 <= alpha <= 1.0:
-        raise SearchError(f"alpha must be between 0.0 and 1.0, got {alpha}")
+        raise ClientError(f"alpha must be between 0.0 and 1.0, got {alpha}")
     depth = max(prefetch or 0, ranking.candidates, limit)
-    w_vector = query_vector_weight(query, ranking) if alpha is None else alpha
-    lists: Lists = {}
+    w_vector = ranking.vector_weight if alpha is None else alpha
     if w_vector > 0 and embedder is None:
-        raise SearchError("a vector search needs the embedding model (alpha > 0)")
-    # BM25 first: it runs while the query is embedded (measured in docs/benchmarks.md, "Latency")
-    keyword = None
-    if w_vector < 1:
-        keyword = _start_keyword_search(store, query, depth, match, ranking.section_boost, fields)
-    if w_vector > 0:
-        lists["vector"] = (w_vector, vector_search(store, embedder, query, depth, match, fields))
-    if keyword is not None:
-        lists["keyword"] = (1.0 - w_vector, keyword.result())
-    return with_feedback(store, query, lists, depth, match, ranking, fields)
+        raise ClientError("a vector search needs the embedding model (alpha > 0)")
+    words, phrases = keyword_query(query) if w_vector < 1 else ("", ())
+    vector = (lambda: embedder.embed([query])[0]) if w_vector > 0 and embedder is not None else None
+    weights = {"vector": w_vector, "keyword": 1.0 - w_vector}
+
+    def weighed(found: dict[str, list[Hit]]) -> list[Hit]:
+        lists: Lists = {name: (weights[name], hits) for name, hits in found.items()}
+        if w_vector < 1 and "keyword" not in lists:
+            lists["keyword"] = (weights["keyword"], [])  # nothing BM25 could match: an empty list
+        return keep(lists)
+
+    return store.search_chunks(depth, match, vector=vector, words=words, phrases=phrases, keep=weighed)
 
 
 def explained_search(
@@ -437,13 +322,16 @@ def explained_search(
     (fused scores are scaled within each list, so a deeper list would reorder them); the rest of the
     `limit` come from the same lists."""
     ranking = ranking_for(embedder)
-    lists = _ranked_lists(store, embedder, query, as_if or limit, alpha, match, prefetch, ranking)
-    ranks = {name: {hit.chunk_id: rank for rank, hit in enumerate(hits, start=1)} for name, (_, hits) in lists.items()}
-    return [
-        replace(
-            hit,
-            vector_rank=ranks.get("vector", {}).get(hit.chunk_id),
-            keyword_rank=ranks.get("keyword", {}).get(hit.chunk_id),
-        )
-        for hit in fuse_lists(lists, limit, ranking)
-    ]
+
+    def keep(lists: Lists) -> list[Hit]:
+        ranks = {name: {h.chunk_id: rank for rank, h in enumerate(hits, start=1)} for name, (_, hits) in lists.items()}
+        return [
+            replace(
+                hit,
+                vector_rank=ranks.get("vector", {}).get(hit.chunk_id),
+                keyword_rank=ranks.get("keyword", {}).get(hit.chunk_id),
+            )
+            for hit in fuse_lists(lists, limit, ranking)
+        ]
+
+    return _search(store, embedder, query, as_if or limit, alpha, match, prefetch, ranking, keep)

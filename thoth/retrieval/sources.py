@@ -56,17 +56,17 @@ def listing(store: Store, default: str | None = None) -> list[SourceListing]:
     out = []
     for source in all_sources(store):
         source_id = source.source_id
-        pointer = store.tree_pointer(source_id) or {}
+        pointer = store.tree_pointer(source_id)
         out.append(
             SourceListing(
                 source=source,
                 documents=store.count_of(Document, {"source_id": source_id, "status": "ok"}),
                 failed=store.count_of(Document, {"source_id": source_id, "status": "failed"}),
                 chunks=store.count_of(Chunk, {"source_id": source_id}),
-                has_tree=source.has_tree and not pointer.get("stale"),
-                levels=pointer.get("levels", 0),
-                nodes=pointer.get("nodes", 0),
-                summariser=pointer.get("summariser"),
+                has_tree=source.has_tree and not (pointer and pointer.stale),
+                levels=pointer.levels if pointer else 0,
+                nodes=pointer.nodes if pointer else 0,
+                summariser=pointer.summariser if pointer else None,
                 is_default=source_id == default,
             )
         )

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from thoth.embed import Embedder
-from thoth.errors import NotFound
-from thoth.records import AtMost, Chunk, Contains, Match, Source, TreeNode
-from thoth.retrieval.search import MIN_PREFETCH, SearchError, explained_search, hybrid_search, rrf
+from thoth.errors import ClientError, NotFound
+from thoth.records import AtMost, Chunk, Contains, Match, Source, TreeNode, TreePointer
+from thoth.retrieval.search import MIN_PREFETCH, explained_search, hybrid_search, rrf
 from thoth.retrieval.tree_index import TreeIndex, tree_index
 from thoth.store import Store
 
@@ -76,11 +76,11 @@ def _node_match(store: Store, source_id: str) -> Match | None:
     return _scope(source_id, store.tree_pointer(source_id))
 
 
-def _scope(source_id: str, pointer: dict | None) -> Match | None:
+def _scope(source_id: str, pointer: TreePointer | None) -> Match | None:
     """_node_match of a tree pointer already read."""
-    if not pointer or not pointer.get("nodes") or pointer.get("stale"):
+    if not pointer or not pointer.nodes or pointer.stale:
         return None  # a stale tree may quote deleted text: not served until the next run rebuilds it
-    return {"source_id": source_id, "tree_version": pointer["version"]}
+    return {"source_id": source_id, "tree_version": pointer.version}
 
 
 # -- nodes ----------------------------------------------------------------------------------------------
@@ -119,10 +119,10 @@ def _vectors(store: Store, nodes: list[TreeNode]) -> dict[str, Any]:
 def get_node(store: Store, node_id: str, source_id: str | None = None) -> TreeNode:
     """A node by id: a summary node of a current tree, or a chunk (level 0)."""
     if not node_id or not node_id.strip():
-        raise SearchError("node_id must be a non-empty string")
+        raise ClientError("node_id must be a non-empty string")
     for node in store.find(TreeNode, {"node_id": node_id, "source_id": source_id}):
-        pointer = store.tree_pointer(node.source_id) or {}
-        if node.tree_version == pointer.get("version") and not pointer.get("stale"):
+        pointer = store.tree_pointer(node.source_id)
+        if pointer and node.tree_version == pointer.version and not pointer.stale:
             return node
     chunk = store.first(Chunk, {"chunk_id": node_id, "source_id": source_id})
     if chunk is not None:
@@ -160,7 +160,7 @@ def parents(store: Store, node: TreeNode) -> list[TreeNode]:
 def navigate(store: Store, node_id: str, direction: str) -> tuple[TreeNode, list[TreeNode]]:
     """(the node, its parents or its siblings)."""
     if direction not in DIRECTIONS:
-        raise SearchError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+        raise ClientError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
     node = get_node(store, node_id)
     ups = parents(store, node)
     if direction == "parent":
@@ -380,9 +380,9 @@ def traversal(
     flat = [NodeHit(chunk_node(h.chunk, h.similarity), h.score) for h in found]
     must = _flat_pages(flat, top_k)
     alpha = 0.5 if alpha is None else alpha
-    pointer = store.tree_pointer(source_id) or {}
+    pointer = store.tree_pointer(source_id)
     scope = _scope(source_id, pointer)
-    level = min(pointer.get("levels", 0), levels_cap if levels_cap is not None else 10**6) if scope else 0
+    level = min(pointer.levels if pointer else 0, levels_cap if levels_cap is not None else 10**6) if scope else 0
     index = _index(store, source_id, scope)
     if scope is None or level == 0 or index is None:  # no tree (or chunks only): the flat hybrid ranking
         return _with_similarity(store, vector, diverse(flat, top_k, index, must=must))
@@ -438,9 +438,9 @@ def retrieve(
     no cross-encoder ships with Thoth). `score_threshold`: drop hits whose similarity is below it.
     """
     if not query or not query.strip():
-        raise SearchError("query must be a non-empty string")
+        raise ClientError("query must be a non-empty string")
     if mode not in MODES:
-        raise SearchError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        raise ClientError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     get_dataset(store, source_id)
     want = top_k * 3 if reranker else top_k
     if mode == "collapsed":
@@ -460,7 +460,7 @@ def retrieve(
 def nodes_by_id(store: Store, node_ids: list[str]) -> list[TreeNode]:
     """Nodes in the order asked; an unknown id is an error naming it."""
     if not node_ids:
-        raise SearchError("node_ids must name at least one node")
+        raise ClientError("node_ids must name at least one node")
     return [get_node(store, node_id) for node_id in dict.fromkeys(node_ids)]
 
 
@@ -471,7 +471,7 @@ def level_sizes(store: Store, source_id: str) -> list[int]:
     """Nodes per level of a dataset's current tree, level 0 (its chunks) first; [chunks] without a tree."""
     get_dataset(store, source_id)
     pointer = store.tree_pointer(source_id)
-    sizes = (pointer or {}).get("layer_sizes")
+    sizes = pointer.layer_sizes if pointer else ()
     scope = _scope(source_id, pointer)
     if scope and sizes:
         return [int(n) for n in sizes]
@@ -486,7 +486,7 @@ def level_nodes(store: Store, source_id: str, level: int, limit: int, offset: in
     """(how many nodes the level has, `limit` of them from `offset` in node id order); level 0 is the chunks."""
     get_dataset(store, source_id)
     if level < 0:
-        raise SearchError(f"level must be 0 or more, got {level}")
+        raise ClientError(f"level must be 0 or more, got {level}")
     if level == 0:
         ids = sorted(c.chunk_id for c in store.find(Chunk, {"source_id": source_id}, fields=["chunk_id"]))
     else:

@@ -1,12 +1,12 @@
-"""Copies of the chunk table held in memory (Store keeps them by version: thoth.store.held).
+"""Copies of the chunk table held in memory (thoth.store.chunks keeps them by version: thoth.store.held).
 
-`MemoryVectors`: exact vector search in memory, for a chunk table small enough to hold (Store.vector_search).
+`MemoryVectors`: exact vector search in memory, for a chunk table small enough to hold.
 
 Below the ANN index's threshold LanceDB searches by brute force anyway, but every query also pays
-for planning and scanning its files: 3 ms at 25 chunks, 5.7 ms at 3,000, where a matrix product
-over the same vectors takes 0.06 and 0.4 ms (docs/benchmarks.md, "Fourth pass"). So a small table's
-vectors and other columns are held here. Cosine similarity as LanceDB computes it, the dot product
-over both norms, to float32's last bit (LanceDB sums in another order); equal scores in table order.
+for planning and scanning its files, many times what a matrix product over the same vectors costs
+(docs/benchmarks.md, "Fourth pass"). So a small table's vectors and other columns are held here.
+Cosine similarity as LanceDB computes it, the dot product over both norms, to float32's last bit
+(LanceDB sums in another order); equal scores in table order.
 
 `RankingColumns`: the columns a large table's searches rank by, so they read only row ids and scores.
 """
@@ -31,6 +31,7 @@ class MemoryVectors:
 
     unit: np.ndarray  # (rows, dim) float32
     rows: pa.Table  # the chunk columns and LanceDB's _rowid, in the same order
+    by_row_id: RankingColumns  # the same rows by row id, for the rows other searches find
 
     @classmethod
     def of(cls, table: pa.Table, vector_column: str) -> MemoryVectors:
@@ -39,7 +40,8 @@ class MemoryVectors:
         vectors = column.flatten().to_numpy(zero_copy_only=False).reshape(len(table), dim).astype(np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         unit = vectors / np.where(norms > 0, norms, 1.0)
-        return cls(unit, table.drop_columns([vector_column]))
+        rows = table.drop_columns([vector_column])
+        return cls(unit, rows, RankingColumns.of(rows))
 
     def search(self, vector: Any, limit: int, columns: list[str]) -> list[Hit]:
         """The `limit` chunks nearest `vector` by cosine, with `columns` read (the chunk id among them)."""
@@ -48,8 +50,8 @@ class MemoryVectors:
             return []
         query = np.asarray(vector, dtype=np.float32)
         query = query / max(float(np.linalg.norm(query)), 1e-12)
-        # einsum, not `@`: OpenBLAS threads a matrix-vector product, and with 16 searches at once on 2 cores
-        # that took 345 ms a search at 20,000 rows (einsum: 5 ms; 1.5 ms alone; docs/benchmarks.md)
+        # einsum, not `@`: OpenBLAS threads a matrix-vector product, and with many searches at once on few
+        # cores its threads contend, each search many times slower than einsum's (docs/benchmarks.md)
         similarity = np.einsum("ij,j->i", self.unit, query)
         k = min(limit, count)
         top = np.argpartition(-similarity, k - 1)[:k] if k < count else np.arange(count)
@@ -64,10 +66,9 @@ class MemoryVectors:
 
 @dataclass(frozen=True)
 class RankingColumns:
-    """A few columns of every row of one version of a large chunk table, by LanceDB row id: those its
-    searches rank by, so that a search reads only row ids and scores. At 1M chunks reading four short
-    columns for a search's 40 hits cost about as much CPU as the search itself: 7 ms of a vector
-    search's 21, 7 of BM25's 13 (docs/benchmarks.md, "Fifth pass"); 68 MB holds them."""
+    """Columns of every row of one version of a chunk table, by LanceDB row id, so that a search reads
+    only row ids and scores: a large table's ranking columns (reading four short columns for a search's
+    candidates cost a third of its CPU: docs/benchmarks.md, "Fifth pass"), or a small table's all."""
 
     row_ids: np.ndarray  # uint64, ascending
     rows: pa.Table  # the same rows, in the same order

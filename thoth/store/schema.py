@@ -28,8 +28,8 @@ META_VECTOR_INDEX_ROWS = "index.vector_trained_rows"  # chunk rows the ANN index
 # nullable.
 PRIMARY_KEY_METADATA = {b"lance-schema:unenforced-primary-key": b"true"}
 PRIMARY_KEYS = {SETTINGS: "key", SOURCES: "source_id"}  # table -> its key column
-# The chunk columns hybrid search ranks by on a large table (the id, and thoth.retrieval.search.ranking_fields):
-# held in memory by row id there (thoth.store.db.Store._ranking_columns)
+# The chunk columns hybrid search ranks by (a document's identity and sections, for by_document): on a large
+# table its searches read only these, held in memory by row id (thoth.store.chunks)
 RANKING_COLUMNS = ("chunk_id", "source_id", "key", "partition_id")
 
 SOURCES_SCHEMA = pa.schema(

@@ -262,7 +262,7 @@ class Console:
         number = _int(request, "page", 1, 1)
         total, nodes = tree.level_nodes(self.store, dataset, level, NODES_PER_PAGE, (number - 1) * NODES_PER_PAGE)
         pages = _page_count(total, NODES_PER_PAGE, number)
-        pointer = self.store.tree_pointer(dataset) or {}
+        pointer = self.store.tree_pointer(dataset)
         return self._render(
             request,
             "tree.html",

@@ -33,7 +33,7 @@ import math
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -41,7 +41,7 @@ import numpy as np
 
 from thoth.config import Settings
 from thoth.embed import Embedder, Tokenizer
-from thoth.records import Chunk, Source, TreeNode
+from thoth.records import Chunk, Source, TreeNode, TreePointer
 from thoth.retrieval.summarise import Summariser
 from thoth.store import Store
 from thoth.store.db import NODE_COLUMNS
@@ -451,8 +451,8 @@ def mark_stale(store: Store, source_id: str, reason: str) -> bool:
     pointer = store.tree_pointer(source_id)
     if not pointer:
         return False
-    if pointer.get("stale") != reason:
-        store.set_tree_pointer(source_id, {**pointer, "stale": reason})
+    if pointer.stale != reason:
+        store.set_tree_pointer(source_id, replace(pointer, stale=reason))
     return True
 
 
@@ -494,25 +494,25 @@ def build_tree(
     print_ = fingerprint(chunk_ids, params, written_by, model_name)
     config = config_print(params, written_by, model_name)
     current = store.tree_pointer(source_id)
-    if not force and current and current.get("fingerprint") == print_ and not current.get("stale"):
+    if not force and current and current.fingerprint == print_ and not current.stale:
         return TreeResult(source_id, built=False, chunks=len(chunk_ids))
     if not chunk_ids:
         store.drop_tree(source_id)
         _set_has_tree(store, source_id, False)
         return TreeResult(source_id, built=False)
-    usable = bool(current and current.get("config") == config and current.get("nodes") and not current.get("stale"))
+    usable = bool(current and current.config == config and current.nodes and not current.stale)
     if policy == "event" and not usable:
         if current and mark_stale(store, source_id, "changed on the event path; needs a full build"):
-            return TreeResult(source_id, built=False, mode="stale", reason=current.get("stale") or "not updatable")
+            return TreeResult(source_id, built=False, mode="stale", reason=current.stale or "not updatable")
         return TreeResult(source_id, built=False, chunks=len(chunk_ids))
 
     model = embedder()
     store.ensure_tables(model.dim)
     ids, texts, vectors = _read_chunks(store, source_id)
     result = TreeResult(source_id, built=True, chunks=len(ids), summariser=summariser.name)
-    old = _current_rows(store, source_id, current["version"]) if usable and not force and current else []
-    build_chunks = int((current or {}).get("build_chunks") or 0)
-    drift_chunks = int((current or {}).get("drift_chunks") or 0)
+    old = _current_rows(store, source_id, current.version) if usable and not force and current else []
+    build_chunks = current.build_chunks if current else 0
+    drift_chunks = current.drift_chunks if current else 0
     if old:
         before = {c for r in old if r["level"] == 1 for c in r["children"]}
         change = len(before.symmetric_difference(ids))
@@ -531,27 +531,28 @@ def build_tree(
         rows, sizes = build_nodes(source_id, ids, texts, vectors, model.embed, tokenizer, summariser, params)
         build_chunks, drift_chunks, result.mode = len(ids), 0, "full"
     result.drift = drift_chunks / max(1, build_chunks)
-    version = hashlib.sha256(f"{print_}|{result.mode}|{(current or {}).get('version')}".encode()).hexdigest()[:16]
+    version = hashlib.sha256(f"{print_}|{result.mode}|{current.version if current else None}".encode()).hexdigest()[:16]
     for row in rows:
         row["tree_version"] = version
     result.nodes, result.levels, result.layer_sizes = len(rows), len(sizes) - 1, sizes
     now = datetime.now(UTC).isoformat(timespec="seconds")
-    pointer = {
-        "fingerprint": print_,
-        "config": config,
-        "levels": result.levels,
-        "nodes": result.nodes,
-        "chunks": result.chunks,
-        "layer_sizes": sizes,
-        "summariser": summariser.name,
-        "reducer": params.reducer,
-        "built_at": now if result.mode == "full" else (current or {}).get("built_at", now),
-        "updated_at": now,
-        "build_chunks": build_chunks,  # chunks at the last full build
-        "drift_chunks": drift_chunks,  # chunks inserted or deleted in place since then
-        "drift": round(result.drift, 4),
-    }
-    store.replace_tree(source_id, version, rows, pointer)
+    pointer = TreePointer(
+        version=version,
+        fingerprint=print_,
+        config=config,
+        levels=result.levels,
+        nodes=result.nodes,
+        chunks=result.chunks,
+        layer_sizes=tuple(sizes),
+        summariser=summariser.name,
+        reducer=params.reducer,
+        built_at=now if result.mode == "full" or not current else (current.built_at or now),
+        updated_at=now,
+        build_chunks=build_chunks,  # chunks at the last full build
+        drift_chunks=drift_chunks,  # chunks inserted or deleted in place since then
+        drift=round(result.drift, 4),
+    )
+    store.replace_tree(source_id, rows, pointer)
     _set_has_tree(store, source_id, bool(rows))
     result.seconds = time.perf_counter() - started
     log.info(result.render())

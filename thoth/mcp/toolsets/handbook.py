@@ -15,9 +15,6 @@ from thoth.mcp.toolsets import Toolset
 from thoth.retrieval import topics
 from thoth.retrieval.search import hybrid_search
 
-# The chunk fields a HandbookHit shows, and those by_document groups by: a search fetches no others.
-HIT_FIELDS = ["key", "title", "section", "page_start", "source_ref", "text", "source_id", "partition_id"]
-
 
 def search_handbook(
     app: Thoth,
@@ -30,7 +27,7 @@ def search_handbook(
     passage comes once before any file repeats. Each result has its relevance score, source file
     path, section and content.
     """
-    found = hybrid_search(app.store, app.embedder(), query, num_results, documents=True, fields=HIT_FIELDS)
+    found = hybrid_search(app.store, app.embedder(), query, num_results, documents=True)
     return HandbookResults.from_record(query, found)
 
 

@@ -1,26 +1,25 @@
-"""The ANN index on chunk vectors (Store.ensure_vector_index) and the lazy lancedb import.
+"""The chunk table's indexes (thoth.store.indexes) and the lazy lancedb import.
 
-Correctness only: the index is built when the table passes the threshold, searches go through it
-with the configured nprobes/refine factor, and recall@10 against exact search stays high. Timings
-and the choice of index type are in `python -m bench.search` and docs/benchmarks.md.
+Correctness only: the IVF_RQ index is built when the table passes the threshold, searches go through
+it, and recall@10 against exact search stays high; an index of an older type is searched as it needs
+until ingest trains an IVF_RQ one. Timings are in `python -m bench.search` and docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tests.conftest import make_settings
-from thoth.records import Chunk
-from thoth.store import Store
+from thoth.records import Chunk, VectorIndex
+from thoth.store import Store, chunks
 from thoth.store.schema import CHUNKS
 
-DIM = 32  # small vectors keep PQ training fast; the index code does not depend on the width
+DIM = 32  # small vectors keep training fast; the index code does not depend on the width
 ROWS = 3000
 
 
@@ -36,8 +35,8 @@ def make_store(tmp_path: Path, rows: int = ROWS, **settings: object) -> tuple[St
     store = Store(make_settings(tmp_path / "db", **settings))
     store.ensure_tables(DIM)
     vectors = clustered_unit_vectors(rows, seed=1)
-    store.add(
-        CHUNKS,
+    store.insert(
+        Chunk,
         [
             {"chunk_id": f"c{i:05d}", "source_id": "s", "text": f"row {i}", "search_text": f"row {i}", "vector": v}
             for i, v in enumerate(vectors)
@@ -46,77 +45,69 @@ def make_store(tmp_path: Path, rows: int = ROWS, **settings: object) -> tuple[St
     return store, vectors
 
 
-def recall_at_10(store: Store, queries: np.ndarray) -> float:
-    found = []
-    for q in queries:
-        ann = {r.chunk_id for r in store.vector_search(q, 10)}
-        exact = {r.chunk_id for r in store.vector_search(q, 10, exact=True)}
-        assert len(exact) == 10
-        found.append(len(ann & exact) / 10)
+def exact_top_10(vectors: np.ndarray, query: np.ndarray) -> set[str]:
+    """The 10 nearest rows by cosine, computed here (the vectors are unit length)."""
+    return {f"c{i:05d}" for i in np.argsort(-(vectors @ query), kind="stable")[:10]}
+
+
+def recall_at_10(store: Store, vectors: np.ndarray, queries: np.ndarray) -> float:
+    found = [len({r.chunk_id for r in store.vector_search(q, 10)} & exact_top_10(vectors, q)) / 10 for q in queries]
     return float(np.mean(found))
 
 
-@pytest.mark.parametrize("index_type", ["IVF_PQ", "IVF_RQ", "IVF_HNSW_SQ"])
-def test_index_built_past_threshold_and_recall_holds(tmp_path: Path, index_type: str) -> None:
-    store, vectors = make_store(tmp_path, vector_index_min_rows=ROWS, vector_index_type=index_type)
+def test_index_built_past_threshold_and_recall_holds(tmp_path: Path) -> None:
+    store, vectors = make_store(tmp_path, vector_index_min_rows=ROWS)
     info = store.ensure_vector_index()
-    assert info is not None and info["action"] == "built" and info["rows"] == ROWS
-    assert info["type"] == {"IVF_PQ": "IvfPq", "IVF_RQ": "IvfRq", "IVF_HNSW_SQ": "IvfHnswSq"}[index_type]
-    assert info["indexed_rows"] == ROWS and info["unindexed_rows"] == 0
+    assert info is not None and info.action == "built" and info.rows == ROWS
+    assert info.index == VectorIndex("vector_idx", "IvfRq", indexed_rows=ROWS, unindexed_rows=0)
 
     queries = vectors[:40] + np.random.default_rng(2).normal(0, 0.05, (40, DIM)).astype(np.float32)
     plan = store.table(CHUNKS).search(queries[0]).metric("cosine").nprobes(4).explain_plan()
     assert "ANN" in plan  # searches go through the index now
-    assert recall_at_10(store, queries) >= 0.9
+    assert recall_at_10(store, vectors, queries) >= 0.9
     store.warm_copies()
-    assert store._memory.held is not None and store._memory.held[1] is None  # an indexed table: not in memory
+    held = store.chunks._memory.held
+    assert held is not None and held[1] is None  # an indexed table: not in memory
 
     # new rows are folded into the existing index, not trained again
-    store.add(CHUNKS, [{"chunk_id": "extra", "source_id": "s", "text": "x", "search_text": "x", "vector": vectors[0]}])
+    store.insert(
+        Chunk, [{"chunk_id": "extra", "source_id": "s", "text": "x", "search_text": "x", "vector": vectors[0]}]
+    )
     again = store.ensure_vector_index()
-    assert again["action"] == "updated" and again["unindexed_rows"] == 0 and again["indexed_rows"] == ROWS + 1
+    assert again is not None and again.action == "updated"
+    assert again.index is not None and again.index.unindexed_rows == 0 and again.index.indexed_rows == ROWS + 1
     assert "extra" in {r.chunk_id for r in store.vector_search(vectors[0], 3)}
 
 
-def test_an_index_of_an_older_code_layout_is_trained_again(tmp_path: Path) -> None:
-    # one PQ code per 8 dimensions (before 2026-11-25) -> one per 4, at the next ingest, grown or not
-    from lancedb.index import IvfPq
+@pytest.mark.parametrize("old", ["IvfPq", "IvfHnswSq"])
+def test_an_index_of_an_older_type_is_searched_with_its_factor_until_trained_again_as_ivf_rq(
+    tmp_path: Path, old: str
+) -> None:
+    # A table indexed by an older version (IVF_PQ or IVF_HNSW_SQ): searched with the refine factor its type
+    # needs, with the recall it had; the next ingest trains an IVF_RQ index in its place, grown or not.
+    from lancedb.index import HnswSq, IvfPq
 
-    from thoth.store.db import pq_sub_vectors
+    store, vectors = make_store(tmp_path, vector_index_min_rows=ROWS)
+    config = IvfPq(distance_type="cosine", num_partitions=1, num_sub_vectors=DIM // 4)
+    if old == "IvfHnswSq":
+        config = HnswSq(distance_type="cosine", num_partitions=1)
+    store.table(CHUNKS).create_index("vector", config=config)
+    assert store.indexes.vector_index() is not None and store.indexes.vector_index().type == old
+    table = store.chunks._chunks()
+    assert store.chunks.lance.run(chunks._vector_index_type(table)) == old
+    assert chunks.REFINE_FACTORS.get(old, chunks.OTHER_INDEX_REFINE_FACTOR) == 20
+    queries = vectors[:20] + np.random.default_rng(3).normal(0, 0.05, (20, DIM)).astype(np.float32)
+    assert recall_at_10(store, vectors, queries) >= 0.9
 
-    store, _ = make_store(tmp_path, vector_index_min_rows=ROWS, vector_index_type="IVF_PQ")
-    old = IvfPq(distance_type="cosine", num_partitions=1, num_sub_vectors=DIM // 8)
-    store.table(CHUNKS).create_index("vector", config=old)
-    assert store.vector_index()["sub_vectors"] == DIM // 8 != pq_sub_vectors(DIM) == DIM // 4
     info = store.ensure_vector_index(fold_in=False)
-    assert info["action"] == "retrained" and info["sub_vectors"] == DIM // 4
+    assert info is not None and info.action == "retrained" and info.index is not None and info.index.type == "IvfRq"
     assert store.ensure_vector_index(fold_in=False) is None  # now current: nothing to do
-
-
-def test_an_index_of_another_type_than_the_settings_name_is_trained_again(tmp_path: Path) -> None:
-    store, _ = make_store(tmp_path, vector_index_min_rows=ROWS, vector_index_type="IVF_PQ")
-    assert store.ensure_vector_index()["type"] == "IvfPq"
-    info = store.ensure_vector_index(index_type="IVF_RQ", fold_in=False)  # THOTH_VECTOR_INDEX_TYPE changed
-    assert info["action"] == "retrained" and info["type"] == "IvfRq" and info["sub_vectors"] is None
-    assert store.ensure_vector_index(index_type="IVF_RQ", fold_in=False) is None  # now current
-
-
-@pytest.mark.parametrize(("index_type", "factor"), [("IVF_PQ", 20), ("IVF_RQ", 4), (None, 20)])
-def test_the_refine_factor_follows_the_index_the_table_has(tmp_path: Path, index_type: str | None, factor: int) -> None:
-    from thoth.store.db import _run
-
-    store, _ = make_store(tmp_path, vector_index_min_rows=ROWS, vector_index_type=index_type or "IVF_PQ")
-    if index_type:
-        store.ensure_vector_index()
-    assert store.settings.vector_refine_factor == 0  # the default: by the index
-    assert _run(store._refine_factor(store._chunks_async())) == factor
-    chosen = Store(replace(store.settings, vector_refine_factor=7))  # THOTH_VECTOR_REFINE_FACTOR wins
-    assert _run(chosen._refine_factor(chosen._chunks_async())) == 7
+    assert recall_at_10(Store(store.settings), vectors, queries) >= 0.9
 
 
 def test_no_index_below_threshold_or_when_disabled(tmp_path: Path) -> None:
     store, vectors = make_store(tmp_path, rows=400, vector_index_min_rows=401)
-    assert store.ensure_vector_index() is None and store.vector_index() is None
+    assert store.ensure_vector_index() is None and store.indexes.vector_index() is None
     assert store.ensure_vector_index(min_rows=0) is None  # 0: never
     assert store.ensure_vector_index(min_rows=100) is not None  # never below MIN_TRAIN_ROWS, but 400 >= 256
     assert len(store.vector_search(vectors[0], 10)) == 10
@@ -134,8 +125,8 @@ def test_ingest_builds_the_index_past_the_threshold(tmp_path: Path) -> None:
     settings = make_settings(tmp_path / "db", vector_index_min_rows=256)
     summary = Ingestor(settings).run(str(corpus), name="notes")
     assert summary.chunks_written >= 256, summary.render()
-    index = Store(settings).vector_index()
-    assert index is not None and index["indexed_rows"] == summary.chunks_written
+    index = Store(settings).indexes.vector_index()
+    assert index is not None and index.indexed_rows == summary.chunks_written
 
 
 def test_lancedb_import_defers_the_rest_client_until_used(tmp_path: Path) -> None:
@@ -145,9 +136,9 @@ def test_lancedb_import_defers_the_rest_client_until_used(tmp_path: Path) -> Non
 import sys
 import pydantic
 from thoth._imports import is_deferred
-from thoth.store.db import _lancedb
+from thoth.store.lance import lancedb
 
-db = _lancedb().connect(sys.argv[1])
+db = lancedb().connect(sys.argv[1])
 db.create_table("t", data=[{"x": 1}])
 assert db.open_table("t").count_rows() == 1
 client = sys.modules["lance_namespace_urllib3_client"]
@@ -174,15 +165,15 @@ print("ok")
 
 def test_a_deeper_search_reranks_the_same_candidates_and_keeps_recall_at_10(tmp_path: Path) -> None:
     """Hybrid search asks the index for 40 hits: its first 10 are as good as a 10-hit search's (issue 17)."""
-    from thoth.store.db import refine_candidates
+    from thoth.store.chunks import refine_candidates
 
     assert refine_candidates(50, 10) == refine_candidates(50, 40) == 500 and refine_candidates(1, 40) == 40
-    store, vectors = make_store(tmp_path, vector_index_min_rows=ROWS, vector_refine_factor=5)
+    store, vectors = make_store(tmp_path, vector_index_min_rows=ROWS)
     store.ensure_vector_index()
     queries = clustered_unit_vectors(20, seed=9)
     deep = [{r.chunk_id for r in store.vector_search(q, 40)[:10]} for q in queries]
     shallow = [{r.chunk_id for r in store.vector_search(q, 10)} for q in queries]
-    exact = [{r.chunk_id for r in store.vector_search(q, 10, exact=True)} for q in queries]
+    exact = [exact_top_10(vectors, q) for q in queries]
     recall_deep = np.mean([len(d & e) / 10 for d, e in zip(deep, exact, strict=True)])
     recall_shallow = np.mean([len(s & e) / 10 for s, e in zip(shallow, exact, strict=True)])
     assert recall_deep >= recall_shallow - 0.02 and recall_shallow >= 0.7
@@ -194,7 +185,7 @@ def test_a_first_build_past_the_threshold_is_compacted_before_its_indexes(tmp_pa
         {"chunk_id": f"x{i}", "source_id": "s", "text": "x", "search_text": "x", "vector": vectors[i]} for i in range(3)
     ]
     for row in extra:  # one data file per write, as ingest's batches leave them
-        store.add(CHUNKS, [row])
+        store.insert(Chunk, [row])
     assert store.table(CHUNKS).stats()["fragment_stats"]["num_fragments"] == 4
     before = [h.chunk_id for h in store.vector_search(vectors[7], 10)]
     store.ensure_fts_index()
@@ -203,6 +194,6 @@ def test_a_first_build_past_the_threshold_is_compacted_before_its_indexes(tmp_pa
     assert store.count_of(Chunk) == 303
 
     small, _ = make_store(tmp_path / "small", rows=50, vector_index_min_rows=300)
-    small.add(CHUNKS, extra)
+    small.insert(Chunk, extra)
     small.ensure_fts_index()  # below the threshold: left as written
     assert small.table(CHUNKS).stats()["fragment_stats"]["num_fragments"] == 2

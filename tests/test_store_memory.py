@@ -1,20 +1,19 @@
 """A small chunk table is searched in memory (thoth.store.memory, issue 17): the same hits, in the
 same order, with the same fields and similarities (to float32's last bit) as LanceDB's own
 brute-force search; a write is seen at once (LanceDB answers while the new version is read); a filter,
-an ANN index or a table past `memory_search_rows` goes to LanceDB."""
+an ANN index or a table past MEMORY_SEARCH_ROWS goes to LanceDB."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
+from unittest.mock import patch
 
 from ingest.pipeline import Ingestor
 from tests.conftest import make_settings, write_corpus
 from thoth.config import Settings
 from thoth.embed import get_embedder
-from thoth.mcp.toolsets.handbook import HIT_FIELDS
-from thoth.records import Hit
-from thoth.store import Store
+from thoth.records import Chunk, Hit
+from thoth.store import Store, chunks
 
 QUERIES = ["how do I request time off", "deploy rollback", "expense report receipts", "on-call rotation"]
 
@@ -28,16 +27,20 @@ def _same(held: list[Hit], lance: list[Hit]) -> bool:
 
 
 def test_memory_search_finds_what_lancedb_finds(indexed: Settings) -> None:
-    memory, lance = Store(indexed), Store(replace(indexed, memory_search_rows=0))
+    memory, lance = Store(indexed), Store(indexed)
     embedder = get_embedder(indexed)
     count = lance.table("chunks").count_rows()
     memory.warm_copies()
-    assert memory._memory.held is not None and memory._memory.held[1] is not None  # held: searches take the memory path
-    for vector in embedder.embed(QUERIES):
-        for limit, fields in ((5, None), (40, list(HIT_FIELDS)), (count + 3, ["key"])):
-            held = memory.vector_search(vector, limit, fields=fields)
-            assert held and _same(held, lance.vector_search(vector, limit, fields=fields))
-    assert lance._memory.held is None
+    assert memory.chunks._memory.held is not None and memory.chunks._memory.held[1] is not None  # the memory path
+    assert memory.chunks._reading(memory.chunks._chunks(), None, vector=False).held is not None  # BM25's rows too
+    for query, vector in zip(QUERIES, embedder.embed(QUERIES), strict=True):
+        for limit in (5, 40, count + 3):
+            held = memory.vector_search(vector, limit)
+            words = memory.keyword_search(query, limit)  # its rows taken from the copy by row id
+            with patch.object(chunks, "MEMORY_SEARCH_ROWS", 0):
+                assert held and _same(held, lance.vector_search(vector, limit))
+                assert words and words == lance.keyword_search(query, limit)
+    assert lance.chunks._memory.held is None
 
 
 def test_a_write_is_searched_at_once_and_large_or_filtered_searches_go_to_lancedb(tmp_path: Path) -> None:
@@ -47,26 +50,27 @@ def test_a_write_is_searched_at_once_and_large_or_filtered_searches_go_to_lanced
     query = "how do I request time off"
     vector = embedder.embed([query])[0]
     store.warm_copies()
-    held = store._memory.held
+    held = store.chunks._memory.held
     before = store.vector_search(vector, 3)
 
     # A new chunk whose text is the query itself. The next search finds it first: LanceDB answers while
     # the new version is read beside it; once that is held, the memory path finds it too.
     row = store.table("chunks").search().limit(1).to_list()[0]
-    store.add("chunks", [{**row, "chunk_id": "new-chunk", "text": query, "vector": vector}])
+    store.insert(Chunk, [{**row, "chunk_id": "new-chunk", "text": query, "vector": vector}])
     after = store.vector_search(vector, 3)
     assert after[0].chunk_id == "new-chunk" and after[0].similarity > 0.999
     assert [h.chunk_id for h in after[1:]] == [h.chunk_id for h in before[:2]]
     store.warm_copies()
-    assert store._memory.held[0] != held[0] and store._memory.held[1] is not None
+    assert store.chunks._memory.held[0] != held[0] and store.chunks._memory.held[1] is not None
     assert _same(store.vector_search(vector, 3), after)
 
     # Past the limit: LanceDB answers, and nothing is read or held (the row count says so, without
     # asking for the table's version on every search).
-    small = Store(replace(settings, memory_search_rows=3))
-    small.warm_copies()
-    assert small._memory.held is None
-    assert [h.chunk_id for h in small.vector_search(vector, 3)] == [h.chunk_id for h in after]
+    small = Store(settings)
+    with patch.object(chunks, "MEMORY_SEARCH_ROWS", 3):
+        small.warm_copies()
+        assert small.chunks._memory.held is None
+        assert [h.chunk_id for h in small.vector_search(vector, 3)] == [h.chunk_id for h in after]
 
     # A filter goes to LanceDB (as a prefilter): only that source's chunks, best first.
     key = before[0].chunk.key
@@ -80,4 +84,4 @@ def test_warm_up_reads_a_small_table_before_the_first_search(indexed: Settings) 
 
     app = Thoth(indexed)
     app.warm_up(background=False)
-    assert app.store._memory.held is not None and app.store._memory.held[1] is not None
+    assert app.store.chunks._memory.held is not None and app.store.chunks._memory.held[1] is not None

@@ -1,0 +1,146 @@
+"""How the store reads a chunk table for a search (thoth.store.chunks), chosen from its size: a large
+table's searches read ids and the ranking columns (held in memory by row id, RankingColumns) and
+complete only the hits kept. The served hits equal those of a table read whole; a write is searched at
+once; a row that moved or went away between the search and the completing read is found by its chunk id
+or left out, never mixed up."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from unittest.mock import patch
+
+import numpy as np
+import pyarrow as pa
+
+from ingest.pipeline import Ingestor
+from tests.conftest import make_settings, write_corpus
+from thoth.config import Settings
+from thoth.embed import get_embedder
+from thoth.records import Chunk, Hit
+from thoth.retrieval.search import fuse_lists, hybrid_search
+from thoth.store import Store, chunks
+from thoth.store.memory import RankingColumns
+
+QUERIES = ["how do I request time off", "deploy rollback", "expense report receipts", '"on-call" rotation']
+
+
+@contextmanager
+def reading(late: bool = True, copy: bool = True) -> Iterator[None]:
+    """Searches read as on a large table (`late`: ids first; `copy`: ranking columns held), vector search
+    on LanceDB: the test tables are small."""
+    values = {"MEMORY_SEARCH_ROWS": 0, "LATE_READ_ROWS": 0 if late else 10**12}
+    with patch.multiple(chunks, **values, RANKING_COPY_ROWS=chunks.RANKING_COPY_ROWS if copy else 0):
+        yield
+
+
+def _seen(hits: list[Hit]) -> list[tuple]:
+    return [(h.chunk, h.similarity, h.bm25, h.score, h.document_score) for h in hits]
+
+
+def test_a_large_table_serves_what_whole_candidates_gave(indexed: Settings) -> None:
+    embedder = get_embedder(indexed)
+    held, read, whole = Store(indexed), Store(indexed), Store(indexed)
+    with reading():
+        held.warm_copies()
+        copy = held.chunks._ranking.held[1]
+    assert isinstance(copy, RankingColumns) and len(copy.row_ids) == held.table("chunks").count_rows()
+    for query in QUERIES:
+        for documents in (False, True):
+            with reading(late=False):
+                expected = hybrid_search(whole, embedder, query, 5, documents=documents)
+            with reading():
+                served = hybrid_search(held, embedder, query, 5, documents=documents)
+            with reading(copy=False):
+                without_copy = hybrid_search(read, embedder, query, 5, documents=documents)
+            assert served and _seen(served) == _seen(expected) == _seen(without_copy), (query, documents)
+            assert all(h.chunk.text and h.chunk.key and h.chunk.partition_id for h in served)
+    assert read.chunks._ranking.held is None
+
+
+def test_a_large_table_s_searches_read_only_the_ranking_columns_until_kept(indexed: Settings) -> None:
+    store, embedder = Store(indexed), get_embedder(indexed)
+    seen: dict[str, list[Hit]] = {}
+
+    def keep(lists: dict[str, list[Hit]]) -> list[Hit]:
+        seen.update(lists)
+        return fuse_lists({name: (0.5, hits) for name, hits in lists.items()}, 3)
+
+    with reading():
+        vector = embedder.embed([QUERIES[0]])[0]
+        kept = store.search_chunks(40, vector=lambda: vector, words="request time off", keep=keep)
+    candidates = [h for hits in seen.values() for h in hits]
+    assert candidates and all(h.chunk.text == "" and h.chunk.key and h.row_id is not None for h in candidates)
+    assert len(kept) == 3 and all(h.chunk.text for h in kept)
+
+
+def test_a_write_is_searched_at_once_with_the_columns_it_has(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path / "db")
+    assert not Ingestor(settings).run(str(write_corpus(tmp_path / "corpus")), name="handbook").failed
+    store = Store(settings)
+    held = store.chunks._ranking
+    query = "zanzibar quokka itinerary"
+    with reading():
+        store.warm_copies()
+        version = held.held[0][1]
+        assert store.keyword_search(query, 5) == []
+        # A new chunk: the copy is of the version before it, so the search reads its columns from the
+        # table (and the new version is read beside it).
+        row = store.table("chunks").search().limit(1).to_list()[0]
+        store.insert(
+            Chunk, [{**row, "chunk_id": "new-chunk", "key": "new/page.md", "text": query, "search_text": query}]
+        )
+        found = store.keyword_search(query, 5)
+        assert [(h.chunk_id, h.chunk.key, h.chunk.text) for h in found] == [("new-chunk", "new/page.md", query)]
+        store.warm_copies()
+        assert held.held[0][1] > version
+        assert held.held[1].rows_of([found[0].row_id], ["chunk_id", "key"]) == [
+            {"chunk_id": "new-chunk", "key": "new/page.md"}
+        ]
+        assert [(h.chunk_id, h.row_id) for h in store.keyword_search(query, 5)] == [("new-chunk", found[0].row_id)]
+
+
+def test_a_row_not_held_is_never_guessed() -> None:
+    copy = RankingColumns.of(pa.table({"chunk_id": ["b", "a"], "_rowid": pa.array([7, 3], type=pa.uint64())}))
+    assert copy.rows_of([3, 7], ["chunk_id"]) == [{"chunk_id": "a"}, {"chunk_id": "b"}]  # sorted by row id
+    assert copy.rows_of([3, 5], ["chunk_id"]) is None and copy.rows_of([9], ["chunk_id"]) is None
+    assert copy.rows_of([3], ["key"]) is None  # a column it does not hold
+
+
+def test_a_row_moved_since_the_search_is_read_by_its_id_and_a_deleted_one_left_out(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path / "db")
+    assert not Ingestor(settings).run(str(write_corpus(tmp_path / "corpus")), name="handbook").failed
+    store, embedder = Store(settings), get_embedder(settings)
+    vector = embedder.embed(["how do I request time off"])[0]
+    whole = {h.chunk_id: h.chunk for h in store.vector_search(vector, 6)}
+    slim: list[Hit] = []
+
+    def rewrite(lists: dict[str, list[Hit]]) -> list[Hit]:
+        # Between the search and the completing read, the table is rewritten in reverse order without
+        # one hit: every row id now names another row or none.
+        slim.extend(lists["vector"])
+        table = store.table("chunks").to_arrow()
+        kept = table.filter(pa.compute.not_equal(table["chunk_id"], slim[1].chunk_id))
+        store.tables.db.create_table("chunks", data=kept.take(list(reversed(range(kept.num_rows)))), mode="overwrite")
+        return slim
+
+    with reading(copy=False):
+        completed = store.search_chunks(6, vector=lambda: vector, keep=rewrite)
+    gone = slim[1].chunk_id
+    assert [h.chunk_id for h in completed] == [h.chunk_id for h in slim if h.chunk_id != gone]
+    assert all(h.chunk == whole[h.chunk_id] for h in completed)
+    assert [h.similarity for h in completed] == [h.similarity for h in slim if h.chunk_id != gone]
+
+
+def test_stored_vectors_are_the_vectors_the_search_scored(indexed: Settings) -> None:
+    store, embedder = Store(indexed), get_embedder(indexed)
+    query = embedder.embed([QUERIES[0]])[0]
+    hits = store.vector_search(query, 3)
+    found = store.vectors(Chunk, [h.chunk_id for h in hits] + ["no-such-chunk"])
+    assert set(found) == {h.chunk_id for h in hits}  # an unknown id is left out
+    for hit in hits:
+        vector = np.asarray(found[hit.chunk_id])
+        cosine = float(vector @ query / (np.linalg.norm(vector) * np.linalg.norm(query)))
+        assert abs(cosine - hit.similarity) < 1e-4
+    assert store.vectors(Chunk, []) == {}

@@ -1,0 +1,36 @@
+"""The lancedb adapter (thoth.store.lance): its public-API path finds the same hits as the private one
+the store uses by default, on a small table (in memory and on LanceDB) and on a large one (ids first)."""
+
+from __future__ import annotations
+
+from unittest.mock import patch
+
+from tests.test_store_chunks import QUERIES
+from thoth.config import Settings
+from thoth.embed import get_embedder
+from thoth.records import Hit
+from thoth.retrieval.search import hybrid_search
+from thoth.store import Store, chunks
+
+
+def _seen(hits: list[Hit]) -> list[tuple]:
+    return [(h.chunk, h.similarity, h.bm25, h.score, h.document_score) for h in hits]
+
+
+def test_the_public_api_path_finds_the_same_hits(indexed: Settings) -> None:
+    embedder = get_embedder(indexed)
+    private, public = Store(indexed), Store(indexed, public_api=True)
+    assert public.chunks.lance.public and not private.chunks.lance.public
+    for late in (False, True):
+        values = {"MEMORY_SEARCH_ROWS": 0, "LATE_READ_ROWS": 0} if late else {"LATE_READ_ROWS": chunks.LATE_READ_ROWS}
+        with patch.multiple(chunks, **values):
+            for query in QUERIES:
+                for documents in (False, True):
+                    served = hybrid_search(public, embedder, query, 5, documents=documents)
+                    assert served and _seen(served) == _seen(
+                        hybrid_search(private, embedder, query, 5, documents=documents)
+                    )
+                vector = embedder.embed([query])[0]
+                assert _seen(public.vector_search(vector, 8, {"source_id": "handbook"})) == _seen(
+                    private.vector_search(vector, 8, {"source_id": "handbook"})
+                )

@@ -1,0 +1,306 @@
+"""Vector and keyword (BM25) search over chunks. A search returns complete hits; how it reads the rows
+is the store's business, chosen from the chunk table's size (`Reading`):
+
+- small (at most MEMORY_SEARCH_ROWS chunks, no ANN index): the table is held in memory
+  (thoth.store.memory.MemoryVectors): an unfiltered vector search is a matrix product, where LanceDB
+  would plan and scan the table's files for every query, and the other searches read row ids and
+  scores and take their rows from the copy;
+- large (LATE_READ_ROWS or more): the searches read row ids and scores, the few columns ranking needs
+  come from a copy held by row id (RankingColumns, up to RANKING_COPY_ROWS chunks) or from the table,
+  and only the hits the caller keeps are read whole: on a large table reading every candidate's text
+  costs more CPU than the searches (docs/benchmarks.md, "Latency");
+- otherwise the searches read their rows whole.
+
+The held copies are kept by table version and read again beside the searches (thoth.store.held).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from thoth.records import Chunk, Hit, Match, field_names, from_row
+from thoth.store import filters
+from thoth.store.held import HeldCopy
+from thoth.store.indexes import FTS_COLUMN, VECTOR_COLUMN
+from thoth.store.lance import Lance
+from thoth.store.schema import CHUNKS, RANKING_COLUMNS
+from thoth.store.tables import Tables, lance_message
+
+log = logging.getLogger("thoth.store")
+
+# Up to this many chunks (and without an ANN index) an unfiltered vector search runs in memory, exact as
+# LanceDB's brute force is there: held vectors cost memory in proportion to the table (0: never).
+MEMORY_SEARCH_ROWS = 20_000
+# From this many chunks searches read ids first and only the kept hits whole: a gain on a large table, a
+# loss on a small one, where reading a candidate whole costs less than a second trip for the kept ones.
+LATE_READ_ROWS = 500_000
+# Up to this many chunks a large table's ranking columns are held in memory by row id (a few short columns:
+# docs/performance.md gives the memory), so its searches read only row ids and scores (0: always read them).
+RANKING_COPY_ROWS = 2_000_000
+NPROBES = 8  # IVF partitions searched per query (one partition per 4,096 chunks: indexes.PARTITION_ROWS)
+# ANN candidates re-ranked on the full vectors: the factor for the type of the table's index times
+# REFINE_BASE, whatever the search's depth, for recall@10 >= 0.97 at 1M chunks (docs/benchmarks.md).
+# IVF_RQ's 4-bit codes need 40 candidates, which hybrid search's 40-deep list re-ranks anyway. A table
+# still holding an index of an older version's type (IVF_PQ, IVF_HNSW_SQ) is searched with 200 until
+# the next ingest retrains it as IVF_RQ.
+REFINE_BASE = 10
+REFINE_FACTORS = {"IvfRq": 4}
+OTHER_INDEX_REFINE_FACTOR = 20
+# How long a search trusts what it asked lancedb about the chunk table (its size, columns, index type):
+# asking on every search is a trip through lancedb's runtime that takes the GIL from its worker threads,
+# and these change only with a write, which changes how a search reads, never what it finds.
+FACTS_SECONDS = 1.0
+ROW_ID = "_rowid"
+
+Found = dict[str, list[Hit]]  # each search's ranked hits, by its name: "vector", "keyword"
+
+
+def refine_candidates(factor: int, limit: int) -> int:
+    """ANN candidates re-ranked on the full vectors: `factor` x REFINE_BASE, at least the limit. The top
+    10 after re-ranking depend only on how many candidates were re-ranked, so a 40-deep list keeps the
+    recall@10 of a 10-hit search without re-ranking four times as many."""
+    return max(factor * REFINE_BASE, limit)
+
+
+class _Recent:
+    """One fact about a table handle, asked of lancedb again only after FACTS_SECONDS or for another handle."""
+
+    def __init__(self, ask: Callable[[Any], Any]):
+        self._ask = ask  # async: table -> the fact
+        self._known: tuple[Any, float, Any] | None = None  # (table handle, when asked, the fact)
+
+    async def get(self, table: Any) -> Any:
+        now = time.monotonic()
+        known = self._known
+        if known is None or known[0] is not table or now - known[1] >= FACTS_SECONDS:
+            known = self._known = (table, now, await self._ask(table))
+        return known[2]
+
+
+async def _names_of(table: Any) -> list[str]:
+    return (await table.schema()).names  # columns are only ever added: a second-old list holds them
+
+
+async def _vector_index_type(table: Any) -> str | None:
+    return next((index.index_type for index in await table.list_indices() if VECTOR_COLUMN in index.columns), None)
+
+
+def present(record: type, names: list[str], fields: tuple[str, ...] | list[str] | None = None) -> list[str]:
+    """The columns to read for `record`: `fields` (default all its fields), its id always and first,
+    those that a table with columns `names` has."""
+    have = set(names)
+    wanted = field_names(record) if fields is None else (field_names(record)[0], *fields)
+    return [c for c in dict.fromkeys(wanted) if c in have]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How one search reads the chunk table, chosen from its size."""
+
+    late: bool  # read row ids and ranking columns; complete the kept hits afterwards
+    held: tuple[int, Any] | None = None  # (version, RankingColumns) the search takes its columns from
+    copy: HeldCopy | None = None  # the copy `held` is of, read again when the table has moved on
+    memory: Any = None  # MemoryVectors: a small table's unfiltered vector search
+
+
+class ChunkSearch:
+    def __init__(self, tables: Tables, lance: Lance):
+        self.tables, self.lance = tables, lance
+        self._memory = HeldCopy("the chunk table's vectors", lambda t: lance.run(self._read_small(t)))
+        self._ranking = HeldCopy("the chunk table's ranking columns", lambda t: lance.run(self._read_ranking(t)))
+        self._count: tuple[float, int] | None = None  # (when counted, the chunk table's rows)
+        self._names = _Recent(_names_of)
+        self._index_type = _Recent(_vector_index_type)
+        self._warned_positions = False
+
+    def _chunks(self) -> Any:
+        return self.lance.async_of(self.tables.table(CHUNKS))
+
+    def search(
+        self,
+        depth: int,
+        match: Match | None = None,
+        *,
+        vector: Callable[[], Any] | None = None,
+        words: str = "",
+        phrases: tuple[str, ...] = (),
+        keep: Callable[[Found], list[Hit]] | None = None,
+    ) -> list[Hit]:
+        """The chunks `keep` keeps of the vector and keyword searches' lists, `depth` deep, read whole.
+
+        `vector` gives the query vector: it is called while the keyword search (any of `words`, every one
+        of `phrases`) runs. `keep` gets the lists by name ("vector", "keyword": those that ran) and returns
+        the hits to serve: on a large table only those are read whole. Without it, the hits of the one
+        list that ran."""
+        table = self._chunks()
+        where = filters.where(match or {})
+        reading = self._reading(table, where, vector is not None)
+        keyword = None
+        if words or phrases:
+            keyword = self.lance.start(self._keyword_hits(table, words, depth, where, phrases, reading))
+        lists: Found = {}
+        if vector is not None:
+            query = vector()
+            if reading.memory is not None:
+                lists["vector"] = reading.memory.search(query, depth, present(Chunk, reading.memory.rows.column_names))
+            else:
+                lists["vector"] = self.lance.run(self._vector_hits(table, query, depth, where, reading))
+        if keyword is not None:
+            lists["keyword"] = keyword.result()
+        kept = keep(lists) if keep is not None else [hit for hits in lists.values() for hit in hits]
+        return self.lance.run(self._complete(table, kept)) if reading.late and kept else kept
+
+    def _reading(self, table: Any, where: str | None, vector: bool) -> Reading:
+        if self._chunk_count() >= LATE_READ_ROWS:
+            return Reading(late=True, held=self._held_ranking(table), copy=self._ranking)
+        if MEMORY_SEARCH_ROWS <= 0 or self._chunk_count() > MEMORY_SEARCH_ROWS:
+            return Reading(late=False)
+        memory = self._memory_vectors(table) if vector and not where else None  # of the current version
+        held = self._memory.current(table)  # any version: `_search_rows` checks it after the search
+        rows = (held[0], held[1].by_row_id) if held is not None and held[1] is not None else None
+        return Reading(late=False, held=rows, copy=self._memory, memory=memory)
+
+    def warm(self, wait: bool = True) -> None:
+        """Read the copies searches use (a small table's vectors, a large table's ranking columns) now, at
+        start-up, so that the first searches find them held. A small table's vectors are waited for; a
+        large table's ranking columns only with `wait`: over GCS they take seconds at 1M chunks."""
+        table = self._chunks()
+        self._memory_vectors(table, wait=True)
+        if RANKING_COPY_ROWS > 0 and self._chunk_count() >= LATE_READ_ROWS:
+            self._ranking.get(table, self.lance.run(table.version()), wait=wait)
+
+    def _chunk_count(self) -> int:
+        now = time.monotonic()
+        counted = self._count
+        if counted is None or now - counted[0] >= FACTS_SECONDS:
+            counted = self._count = (now, self.tables.table(CHUNKS).count_rows())
+        return counted[1]
+
+    def _memory_vectors(self, table: Any, wait: bool = False) -> Any:
+        """The chunk table's current version in memory, or None: a table past MEMORY_SEARCH_ROWS or with an
+        ANN index, and while a new version is being read (the first version is waited for)."""
+        if MEMORY_SEARCH_ROWS <= 0 or self._chunk_count() > MEMORY_SEARCH_ROWS:
+            return None  # known without asking lancedb for the table's version on every search
+        return self._memory.get(table, self.lance.run(table.version()), wait=wait or not self._memory.holds(table))
+
+    def _held_ranking(self, table: Any) -> tuple[int, Any] | None:
+        """(version, RankingColumns) when a copy is held, taken as it is: `_search_rows` checks its version
+        after the search, where asking costs no extra trip, and no search waits for a new one."""
+        if RANKING_COPY_ROWS <= 0:
+            return None
+        held = self._ranking.current(table)
+        if held is not None and held[1] is not None:
+            return held
+        version = self.lance.run(table.version())  # none held yet, or declined: read (again) for this version
+        copy = self._ranking.get(table, version)
+        return None if copy is None else (version, copy)
+
+    async def _read_small(self, table: Any) -> Any:
+        from thoth.store.memory import MemoryVectors  # numpy: not needed before the first search
+
+        if await table.count_rows() > MEMORY_SEARCH_ROWS:
+            return None
+        if any(VECTOR_COLUMN in index.columns for index in await table.list_indices()):
+            return None  # an ANN index answers as it was built to (a table past THOTH_VECTOR_INDEX_MIN_ROWS)
+        columns = [*present(Chunk, await self._names.get(table)), VECTOR_COLUMN]
+        return MemoryVectors.of(await table.query().select(columns).with_row_id().to_arrow(), VECTOR_COLUMN)
+
+    async def _read_ranking(self, table: Any) -> Any:
+        from thoth.store.memory import RankingColumns
+
+        if await table.count_rows() > RANKING_COPY_ROWS:
+            return None
+        names = await self._names.get(table)
+        rows = await table.query().select([c for c in RANKING_COLUMNS if c in names]).with_row_id().to_arrow()
+        return RankingColumns.of(rows)
+
+    async def _search_rows(self, table: Any, search: Any, limit: int, score: str, reading: Reading) -> list[dict]:
+        """The first `limit` rows a lancedb query finds, with its `score` column and the row id: whole, or
+        a late reading's ranking columns; taken from a held copy when the table is still at the copy's
+        version after the search (a row id always names the same row of a version)."""
+        names = await self._names.get(table)
+        columns = [c for c in RANKING_COLUMNS if c in names] if reading.late else present(Chunk, names)
+
+        async def read(selected: list[str]) -> list[dict]:
+            return (await self.lance.arrow(search.select(selected).with_row_id().limit(limit), limit)).to_pylist()
+
+        if reading.held is not None:
+            version, copy = reading.held
+            scored = await read([score])
+            found = copy.rows_of([row[ROW_ID] for row in scored], columns)
+            now = await table.version()
+            if found is not None and now == version:
+                return [{**row, **more} for row, more in zip(found, scored, strict=True)]
+            if now != version and reading.copy is not None:
+                reading.copy.get(table, now)  # read the new version beside the searches
+        return await read([*columns, score])
+
+    async def _vector_hits(self, table: Any, vector: Any, limit: int, where: str | None, reading: Reading) -> list[Hit]:
+        factor = REFINE_FACTORS.get(await self._index_type.get(table), OTHER_INDEX_REFINE_FACTOR)
+        factor = -(-refine_candidates(factor, limit) // limit)  # ceil: lancedb multiplies it by the limit
+        query = table.query().nearest_to(vector).column(VECTOR_COLUMN).distance_type("cosine")
+        # ignored by a brute-force scan; used by the index when there is one (`ef`: an IVF_HNSW_SQ index
+        # of an older version searches its graph as wide, which it requires)
+        query = query.nprobes(NPROBES).refine_factor(factor).ef(factor * limit)
+        if where:
+            query = query.where(where)  # a prefilter: applied inside the index search, not to its results
+        # _distance named: Lance warns on every search whose columns leave it out
+        rows = await self._search_rows(table, query, limit, "_distance", reading)
+        return [Hit(from_row(Chunk, row), similarity=1.0 - float(row["_distance"]), row_id=row[ROW_ID]) for row in rows]
+
+    async def _keyword_hits(
+        self, table: Any, words: str, limit: int, where: str | None, phrases: tuple[str, ...], reading: Reading
+    ) -> list[Hit]:
+        """BM25: any of `words` and every one of `phrases`. An index without word positions (built by an
+        older version, not yet migrated by ingest) cannot answer phrases: they are searched as words then,
+        and a warning says how to migrate."""
+        from lancedb.query import BooleanQuery, MatchQuery, Occur, PhraseQuery
+
+        query: Any = MatchQuery(words, FTS_COLUMN) if words else None
+        if phrases:
+            clauses = [(Occur.MUST, PhraseQuery(p, FTS_COLUMN)) for p in phrases]
+            query = BooleanQuery(clauses + ([(Occur.SHOULD, query)] if query is not None else []))
+        if query is None:
+            return []
+        search = table.query().nearest_to_text(query)
+        if where:
+            search = search.where(where)  # a prefilter, as for vectors
+        try:
+            # _score named: Lance warns on every search whose columns leave it out
+            rows = await self._search_rows(table, search, limit, "_score", reading)
+        except ValueError as exc:
+            if not phrases or "position" not in str(exc):
+                raise
+            if not self._warned_positions:
+                self._warned_positions = True
+                log.warning(
+                    "the BM25 index has no word positions: phrases are searched as words until "
+                    "`python -m ingest` migrates it"
+                )
+            return await self._keyword_hits(table, " ".join([words, *phrases]).strip(), limit, where, (), reading)
+        hits = [Hit(from_row(Chunk, row), bm25=float(row["_score"]), row_id=row[ROW_ID]) for row in rows]
+        hits.sort(key=lambda h: (-(h.bm25 or 0.0), h.chunk_id))  # equal scores: one order, not storage order
+        return hits
+
+    async def _complete(self, table: Any, hits: list[Hit]) -> list[Hit]:
+        """`hits` read whole, by the row id the search saw; a hit whose row moved since (a write or a
+        compaction in between) is read by its chunk id, and one deleted since is left out. Order is kept."""
+        columns = present(Chunk, await self._names.get(table))
+        rows: dict[str, dict] = {}
+        row_ids = [h.row_id for h in hits if h.row_id is not None]
+        if row_ids:
+            try:
+                taken = await self.lance.arrow(table.take_row_ids(row_ids).select(columns), len(row_ids))
+            except (ValueError, OSError, RuntimeError) as exc:  # a row id of an older table version
+                log.info("row ids moved since the search (%s): reading hits by chunk id", lance_message(exc))
+            else:
+                rows = {row["chunk_id"]: row for row in taken.to_pylist()}
+        missing = [h.chunk_id for h in hits if h.chunk_id not in rows]
+        if missing:
+            found = table.query().where(filters.where({"chunk_id": missing})).select(columns)
+            rows |= {row["chunk_id"]: row for row in (await found.to_arrow()).to_pylist()}
+        return [replace(h, chunk=from_row(Chunk, rows[h.chunk_id])) for h in hits if h.chunk_id in rows]

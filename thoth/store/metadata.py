@@ -1,0 +1,97 @@
+"""Small state kept beside the tables: settings (key/value), the embedding model the index was built
+with, and each source's tree pointer, the one write that makes a new tree visible."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from thoth.records import TreePointer, field_names
+from thoth.store import filters
+from thoth.store.schema import META_EMBED_DIM, META_EMBED_MODEL, META_TREE_PREFIX, SETTINGS, TREE_NODES
+from thoth.store.tables import ModelMismatch, Tables
+
+TREE_WRITE_BATCH = 4096  # tree rows written per commit
+
+
+def pointer_json(pointer: TreePointer) -> str:
+    values = {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(pointer).items()}
+    return json.dumps({k: v for k, v in values.items() if v is not None}, sort_keys=True)
+
+
+def pointer_of(raw: str) -> TreePointer:
+    values = json.loads(raw)
+    known = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items() if k in field_names(TreePointer)}
+    return TreePointer(**known)
+
+
+class Metadata:
+    def __init__(self, tables: Tables):
+        self.tables = tables
+
+    def get(self, key: str) -> str | None:
+        rows = self.tables.table(SETTINGS).search().where(filters.eq("key", key)).limit(1).to_list()
+        return rows[0]["value"] if rows else None
+
+    def set(self, values: dict[str, str]) -> None:
+        """Write several keys in one commit (readers never see half of them); safe under concurrent
+        writers, `key` being the table's primary key."""
+        changed = {k: v for k, v in values.items() if self.get(k) != v}
+        if changed:
+            rows = [{"key": k, "value": v} for k, v in changed.items()]
+            self.tables.merge(SETTINGS, "key", rows, f"settings {', '.join(changed)}")
+
+    # -- the model check ------------------------------------------------------------------
+
+    def index_model(self) -> tuple[str | None, int | None]:
+        if SETTINGS not in self.tables.names():
+            return None, None
+        model, dim = self.get(META_EMBED_MODEL), self.get(META_EMBED_DIM)
+        return model, int(dim) if dim else None
+
+    def check_model(self, model_name: str, dim: int) -> None:
+        """Raise ModelMismatch unless the index was built with this model (or is still empty)."""
+        built_with, built_dim = self.index_model()
+        if built_with is not None and (built_with != model_name or built_dim != dim):
+            raise ModelMismatch(
+                f"the index at {self.tables.uri} was built with embedding model {built_with!r} ({built_dim} "
+                f"dimensions) but this process loads {model_name!r} ({dim} dimensions); set "
+                f"THOTH_EMBED_MODEL={built_with} or re-ingest into a new THOTH_DB_URI"
+            )
+
+    def record_model(self, model_name: str, dim: int) -> None:
+        self.check_model(model_name, dim)
+        self.set({META_EMBED_MODEL: model_name, META_EMBED_DIM: str(dim)})
+
+    # -- tree pointers ----------------------------------------------------------------------
+
+    def tree_pointer(self, source_id: str) -> TreePointer | None:
+        """The current tree of a source, or None if none was built."""
+        if SETTINGS not in self.tables.names():
+            return None
+        raw = self.get(META_TREE_PREFIX + source_id)
+        return pointer_of(raw) if raw else None
+
+    def set_tree_pointer(self, source_id: str, pointer: TreePointer) -> None:
+        """Rewrite a source's tree pointer (e.g. mark its tree stale); `replace_tree` writes a new one."""
+        self.set({META_TREE_PREFIX + source_id: pointer_json(pointer)})
+
+    def replace_tree(self, source_id: str, rows: list[dict], pointer: TreePointer) -> None:
+        """Write a source's new tree (`pointer.version`) so readers never see half of it.
+
+        Rows go in under their own `tree_version` (after removing any a killed run left with that
+        version), then the source's pointer switches to it in one write, then older versions go.
+        """
+        scope, version = filters.eq("source_id", source_id), filters.eq("tree_version", pointer.version)
+        self.tables.delete(TREE_NODES, f"{scope} AND {version}")
+        for start in range(0, len(rows), TREE_WRITE_BATCH):
+            self.tables.add(TREE_NODES, rows[start : start + TREE_WRITE_BATCH])
+        self.set_tree_pointer(source_id, pointer)
+        self.tables.delete(TREE_NODES, f"{scope} AND NOT {version}")
+
+    def drop_tree(self, source_id: str) -> None:
+        names = self.tables.names()
+        if TREE_NODES in names:
+            self.tables.delete(TREE_NODES, filters.eq("source_id", source_id))
+        if SETTINGS in names:
+            self.tables.delete(SETTINGS, filters.eq("key", META_TREE_PREFIX + source_id))

@@ -124,7 +124,7 @@ def test_a_document_is_scored_by_its_best_chunk_plus_a_share_of_the_next() -> No
 
 
 def test_the_default_ranking_is_the_one_measured(tmp_path: Path) -> None:
-    # docs/benchmarks.md quotes these; a change here needs a new ablation run.
+    # docs/benchmarks.md quotes these; a change here needs a new bench.quality run.
     assert DEFAULT_RANKING == Ranking("convex", 0.4, 0.2, 3)
     # cosine scaled from a fixed floor, lists 40 deep
     assert (DEFAULT_RANKING.normalise, DEFAULT_RANKING.vector_floor) == ("floor", 0.2)

@@ -183,8 +183,8 @@ _M_ARENA_MAX = -8  # mallopt's parameter number for it (<malloc.h>)
 def cap_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
     """Let glibc's malloc keep at most `arenas` arenas in this process. By default every thread that
     allocates may get its own, up to 8 a core, and each keeps the memory freed in it: the server's
-    threads (HTTP loop, search pool, lancedb's runtime, onnxruntime) held ~40 MB more at 1M chunks
-    for no speed (docs/benchmarks.md, "Tenth pass"). Only arenas made after the call are capped, so it
+    threads (HTTP loop, search pool, lancedb's runtime, onnxruntime) held more memory at 1M chunks
+    for no speed (docs/benchmarks.md, "Memory: two malloc arenas"). Only arenas made after the call are capped, so it
     runs before the warm-up starts threads. Nothing is done where MALLOC_ARENA_MAX is set (glibc reads
     it itself) or on another system; returns whether the cap was set."""
     if os.environ.get("MALLOC_ARENA_MAX") or not sys.platform.startswith("linux"):

@@ -26,7 +26,7 @@ MIN_TRAIN_ROWS = 256  # fewer rows cannot train the quantiser's codebooks
 PARTITION_ROWS = 4096  # IVF partitions: one per this many rows (training time grows with partitions)
 # The one index type Thoth builds: IVF partitions, each vector as RaBitQ codes of RQ_BITS a dimension,
 # cheap to scan and close enough to the full vectors that few candidates need re-ranking. Fewer bits
-# need more candidates for the same recall (docs/benchmarks.md, "Tenth pass").
+# need more candidates for the same recall (docs/benchmarks.md, "ANN index").
 INDEX_TYPE = "IvfRq"  # lancedb's name for it
 RQ_BITS = 4
 

@@ -4,7 +4,7 @@
 
 Below the ANN index's threshold LanceDB searches by brute force anyway, but every query also pays
 for planning and scanning its files, many times what a matrix product over the same vectors costs
-(docs/benchmarks.md, "Fourth pass"). So a small table's vectors and other columns are held here.
+(docs/benchmarks.md, "Latency"). So a small table's vectors and other columns are held here.
 Cosine similarity as LanceDB computes it, the dot product over both norms, to float32's last bit
 (LanceDB sums in another order); equal scores in table order.
 
@@ -68,7 +68,7 @@ class MemoryVectors:
 class RankingColumns:
     """Columns of every row of one version of a chunk table, by LanceDB row id, so that a search reads
     only row ids and scores: a large table's ranking columns (reading four short columns for a search's
-    candidates cost a third of its CPU: docs/benchmarks.md, "Fifth pass"), or a small table's all."""
+    candidates was a large share of its CPU: docs/benchmarks.md, "Latency"), or a small table's all."""
 
     row_ids: np.ndarray  # uint64, ascending
     rows: pa.Table  # the same rows, in the same order

@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from ingest.pipeline import Ingestor
 from tests.conftest import make_settings, write_corpus
 from thoth.config import Settings
 from thoth.embed import get_embedder
@@ -19,6 +18,7 @@ from thoth.mcp.toolsets.handbook import HIT_FIELDS
 from thoth.records import Chunk
 from thoth.retrieval.search import Ranking, _ranked_lists, by_document, fuse_lists, hybrid_search, ranking_fields
 from thoth.store import Store
+from thoth.writes.writer import Writer
 
 QUERIES = ["how do I request time off", "deploy rollback", "expense report receipts", '"on-call" rotation']
 
@@ -64,7 +64,7 @@ def test_searches_read_only_the_ranking_fields(indexed: Settings) -> None:
 
 def test_a_row_moved_since_the_search_is_read_by_its_id_and_a_deleted_one_left_out(tmp_path: Path) -> None:
     settings = make_settings(tmp_path / "db")
-    assert not Ingestor(settings).run(str(write_corpus(tmp_path / "corpus")), name="handbook").failed
+    assert not Writer(settings).run(str(write_corpus(tmp_path / "corpus")), name="handbook").failed
     store, embedder = Store(settings), get_embedder(settings)
     vector = embedder.embed(["how do I request time off"])[0]
     slim = store.vector_search(vector, 6, fields=["key"])

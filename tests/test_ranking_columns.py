@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from ingest.pipeline import Ingestor
 from tests.conftest import make_settings, write_corpus
 from thoth.config import Settings
 from thoth.embed import get_embedder
@@ -17,6 +16,7 @@ from thoth.retrieval.search import DEFAULT_RANKING, hybrid_search, ranking_field
 from thoth.store import Store
 from thoth.store.memory import RankingColumns
 from thoth.store.schema import RANKING_COLUMNS
+from thoth.writes.writer import Writer
 
 QUERIES = ["how do I request time off", "deploy rollback", "expense report receipts", "on-call rotation"]
 
@@ -67,7 +67,7 @@ def test_a_row_not_held_is_never_guessed() -> None:
 
 def test_a_write_is_searched_at_once_with_the_columns_it_has(tmp_path: Path) -> None:
     settings = make_settings(tmp_path / "db")
-    assert not Ingestor(settings).run(str(write_corpus(tmp_path / "corpus")), name="handbook").failed
+    assert not Writer(settings).run(str(write_corpus(tmp_path / "corpus")), name="handbook").failed
     store = _large(settings)
     store.warm_copies()
     version = store._ranking.held[0][1]

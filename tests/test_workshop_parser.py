@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ingest.parsers import ParseError, workshop
-from ingest.sources import list_objects
 from tests.conftest import WORKSHOP
+from thoth.writes.parsers import WORKSHOP_FORMAT, ParseError, workshop
+from thoth.writes.sources import list_objects
 
 
 def write(root: Path, files: dict[str, str | bytes]) -> Path:
@@ -32,7 +32,7 @@ def test_units_in_reading_order_with_workshop_metadata() -> None:
         "exercises/03.error-handling",
         "exercises/03.error-handling/01",
     ]
-    assert all(obj.format == workshop.FORMAT for obj in list_objects(str(WORKSHOP)))
+    assert all(obj.format == WORKSHOP_FORMAT for obj in list_objects(str(WORKSHOP)))
     assert workshop.info(WORKSHOP) == workshop.WorkshopInfo("Caching Fundamentals", "Epic Web")
 
 
@@ -75,7 +75,7 @@ def test_step_sections_slugless_folders_diffignore_and_binary_files(tmp_path: Pa
     assert list(objects) == ["exercises/01.basics/01", "exercises/01.basics/02"]
     step = workshop.parse("exercises/01.basics/01", objects["exercises/01.basics/01"].read())
     assert step.title == "basics"
-    kinds = [(p.kind, p.path) for p in step.partitions]
+    kinds = [(p.kind, p.path) for p in step.sections]
     assert kinds == [  # yarn.lock is hidden by the workshop's defaults (and *.lock by its .diffignore)
         ("problem-instructions", "exercises/01.basics/01.problem/README.md"),
         ("problem-code", "exercises/01.basics/01.problem/add.js"),
@@ -83,14 +83,14 @@ def test_step_sections_slugless_folders_diffignore_and_binary_files(tmp_path: Pa
         ("diff-summary", "exercises/01.basics/01.solution"),
         ("diff", "exercises/01.basics/01.solution/add.js"),
     ]
-    assert step.partitions[0].heading_path == ["basics", "Step 1", "Problem instructions"]
-    assert step.partitions[-2].text == "modified add.js"
-    diff = step.partitions[-1]
+    assert step.sections[0].heading_path == ["basics", "Step 1", "Problem instructions"]
+    assert step.sections[-2].text == "modified add.js"
+    diff = step.sections[-1]
     assert diff.is_diff and diff.blocks[0].kind == "diff" and diff.blocks[0].language == "javascript"
     assert "-export const add = () => 0" in diff.text and "+export const add = (a, b) => a + b" in diff.text
     only = workshop.parse("exercises/01.basics/02", objects["exercises/01.basics/02"].read())
-    assert [p.kind for p in only.partitions] == ["problem-code"]  # one side: nothing to diff
-    assert only.partitions[0].heading_path[1] == "Step 2: only"
+    assert [p.kind for p in only.sections] == ["problem-code"]  # one side: nothing to diff
+    assert only.sections[0].heading_path[1] == "Step 2: only"
 
 
 def test_unit_bytes_change_exactly_when_a_file_does(tmp_path: Path) -> None:

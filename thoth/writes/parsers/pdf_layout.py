@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import pypdfium2.raw as pdfium_c
 
-from ingest.parsers.pdf_text import HYPHEN, symbol_glyph
+from thoth.writes.parsers.pdf_text import HYPHEN, symbol_glyph
 
 _MARKS = set("∗*†‡§¶⋆")
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|medi\b|-medi|^(?:\w{6}\+)?CMBX|\.B$", re.I)

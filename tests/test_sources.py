@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from thoth.writes.objects import SourceError
-from thoth.writes.sources import list_all, list_objects
+from thoth.writes.sources import list_all
 
 
 def test_a_folder_lists_parseable_files_and_sidecars_but_nothing_hidden(tmp_path: Path) -> None:
@@ -24,7 +24,6 @@ def test_a_folder_lists_parseable_files_and_sidecars_but_nothing_hidden(tmp_path
     listed = list_all(str(tmp_path))
     assert [o.key for o in listed] == ["a/paper.txt", "a/paper.txt.bib", "b.md"]
     assert listed[0].read() == b"text" and listed[0].uri == (tmp_path / "a/paper.txt").as_uri()
-    assert [o.key for o in list_objects(str(tmp_path))] == ["a/paper.txt", "b.md"]  # no sidecars
 
 
 @pytest.mark.parametrize("source", ["s3://bucket/prefix", "/no/such/folder"])

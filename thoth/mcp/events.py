@@ -5,7 +5,7 @@ that, 503 while neither THOTH_ADMIN_TOKEN nor THOTH_INTERNAL_IDENTITIES is set, 
 to a caller without the admin token or an identity in THOTH_INTERNAL_IDENTITIES, e.g.
 the service account Pub/Sub pushes with) and does the work after the response, one event at a
 time per instance. A failure is logged and counted; the object is picked up
-again by the next batch run (`python -m ingest` or `python -m ingest missing`). The ingest job does
+again by the next batch run (`python -m ingest` or `python -m ingest missing`). The writer does
 the work (thoth/writes/object_events.py).
 `GET` reports what this instance has processed.
 """

@@ -120,15 +120,9 @@ def list_all(source: str, settings: Settings | None = None) -> list[SourceObject
     return list(_local(root))
 
 
-def list_objects(source: str, settings: Settings | None = None) -> list[SourceObject]:
-    """Every parseable file under `source` (no sidecars), sorted by key; a workshop's units in reading order."""
-    return [obj for obj in list_all(source, settings) if not is_sidecar(obj.key)]
-
-
 __all__ = [
     "SourceError",
     "SourceObject",
     "get_gcs_object",
     "list_all",
-    "list_objects",
 ]

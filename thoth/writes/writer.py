@@ -344,21 +344,20 @@ class Writer:
             )
             if counts == written:
                 return
-            self.store.upsert_source(
-                {
-                    "source_id": source_id,
-                    "name": name or source_id,
-                    "kind": kind,
-                    "uri": str(local) if local is not None else uri,  # absolute, so a reindex finds it again
-                    "product": product,
-                    "has_diffs": self._has_diffs(source_id) if kind == "workshop" else previous.has_diffs,
-                    "has_tree": previous.has_tree,
-                    "document_count": counts[0],
-                    "chunk_count": counts[1],
-                    "embed_model": self.embedder.model_name,
-                    "updated_at": datetime.now(UTC),
-                }
+            source = Source(
+                source_id=source_id,
+                name=name or source_id,
+                kind=kind,
+                uri=str(local) if local is not None else uri,  # absolute, so a reindex finds it again
+                product=product,
+                has_diffs=self._has_diffs(source_id) if kind == "workshop" else previous.has_diffs,
+                has_tree=previous.has_tree,
+                document_count=counts[0],
+                chunk_count=counts[1],
+                embed_model=self.embedder.model_name,
+                updated_at=datetime.now(UTC),
             )
+            self.store.upsert_source(to_row(source))
             written = counts
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ctypes
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pypdfium2.raw as pdfium_c
 
@@ -405,13 +405,3 @@ def _title_text(lines: list[Line]) -> str:
     text = " ".join(x.plain.strip() for x in lines)
     text = re.sub(r"\s*[∗*†‡§¶⋆]+\s*$", "", text)
     return re.sub(r"\s+", " ", text.replace(HYPHEN + " ", "").replace(HYPHEN, "-")).strip()
-
-
-@dataclass
-class PageLines:
-    """One page's lines and size, for the parser."""
-
-    number: int
-    width: float
-    height: float
-    lines: list[Line] = field(default_factory=list)

@@ -167,17 +167,39 @@ def plan_run(writer: Writer, source_id: str, listing: list[SourceObject], *, onl
     )
 
 
-def reingest(writer: Writer, kind: str) -> list[dict]:
-    """Ingest again every source of `kind` from the URI it was ingested from; one summary (or error) each."""
+@dataclass(frozen=True)
+class Reingested:
+    """One source ingested again: what its run did, or why it could not run."""
+
+    source_id: str
+    summary: RunSummary | None = None
+    error: str = ""
+
+    def to_dict(self) -> dict:
+        return self.summary.to_dict() if self.summary else {"source_id": self.source_id, "error": self.error}
+
+
+def reingest(writer: Writer, kind: str) -> list[Reingested]:
+    """Ingest again every source of `kind` from the URI it was ingested from."""
     results = []
     for source in sorted(writer.store.find(Source, {"kind": kind}), key=lambda s: s.source_id):
         try:
             summary = writer.run(source.uri, name=source.name, source_id=source.source_id)
-            results.append(summary.to_dict())
+            results.append(Reingested(source.source_id, summary))
         except (SourceError, ValueError) as exc:  # that source is gone or unreadable; the others go on
             log.warning("reingest %s: %s", source.source_id, exc)
-            results.append({"source_id": source.source_id, "error": str(exc)})
+            results.append(Reingested(source.source_id, error=str(exc)))
     return results
 
 
-__all__ = ["Plan", "RunSummary", "collection_name", "plan_run", "reingest", "row_fingerprint", "slug", "source_kind"]
+__all__ = [
+    "Plan",
+    "Reingested",
+    "RunSummary",
+    "collection_name",
+    "plan_run",
+    "reingest",
+    "row_fingerprint",
+    "slug",
+    "source_kind",
+]

@@ -303,7 +303,8 @@ def routes(app: Thoth) -> list[Route]:
         from thoth.writes.writer import Writer
 
         results = reingest(Writer(app.settings, store=app.store, embedder=app.embedder()), "workshop")
-        return {"status": "ok", "workshops": results, "seconds": round(time.perf_counter() - started, 3)}
+        workshops = [result.to_dict() for result in results]
+        return {"status": "ok", "workshops": workshops, "seconds": round(time.perf_counter() - started, 3)}
 
     async def reindex(request: Request) -> JSONResponse:
         refusal = admin_refusal(request, app.settings)

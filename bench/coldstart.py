@@ -34,8 +34,8 @@ import httpx
 import thoth
 from bench.search import cpu_seconds, free_port, rss_mb
 from bench.text import TOPICS, passage
-from ingest.pipeline import Ingestor
 from thoth.config import Settings
+from thoth.writes.writer import Writer
 
 HEALTH_POLL_S = 0.01
 
@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         cache_dir = str(Path(base.cache_dir).expanduser().resolve())
         settings = Settings.from_env(db_uri=str(Path(tmp) / "db"), cache_dir=cache_dir, embed_backend="onnx")
         write_corpus(Path(tmp) / "corpus", args.files)
-        summary = Ingestor(settings).run(str(Path(tmp) / "corpus"), name="handbook")  # exports ONNX if missing
+        summary = Writer(settings).run(str(Path(tmp) / "corpus"), name="handbook")  # exports ONNX if missing
         env = {k: v for k, v in os.environ.items() if not k.startswith("THOTH_")}
         env |= {"THOTH_DB_URI": settings.db_uri, "THOTH_CACHE_DIR": cache_dir, "THOTH_LOG_LEVEL": "WARNING"}
         load = os.getloadavg()[0]

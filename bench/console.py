@@ -24,12 +24,12 @@ import httpx
 import uvicorn
 
 from examples.pdfgen import write_demo_pdfs
-from ingest.pipeline import Ingestor
 from thoth.config import Settings
 from thoth.mcp.server import create_app
 from thoth.records import Document, Source
 from thoth.retrieval import tree
 from thoth.store import Store
+from thoth.writes.writer import Writer
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKSHOP = ROOT / "tests" / "fixtures" / "workshops" / "caching-fundamentals"
@@ -38,7 +38,7 @@ BAR_MS = 100.0
 
 def build_demo(folder: Path, many: int) -> Settings:
     settings = Settings.from_env(db_uri=str(folder / "lancedb"), read_consistency_seconds=0.0)
-    ingestor = Ingestor(settings)
+    ingestor = Writer(settings)
     write_demo_pdfs(folder / "pdfs")
     ingestor.run(str(ROOT / "examples" / "handbook"), name="handbook")
     ingestor.run(str(folder / "pdfs"), name="reports")

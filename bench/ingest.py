@@ -4,7 +4,7 @@
 
 In one run, on the same generated Markdown folder (about 3.5 chunks a file of ~540 words):
 1. raw ONNX: the chunk texts the pipeline will embed, embedded alone (the CPU limit);
-2. ONNX pipeline: `Ingestor.run` end to end (plan, parse, chunk, embed, write, FTS index);
+2. ONNX pipeline: `Writer.run` end to end (plan, parse, chunk, embed, write, FTS index);
 3. torch pipeline: the same with sentence-transformers on torch, into a fresh database;
 4. with `--int8`: raw and pipeline with the dynamically quantised int8 ONNX model.
 Ratios: ONNX pipeline / raw ONNX (target >= 0.8) and ONNX pipeline / torch pipeline (target >= 2).
@@ -33,12 +33,12 @@ from pathlib import Path
 import numpy as np
 
 from bench.text import TOPICS, passage
-from ingest.parsers import parse
-from ingest.pipeline import Ingestor
 from thoth.config import Settings
 from thoth.embed import BUNDLED_MODEL, SentenceTransformerEmbedder, get_embedder, get_tokenizer, resolve_model
 from thoth.store import Store
 from thoth.writes.chunking import Chunker
+from thoth.writes.parsers import parse
+from thoth.writes.writer import Writer
 
 CHUNKS_PER_FILE = 3.5  # what write_corpus's files chunk into at 200 word pieces
 
@@ -60,7 +60,7 @@ def chunk_texts(settings: Settings, folder: Path) -> list[str]:
     texts = []
     for path in sorted(folder.rglob("*.md")):
         doc = parse(path.name, path.read_bytes())
-        texts += [c.embed_text for c in chunker.chunk(doc.title, doc.partitions)]
+        texts += [c.embed_text for c in chunker.chunk(doc.title, doc.sections)]
     return texts
 
 
@@ -79,7 +79,7 @@ class StubEmbedder:
 
 def timed_ingest(settings: Settings, folder: Path, embedder: object) -> tuple[int, float]:
     started = time.perf_counter()
-    summary = Ingestor(settings, embedder=embedder).run(str(folder), name="bench")  # type: ignore[arg-type]
+    summary = Writer(settings, embedder=embedder).run(str(folder), name="bench")  # type: ignore[arg-type]
     return summary.chunks_written, time.perf_counter() - started
 
 

@@ -25,12 +25,12 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 
-from ingest.parsers import ParseError, parse
-from ingest.parsers.pdf_text import has_controls
 from thoth.config import Settings
 from thoth.embed import get_tokenizer
-from thoth.writes.bibtex import describe
+from thoth.writes.bibtex import Citation, describe
 from thoth.writes.chunking import Chunker
+from thoth.writes.parsers import ParseError, parse
+from thoth.writes.parsers.pdf_text import has_controls
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "pdfs"
 TRUTH = Path(__file__).resolve().parent / "data" / "papers_bibtex.tsv"
@@ -86,7 +86,7 @@ def _furniture(pages: list[str]) -> list[tuple[int, str]]:
 def measure(data: Path, password: str | None = None) -> tuple[dict[str, Row], dict[str, dict]]:
     chunker = Chunker(get_tokenizer(Settings.from_env()))
     rows: dict[str, Row] = {}
-    fields: dict[str, dict] = {}
+    fields: dict[str, Citation] = {}
     for path in sorted(data.rglob("*.pdf")):
         group = path.parent.name
         row = rows.setdefault(group, Row())
@@ -98,7 +98,7 @@ def measure(data: Path, password: str | None = None) -> tuple[dict[str, Row], di
             continue
         row.files += 1
         fields[path.name] = describe(doc, doc.title)
-        chunks = chunker.chunk(doc.title, doc.partitions)
+        chunks = chunker.chunk(doc.title, doc.sections)
         row.chunks += len(chunks)
         for chunk in chunks:
             if has_controls(chunk.text):
@@ -145,10 +145,10 @@ def report(data: Path, password: str | None = None) -> int:
             print(f"{name:16s} not found under {data}")
             continue
         checks = [
-            got["title"] == truth["title"],
-            bool(got["authors"]) and got["authors"][0] == truth["first_author"],
-            str(got["year"]) == truth["year"],
-            got.get("eprint") == truth["arxiv_id"],
+            got.title == truth["title"],
+            bool(got.authors) and got.authors[0] == truth["first_author"],
+            str(got.year) == truth["year"],
+            got.eprint == truth["arxiv_id"],
         ]
         right += all(checks)
         marks = ["ok" if c else "WRONG" for c in checks]
@@ -160,8 +160,8 @@ def report(data: Path, password: str | None = None) -> int:
     return 0
 
 
-def _values(got: dict) -> list:
-    return [got["title"], got["authors"][:1], got["year"], got.get("eprint")]
+def _values(got: Citation) -> list:
+    return [got.title, got.authors[:1], got.year, got.eprint]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,9 +25,9 @@ from pathlib import Path
 import pypdfium2 as pdfium
 
 from bench import pdf_fidelity as fidelity
-from ingest.parsers import ParseError, parse
-from ingest.pipeline import Ingestor
 from thoth.config import Settings
+from thoth.writes.parsers import ParseError, parse
+from thoth.writes.writer import Writer
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "pdfs"
 
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = replace(settings, pdf_password=password, **({"embed_backend": args.backend} if args.backend else {}))
     with tempfile.TemporaryDirectory() as db:
         settings = replace(settings, db_uri=db, read_consistency_seconds=-1)
-        ingestor = Ingestor(settings)
+        ingestor = Writer(settings)
         ingestor.embedder.embed(["warm-up"])  # model load is not ingest time
         started = time.perf_counter()
         summary = ingestor.run(str(args.data), name="pdfs")

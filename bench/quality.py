@@ -47,7 +47,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ingest.pipeline import Ingestor
 from thoth.config import Settings
 from thoth.embed import get_embedder
 from thoth.records import Hit
@@ -55,6 +54,7 @@ from thoth.retrieval import tree
 from thoth.retrieval.answer import Answer
 from thoth.retrieval.search import hybrid_search, keyword_search, vector_search
 from thoth.store import Store
+from thoth.writes.writer import Writer
 
 DEPTH = 100  # chunks fetched per query before ranking documents
 MODES = ("keyword", "vector", "hybrid", "collapsed", "tree-vector")
@@ -127,7 +127,7 @@ def mrr_at(ranked: list[str], relevant: set[str], k: int) -> float:
 
 def _ingest(settings: Settings, folder: Path, name: str) -> Store:
     started = time.perf_counter()
-    summary = Ingestor(settings).run(str(folder), name=name)
+    summary = Writer(settings).run(str(folder), name=name)
     print(f"  index: {summary.render()} ({time.perf_counter() - started:.0f}s)", flush=True)
     return Store(settings)
 

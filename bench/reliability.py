@@ -38,13 +38,13 @@ import httpx
 from bench.ingest import CHUNKS_PER_FILE, StubEmbedder, write_corpus
 from bench.search import chunk_count, cpu_seconds, percentile, rss_mb, start_server
 from bench.text import TOPICS, passage
-from ingest.pipeline import Ingestor
 from thoth.config import Settings
 from thoth.embed import get_embedder
 from thoth.retrieval.hostile import HOSTILE_QUERIES
 from thoth.store import Store
 from thoth.store.indexes import FOLD_IN_ROWS, FTS_COLUMN
 from thoth.store.schema import CHUNKS
+from thoth.writes.writer import Writer
 
 WORKSHOP = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "workshops" / "caching-fundamentals"
 DATASET = "handbook"
@@ -134,12 +134,12 @@ def build_index(settings: Settings, chunks: int, real: bool) -> tuple[int, float
         corpus = Path(tmp) / DATASET
         write_corpus(corpus, max(1, round(chunks / CHUNKS_PER_FILE)), seed=11)
         started = time.perf_counter()
-        ingestor = Ingestor(settings, embedder=None if real else StandInVectors(settings))  # type: ignore[arg-type]
+        ingestor = Writer(settings, embedder=None if real else StandInVectors(settings))  # type: ignore[arg-type]
         summary = ingestor.run(str(corpus), name=DATASET)
         if summary.failed:
             raise SystemExit(f"building the index failed: {summary.render()}")
     # search_topic_context searches workshops: one small one, with the real model
-    Ingestor(settings).run(str(WORKSHOP))
+    Writer(settings).run(str(WORKSHOP))
     return chunk_count(Store(settings)), time.perf_counter() - started
 
 

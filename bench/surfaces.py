@@ -23,7 +23,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ingest.pipeline import Ingestor
 from thoth.app import Thoth
 from thoth.config import Settings
 from thoth.mcp.outputs.qurio import PAGE_TEXT_CURSOR, PAGES_CURSOR
@@ -31,6 +30,7 @@ from thoth.mcp.outputs.workshop import WORKSHOPS_CURSOR
 from thoth.records import Chunk, Hit
 from thoth.retrieval import pages, workshop_topics, workshops
 from thoth.retrieval.search import hybrid_search
+from thoth.writes.writer import Writer
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKSHOP = ROOT / "tests" / "fixtures" / "workshops" / "caching-fundamentals"
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
         settings = Settings.from_env(db_uri=str(Path(tmp) / "db"), read_consistency_seconds=0.0)
         app = Thoth(settings)
         embedder = app.embedder()
-        ingestor = Ingestor(settings, store=app.store, embedder=embedder)
+        ingestor = Writer(settings, store=app.store, embedder=embedder)
         ingestor.run(str(HANDBOOK), name="handbook")
         started = time.perf_counter()
         summary = ingestor.run(str(WORKSHOP))

@@ -23,7 +23,7 @@ cosine of a chunk to its cluster's centroid, and the silhouette (cosine) of the 
 
 `--events DB_URI --dataset ID`: end to end through the store, on a copy of an existing index
 (e.g. the one bench.quality builds): one new Markdown document ingested as a bucket event does
-(`Ingestor.ingest_object`, then the tree updated in place), then deleted the same way; each timed
+(`Writer.ingest_object`, then the tree updated in place), then deleted the same way; each timed
 whole (parse, embed, write, tree). `--rebuild` also times a full rebuild of the same tree.
 """
 
@@ -38,7 +38,8 @@ from bench.embed import make_texts
 from thoth.config import Settings
 from thoth.embed import get_embedder, get_tokenizer
 from thoth.retrieval.summarise import ExtractiveSummariser
-from thoth.writes.tree import TreeParams, build_nodes, update_rows
+from thoth.writes.clustering import TreeParams
+from thoth.writes.tree import build_nodes, update_rows
 
 
 class _Timed:
@@ -70,8 +71,8 @@ def level1_quality(rows: list[dict], ids: list[str], vectors: np.ndarray) -> tup
     index = {c: i for i, c in enumerate(ids)}
     labels = np.zeros(len(ids), dtype=np.int64)
     cosines = []
-    for n, row in enumerate(r for r in rows if r["level"] == 1):
-        members = [index[c] for c in row["children"]]
+    for n, row in enumerate(r for r in rows if r.level == 1):
+        members = [index[c] for c in row.children]
         labels[members] = n
         centre = vectors[members].mean(axis=0)
         centre /= max(float(np.linalg.norm(centre)), 1e-12)
@@ -123,7 +124,7 @@ def incremental(args: argparse.Namespace) -> int:
             "bench", updated, ids[:n], texts[:n], vectors[:n], embedder.embed, tokenizer, summariser, params
         )
     )
-    same = {(r["node_id"], r["text"]) for r in back} == {(r["node_id"], r["text"]) for r in rows}
+    same = {(r.node_id, r.text) for r in back} == {(r.node_id, r.text) for r in rows}
     header = f"{'tree':<26} {'nodes':>6} {'rewritten':>9} {'seconds':>8} {'vs fresh':>8} {'mean cos':>8}"
     print(f"{header} {'silhouette':>10}")
 
@@ -156,15 +157,15 @@ def events(db_uri: str, dataset: str, rebuild: bool) -> int:
     import tempfile
     from pathlib import Path
 
-    from ingest.pipeline import Ingestor
-    from ingest.sources import SourceObject
     from thoth.records import Source
+    from thoth.writes.source_files import SourceObject
+    from thoth.writes.writer import Writer
 
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "db"
         shutil.copytree(db_uri, copy)
         settings = Settings.from_env(db_uri=str(copy))
-        ingestor = Ingestor(settings)
+        ingestor = Writer(settings)
         source = ingestor.store.first(Source, {"source_id": dataset})
         if source is None:
             raise SystemExit(f"--dataset {dataset!r} is not in {db_uri}")

@@ -25,14 +25,14 @@ import threading
 
 from tqdm import tqdm
 
-from ingest.pipeline import Ingestor
-from ingest.sources import SourceError
 from thoth.config import ConfigError, Settings
 from thoth.embed import EmbedderUnavailable
 from thoth.logs import setup_logging
 from thoth.records import Source
 from thoth.store import StoreError
+from thoth.writes.objects import SourceError
 from thoth.writes.progress import ProgressMeter
+from thoth.writes.writer import Writer
 
 log = logging.getLogger("thoth.ingest")
 
@@ -105,16 +105,16 @@ def main(argv: list[str] | None = None) -> int:
 
     if not args.source:
         return rebuild_trees(settings)
-    ingestor = Ingestor(settings)
-    ingestor.meter = meter
+    writer = Writer(settings)
+    writer.meter = meter
     try:
         with meter:
-            summary = ingestor.run(
+            summary = writer.run(
                 args.source, name=args.name, progress=progress, stop=stop, only_missing=args.command == "missing"
             )
             if args.rebuild_trees and not summary.interrupted and settings.task_count <= 1:
                 meter.stage("tree")
-                summary.tree = ingestor.update_tree(summary.source_id, force=True)
+                summary.tree = writer.update_tree(summary.source_id, force=True)
     except (SourceError, StoreError, EmbedderUnavailable, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -132,12 +132,12 @@ def main(argv: list[str] | None = None) -> int:
 def rebuild_trees(settings: Settings) -> int:
     """Rebuild every collection's tree from scratch (`--rebuild-trees` without `--source`)."""
     try:
-        ingestor = Ingestor(settings)
-        if not ingestor.store.has(Source):
+        writer = Writer(settings)
+        if not writer.store.has(Source):
             print("error: the index has no collections yet: run `python -m ingest --source ...` first", file=sys.stderr)
             return 1
-        for source in sorted(ingestor.store.find(Source, fields=[]), key=lambda s: s.source_id):
-            result = ingestor.update_tree(source.source_id, force=True)
+        for source in sorted(writer.store.find(Source, fields=[]), key=lambda s: s.source_id):
+            result = writer.update_tree(source.source_id, force=True)
             print(result.render() if result else f"tree {source.source_id}: trees are off (THOTH_TREE_BUILD=0)")
     except (StoreError, EmbedderUnavailable, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -23,10 +23,10 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from examples.pdfgen import write_text_pdf
-from ingest.pipeline import Ingestor
 from thoth.config import Settings
 from thoth.embed import BUNDLED_MODEL, export_onnx, resolve_model
 from thoth.mcp.server import create_app
+from thoth.writes.writer import Writer
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ONNX_CACHE = REPO_ROOT / ".thoth"  # shared with test_embed: the ONNX export happens once per checkout
@@ -163,7 +163,7 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     settings = make_settings(
         tmp_path_factory.mktemp("library") / "lancedb", source_base_urls=(("handbook", HANDBOOK_BASE_URL),)
     )
-    ingestor = Ingestor(settings)
+    ingestor = Writer(settings)
     sources = [
         (write_corpus(tmp_path_factory.mktemp("handbook")), "handbook"),
         (write_docs(tmp_path_factory.mktemp("docs")), "docs"),
@@ -187,7 +187,7 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     """An index of the test corpus, built once per session. Tests must not write to it."""
     root = write_corpus(tmp_path_factory.mktemp("corpus"))
     settings = make_settings(tmp_path_factory.mktemp("db") / "lancedb")
-    summary = Ingestor(settings).run(str(root), name="handbook")
+    summary = Writer(settings).run(str(root), name="handbook")
     assert not summary.failed, summary.render()
     return settings
 
@@ -389,7 +389,7 @@ def topic_index(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     """The topic corpus ingested as dataset `topics`, with its tree. Tests must not write to it."""
     root = write_topic_corpus(tmp_path_factory.mktemp("topics"))
     settings = tree_settings(tmp_path_factory.mktemp("db") / "lancedb")
-    summary = Ingestor(settings).run(str(root), name="topics")
+    summary = Writer(settings).run(str(root), name="topics")
     assert not summary.failed and summary.tree and summary.tree.built, summary.render()
     return settings
 
@@ -428,12 +428,12 @@ def console_index(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     (handbook / "reports" / "empty.pdf").write_bytes(b"")
     (handbook / "reports" / "broken.pdf").write_bytes(b"%PDF-1.7\nthis is not a PDF body\n")
     settings = tree_settings(tmp_path_factory.mktemp("console") / "lancedb")
-    ingestor = Ingestor(settings)
+    ingestor = Writer(settings)
     summary = ingestor.run(str(handbook), name="handbook")
     assert len(summary.failed) == 2, summary.render()
     summary = ingestor.run(str(write_topic_corpus(tmp_path_factory.mktemp("console-topics"))), name="topics")
     assert not summary.failed, summary.render()
-    summary = Ingestor(dataclasses.replace(settings, tree_build=False)).run(str(WORKSHOP))  # one without a tree
+    summary = Writer(dataclasses.replace(settings, tree_build=False)).run(str(WORKSHOP))  # one without a tree
     assert not summary.failed, summary.render()
     return settings
 

@@ -8,8 +8,8 @@ import bibtexparser
 import pytest
 
 from examples.pdfgen import write_text_pdf
-from ingest.parsers import parse
-from thoth.writes.bibtex import describe, escape, guess_from_first_page, make_entry, read_sidecar
+from thoth.writes.bibtex import Citation, describe, escape, guess_from_first_page, make_entry, read_sidecar
+from thoth.writes.parsers import parse
 
 ARXIV_FIRST_PAGE = """arXiv:1502.03167v3 [cs.LG] 2 Mar 2015
 Batch Normalization: Accelerating Deep Network Training by
@@ -71,14 +71,8 @@ def test_entry_from_a_pdf_parses_with_its_fields(tmp_path: Path) -> None:
 
 
 def test_arxiv_entry_has_eprint_fields() -> None:
-    fields = {
-        "title": "REALM",
-        "authors": ["Kelvin Guu"],
-        "year": 2020,
-        "eprint": "2002.08909",
-        "primary_class": "cs.CL",
-    }
-    entry = parsed_entry(make_entry(fields, "b" * 64))
+    cited = Citation(title="REALM", authors=["Kelvin Guu"], year=2020, eprint="2002.08909", primary_class="cs.CL")
+    entry = parsed_entry(make_entry(cited, "b" * 64))
     assert entry.key == "guu2020realm"
     assert {k: entry.fields_dict[k].value for k in ("eprint", "archivePrefix", "primaryClass")} == {
         "eprint": "2002.08909",
@@ -88,7 +82,7 @@ def test_arxiv_entry_has_eprint_fields() -> None:
 
 
 def test_untitled_anonymous_document_still_gets_a_valid_entry() -> None:
-    entry = parsed_entry(make_entry({"title": "scan-0001", "authors": [], "year": None}, "c" * 64))
+    entry = parsed_entry(make_entry(Citation(title="scan-0001"), "c" * 64))
     assert entry.key == "scan0001" and "author" not in entry.fields_dict
 
 

@@ -14,7 +14,6 @@ from dataclasses import replace
 
 import pytest
 
-from ingest.pipeline import Ingestor, RunSummary
 from tests.conftest import LiveServer, make_settings
 from tests.test_auth import bearer
 from thoth.config import Settings
@@ -22,6 +21,8 @@ from thoth.records import Document
 from thoth.retrieval import citation_urls
 from thoth.store import Store, filters
 from thoth.store.schema import DOCUMENTS
+from thoth.writes.runs import RunSummary
+from thoth.writes.writer import Writer
 
 READER = "reader-token-0123456789abcdef"
 WRITER = "writer-token-0123456789abcdef"
@@ -43,7 +44,7 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Settings, RunSummar
     for key, text in PAGES.items():
         (root / key).write_text(text)
     settings = make_settings(tmp_path_factory.mktemp("db") / "lancedb", tree_build=False)
-    return settings, Ingestor(settings).run(str(root), name="office")
+    return settings, Writer(settings).run(str(root), name="office")
 
 
 @pytest.fixture(scope="module")

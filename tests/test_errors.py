@@ -33,9 +33,6 @@ from thoth.retrieval.source_ref import SourceRefError
 from thoth.retrieval.workshops import ScopeError
 from thoth.store import IndexMissing, ModelMismatch, StoreError
 from thoth.ui.views import BadArgument
-from thoth.writes.documents import IngestError
-from thoth.writes.events import EventError
-from thoth.writes.jobs import JobUnavailable
 from thoth.writes.objects import SourceError
 
 
@@ -135,11 +132,11 @@ def test_get_mcp_answers_405_at_once(server: LiveServer) -> None:
 def test_every_error_class_sits_under_the_hierarchy_with_the_bases_callers_rely_on() -> None:
     clients = (
         CursorError, SourceRefError, CitationUrlError, ScopeError,
-        IngestError, EventError, BadArgument, NotFound,
+        BadArgument, NotFound,
     )  # fmt: skip
     assert all(issubclass(c, ClientError) and issubclass(c, ValueError) for c in clients)
     assert tree.NotFound is NotFound
-    faults = (StoreError, IndexMissing, ModelMismatch, EmbedderUnavailable, SourceError, JobUnavailable)
+    faults = (StoreError, IndexMissing, ModelMismatch, EmbedderUnavailable, SourceError)
     assert all(issubclass(c, ServerFault) and issubclass(c, RuntimeError) for c in faults)
     assert issubclass(LLMError, UpstreamError) and issubclass(LLMError, RuntimeError)
     assert issubclass(ConfigError, ValueError) and not issubclass(ConfigError, ClientError | ServerFault)

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from ingest.pipeline import Ingestor
 from tests.conftest import make_settings, write_corpus
 from thoth.retrieval.search import keyword_query, keyword_search
 from thoth.store import Store
 from thoth.store.indexes import FTS_COLUMN
 from thoth.store.schema import CHUNKS
+from thoth.writes.writer import Writer
 
 
 def test_keyword_query_has_no_syntax() -> None:
@@ -33,7 +33,7 @@ def old_index(store: Store) -> None:
 def test_an_index_without_positions_is_migrated_by_ingest(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     root = write_corpus(tmp_path / "corpus")
     settings = make_settings(tmp_path / "lancedb", tree_build=False)
-    ingestor = Ingestor(settings)
+    ingestor = Writer(settings)
     ingestor.run(str(root), name="handbook")
     store = Store(settings)
     assert store.indexes.fts_has_positions() is True
@@ -48,6 +48,6 @@ def test_an_index_without_positions_is_migrated_by_ingest(tmp_path: Path, caplog
 
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="thoth.store"):
-        summary = Ingestor(settings).run(str(root), name="handbook")  # nothing changed: still migrates
+        summary = Writer(settings).run(str(root), name="handbook")  # nothing changed: still migrates
     assert not summary.ingested and "migrating the BM25 index" in caplog.text
     assert Store(settings).indexes.fts_has_positions() is True

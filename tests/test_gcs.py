@@ -24,13 +24,13 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from examples.pdfgen import write_image_only_pdf, write_text_pdf, write_truncated_pdf
-from ingest.pipeline import Ingestor
 from tests.conftest import GcsEmulator, LiveServer, error_text, job_env, ok, run_ingest
 from thoth.config import Settings
 from thoth.gcs import storage_client
 from thoth.mcp.roles import LOCAL
 from thoth.records import Document, to_row
 from thoth.store import Store
+from thoth.writes.writer import Writer
 
 BUCKET = "library"
 ADMIN = "test-admin-token"
@@ -158,7 +158,7 @@ def test_ingest_job_reads_the_bucket_and_writes_tables_into_it(library: Library)
 
 def test_second_run_changes_nothing(library: Library) -> None:
     versions = Store(library.settings).versions()
-    summary = Ingestor(library.settings).run(f"gs://{BUCKET}/papers")
+    summary = Writer(library.settings).run(f"gs://{BUCKET}/papers")
     assert summary.changed == 0 and summary.unchanged == 6
     assert Store(library.settings).versions() == versions
 
@@ -390,7 +390,7 @@ def test_server_sees_a_later_ingest_without_restart(gcs_server: LiveServer, libr
     before = httpx.get(f"{gcs_server.url}/health").json()["table_versions"]
     write_text_pdf(library.files / "glacier.pdf", ["Glacier retreat doubled the meltwater in the valley."], title="Ice")
     library.upload("papers/glacier.pdf", library.files / "glacier.pdf")
-    summary = Ingestor(library.settings).run(f"gs://{BUCKET}/papers")  # another connection: the batch job's
+    summary = Writer(library.settings).run(f"gs://{BUCKET}/papers")  # another connection: the batch job's
     assert summary.ingested == ["papers/glacier.pdf"]
     after = httpx.get(f"{gcs_server.url}/health").json()["table_versions"]
     assert after["chunks"] > before["chunks"] and after["documents"] > before["documents"]
@@ -482,7 +482,7 @@ def test_missing_backfill_ingests_only_unknown_objects(library: Library) -> None
     assert "1 ingested" in run.stdout and "0 removed" in run.stdout, run.stdout
     keys = {d.key for d in Store(library.settings).find(Document, {"source_id": BUCKET}, fields=["key"])}
     assert {"papers/delta.pdf", "papers/broken.pdf"} <= keys
-    summary = Ingestor(library.settings).run(f"gs://{BUCKET}/papers")  # the full run removes it
+    summary = Writer(library.settings).run(f"gs://{BUCKET}/papers")  # the full run removes it
     assert summary.removed == ["papers/broken.pdf"] and not summary.ingested
 
 

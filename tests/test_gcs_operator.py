@@ -19,7 +19,6 @@ import httpx
 import pytest
 
 from examples.pdfgen import write_text_pdf
-from ingest.pipeline import Ingestor
 from tests.conftest import REPO_ROOT, LiveServer, call, free_port, job_env, run_ingest, write_corpus
 from tests.test_gcs import _service_account_key, _verify_v4_signature
 from thoth.config import Settings
@@ -29,6 +28,7 @@ from thoth.records import Chunk
 from thoth.retrieval.citations import resolve_citation
 from thoth.retrieval.topics import list_topics
 from thoth.store import Store, StoreError
+from thoth.writes.writer import Writer
 
 BUCKET = "shelf"
 MISSING = "gs://no-such-bucket/lancedb"
@@ -117,7 +117,7 @@ def test_unreachable_storage_endpoint_is_named(emulator: Emulator) -> None:
 
 def test_topics_on_a_bucket_are_folders_below_the_prefix(emulator: Emulator) -> None:
     settings = settings_for(emulator)
-    Ingestor(settings).run(f"gs://{BUCKET}/handbook", name="handbook")
+    Writer(settings).run(f"gs://{BUCKET}/handbook", name="handbook")
     topics = {t.topic: t for t in list_topics(Store(settings)).topics}
     assert set(topics) == {"engineering", "people", "reports", "(top level)"}, topics
     assert topics["engineering"].file_count == 2 and topics["(top level)"].file_count == 1  # index.md
@@ -157,11 +157,11 @@ def cite_then_replace(emulator: Emulator, bucket_name: str, versioned: bool) -> 
         return blob.generation
 
     first = upload(old_pdf)
-    Ingestor(settings).run(f"gs://{bucket_name}/papers", name=bucket_name)
+    Writer(settings).run(f"gs://{bucket_name}/papers", name=bucket_name)
     ref = Store(settings).first(Chunk, {"key": "papers/tides.pdf", "source_id": bucket_name}, fields=["source_ref"])
     assert f"version_id={first}" in ref.source_ref
     second = upload(new_pdf)
-    Ingestor(settings).run(f"gs://{bucket_name}/papers", name=bucket_name)
+    Writer(settings).run(f"gs://{bucket_name}/papers", name=bucket_name)
     assert second != first
     return Cited(settings, public_pem, bucket, first, second, ref.source_ref)
 

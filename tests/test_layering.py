@@ -1,8 +1,9 @@
-"""The server never imports the ingest job; the job imports only thoth's core (DESIGN.md, rules of the house).
+"""Nothing in thoth imports the ingest job's command line; the job imports only thoth's core (DESIGN.md,
+rules of the house).
 
-Core is every `thoth` module but the surfaces and entry points below. The routes that hand work to the
-job (bucket events, workshop reindex) load it by name (thoth/writes/jobs.py), so a server without it
-still starts, and answers those routes with the reason.
+Core is every `thoth` module but the surfaces and entry points below. Ingestion itself (parsers, runs,
+sources, bucket events) is core (thoth/writes): the server's bucket-event and reindex routes call it
+directly, and `python -m ingest` is a command line over it.
 """
 
 from __future__ import annotations
@@ -12,15 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
-import pytest
-
-from tests.conftest import REPO_ROOT, LiveServer, make_settings
-from thoth.config import Settings
-from thoth.writes.jobs import JobHooks, JobUnavailable, load_hooks
+from tests.conftest import REPO_ROOT
 
 NOT_CORE = ("thoth.mcp", "thoth.ui", "thoth.cli", "thoth.app")  # the server's surfaces and entry points
-ADMIN = "layering-admin-token"
 
 
 def imported_modules(path: Path) -> list[tuple[int, str]]:
@@ -81,24 +76,3 @@ print(len(names), loaded)
     assert result.returncode == 0, result.stderr
     count, loaded = result.stdout.split(" ", 1)
     assert int(count) > 50 and loaded.strip() == "[]", result.stdout
-
-
-def test_the_server_loads_the_jobs_hooks_by_name() -> None:
-    from ingest.hooks import HOOKS
-
-    assert isinstance(HOOKS, JobHooks) and load_hooks(make_settings(Path("unused"))) is HOOKS
-    with pytest.raises(JobUnavailable, match=r"no_such_job\.hooks, THOTH_INGEST_HOOKS\) cannot be loaded"):
-        load_hooks(make_settings(Path("unused"), ingest_hooks="no_such_job.hooks"))
-    assert Settings.from_env({"THOTH_INGEST_HOOKS": " other_job.hooks "}).ingest_hooks == "other_job.hooks"
-    with pytest.raises(JobUnavailable, match="THOTH_INGEST_HOOKS is empty"):
-        load_hooks(make_settings(Path("unused"), ingest_hooks=""))
-
-
-def test_a_server_without_the_job_answers_reindex_with_the_reason(tmp_path: Path) -> None:
-    settings = make_settings(tmp_path / "db", admin_token=ADMIN, ingest_hooks="no_such_job.hooks")
-    with LiveServer(settings) as live:
-        response = httpx.post(
-            live.url + "/internal/workshop-index/reindex", headers={"Authorization": f"Bearer {ADMIN}"}, timeout=60
-        )
-    assert response.status_code == 503
-    assert response.json()["status"] == "failed" and "no_such_job.hooks" in response.json()["error"]

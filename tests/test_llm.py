@@ -19,13 +19,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from ingest.pipeline import Ingestor
 from tests.conftest import LiveServer, free_port, tree_settings, write_topic_corpus
 from thoth.config import Settings
 from thoth.embed import get_tokenizer
 from thoth.llm import LLMError, OpenAICompatibleLLM, RateLimiter
 from thoth.records import TreeNode
 from thoth.store import Store
+from thoth.writes.writer import Writer
 
 
 class FakeLLM:
@@ -130,7 +130,7 @@ def test_rate_limiter_spaces_calls() -> None:
 def llm_index(fake_llm: FakeLLM, tmp_path_factory: pytest.TempPathFactory) -> Settings:
     root = write_topic_corpus(tmp_path_factory.mktemp("small"), files_per_topic=1)
     settings = llm_settings(tmp_path_factory.mktemp("db") / "lancedb", fake_llm)
-    summary = Ingestor(settings).run(str(root), name="small")
+    summary = Writer(settings).run(str(root), name="small")
     assert summary.tree is not None and summary.tree.built, summary.render()
     return settings
 

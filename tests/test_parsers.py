@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from examples.pdfgen import write_text_pdf
-from ingest.parsers import ParseError, parse
+from thoth.writes.parsers import ParseError, parse
 
 MDX = b"""---
 title: Deploy guide
@@ -40,12 +40,12 @@ def test_markdown_sections_code_and_front_matter() -> None:
     doc = parse("ops/deploy.mdx", MDX)
     assert doc.title == "Deploy guide"
     assert doc.url == "https://handbook.example.com/deploy"
-    paths = [p.heading_path for p in doc.partitions]
+    paths = [p.heading_path for p in doc.sections]
     assert paths == [["Deploying Thoth"], ["Deploying Thoth", "Commands"], ["Deploying Thoth", "Commands", "Rollback"]]
-    commands = doc.partitions[1].blocks
+    commands = doc.sections[1].blocks
     assert [(b.kind, b.language) for b in commands] == [("code", "bash"), ("table", "")]
     assert "# this is a comment" in commands[0].text
-    assert all("import" not in b.text for p in doc.partitions for b in p.blocks)
+    assert all("import" not in b.text for p in doc.sections for b in p.blocks)
 
 
 def test_markdown_title_falls_back_to_h1_then_file_name() -> None:
@@ -57,7 +57,7 @@ def test_pdf_pages_and_metadata(tmp_path: Path) -> None:
     path = write_text_pdf(tmp_path / "r.pdf", ["Alpha page text.", "Beta page text."], title="Report", author="Ann; Bo")
     doc = parse("r.pdf", path.read_bytes())
     assert doc.title == "Report" and doc.authors == ["Ann", "Bo"] and doc.page_count == 2
-    assert [(p.page_start, p.text) for p in doc.partitions] == [(1, "Alpha page text."), (2, "Beta page text.")]
+    assert [(p.page_start, p.text) for p in doc.sections] == [(1, "Alpha page text."), (2, "Beta page text.")]
 
 
 @pytest.mark.parametrize(

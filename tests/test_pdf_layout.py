@@ -1,4 +1,4 @@
-"""A paper's layout (ingest/parsers/pdf_layout.py) on a generated paper, and the parser version in identity."""
+"""A paper's layout (thoth/writes/parsers/pdf_layout.py) on a generated paper, and the parser version in identity."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import bibtexparser
 import pytest
 
 from examples.pdfgen import write_paper_pdf, write_text_pdf
-from ingest.parsers import parse, parser_version
-from ingest.parsers.pdf import PARSER_VERSION
-from ingest.pipeline import Ingestor
 from tests.conftest import make_settings
 from thoth.records import Chunk, Document
 from thoth.store import Store
 from thoth.store.schema import CHUNKS, DOCUMENTS
 from thoth.writes.bibtex import describe, make_entry
+from thoth.writes.parsers import parse, parser_version
+from thoth.writes.parsers.pdf import PARSER_VERSION
+from thoth.writes.writer import Writer
 
 BODY = (
     "Retrieval augmented models read a corpus while they answer. They keep their parameters small and "
@@ -49,38 +49,38 @@ def paper(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_furniture_is_left_out_of_the_text(paper: Path) -> None:
     doc = parse("paper.pdf", paper.read_bytes())
-    text = "\n".join(p.text for p in doc.partitions)
+    text = "\n".join(p.text for p in doc.sections)
     assert "arXiv:" not in text  # the rotated margin stamp
-    assert HEADER not in "\n".join(p.text for p in doc.partitions if p.page_start > 1)  # the running header
-    for partition in doc.partitions:  # page numbers: no partition ends with its page's number
+    assert HEADER not in "\n".join(p.text for p in doc.sections if p.page_start > 1)  # the running header
+    for partition in doc.sections:  # page numbers: no partition ends with its page's number
         assert not partition.text.rstrip().endswith(f" {partition.page_start}")
 
 
 def test_sections_become_heading_paths_and_references_are_marked(paper: Path) -> None:
     doc = parse("paper.pdf", paper.read_bytes())
-    paths = [(p.page_start, tuple(p.heading_path)) for p in doc.partitions]
+    paths = [(p.page_start, tuple(p.heading_path)) for p in doc.sections]
     assert (1, ("Abstract",)) in paths and (1, ("1 Introduction",)) in paths
     assert (2, ("1 Introduction",)) in paths  # a section carries on onto the next page
     assert (2, ("2 Method", "2.1 Training the Retriever")) in paths
     assert (3, ("2 Method", "2.2 Inference")) in paths
-    references = [p for p in doc.partitions if p.heading_path == ["References"]]
+    references = [p for p in doc.sections if p.heading_path == ["References"]]
     assert [b.kind for p in references for b in p.blocks] == ["references"]
     assert references[0].text.splitlines() == [
         "[1] Ann Lee and Bo Chan. Dense passage retrieval for open-domain question answering. 2020.",
         "[2] Kim Park. Language models as knowledge bases. 2019.",
     ]
-    for partition in doc.partitions:  # a heading is the path, not body text
+    for partition in doc.sections:  # a heading is the path, not body text
         assert not partition.text.startswith(tuple(partition.heading_path[-1:]))
 
 
 def test_true_bibtex_from_the_first_page(paper: Path) -> None:
     doc = parse("paper.pdf", paper.read_bytes())
-    fields = describe(doc, "paper")
-    assert fields["title"] == "Retrieval Models That Read: A Study"
-    assert fields["authors"] == ["Ann Lee", "Bo Chan", "Kim Park"]  # superscript marks dropped
+    cited = describe(doc, "paper")
+    assert cited.title == "Retrieval Models That Read: A Study"
+    assert cited.authors == ["Ann Lee", "Bo Chan", "Kim Park"]  # superscript marks dropped
     # the year of the first version (the id's yymm), not of v3's date nor of the file's CreationDate
-    assert (fields["year"], fields["eprint"], fields["primary_class"]) == (2020, "2002.08909", "cs.CL")
-    entry = bibtexparser.parse_string(make_entry(fields, "a" * 64)).entries[0]
+    assert (cited.year, cited.eprint, cited.primary_class) == (2020, "2002.08909", "cs.CL")
+    entry = bibtexparser.parse_string(make_entry(cited, "a" * 64)).entries[0]
     assert entry.key == "lee2020retrieval"
     assert entry.fields_dict["archivePrefix"].value == "arXiv"
     assert entry.fields_dict["author"].value == "Lee, Ann and Chan, Bo and Park, Kim"
@@ -89,9 +89,9 @@ def test_true_bibtex_from_the_first_page(paper: Path) -> None:
 def test_a_doi_on_the_first_page_goes_in_doi(tmp_path: Path) -> None:
     pages = [[("h1", "Abstract"), ("p", BODY + "Published as doi:10.1145/3397271.3401075.")]]
     path = write_paper_pdf(tmp_path / "d.pdf", "A Paper With A Digital Object Identifier", [("Ann Lee", "")], pages)
-    fields = describe(parse("d.pdf", path.read_bytes()), "d")
-    assert fields["doi"] == "10.1145/3397271.3401075"
-    assert "doi = {10.1145/3397271.3401075}" in make_entry(fields, "b" * 64)
+    cited = describe(parse("d.pdf", path.read_bytes()), "d")
+    assert cited.doi == "10.1145/3397271.3401075"
+    assert "doi = {10.1145/3397271.3401075}" in make_entry(cited, "b" * 64)
 
 
 def test_parser_version_is_part_of_a_documents_identity(paper: Path, tmp_path: Path) -> None:
@@ -100,7 +100,7 @@ def test_parser_version_is_part_of_a_documents_identity(paper: Path, tmp_path: P
     folder.mkdir()
     (folder / "paper.pdf").write_bytes(paper.read_bytes())
     settings = make_settings(tmp_path / "db")
-    Ingestor(settings).run(str(folder), name="pdfs")
+    Writer(settings).run(str(folder), name="pdfs")
     store = Store(settings)
     assert [d.parser for d in store.find(Document, {"source_id": "pdfs"})] == [PARSER_VERSION]
     chunks = store.find(Chunk, fields=["text", "section", "content_type"])
@@ -110,13 +110,13 @@ def test_parser_version_is_part_of_a_documents_identity(paper: Path, tmp_path: P
     # An index an older parser wrote (its rows say so): the next run re-parses the unchanged file once.
     store.table(DOCUMENTS).update(where="key = 'paper.pdf'", values={"parser": "pdf-1"})
     store.table(CHUNKS).update(values={"text": "stale text from the old parser"})
-    again = Ingestor(settings).run(str(folder), name="pdfs")
+    again = Writer(settings).run(str(folder), name="pdfs")
     assert again.ingested == ["paper.pdf"]
     store = Store(settings)
     assert sorted(c.chunk_id for c in store.find(Chunk, fields=[])) == sorted(c.chunk_id for c in chunks)
     assert not [c for c in store.find(Chunk, fields=["text"]) if c.text.startswith("stale")]
     versions = store.versions()
-    third = Ingestor(settings).run(str(folder), name="pdfs")
+    third = Writer(settings).run(str(folder), name="pdfs")
     assert third.ingested == [] and Store(settings).versions() == versions  # idempotent again
 
 
@@ -126,6 +126,6 @@ def test_pages_that_repeat_one_line_keep_it(tmp_path: Path) -> None:
         tmp_path / "r.pdf", [f"Report 1, page {p}: the station measured {p} cm of rain." for p in range(3)]
     )
     doc = parse("r.pdf", path.read_bytes())
-    assert [p.text for p in doc.partitions] == [
+    assert [p.text for p in doc.sections] == [
         f"Report 1, page {p}: the station measured {p} cm of rain." for p in range(3)
     ]

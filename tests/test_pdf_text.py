@@ -1,4 +1,4 @@
-"""PDF text cleaning (ingest/parsers/pdf_text.py): each rule on strings and through generated PDFs."""
+"""PDF text cleaning (thoth/writes/parsers/pdf_text.py): each rule on strings and through generated PDFs."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
 
 from examples.pdfgen import write_symbol_font_pdf
-from ingest.parsers import parse
-from ingest.parsers.pdf_text import (
+from thoth.writes.parsers import parse
+from thoth.writes.parsers.pdf_text import (
     attach_accents,
     clean_text,
     drop_controls,
@@ -80,7 +80,7 @@ def _pdf(draw) -> bytes:
 
 
 def _text(data: bytes) -> str:
-    return " ".join(b.text for p in parse("t.pdf", data).partitions for b in p.blocks)
+    return " ".join(b.text for p in parse("t.pdf", data).sections for b in p.blocks)
 
 
 def test_hyphen_at_a_line_end_in_a_pdf_joins_the_word() -> None:

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from ingest.pipeline import Ingestor
 from tests.conftest import make_settings
 from thoth.config import Settings
 from thoth.embed import get_embedder
@@ -21,6 +20,7 @@ from thoth.retrieval.search import (
     vector_search,
 )
 from thoth.store import Store
+from thoth.writes.writer import Writer
 
 FILLER = (
     "Teams write their plans in the shared tracker. Each quarter the owners review what shipped, what slipped "
@@ -62,7 +62,7 @@ def _ingest_pages(root: Path, pages: dict[str, str], name: str) -> Settings:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     settings = make_settings(root / "lancedb", tree_build=False)
-    Ingestor(settings).run(str(root / "docs"), name=name)
+    Writer(settings).run(str(root / "docs"), name=name)
     return settings
 
 

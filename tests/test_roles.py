@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from ingest.pipeline import Ingestor
 from tests.conftest import LiveServer, make_settings, write_corpus, write_docs
 from tests.test_auth import AUDIENCE, CertsServer, Key, bearer, edge_token
 from thoth.config import ConfigError, Settings
@@ -20,6 +19,7 @@ from thoth.mcp.auth import token_principal
 from thoth.mcp.roles import Caller
 from thoth.records import Session
 from thoth.store import Store
+from thoth.writes.writer import Writer
 
 READER = "reader-token-0123456789abcdef"
 READER2 = "second-reader-token-0123456789"
@@ -34,7 +34,7 @@ def writable(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     root = write_corpus(tmp_path_factory.mktemp("corpus"))
     settings = make_settings(tmp_path_factory.mktemp("db") / "lancedb", tree_build=False)
     for folder, name in ((root, "handbook"), (write_docs(tmp_path_factory.mktemp("docs")), "docs")):
-        summary = Ingestor(settings).run(str(folder), name=name)
+        summary = Writer(settings).run(str(folder), name=name)
         assert not summary.failed, summary.render()
     return settings
 

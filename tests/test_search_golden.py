@@ -22,12 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from ingest.pipeline import Ingestor
 from tests.conftest import REPO_ROOT, LiveServer, call, make_settings, write_docs
 from thoth.config import Settings
 from thoth.embed import get_embedder
 from thoth.retrieval.search import hybrid_search
 from thoth.store import Store
+from thoth.writes.writer import Writer
 
 GOLDEN = Path(__file__).parent / "fixtures" / "search_golden.json"
 HANDBOOK = REPO_ROOT / "examples" / "handbook"
@@ -58,7 +58,7 @@ OTHER_CALLS: list[tuple[str, dict]] = [
 @pytest.fixture(scope="module")
 def golden_index(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     settings = make_settings(tmp_path_factory.mktemp("golden") / "lancedb")
-    ingestor = Ingestor(settings)
+    ingestor = Writer(settings)
     for root, name in [(HANDBOOK, "handbook"), (write_docs(tmp_path_factory.mktemp("golden-docs")), "docs")]:
         summary = ingestor.run(str(root), name=name)
         assert not summary.failed, summary.render()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ingest.pipeline import Ingestor
 from tests.conftest import LiveServer, call, make_settings, write_corpus
+from thoth.writes.writer import Writer
 
 NEW_PAGE = "# Zanzibar office\n\nThe Zanzibar office opens at nine and the quokka mascot greets visitors.\n"
 
@@ -20,7 +20,7 @@ def _sources(server: LiveServer, query: str) -> list[str]:
 def test_a_write_becomes_visible_to_a_running_server(tmp_path: Path) -> None:
     root = write_corpus(tmp_path / "corpus")
     settings = make_settings(tmp_path / "db")  # read consistency 0: every read checks for a newer version
-    assert not Ingestor(settings).run(str(root), name="handbook").failed
+    assert not Writer(settings).run(str(root), name="handbook").failed
     with LiveServer(settings) as server:
         assert "offices/zanzibar.md" not in _sources(server, "Zanzibar office quokka")
         store = server.server.config.app.state.thoth.store
@@ -29,7 +29,7 @@ def test_a_write_becomes_visible_to_a_running_server(tmp_path: Path) -> None:
 
         (root / "offices").mkdir()
         (root / "offices" / "zanzibar.md").write_text(NEW_PAGE)
-        assert not Ingestor(make_settings(tmp_path / "db")).run(str(root), name="handbook").failed
+        assert not Writer(make_settings(tmp_path / "db")).run(str(root), name="handbook").failed
 
         assert _sources(server, "Zanzibar office quokka")[0] == "offices/zanzibar.md"
         assert store.table("chunks") is chunks and chunks.version > version  # not reopened: refreshed

@@ -17,11 +17,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-import ingest.pipeline as pipeline
 from tests.conftest import free_port, make_settings, write_corpus
 from thoth.config import Settings
 from thoth.records import Chunk, Document
 from thoth.store import Store
+from thoth.writes.writer import Writer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -127,12 +127,12 @@ def test_ingest_stops_after_a_batch_and_a_rerun_completes(indexed: Settings, tmp
         if done == 2:
             stop.set()  # as the SIGTERM handler would, while file 2's batch was being written
 
-    first = pipeline.Ingestor(settings).run(str(corpus), name="handbook", progress=progress, stop=stop)
+    first = Writer(settings).run(str(corpus), name="handbook", progress=progress, stop=stop)
     assert first.interrupted and len(first.ingested) == 2
     assert "run again" in first.render()
     assert Store(settings).count_of(Document) == 2
 
-    second = pipeline.Ingestor(settings).run(str(corpus), name="handbook")
+    second = Writer(settings).run(str(corpus), name="handbook")
     assert not second.interrupted and second.unchanged == 2 and len(second.ingested) == 3
     assert chunk_ids(settings) == chunk_ids(indexed)  # the same tables as one clean run
     assert Store(settings).count_of(Document) == Store(indexed).count_of(Document)
@@ -161,6 +161,6 @@ def test_ingest_job_exits_143_on_sigterm_and_says_so(indexed: Settings, tmp_path
     assert "SIGTERM received: stopping after the current batch" in log
     assert "interrupted" in out and "exit code 143" in log
 
-    rerun = pipeline.Ingestor(make_settings(db)).run(str(corpus), name="handbook")
+    rerun = Writer(make_settings(db)).run(str(corpus), name="handbook")
     assert not rerun.interrupted and not rerun.failed
     assert chunk_ids(make_settings(db)) == chunk_ids(indexed)

@@ -14,7 +14,6 @@ from unittest.mock import patch
 import numpy as np
 import pyarrow as pa
 
-from ingest.pipeline import Ingestor
 from tests.conftest import make_settings, write_corpus
 from thoth.config import Settings
 from thoth.embed import get_embedder
@@ -22,6 +21,7 @@ from thoth.records import Chunk, Hit
 from thoth.retrieval.search import fuse_lists, hybrid_search
 from thoth.store import Store, chunks
 from thoth.store.memory import RankingColumns
+from thoth.writes.writer import Writer
 
 QUERIES = ["how do I request time off", "deploy rollback", "expense report receipts", '"on-call" rotation']
 
@@ -77,7 +77,7 @@ def test_a_large_table_s_searches_read_only_the_ranking_columns_until_kept(index
 
 def test_a_write_is_searched_at_once_with_the_columns_it_has(tmp_path: Path) -> None:
     settings = make_settings(tmp_path / "db")
-    assert not Ingestor(settings).run(str(write_corpus(tmp_path / "corpus")), name="handbook").failed
+    assert not Writer(settings).run(str(write_corpus(tmp_path / "corpus")), name="handbook").failed
     store = Store(settings)
     held = store.chunks._ranking
     query = "zanzibar quokka itinerary"
@@ -110,7 +110,7 @@ def test_a_row_not_held_is_never_guessed() -> None:
 
 def test_a_row_moved_since_the_search_is_read_by_its_id_and_a_deleted_one_left_out(tmp_path: Path) -> None:
     settings = make_settings(tmp_path / "db")
-    assert not Ingestor(settings).run(str(write_corpus(tmp_path / "corpus")), name="handbook").failed
+    assert not Writer(settings).run(str(write_corpus(tmp_path / "corpus")), name="handbook").failed
     store, embedder = Store(settings), get_embedder(settings)
     vector = embedder.embed(["how do I request time off"])[0]
     whole = {h.chunk_id: h.chunk for h in store.vector_search(vector, 6)}

@@ -114,7 +114,7 @@ def test_no_index_below_threshold_or_when_disabled(tmp_path: Path) -> None:
 
 
 def test_ingest_builds_the_index_past_the_threshold(tmp_path: Path) -> None:
-    from ingest.pipeline import Ingestor
+    from thoth.writes.writer import Writer
 
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -123,7 +123,7 @@ def test_ingest_builds_the_index_past_the_threshold(tmp_path: Path) -> None:
         sections = "\n\n".join(notes)
         (corpus / f"page-{i}.md").write_text(f"# Page {i}\n\n{sections}\n")
     settings = make_settings(tmp_path / "db", vector_index_min_rows=256)
-    summary = Ingestor(settings).run(str(corpus), name="notes")
+    summary = Writer(settings).run(str(corpus), name="notes")
     assert summary.chunks_written >= 256, summary.render()
     index = Store(settings).indexes.vector_index()
     assert index is not None and index.indexed_rows == summary.chunks_written

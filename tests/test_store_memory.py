@@ -8,12 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 from unittest.mock import patch
 
-from ingest.pipeline import Ingestor
 from tests.conftest import make_settings, write_corpus
 from thoth.config import Settings
 from thoth.embed import get_embedder
 from thoth.records import Chunk, Hit
 from thoth.store import Store, chunks
+from thoth.writes.writer import Writer
 
 QUERIES = ["how do I request time off", "deploy rollback", "expense report receipts", "on-call rotation"]
 
@@ -45,7 +45,7 @@ def test_memory_search_finds_what_lancedb_finds(indexed: Settings) -> None:
 
 def test_a_write_is_searched_at_once_and_large_or_filtered_searches_go_to_lancedb(tmp_path: Path) -> None:
     settings = make_settings(tmp_path / "db")
-    assert not Ingestor(settings).run(str(write_corpus(tmp_path / "corpus")), name="handbook").failed
+    assert not Writer(settings).run(str(write_corpus(tmp_path / "corpus")), name="handbook").failed
     store, embedder = Store(settings), get_embedder(settings)
     query = "how do I request time off"
     vector = embedder.embed([query])[0]

@@ -31,7 +31,6 @@ from pathlib import Path
 
 import pytest
 
-from ingest.pipeline import Ingestor
 from tests.conftest import (
     HANDBOOK_BASE_URL,
     REPO_ROOT,
@@ -44,6 +43,7 @@ from tests.conftest import (
     write_topic_corpus,
 )
 from thoth.config import Settings
+from thoth.writes.writer import Writer
 
 GOLDEN = Path(__file__).parent / "fixtures" / "tool_golden.json"
 READER = "golden-reader-token-0123456789"
@@ -226,7 +226,7 @@ def golden(tmp_path_factory: pytest.TempPathFactory) -> Golden:
         (flat, mini, None),
         (settings, topics, "topics"),
     ]:
-        summary = Ingestor(conf).run(str(root), name=name)
+        summary = Writer(conf).run(str(root), name=name)
         assert not summary.failed, summary.render()
     roots = {
         str(handbook): "<handbook>",
@@ -266,7 +266,7 @@ NORMALISERS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"sess_[0-9a-f]{32}"), "sess_<uuid>"),
     # Wall-clock times: updated_at / lastIndexedAt / created_at are when this run ingested or wrote.
     (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?"), "<timestamp>"),
-    # The research `source_id` is the SHA-1 of the document's local URI (ingest.pipeline.object_id):
+    # The research `source_id` is the SHA-1 of the document's local URI (thoth.writes.prepare.object_id):
     # the URI holds this run's temporary folder. No other output has a 40-hex-digit value.
     (re.compile(r"\b[0-9a-f]{40}\b"), "<sha1-of-uri>"),
     # ingest_document's tree report says how long the build took.

@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ingest.pipeline import Ingestor
 from tests.conftest import job_env, run_ingest, tree_settings, write_topic_corpus
 from thoth.config import ConfigError, Settings
 from thoth.embed import get_embedder, get_tokenizer
@@ -16,7 +15,9 @@ from thoth.records import Chunk, Source, TreeNode, to_row
 from thoth.retrieval.summarise import ExtractiveSummariser, split_sentences
 from thoth.store import Store
 from thoth.store.schema import TREE_NODES
-from thoth.writes.tree import TreeParams, _read_chunks, build_nodes, cluster_layer
+from thoth.writes.clustering import TreeParams, cluster_layer
+from thoth.writes.tree import _read_chunks, build_nodes
+from thoth.writes.writer import Writer
 
 
 def _tree(settings: Settings, source_id: str = "topics") -> tuple[dict, list[dict], list[str]]:
@@ -88,7 +89,7 @@ def test_the_same_chunks_give_the_same_tree(topic_index: Settings) -> None:
         build_nodes("topics", ids, texts, vectors, embedder.embed, tok, ExtractiveSummariser(tok, 60), params)
         for _ in range(2)
     ]
-    first, second = ([(r["node_id"], r["text"], r["children"], r["parent"]) for r in rows] for rows, _ in runs)
+    first, second = ([(r.node_id, r.text, r.children, r.parent) for r in rows] for rows, _ in runs)
     assert first == second
     stored = {n.node_id for n in store.find(TreeNode, {"source_id": "topics"}, fields=[])}
     assert {r[0] for r in first} == stored  # same as the tree the ingest job built
@@ -104,12 +105,12 @@ def test_unchanged_source_is_not_rebuilt_and_changed_one_is_replaced(tmp_path: P
     version = store.table(TREE_NODES).version
     old_ids = {n.node_id for n in store.find(TreeNode, {"source_id": "topics"}, fields=[])}
 
-    summary = Ingestor(settings).run(str(root), name="topics")
+    summary = Writer(settings).run(str(root), name="topics")
     assert summary.changed == 0 and summary.tree is not None and not summary.tree.built
     assert store.table(TREE_NODES).version == version  # nothing written
 
     (root / "astronomy" / "astronomy-1.md").write_text("# Comets\n\nA comet's tail points away from the Sun.\n")
-    summary = Ingestor(settings).run(str(root), name="topics")
+    summary = Writer(settings).run(str(root), name="topics")
     assert summary.tree is not None and summary.tree.built
     after = store.tree_pointer("topics")
     assert after.version != before.version and after.fingerprint != before.fingerprint
@@ -128,7 +129,7 @@ def test_trees_can_be_switched_off(tmp_path: Path) -> None:
     root.mkdir()
     (root / "a.md").write_text("# A\n\nOne short page about bees and honey.\n")
     settings = tree_settings(tmp_path / "db", tree_build=False)
-    summary = Ingestor(settings).run(str(root), name="tiny")
+    summary = Writer(settings).run(str(root), name="tiny")
     assert summary.tree is None
     assert Store(settings).tree_pointer("tiny") is None
 
@@ -177,7 +178,7 @@ def test_the_same_ingest_twice_keeps_the_tree(tmp_path: Path, onnx_cache: Path) 
     second = run_ingest("--source", str(root), "--db", str(db), env=env)
     assert second.returncode == 0, second.stderr
     assert "up to date" in second.stdout + second.stderr
-    for ingestor in (Ingestor(settings), Ingestor(settings, embedder=get_embedder(settings))):
+    for ingestor in (Writer(settings), Writer(settings, embedder=get_embedder(settings))):
         summary = ingestor.run(str(root))
         assert summary.tree is not None and not summary.tree.built, summary.render()
     assert store.tree_pointer("corpus") == pointer  # same version, same fingerprint, same times

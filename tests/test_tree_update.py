@@ -10,8 +10,6 @@ from pathlib import Path
 import pytest
 
 from ingest.__main__ import main as ingest_main
-from ingest.pipeline import Ingestor
-from ingest.sources import SourceObject
 from tests.conftest import tree_settings, write_topic_corpus
 from thoth.config import Settings
 from thoth.embed import get_embedder
@@ -19,7 +17,9 @@ from thoth.records import Chunk, TreeNode, to_row
 from thoth.retrieval import tree as reading
 from thoth.retrieval.sources import listing
 from thoth.store import Store
+from thoth.writes.source_files import SourceObject
 from thoth.writes.tree import node_id
+from thoth.writes.writer import Writer
 
 BREAD = (
     "# Bread\n\nKnead the dough for ten minutes until it is smooth and elastic. Let the dough rise in a warm "
@@ -104,7 +104,7 @@ def test_insert_updates_in_place_and_keeps_unchanged_nodes(copy: tuple[Path, Set
     (root / "cooking").mkdir()
     (root / "cooking" / "bread.md").write_text(BREAD)
     (root / "astronomy" / "astronomy-9.md").write_text(COMET)
-    summary = Ingestor(settings).run(str(root), name="topics")
+    summary = Writer(settings).run(str(root), name="topics")
     tree = summary.tree
     assert tree is not None and tree.mode == "incremental" and tree.inserted == 2 and tree.deleted == 0
     nodes = check_invariants(store)
@@ -124,11 +124,11 @@ def test_a_document_added_then_removed_leaves_the_tree_as_it_was(copy: tuple[Pat
     (root / "cooking").mkdir()
     (root / "cooking" / "bread.md").write_text(BREAD)
     (root / "astronomy" / "astronomy-9.md").write_text(COMET)
-    Ingestor(settings).run(str(root), name="topics")
+    Writer(settings).run(str(root), name="topics")
     assert snapshot(store) != original
     shutil.rmtree(root / "cooking")
     (root / "astronomy" / "astronomy-9.md").unlink()
-    summary = Ingestor(settings).run(str(root), name="topics")
+    summary = Writer(settings).run(str(root), name="topics")
     assert summary.tree is not None and summary.tree.mode == "incremental" and summary.tree.deleted == 2
     check_invariants(store)
     assert snapshot(store) == original
@@ -142,7 +142,7 @@ def _obj(key: str, text: str) -> SourceObject:
 def test_events_touch_only_their_objects_path_and_deleted_text_is_not_served(copy: tuple[Path, Settings]) -> None:
     root, settings = copy
     store = Store(settings)
-    ingestor = Ingestor(settings)
+    ingestor = Writer(settings)
     uri = str(root.resolve())
     old = current_nodes(store)
     # a new object (as a finalize event does): only the new chunks' paths change
@@ -177,7 +177,7 @@ def test_a_tree_that_cannot_be_updated_in_place_is_marked_stale_and_not_served(c
     settings = tree_settings(Path(copy[1].db_uri), tree_summary_tokens=50)
     store = Store(settings)
     summary_id = next(n["node_id"] for n in current_nodes(store) if n["level"] == 1)
-    ingestor = Ingestor(settings)
+    ingestor = Writer(settings)
     ingestor.delete_object("topics", "astronomy/astronomy-1.md", None, name="topics", uri=str(root.resolve()))
     result = ingestor.update_tree("topics", policy="event")
     assert result is not None and result.mode == "stale" and "stale" in result.render()
@@ -188,7 +188,7 @@ def test_a_tree_that_cannot_be_updated_in_place_is_marked_stale_and_not_served(c
         reading.get_node(store, summary_id)
     assert not next(d for d in listing(store) if d.source_id == "topics").has_tree
     # the next run rebuilds it
-    summary = Ingestor(settings).run(str(root), name="topics")
+    summary = Writer(settings).run(str(root), name="topics")
     assert summary.tree is not None and summary.tree.mode == "full"
     assert not store.tree_pointer("topics").stale
     check_invariants(store)
@@ -198,7 +198,7 @@ def test_drift_past_the_threshold_rebuilds_in_the_run(copy: tuple[Path, Settings
     root, settings = copy
     (root / "astronomy" / "astronomy-9.md").write_text(COMET)
     tight = tree_settings(Path(settings.db_uri), tree_drift_max=0.001)
-    summary = Ingestor(tight).run(str(root), name="topics")
+    summary = Writer(tight).run(str(root), name="topics")
     assert summary.tree is not None and summary.tree.mode == "full" and "drift" in summary.tree.reason
     pointer = Store(tight).tree_pointer("topics")
     assert pointer.drift_chunks == 0 and pointer.build_chunks == 73

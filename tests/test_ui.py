@@ -177,11 +177,11 @@ def test_cite_resolves_a_local_citation_to_its_file_at_the_page(console_server: 
 
 
 def test_cite_redirects_to_a_web_url(tmp_path, console_index) -> None:
-    from ingest.pipeline import Ingestor
     from tests.conftest import write_corpus
+    from thoth.writes.writer import Writer
 
     settings = make_settings(tmp_path / "db", portal_base_url="https://portal.example.com")
-    Ingestor(settings).run(str(write_corpus(tmp_path / "corpus")), name="handbook")
+    Writer(settings).run(str(write_corpus(tmp_path / "corpus")), name="handbook")
     with LiveServer(settings) as live:
         response = get(live, "/ui/cite", params={"ref": "doc://handbook/reports/quarterly.pdf#page=3"})
     assert response.status_code == 303

@@ -10,11 +10,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ingest.pipeline import Ingestor
 from tests.conftest import WORKSHOP, LiveServer, call, error_text, make_settings, ok
 from thoth.records import Chunk, Partition, Source
 from thoth.retrieval import workshops
 from thoth.store import Store
+from thoth.writes.writer import Writer
 
 WS = "caching-fundamentals"
 EXERCISES = [(WS, 1), (WS, 2), (WS, 3), ("hooks-mini", 1)]
@@ -300,7 +300,7 @@ def test_reindex_route_is_disabled_without_an_admin_token(library_server: LiveSe
 def test_reindex_ingests_changes_and_needs_the_token(tmp_path: Path) -> None:
     root = shutil.copytree(WORKSHOP, tmp_path / "caching-fundamentals")
     settings = make_settings(tmp_path / "db", admin_token=ADMIN)
-    first = Ingestor(settings).run(str(root))
+    first = Writer(settings).run(str(root))
     assert len(first.ingested) == 8 and not first.failed
     with LiveServer(settings) as live:
         url = live.url + REINDEX

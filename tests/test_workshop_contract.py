@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from ingest.pipeline import Ingestor
 from tests.conftest import LiveServer, call, make_settings, ok
 from tests.workshop_fixture import PRODUCT, TITLE, hidden_chars, write_epic_workshop, write_titled_by_readme
 from thoth.config import Settings
 from thoth.retrieval import workshop_topics
+from thoth.writes.writer import Writer
 
 WS = "quiz-ws"  # set with --name: the slug, never the title
 HIDDEN_MARKERS = (".test.", "vite.config", "tsconfig", "yarn.lock", "fixtures/")
@@ -24,7 +24,7 @@ HIDDEN_MARKERS = (".test.", "vite.config", "tsconfig", "yarn.lock", "fixtures/")
 @pytest.fixture(scope="module")
 def quiz_index(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     settings = make_settings(tmp_path_factory.mktemp("quizdb") / "lancedb")
-    ingestor = Ingestor(settings)
+    ingestor = Writer(settings)
     for root, name in [
         (write_epic_workshop(tmp_path_factory.mktemp("ws") / "closures-and-state"), WS),
         (write_titled_by_readme(tmp_path_factory.mktemp("ws") / "web-forms"), None),

@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from ingest.pipeline import Ingestor
 from tests.conftest import make_settings, write_corpus
 from thoth.embed import get_embedder
 from thoth.retrieval.search import hybrid_search
 from thoth.store import indexes
 from thoth.store.schema import CHUNKS
 from thoth.writes.documents import ingest_text
+from thoth.writes.writer import Writer
 
 NOTE = "The zorbluxian quartermaster audits the kumquat ledger every Thursday evening."
 
 
-def unindexed(ingestor: Ingestor) -> int:
+def unindexed(ingestor: Writer) -> int:
     table = ingestor.store.table(CHUNKS)
     name = next(i.name for i in table.list_indices() if indexes.FTS_COLUMN in i.columns)
     return table.index_stats(name).num_unindexed_rows
@@ -30,7 +30,7 @@ def unindexed(ingestor: Ingestor) -> int:
 
 def test_a_small_write_waits_in_the_tail_and_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     settings = replace(make_settings(tmp_path / "db"), tree_build=False)
-    ingestor = Ingestor(settings)
+    ingestor = Writer(settings)
     assert not ingestor.run(str(write_corpus(tmp_path / "corpus")), name="handbook").failed
     assert unindexed(ingestor) == 0  # a run that writes many chunks builds the index over all of them
     versions = len(ingestor.store.table(CHUNKS).list_versions())

@@ -276,7 +276,6 @@ class Settings:
     progress_seconds: float = 5.0  # a JSON progress line this often when stderr is not a terminal
     task_index: int = 0  # Cloud Run Jobs: this task's index and the number of tasks splitting the plan
     task_count: int = 1
-    ingest_hooks: str = "ingest.hooks"  # the module the server hands bucket events and reindexes (thoth.writes.jobs)
     # Citations
     citation_mode: str = ""  # signed | gs | portal | file; empty: portal if a base URL is set, else by source
     portal_base_url: str = ""
@@ -336,7 +335,6 @@ class Settings:
             max_document_bytes=_int(env, "THOTH_MAX_DOCUMENT_BYTES", cls.max_document_bytes, 1, 16 * 1024 * 1024),
             ingest_batch_chunks=_int(env, "THOTH_INGEST_BATCH_CHUNKS", cls.ingest_batch_chunks, 1, 100_000),
             progress_seconds=_float(env, "THOTH_PROGRESS_SECONDS", cls.progress_seconds),
-            ingest_hooks=env.get("THOTH_INGEST_HOOKS", cls.ingest_hooks).strip(),
             task_index=task_index,
             task_count=task_count,
             citation_mode=_citation_mode(env),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -160,6 +160,14 @@ class TreeNode:
     source_ref = _of_chunk("source_ref")
     page_start = _of_chunk("page_start")
     page_end = _of_chunk("page_end")
+
+
+@dataclass(frozen=True)
+class NodeWithVector(TreeNode):
+    """A tree node with its embedding: what the tree writer builds, writes and reads back to update a tree in
+    place. Searches read plain `TreeNode`s, whose fields name the columns they read, so no vector is read."""
+
+    vector: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ that, 503 while neither THOTH_ADMIN_TOKEN nor THOTH_INTERNAL_IDENTITIES is set, 
 to a caller without the admin token or an identity in THOTH_INTERNAL_IDENTITIES, e.g.
 the service account Pub/Sub pushes with) and does the work after the response, one event at a
 time per instance. A failure is logged and counted; the object is picked up
-again by the next batch run (`python -m ingest` or `python -m ingest missing`). The ingest job does
-the work (thoth/writes/jobs.py: loaded by name on the first event; this server does not import it).
+again by the next batch run (`python -m ingest` or `python -m ingest missing`). The writer does
+the work (thoth/writes/object_events.py).
 `GET` reports what this instance has processed.
 """
 
@@ -26,8 +26,7 @@ from starlette.routing import BaseRoute, Route
 from thoth.app import Thoth
 from thoth.errors import ClientError
 from thoth.mcp.auth import admin_refusal
-from thoth.writes.events import HANDLED, ObjectEvent, parse_push
-from thoth.writes.jobs import load_hooks
+from thoth.writes.pubsub_push import HANDLED, ObjectEvent, parse_push
 
 log = logging.getLogger("thoth.events")
 
@@ -49,8 +48,11 @@ class EventWorker:
         entry = {"message_id": event.message_id, "event": event.describe()}
         with self._work:
             try:
-                settings, embedder = self.app.settings, self.app.embedder()
-                summaries = load_hooks(settings).apply_event(settings, self.app.store, embedder, event)
+                from thoth.writes.object_events import apply_event  # the writer loads with the first event
+                from thoth.writes.writer import Writer
+
+                writer = Writer(self.app.settings, store=self.app.store, embedder=self.app.embedder())
+                summaries = apply_event(writer, event)
                 entry["result"] = "; ".join(s.render() for s in summaries) or "nothing to do"
                 outcome = "processed"
                 log.info("event %s %s: %s", event.message_id, event.describe(), entry["result"])

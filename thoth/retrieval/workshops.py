@@ -1,7 +1,7 @@
 """Workshops for quiz authoring: coverage, scoped context bundles in reading order, diffs, topic search.
 
 A workshop is a source of kind `workshop`; its sections are partitions carrying `exercise_number`,
-`step_number`, `path` and `is_diff` (see ingest/parsers/workshop.py). A bundle is the scope's sections
+`step_number`, `path` and `is_diff` (see thoth/writes/parsers/workshop.py). A bundle is the scope's sections
 in reading order (exercise notes, then each step's sections); it is paged by characters of section
 content, and a cursor continues exactly where the previous page stopped.
 """

@@ -73,7 +73,7 @@ DOCUMENTS_SCHEMA = pa.schema(
         ("bibtex", pa.string()),
         ("bibtex_source", pa.string()),  # generated | sidecar ({key}.bib next to the file)
         ("sidecar", pa.string()),  # fingerprint of that .bib file ('' when there is none)
-        ("parser", pa.string()),  # the parser version that read it (ingest.parsers.parser_version)
+        ("parser", pa.string()),  # the parser version that read it (thoth.writes.parsers.parser_version)
     ]
 )
 
@@ -83,7 +83,7 @@ PARTITIONS_SCHEMA = pa.schema(
         ("doc_id", pa.string()),
         ("source_id", pa.string()),
         ("ordinal", pa.int32()),
-        ("kind", pa.string()),  # page | section | a workshop section kind (see ingest/parsers/workshop.py)
+        ("kind", pa.string()),  # page | section | a workshop section kind (see thoth/writes/parsers/workshop.py)
         ("heading_path", pa.string()),
         ("page_start", pa.int32()),
         ("page_end", pa.int32()),

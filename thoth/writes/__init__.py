@@ -1,7 +1,8 @@
-"""Writing documents into the index, shared by the ingest job and the server's `ingest_document`.
+"""Writing documents into the index: the ingest job (`python -m ingest`) and the server run this code.
 
-`writer.Writer` parses (Markdown and plain text: `parsers`), chunks (`chunking`), embeds and writes
-a source's documents, partitions and chunks, then its source row and RAPTOR tree (`tree`). The ingest
-job (`ingest/`) adds PDFs, workshop repositories and whole runs over a folder or bucket on top of it;
-`jobs` is how the server hands the job a bucket event or a reindex without importing it.
+`writer.Writer` lists a folder or bucket (`sources`), plans what changed (`runs`), parses (Markdown,
+text, PDF, workshop units: `parsers`), chunks (`chunking`), embeds and writes a source's documents,
+partitions and chunks (`prepare`), then its source row and RAPTOR tree (`tree`). The server's bucket
+events (`pubsub_push`, `object_events`), workshop reindex (`runs.reingest`) and `ingest_document`
+(`documents`) call it directly.
 """

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass, field
 
 from thoth.writes.parsers import ParsedDocument
 
@@ -24,6 +25,18 @@ _NOT_NAMES = re.compile(
 )
 _MARKERS = re.compile(r"[*∗†‡§¶]|\d+")
 _ESCAPES = {"\\": r"\textbackslash{}", **{ch: "\\" + ch for ch in "{}&%#$_"}}
+
+
+@dataclass(frozen=True)
+class Citation:
+    """What a document is cited as: its `documents` row's title, authors and year, and its BibTeX entry."""
+
+    title: str
+    authors: list[str] = field(default_factory=list)
+    year: int | None = None
+    eprint: str | None = None  # the arXiv id
+    primary_class: str | None = None  # the arXiv category
+    doi: str | None = None
 
 
 def escape(value: str) -> str:
@@ -126,10 +139,10 @@ def _bibtex_author(author: str) -> str:
     return f"{parts[-1]}, {' '.join(parts[:-1])}" if len(parts) > 1 else author
 
 
-def describe(parsed: ParsedDocument, fallback_title: str) -> dict:
+def describe(parsed: ParsedDocument, fallback_title: str) -> Citation:
     """The citation fields: the first page's layout (PDFs), then the file's metadata, then line guesses.
 
-    The layout reader (ingest/parsers/pdf_layout.py) sees font sizes, so its title and authors beat
+    The layout reader (thoth/writes/parsers/pdf_layout.py) sees font sizes, so its title and authors beat
     the metadata, which is often empty, a LaTeX file name, or a tool's placeholder.
     """
     front = parsed.front_matter
@@ -140,31 +153,31 @@ def describe(parsed: ParsedDocument, fallback_title: str) -> dict:
         title = parsed.title
     else:
         title = guess["title"]
-    return {
-        "title": title or fallback_title,
-        "authors": front.get("authors") or parsed.authors or guess.get("authors", []),
+    return Citation(
+        title=title or fallback_title,
+        authors=front.get("authors") or parsed.authors or guess.get("authors", []),
         # the arXiv id's year beats PDF CreationDate, which is when the file was rendered
-        "year": front.get("year") or guess.get("year") or parsed.year,
-        "eprint": front.get("eprint") or guess.get("eprint"),
-        "primary_class": front.get("primary_class") or guess.get("primary_class"),
-        "doi": front.get("doi"),
-    }
+        year=front.get("year") or guess.get("year") or parsed.year,
+        eprint=front.get("eprint") or guess.get("eprint"),
+        primary_class=front.get("primary_class") or guess.get("primary_class"),
+        doi=front.get("doi"),
+    )
 
 
-def make_entry(fields: dict, doc_id: str, note: str | None = None) -> str:
+def make_entry(cited: Citation, doc_id: str, note: str | None = None) -> str:
     """One @misc entry (arXiv papers get eprint/archivePrefix/primaryClass; a DOI goes in doi)."""
-    key = citation_key(fields["title"], fields["authors"], fields["year"], f"doc{doc_id[:12]}")
-    lines = [f"@misc{{{key},", f"  title = {{{escape(fields['title'])}}},"]
-    if fields["authors"]:
-        lines.append(f"  author = {{{' and '.join(escape(_bibtex_author(a)) for a in fields['authors'])}}},")
-    if fields["year"]:
-        lines.append(f"  year = {{{fields['year']}}},")
-    if fields.get("eprint"):
-        lines += [f"  eprint = {{{fields['eprint']}}},", "  archivePrefix = {arXiv},"]
-        if fields.get("primary_class"):
-            lines.append(f"  primaryClass = {{{escape(fields['primary_class'])}}},")
-    if fields.get("doi"):
-        lines.append(f"  doi = {{{escape(fields['doi'])}}},")
+    key = citation_key(cited.title, cited.authors, cited.year, f"doc{doc_id[:12]}")
+    lines = [f"@misc{{{key},", f"  title = {{{escape(cited.title)}}},"]
+    if cited.authors:
+        lines.append(f"  author = {{{' and '.join(escape(_bibtex_author(a)) for a in cited.authors)}}},")
+    if cited.year:
+        lines.append(f"  year = {{{cited.year}}},")
+    if cited.eprint:
+        lines += [f"  eprint = {{{cited.eprint}}},", "  archivePrefix = {arXiv},"]
+        if cited.primary_class:
+            lines.append(f"  primaryClass = {{{escape(cited.primary_class)}}},")
+    if cited.doi:
+        lines.append(f"  doi = {{{escape(cited.doi)}}},")
     if note:
         lines.append(f"  note = {{{escape(note)}}},")
     return "\n".join(lines) + "\n}\n"

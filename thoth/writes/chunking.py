@@ -1,4 +1,4 @@
-"""Partitions -> chunks bounded in the embedder's own word pieces.
+"""Sections (thoth.writes.parsers) -> chunks bounded in the embedder's own word pieces.
 
 The model reads 256 word pieces and silently drops the rest, so every chunk's
 embedded text (its heading context plus its body) is kept within
@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from thoth.embed import Tokenizer
-from thoth.writes.parsers import Block, Partition
+from thoth.writes.parsers import Block, Section
 
 # Trailing sentences a text chunk repeats from the one before, so a passage cut at a chunk boundary
 # is still found whole in one of the two; a chunk keeps at least half its budget for new text.
@@ -158,14 +158,14 @@ class Chunker:
             count = self.tok.count([context])[0]
         return context, count
 
-    def chunk(self, title: str, partitions: list[Partition]) -> list[Chunk]:
+    def chunk(self, title: str, sections: list[Section]) -> list[Chunk]:
         chunks: list[Chunk] = []
-        for index, partition in enumerate(partitions):
-            context, context_tokens = self._context(title, partition.heading_path)
+        for index, section in enumerate(sections):
+            context, context_tokens = self._context(title, section.heading_path)
             budget = self.max_tokens - context_tokens - 1
             pieces: list[tuple[str, str, str]] = []  # (text, content type, language)
             pending: list[_Unit] = []  # consecutive text blocks are packed together
-            for block in partition.blocks:
+            for block in section.blocks:
                 if block.kind == "text":
                     pending.extend(self._units(block, budget))
                     continue
@@ -175,7 +175,7 @@ class Chunker:
                 pieces += [(text, block.kind, block.language) for text in self._pack(units, budget, "\n")]
             pieces += [(text, "text", "") for text in self._pack(pending, budget, " ")]
             chunks += [
-                Chunk(text, context, index, kind, language, partition.page_start, partition.page_end)
+                Chunk(text, context, index, kind, language, section.page_start, section.page_end)
                 for text, kind, language in pieces
             ]
         return chunks

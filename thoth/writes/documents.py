@@ -24,9 +24,6 @@ DATASET_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 TEXT_URI = "mcp://ingest_document"  # the `uri` of datasets created by this tool
 
 
-IngestError = ClientError  # the document cannot be ingested as asked; the message names the argument
-
-
 def document_key(content: bytes, source: str | None) -> str:
     """The document's path inside the dataset: from `source` when given, else from its hash."""
     if not source or not source.strip():
@@ -47,15 +44,15 @@ def ingest_text(
 ) -> tuple[str, RunSummary]:
     """(the document's key, what the run did)."""
     if not DATASET_ID.match(dataset_id):
-        raise IngestError(
+        raise ClientError(
             f"dataset_id must be 1-64 lowercase letters, digits and '-', starting with a letter or digit; "
             f"got {dataset_id!r}"
         )
     if not content.strip():
-        raise IngestError("file_content is empty")
+        raise ClientError("file_content is empty")
     existing = store.first(Source, {"source_id": dataset_id}) if store.has(Source) else None
     if existing is not None and existing.uri != TEXT_URI:
-        raise IngestError(
+        raise ClientError(
             f"dataset {dataset_id!r} is synced from {existing.uri!r} by the ingest job; ingest_document "
             f"adds to datasets it created itself: choose a new dataset_id"
         )

@@ -1,22 +1,10 @@
 """RAPTOR trees: per source, cluster the chunks, summarise each cluster, embed, repeat.
 
-One layer (Sarthi et al., 2024, with the changes said here):
-1. reduce the vectors' dimension: PCA by default (`THOTH_TREE_REDUCER=umap` for the paper's UMAP;
-   docs/raptor.md has the measurements behind the default);
-2. Gaussian-mixture clustering, the number of clusters chosen by BIC: globally, then locally
-   inside each global cluster. Each point goes to its most likely cluster only (a strict tree: every
-   node has one parent, which is what lets a change be applied along one path; the paper's soft
-   membership is what `threshold` still governs inside `cluster_layer`), and a cluster of fewer
-   than `min_children` points merges into its nearest cluster with room;
-3. a cluster larger than the summariser's input limit (`cluster_tokens` word pieces) is clustered
-   again, with at least as many clusters as the limit needs;
-4. summarise each cluster, embed the summaries: they are the next layer.
-Layers stop when one is down to a single node (the root); a layer that cannot be reduced further
-gets one root over it all, so every tree has exactly one root.
-
-The BIC search fits on a fixed-size sample of the points and stops once BIC has not improved for a
-few cluster counts, so a layer costs about linear time in its size. Everything is seeded: the same
-chunks give the same tree. Node ids are a hash of (source, level, children).
+Each layer's chunks (then summaries) are clustered (thoth/writes/clustering.py), each cluster is
+summarised and the summaries embedded: they are the next layer. Layers stop when one is down to a single
+node (the root); a layer that cannot be reduced further gets one root over it all, so every tree has
+exactly one root. Everything is seeded: the same chunks give the same tree. Node ids are a hash of
+(source, level, children).
 
 A source's tree changes only when its chunks (or the tree's parameters) changed: the chunks'
 fingerprint is stored with the source's tree pointer. A tree built the same way is updated in place
@@ -29,44 +17,21 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import math
 import time
-import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
 
 import numpy as np
 
-from thoth.config import Settings
 from thoth.embed import Embedder, Tokenizer
-from thoth.records import Chunk, Source, TreeNode, TreePointer
+from thoth.records import Chunk, NodeWithVector, Source, TreeNode, TreePointer, field_names, from_row, to_row
 from thoth.retrieval.summarise import Summariser
 from thoth.store import Store
-from thoth.store.db import NODE_COLUMNS
-from thoth.writes.tree_update import Layer, UpdateStats, merge_small, update_nodes
+from thoth.writes.clustering import TreeParams, hard_clusters
+from thoth.writes.tree_update import Layer, UpdateStats, update_nodes
 
 log = logging.getLogger("thoth.tree")
-
-
-@dataclass(frozen=True)
-class TreeParams:
-    reducer: str = "pca"  # pca | umap
-    dims: int = 10  # reduced dimension (the paper's 10)
-    cluster_tokens: int = 3500  # the summariser's input limit (the paper's max cluster length)
-    threshold: float = 0.1  # soft membership probability (the paper's 0.1)
-    max_clusters: int = 50  # largest cluster count BIC may pick in one step (the paper's 50)
-    split_clusters: int = 8  # fewest clusters an oversize group is split into at once, at most
-    bic_sample: int = 1500  # points the BIC search fits on
-    bic_patience: int = 3  # cluster counts tried past the best BIC so far
-    max_levels: int = 10
-    seed: int = 224  # the paper's random state
-    min_children: int = 2  # a smaller cluster merges into its nearest one with room
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> TreeParams:
-        return cls(reducer=settings.tree_reducer, cluster_tokens=settings.tree_cluster_tokens)
 
 
 @dataclass
@@ -104,160 +69,6 @@ class TreeResult:
         )
 
 
-# -- clustering ---------------------------------------------------------------------------------------
-
-
-def _reduce(x: np.ndarray, dims: int, params: TreeParams, neighbours: int) -> np.ndarray:
-    dims = max(1, min(dims, x.shape[0] - 2, x.shape[1]))
-    if params.reducer == "umap":
-        try:
-            import umap
-        except ImportError as exc:
-            raise RuntimeError("THOTH_TREE_REDUCER=umap needs umap-learn: pip install 'thoth[umap]'") from exc
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # n_jobs is 1 with a random_state; it says so
-            reducer = umap.UMAP(
-                n_neighbors=max(2, min(neighbours, x.shape[0] - 1)),
-                n_components=dims,
-                metric="cosine",
-                random_state=params.seed,
-            )
-            return np.asarray(reducer.fit_transform(x), dtype=np.float64)
-    from sklearn.decomposition import PCA
-
-    return PCA(n_components=dims, random_state=params.seed, svd_solver="full").fit_transform(x.astype(np.float64))
-
-
-def _gmm(k: int, params: TreeParams):
-    from sklearn.mixture import GaussianMixture
-
-    return GaussianMixture(
-        n_components=k, random_state=params.seed, reg_covar=1e-4, max_iter=100, init_params="k-means++"
-    )
-
-
-def _best_model(z: np.ndarray, k_min: int, k_max: int, params: TreeParams) -> Any:
-    """The mixture with the lowest BIC, searched upwards from k_min with early stopping; None for one cluster.
-
-    Fitted on a fixed-size sample of the points (the model then scores all of them), so one search
-    costs the same for a hundred points or a million.
-    """
-    sample = z
-    if len(z) > params.bic_sample:
-        rng = np.random.default_rng(params.seed)
-        sample = z[np.sort(rng.choice(len(z), params.bic_sample, replace=False))]
-    k_max = max(k_min, min(k_max, len(sample) - 1))
-    best, best_k, best_bic, since = None, k_min, math.inf, 0
-    for k in range(k_min, k_max + 1):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # ConvergenceWarning on degenerate samples: BIC still ranks it
-            model = _gmm(k, params).fit(sample)
-        bic = model.bic(sample)
-        if bic < best_bic:
-            best, best_k, best_bic, since = model, k, bic, 0
-        else:
-            since += 1
-            if since >= params.bic_patience:
-                break
-    return None if best_k == 1 else best
-
-
-def _split_by_order(x: np.ndarray, tokens: np.ndarray, limit: int) -> list[np.ndarray]:
-    """Last resort for a group GMM will not split: cut it along its main direction into runs under the limit."""
-    centred = x - x.mean(axis=0)
-    direction = np.linalg.svd(centred, full_matrices=False)[2][0] if len(x) > 1 else np.zeros(x.shape[1])
-    order = np.lexsort((np.arange(len(x)), centred @ direction))
-    groups: list[np.ndarray] = []
-    current: list[int] = []
-    used = 0
-    for i in order:
-        if current and used + tokens[i] > limit:
-            groups.append(np.array(sorted(current)))
-            current, used = [], 0
-        current.append(int(i))
-        used += int(tokens[i])
-    if current:
-        groups.append(np.array(sorted(current)))
-    return groups
-
-
-def _cluster(
-    x: np.ndarray, tokens: np.ndarray, params: TreeParams, depth: int = 0
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Soft clusters of the rows of `x`: (member indices, which members belong here most) per cluster."""
-    n = len(x)
-    total = int(tokens.sum())
-    oversize = total > params.cluster_tokens
-    everyone = (np.arange(n), np.ones(n, dtype=bool))
-    if n == 1 or (depth != 1 and not oversize):
-        return [everyone]  # at the top: the whole layer fits one summary, so it gets one (the root)
-    if n <= 3:  # too few points to fit a mixture
-        if not oversize:
-            return [everyone]
-        return [(g, np.ones(len(g), dtype=bool)) for g in _split_by_order(x, tokens, params.cluster_tokens)]
-    neighbours = int(math.sqrt(n - 1)) if depth == 0 else 10  # the paper: global sqrt(n), local 10
-    z = _reduce(x, params.dims, params, neighbours)
-    # An oversize group must split; by at most `split_clusters` at once (deeper steps split the rest),
-    # since a mixture of hundreds of components on thousands of points is what makes clustering slow.
-    split = min(max(2, math.ceil(total / params.cluster_tokens)), params.split_clusters)
-    k_min = split if oversize and depth >= 1 else 1
-    model = _best_model(z, min(k_min, n - 1), min(params.max_clusters, n - 1), params)
-    if model is None:
-        if depth >= 1 and oversize:  # BIC will not split it: cut it along its main direction
-            return [(g, np.ones(len(g), dtype=bool)) for g in _split_by_order(x, tokens, params.cluster_tokens)]
-        return [everyone] if depth >= 1 else _cluster(x, tokens, params, depth + 1)
-    probs = model.predict_proba(z)
-    best = probs.argmax(axis=1)
-    out: list[tuple[np.ndarray, np.ndarray]] = []
-    for c in range(probs.shape[1]):
-        hard = np.flatnonzero(best == c)
-        if not len(hard):
-            continue
-        if depth == 0 or tokens[hard].sum() > params.cluster_tokens:
-            # Split further on hard members only: soft members at every step would compound copies.
-            if len(hard) == n:  # no progress: cut along the main direction instead
-                pieces = _split_by_order(x, tokens, params.cluster_tokens)
-                out += [(p, np.ones(len(p), dtype=bool)) for p in pieces]
-                continue
-            out += [(hard[sub], primary) for sub, primary in _cluster(x[hard], tokens[hard], params, depth + 1)]
-            continue
-        # A final cluster: its hard members, then the soft ones (probability >= threshold) while they fit.
-        used = int(tokens[hard].sum())
-        extra = []
-        for i in sorted(np.flatnonzero((probs[:, c] >= params.threshold) & (best != c)), key=lambda i: -probs[i, c]):
-            if used + tokens[i] <= params.cluster_tokens:
-                extra.append(int(i))
-                used += int(tokens[i])
-        members = np.concatenate([hard, np.array(extra, dtype=hard.dtype)])
-        out.append((members, np.arange(len(members)) < len(hard)))
-    return out
-
-
-def cluster_layer(vectors: np.ndarray, tokens: np.ndarray, params: TreeParams) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Clusters of one layer, members sorted, duplicates (same member set) merged."""
-    import sklearn.decomposition  # noqa: F401  (loaded before the BLAS limit below, so that it applies)
-    import sklearn.mixture  # noqa: F401
-    from threadpoolctl import threadpool_limits
-
-    # One BLAS and OpenMP thread: the mixtures are small matrices, and threads spinning on them on a busy
-    # 2-core machine made clustering 100 times slower. (Embedding, outside this, keeps its threads.)
-    with threadpool_limits(limits=1):
-        clusters = _cluster(vectors, tokens, params)
-    seen: dict[tuple[int, ...], int] = {}
-    out: list[tuple[np.ndarray, np.ndarray]] = []
-    for members, primary in clusters:
-        order = np.argsort(members, kind="stable")
-        members, primary = members[order], primary[order]
-        key = tuple(members.tolist())
-        if key in seen:
-            prev = out[seen[key]]
-            out[seen[key]] = (prev[0], prev[1] | primary)
-        else:
-            seen[key] = len(out)
-            out.append((members, primary))
-    return out
-
-
 # -- building ---------------------------------------------------------------------------------------------
 
 
@@ -272,32 +83,11 @@ def fingerprint(chunk_ids: list[str], params: TreeParams, summariser: str, model
     return digest.hexdigest()
 
 
-def hard_clusters(
-    vectors: np.ndarray, tokens: np.ndarray, params: TreeParams, *, merge: bool = True
-) -> list[list[int]]:
-    """One layer's clusters as a strict partition: each point in its most likely cluster only, and
-    clusters of fewer than `min_children` merged into their nearest cluster with room."""
-    if len(vectors) == 0:
-        return []
-    groups = [members[primary].tolist() for members, primary in cluster_layer(vectors, tokens, params)]
-    seen: set[int] = set()
-    parts: list[list[int]] = []
-    for group in groups:  # cluster_layer can name a point primary twice (merged duplicate sets): keep the first
-        mine = [int(i) for i in group if i not in seen]
-        seen.update(mine)
-        if mine:
-            parts.append(mine)
-    if not merge:
-        return parts
-    merged, _ = merge_small(parts, vectors, lambda g: int(tokens[g].sum()), params.cluster_tokens, params.min_children)
-    return merged
-
-
 def _grow(
     source_id: str,
     below: Layer,
     level: int,
-    rows: list[dict],
+    rows: list[NodeWithVector],
     embed: Callable[[list[str]], np.ndarray],
     tokenizer: Tokenizer,
     summariser: Summariser,
@@ -324,21 +114,20 @@ def _grow(
             offset = len(rows) - len(ids)
             for c, g in enumerate(groups):
                 for i in g:
-                    rows[offset + i]["parent"] = new_ids[c]
+                    rows[offset + i] = replace(rows[offset + i], parent=new_ids[c])
         counts = [int(leaves[g].sum()) for g in groups]
         for c, g in enumerate(groups):
             rows.append(
-                {
-                    "node_id": new_ids[c],
-                    "source_id": source_id,
-                    "level": level,
-                    "text": summaries[c],
-                    "vector": summary_vectors[c],
-                    "children": [ids[i] for i in g],
-                    "parent": None,
-                    "leaf_count": counts[c],
-                    "summariser": summariser.name,
-                }
+                NodeWithVector(
+                    node_id=new_ids[c],
+                    source_id=source_id,
+                    level=level,
+                    text=summaries[c],
+                    vector=summary_vectors[c],
+                    children=tuple(ids[i] for i in g),
+                    leaf_count=counts[c],
+                    summariser=summariser.name,
+                )
             )
         ids, texts, vectors = new_ids, summaries, summary_vectors
         tokens = np.asarray(tokenizer.count(summaries), dtype=np.int64)
@@ -375,9 +164,9 @@ def build_nodes(
     tokenizer: Tokenizer,
     summariser: Summariser,
     params: TreeParams,
-) -> tuple[list[dict], list[int]]:
-    """The summary nodes over these chunks (in order), as rows without `tree_version`; and layer sizes."""
-    rows: list[dict] = []
+) -> tuple[list[NodeWithVector], list[int]]:
+    """The summary nodes over these chunks (in order), without `tree_version`; and layer sizes."""
+    rows: list[NodeWithVector] = []
     layer = _chunk_layer(list(texts), vectors, chunk_ids, tokenizer)
     sizes = [len(chunk_ids)] + _grow(source_id, layer, 0, rows, embed, tokenizer, summariser, params)
     return rows, sizes
@@ -385,7 +174,7 @@ def build_nodes(
 
 def update_rows(
     source_id: str,
-    old_rows: list[dict],
+    old_rows: list[NodeWithVector],
     chunk_ids: list[str],
     texts: list[str],
     vectors: np.ndarray,
@@ -393,8 +182,8 @@ def update_rows(
     tokenizer: Tokenizer,
     summariser: Summariser,
     params: TreeParams,
-) -> tuple[list[dict], UpdateStats]:
-    """The rows of the tree `old_rows` updated in place to cover exactly these chunks (thoth/writes/tree_update.py)."""
+) -> tuple[list[NodeWithVector], UpdateStats]:
+    """The nodes of the tree `old_rows` updated in place to cover exactly these chunks (thoth/writes/tree_update.py)."""
     return update_nodes(
         source_id,
         old_rows,
@@ -456,10 +245,13 @@ def mark_stale(store: Store, source_id: str, reason: str) -> bool:
     return True
 
 
-def _current_rows(store: Store, source_id: str, version: str) -> list[dict]:
+def _current_rows(store: Store, source_id: str, version: str) -> list[NodeWithVector]:
     match = {"source_id": source_id, "tree_version": version}
-    rows = [row for batch in store.scan_of(TreeNode, NODE_COLUMNS + ["vector"], match) for row in batch.to_pylist()]
-    return sorted(rows, key=lambda r: (r["level"], r["node_id"]))
+    columns = [name for name in field_names(NodeWithVector) if name not in ("similarity", "chunk")]
+    nodes = [
+        from_row(NodeWithVector, row) for batch in store.scan_of(TreeNode, columns, match) for row in batch.to_pylist()
+    ]
+    return sorted(nodes, key=lambda n: (n.level, n.node_id))
 
 
 def build_tree(
@@ -514,7 +306,7 @@ def build_tree(
     build_chunks = current.build_chunks if current else 0
     drift_chunks = current.drift_chunks if current else 0
     if old:
-        before = {c for r in old if r["level"] == 1 for c in r["children"]}
+        before = {c for node in old if node.level == 1 for c in node.children}
         change = len(before.symmetric_difference(ids))
         drift = (drift_chunks + change) / max(1, build_chunks)
         if policy == "run" and drift > drift_max:
@@ -532,8 +324,7 @@ def build_tree(
         build_chunks, drift_chunks, result.mode = len(ids), 0, "full"
     result.drift = drift_chunks / max(1, build_chunks)
     version = hashlib.sha256(f"{print_}|{result.mode}|{current.version if current else None}".encode()).hexdigest()[:16]
-    for row in rows:
-        row["tree_version"] = version
+    rows = [replace(node, tree_version=version) for node in rows]
     result.nodes, result.levels, result.layer_sizes = len(rows), len(sizes) - 1, sizes
     now = datetime.now(UTC).isoformat(timespec="seconds")
     pointer = TreePointer(
@@ -552,7 +343,7 @@ def build_tree(
         drift_chunks=drift_chunks,  # chunks inserted or deleted in place since then
         drift=round(result.drift, 4),
     )
-    store.replace_tree(source_id, rows, pointer)
+    store.replace_tree(source_id, [to_row(node) for node in rows], pointer)
     _set_has_tree(store, source_id, bool(rows))
     result.seconds = time.perf_counter() - started
     log.info(result.render())
@@ -564,14 +355,4 @@ def _set_has_tree(store: Store, source_id: str, value: bool) -> None:
         store.change(Source, {"source_id": source_id}, {"has_tree": value})
 
 
-__all__ = [
-    "TreeParams",
-    "TreeResult",
-    "build_tree",
-    "build_nodes",
-    "update_rows",
-    "mark_stale",
-    "cluster_layer",
-    "hard_clusters",
-    "fingerprint",
-]
+__all__ = ["TreeParams", "TreeResult", "build_tree", "build_nodes", "update_rows", "mark_stale", "fingerprint"]

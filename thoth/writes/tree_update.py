@@ -24,11 +24,12 @@ removing it again gives back the tree from before, node for node.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from thoth.embed import Tokenizer
+from thoth.records import NodeWithVector
 from thoth.retrieval.summarise import Summariser
 
 PLACE_CANDIDATES = 3  # nearest nodes an orphan tries before it opens a new cluster
@@ -132,51 +133,51 @@ def _place(
 
 def update_nodes(
     source_id: str,
-    old_rows: list[dict],
+    old_rows: list[NodeWithVector],
     chunks: Layer,
     embed: Callable[[list[str]], np.ndarray],
     tokenizer: Tokenizer,
     summariser: Summariser,
     params,  # thoth.writes.tree.TreeParams
     cluster: Callable[[np.ndarray, np.ndarray], list[list[int]]],
-    grow: Callable[[Layer, int, list[dict]], list[int]],
+    grow: Callable[[Layer, int, list[NodeWithVector]], list[int]],
     node_id: Callable[[str, int, list[str]], str],
-) -> tuple[list[dict], UpdateStats]:
+) -> tuple[list[NodeWithVector], UpdateStats]:
     """The tree's rows after its chunks became `chunks`; `old_rows` are the current tree's (with vectors).
 
     `cluster` clusters a group of points (hard, small ones merged) as a build does; `grow` builds
     the levels above a layer as a build does, appending rows and returning the layer sizes above.
     """
     stats = UpdateStats()
-    by_level: dict[int, list[dict]] = {}
+    by_level: dict[int, list[NodeWithVector]] = {}
     for row in old_rows:
-        by_level.setdefault(int(row["level"]), []).append(row)
-    old_leaves = {c for row in by_level.get(1, []) for c in row["children"]}
+        by_level.setdefault(int(row.level), []).append(row)
+    old_leaves = {c for row in by_level.get(1, []) for c in row.children}
     current = set(chunks.ids)
     stats.deleted = len(old_leaves - current)
     stats.inserted = len(current - old_leaves)
     gone: set[str] = old_leaves - current
     renamed: dict[str, str] = {}
     below = chunks
-    rows: list[dict] = []
-    prev: list[dict] = []  # the rows of the level below (summary levels), aligned with below.ids
+    rows: list[NodeWithVector] = []
+    prev_at: int | None = None  # where the level below's rows (summary levels) start in `rows`
     stats.layer_sizes = [len(chunks.ids)]
     level = 1
     while True:
         olds = by_level.get(level, [])
         if not olds:  # above the old tree: grow as a build does
             stats.layer_sizes += grow(below, level - 1, rows)
-            stats.rewritten += sum(1 for r in rows if r["level"] >= level)
+            stats.rewritten += sum(1 for r in rows if r.level >= level)
             break
         index = {node: i for i, node in enumerate(below.ids)}
         groups: list[list[int]] = []
-        origin: list[dict | None] = []
+        origin: list[NodeWithVector | None] = []
         changed: set[int] = set()
         for row in olds:
-            kids = [renamed.get(c, c) for c in row["children"] if c not in gone]
+            kids = [renamed.get(c, c) for c in row.children if c not in gone]
             if not kids:
                 continue
-            if kids != list(row["children"]):
+            if kids != list(row.children):
                 changed.add(len(groups))
             groups.append([index[c] for c in kids])
             origin.append(row)
@@ -198,7 +199,7 @@ def update_nodes(
         origin = [origin[i] for i in sorted(moved)]
         # changed: new, or children not as they were (lost, gained, merged in, or renamed below)
         changed = {
-            n for n, o in enumerate(origin) if o is None or [below.ids[i] for i in groups[n]] != list(o["children"])
+            n for n, o in enumerate(origin) if o is None or [below.ids[i] for i in groups[n]] != list(o.children)
         }
 
         # write this level: unchanged nodes as they were, changed ones summarised and embedded again
@@ -206,47 +207,48 @@ def update_nodes(
         texts = [summariser.summarise(below.text(groups[n])) for n in redo]
         vectors = np.asarray(embed(texts), dtype=np.float32) if redo else np.zeros((0, below.vectors.shape[1]))
         fresh = dict(zip(redo, zip(texts, vectors, strict=True), strict=True))
-        out: list[dict] = []
+        out: list[NodeWithVector] = []
         for n, members in enumerate(groups):
             kids = [below.ids[i] for i in members]
             if n in fresh:
                 text, vector = fresh[n]
-                row = {
-                    "node_id": node_id(source_id, level, kids),
-                    "text": text,
-                    "vector": vector,
-                    "summariser": summariser.name,
-                }
+                name, summary_by = node_id(source_id, level, kids), summariser.name
                 stats.rewritten += 1
             else:
                 o = origin[n]
-                row = {k: o[k] for k in ("node_id", "text", "vector", "summariser")}
+                assert o is not None  # only new groups have no origin, and they are all in `fresh`
+                name, text, vector, summary_by = o.node_id, o.text, o.vector, o.summariser
                 stats.kept += 1
-            row.update(
-                source_id=source_id,
-                level=level,
-                children=kids,
-                parent=None,
-                leaf_count=int(below.leaves[members].sum()),
+            leaf_count = int(below.leaves[members].sum())
+            out.append(
+                NodeWithVector(
+                    node_id=name,
+                    source_id=source_id,
+                    level=level,
+                    text=text,
+                    vector=vector,
+                    children=tuple(kids),
+                    leaf_count=leaf_count,
+                    summariser=summary_by,
+                )
             )
-            out.append(row)
-        for n, members in enumerate(groups):
-            for i in members:
-                if prev:
-                    prev[i]["parent"] = out[n]["node_id"]
-        kept_ids = {o["node_id"] for o in origin if o is not None}
-        gone = {r["node_id"] for r in olds} - kept_ids
-        renamed = {o["node_id"]: out[n]["node_id"] for n, o in enumerate(origin) if o is not None}
+        if prev_at is not None:
+            for n, members in enumerate(groups):
+                for i in members:
+                    rows[prev_at + i] = replace(rows[prev_at + i], parent=out[n].node_id)
+        kept_ids = {o.node_id for o in origin if o is not None}
+        gone = {r.node_id for r in olds} - kept_ids
+        renamed = {o.node_id: out[n].node_id for n, o in enumerate(origin) if o is not None}
         stats.removed += len(gone)
+        prev_at = len(rows)
         rows += out
         stats.layer_sizes.append(len(out))
-        prev = out
-        texts_now = [r["text"] for r in out]
+        texts_now = [r.text for r in out]
         counts = np.asarray(tokenizer.count(texts_now), dtype=np.int64)
         below = Layer(
-            ids=[r["node_id"] for r in out],
-            vectors=np.stack([np.asarray(r["vector"], dtype=np.float32) for r in out]),
-            leaves=np.array([r["leaf_count"] for r in out], dtype=np.int64),
+            ids=[r.node_id for r in out],
+            vectors=np.stack([np.asarray(r.vector, dtype=np.float32) for r in out]),
+            leaves=np.array([r.leaf_count for r in out], dtype=np.int64),
             text=lambda idx, t=texts_now: [t[i] for i in idx],
             tokens=lambda idx, c=counts: c[np.asarray(idx, dtype=np.int64)] if len(idx) else np.zeros(0, np.int64),
         )

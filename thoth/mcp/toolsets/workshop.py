@@ -39,7 +39,6 @@ from thoth.mcp.toolsets import Toolset
 from thoth.retrieval import workshop_topics, workshops
 from thoth.retrieval.paging import CursorError
 from thoth.store import StoreError
-from thoth.writes.jobs import JobUnavailable, load_hooks
 
 log = logging.getLogger("thoth.workshop")
 
@@ -313,9 +312,12 @@ def routes(app: Thoth) -> list[Route]:
 
     def reindex_all() -> dict:
         started = time.perf_counter()
-        embedder = app.embedder()
-        results = load_hooks(app.settings).reingest(app.settings, app.store, embedder, "workshop")  # the job's code
-        return {"status": "ok", "workshops": results, "seconds": round(time.perf_counter() - started, 3)}
+        from thoth.writes.runs import reingest  # the writer loads with the first reindex
+        from thoth.writes.writer import Writer
+
+        results = reingest(Writer(app.settings, store=app.store, embedder=app.embedder()), "workshop")
+        workshops = [result.to_dict() for result in results]
+        return {"status": "ok", "workshops": workshops, "seconds": round(time.perf_counter() - started, 3)}
 
     async def reindex(request: Request) -> JSONResponse:
         refusal = admin_refusal(request, app.settings)
@@ -325,7 +327,7 @@ def routes(app: Thoth) -> list[Route]:
             return JSONResponse({"error": "a reindex is already running; try again when it has finished"}, 409)
         try:
             body = await anyio.to_thread.run_sync(reindex_all)
-        except (StoreError, EmbedderUnavailable, JobUnavailable) as exc:
+        except (StoreError, EmbedderUnavailable) as exc:
             log.error("workshop reindex failed: %s", exc)
             return JSONResponse({"status": "failed", "error": str(exc)}, status_code=503)
         finally:

@@ -1,6 +1,7 @@
-"""Parsers turn one file's bytes into partitions (pages, sections) of blocks (text, code, tables).
+"""Parsers turn one file's bytes into sections (pages, sections under headings) of blocks (text, code, tables).
 
-`Parsers.parse(key, data)` picks the parser by file extension. A file that cannot be
+`parse(key, data)` picks the parser by file extension (Markdown, plain text, PDF), or by `fmt` for a
+workshop unit. A file that cannot be
 read raises `ParseError` with a reason meant for people (it is stored in the
 `documents` table and printed in the run summary).
 """
@@ -25,13 +26,16 @@ class Block:
 
 
 @dataclass
-class Partition:
+class Section:
+    """A part of a parsed file (a page, a section under a heading, a workshop step's file) that chunks
+    are cut from; the writer stores each as a `thoth.records.Partition`."""
+
     kind: str  # section | page
     blocks: list[Block]
     heading_path: list[str] = field(default_factory=list)
     page_start: int | None = None
     page_end: int | None = None
-    # Workshop sections (the job's ingest/parsers/workshop.py): their place in the workshop and the file they show.
+    # Workshop sections (thoth/writes/parsers/workshop.py): their place in the workshop and the file they show.
     exercise_number: int | None = None
     step_number: int | None = None
     path: str = ""
@@ -48,7 +52,7 @@ class Partition:
 @dataclass
 class ParsedDocument:
     title: str
-    partitions: list[Partition]
+    sections: list[Section]
     authors: list[str] = field(default_factory=list)
     year: int | None = None
     page_count: int | None = None
@@ -64,6 +68,7 @@ MARKDOWN_SUFFIXES = (".md", ".mdx", ".markdown")
 PDF_SUFFIXES = (".pdf",)
 TEXT_SUFFIXES = (".txt",)
 SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES + PDF_SUFFIXES + TEXT_SUFFIXES
+WORKSHOP_FORMAT = "workshop"  # a workshop unit's `SourceObject.format`: a bundle of files, not one suffix
 
 
 def is_supported(key: str) -> bool:
@@ -80,34 +85,39 @@ def decode_text(data: bytes) -> str:
         raise ParseError(f"not UTF-8 text (undecodable byte at offset {exc.start})") from None
 
 
-class Parsers:
-    """Which parser reads a file, by its suffix (or `fmt`): Markdown and plain text here.
+def parse(key: str, data: bytes, *, pdf_password: str | None = None, fmt: str = "") -> ParsedDocument:
+    """Parse one source object; `fmt` names a parser when the key's suffix does not (e.g. "workshop").
 
-    The ingest job's set (ingest/parsers) adds PDFs and workshop repositories; the server's
-    `ingest_document` needs only these, so the server never loads the job's parsers.
+    The PDF and workshop parsers (and their libraries) load on first use: a server that only ever
+    ingests text never loads them.
     """
+    from thoth.writes.parsers import markdown, text
 
-    def parse(self, key: str, data: bytes, *, pdf_password: str | None = None, fmt: str = "") -> ParsedDocument:
-        """Parse one source object; `fmt` names a parser when the key's suffix does not (e.g. "workshop")."""
-        from thoth.writes.parsers import markdown, text
+    suffix = PurePosixPath(key).suffix.lower()
+    stem = PurePosixPath(key).stem
+    if fmt == WORKSHOP_FORMAT:
+        from thoth.writes.parsers import workshop
 
-        suffix = PurePosixPath(key).suffix.lower()
-        stem = PurePosixPath(key).stem
-        if suffix in MARKDOWN_SUFFIXES:
-            return markdown.parse(decode_text(data), fallback_title=stem)
-        if suffix in TEXT_SUFFIXES:
-            return text.parse(decode_text(data), fallback_title=stem)
-        if suffix in PDF_SUFFIXES or fmt:
-            raise ParseError(f"{fmt or suffix} files are read by the ingest job (python -m ingest)")
-        raise ParseError(f"unsupported file type {suffix or '(none)'}; supported: {', '.join(SUPPORTED_SUFFIXES)}")
+        return workshop.parse(key, data)
+    if suffix in PDF_SUFFIXES:
+        from thoth.writes.parsers import pdf
 
-    def version(self, key: str, fmt: str = "") -> str:
-        """The version of the parser that reads `key`; '' for parsers that never changed their output.
-
-        It is stored with each document: a run over unchanged files re-parses those an older parser
-        read, once (thoth/writes/writer.py), so a better parser reaches an existing index.
-        """
-        return ""
+        return pdf.parse(data, fallback_title=stem, password=pdf_password)
+    if suffix in MARKDOWN_SUFFIXES:
+        return markdown.parse(decode_text(data), fallback_title=stem)
+    if suffix in TEXT_SUFFIXES:
+        return text.parse(decode_text(data), fallback_title=stem)
+    raise ParseError(f"unsupported file type {suffix or '(none)'}; supported: {', '.join(SUPPORTED_SUFFIXES)}")
 
 
-TEXT_PARSERS = Parsers()
+def parser_version(key: str, fmt: str = "") -> str:
+    """The version of the parser that reads `key`; '' for parsers that never changed their output.
+
+    It is stored with each document: a run over unchanged files re-parses those an older parser
+    read, once (thoth/writes/writer.py), so a better parser reaches an existing index.
+    """
+    if not fmt and PurePosixPath(key).suffix.lower() in PDF_SUFFIXES:
+        from thoth.writes.parsers.pdf import PARSER_VERSION
+
+        return PARSER_VERSION
+    return ""

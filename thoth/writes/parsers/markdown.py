@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import yaml
 
-from thoth.writes.parsers import Block, ParsedDocument, ParseError, Partition
+from thoth.writes.parsers import Block, ParsedDocument, ParseError, Section
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([\w+#.-]*)")
@@ -125,14 +125,14 @@ def parse(text: str, fallback_title: str) -> ParsedDocument:
     sections.append(([h for _, h in stack], lines))
 
     title = str(meta.get("title") or first_h1 or fallback_title).strip()
-    partitions = [Partition("section", blocks, path) for path, sec in sections if (blocks := _blocks(sec))]
+    partitions = [Section("section", blocks, path) for path, sec in sections if (blocks := _blocks(sec))]
     if not partitions:
         raise ParseError("no text (the Markdown file has no content besides front matter)")
     url = meta.get("url") or meta.get("canonical_url") or meta.get("canonical")
     authors = meta.get("authors") or meta.get("author") or []
     return ParsedDocument(
         title=title,
-        partitions=partitions,
+        sections=partitions,
         authors=[str(a) for a in (authors if isinstance(authors, list) else [authors])],
         url=str(url) if url else None,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from thoth.writes.parsers import Block, ParsedDocument, ParseError, Partition
+from thoth.writes.parsers import Block, ParsedDocument, ParseError, Section
 
 
 def paragraphs(text: str) -> list[Block]:
@@ -15,4 +15,4 @@ def parse(text: str, fallback_title: str) -> ParsedDocument:
     blocks = paragraphs(text)
     if not blocks:
         raise ParseError("no text")
-    return ParsedDocument(title=fallback_title, partitions=[Partition("section", blocks)])
+    return ParsedDocument(title=fallback_title, sections=[Section("section", blocks)])

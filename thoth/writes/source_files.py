@@ -13,11 +13,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ingest.parsers import workshop
 from thoth.config import Settings
 from thoth.gcs import GcsUriError, split_gs_uri, storage_client
 from thoth.writes.objects import SourceError, SourceObject, is_sidecar
-from thoth.writes.parsers import is_supported
+from thoth.writes.parsers import WORKSHOP_FORMAT, is_supported, workshop
 
 
 def _wanted(key: str) -> bool:
@@ -38,7 +37,7 @@ def _workshop(root: Path) -> Iterator[SourceObject]:
     for unit in workshop.units(root):
         size = sum((root / path).stat().st_size for path in unit.files)
         read = partial(workshop.bundle, root, unit)
-        yield SourceObject(unit.key, (root / unit.anchor).as_uri(), size, read, format=workshop.FORMAT)
+        yield SourceObject(unit.key, (root / unit.anchor).as_uri(), size, read, format=WORKSHOP_FORMAT)
 
 
 # -- Cloud Storage ---------------------------------------------------------------------
@@ -121,15 +120,9 @@ def list_all(source: str, settings: Settings | None = None) -> list[SourceObject
     return list(_local(root))
 
 
-def list_objects(source: str, settings: Settings | None = None) -> list[SourceObject]:
-    """Every parseable file under `source` (no sidecars), sorted by key; a workshop's units in reading order."""
-    return [obj for obj in list_all(source, settings) if not is_sidecar(obj.key)]
-
-
 __all__ = [
     "SourceError",
     "SourceObject",
     "get_gcs_object",
     "list_all",
-    "list_objects",
 ]

@@ -3,12 +3,12 @@
 Measured on this machine (DESIGN.md): pypdfium2 about 1,100 pages/s, pypdf about
 290, pdfplumber about 11; PyMuPDF is as fast but AGPL.
 
-Each page is read line by line with its geometry (ingest/parsers/pdf_layout.py):
+Each page is read line by line with its geometry (pdf_layout.py):
 running headers, page numbers and the arXiv stamp are left out of the text; the
 first page's layout gives the title, authors and arXiv identifier; section headings
 split the pages into partitions that carry their heading path, and the reference
 list is its own partition, marked `references`. The text is cleaned in one place
-(ingest/parsers/pdf_text.py): words joined at line-break hyphens, ligatures unfolded,
+(pdf_text.py): words joined at line-break hyphens, ligatures unfolded,
 no control characters.
 """
 
@@ -18,7 +18,8 @@ import re
 
 import pypdfium2 as pdfium
 
-from ingest.parsers.pdf_layout import (
+from thoth.writes.parsers import Block, ParsedDocument, ParseError, Section
+from thoth.writes.parsers.pdf_layout import (
     DOI,
     REFERENCES,
     Line,
@@ -28,10 +29,9 @@ from ingest.parsers.pdf_layout import (
     read_lines,
     read_title_page,
 )
-from ingest.parsers.pdf_text import clean_text, vocabulary
-from thoth.writes.parsers import Block, ParsedDocument, ParseError, Partition
+from thoth.writes.parsers.pdf_text import clean_text, vocabulary
 
-# Part of a document's identity (ingest/pipeline.py): a new version re-parses every PDF once.
+# Part of a document's identity (thoth/writes/writer.py): a new version re-parses every PDF once.
 PARSER_VERSION = "pdf-2"
 
 
@@ -71,23 +71,23 @@ def _reference_entries(lines: list[Line], vocab) -> str:
     return "\n".join(_prose(entry, vocab) for entry in entries)
 
 
-def _section_partition(body: list[Line], path: list[str], references: bool, vocab) -> Partition | None:
+def _section_partition(body: list[Line], path: list[str], references: bool, vocab) -> Section | None:
     if references:
         block = Block(_reference_entries(body, vocab), kind="references")
     else:
         block = Block(_prose(body, vocab))
     if not block.text.strip():
         return None
-    return Partition("page", [block], list(path), page_start=body[0].page, page_end=body[0].page)
+    return Section("page", [block], list(path), page_start=body[0].page, page_end=body[0].page)
 
 
 def _is_references(heading: str) -> bool:
     return bool(REFERENCES.match(re.sub(r"^[\dA-H.]+\s+", "", heading).strip()))
 
 
-def _partitions(pages: list[list[Line]], vocab) -> list[Partition]:
+def _partitions(pages: list[list[Line]], vocab) -> list[Section]:
     """One partition per page and section: chunks never straddle a section break or a page."""
-    partitions: list[Partition | None] = []
+    partitions: list[Section | None] = []
     path: list[str] = []
     references = False
     for lines in pages:
@@ -169,7 +169,7 @@ def parse(data: bytes, fallback_title: str, password: str | None = None) -> Pars
     title = _real_title(meta.get("Title") or "")
     return ParsedDocument(
         title=title or fallback_title,
-        partitions=partitions,
+        sections=partitions,
         authors=authors,
         year=_year(meta.get("CreationDate", "")),
         page_count=page_count,

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from examples.pdfgen import write_image_only_pdf, write_text_pdf, write_truncated_pdf
-from ingest.pipeline import Ingestor
 from tests.conftest import REPO_ROOT as REPO
 from tests.conftest import make_settings, write_corpus
 from thoth.records import Chunk, Document, Partition
 from thoth.store import Store
 from thoth.store.schema import DOCUMENTS
+from thoth.writes.writer import Writer
 
 
 @pytest.fixture
@@ -36,21 +36,21 @@ def chunk_rows(store: Store) -> list[dict]:
 
 
 def test_second_run_writes_nothing(corpus: Path, settings) -> None:
-    first = Ingestor(settings).run(str(corpus), name="docs")
+    first = Writer(settings).run(str(corpus), name="docs")
     assert len(first.ingested) == 5 and first.chunks_written > 5
     store = Store(settings)
     versions = store.versions()
-    second = Ingestor(settings).run(str(corpus), name="docs")
+    second = Writer(settings).run(str(corpus), name="docs")
     assert second.changed == 0 and second.unchanged == 5 and second.chunks_written == 0
     assert "0 changed" in second.render()
     assert Store(settings).versions() == versions  # not a single table was written
 
 
 def test_changed_file_replaced_and_deleted_file_removed(corpus: Path, settings) -> None:
-    Ingestor(settings).run(str(corpus), name="docs")
+    Writer(settings).run(str(corpus), name="docs")
     (corpus / "index.md").write_text("# Welcome\n\nThe cafeteria opens at eight and serves porridge.\n")
     (corpus / "engineering" / "deploy.md").unlink()
-    summary = Ingestor(settings).run(str(corpus), name="docs")
+    summary = Writer(settings).run(str(corpus), name="docs")
     assert summary.ingested == ["index.md"] and summary.removed == ["engineering/deploy.md"]
     rows = chunk_rows(Store(settings))
     keys = {r["key"] for r in rows}
@@ -66,7 +66,7 @@ def test_changed_file_replaced_and_deleted_file_removed(corpus: Path, settings) 
 
 def test_same_bytes_under_two_keys_stored_once(corpus: Path, settings) -> None:
     shutil.copy(corpus / "index.md", corpus / "copy-of-index.md")
-    Ingestor(settings).run(str(corpus), name="docs")
+    Writer(settings).run(str(corpus), name="docs")
     store = Store(settings)
     docs = store.find(Document, {"source_id": "docs"})
     assert {d.key for d in docs} >= {"index.md", "copy-of-index.md"}
@@ -74,7 +74,7 @@ def test_same_bytes_under_two_keys_stored_once(corpus: Path, settings) -> None:
     index_chunks = [r for r in chunk_rows(store) if r["doc_id"] == next(d.doc_id for d in docs if d.key == "index.md")]
     assert len(index_chunks) == 1  # one copy of the content
     (corpus / "index.md").unlink()  # the content stays, known under the remaining key
-    Ingestor(settings).run(str(corpus), name="docs")
+    Writer(settings).run(str(corpus), name="docs")
     remaining = [r for r in chunk_rows(Store(settings)) if "holidays" in r["text"]]
     assert [r["key"] for r in remaining] == ["copy-of-index.md"]
 
@@ -87,7 +87,7 @@ def test_bad_files_are_recorded_and_skipped(corpus: Path, settings) -> None:
     write_image_only_pdf(bad / "scan.pdf", pages=2)
     (bad / "empty.md").write_text("")
     (bad / "latin1.md").write_bytes("caf\xe9 cr\xe8me".encode("latin-1"))
-    summary = Ingestor(settings).run(str(corpus), name="docs")
+    summary = Writer(settings).run(str(corpus), name="docs")
     reasons = dict(summary.failed)
     assert set(reasons) == {"bad/encrypted.pdf", "bad/truncated.pdf", "bad/scan.pdf", "bad/empty.md", "bad/latin1.md"}
     assert "password" in reasons["bad/encrypted.pdf"]
@@ -99,7 +99,7 @@ def test_bad_files_are_recorded_and_skipped(corpus: Path, settings) -> None:
     failed = {d.key: d for d in Store(settings).find(Document, {"source_id": "docs", "status": "failed"})}
     assert failed["bad/scan.pdf"].error == reasons["bad/scan.pdf"]
     # unchanged bad files are not retried on the next run
-    assert Ingestor(settings).run(str(corpus), name="docs").changed == 0
+    assert Writer(settings).run(str(corpus), name="docs").changed == 0
 
 
 def test_encrypted_pdf_ingests_with_its_password(tmp_path: Path) -> None:
@@ -108,7 +108,7 @@ def test_encrypted_pdf_ingests_with_its_password(tmp_path: Path) -> None:
     write_text_pdf(folder / "locked.pdf", ["The vault code is written on page one."], password="hunter2")
     settings = make_settings(tmp_path / "db")
     settings = type(settings).from_env({"THOTH_PDF_PASSWORD": "hunter2"}, db_uri=settings.db_uri)
-    summary = Ingestor(settings).run(str(folder), name="pdfs")
+    summary = Writer(settings).run(str(folder), name="pdfs")
     assert summary.ingested == ["locked.pdf"], summary.render()
 
 
@@ -140,10 +140,10 @@ def test_cli_exit_codes_and_summary(corpus: Path, tmp_path: Path) -> None:
 
 def test_rows_left_by_a_killed_run_are_not_doubled(corpus: Path, settings) -> None:
     """A run that wrote chunks but died before its documents rows: the rerun ends as one clean run."""
-    ingestor = Ingestor(settings)
+    ingestor = Writer(settings)
     ingestor.run(str(corpus), name="docs")
     clean = chunk_rows(Store(settings))
     store = Store(settings)
     store.tables.delete(DOCUMENTS, "key = 'index.md'")  # as if the run died after writing chunks, before this row
-    Ingestor(settings).run(str(corpus), name="docs")
+    Writer(settings).run(str(corpus), name="docs")
     assert chunk_rows(Store(settings)) == clean

@@ -35,9 +35,8 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 
-from thoth.writes.parsers import Block, ParsedDocument, ParseError, Partition, markdown
+from thoth.writes.parsers import Block, ParsedDocument, ParseError, Section, markdown
 
-FORMAT = "workshop"
 # Version 2: ignored files are left out of units and diff paths are relative to the root. A new magic
 # changes every unit's bytes, so indexes built by version 1 are re-parsed on their next ingest.
 MAGIC = b"THOTH-WORKSHOP-UNIT 2\n"
@@ -47,7 +46,7 @@ DIFFIGNORE = "epicshop/.diffignore"
 GITIGNORE = ".gitignore"  # the workshop app hides what the repository ignores, too
 # What the workshop app hides from diffs whatever the repository says (its own list: lock files,
 # editor folders, databases, epicshop's folder), plus tests and tool configuration, which teach nothing
-# about the step and made up about a quarter of a bundle's characters on a real workshop.
+# about the step and would crowd out what does.
 DEFAULT_DIFFIGNORE = (
     "package-lock.json",
     ".DS_Store",
@@ -268,7 +267,7 @@ def _text(data: bytes) -> str | None:
 
 def _note_section(
     path: str, data: bytes, kind: str, heading: list[str], ex: int | None, step: int | None
-) -> Partition | None:
+) -> Section | None:
     """A README/FINISHED file as one section: stored as written (less front matter), chunked as Markdown."""
     text = _text(data)
     if text is None:
@@ -278,13 +277,13 @@ def _note_section(
         return None
     blocks: list[Block] = []
     try:
-        for part in markdown.parse(text, fallback_title=heading[-1]).partitions:
+        for part in markdown.parse(text, fallback_title=heading[-1]).sections:
             if part.heading_path:
                 blocks.append(Block(part.heading_path[-1]))
             blocks.extend(part.blocks)
     except ParseError:
         return None
-    return Partition(kind, blocks, heading, exercise_number=ex, step_number=step, path=path, body=body)
+    return Section(kind, blocks, heading, exercise_number=ex, step_number=step, path=path, body=body)
 
 
 def _diff_ignored(path: str, patterns: list[str]) -> bool:
@@ -316,7 +315,7 @@ def _unified(path: str, before: str | None, after: str | None) -> str:
     return "\n".join(lines)
 
 
-def _step_sections(exercise: str, ex: int, step: int, files: dict[str, bytes]) -> list[Partition]:
+def _step_sections(exercise: str, ex: int, step: int, files: dict[str, bytes]) -> list[Section]:
     sides: dict[str, dict[str, bytes]] = {"problem": {}, "solution": {}}  # path inside the step folder -> bytes
     folders: dict[str, str] = {}  # side -> its folder, e.g. 01.problem.memo-fn
     for path, data in files.items():
@@ -333,7 +332,7 @@ def _step_sections(exercise: str, ex: int, step: int, files: dict[str, bytes]) -
     def heading(label: str) -> list[str]:
         return [title, step_label, label]
 
-    sections: list[Partition] = []
+    sections: list[Section] = []
     for side in ("problem", "solution"):
         note = next((p for p in sorted(sides[side]) if "/" not in p and _note_kind(p, "") == "instructions"), None)
         if note is not None:
@@ -353,7 +352,7 @@ def _step_sections(exercise: str, ex: int, step: int, files: dict[str, bytes]) -
             if text.strip():
                 code = text.rstrip()
                 sections.append(
-                    Partition(
+                    Section(
                         f"{side}-code",
                         [Block(code, kind="code", language=language_of(path))],
                         heading(f"{side.title()} code: {path}"),
@@ -378,7 +377,7 @@ def _step_sections(exercise: str, ex: int, step: int, files: dict[str, bytes]) -
         return sections
     summary = "\n".join(f"{change} {path}" for change, path in changes)
     sections.append(
-        Partition(
+        Section(
             "diff-summary",
             [Block(summary, kind="diff")],
             heading("Diff summary"),
@@ -393,7 +392,7 @@ def _step_sections(exercise: str, ex: int, step: int, files: dict[str, bytes]) -
         diff = _unified(path, before.get(path), after.get(path))
         side = "problem" if change == "removed" else "solution"  # the file the diff came from
         sections.append(
-            Partition(
+            Section(
                 "diff",
                 [Block(diff, kind="diff", language=language_of(path))],
                 heading(f"Diff: {path}"),
@@ -407,7 +406,7 @@ def _step_sections(exercise: str, ex: int, step: int, files: dict[str, bytes]) -
     return sections
 
 
-def _notes_sections(files: dict[str, bytes], scope: str, heading: list[str], ex: int | None) -> list[Partition]:
+def _notes_sections(files: dict[str, bytes], scope: str, heading: list[str], ex: int | None) -> list[Section]:
     sections = []
     for path in sorted(files, key=lambda p: NOTE_STEMS.index(PurePosixPath(p).stem.upper())):
         kind = _note_kind(path, scope)
@@ -437,7 +436,7 @@ def parse(key: str, data: bytes) -> ParsedDocument:
         title = exercise_title
     if not sections:
         raise ParseError("no content (empty notes, or only binary code files)")
-    return ParsedDocument(title=title, partitions=sections)
+    return ParsedDocument(title=title, sections=sections)
 
 
 def _note_kind(path: str, scope: str) -> str:

@@ -3,7 +3,7 @@
 A push request's body is `{"message": {"attributes": {...}, "data": base64(object JSON),
 "messageId": ...}, "subscription": ...}`. The attributes name the event
 (`eventType`), `bucketId`, `objectId` and `objectGeneration`. The server's route
-(thoth/mcp/events.py) reads it; the ingest job (ingest/events.py) does what it asks.
+(`/internal/gcs-events`) reads it; thoth/writes/object_events.py does what it asks.
 """
 
 from __future__ import annotations
@@ -19,9 +19,6 @@ FINALIZE = "OBJECT_FINALIZE"
 DELETE = "OBJECT_DELETE"
 ARCHIVE = "OBJECT_ARCHIVE"  # versioned buckets: the live generation became noncurrent (deleted or replaced)
 HANDLED = (FINALIZE, DELETE, ARCHIVE)
-
-
-EventError = ClientError  # the request is not a Cloud Storage Pub/Sub push message; the message says what is wrong
 
 
 @dataclass(frozen=True)
@@ -41,27 +38,27 @@ class ObjectEvent:
 
 
 def parse_push(body: object) -> ObjectEvent:
-    """The object event in a Pub/Sub push body, or EventError."""
+    """The object event in a Pub/Sub push body; ClientError (saying what is wrong) for anything else."""
     if not isinstance(body, dict) or not isinstance(body.get("message"), dict):
-        raise EventError('expected a Pub/Sub push body: {"message": {"attributes": {...}, "data": ...}}')
+        raise ClientError('expected a Pub/Sub push body: {"message": {"attributes": {...}, "data": ...}}')
     message = body["message"]
     attributes = message.get("attributes") or {}
     if not isinstance(attributes, dict):
-        raise EventError("message.attributes must be an object")
+        raise ClientError("message.attributes must be an object")
     data: dict = {}
     if message.get("data"):
         try:
             data = json.loads(base64.b64decode(message["data"], validate=True))
         except (binascii.Error, ValueError, TypeError):
-            raise EventError("message.data must be base64-encoded JSON (the object's metadata)") from None
+            raise ClientError("message.data must be base64-encoded JSON (the object's metadata)") from None
         if not isinstance(data, dict):
-            raise EventError("message.data must hold a JSON object")
+            raise ClientError("message.data must hold a JSON object")
     event_type = attributes.get("eventType")
     bucket = attributes.get("bucketId") or data.get("bucket")
     key = attributes.get("objectId") or data.get("name")
     generation = attributes.get("objectGeneration") or data.get("generation")
     if not event_type or not bucket or not key:
-        raise EventError("message.attributes must name eventType, bucketId and objectId (Cloud Storage notification)")
+        raise ClientError("message.attributes must name eventType, bucketId and objectId (Cloud Storage notification)")
     return ObjectEvent(
         str(event_type),
         str(bucket),

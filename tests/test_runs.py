@@ -21,12 +21,12 @@ import numpy as np
 import pytest
 
 from examples.pdfgen import write_image_only_pdf, write_text_pdf
-from ingest.pipeline import Ingestor
 from tests.conftest import REPO_ROOT, job_env, make_settings, write_corpus
 from thoth.config import Settings
 from thoth.records import Document
 from thoth.store import Store
 from thoth.store.schema import ALL_TABLES, CHUNKS, DOCUMENTS, SETTINGS
+from thoth.writes.writer import Writer
 
 TASKS = 3
 # a tree's version chains from the one it replaced (history); its fingerprint and node ids say what it holds
@@ -112,13 +112,13 @@ def test_parallel_tasks_write_exactly_what_one_task_writes(tmp_path: Path, onnx_
     single, parallel = onnx_settings(tmp_path / "single"), onnx_settings(tmp_path / "parallel")
 
     def both_runs(tasks: int) -> list[subprocess.CompletedProcess]:
-        Ingestor(single).run(str(corpus), name="docs")
+        Writer(single).run(str(corpus), name="docs")
         # a single run updates its tree in place after changes (history-dependent): compare trees built
         # from scratch over the same chunks on both sides
-        Ingestor(single).update_tree("docs", force=True)
+        Writer(single).update_tree("docs", force=True)
         runs = run_tasks(corpus, tmp_path / "parallel", tasks)
         assert all(r.returncode == 0 for r in runs), [r.stderr[-2000:] for r in runs]
-        Ingestor(parallel).update_tree("docs", force=True)  # parallel tasks leave the tree to one pass after them
+        Writer(parallel).update_tree("docs", force=True)  # parallel tasks leave the tree to one pass after them
         return runs
 
     runs = both_runs(TASKS)
@@ -147,7 +147,7 @@ def test_parallel_tasks_write_exactly_what_one_task_writes(tmp_path: Path, onnx_
 def test_run_killed_mid_write_then_rerun_loses_and_doubles_nothing(tmp_path: Path, onnx_settings) -> None:
     corpus = build_corpus(tmp_path / "corpus")
     clean = onnx_settings(tmp_path / "clean")
-    Ingestor(clean).run(str(corpus), name="docs")
+    Writer(clean).run(str(corpus), name="docs")
 
     db = tmp_path / "killed"
     env = job_env(THOTH_INGEST_BATCH_CHUNKS="2")  # many small commits: the kill lands between two of them
@@ -171,6 +171,6 @@ def test_run_killed_mid_write_then_rerun_loses_and_doubles_nothing(tmp_path: Pat
     partial = Store(killed).count_of(Document)
     assert partial < 14  # it died halfway
 
-    rerun = Ingestor(replace(killed, ingest_batch_chunks=2)).run(str(corpus), name="docs")
+    rerun = Writer(replace(killed, ingest_batch_chunks=2)).run(str(corpus), name="docs")
     assert len(rerun.ingested) + len(rerun.failed) == 14 - partial
     assert_same_tables(snapshot(clean), snapshot(killed))

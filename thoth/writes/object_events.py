@@ -1,4 +1,4 @@
-"""Cloud Storage object events -> ingest or delete that one object (the push message: thoth/writes/events.py).
+"""Cloud Storage object events -> ingest or delete that one object (the push message: thoth/writes/pubsub_push.py).
 
 Every event is idempotent: a finalize for an object whose generation is already
 stored writes nothing, a delete for a generation that is not the stored one (the
@@ -10,21 +10,22 @@ from __future__ import annotations
 
 import logging
 
-from ingest.pipeline import Ingestor, RunSummary, collection_name, slug
-from ingest.sources import get_gcs_object
 from thoth.gcs import GcsUriError, split_gs_uri
 from thoth.records import Document, Source
-from thoth.writes.events import HANDLED, EventError, ObjectEvent, parse_push
 from thoth.writes.objects import is_sidecar, sidecar_keys
 from thoth.writes.parsers import is_supported
+from thoth.writes.pubsub_push import HANDLED, ObjectEvent
+from thoth.writes.runs import RunSummary, collection_name, slug
+from thoth.writes.source_files import get_gcs_object
+from thoth.writes.writer import Writer
 
 log = logging.getLogger("thoth.events")
 
 
-def collection_for(ingestor: Ingestor, bucket: str, key: str) -> tuple[str, str, str]:
+def collection_for(writer: Writer, bucket: str, key: str) -> tuple[str, str, str]:
     """(collection id, name, uri) an object belongs to: the collection ingested from the longest gs:// prefix
     holding it, else the bucket's own collection (one per bucket, as the batch job makes by default)."""
-    store = ingestor.store
+    store = writer.store
     best: Source | None = None
     if store.has(Source):
         for source in store.find(Source, fields=["name", "uri"]):
@@ -41,48 +42,48 @@ def collection_for(ingestor: Ingestor, bucket: str, key: str) -> tuple[str, str,
     return slug(name), name, f"gs://{bucket}"
 
 
-def _documents_with_sidecar(ingestor: Ingestor, source_id: str, bib_key: str) -> list[str]:
-    if not ingestor.store.has(Document):
+def _documents_with_sidecar(writer: Writer, source_id: str, bib_key: str) -> list[str]:
+    if not writer.store.has(Document):
         return []
-    keys = [document.key for document in ingestor.store.find(Document, {"source_id": source_id}, fields=["key"])]
+    keys = [document.key for document in writer.store.find(Document, {"source_id": source_id}, fields=["key"])]
     return sorted(k for k in keys if bib_key in sidecar_keys(k))
 
 
-def _ingest_key(ingestor: Ingestor, event: ObjectEvent, key: str, target: tuple[str, str, str]) -> RunSummary:
+def _ingest_key(writer: Writer, event: ObjectEvent, key: str, target: tuple[str, str, str]) -> RunSummary:
     source_id, name, uri = target
-    settings = ingestor.settings
+    settings = writer.settings
     obj = get_gcs_object(settings, event.bucket, key)
     if obj is None:  # deleted since: its delete event (or the next batch run) removes it
         log.info("event %s: gs://%s/%s no longer exists; nothing to ingest", event.message_id, event.bucket, key)
         return RunSummary(source_id)
     sidecars = {k: o for k in sidecar_keys(key) if (o := get_gcs_object(settings, event.bucket, k)) is not None}
-    return ingestor.ingest_object(source_id, obj, sidecars, name=name, uri=uri)
+    return writer.ingest_object(source_id, obj, sidecars, name=name, uri=uri)
 
 
-def apply_event(ingestor: Ingestor, event: ObjectEvent) -> list[RunSummary]:
+def apply_event(writer: Writer, event: ObjectEvent) -> list[RunSummary]:
     """Do what the event asks; an event that changes nothing (a redelivery) writes nothing."""
     if event.event_type not in HANDLED:
         return []
-    target = collection_for(ingestor, event.bucket, event.key)
+    target = collection_for(writer, event.bucket, event.key)
     source_id, name, uri = target
     if is_sidecar(event.key):  # an edited (or removed) BibTeX file: rewrite its documents' rows
-        keys = _documents_with_sidecar(ingestor, source_id, event.key)
-        return _with_tree(ingestor, source_id, [_ingest_key(ingestor, event, key, target) for key in keys])
+        keys = _documents_with_sidecar(writer, source_id, event.key)
+        return _with_tree(writer, source_id, [_ingest_key(writer, event, key, target) for key in keys])
     if not is_supported(event.key):
         return []
     if event.is_delete:
-        summaries = [ingestor.delete_object(source_id, event.key, event.generation, name=name, uri=uri)]
+        summaries = [writer.delete_object(source_id, event.key, event.generation, name=name, uri=uri)]
     else:
-        summaries = [_ingest_key(ingestor, event, event.key, target)]
-    return _with_tree(ingestor, source_id, summaries)
+        summaries = [_ingest_key(writer, event, event.key, target)]
+    return _with_tree(writer, source_id, summaries)
 
 
-def _with_tree(ingestor: Ingestor, source_id: str, summaries: list[RunSummary]) -> list[RunSummary]:
+def _with_tree(writer: Writer, source_id: str, summaries: list[RunSummary]) -> list[RunSummary]:
     """Update the collection's tree in place after a change (only that object's path in it changes);
     a tree that cannot be updated in place is marked stale, so no summary of deleted text is served."""
     if summaries and any(s.changed for s in summaries):
-        summaries[-1].tree = ingestor.update_tree(source_id, policy="event")
+        summaries[-1].tree = writer.update_tree(source_id, policy="event")
     return summaries
 
 
-__all__ = ["EventError", "apply_event", "collection_for", "parse_push"]
+__all__ = ["apply_event", "collection_for"]

@@ -18,11 +18,11 @@ from __future__ import annotations
 import ctypes
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pypdfium2.raw as pdfium_c
 
-from ingest.parsers.pdf_text import HYPHEN, symbol_glyph
+from thoth.writes.parsers.pdf_text import HYPHEN, symbol_glyph
 
 _MARKS = set("∗*†‡§¶⋆")
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|medi\b|-medi|^(?:\w{6}\+)?CMBX|\.B$", re.I)
@@ -405,13 +405,3 @@ def _title_text(lines: list[Line]) -> str:
     text = " ".join(x.plain.strip() for x in lines)
     text = re.sub(r"\s*[∗*†‡§¶⋆]+\s*$", "", text)
     return re.sub(r"\s+", " ", text.replace(HYPHEN + " ", "").replace(HYPHEN, "-")).strip()
-
-
-@dataclass
-class PageLines:
-    """One page's lines and size, for the parser."""
-
-    number: int
-    width: float
-    height: float
-    lines: list[Line] = field(default_factory=list)

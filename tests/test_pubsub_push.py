@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from ingest.events import EventError, parse_push
+from thoth.errors import ClientError
+from thoth.writes.pubsub_push import parse_push
 
 
 def push(attributes: dict, data: object | None = None) -> dict:
@@ -44,5 +45,5 @@ def test_delete_names_filled_from_the_object_resource() -> None:
     ],
 )
 def test_not_a_storage_notification(body: object) -> None:
-    with pytest.raises(EventError):
+    with pytest.raises(ClientError):
         parse_push(body)

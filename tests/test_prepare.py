@@ -1,0 +1,44 @@
+"""One object -> its records (thoth/writes/prepare.py): content-derived identity, a failed file's row."""
+
+from __future__ import annotations
+
+from thoth.config import Settings
+from thoth.embed import get_tokenizer
+from thoth.records import Document, Partition
+from thoth.writes.chunking import Chunker
+from thoth.writes.objects import SourceObject
+from thoth.writes.prepare import chunk_identity, prepare
+
+
+def obj(key: str, data: bytes) -> SourceObject:
+    return SourceObject(key=key, uri=f"file:///docs/{key}", size=len(data), read=lambda: data)
+
+
+def test_a_markdown_file_becomes_a_document_and_its_partitions() -> None:
+    settings = Settings.from_env({})
+    chunker = Chunker(get_tokenizer(settings), settings.chunk_tokens, settings.chunk_overlap_tokens)
+    data = b"# Guide\n\nIntro.\n\n## Setup\n\nInstall it.\n"
+    first = prepare(settings, "docs", obj("guide.md", data), None, {}, chunker, set())
+    again = prepare(settings, "docs", obj("guide.md", data), None, {}, chunker, set())
+    assert first is not None and again is not None
+    assert isinstance(first.document, Document) and first.document.status == "ok"
+    assert first.document.title == "Guide" and first.document.bibtex_source == "generated"
+    assert all(isinstance(p, Partition) for p in first.partitions) and first.chunks
+    assert [p.partition_id for p in first.partitions] == [p.partition_id for p in again.partitions]
+    assert [p.heading_path for p in first.partitions][-1] == "Guide > Setup"
+    known = prepare(settings, "docs", obj("copy.md", data), None, {}, chunker, {first.doc_id})
+    assert known is not None and known.doc_id == first.doc_id and not known.partitions  # stored once
+
+
+def test_a_file_that_cannot_be_parsed_gets_a_failed_document() -> None:
+    settings = Settings.from_env({})
+    chunker = Chunker(get_tokenizer(settings), settings.chunk_tokens, settings.chunk_overlap_tokens)
+    failed = prepare(settings, "docs", obj("empty.md", b"  \n"), None, {}, chunker, set())
+    assert failed is not None and failed.document.status == "failed" and failed.document.error == "empty file"
+    assert not failed.partitions and not failed.chunks
+
+
+def test_chunk_ids_depend_on_the_collection_and_the_normalised_text() -> None:
+    assert chunk_identity("a", "d", 0, "one  two") == chunk_identity("a", "d", 0, "one two")
+    assert chunk_identity("a", "d", 0, "x")[0] != chunk_identity("b", "d", 0, "x")[0]
+    assert chunk_identity("a", "d", 0, "x")[1] == chunk_identity("b", "d", 0, "x")[1]  # the hash ignores it

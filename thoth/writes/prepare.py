@@ -1,0 +1,219 @@
+"""One source object -> the records the index holds of it: its `Document`, `Partition`s and chunks.
+
+Identity is content-derived (doc ids are the bytes' SHA-256, chunk ids a UUIDv5 of collection,
+document and normalised text), so writing the same bytes twice makes the same rows: that is what
+lets a killed run start again and end with the tables one clean run leaves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import logging
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from thoth.config import Settings
+from thoth.records import Chunk as StoredChunk  # a chunk as the index holds it (chunking's is one being cut)
+from thoth.records import Document, Partition, to_row
+from thoth.retrieval import citation_urls
+from thoth.retrieval.source_ref import SourceRef, content_hash
+from thoth.writes import bibtex, parsers
+from thoth.writes.chunking import Chunk, Chunker
+from thoth.writes.objects import SourceError, SourceObject, sidecar_keys
+from thoth.writes.parsers import ParsedDocument, ParseError
+
+log = logging.getLogger("thoth.ingest")
+
+# Deterministic chunk ids: UUIDv5 of {collection}|{doc_hash}|{chunk_hash} in this namespace.
+CHUNK_ID_NAMESPACE = uuid.UUID("5d1f3c9e-7a0b-5c7e-9f43-2b8d6e1a4c70")
+
+
+def _hash(*parts: object) -> str:
+    return hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:32]
+
+
+def _sha256(*parts: object) -> str:
+    return hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()
+
+
+def _normalise(text: str) -> str:
+    return " ".join(text.split())
+
+
+def chunk_identity(collection: str, doc_id: str, index: int, text: str) -> tuple[str, str]:
+    """(chunk_id, chunk_hash): the hash of the normalised chunk, the id a UUIDv5 that includes the collection."""
+    chunk_hash = _sha256("chunk", doc_id, index, _normalise(text))
+    return str(uuid.uuid5(CHUNK_ID_NAMESPACE, f"{collection}|{doc_id}|{chunk_hash}")), chunk_hash
+
+
+def object_id(obj: SourceObject) -> str:
+    """The research seed's per-object id: SHA-1 of gs://{bucket}/{key}?version_id={generation}."""
+    return hashlib.sha1(f"{obj.uri}?version_id={obj.version or ''}".encode()).hexdigest()
+
+
+def source_ref(source_id: str, obj: SourceObject, page: int | None = None) -> SourceRef:
+    return SourceRef(obj.bucket or source_id, obj.key, obj.version, page)
+
+
+def sidecar_of(key: str, sidecars: dict[str, SourceObject]) -> SourceObject | None:
+    return next((sidecars[k] for k in sidecar_keys(key) if k in sidecars), None)
+
+
+def sidecar_fingerprint(key: str, sidecars: dict[str, SourceObject]) -> str:
+    sidecar = sidecar_of(key, sidecars)
+    if sidecar is None:
+        return ""
+    return sidecar.fingerprint or content_hash(sidecar.read())
+
+
+@dataclass
+class Prepared:
+    """One object read, parsed and cut, waiting for its batch to be embedded and written."""
+
+    obj: SourceObject
+    document: Document
+    partitions: list[Partition]
+    chunks: list[Chunk]
+    tags: list[str] = field(default_factory=list)
+
+    @property
+    def doc_id(self) -> str:
+        return self.document.doc_id
+
+
+def prepare(
+    settings: Settings,
+    source_id: str,
+    obj: SourceObject,
+    fingerprint: str | None,
+    sidecars: dict[str, SourceObject],
+    chunker: Chunker,
+    stored: set[str],
+) -> Prepared | None:
+    """Read, parse and cut one object; None when it cannot be read (not the file's fault: the next run
+    retries it). A file that cannot be parsed gets a `failed` document and no chunks."""
+    try:
+        data = obj.read()
+    except SourceError as exc:  # gone, no access: no row, so the next run sees it as to do
+        log.warning("cannot read %s: %s", obj.key, exc)
+        return None
+    doc_id = content_hash(data)
+    document = Document(
+        doc_id=doc_id,
+        source_id=source_id,
+        key=obj.key,
+        uri=obj.uri,
+        bucket=obj.bucket,
+        version=obj.version,
+        byte_size=len(data),
+        ingested_at=datetime.now(UTC),
+        object_id=object_id(obj),
+        fingerprint=fingerprint or obj.fingerprint or doc_id,
+        sidecar=sidecar_fingerprint(obj.key, sidecars),
+        parser=parsers.parser_version(obj.key, obj.format),
+    )
+
+    def failed(reason: str) -> Prepared:
+        return Prepared(obj, dataclasses.replace(document, status="failed", error=reason), [], [])
+
+    try:
+        parsed: ParsedDocument = parsers.parse(
+            obj.key, data, pdf_password=settings.pdf_password or None, fmt=obj.format
+        )
+    except ParseError as exc:
+        log.warning("skipped %s: %s", obj.key, exc)
+        return failed(str(exc))
+    except Exception as exc:  # a parser bug must not stop the run; record it and go on
+        log.exception("parser failed on %s", obj.key)
+        return failed(f"parser error: {type(exc).__name__}: {exc}")
+    if parsed.url:  # a URL the file claims for itself (front matter): citations show it, so the rule applies
+        try:
+            citation_urls.check(parsed.url, "the front matter url", settings)
+        except citation_urls.CitationUrlError as exc:
+            log.warning("skipped %s: %s", obj.key, exc)
+            return failed(str(exc))
+    cited = bibtex.describe(parsed, fallback_title=parsed.title)
+    entry, origin = _bibtex(source_id, obj, sidecars, cited, doc_id)
+    document = dataclasses.replace(
+        document,
+        title=cited.title,
+        authors=tuple(cited.authors),
+        year=cited.year,
+        page_count=parsed.page_count,
+        url=parsed.url,
+        bibtex=entry,
+        bibtex_source=origin,
+    )
+    if doc_id in stored:  # identical bytes already stored: only the key (or generation) is new
+        return Prepared(obj, document, [], [])
+    partitions = [
+        Partition(
+            partition_id=_hash(source_id, doc_id, i, _normalise(s.text)),
+            partition_hash=_sha256("partition", doc_id, i, _normalise(s.text)),
+            doc_id=doc_id,
+            source_id=source_id,
+            ordinal=i,
+            kind=s.kind,
+            heading_path=" > ".join(s.heading_path),
+            page_start=s.page_start,
+            page_end=s.page_end,
+            text=s.text,
+            exercise_number=s.exercise_number,
+            step_number=s.step_number,
+            path=s.path,
+            is_diff=s.is_diff,
+        )
+        for i, s in enumerate(parsed.sections)
+    ]
+    return Prepared(obj, document, partitions, chunker.chunk(cited.title, parsed.sections))
+
+
+def _bibtex(
+    source_id: str, obj: SourceObject, sidecars: dict[str, SourceObject], cited: bibtex.Citation, doc_id: str
+) -> tuple[str, str]:
+    """(the document's BibTeX entry, where it came from: its sidecar, or generated from its fields)."""
+    sidecar = sidecar_of(obj.key, sidecars)
+    if sidecar is not None:
+        try:
+            text = bibtex.read_sidecar(sidecar.read())
+        except SourceError as exc:
+            text = None
+            log.warning("cannot read %s: %s", sidecar.key, exc)
+        if text:
+            return text, "sidecar"
+        log.warning("%s holds no BibTeX entry; generating one for %s", sidecar.key, obj.key)
+    return bibtex.make_entry(cited, doc_id, note=source_ref(source_id, obj).base), "generated"
+
+
+def chunk_rows(source_id: str, batch: list[Prepared], vectors: list) -> list[dict]:
+    """The batch's chunks as table rows, each with its vector and the text keyword search reads."""
+    chunks = [(p, i, c) for p in batch for i, c in enumerate(p.chunks)]
+    rows = []
+    for (prepared, index, chunk), vector in zip(chunks, vectors, strict=True):
+        partition = prepared.partitions[chunk.partition_index]
+        chunk_id, chunk_hash = chunk_identity(source_id, prepared.doc_id, index, chunk.text)
+        record = StoredChunk(
+            chunk_id=chunk_id,
+            chunk_hash=chunk_hash,
+            doc_id=prepared.doc_id,
+            source_id=source_id,
+            partition_id=partition.partition_id,
+            partition_hash=partition.partition_hash,
+            chunk_index=index,
+            key=prepared.document.key,
+            title=prepared.document.title,
+            section=chunk.context,
+            text=chunk.text,
+            page_start=chunk.page_start,
+            page_end=chunk.page_end,
+            content_type=chunk.content_type,
+            language=chunk.language,
+            exercise_number=partition.exercise_number,
+            step_number=partition.step_number,
+            tags=tuple(prepared.tags),
+            source_ref=str(source_ref(source_id, prepared.obj, chunk.page_start)),
+        )
+        rows.append({**to_row(record), "search_text": f"{chunk.context}\n{chunk.text}", "vector": vector})
+    return rows

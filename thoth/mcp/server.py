@@ -8,7 +8,8 @@ Routes:
 - `GET /ui`: the read-only web console (thoth.ui, docs/console.md).
 - `/internal/*`: routes toolsets add; the admin token or an allowed service account (thoth.mcp.auth).
 
-Middleware, outermost first: request log context (trace, correlation id), auth (THOTH_AUTH),
+Middleware, outermost first: request log context (trace, correlation id), the Host and Origin
+check (thoth.mcp.hosts, every route), auth (THOTH_AUTH),
 the Accept-header default for curl. SIGTERM (Cloud Run scaling in, a new revision) stops
 accepting connections and lets requests in flight finish, for up to THOTH_SHUTDOWN_GRACE_SECONDS
 (8 of the 10 s Cloud Run gives before it kills the instance).
@@ -37,6 +38,7 @@ from thoth.config import Settings
 from thoth.logs import setup_logging
 from thoth.mcp.auth import AuthMiddleware
 from thoth.mcp.context import RequestContextMiddleware
+from thoth.mcp.hosts import HostCheckMiddleware
 
 if TYPE_CHECKING:
     from mcp.server.transport_security import TransportSecuritySettings
@@ -47,25 +49,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("thoth.server")
 
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
-
-def transport_security(settings: Settings) -> TransportSecuritySettings:
-    """Host-header checks (DNS rebinding protection).
-
-    Listed hosts (THOTH_ALLOWED_HOSTS) are enforced. Otherwise a loopback server
-    accepts only loopback names; a server on a public interface (Cloud Run) leaves
-    the Host check to the platform's edge.
-    """
+def transport_security() -> TransportSecuritySettings:
+    """The MCP SDK's own Host check, off: thoth.mcp.hosts checks every route, the SDK's ones included."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    hosts = list(settings.allowed_hosts)
-    if not hosts and settings.host in _LOOPBACK:
-        hosts = [f"{name}:*" for name in ("127.0.0.1", "localhost", "[::1]")] + list(_LOOPBACK)
-    if not hosts:
-        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    origins = [f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts]
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 class _DefaultAccept:
@@ -135,7 +123,7 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
     settings = settings or Settings.from_env()
     thoth = app or Thoth(settings)
     mcp = build_mcp(thoth)
-    security = transport_security(settings)
+    security = transport_security()
     streamable, run_transports = mcp_http_app(mcp, security)  # JSON, or a stream when progress is asked for
     sse = mcp.sse_app(sse_path="/sse", message_path="/messages/", transport_security=security)
 
@@ -172,6 +160,7 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
     starlette.state.thoth = thoth
     starlette.add_middleware(_DefaultAccept)
     starlette.add_middleware(AuthMiddleware, settings=settings)
+    starlette.add_middleware(HostCheckMiddleware, settings=settings)  # every route, before auth
     starlette.add_middleware(RequestContextMiddleware, settings=settings)  # added last: runs first
     return starlette
 

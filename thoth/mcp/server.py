@@ -6,7 +6,7 @@ Routes:
   an event stream instead when the request asks for progress (thoth.mcp.streaming).
 - `GET /mcp/sse` + `POST /mcp/messages/`: the legacy SSE transport, for older clients.
 - `GET /ui`: the read-only web console (thoth.ui, docs/console.md).
-- `/internal/*`: routes toolsets add; the admin token or an allowed service account (thoth.mcp.auth).
+- `/internal/*`: admin routes (thoth.mcp.internal); the admin token or an allowed service account (thoth.mcp.auth).
 
 Middleware, outermost first: request log context (trace, correlation id), the Host and Origin
 check (thoth.mcp.hosts, every route), auth (THOTH_AUTH),
@@ -83,11 +83,6 @@ def _startup_probe(request: Request) -> bool:
     return request.headers.get(STARTUP_PROBE_HEADER, "").lower() == "startup"
 
 
-def _readable_but_empty(body: dict) -> bool:
-    """The tables could be listed (so the URI and permissions are right) but hold no chunks yet."""
-    return "tables" in body and not body["tables"].get("chunks") and "index_model" in body
-
-
 async def _no_event_stream(request: Request) -> JSONResponse:
     """GET /mcp opens the standalone event stream; this stateless server sends nothing on it, and an endless
     stream holds a Cloud Run instance's request slot. 405 (as the transport spec allows) says so at once."""
@@ -116,8 +111,9 @@ def bound_worker_threads(settings: Settings) -> int:
 def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_up: bool = True) -> Starlette:
     """The Starlette app; `warm_up` starts loading tables and model when it starts serving
     (unless `app` is already warming up: `main()` starts that before building the app)."""
+    from thoth.mcp.internal import internal_routes
     from thoth.mcp.streaming import mcp_http_app
-    from thoth.mcp.tools import build_mcp, internal_routes
+    from thoth.mcp.tools import build_mcp
     from thoth.ui import console_app
 
     settings = settings or Settings.from_env()
@@ -128,12 +124,12 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
     sse = mcp.sse_app(sse_path="/sse", message_path="/messages/", transport_security=security)
 
     async def health(request: Request) -> JSONResponse:
-        status, body = await run_in_threadpool(thoth.health)  # may wait for the tables: not on the event loop
-        if status == 503 and _startup_probe(request) and _readable_but_empty(body):
+        report = await run_in_threadpool(thoth.health)  # may wait for the tables: not on the event loop
+        if not report.ok and _startup_probe(request) and report.readable_but_empty:
             # Cloud Run's startup probe: a first deploy comes before the first ingest. An unreadable
             # index (wrong bucket, no permission) or a model mismatch still fails the deploy.
-            return JSONResponse({**body, "status": "empty"}, status_code=200)
-        return JSONResponse(body, status_code=status)
+            return JSONResponse({**report.to_json(), "status": "empty"}, status_code=200)
+        return JSONResponse(report.to_json(), status_code=report.http_status)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:

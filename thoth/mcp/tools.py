@@ -18,7 +18,6 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 from pydantic import BaseModel, ValidationError
-from starlette.routing import BaseRoute
 
 from thoth.app import Thoth
 from thoth.mcp.correlation import correlation, current_correlation_id
@@ -253,11 +252,6 @@ def build_mcp(app: Thoth) -> MCPServer:
 
     mcp.middleware.append(RoleMiddleware(writer_tools))
     return mcp
-
-
-def internal_routes(app: Thoth) -> list[BaseRoute]:
-    """HTTP routes a toolset adds beside MCP (e.g. /internal/... admin routes): its optional `routes(app)`."""
-    return [route for module in _toolset_modules(app) if hasattr(module, "routes") for route in module.routes(app)]
 
 
 class ToolInfo(BaseModel):

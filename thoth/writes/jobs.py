@@ -1,6 +1,6 @@
 """The ingest job's work the server hands over (a bucket event, a reindex), without importing the job.
 
-The server's routes (`/internal/gcs-events` in thoth/mcp/events.py, the workshop reindex route) need
+The server's routes (`/internal/gcs-events` in thoth/mcp/internal.py, the workshop reindex route) need
 the job's parsers and source listings. So the dependency runs the other way: the job describes its
 entry points as `JobHooks` (ingest/hooks.py), and the server loads the module THOTH_INGEST_HOOKS
 names (default `ingest.hooks`, the job in this image) the first time a route needs it. A server

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from thoth.app import Thoth
 from thoth.mcp.correlation import correlation, current_correlation_id
-from thoth.mcp.failures import Surface, call, to_client
+from thoth.mcp.failures import Surface, call, in_own_words, to_client
 from thoth.mcp.lazy_tools import LazyPromptManager, LazyResourceManager, LazyToolManager
 from thoth.mcp.progress import with_progress
 from thoth.mcp.resources import citation_links
@@ -207,7 +207,7 @@ class ThothMCP(MCPServer):
                 if isinstance(cause, ValidationError):
                     raise ToolError(_invalid_arguments(cause)) from cause
                 message = str(exc).removeprefix(f"Error executing tool {name}: ")
-                raise ToolError(_short(message, 2000)) from cause
+                raise ToolError(_short(in_own_words(message, arguments), 2000)) from cause
 
 
 def _toolset_modules(app: Thoth) -> list[ModuleType]:

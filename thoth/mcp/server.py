@@ -34,7 +34,7 @@ from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from thoth.app import Thoth
-from thoth.config import Settings
+from thoth.config import ConfigError, Settings
 from thoth.logs import setup_logging
 from thoth.mcp.auth import AuthMiddleware
 from thoth.mcp.context import RequestContextMiddleware
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 # so the two overlap wherever either side runs native code (see docs/benchmarks.md, "Cold start").
 
 log = logging.getLogger("thoth.server")
+
 
 def transport_security() -> TransportSecuritySettings:
     """The MCP SDK's own Host check, off: thoth.mcp.hosts checks every route, the SDK's ones included."""
@@ -218,7 +219,11 @@ def _uvicorn_options(settings: Settings) -> dict:
 
 
 def main() -> None:
-    settings = Settings.from_env()
+    try:
+        settings = Settings.from_env()
+    except ConfigError as exc:  # a setting the operator must change: one line, exit 2 (README)
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
     if settings.workers == 1:
         app = app_from_env(settings)  # before importing uvicorn: the warm-up runs during that import
         import uvicorn

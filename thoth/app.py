@@ -14,7 +14,7 @@ from typing import Any
 
 from thoth.config import Settings
 from thoth.embed import CachedEmbedder, Embedder, available_cpus, get_embedder
-from thoth.store import ModelMismatch, Store
+from thoth.store import ModelMismatch, Store, StoreError
 
 log = logging.getLogger("thoth.app")
 # onnxruntime threads per query in the server (THOTH_EMBED_THREADS=0): measured on 2 vCPUs, where two
@@ -78,6 +78,18 @@ class Thoth:
         self._embedder_error: Exception | None = None
         self._lock = threading.Lock()
         self._warm_thread: threading.Thread | None = None
+        self._bucket_problem: str | None = None  # found at warm-up; /health asks again until it is gone
+
+    def bucket_problem(self) -> str | None:
+        """Why the database's bucket cannot be used (one listing request), for a gs:// index; else None.
+
+        Asked before Lance: Lance retries a missing bucket for seconds on every call, and names no bucket."""
+        if not self.settings.db_uri.startswith("gs://"):
+            return None
+        from thoth.gcs import bucket_problem
+
+        self._bucket_problem = bucket_problem(self.settings, self.settings.db_uri)
+        return self._bucket_problem
 
     def embedder(self) -> Embedder:
         """The embedder, checked against the model the index was built with, with an LRU of query vectors.
@@ -116,6 +128,8 @@ class Thoth:
 
         def load() -> None:
             try:
+                if problem := self.bucket_problem():  # said at once, named; the tables and model would wait on it
+                    raise StoreError(problem)
                 # The tables in a second thread: building the ONNX session runs native code without the
                 # GIL, so it overlaps lancedb's import (pure Python) there and the main thread's imports.
                 tables = threading.Thread(target=open_tables, name="thoth-open-tables", daemon=True)
@@ -144,6 +158,8 @@ class Thoth:
         shown = self.settings.db_uri if self.settings.auth_mode == "off" else None  # no bucket name behind auth
         report = Health(self.settings.embed_model, db_uri=shown)
         try:
+            if self._bucket_problem and self.bucket_problem():  # still missing: not worth Lance's retries
+                raise StoreError(self._bucket_problem)
             names = self.store.table_names()  # listed once: on GCS every listing is a request
             report = replace(report, tables=self.store.row_counts(names))
             report = replace(report, table_versions=self.store.versions(names))

@@ -8,10 +8,12 @@ every restart) sees the same one; one caller's choice never changes another's.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from thoth.records import Chunk, Document, Source
+from thoth.retrieval import citation_urls
 from thoth.retrieval.documents import with_shown_uri
 from thoth.retrieval.errors import NotFound, RetrievalError
 from thoth.store import IndexMissing, Store
@@ -91,12 +93,21 @@ def resolve(store: Store, name: str | None, *, owner: str, required: bool = Fals
     )
 
 
+def _shown(source: Source, store: Store) -> Source:
+    """`source` as a tool may show it: a folder's path only on a local laptop index (citation_urls' rule);
+    elsewhere it is a path on the server's disk, and the collection's name stands for it."""
+    on_disk = "://" not in source.uri or source.uri.startswith("file:")
+    if not on_disk or citation_urls.file_urls_allowed(store.settings):
+        return source
+    return dataclasses.replace(source, uri=source.source_id)
+
+
 def list_collections(store: Store, owner: str | None = None) -> list[SourceCounts]:
     """Every source with its counts; `is_default` marks `owner`'s default (none without an owner)."""
     default = default_collection(store, owner) if owner else None
     return [
         SourceCounts(
-            source=source,
+            source=_shown(source, store),
             documents=store.count_of(Document, {"source_id": source.source_id, "status": "ok"}),
             failed=store.count_of(Document, {"source_id": source.source_id, "status": "failed"}),
             chunks=store.count_of(Chunk, {"source_id": source.source_id}),

@@ -16,6 +16,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from thoth.app import Thoth
+from thoth.errors import NotFound
 from thoth.mcp.outputs.research import (
     ChunkBibtex,
     ChunkDocument,
@@ -75,7 +76,10 @@ def set_default_collection(
 
     It is yours alone (kept per caller in the index), so other callers' defaults do not change.
     """
-    chosen = collections.set_default_collection(app.store, name, current_caller().key)
+    try:
+        chosen = collections.set_default_collection(app.store, name, current_caller().key)
+    except NotFound as exc:  # in this tool's words: the argument is `name`
+        raise NotFound(f"name: {exc}") from None
     return DefaultCollection(default_collection=chosen)
 
 

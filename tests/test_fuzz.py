@@ -156,11 +156,15 @@ def test_a_filter_integer_past_32_bits_names_filters(fuzzed: Fuzzed, log: Collec
 
 @pytest.mark.parametrize(
     ("tool", "argument"),
-    [("fetch", "id"), ("rag_node_get", "node_id"), ("qurio_read_page", "url"), ("list_collection_files", "collection")],
+    [
+        ("fetch", "id"),
+        ("rag_node_get", "node_id"),
+        ("qurio_read_page", "url"),
+    ],
 )
 def test_nul_is_refused_by_the_argument_name(fuzzed: Fuzzed, tool: str, argument: str) -> None:
     answer = call(fuzzed, tool, {**fuzzed.base[tool], argument: "ab\x00c"})
-    assert answer.result["isError"] and answer.message.startswith(argument), answer.message
+    assert answer.result["isError"] and f"{argument}: may not contain NUL" in answer.message, answer.message
 
 
 def test_set_default_collection_refuses_by_name(fuzzed: Fuzzed) -> None:
@@ -168,9 +172,12 @@ def test_set_default_collection_refuses_by_name(fuzzed: Fuzzed) -> None:
     assert answer.message.startswith("name: collection 'no-such-collection' does not exist"), answer.message
 
 
-def test_a_long_value_is_cut_short_in_a_refusal(fuzzed: Fuzzed) -> None:
-    answer = call(fuzzed, "list_collection_files", {"collection": "y" * 200})
-    assert "y" * 61 not in answer.message and "y" * 60 + "…" in answer.message, answer.message
+@pytest.mark.parametrize(
+    ("tool", "argument"), [("list_collection_files", "collection"), ("retrieve_learning_context", "workshop")]
+)
+def test_a_long_value_is_cut_short_in_a_refusal(fuzzed: Fuzzed, tool: str, argument: str) -> None:
+    answer = call(fuzzed, tool, {**fuzzed.base[tool], argument: "y" * 200})
+    assert "y" * 61 not in answer.text and "y" * 60 + "…" in answer.message, answer.message
 
 
 def test_no_server_path_behind_auth(fuzzed: Fuzzed) -> None:

@@ -104,25 +104,29 @@ def expose(
     def extra() -> dict[str, Any]:
         return {k: make() for k, make in makers.items()}
 
-    def answer(outcome: Callable[[], Any]) -> CallToolResult:
+    def answer(outcome: Callable[[], Any], arguments: dict[str, Any]) -> CallToolResult:
         try:
             return result(call(name, outcome, surface))
         except ToolError as exc:
             if on_error is None:
-                raise
-            return on_error(exc)
+                raise  # ThothMCP.call_tool puts it in the tool's own words
+            worded = ToolError(in_own_words(str(exc), arguments))
+            worded.__cause__ = exc.__cause__  # the error's kind and hints (a workshop failure reads them)
+            return on_error(worded)
 
     if "progress" in signature.parameters:
 
         async def tool(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
             kwargs = arguments | extra()
-            return await with_progress(ctx, lambda progress: answer(lambda: body(app, **kwargs, progress=progress)))
+            return await with_progress(
+                ctx, lambda progress: answer(lambda: body(app, **kwargs, progress=progress), arguments)
+            )
 
     else:
 
         def tool(ctx: Context | None = None, **arguments: Any) -> CallToolResult:  # type: ignore[misc]
             kwargs = arguments | extra()
-            return answer(lambda: body(app, **kwargs))
+            return answer(lambda: body(app, **kwargs), arguments)
 
     tool.__name__ = tool.__qualname__ = name
     tool.__module__ = body.__module__

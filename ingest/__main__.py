@@ -27,6 +27,7 @@ from tqdm import tqdm
 
 from thoth.config import ConfigError, Settings
 from thoth.embed import EmbedderUnavailable
+from thoth.gcs import StorageUnavailable
 from thoth.logs import setup_logging
 from thoth.records import Source
 from thoth.store import StoreError
@@ -115,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.rebuild_trees and not summary.interrupted and settings.task_count <= 1:
                 meter.stage("tree")
                 summary.tree = writer.update_tree(summary.source_id, force=True)
-    except (SourceError, StoreError, EmbedderUnavailable, ValueError) as exc:
+    except (SourceError, StoreError, StorageUnavailable, EmbedderUnavailable, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     finally:

@@ -358,7 +358,6 @@ def test_resolve_citation_other_modes(gcs_server: LiveServer, library: Library) 
         ("list_collection_files", {"collection": "nowhere"}, "collection 'nowhere' does not exist"),
         ("search", {"query": "attention", "collection": "nowhere"}, "available: library"),
         ("search", {"query": "attention", "retrieval_mode": "bm25"}, "retrieval_mode"),
-        ("search", {"query": "attention", "top_k": 10, "prefetch_k": 5}, "prefetch_k"),
         ("set_default_collection", {"name": "nowhere"}, "does not exist"),
         ("resolve_citation", {"source_ref": "s3://library/a.pdf"}, "malformed"),
         ("resolve_citation", {"source_ref": "doc://library/papers/a.pdf#p=2"}, "bad fragment"),

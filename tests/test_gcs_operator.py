@@ -21,9 +21,11 @@ import pytest
 from examples.pdfgen import write_text_pdf
 from tests.conftest import REPO_ROOT, LiveServer, call, free_port, job_env, run_ingest, write_corpus
 from tests.test_gcs import _service_account_key, _verify_v4_signature
+from thoth.app import Thoth
 from thoth.config import Settings
 from thoth.errors import NotFound
 from thoth.gcs import storage_client
+from thoth.mcp.server import create_app
 from thoth.records import Chunk
 from thoth.retrieval.citations import resolve_citation
 from thoth.retrieval.topics import list_topics
@@ -101,6 +103,20 @@ def test_missing_db_bucket_in_the_store_and_the_server(emulator: Emulator) -> No
         assert health.status_code == 503 and "gs://no-such-bucket does not exist" in health.text, health.text
         result = call(server, "search_handbook", {"query": "time off"})
         assert result["isError"] and "gs://no-such-bucket does not exist" in result["content"][0]["text"], result
+
+
+def test_missing_db_bucket_is_found_at_once(emulator: Emulator) -> None:
+    """Issue 40: the warm-up and /health ask the bucket before Lance, which retries a missing one for seconds."""
+    settings = Settings.from_env(emulator.env(THOTH_DB_URI=MISSING))
+    app = Thoth(settings)
+    started = time.monotonic()
+    app.warm_up(background=False)
+    assert time.monotonic() - started < 3 and "gs://no-such-bucket does not exist" in app.embedder_state
+    with LiveServer(settings, create_app(settings, app, warm_up=False)) as server:
+        started = time.monotonic()
+        health = httpx.get(f"{server.url}/health", timeout=30)
+        assert time.monotonic() - started < 3, "/health waited on Lance's retries"
+        assert health.status_code == 503 and "gs://no-such-bucket does not exist" in health.json()["reason"]
 
 
 def test_unreachable_storage_endpoint_is_named(emulator: Emulator) -> None:
@@ -216,3 +232,12 @@ def test_events_route_statuses(emulator: Emulator) -> None:
         assert httpx.post(url, content=b"{}", headers=good).status_code == 400  # not a Pub/Sub push
         ignored = httpx.post(url, json=body, headers=good)
         assert ignored.status_code == 200 and ignored.json()["status"] == "ignored", ignored.text
+
+
+def test_a_bucket_source_without_credentials_is_one_line(tmp_path: Path) -> None:
+    """Issue 40: `python -m ingest --source gs://bucket/prefix` with no Google credentials: exit 1, one line."""
+    env = job_env(HOME=str(tmp_path), GCE_METADATA_HOST="127.0.0.1:9", GCE_METADATA_IP="127.0.0.1:9")
+    run = run_ingest("--source", "gs://bucket/prefix", "--db", str(tmp_path / "db"), env=env)
+    assert run.returncode == 1, run.stderr
+    lines = [line for line in run.stderr.splitlines() if not line.startswith('{"event": "progress"')]
+    assert len(lines) == 1 and lines[0].startswith("error: no Google credentials"), run.stderr

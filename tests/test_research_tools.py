@@ -28,8 +28,10 @@ def test_search_hits_carry_their_document_partition_and_citation(app: Thoth) -> 
     assert hit.partition is not None and hit.partition.kind == "page" and hit.partition.pages == [2]
     assert hit.document is not None and [o.key for o in hit.document.objects] == ["reports/quarterly.pdf"]
     assert 0 < hit.score <= 1 and found.render().startswith(f"{len(found.hits)} hits for ")
-    with pytest.raises(ClientError, match="prefetch_k"):
-        tools.search(app, "forklift", top_k=10, prefetch_k=5)
+    # every value the schema accepts is served: a prefetch_k below top_k is raised to it (issue 40)
+    assert len(tools.search(app, "forklift", top_k=8, prefetch_k=5).hits) == len(
+        tools.search(app, "forklift", top_k=8).hits
+    )
 
 
 def test_fetch_and_partition_of_a_chunk_take_records(app: Thoth) -> None:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
+import socket
+import time
 from pathlib import Path
 
 import anyio
@@ -198,3 +201,22 @@ def test_model_mismatch_refuses_to_search(tmp_path: Path, indexed) -> None:
         assert "intfloat/e5-small-v2" in message and "all-MiniLM-L6-v2" in message
         health = httpx.get(f"{live.url}/health")
         assert health.status_code == 503 and "intfloat/e5-small-v2" in health.json()["reason"]
+
+
+def test_a_client_gone_mid_body_is_an_info_line(server: LiveServer, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 40: no ERROR traceback and no "POST /mcp 500" for a body that never came in full."""
+    caplog.set_level(logging.INFO)
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nContent-Type: application/json\r\n"
+        "Accept: application/json\r\nContent-Length: 1000\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.sendall(head.encode() + b'{"jsonrpc"')
+    deadline = time.monotonic() + 10
+    while not any("client went away" in r.getMessage() for r in caplog.records) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    gone = [r for r in caplog.records if "client went away" in r.getMessage()]
+    assert gone and gone[0].levelno == logging.INFO
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info], caplog.text
+    assert " 500 " not in caplog.text and "POST /mcp 499" in caplog.text, caplog.text
+    assert server.rpc("tools/list").status_code == 200  # and the server serves on

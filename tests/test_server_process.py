@@ -6,12 +6,15 @@ memory maps, where an imported torch shows up as its shared library, next to onn
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.conftest import start_server_process
+from tests.conftest import REPO_ROOT, start_server_process
 from thoth.config import Settings
 
 
@@ -41,3 +44,27 @@ def test_server_process_answers_without_torch(indexed: Settings) -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"THOTH_AUTH": "bogus"}, "THOTH_AUTH must be one of"),
+        ({"THOTH_AUTH": "tokens"}, "THOTH_AUTH=tokens needs THOTH_AUTH_TOKENS"),
+        ({"THOTH_AUTH": "tokens", "THOTH_AUTH_TOKENS_FILE": "/no/such/file"}, "THOTH_AUTH_TOKENS_FILE"),
+        ({"THOTH_AUTH": "google"}, "THOTH_AUTH=google needs THOTH_AUTH_AUDIENCES"),
+    ],
+)
+def test_bad_auth_settings_stop_the_server_with_one_line(env: dict[str, str], named: str) -> None:
+    """Issue 40: a setting the operator must change is one line and exit code 2 (README), no traceback."""
+    environ = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/tmp"), **env}
+    run = subprocess.run(
+        [sys.executable, "-m", "thoth.mcp.server"],
+        cwd=REPO_ROOT,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.splitlines() == [run.stderr.strip()] and run.stderr.startswith(f"error: {named}"), run.stderr

@@ -9,16 +9,64 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import dataclass, replace
+from typing import Any
 
 from thoth.config import Settings
 from thoth.embed import CachedEmbedder, Embedder, available_cpus, get_embedder
-from thoth.store import ModelMismatch, Store
+from thoth.store import ModelMismatch, Store, StoreError
 
 log = logging.getLogger("thoth.app")
 # onnxruntime threads per query in the server: a query is a dozen word pieces, which two threads embed
 # in less time than one for the same CPU (they sleep rather than spin while idle), and more than two
 # only take cores from concurrent requests (docs/performance.md, "Embedding")
 SERVER_EMBED_THREADS = 2
+
+
+@dataclass(frozen=True)
+class Health:
+    """What /health (and `ping`) reports: is the index readable and searchable, and if not, why."""
+
+    embed_model: str
+    status: str = "ok"  # "ok" or "unavailable"
+    reason: str | None = None
+    db_uri: str | None = None  # shown only with auth off: /health is open to anyone
+    tables: dict[str, int] | None = None  # row counts, when the tables could be listed
+    table_versions: dict[str, int] | None = None
+    index_model: str | None = None
+    readable: bool = False  # the tables were read through to the index's model (it may be None: empty)
+    embedder: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def http_status(self) -> int:
+        return 200 if self.ok else 503
+
+    @property
+    def readable_but_empty(self) -> bool:
+        """The tables could be listed (so the URI and permissions are right) but hold no chunks yet."""
+        return self.readable and not (self.tables or {}).get("chunks")
+
+    def to_json(self) -> dict[str, Any]:
+        """/health's body; the keys in the order the route has always given them."""
+        body: dict[str, Any] = {"service": "thoth", "embed_model": self.embed_model}
+        if self.db_uri is not None:
+            body["db_uri"] = self.db_uri
+        if self.tables is not None:
+            body["tables"] = self.tables
+        if self.table_versions is not None:
+            body["table_versions"] = self.table_versions
+        if self.readable:
+            body["index_model"] = self.index_model
+        if self.embedder is not None:
+            body["embedder"] = self.embedder
+        body["status"] = self.status
+        if self.reason is not None:
+            body["reason"] = self.reason
+        return body
 
 
 class Thoth:
@@ -30,6 +78,18 @@ class Thoth:
         self._embedder_error: Exception | None = None
         self._lock = threading.Lock()
         self._warm_thread: threading.Thread | None = None
+        self._bucket_problem: str | None = None  # found at warm-up; /health asks again until it is gone
+
+    def bucket_problem(self) -> str | None:
+        """Why the database's bucket cannot be used (one listing request), for a gs:// index; else None.
+
+        Asked before Lance: Lance retries a missing bucket for seconds on every call, and names no bucket."""
+        if not self.settings.db_uri.startswith("gs://"):
+            return None
+        from thoth.gcs import bucket_problem
+
+        self._bucket_problem = bucket_problem(self.settings, self.settings.db_uri)
+        return self._bucket_problem
 
     def embedder(self) -> Embedder:
         """The embedder, checked against the model the index was built with, with an LRU of query vectors.
@@ -68,6 +128,8 @@ class Thoth:
 
         def load() -> None:
             try:
+                if problem := self.bucket_problem():  # said at once, named; the tables and model would wait on it
+                    raise StoreError(problem)
                 # The tables in a second thread: building the ONNX session runs native code without the
                 # GIL, so it overlaps lancedb's import (pure Python) there and the main thread's imports.
                 tables = threading.Thread(target=open_tables, name="thoth-open-tables", daemon=True)
@@ -91,22 +153,23 @@ class Thoth:
         """`reason` without the database URI when /health is shown to unauthenticated callers."""
         return reason if self.settings.auth_mode == "off" else reason.replace(self.settings.db_uri, "<THOTH_DB_URI>")
 
-    def health(self) -> tuple[int, dict]:
-        """(HTTP status, body): 200 when the index is readable, 503 with the reason when not."""
-        body: dict = {"service": "thoth", "embed_model": self.settings.embed_model}
-        if self.settings.auth_mode == "off":  # with auth on, /health is open to anyone: no bucket name
-            body["db_uri"] = self.settings.db_uri
+    def health(self) -> Health:
+        """Readable (status ok) or not, with the reason."""
+        shown = self.settings.db_uri if self.settings.auth_mode == "off" else None  # no bucket name behind auth
+        report = Health(self.settings.embed_model, db_uri=shown)
         try:
+            if self._bucket_problem and self.bucket_problem():  # still missing: not worth Lance's retries
+                raise StoreError(self._bucket_problem)
             names = self.store.table_names()  # listed once: on GCS every listing is a request
-            body["tables"] = self.store.row_counts(names)
-            body["table_versions"] = self.store.versions(names)
-            self.store.check_readable(body["table_versions"])  # a missing or truncated data file: 503
-            body["index_model"], _ = self.store.index_model()
+            report = replace(report, tables=self.store.row_counts(names))
+            report = replace(report, table_versions=self.store.versions(names))
+            self.store.check_readable(report.table_versions)  # a missing or truncated data file: 503
+            report = replace(report, index_model=self.store.index_model()[0], readable=True)
         except Exception as exc:  # any failure to read the index is a 503, never a 500
-            return 503, {**body, "status": "unavailable", "reason": self._public(f"cannot read the index: {exc}")}
-        if not body["tables"].get("chunks"):
-            return 503, {**body, "status": "unavailable", "reason": "the index is empty; run `python -m ingest`"}
-        body["embedder"] = self.embedder_state
+            return replace(report, status="unavailable", reason=self._public(f"cannot read the index: {exc}"))
+        if not (report.tables or {}).get("chunks"):
+            return replace(report, status="unavailable", reason="the index is empty; run `python -m ingest`")
+        report = replace(report, embedder=self.embedder_state)
         if isinstance(self._embedder_error, ModelMismatch):
-            return 503, {**body, "status": "unavailable", "reason": self._public(str(self._embedder_error))}
-        return 200, {**body, "status": "ok"}
+            return replace(report, status="unavailable", reason=self._public(str(self._embedder_error)))
+        return report

@@ -11,7 +11,7 @@ import threading
 from typing import Any
 
 from thoth.config import Settings
-from thoth.errors import ThothError
+from thoth.errors import ServerFault, ThothError
 
 _lock = threading.Lock()
 _clients: dict[tuple[str, str], Any] = {}
@@ -19,6 +19,16 @@ _clients: dict[tuple[str, str], Any] = {}
 
 class GcsUriError(ThothError, ValueError):
     """A gs:// URI that names no bucket."""
+
+
+class StorageUnavailable(ServerFault):
+    """No client can be made for Cloud Storage (no credentials); the message says what to do."""
+
+
+NO_CREDENTIALS = (
+    "no Google credentials to reach Cloud Storage: run `gcloud auth application-default login` "
+    "(or set GOOGLE_APPLICATION_CREDENTIALS to a key file), or set STORAGE_EMULATOR_HOST for the emulator"
+)
 
 
 def split_gs_uri(uri: str) -> tuple[str, str]:
@@ -32,7 +42,7 @@ def split_gs_uri(uri: str) -> tuple[str, str]:
 
 
 def storage_client(settings: Settings) -> Any:
-    """A google-cloud-storage client (one per process and endpoint)."""
+    """A google-cloud-storage client (one per process and endpoint); StorageUnavailable without credentials."""
     from google.cloud import storage  # imported here: the local-only path never needs it
 
     key = (settings.storage_emulator_host, settings.gcp_project)
@@ -47,7 +57,12 @@ def storage_client(settings: Settings) -> Any:
                     client_options={"api_endpoint": settings.storage_emulator_host},
                 )
             else:
-                _clients[key] = storage.Client(project=settings.gcp_project or None)
+                from google.auth.exceptions import DefaultCredentialsError
+
+                try:
+                    _clients[key] = storage.Client(project=settings.gcp_project or None)
+                except DefaultCredentialsError:
+                    raise StorageUnavailable(NO_CREDENTIALS) from None
         return _clients[key]
 
 
@@ -73,7 +88,7 @@ def bucket_problem(settings: Settings, uri: str) -> str | None:
             f"no permission to list gs://{bucket} (database {uri}): grant this identity roles/storage.objectViewer "
             f"on the bucket (roles/storage.objectAdmin for the ingest job)"
         )
-    except DefaultCredentialsError:
+    except (DefaultCredentialsError, StorageUnavailable):
         return (
             f"no Google credentials to reach gs://{bucket} (database {uri}): run "
             f"`gcloud auth application-default login`, or set STORAGE_EMULATOR_HOST for the emulator"

@@ -56,6 +56,9 @@ def trace_fields(scope: Scope, project: str) -> dict[str, object]:
     return fields
 
 
+CLIENT_GONE = 499  # the access line's status when the client went away before an answer (nginx's number)
+
+
 class RequestContextMiddleware:
     """Sets the log context for the request's lifetime and writes one access line per request."""
 
@@ -73,19 +76,28 @@ class RequestContextMiddleware:
         correlation = given if _SAFE_ID.match(given) else (trace or uuid.uuid4().hex)
         token = request_context.set({**fields, "correlationId": correlation})
         started = time.perf_counter()
-        status = 500
+        status = 500  # what the client gets when the app fails before it answers (Starlette's error response)
+        responded = gone = False
+
+        async def receive_watched() -> Message:
+            nonlocal gone
+            message = await receive()
+            gone = gone or message["type"] == "http.disconnect"
+            return message
 
         async def send_with_id(message: Message) -> None:
-            nonlocal status
+            nonlocal status, responded
             if message["type"] == "http.response.start":
-                status = message["status"]
+                status, responded = message["status"], True
                 headers = [*message.get("headers", []), (b"x-correlation-id", correlation.encode())]
                 message = {**message, "headers": headers}
             await send(message)
 
         try:
-            await self.app(scope, receive, send_with_id)
+            await self.app(scope, receive_watched, send_with_id)
         finally:
+            if gone and not responded:
+                status = CLIENT_GONE
             if scope["path"] not in _QUIET_PATHS:
                 latency = time.perf_counter() - started
                 log.info(

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 from typing import Literal, TypeVar
@@ -31,6 +32,35 @@ T = TypeVar("T")
 # "jsonrpc" the caller's mistakes tool errors, the server's faults JSON-RPC -32603 (Qurio);
 # "resource" (resources/read) not found -32602, other mistakes and the server's faults -32603.
 Surface = Literal["tool", "jsonrpc", "resource"]
+
+
+SHOWN_CHARS = 60  # a value a refusal quotes (an id, a name; never a query or a document) is cut to this
+_QUOTED = re.compile(  # a quoted literal as repr() writes it: no word character outside, no space inside the quote
+    rf"(?<!\w)'(?!\s)([^'\n]{{{SHOWN_CHARS}}})[^'\n]+'(?!\w)|(?<!\w)\"(?!\s)([^\"\n]{{{SHOWN_CHARS}}})[^\"\n]+\"(?!\w)"
+)
+NUL_REFUSAL = "filter values may not contain NUL characters"  # thoth.store.filters: names no argument
+
+
+def clipped(message: str) -> str:
+    """A refusal with every quoted value longer than SHOWN_CHARS cut short (docs/security.md, "Errors")."""
+    return _QUOTED.sub(lambda m: f"'{m.group(1) or m.group(2)}…'", message)
+
+
+def _holds_nul(value: object) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
+    return isinstance(value, list) and any(_holds_nul(v) for v in value)
+
+
+def in_own_words(message: str, arguments: dict) -> str:
+    """A tool's refusal as its client reads it: NUL refused by the argument's name, long values cut short."""
+    if NUL_REFUSAL in message:
+        named = [name for name, value in arguments.items() if _holds_nul(value)]
+        if named:
+            message = f"{', '.join(named)}: may not contain NUL characters"
+    return clipped(message)
 
 
 def is_clients(exc: BaseException) -> bool:
@@ -63,8 +93,9 @@ def to_client(name: str, exc: BaseException, surface: Surface = "tool") -> Excep
         return exc
     if is_clients(exc):
         if surface != "resource":
-            return ToolError(str(exc))
-        return ResourceNotFoundError(str(exc)) if isinstance(exc, NotFound) else ResourceError(str(exc))
+            return ToolError(str(exc))  # ThothMCP.call_tool puts it in the tool's own words
+        message = clipped(str(exc))
+        return ResourceNotFoundError(message) if isinstance(exc, NotFound) else ResourceError(message)
     cid = current_correlation_id()
     log_fault(name, exc, cid)
     message = server_fault(name, exc, cid)

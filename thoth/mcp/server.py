@@ -6,9 +6,10 @@ Routes:
   an event stream instead when the request asks for progress (thoth.mcp.streaming).
 - `GET /mcp/sse` + `POST /mcp/messages/`: the legacy SSE transport, for older clients.
 - `GET /ui`: the read-only web console (thoth.ui, docs/console.md).
-- `/internal/*`: routes toolsets add; the admin token or an allowed service account (thoth.mcp.auth).
+- `/internal/*`: admin routes (thoth.mcp.internal); the admin token or an allowed service account (thoth.mcp.auth).
 
-Middleware, outermost first: request log context (trace, correlation id), auth (THOTH_AUTH),
+Middleware, outermost first: request log context (trace, correlation id), the Host and Origin
+check (thoth.mcp.hosts, every route), auth (THOTH_AUTH),
 the Accept-header default for curl. SIGTERM (Cloud Run scaling in, a new revision) stops
 accepting connections and lets requests in flight finish, for up to THOTH_SHUTDOWN_GRACE_SECONDS
 (8 of the 10 s Cloud Run gives before it kills the instance).
@@ -33,10 +34,11 @@ from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from thoth.app import Thoth
-from thoth.config import Settings
+from thoth.config import ConfigError, Settings
 from thoth.logs import setup_logging
 from thoth.mcp.auth import AuthMiddleware
 from thoth.mcp.context import RequestContextMiddleware
+from thoth.mcp.hosts import HostCheckMiddleware
 
 if TYPE_CHECKING:
     from mcp.server.transport_security import TransportSecuritySettings
@@ -47,25 +49,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("thoth.server")
 
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
-
-def transport_security(settings: Settings) -> TransportSecuritySettings:
-    """Host-header checks (DNS rebinding protection).
-
-    Listed hosts (THOTH_ALLOWED_HOSTS) are enforced. Otherwise a loopback server
-    accepts only loopback names; a server on a public interface (Cloud Run) leaves
-    the Host check to the platform's edge.
-    """
+def transport_security() -> TransportSecuritySettings:
+    """The MCP SDK's own Host check, off: thoth.mcp.hosts checks every route, the SDK's ones included."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    hosts = list(settings.allowed_hosts)
-    if not hosts and settings.host in _LOOPBACK:
-        hosts = [f"{name}:*" for name in ("127.0.0.1", "localhost", "[::1]")] + list(_LOOPBACK)
-    if not hosts:
-        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    origins = [f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts]
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 class _DefaultAccept:
@@ -93,11 +82,6 @@ STARTUP_PROBE_HEADER = "x-thoth-probe"  # terraform's startup probe sends `X-Tho
 
 def _startup_probe(request: Request) -> bool:
     return request.headers.get(STARTUP_PROBE_HEADER, "").lower() == "startup"
-
-
-def _readable_but_empty(body: dict) -> bool:
-    """The tables could be listed (so the URI and permissions are right) but hold no chunks yet."""
-    return "tables" in body and not body["tables"].get("chunks") and "index_model" in body
 
 
 async def _no_event_stream(request: Request) -> JSONResponse:
@@ -128,24 +112,25 @@ def bound_worker_threads(settings: Settings) -> int:
 def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_up: bool = True) -> Starlette:
     """The Starlette app; `warm_up` starts loading tables and model when it starts serving
     (unless `app` is already warming up: `main()` starts that before building the app)."""
+    from thoth.mcp.internal import internal_routes
     from thoth.mcp.streaming import mcp_http_app
-    from thoth.mcp.tools import build_mcp, internal_routes
+    from thoth.mcp.tools import build_mcp
     from thoth.ui import console_app
 
     settings = settings or Settings.from_env()
     thoth = app or Thoth(settings)
     mcp = build_mcp(thoth)
-    security = transport_security(settings)
+    security = transport_security()
     streamable, run_transports = mcp_http_app(mcp, security)  # JSON, or a stream when progress is asked for
     sse = mcp.sse_app(sse_path="/sse", message_path="/messages/", transport_security=security)
 
     async def health(request: Request) -> JSONResponse:
-        status, body = await run_in_threadpool(thoth.health)  # may wait for the tables: not on the event loop
-        if status == 503 and _startup_probe(request) and _readable_but_empty(body):
+        report = await run_in_threadpool(thoth.health)  # may wait for the tables: not on the event loop
+        if not report.ok and _startup_probe(request) and report.readable_but_empty:
             # Cloud Run's startup probe: a first deploy comes before the first ingest. An unreadable
             # index (wrong bucket, no permission) or a model mismatch still fails the deploy.
-            return JSONResponse({**body, "status": "empty"}, status_code=200)
-        return JSONResponse(body, status_code=status)
+            return JSONResponse({**report.to_json(), "status": "empty"}, status_code=200)
+        return JSONResponse(report.to_json(), status_code=report.http_status)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -172,6 +157,7 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
     starlette.state.thoth = thoth
     starlette.add_middleware(_DefaultAccept)
     starlette.add_middleware(AuthMiddleware, settings=settings)
+    starlette.add_middleware(HostCheckMiddleware, settings=settings)  # every route, before auth
     starlette.add_middleware(RequestContextMiddleware, settings=settings)  # added last: runs first
     return starlette
 
@@ -233,7 +219,11 @@ def _uvicorn_options(settings: Settings) -> dict:
 
 
 def main() -> None:
-    settings = Settings.from_env()
+    try:
+        settings = Settings.from_env()
+    except ConfigError as exc:  # a setting the operator must change: one line, exit 2 (README)
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
     if settings.workers == 1:
         app = app_from_env(settings)  # before importing uvicorn: the warm-up runs during that import
         import uvicorn

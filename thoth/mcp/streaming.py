@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING
@@ -20,6 +21,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.transport_security import TransportSecuritySettings
+
+log = logging.getLogger("thoth.http")
 
 LOG_LEVEL_META = "io.modelcontextprotocol/logLevel"
 MAX_PEEK = 4 * 1024 * 1024  # the SDK's own body limit: a longer body goes on unread, and is refused there
@@ -44,12 +47,15 @@ def _accepts_stream(scope: Scope) -> bool:
 
 
 class _StreamRouter:
+    """Reads a POST's body first: it decides between the two transports, and a client that goes away
+    before sending all of it is logged here at INFO (the SDK would log a traceback and answer 500)."""
+
     def __init__(self, plain: ASGIApp, streaming: ASGIApp):
         self.plain = plain
         self.streaming = streaming
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or not _accepts_stream(scope):
+        if scope["type"] != "http" or scope["method"] != "POST":
             await self.plain(scope, receive, send)
             return
         messages: list[Message] = []
@@ -60,14 +66,17 @@ class _StreamRouter:
             size += len(message.get("body", b""))
             if message["type"] != "http.request" or not message.get("more_body") or size > MAX_PEEK:
                 break
+        if messages[-1]["type"] == "http.disconnect":
+            log.info("client went away before sending its whole request body (%d bytes read)", size)
+            return
         body = b"".join(m.get("body", b"") for m in messages if m["type"] == "http.request")
         replay = iter(messages)
-        complete = messages[-1]["type"] == "http.request" and not messages[-1].get("more_body")
+        complete = not messages[-1].get("more_body")
 
         async def replayed() -> Message:
             return next(replay, None) or await receive()
 
-        target = self.streaming if complete and wants_stream(body) else self.plain
+        target = self.streaming if complete and _accepts_stream(scope) and wants_stream(body) else self.plain
         await target(scope, replayed, send)
 
 

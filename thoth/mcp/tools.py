@@ -19,13 +19,12 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 from pydantic import BaseModel, ValidationError
-from starlette.routing import BaseRoute
 
 from thoth.app import Thoth
 from thoth.errors import ClientError
 from thoth.mcp import sdk
 from thoth.mcp.correlation import correlation, current_correlation_id
-from thoth.mcp.failures import Surface, call, to_client
+from thoth.mcp.failures import Surface, call, in_own_words, to_client
 from thoth.mcp.lazy_tools import LazyPromptManager, LazyResourceManager, LazyToolManager
 from thoth.mcp.progress import with_progress
 from thoth.mcp.resources import citation_links
@@ -108,25 +107,29 @@ def expose(
     def extra() -> dict[str, Any]:
         return {k: make() for k, make in makers.items()}
 
-    def answer(outcome: Callable[[], Any]) -> CallToolResult:
+    def answer(outcome: Callable[[], Any], arguments: dict[str, Any]) -> CallToolResult:
         try:
             return result(call(name, outcome, surface))
         except ToolError as exc:
             if on_error is None:
-                raise
-            return on_error(exc)
+                raise  # ThothMCP.call_tool puts it in the tool's own words
+            worded = ToolError(in_own_words(str(exc), arguments))
+            worded.__cause__ = exc.__cause__  # the error's kind and hints (a workshop failure reads them)
+            return on_error(worded)
 
     if "progress" in signature.parameters:
 
         async def tool(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
             kwargs = arguments | extra()
-            return await with_progress(ctx, lambda progress: answer(lambda: body(app, **kwargs, progress=progress)))
+            return await with_progress(
+                ctx, lambda progress: answer(lambda: body(app, **kwargs, progress=progress), arguments)
+            )
 
     else:
 
         def tool(ctx: Context | None = None, **arguments: Any) -> CallToolResult:  # type: ignore[misc]
             kwargs = arguments | extra()
-            return answer(lambda: body(app, **kwargs))
+            return answer(lambda: body(app, **kwargs), arguments)
 
     tool.__name__ = tool.__qualname__ = name
     tool.__module__ = body.__module__
@@ -229,7 +232,7 @@ class ThothMCP(MCPServer):
                 if isinstance(cause, ValidationError):
                     raise ToolError(_invalid_arguments(cause)) from cause
                 message = str(exc).removeprefix(f"Error executing tool {name}: ")
-                raise ToolError(_short(message, 2000)) from cause
+                raise ToolError(_short(in_own_words(message, arguments), 2000)) from cause
 
 
 def _toolset_modules(app: Thoth) -> list[ModuleType]:
@@ -274,11 +277,6 @@ def build_mcp(app: Thoth) -> MCPServer:
 
     mcp.middleware.append(RoleMiddleware(writer_tools))
     return mcp
-
-
-def internal_routes(app: Thoth) -> list[BaseRoute]:
-    """HTTP routes a toolset adds beside MCP (e.g. /internal/... admin routes): its optional `routes(app)`."""
-    return [route for module in _toolset_modules(app) if hasattr(module, "routes") for route in module.routes(app)]
 
 
 class ToolInfo(BaseModel):

@@ -8,7 +8,11 @@ every restart) sees the same one; one caller's choice never changes another's.
 
 from __future__ import annotations
 
+import dataclasses
+
 from thoth.errors import ClientError, NotFound
+from thoth.records import Source
+from thoth.retrieval import citation_urls
 from thoth.retrieval.sources import SourceListing, all_sources, listing, source_ids
 from thoth.store import IndexMissing, Store
 from thoth.store.schema import DEFAULT_COLLECTION
@@ -56,13 +60,23 @@ def resolve(store: Store, name: str | None, *, owner: str, required: bool = Fals
     )
 
 
+def _shown(source: Source, store: Store) -> Source:
+    """`source` as a tool may show it: a folder's path only on a local laptop index (citation_urls' rule);
+    elsewhere it is a path on the server's disk, and the collection's name stands for it."""
+    on_disk = "://" not in source.uri or source.uri.startswith("file:")
+    if not on_disk or citation_urls.file_urls_allowed(store.settings):
+        return source
+    return dataclasses.replace(source, uri=source.source_id)
+
+
 def list_collections(store: Store, owner: str | None = None) -> list[SourceListing]:
     """Every source with its counts; `is_default` marks `owner`'s default (none without an owner)."""
     default = default_collection(store, owner) if owner else None
     try:
-        return listing(store, default)
+        found = listing(store, default)
     except IndexMissing:  # nothing ingested yet
         return []
+    return [dataclasses.replace(s, source=_shown(s.source, store)) for s in found]
 
 
 def set_default_collection(store: Store, name: str, owner: str) -> str:

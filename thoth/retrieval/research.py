@@ -43,12 +43,9 @@ def search(
 ) -> list[CitedHit]:
     if retrieval_mode not in RETRIEVAL_MODES:
         raise ClientError(f"retrieval_mode must be one of {', '.join(RETRIEVAL_MODES)}, got {retrieval_mode!r}")
-    if prefetch_k < top_k:
-        raise ClientError(f"prefetch_k ({prefetch_k}) must be at least top_k ({top_k})")
     alpha = 1.0 if retrieval_mode == "cosine" else None
-    hits = hybrid_search(
-        store, embedder, query, top_k, alpha=alpha, match={"source_id": source_id}, prefetch=prefetch_k
-    )
+    prefetch = max(prefetch_k, top_k)  # each list must hold top_k: the schema allows top_k above the default 40
+    hits = hybrid_search(store, embedder, query, top_k, alpha=alpha, match={"source_id": source_id}, prefetch=prefetch)
     cited = cite_chunks(store, [hit.chunk for hit in hits])
     partitions: dict[str, Partition] = {}
     if include_partition and hits:

@@ -52,6 +52,9 @@ PUBLIC_FILTERS: dict[str, str] = {
 LIST_FILTERABLE: dict[str, type] = {"children": str, "tags": str}
 
 
+INT32 = (-(2**31), 2**31 - 1)  # the range of the integer columns (thoth.store.schema)
+
+
 def quote(value: str) -> str:
     """A SQL string literal: single quotes doubled, NUL refused."""
     if "\x00" in value:
@@ -70,6 +73,8 @@ def _literal(column: str, value: object) -> str:
     if kind is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ClientError(f"filter {column!r} needs an integer, got {value!r}")
+        if not INT32[0] <= value <= INT32[1]:  # the columns are 32-bit: Lance refuses a wider literal as a fault
+            raise ClientError(f"filter {column!r} needs an integer from {INT32[0]} to {INT32[1]}")
         return str(int(value))
     if not isinstance(value, str):
         raise ClientError(f"filter {column!r} needs a string, got {value!r}")

@@ -53,7 +53,7 @@ def ingest_text(
     existing = store.first(Source, {"source_id": dataset_id}) if store.has(Source) else None
     if existing is not None and existing.uri != TEXT_URI:
         raise ClientError(
-            f"dataset {dataset_id!r} is synced from {existing.uri!r} by the ingest job; ingest_document "
+            f"dataset {dataset_id!r} is synced from a folder or bucket by the ingest job; ingest_document "
             f"adds to datasets it created itself: choose a new dataset_id"
         )
     data = content.encode("utf-8")

@@ -3,7 +3,7 @@
 A push request's body is `{"message": {"attributes": {...}, "data": base64(object JSON),
 "messageId": ...}, "subscription": ...}`. The attributes name the event
 (`eventType`), `bucketId`, `objectId` and `objectGeneration`. The server's route
-(`/internal/gcs-events`) reads it; thoth/writes/object_events.py does what it asks.
+(thoth/mcp/internal.py) reads it; thoth/writes/object_events.py does what it asks.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Eleven tools with the seed's names and arguments: ping, list_collections,
 set_default_collection, list_collection_files, search, fetch, resolve_citation,
 fetch_document_chunks, fetch_chunk_document, fetch_chunk_partition,
-fetch_chunk_bibtex. Plus the HTTP route `POST /internal/gcs-events` that takes
-Cloud Storage Pub/Sub push messages (admin token).
+fetch_chunk_bibtex. Its HTTP route `POST /internal/gcs-events` (Cloud Storage Pub/Sub push
+messages, admin token) is in thoth.mcp.internal.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from typing import Annotated, Literal
 from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import Field
-from starlette.routing import BaseRoute
 
 from thoth.app import Thoth
 from thoth.errors import ClientError, NotFound
@@ -61,8 +60,8 @@ def _named(app: Thoth, collection: str | None) -> str | None:
 
 def ping(app: Thoth) -> Pong:
     """Health check: is the index readable and searchable?"""
-    status, body = app.health()
-    return Pong(status="ok" if status == 200 else "unavailable", index=body["status"], reason=body.get("reason"))
+    report = app.health()
+    return Pong(status=report.status, index=report.status, reason=report.reason)
 
 
 def list_collections(app: Thoth) -> CollectionList:
@@ -80,7 +79,10 @@ def set_default_collection(
 
     It is yours alone (kept per caller in the index), so other callers' defaults do not change.
     """
-    chosen = collections.set_default_collection(app.store, name, current_caller().key)
+    try:
+        chosen = collections.set_default_collection(app.store, name, current_caller().key)
+    except NotFound as exc:  # in this tool's words: the argument is `name`
+        raise NotFound(f"name: {exc}") from None
     return DefaultCollection(default_collection=chosen)
 
 
@@ -225,12 +227,6 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         fetch_chunk_bibtex,
     ):
         expose(mcp, app, body)
-
-
-def routes(app: Thoth) -> list[BaseRoute]:
-    from thoth.mcp.events import event_routes  # the ingest side is imported only when routes are built
-
-    return event_routes(app)
 
 
 def prompts(mcp: MCPServer, _app: Thoth) -> None:

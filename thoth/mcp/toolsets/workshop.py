@@ -1,30 +1,22 @@
 """The workshop surface for quiz authoring (seed 000, as its clients use it today): list_workshops,
-retrieve_learning_context, retrieve_diff_context, search_topic_context, retrieve_quiz_instructions, and
-`POST /internal/workshop-index/reindex`. Every failure comes back in one shape, with `next` hints.
+retrieve_learning_context, retrieve_diff_context, search_topic_context, retrieve_quiz_instructions (its
+reindex route is in thoth.mcp.internal). Every failure comes back in one shape, with `next` hints.
 """
 
 from __future__ import annotations
 
 import logging
 import random
-import threading
-import time
 from collections.abc import Callable
 from typing import Annotated, Any
 
-import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
 
 from thoth.app import Thoth
-from thoth.embed import EmbedderUnavailable
 from thoth.errors import ServerFault
-from thoth.mcp.auth import admin_refusal
 from thoth.mcp.completions import exercise_numbers, workshop_names
 from thoth.mcp.outputs import workshop_quiz
 from thoth.mcp.outputs.workshop import (
@@ -38,7 +30,6 @@ from thoth.mcp.tools import expose, respond
 from thoth.mcp.toolsets import Toolset
 from thoth.retrieval import workshop_topics, workshops
 from thoth.retrieval.paging import CursorError
-from thoth.store import StoreError
 
 log = logging.getLogger("thoth.workshop")
 
@@ -304,38 +295,6 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         "Unable to retrieve quiz instructions",
         "Every argument is optional: leave out `topic` or `learnerGoal`, or give non-blank text.",
     )
-
-
-def routes(app: Thoth) -> list[Route]:
-    """`POST /internal/workshop-index/reindex`: re-ingest every workshop source from where it was ingested."""
-    busy = threading.Lock()
-
-    def reindex_all() -> dict:
-        started = time.perf_counter()
-        from thoth.writes.runs import reingest  # the writer loads with the first reindex
-        from thoth.writes.writer import Writer
-
-        results = reingest(Writer(app.settings, store=app.store, embedder=app.embedder()), "workshop")
-        workshops = [result.to_dict() for result in results]
-        return {"status": "ok", "workshops": workshops, "seconds": round(time.perf_counter() - started, 3)}
-
-    async def reindex(request: Request) -> JSONResponse:
-        refusal = admin_refusal(request, app.settings)
-        if refusal is not None:
-            return refusal
-        if not busy.acquire(blocking=False):
-            return JSONResponse({"error": "a reindex is already running; try again when it has finished"}, 409)
-        try:
-            body = await anyio.to_thread.run_sync(reindex_all)
-        except (StoreError, EmbedderUnavailable) as exc:
-            log.error("workshop reindex failed: %s", exc)
-            return JSONResponse({"status": "failed", "error": str(exc)}, status_code=503)
-        finally:
-            busy.release()
-        log.info("workshop reindex: %s", body)
-        return JSONResponse(body)
-
-    return [Route("/internal/workshop-index/reindex", reindex, methods=["POST"])]
 
 
 def prompts(mcp: MCPServer, _app: Thoth) -> None:

@@ -1,5 +1,9 @@
-"""`/internal/gcs-events`: Cloud Storage object events pushed by Pub/Sub.
+"""The `/internal/*` routes: admin work over HTTP, beside MCP. Each is served when its toolset is.
 
+Every one passes the admin check first (`admin_refusal`: the admin token, or an identity in
+THOTH_INTERNAL_IDENTITIES; 503 while neither is configured, 401 otherwise).
+
+`/internal/gcs-events` (research): Cloud Storage object events pushed by Pub/Sub.
 `POST` answers at once (202 accepted, 200 ignored, 400 not a push message; before
 that, 503 while neither THOTH_ADMIN_TOKEN nor THOTH_INTERNAL_IDENTITIES is set, and 401
 to a caller without the admin token or an identity in THOTH_INTERNAL_IDENTITIES, e.g.
@@ -8,6 +12,9 @@ time per instance. A failure is logged and counted; the object is picked up
 again by the next batch run (`python -m ingest` or `python -m ingest missing`). The writer does
 the work (thoth/writes/object_events.py).
 `GET` reports what this instance has processed.
+
+`POST /internal/workshop-index/reindex` (workshop): re-ingest every workshop source from where it was
+ingested; 409 while one runs, 503 when the index or the model is unavailable.
 """
 
 from __future__ import annotations
@@ -18,19 +25,33 @@ import threading
 import time
 from collections import deque
 
+import anyio.to_thread
 from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from thoth.app import Thoth
+from thoth.embed import EmbedderUnavailable
 from thoth.errors import ClientError
 from thoth.mcp.auth import admin_refusal
+from thoth.store import StoreError
 from thoth.writes.pubsub_push import HANDLED, ObjectEvent, parse_push
 
-log = logging.getLogger("thoth.events")
+log = logging.getLogger("thoth.internal")
 
-PATH = "/internal/gcs-events"
+EVENTS_PATH = "/internal/gcs-events"
+REINDEX_PATH = "/internal/workshop-index/reindex"
+
+
+def internal_routes(app: Thoth) -> list[BaseRoute]:
+    """The /internal routes of the toolsets this server serves."""
+    routes: list[BaseRoute] = []
+    if "research" in app.settings.toolsets:
+        routes += event_routes(app)
+    if "workshop" in app.settings.toolsets:
+        routes += reindex_routes(app)
+    return routes
 
 
 class EventWorker:
@@ -104,4 +125,35 @@ def event_routes(app: Thoth) -> list[BaseRoute]:
             return refusal
         return JSONResponse(worker.status())
 
-    return [Route(PATH, receive, methods=["POST"]), Route(PATH, status, methods=["GET"])]
+    return [Route(EVENTS_PATH, receive, methods=["POST"]), Route(EVENTS_PATH, status, methods=["GET"])]
+
+
+def reindex_routes(app: Thoth) -> list[BaseRoute]:
+    busy = threading.Lock()
+
+    def reindex_all() -> dict:
+        started = time.perf_counter()
+        from thoth.writes.runs import reingest  # the writer loads with the first reindex
+        from thoth.writes.writer import Writer
+
+        results = reingest(Writer(app.settings, store=app.store, embedder=app.embedder()), "workshop")
+        workshops = [result.to_dict() for result in results]
+        return {"status": "ok", "workshops": workshops, "seconds": round(time.perf_counter() - started, 3)}
+
+    async def reindex(request: Request) -> JSONResponse:
+        refusal = admin_refusal(request, app.settings)
+        if refusal is not None:
+            return refusal
+        if not busy.acquire(blocking=False):
+            return JSONResponse({"error": "a reindex is already running; try again when it has finished"}, 409)
+        try:
+            body = await anyio.to_thread.run_sync(reindex_all)
+        except (StoreError, EmbedderUnavailable) as exc:
+            log.error("workshop reindex failed: %s", exc)
+            return JSONResponse({"status": "failed", "error": str(exc)}, status_code=503)
+        finally:
+            busy.release()
+        log.info("workshop reindex: %s", body)
+        return JSONResponse(body)
+
+    return [Route(REINDEX_PATH, reindex, methods=["POST"])]

@@ -4,12 +4,11 @@ is the store's business, chosen from the chunk table's size (`Reading`):
 - small (at most MEMORY_SEARCH_ROWS chunks, no ANN index): the table is held in memory
   (thoth.store.memory.MemoryVectors): an unfiltered vector search is a matrix product, where LanceDB
   would plan and scan the table's files for every query, and the other searches read row ids and
-  scores and take their rows from the copy;
-- large (LATE_READ_ROWS or more): the searches read row ids and scores, the few columns ranking needs
-  come from a copy held by row id (RankingColumns, up to RANKING_COPY_ROWS chunks) or from the table,
-  and only the hits the caller keeps are read whole: on a large table reading every candidate's text
-  costs more CPU than the searches (docs/benchmarks.md, "Latency");
-- otherwise the searches read their rows whole.
+  scores and take their rows from the copy (whole rows while no copy is held);
+- larger: the searches read row ids and scores, the few columns ranking needs come from a copy held
+  by row id (RankingColumns, up to RANKING_COPY_ROWS chunks) or from the table, and only the hits the
+  caller keeps are read whole: each column of a row read is a read of its own, and a search keeps a
+  few of its candidates (docs/benchmarks.md, "Latency").
 
 The held copies are kept by table version and read again beside the searches (thoth.store.held).
 """
@@ -35,9 +34,10 @@ log = logging.getLogger("thoth.store")
 # Up to this many chunks (and without an ANN index) an unfiltered vector search runs in memory, exact as
 # LanceDB's brute force is there: held vectors cost memory in proportion to the table (0: never).
 MEMORY_SEARCH_ROWS = 20_000
-# From this many chunks searches read ids first and only the kept hits whole: a gain on a large table, a
-# loss on a small one, where reading a candidate whole costs less than a second trip for the kept ones.
-LATE_READ_ROWS = 500_000
+# From this many chunks searches read ids first and only the kept hits whole: every table too large to hold
+# in memory, since a hit's columns are each a read of their own and a search keeps a few of its 80 candidates
+# (docs/benchmarks.md, "Latency"). Tests lower it to try the whole-row reading.
+LATE_READ_ROWS = MEMORY_SEARCH_ROWS + 1
 # Up to this many chunks a large table's ranking columns are held in memory by row id (a few short columns:
 # docs/performance.md gives the memory), so its searches read only row ids and scores (0: always read them).
 RANKING_COPY_ROWS = 2_000_000
@@ -289,7 +289,8 @@ class ChunkSearch:
     async def _complete(self, table: Any, hits: list[Hit]) -> list[Hit]:
         """`hits` read whole, by the row id the search saw; a hit whose row moved since (a write or a
         compaction in between) is read by its chunk id, and one deleted since is left out. Order is kept."""
-        columns = present(Chunk, await self._names.get(table))
+        # the ranking columns the search read are on the hits already: each column taken costs a read
+        columns = [c for c in present(Chunk, await self._names.get(table)) if c not in RANKING_COLUMNS[1:]]
         rows: dict[str, dict] = {}
         row_ids = [h.row_id for h in hits if h.row_id is not None]
         if row_ids:
@@ -303,4 +304,13 @@ class ChunkSearch:
         if missing:
             found = table.query().where(filters.where({"chunk_id": missing})).select(columns)
             rows |= {row["chunk_id"]: row for row in (await found.to_arrow()).to_pylist()}
-        return [replace(h, chunk=from_row(Chunk, rows[h.chunk_id])) for h in hits if h.chunk_id in rows]
+        return [replace(h, chunk=_with_row(h.chunk, rows[h.chunk_id])) for h in hits if h.chunk_id in rows]
+
+
+def _with_row(chunk: Chunk, row: dict) -> Chunk:
+    """`chunk` with the fields `row` holds taken from it (converted as `from_row` does)."""
+    read = from_row(Chunk, row)
+    return replace(chunk, **{name: getattr(read, name) for name in row if name in _CHUNK_FIELDS})
+
+
+_CHUNK_FIELDS = frozenset(field_names(Chunk))

@@ -59,9 +59,7 @@ def test_public_filters_refuse_what_is_not_allowed(given: dict, named: str) -> N
     assert named in str(error.value)
 
 
-def test_booleans_and_combining_clauses() -> None:
+def test_booleans() -> None:
     assert filters.where({"source_id": "a", "is_diff": True}) == "source_id = 'a' AND is_diff = true"
     with pytest.raises(ClientError):
         filters.eq("is_diff", "true")
-    assert filters.both("a = 1", None, "b = 2") == "(a = 1) AND (b = 2)"
-    assert filters.both(None) is None

@@ -381,6 +381,3 @@ class Settings:
 
     def base_url(self, source_id: str) -> str | None:
         return dict(self.source_base_urls).get(source_id)
-
-    def local_db_path(self) -> Path:
-        return Path(self.db_uri).expanduser().resolve()

@@ -12,7 +12,6 @@ import inspect
 import logging
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from types import ModuleType
 from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -233,10 +232,6 @@ class ThothMCP(MCPServer):
                     raise ToolError(_invalid_arguments(cause)) from cause
                 message = str(exc).removeprefix(f"Error executing tool {name}: ")
                 raise ToolError(_short(in_own_words(message, arguments), 2000)) from cause
-
-
-def _toolset_modules(app: Thoth) -> list[ModuleType]:
-    return [importlib.import_module(f"thoth.mcp.toolsets.{name}") for name in app.settings.toolsets]
 
 
 def server_version() -> str:

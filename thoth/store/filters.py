@@ -161,9 +161,3 @@ def public_match(filters: Mapping[str, object] | None) -> dict[str, object]:
             raise ClientError(f"filters: {name!r}: {exc}") from None
         conditions[column] = value
     return conditions
-
-
-def both(*clauses: str | None) -> str | None:
-    """AND of clauses, each parenthesised; None when there are none."""
-    parts = [f"({c})" for c in clauses if c]
-    return " AND ".join(parts) or None

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import ONNX_CACHE, make_settings, write_corpus
+from tests.conftest import ONNX_CACHE, LiveServer, call, job_env, make_settings, run_ingest, write_corpus
 from tests.embedding_server import SERVED_MODEL, EmbeddingServer
 from thoth.embed import EmbedderUnavailable, get_embedder, get_tokenizer, model_name
 from thoth.embedders.openai import OpenAIWire
@@ -144,3 +144,38 @@ def test_batches_go_out_concurrently_within_the_limit(endpoint: EmbeddingServer)
     texts = [f"text number {i}" for i in range(9)]
     assert np.array_equal(embedder.embed(texts), endpoint.model.embed(texts))
     assert endpoint.most_in_flight == 3
+
+
+def test_the_server_answers_with_keyword_matches_while_the_provider_is_down(
+    endpoint: EmbeddingServer, tmp_path: Path
+) -> None:
+    settings = openai_settings(tmp_path / "db", endpoint, embed_retries=1)
+    assert not Writer(settings).run(str(write_corpus(tmp_path / "corpus")), name="handbook").failed
+    with LiveServer(settings) as live:
+        up = call(live, "search_handbook", {"query": "requesting time off"})
+        assert not up["isError"] and up["structuredContent"]["results"][0]["similarity"] is not None
+        assert "warnings" not in (up.get("_meta") or {})
+        endpoint.script[:] = ["500", "500"]  # both attempts fail
+        down = call(live, "search_handbook", {"query": "how do I request vacation days"})
+        assert not down["isError"]
+        assert down["content"][0]["text"].startswith("Warning: vector search is unavailable (the openai embedding")
+        assert "500 after 2 attempts" in down["_meta"]["warnings"][0]
+        results = down["structuredContent"]["results"]
+        assert results and all(hit["similarity"] is None for hit in results)  # keyword matches only
+        assert "Found" in down["content"][1]["text"]  # the usual text follows the warning
+        again = call(live, "search_handbook", {"query": "how do I request vacation days"})
+        assert again["structuredContent"]["results"][0]["similarity"] is not None  # back when the provider is
+
+
+def test_the_ingest_summary_says_what_was_sent(endpoint: EmbeddingServer, tmp_path: Path) -> None:
+    env = job_env(
+        THOTH_DB_URI=str(tmp_path / "db"),
+        THOTH_EMBED_PROVIDER="openai",
+        THOTH_EMBED_URL=endpoint.base_url,
+        THOTH_EMBED_MODEL=SERVED_MODEL,
+        THOTH_EMBED_API_KEY="sk-test",
+    )
+    run = run_ingest("--source", str(write_corpus(tmp_path / "corpus")), "--name", "handbook", env=env)
+    assert run.returncode == 0, run.stderr
+    line = next(line for line in run.stdout.splitlines() if line.startswith("embedding: "))
+    assert "characters sent to openai (all-MiniLM-L6-v2) in " in line, line

@@ -290,6 +290,12 @@ _lock = threading.Lock()
 _embedders: dict[tuple[object, ...], Embedder] = {}
 
 
+def loaded_embedders() -> list[Embedder]:
+    """The embedders this process has loaded (the ingest summary reports what remote ones sent)."""
+    with _lock:
+        return list(_embedders.values())
+
+
 def model_name(settings: Settings) -> str:
     """The name the configured provider's embedder records with the index, without loading it."""
     if settings.embed_provider in REMOTE_EMBED_PROVIDERS:
@@ -336,7 +342,17 @@ def _remote_embedder(settings: Settings) -> Embedder:
     from thoth.embedders.remote import RemoteEmbedder
 
     key = api_key(settings.embed_api_key, settings.embed_api_key_file)
-    cache_key = (settings.embed_provider, settings.embed_url, settings.embed_model, settings.embed_dimensions, key)
+    cache_key = (
+        settings.embed_provider,
+        settings.embed_url,
+        settings.embed_model,
+        settings.embed_dimensions,
+        key,
+        settings.embed_batch_size,
+        settings.embed_concurrency,
+        settings.embed_retries,
+        settings.embed_timeout_seconds,
+    )
     with _lock:
         if cache_key not in _embedders:
             _embedders[cache_key] = RemoteEmbedder(

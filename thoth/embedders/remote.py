@@ -54,6 +54,13 @@ class Sent:
     requests: int = 0
     retries: int = 0
 
+    def render(self, where: str) -> str:
+        retried = f", {self.retries} retried" if self.retries else ""
+        return (
+            f"embedding: {self.texts:,} texts, {self.characters:,} characters sent to {where} "
+            f"in {self.requests:,} requests{retried}"
+        )
+
 
 class RemoteEmbedder:
     """An `Embedder` over HTTP: `wire` shapes the requests, this class sends them."""

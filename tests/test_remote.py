@@ -15,7 +15,7 @@ from thoth.embed import EmbedderUnavailable, get_embedder, get_tokenizer, model_
 from thoth.embedders.openai import OpenAIWire
 from thoth.embedders.remote import RemoteEmbedder
 from thoth.retrieval.search import DEFAULT_RANKING, hybrid_search
-from thoth.store import Store
+from thoth.store import ModelMismatch, Store
 from thoth.writes.writer import Writer
 
 TEXTS = ["How do I request time off?", "Expense reports are due monthly.", "The VPN needs a token."]
@@ -179,3 +179,13 @@ def test_the_ingest_summary_says_what_was_sent(endpoint: EmbeddingServer, tmp_pa
     assert run.returncode == 0, run.stderr
     line = next(line for line in run.stdout.splitlines() if line.startswith("embedding: "))
     assert "characters sent to openai (all-MiniLM-L6-v2) in " in line, line
+
+
+def test_a_server_on_another_model_names_the_settings_that_built_the_index(
+    endpoint: EmbeddingServer, tmp_path: Path
+) -> None:
+    served = openai_settings(tmp_path / "db", endpoint)
+    assert not Writer(served).run(str(write_corpus(tmp_path / "corpus")), name="handbook").failed
+    local = make_settings(tmp_path / "db", cache_dir=str(ONNX_CACHE))
+    with pytest.raises(ModelMismatch, match=f"THOTH_EMBED_PROVIDER=openai THOTH_EMBED_MODEL={SERVED_MODEL} or"):
+        Store(local).check_model(get_embedder(local).model_name, 384)

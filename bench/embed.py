@@ -31,9 +31,9 @@ from thoth.embed import (
     OnnxEmbedder,
     SentenceTransformerEmbedder,
     available_cpus,
-    onnx_path,
     resolve_model,
 )
+from thoth.embedders.onnx_export import onnx_path
 
 _WORDS = (
     "the of and to in a is that for it as was with be by on not this are or from at which but have an they "

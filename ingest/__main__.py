@@ -26,7 +26,8 @@ import threading
 from tqdm import tqdm
 
 from thoth.config import ConfigError, Settings
-from thoth.embed import EmbedderUnavailable
+from thoth.embed import EmbedderUnavailable, loaded_embedders
+from thoth.embedders.remote import RemoteEmbedder
 from thoth.gcs import StorageUnavailable
 from thoth.logs import setup_logging
 from thoth.records import Source
@@ -123,6 +124,9 @@ def main(argv: list[str] | None = None) -> int:
         if bar is not None:
             bar.close()
     print(summary.render())
+    for embedder in loaded_embedders():
+        if isinstance(embedder, RemoteEmbedder):  # what a paid or rate-limited endpoint was sent
+            print(embedder.sent.render(f"{embedder.wire.name} ({embedder.wire.model})"))
     if summary.interrupted:
         code = next(iter(received.values()), 143)
         log.warning("ingest stopped early by a signal; exit code %d; run again to finish", code)

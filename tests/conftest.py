@@ -24,7 +24,8 @@ from starlette.types import ASGIApp
 
 from examples.pdfgen import write_text_pdf
 from thoth.config import Settings
-from thoth.embed import BUNDLED_MODEL, export_onnx, resolve_model
+from thoth.embed import BUNDLED_MODEL, resolve_model
+from thoth.embedders.onnx_export import export_onnx
 from thoth.mcp.server import create_app
 from thoth.writes.writer import Writer
 

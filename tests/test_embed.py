@@ -28,11 +28,10 @@ from thoth.embed import (
     BUNDLED_MODEL,
     OnnxEmbedder,
     SentenceTransformerEmbedder,
-    export_onnx,
     get_embedder,
-    onnx_path,
     resolve_model,
 )
+from thoth.embedders.onnx_export import export_onnx, onnx_path
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE_DIR = REPO / ".thoth"

@@ -16,7 +16,7 @@ def obj(key: str, data: bytes) -> SourceObject:
 
 def test_a_markdown_file_becomes_a_document_and_its_partitions() -> None:
     settings = Settings.from_env({})
-    chunker = Chunker(get_tokenizer(settings), settings.chunk_tokens)
+    chunker = Chunker(get_tokenizer(settings), settings.chunk_tokens)  # the overlap: OVERLAP_TOKENS
     data = b"# Guide\n\nIntro.\n\n## Setup\n\nInstall it.\n"
     first = prepare(settings, "docs", obj("guide.md", data), None, {}, chunker, set())
     again = prepare(settings, "docs", obj("guide.md", data), None, {}, chunker, set())
@@ -32,7 +32,7 @@ def test_a_markdown_file_becomes_a_document_and_its_partitions() -> None:
 
 def test_a_file_that_cannot_be_parsed_gets_a_failed_document() -> None:
     settings = Settings.from_env({})
-    chunker = Chunker(get_tokenizer(settings), settings.chunk_tokens)
+    chunker = Chunker(get_tokenizer(settings), settings.chunk_tokens)  # the overlap: OVERLAP_TOKENS
     failed = prepare(settings, "docs", obj("empty.md", b"  \n"), None, {}, chunker, set())
     assert failed is not None and failed.document.status == "failed" and failed.document.error == "empty file"
     assert not failed.partitions and not failed.chunks

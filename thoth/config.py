@@ -15,6 +15,9 @@ from thoth.errors import ThothError
 
 DEFAULT_DB_URI = "./.thoth/lancedb"
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+# Where vectors come from (docs/models.md): the bundled or a local model in this process, or an endpoint
+EMBED_PROVIDERS = ("local", "sentence-transformers", "openai")
+REMOTE_EMBED_PROVIDERS = ("openai",)
 ALL_TOOLSETS = ("handbook", "qurio", "workshop", "research", "raptor")
 AUTH_MODES = ("off", "google", "tokens")
 GOOGLE_CERTS_URL = "https://www.googleapis.com/oauth2/v1/certs"
@@ -209,10 +212,19 @@ class Settings:
     db_uri: str = DEFAULT_DB_URI
     read_consistency_seconds: float = 5.0
     # Embedding
+    embed_provider: str = "local"  # one of EMBED_PROVIDERS; "local" runs `embed_backend`
     embed_model: str = DEFAULT_MODEL
     embed_backend: str = "onnx"  # "onnx" (onnxruntime, no torch) or "torch" (sentence-transformers, GPUs)
     embed_batch_size: int = 64
     embed_int8: bool = False  # onnx only: dynamically quantised int8 weights
+    # Remote providers (thoth/embedders/): the endpoint, its key, and how hard to press it
+    embed_url: str = ""
+    embed_api_key: str = field(default="", repr=False)
+    embed_api_key_file: str = ""  # a file holding the key (a mounted secret), read when the key is unset
+    embed_dimensions: int = 0  # asked of the endpoint and checked on every answer; 0: the model's own
+    embed_concurrency: int = 4  # batches in flight at once
+    embed_retries: int = 4  # retries of a 429, a 5xx or a timeout, with doubling waits
+    embed_timeout_seconds: float = 30.0
     cache_dir: str = "./.thoth"  # exported models and other derived files
     query_cache_size: int = 1024  # the server's LRU of query embeddings (one vector each); 0: none
     search_threads: int = 0  # threads running blocking tool calls (search, ONNX); 0: two per core
@@ -302,7 +314,15 @@ class Settings:
         settings = cls(
             db_uri=_db_uri(env),
             read_consistency_seconds=_float(env, "THOTH_READ_CONSISTENCY_SECONDS", cls.read_consistency_seconds),
+            embed_provider=_choice(env, "THOTH_EMBED_PROVIDER", cls.embed_provider, EMBED_PROVIDERS),
             embed_model=env.get("THOTH_EMBED_MODEL", cls.embed_model),
+            embed_url=env.get("THOTH_EMBED_URL", "").rstrip("/"),
+            embed_api_key=env.get("THOTH_EMBED_API_KEY", ""),
+            embed_api_key_file=env.get("THOTH_EMBED_API_KEY_FILE", ""),
+            embed_dimensions=_int(env, "THOTH_EMBED_DIMENSIONS", cls.embed_dimensions, 0, 65_536),
+            embed_concurrency=_int(env, "THOTH_EMBED_CONCURRENCY", cls.embed_concurrency, 1, 256),
+            embed_retries=_int(env, "THOTH_EMBED_RETRIES", cls.embed_retries, 0, 20),
+            embed_timeout_seconds=_float(env, "THOTH_EMBED_TIMEOUT_SECONDS", cls.embed_timeout_seconds),
             embed_backend=backend,
             embed_batch_size=_int(env, "THOTH_EMBED_BATCH_SIZE", cls.embed_batch_size, 1, 4096),
             embed_int8=env.get("THOTH_EMBED_INT8", "").lower() in ("1", "true", "yes"),

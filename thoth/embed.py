@@ -1,7 +1,9 @@
 """The embedder: one interface, loaded once per process, lazily.
 
 `get_embedder(settings)` returns the process-wide embedder for the configured
-model and backend. `get_tokenizer(settings)` returns the model's own word-piece
+provider (`settings.embed_provider`: `local`, the default, with the backend
+below; `sentence-transformers`, the torch backend; `openai`, an endpoint, in
+thoth/embedders/; docs/models.md), model and backend. `get_tokenizer(settings)` returns the model's own word-piece
 tokenizer (the `tokenizers` library, no torch), which the chunker uses to keep
 every chunk inside what the model reads.
 
@@ -13,8 +15,8 @@ Backends (`settings.embed_backend`), same vectors within a tested tolerance:
   does import torch, in a child process on first use) and cached under
   `{cache_dir}/onnx/` (fp32: the graph, and its weights in a file beside it that
   onnxruntime maps, for a cheaper start); fp32 by default, dynamically
-  quantised int8 with `settings.embed_int8`. `python -m thoth.embed export
-  [--int8]` exports ahead of time (e.g. while building a container image).
+  quantised int8 with `settings.embed_int8` (thoth/embedders/onnx_export.py).
+  `python -m thoth.embed export [--int8]` exports ahead of time (e.g. while building a container image).
 
 Both backends store the same model name with the index: fp32 ONNX agrees with
 torch to cosine >= 0.9999 per text; int8 agrees with fp32 to about 0.99.
@@ -25,22 +27,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import shutil
-import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
-from thoth.config import Settings
+from thoth.config import REMOTE_EMBED_PROVIDERS, Settings
 from thoth.errors import ServerFault
 
 BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -251,211 +249,6 @@ class OnnxEmbedder:
         return out
 
 
-# --- ONNX export (imports torch; only called when the exported file is missing) ---
-
-ONNX_OPSET = 17
-
-
-def _safe_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "--", name).strip("-.") or "model"
-
-
-def onnx_dir(model: ModelRef, cache_dir: str | Path) -> Path:
-    return Path(cache_dir).expanduser() / "onnx" / _safe_name(model.name)
-
-
-def onnx_path(model: ModelRef, cache_dir: str | Path, int8: bool = False) -> Path:
-    """Where `export_onnx` writes (or has written) the model; it may not exist yet."""
-    return onnx_dir(model, cache_dir) / ("model.int8.onnx" if int8 else "model.onnx")
-
-
-def _tmp_beside(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-
-
-def _export_fp32(model: ModelRef, dest: Path) -> dict[str, Any]:
-    """Trace the HF model to ONNX, then fuse it for onnxruntime; write `dest` atomically."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    import warnings
-
-    import torch
-    import transformers
-
-    # Eager attention traces to plain MatMul/Softmax with the padding mask as a graph input.
-    transformers.utils.logging.disable_progress_bar()
-    bert = transformers.AutoModel.from_pretrained(str(model.path), attn_implementation="eager").eval()
-
-    class _Hidden(torch.nn.Module):
-        def __init__(self, inner: torch.nn.Module):
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids, attention_mask, token_type_ids):
-            out = self.inner(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
-            return out.last_hidden_state
-
-    # A padded dummy batch, so nothing that depends on "no padding" gets traced in as a constant.
-    ids = torch.tensor([[101] + [1000 + i for i in range(14)] + [102], [101, 2000, 2001, 102] + [0] * 12])
-    mask = (ids != 0).long()
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    axes = {n: {0: "batch", 1: "sequence"} for n in [*names, "last_hidden_state"]}
-    raw, fused = _tmp_beside(dest), _tmp_beside(dest)
-    info: dict[str, Any] = {"torch": torch.__version__, "transformers": transformers.__version__}
-    try:
-        with warnings.catch_warnings(), torch.no_grad():
-            warnings.simplefilter("ignore")  # tracer chatter from the legacy exporter
-            torch.onnx.export(
-                _Hidden(bert),
-                (ids, mask, torch.zeros_like(ids)),
-                str(raw),
-                input_names=names,
-                output_names=["last_hidden_state"],
-                dynamic_axes=axes,
-                opset_version=ONNX_OPSET,
-                do_constant_folding=True,
-                dynamo=False,  # the TorchScript exporter: needs `onnx`, not onnxscript
-                external_data=False,
-            )
-        info["fused"] = _fuse_bert(raw, fused, bert.config)
-        info["weights"] = _save_with_external_weights(fused if info["fused"] else raw, dest)
-    finally:
-        raw.unlink(missing_ok=True)
-        fused.unlink(missing_ok=True)
-    info["hidden_size"] = int(bert.config.hidden_size)
-    return info
-
-
-def _fuse_bert(src: Path, dest: Path, config: Any) -> dict[str, int]:
-    """onnxruntime's BERT fusions (Attention, SkipLayerNorm, BiasGelu, EmbedLayerNorm), written to `dest`.
-
-    Hardware-neutral graph rewrites (opt_level 0: no ORT-level, machine-specific ones). The fused
-    graph is a little faster in fp32 and lets int8 quantise attention too (QAttention). Returns the
-    fused operator counts, or {} (and writes nothing) when the fusion did not apply.
-    """
-    if getattr(config, "model_type", "") != "bert":
-        return {}
-    try:
-        import logging
-
-        from onnxruntime.transformers.optimizer import optimize_model
-
-        logging.getLogger("onnxruntime.transformers").setLevel(logging.ERROR)
-        fused = optimize_model(
-            str(src),
-            model_type="bert",
-            num_heads=int(config.num_attention_heads),
-            hidden_size=int(config.hidden_size),
-            opt_level=0,
-        )
-        stats = {k: int(v) for k, v in fused.get_fused_operator_statistics().items() if v}
-        if stats.get("Attention", 0) != int(config.num_hidden_layers):
-            return {}  # partial fusion: keep the plain graph
-        fused.save_model_to_file(str(dest))
-        return stats
-    except Exception:  # an optimizer that does not know this graph: the plain export works too
-        return {}
-
-
-def _save_with_external_weights(src: Path, dest: Path) -> str:
-    """Write the graph at `src` as `dest` with its weights in a file beside it; returns that file's name.
-
-    onnxruntime maps an external weights file instead of parsing the whole protobuf and copying every
-    initializer out of it, which makes building the session, part of every cold start, several times
-    cheaper (docs/benchmarks.md, "Cold start"); the vectors are the same. The weights are renamed into place
-    before the graph that names them, and their name is unique to this export, so a process that
-    opens `dest` never finds a missing or half-written weights file, even while another one exports.
-    """
-    import onnx
-
-    weights = f"{dest.name}.{uuid.uuid4().hex[:12]}.weights"
-    staging = _tmp_beside(dest)
-    staging.mkdir()
-    try:
-        onnx.save_model(
-            onnx.load(str(src)),
-            str(staging / dest.name),
-            save_as_external_data=True,
-            all_tensors_to_one_file=True,
-            location=weights,
-            size_threshold=1024,  # small constants (shapes, axes) stay in the graph
-        )
-        shutil.copymode(staging / dest.name, staging / weights)  # onnx writes 0600: the image's user must read it
-        os.replace(staging / weights, dest.parent / weights)
-        os.replace(staging / dest.name, dest)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return weights
-
-
-def _quantize_int8(src: Path, dest: Path) -> None:
-    """Dynamic int8: weights quantised per output channel (per tensor loses far more: cosine ~0.90)."""
-    import logging
-
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(max(level, logging.ERROR))  # quiet its root-logger advice to pre-process first
-    tmp = _tmp_beside(dest)
-    try:
-        quantize_dynamic(
-            str(src),
-            str(tmp),
-            weight_type=QuantType.QInt8,
-            per_channel=True,
-            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},  # fused ops lack shape info
-        )
-        os.replace(tmp, dest)
-    finally:
-        root.setLevel(level)
-        tmp.unlink(missing_ok=True)
-
-
-def export_onnx(model: ModelRef, cache_dir: str | Path, int8: bool = False) -> Path:
-    """The model's ONNX file under `cache_dir`, exporting it first if missing; returns its path.
-
-    Files appear atomically (written beside the target, then renamed), so processes starting
-    together at worst export twice, and never read half a file.
-    """
-    fp32 = onnx_path(model, cache_dir, int8=False)
-    target = onnx_path(model, cache_dir, int8=int8)
-    if target.is_file():
-        return target
-    if model.path is None:
-        raise EmbedderUnavailable(f"cannot export {model.name!r} to ONNX: no local model folder with its weights")
-    fp32.parent.mkdir(parents=True, exist_ok=True)
-    info: dict[str, Any] = {"model": model.name, "source": str(model.path), "opset": ONNX_OPSET}
-    if not fp32.is_file():
-        t0 = time.perf_counter()
-        info |= _export_fp32(model, fp32)
-        info["export_seconds"] = round(time.perf_counter() - t0, 2)
-        meta = fp32.parent / "export.json"
-        tmp = _tmp_beside(meta)
-        tmp.write_text(json.dumps(info, indent=2) + "\n")
-        os.replace(tmp, meta)
-    if int8:
-        _quantize_int8(fp32, target)
-    return target
-
-
-def export_in_subprocess(model: ModelRef, cache_dir: str | Path, int8: bool = False) -> Path:
-    """`export_onnx` in a child process (`python -m thoth.embed export`), so that this process never
-    imports torch: torch's memory goes away with the child. Returns the exported file."""
-    target = onnx_path(model, cache_dir, int8=int8)
-    cmd = [sys.executable, "-m", "thoth.embed", "export", "--model", model.name]  # resolves to this same ModelRef
-    cmd += ["--cache-dir", str(Path(cache_dir).expanduser().resolve())] + (["--int8"] if int8 else [])
-    # the child must import this same `thoth`, whatever the working directory it inherits
-    package_root = str(Path(__file__).resolve().parent.parent)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if proc.returncode != 0 or not target.is_file():
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
-        raise EmbedderUnavailable(f"exporting {model.name!r} to ONNX failed: {' | '.join(tail) or proc.returncode}")
-    return target
-
-
 class CachedEmbedder:
     """An embedder that remembers the vectors of its last `size` single texts (assistants repeat queries).
 
@@ -494,7 +287,20 @@ class CachedEmbedder:
 
 
 _lock = threading.Lock()
-_embedders: dict[tuple[str, str, bool, str, int], Embedder] = {}
+_embedders: dict[tuple[object, ...], Embedder] = {}
+
+
+def loaded_embedders() -> list[Embedder]:
+    """The embedders this process has loaded (the ingest summary reports what remote ones sent)."""
+    with _lock:
+        return list(_embedders.values())
+
+
+def model_name(settings: Settings) -> str:
+    """The name the configured provider's embedder records with the index, without loading it."""
+    if settings.embed_provider in REMOTE_EMBED_PROVIDERS:
+        return f"{settings.embed_provider}:{settings.embed_model}"
+    return resolve_model(settings.embed_model).name
 
 
 def get_embedder(settings: Settings, threads: int = 0) -> Embedder:
@@ -504,8 +310,11 @@ def get_embedder(settings: Settings, threads: int = 0) -> Embedder:
     server asks for fewer, thoth.app.SERVER_EMBED_THREADS). The torch backend ignores it.
     `onnx` exports the model to the cache on first use if it is not there yet, in a child process
     (the export imports torch; this process does not). Either backend reports the same `model_name`.
+    A remote provider (thoth/embedders/) asks its endpoint for the dimension when it loads.
     """
-    backend = settings.embed_backend
+    if settings.embed_provider in REMOTE_EMBED_PROVIDERS:
+        return _remote_embedder(settings)
+    backend = "torch" if settings.embed_provider == "sentence-transformers" else settings.embed_backend
     if backend not in ("torch", "onnx"):
         raise EmbedderUnavailable(f"unknown embedding backend {backend!r}; use 'torch' or 'onnx'")
     int8 = backend == "onnx" and settings.embed_int8
@@ -515,6 +324,8 @@ def get_embedder(settings: Settings, threads: int = 0) -> Embedder:
         if key not in _embedders:
             model = resolve_model(settings.embed_model)
             if backend == "onnx":
+                from thoth.embedders.onnx_export import export_in_subprocess, onnx_path
+
                 path = onnx_path(model, settings.cache_dir, int8=int8)
                 if not path.is_file():
                     path = export_in_subprocess(model, settings.cache_dir, int8=int8)
@@ -526,13 +337,48 @@ def get_embedder(settings: Settings, threads: int = 0) -> Embedder:
         return _embedders[key]
 
 
+def _remote_embedder(settings: Settings) -> Embedder:
+    from thoth.embedders.openai import OpenAIWire, api_key
+    from thoth.embedders.remote import RemoteEmbedder
+
+    key = api_key(settings.embed_api_key, settings.embed_api_key_file)
+    cache_key = (
+        settings.embed_provider,
+        settings.embed_url,
+        settings.embed_model,
+        settings.embed_dimensions,
+        key,
+        settings.embed_batch_size,
+        settings.embed_concurrency,
+        settings.embed_retries,
+        settings.embed_timeout_seconds,
+    )
+    with _lock:
+        if cache_key not in _embedders:
+            _embedders[cache_key] = RemoteEmbedder(
+                OpenAIWire(settings.embed_url, settings.embed_model, key, settings.embed_dimensions),
+                model_name(settings),
+                max_tokens=get_tokenizer(settings).max_tokens,  # chunks are cut by the bundled tokenizer
+                dimensions=settings.embed_dimensions,
+                batch_size=settings.embed_batch_size,
+                concurrency=settings.embed_concurrency,
+                retries=settings.embed_retries,
+                timeout=settings.embed_timeout_seconds,
+            )
+        return _embedders[cache_key]
+
+
 @lru_cache(maxsize=4)
 def _tokenizer_for(model_name: str) -> Tokenizer:
     return Tokenizer(resolve_model(model_name))
 
 
 def get_tokenizer(settings: Settings) -> Tokenizer:
-    return _tokenizer_for(settings.embed_model)
+    """The tokenizer chunks are measured with: the local model's own; for a remote model, whose
+    tokenizer is not here, the bundled one (its chunks stay well inside any embedding model's input)."""
+    if settings.embed_provider in REMOTE_EMBED_PROVIDERS:
+        return _tokenizer_for(BUNDLED_MODEL)
+    return _tokenizer_for(resolve_model(settings.embed_model).name)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -547,6 +393,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings.from_env()
     model = resolve_model(args.model or settings.embed_model)
     cache_dir = args.cache_dir or settings.cache_dir
+    from thoth.embedders.onnx_export import export_onnx
+
     t0 = time.perf_counter()
     paths = [export_onnx(model, cache_dir, int8=False)]
     if args.int8:

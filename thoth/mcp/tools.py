@@ -29,6 +29,7 @@ from thoth.mcp.progress import with_progress
 from thoth.mcp.resources import citation_links
 from thoth.mcp.roles import WRITER_META, RoleMiddleware, current_caller, visible, writer_meta
 from thoth.mcp.toolsets import served
+from thoth.retrieval.search import noting
 
 log = logging.getLogger("thoth.tools")
 
@@ -57,6 +58,16 @@ def respond(data: BaseModel, text: str) -> CallToolResult:
     structured = data.model_dump(mode="json")
     content: list[ContentBlock] = [TextContent(type="text", text=text), *citation_links(structured)]
     return CallToolResult(content=content, structured_content=structured)
+
+
+def warned(answer: CallToolResult, notes: list[str]) -> CallToolResult:
+    """`answer` saying what its searches noted (a keyword-only fallback): first in its text, and in
+    `_meta.warnings`; the structured content keeps its schema."""
+    if not notes:
+        return answer
+    said = TextContent(type="text", text="\n".join(f"Warning: {note}" for note in notes))
+    meta = {**(answer.meta or {}), "warnings": list(notes)}
+    return answer.model_copy(update={"content": [said, *answer.content], "meta": meta})
 
 
 def _answer(model: Any) -> CallToolResult:
@@ -108,7 +119,8 @@ def expose(
 
     def answer(outcome: Callable[[], Any], arguments: dict[str, Any]) -> CallToolResult:
         try:
-            return result(call(name, outcome, surface))
+            with noting() as notes:
+                return warned(result(call(name, outcome, surface)), notes)
         except ToolError as exc:
             if on_error is None:
                 raise  # ThothMCP.call_tool puts it in the tool's own words

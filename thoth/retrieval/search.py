@@ -10,17 +10,21 @@ docs/benchmarks.md ("Retrieval quality") has the measurements behind the default
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from thoth.embed import BUNDLED_MODEL, Embedder
+from thoth.embed import BUNDLED_MODEL, Embedder, EmbedderUnavailable
 from thoth.errors import ClientError
 from thoth.records import Hit, Match
 from thoth.store import Store
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 RRF_K = 60
 MIN_PREFETCH = 40
@@ -291,6 +295,47 @@ def _search(
     w_vector = ranking.vector_weight if alpha is None else alpha
     if w_vector > 0 and embedder is None:
         raise ClientError("a vector search needs the embedding model (alpha > 0)")
+    try:
+        return _run(store, embedder, query, w_vector, depth, match, keep)
+    except EmbedderUnavailable as exc:
+        if w_vector <= 0:
+            raise
+        # The provider is down (a remote endpoint past its retries): keyword matches still answer.
+        log.warning("vector search is unavailable, answering with keyword matches: %s", exc)
+        notes = _notes.get()
+        if notes is not None:
+            notes.append(keyword_only(exc))
+        return _run(store, None, query, 0.0, depth, match, keep)
+
+
+def keyword_only(reason: object) -> str:
+    """What a result says when vector search could not run."""
+    return f"vector search is unavailable ({reason}); these are keyword matches"
+
+
+_notes: ContextVar[list[str] | None] = ContextVar("thoth_search_notes", default=None)
+
+
+@contextmanager
+def noting() -> Iterator[list[str]]:
+    """The notes searches made in this context (a keyword-only fallback), for the answer to carry."""
+    notes: list[str] = []
+    token = _notes.set(notes)
+    try:
+        yield notes
+    finally:
+        _notes.reset(token)
+
+
+def _run(
+    store: Store,
+    embedder: Embedder | None,
+    query: str,
+    w_vector: float,
+    depth: int,
+    match: Match | None,
+    keep: Callable[[Lists], list[Hit]],
+) -> list[Hit]:
     words, phrases = keyword_query(query) if w_vector < 1 else ("", ())
     vector = (lambda: embedder.embed([query])[0]) if w_vector > 0 and embedder is not None else None
     weights = {"vector": w_vector, "keyword": 1.0 - w_vector}

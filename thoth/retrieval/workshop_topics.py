@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from thoth.embed import Embedder, EmbedderUnavailable
 from thoth.records import Chunk, Hit, Partition
-from thoth.retrieval.search import MIN_PREFETCH, Ranking, hybrid_search
+from thoth.retrieval.search import MIN_PREFETCH, Ranking, hybrid_search, keyword_only, noting
 from thoth.retrieval.sources import all_sources
 from thoth.retrieval.workshops import LIST_HINT, WORKSHOP, ScopeError, require_workshop, resolve_scope
 from thoth.store import ModelMismatch, Store
@@ -120,14 +120,17 @@ def topic_search(
     fused: list[Hit] = []
     available = False
     try:
-        fused = hybrid_search(store, get_embedder(), query, depth, match=match, ranking=ranking)
+        with noting() as fell_back:  # the provider failed mid-search: said here, in this result's warnings
+            fused = hybrid_search(store, get_embedder(), query, depth, match=match, ranking=ranking)
         # With the vector list's weight at 0.4 or more and `depth` at least MIN_PREFETCH, its first hit
         # always ranks among the fused ones: no hit with a similarity means the vector list was empty.
         available = any(hit.similarity is not None for hit in fused)
-        if not available:
+        if fell_back:
+            warnings += fell_back
+        elif not available:
             warnings.append("the index holds no vectors for these workshops; these are keyword matches")
     except (EmbedderUnavailable, ModelMismatch) as exc:
-        warnings.append(f"vector search is unavailable ({exc}); these are keyword matches")
+        warnings.append(keyword_only(exc))
     if not available:
         fused = hybrid_search(store, None, query, depth, alpha=0.0, match=match, ranking=ranking)
     wanted = sorted({hit.chunk.partition_id for hit in fused if hit.chunk.partition_id is not None})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from thoth.config import REMOTE_EMBED_PROVIDERS
 from thoth.records import TreePointer, field_names
 from thoth.store import filters
 from thoth.store.schema import META_EMBED_DIM, META_EMBED_MODEL, META_TREE_PREFIX, SETTINGS, TREE_NODES
@@ -23,6 +24,14 @@ def pointer_of(raw: str) -> TreePointer:
     values = json.loads(raw)
     known = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items() if k in field_names(TreePointer)}
     return TreePointer(**known)
+
+
+def model_settings(recorded: str) -> str:
+    """The settings that load the model recorded as `recorded` (a remote one as "provider:model")."""
+    provider, _, model = recorded.partition(":")
+    if model and provider in REMOTE_EMBED_PROVIDERS:
+        return f"THOTH_EMBED_PROVIDER={provider} THOTH_EMBED_MODEL={model}"
+    return f"THOTH_EMBED_MODEL={recorded}"
 
 
 class Metadata:
@@ -56,7 +65,7 @@ class Metadata:
             raise ModelMismatch(
                 f"the index at {self.tables.uri} was built with embedding model {built_with!r} ({built_dim} "
                 f"dimensions) but this process loads {model_name!r} ({dim} dimensions); set "
-                f"THOTH_EMBED_MODEL={built_with} or re-ingest into a new THOTH_DB_URI"
+                f"{model_settings(built_with)} or re-ingest into a new THOTH_DB_URI (docs/models.md)"
             )
 
     def record_model(self, model_name: str, dim: int) -> None:

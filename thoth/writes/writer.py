@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from thoth.config import Settings
-from thoth.embed import Embedder, get_embedder, get_tokenizer, resolve_model
+from thoth.embed import Embedder, get_embedder, get_tokenizer, model_name
 from thoth.records import Chunk as StoredChunk  # a chunk as the index holds it (chunking's is one being cut)
 from thoth.records import Document, Partition, Source, to_row
 from thoth.retrieval.source_ref import SourceRef, content_hash
@@ -163,7 +163,7 @@ class Writer:
             tree_summariser(self.settings, tokenizer),
             source_id,
             TreeParams.from_settings(self.settings),
-            self._embedder.model_name if self._embedder else resolve_model(self.settings.embed_model).name,
+            self._embedder.model_name if self._embedder else model_name(self.settings),
             force=force,
             policy=policy,
             drift_max=self.settings.tree_drift_max,

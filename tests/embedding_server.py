@@ -1,0 +1,70 @@
+"""A real OpenAI-compatible embeddings server for tests: Starlette on uvicorn on a loopback port,
+serving the bundled model through `POST /v1/embeddings`.
+
+It can be told to refuse a key (401), to answer a scripted list of failures before succeeding
+(`script`: "429", "500", "slow" — an answer later than the client waits), or to return vectors
+of the wrong size; it records every request and the most it served at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from tests.conftest import ONNX_CACHE, LiveServer
+from thoth.config import Settings
+from thoth.embed import Embedder, get_embedder
+
+SERVED_MODEL = "all-MiniLM-L6-v2"
+
+
+class EmbeddingServer(LiveServer):
+    def __init__(self, key: str = "", truncate_to: int = 0, slow_seconds: float = 2.0):
+        self.key = key
+        self.truncate_to = truncate_to  # > 0: vectors cut to this many dimensions (a wrong-dimension server)
+        self.slow_seconds = slow_seconds
+        self.script: list[str] = []
+        self.requests: list[dict] = []
+        self.in_flight = self.most_in_flight = 0
+        self._count = threading.Lock()
+        self.model: Embedder = get_embedder(Settings(embed_backend="onnx", cache_dir=str(ONNX_CACHE)))
+        app = Starlette(routes=[Route("/v1/embeddings", self.embeddings, methods=["POST"])])
+        super().__init__(Settings(), app)  # type: ignore[arg-type]
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    async def embeddings(self, request: Request) -> JSONResponse:
+        body = await request.json()
+        self.requests.append(body)
+        if self.key and request.headers.get("authorization") != f"Bearer {self.key}":
+            return JSONResponse({"error": {"message": "Incorrect API key provided"}}, status_code=401)
+        if body.get("model") != SERVED_MODEL:
+            return JSONResponse({"error": {"message": f"model {body.get('model')!r} not found"}}, status_code=404)
+        action = self.script.pop(0) if self.script else ""
+        if action in ("429", "500"):
+            busy = {"error": {"message": "try later"}}
+            return JSONResponse(busy, status_code=int(action), headers={"Retry-After": "0"})
+        if action == "slow":
+            await asyncio.sleep(self.slow_seconds)
+        with self._count:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(0.05)  # long enough for concurrent batches to overlap here
+            vectors = await run_in_threadpool(self.model.embed, body["input"])
+        finally:
+            with self._count:
+                self.in_flight -= 1
+        if self.truncate_to:
+            vectors = vectors[:, : self.truncate_to]
+        data = [{"object": "embedding", "index": i, "embedding": v.tolist()} for i, v in enumerate(vectors)]
+        data.reverse()  # the API allows any order: clients must sort by index
+        return JSONResponse({"object": "list", "data": data, "model": SERVED_MODEL})

@@ -1,0 +1,173 @@
+"""What every remote embedding provider shares: batches, a concurrency limit, retries, clear errors.
+
+A provider module says how one batch becomes one HTTP request and how its answer becomes vectors
+(`Protocol`); `RemoteEmbedder` sends the batches, at most `concurrency` at once, retries a 429, a 5xx,
+a timeout or a refused connection with exponential backoff (honouring Retry-After), and turns
+everything else into an `EmbedderUnavailable` that names the setting to fix. It counts what it sent,
+for the ingest summary.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import httpx
+import numpy as np
+
+from thoth.embed import EmbedderUnavailable
+
+RETRIED_STATUSES = {429, 500, 502, 503, 504}
+BACKOFF_SECONDS = 0.5  # the first retry's wait; each next one doubles
+MAX_BACKOFF_SECONDS = 20.0  # a Retry-After longer than this is cut to it
+
+
+class WireFormat(Protocol):
+    """One provider's request and answer shapes."""
+
+    name: str  # the provider's setting value, e.g. "openai"
+    model: str  # the model as the endpoint names it
+
+    def request(self, texts: list[str]) -> tuple[str, dict[str, Any]]:
+        """(url, JSON body) embedding `texts`."""
+        ...
+
+    def vectors(self, body: Any) -> list[list[float]]:
+        """The vectors in a successful answer, one per text, in the texts' order."""
+        ...
+
+    def headers(self) -> dict[str, str]:
+        """Authentication headers, asked per request (a token may expire)."""
+        ...
+
+
+@dataclass
+class Sent:
+    """What a remote embedder has sent so far."""
+
+    texts: int = 0
+    characters: int = 0
+    requests: int = 0
+    retries: int = 0
+
+    def render(self, where: str) -> str:
+        retried = f", {self.retries} retried" if self.retries else ""
+        return (
+            f"embedding: {self.texts:,} texts, {self.characters:,} characters sent to {where} "
+            f"in {self.requests:,} requests{retried}"
+        )
+
+
+class RemoteEmbedder:
+    """An `Embedder` over HTTP: `wire` shapes the requests, this class sends them."""
+
+    def __init__(
+        self,
+        wire: WireFormat,
+        model_name: str,
+        *,
+        max_tokens: int,
+        dimensions: int = 0,
+        batch_size: int = 64,
+        concurrency: int = 4,
+        retries: int = 4,
+        timeout: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        self.wire = wire
+        self.model_name = model_name
+        self.max_tokens = max_tokens
+        self.batch_size = max(1, batch_size)
+        self.concurrency = max(1, concurrency)
+        self.retries = max(0, retries)
+        self.sleep = sleep
+        self.sent = Sent()
+        self._count = threading.Lock()
+        self._client = httpx.Client(timeout=timeout, limits=httpx.Limits(max_connections=self.concurrency))
+        self._wanted = dimensions
+        # One request at load: a wrong URL, key, model or dimension is said when the server or the ingest
+        # job starts, not at its first query; the dimension, part of the index's identity, is checked after.
+        self.dim = len(self._batch(["dimension probe"])[0])
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        batches = [list(map(str, texts[i : i + self.batch_size])) for i in range(0, len(texts), self.batch_size)]
+        if len(batches) == 1:
+            parts = [self._batch(batches[0])]
+        else:
+            with ThreadPoolExecutor(min(self.concurrency, len(batches)), thread_name_prefix="thoth-embed") as pool:
+                parts = list(pool.map(self._batch, batches))
+        vectors = np.asarray([v for part in parts for v in part], dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        # The Embedder contract is unit length. Rows an endpoint already normalised are kept bit for bit,
+        # so the bundled model served remotely gives the local provider's vectors exactly.
+        off = np.abs(norms[:, 0] - 1.0) > 1e-4
+        vectors[off] /= np.maximum(norms[off], 1e-12)
+        return vectors
+
+    def _batch(self, texts: list[str]) -> list[list[float]]:
+        url, body = self.wire.request(texts)
+        for attempt in range(self.retries + 1):
+            with self._count:
+                self.sent.requests += 1
+                self.sent.retries += attempt > 0
+            try:
+                response = self._client.post(url, json=body, headers=self.wire.headers())
+            except (httpx.TimeoutException, httpx.TransportError) as exc:
+                if attempt == self.retries:
+                    raise EmbedderUnavailable(
+                        f"the {self.wire.name} embedding endpoint {url} did not answer after "
+                        f"{attempt + 1} attempts ({type(exc).__name__}: {exc}); check THOTH_EMBED_URL"
+                    ) from exc
+                self.sleep(self._backoff(attempt, None))
+                continue
+            if response.status_code in RETRIED_STATUSES and attempt < self.retries:
+                self.sleep(self._backoff(attempt, response.headers.get("retry-after")))
+                continue
+            if response.status_code != 200:
+                raise EmbedderUnavailable(self._refusal(url, response, attempt + 1))
+            vectors = self._checked(self.wire.vectors(response.json()), len(texts))
+            with self._count:
+                self.sent.texts += len(texts)
+                self.sent.characters += sum(len(t) for t in texts)
+            return vectors
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _checked(self, vectors: list[list[float]], expected: int) -> list[list[float]]:
+        if len(vectors) != expected:
+            name = self.wire.name
+            raise EmbedderUnavailable(f"the {name} endpoint returned {len(vectors)} vectors for {expected} texts")
+        want = self._wanted or getattr(self, "dim", 0)  # no `dim` yet while probing
+        for vector in vectors:
+            if want and len(vector) != want:
+                raise EmbedderUnavailable(
+                    f"the {self.wire.name} embedding model {self.wire.model!r} returned {len(vector)}-dimension "
+                    f"vectors, not {want}; set THOTH_EMBED_DIMENSIONS to what the model gives (or one it supports)"
+                )
+        return vectors
+
+    def _backoff(self, attempt: int, retry_after: str | None) -> float:
+        try:
+            asked = float(retry_after) if retry_after else 0.0
+        except ValueError:  # an HTTP date: rare for these endpoints; the doubling wait will do
+            asked = 0.0
+        return min(MAX_BACKOFF_SECONDS, max(asked, BACKOFF_SECONDS * 2**attempt))
+
+    def _refusal(self, url: str, response: httpx.Response, attempts: int) -> str:
+        status, said = response.status_code, response.text.strip().replace("\n", " ")[:300]
+        where = f"the {self.wire.name} embedding endpoint {url}"
+        if status in (401, 403):
+            return f"{where} refused the key ({status}: {said}); check THOTH_EMBED_API_KEY or THOTH_EMBED_API_KEY_FILE"
+        if status == 404 or (status in (400, 422) and "model" in said.lower()):
+            return f"{where} does not serve model {self.wire.model!r} ({status}: {said}); check THOTH_EMBED_MODEL"
+        if status in RETRIED_STATUSES:
+            return f"{where} is unavailable: {status} after {attempts} attempts ({said})"
+        return f"{where} answered {status}: {said}"
+
+    def close(self) -> None:
+        self._client.close()

@@ -29,10 +29,10 @@ from thoth.writes.parsers.pdf_layout import (
     read_lines,
     read_title_page,
 )
-from thoth.writes.parsers.pdf_text import clean_text, vocabulary
+from thoth.writes.parsers.pdf_text import UNMAPPED, clean_text, vocabulary
 
 # Part of a document's identity (thoth/writes/writer.py): a new version re-parses every PDF once.
-PARSER_VERSION = "pdf-2"
+PARSER_VERSION = "pdf-3"
 
 
 def _year(date: str) -> int | None:
@@ -176,4 +176,5 @@ def parse(data: bytes, fallback_title: str, password: str | None = None) -> Pars
         first_page=first_page,
         title_from_metadata=bool(title),
         front_matter=front,
+        unmapped_glyphs=sum(x.text.count(UNMAPPED) for lines in pages for x in lines if not x.furniture),
     )

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import ctypes
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 
 import pypdfium2.raw as pdfium_c
 
-from thoth.writes.parsers.pdf_text import HYPHEN, symbol_glyph
+from thoth.writes.parsers.pdf_text import COMBINING, HYPHEN, UNMAPPED, symbol_glyph
 
 _MARKS = set("∗*†‡§¶⋆")
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|medi\b|-medi|^(?:\w{6}\+)?CMBX|\.B$", re.I)
@@ -38,6 +39,7 @@ _NAMED = re.compile(
     re.I,
 )
 REFERENCES = re.compile(r"^(references|bibliography|literature cited|works cited)$", re.I)
+_CONTINUED = re.compile(r"^\(?(?:continued on (?:the )?next page|continued from (?:the )?previous page)\)?\.?$", re.I)
 _PAGE_NUMBER = re.compile(r"^(?:page\s*)?[-–]?\s*\d{1,4}\s*[-–]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.I)
 
 
@@ -66,6 +68,7 @@ class _Char:
     size: float
     weight: int
     box: tuple[float, float, float, float]  # left, bottom, right, top
+    generated: bool = False  # a space PDFium inserted, not one the file draws
 
 
 def _chars(textpage) -> list[_Char | None]:
@@ -83,21 +86,67 @@ def _chars(textpage) -> list[_Char | None]:
             continue
         if code in (2, 0xFFFE) or (code < 32 and pdfium_c.FPDFText_IsHyphen(raw, i)):
             ch = HYPHEN
-        elif code < 32 and code != 9:
+        elif code < 32 and code != 9 or 0xE000 <= code <= 0xF8FF:
             n = pdfium_c.FPDFText_GetFontInfo(raw, i, name, len(name), ctypes.byref(flags))
-            ch = symbol_glyph(code, name.value[: max(0, n - 1)].decode("latin-1"))
-            if not ch:
-                continue
+            # a glyph no table names stays visible as a placeholder: dropping it would change what the page says
+            ch = symbol_glyph(code, name.value[: max(0, n - 1)].decode("latin-1")) or (
+                UNMAPPED if code < 32 else chr(code)
+            )
+        elif 0xDC00 <= code <= 0xDFFF and out and out[-1] is not None and "\ud800" <= out[-1].ch <= "\udbff":
+            # the second half of a UTF-16 pair (an emoji): one character with the first
+            high = ord(out[-1].ch)
+            out[-1].ch = chr(0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00))
+            continue
         else:
-            ch = chr(code) if code < 0xD800 or code > 0xDFFF else "\ufffd"
+            ch = chr(code) if code < 0xDC00 or code > 0xDFFF else UNMAPPED
         pdfium_c.FPDFText_GetLooseCharBox(raw, i, ctypes.byref(rect))
         size = pdfium_c.FPDFText_GetFontSize(raw, i)
         weight = pdfium_c.FPDFText_GetFontWeight(raw, i)
         if weight <= 0:  # standard and Type 1 fonts often say nothing: the name does ("Helvetica-Bold", "CMBX10")
             n = pdfium_c.FPDFText_GetFontInfo(raw, i, name, len(name), ctypes.byref(flags))
             weight = 700 if _BOLD_NAME.search(name.value[: max(0, n - 1)].decode("latin-1")) else 400
-        out.append(_Char(ch, i, size, weight, (rect.left, rect.bottom, rect.right, rect.top)))
+        generated = ch == " " and bool(pdfium_c.FPDFText_IsGenerated(raw, i))
+        out.append(_Char(ch, i, size, weight, (rect.left, rect.bottom, rect.right, rect.top), generated))
+    for c in out:
+        if c is not None and "\ud800" <= c.ch <= "\udfff":  # half a pair whose other half never came
+            c.ch = UNMAPPED
     return out
+
+
+def _attach_accents(chars: list[_Char]) -> list[_Char]:
+    """Put each accent TeX drew as a glyph of its own on the letter under it ('Montr ´ eal' -> 'Montréal').
+
+    PDFium lists the accent where the drawing order puts it, often words away; its box says which
+    letter it sits on. The spaces PDFium added around a moved accent go with it.
+    """
+    accents = [i for i, c in enumerate(chars) if c.ch in COMBINING]
+    if not accents:
+        return chars
+    gone: set[int] = set()
+    for i in accents:
+        a = chars[i]
+        mid = (a.box[0] + a.box[2]) / 2
+        under = [
+            j
+            for j, c in enumerate(chars)
+            if j not in gone and c.ch[:1].isalpha() and c.box[0] <= mid <= c.box[2] and j != i
+        ]
+        if not under:
+            continue
+        letter = chars[min(under, key=lambda j: abs((chars[j].box[0] + chars[j].box[2]) / 2 - mid))]
+        letter.ch = unicodedata.normalize("NFC", letter.ch + COMBINING[a.ch])
+        gone.add(i)
+    for i in sorted(gone):  # a space PDFium set beside a moved accent, where the letters around it touch
+        for j in (i - 1, i + 1):
+            if 0 <= j < len(chars) and j not in gone and chars[j].generated and _touching(chars, j, gone):
+                gone.add(j)
+    return [c for j, c in enumerate(chars) if j not in gone]
+
+
+def _touching(chars: list[_Char], j: int, gone: set[int]) -> bool:
+    before = [c for k, c in enumerate(chars[:j]) if k not in gone and not c.ch.isspace()]
+    after = [c for k, c in enumerate(chars[j + 1 :], start=j + 1) if k not in gone and not c.ch.isspace()]
+    return bool(before and after) and after[0].box[0] - before[-1].box[2] < 0.15 * max(before[-1].size, 1.0)
 
 
 def _mode(values: list[float]) -> float:
@@ -105,6 +154,7 @@ def _mode(values: list[float]) -> float:
 
 
 def _make_line(chars: list[_Char], page: int, angle: float) -> Line | None:
+    chars = _attach_accents(chars)
     ink = [c for c in chars if not c.ch.isspace()]
     if not ink:
         return None
@@ -120,7 +170,8 @@ def _make_line(chars: list[_Char], page: int, angle: float) -> Line | None:
             plain.append(" ")
             names.append(", ")
         text.append(c.ch)
-        if sup and (c.ch in _MARKS or c.ch in ",") or (sup and c.ch.isdigit() and _after_word(plain)):
+        # a raised mark after a word is a footnote's ("Bengio∗"); after a symbol it is math ("θ∗") and stays
+        if sup and (c.ch in _MARKS or c.ch.isdigit()) and _after_word(plain) or (sup and c.ch == ","):
             names.append(", ")
         elif sup:
             plain.append(c.ch)
@@ -174,7 +225,7 @@ def _mergeable(a: Line, b: Line) -> bool:
 
 def _merge(a: Line, b: Line) -> Line:
     if _superscript(a, b):
-        marks = all(ch in _MARKS or ch in ", " for ch in b.text) or (b.text.isdigit() and _after_word(list(a.plain)))
+        marks = (all(ch in _MARKS or ch in ", " for ch in b.text) or b.text.isdigit()) and _after_word(list(a.plain))
         a.text, a.names = a.text + b.text, a.names + ", "
         a.plain += "" if marks else b.plain
         a.x1 = max(a.x1, b.x1)
@@ -228,9 +279,12 @@ def mark_furniture(pages: list[list[Line]]) -> dict:
             for line in (upright[0], upright[-1]):
                 if _PAGE_NUMBER.match(line.text.strip()):
                     line.furniture = True
+        for line in upright:  # a long table's running note, on its own line
+            if _CONTINUED.match(line.text.strip()):
+                line.furniture = True
         for line in lines:
             stamp = ARXIV_STAMP.search(line.text)
-            if stamp and (line.rotated or len(line.text) < len(stamp.group(0)) + 20):
+            if stamp and (line.rotated or _whole_stamp(line, stamp)):
                 line.furniture = True
                 if "eprint" not in found:
                     found.update(_stamp(stamp))
@@ -252,6 +306,13 @@ def mark_furniture(pages: list[list[Line]]) -> dict:
                 for line in marked:
                     line.furniture = True
     return found
+
+
+def _whole_stamp(line: Line, stamp: re.Match[str]) -> bool:
+    """An upright line that is the margin stamp itself (version and class or date), not a citation of an
+    arXiv id: a reference ('preprint arXiv:2002.08909.') keeps its line."""
+    full = stamp.group("version") and (stamp.group("cls") or stamp.group("date"))
+    return bool(full) and len(line.text) < len(stamp.group(0)) + 20
 
 
 def _stamp(match: re.Match[str]) -> dict:

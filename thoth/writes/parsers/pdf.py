@@ -6,7 +6,8 @@ Measured on this machine (DESIGN.md): pypdfium2 about 1,100 pages/s, pypdf about
 Each page is read line by line with its geometry (pdf_layout.py):
 running headers, page numbers and the arXiv stamp are left out of the text; the
 first page's layout gives the title, authors and arXiv identifier; section headings
-split the pages into partitions that carry their heading path, and the reference
+(pdf_headings.py, from the document's own typography; labels inside figures, pdf_figures.py,
+never count) split the pages into partitions that carry their heading path, and the reference
 list is its own partition, marked `references`. The text is cleaned in one place
 (pdf_text.py): words joined at line-break hyphens, ligatures unfolded,
 no control characters.
@@ -15,20 +16,14 @@ no control characters.
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import pypdfium2 as pdfium
 
 from thoth.writes.parsers import Block, ParsedDocument, ParseError, Section
-from thoth.writes.parsers.pdf_layout import (
-    DOI,
-    REFERENCES,
-    Line,
-    body_size,
-    mark_furniture,
-    mark_headings,
-    read_lines,
-    read_title_page,
-)
+from thoth.writes.parsers.pdf_figures import graphic_regions, mark_figure_text
+from thoth.writes.parsers.pdf_headings import body_size, mark_headings, person_case
+from thoth.writes.parsers.pdf_layout import DOI, REFERENCES, Line, mark_furniture, read_lines, read_title_page
 from thoth.writes.parsers.pdf_text import UNMAPPED, clean_text, vocabulary
 
 # Part of a document's identity (thoth/writes/writer.py): a new version re-parses every PDF once.
@@ -85,7 +80,7 @@ def _is_references(heading: str) -> bool:
     return bool(REFERENCES.match(re.sub(r"^[\dA-H.]+\s+", "", heading).strip()))
 
 
-def _partitions(pages: list[list[Line]], vocab) -> list[Section]:
+def _partitions(pages: list[list[Line]], vocab, words: Counter[str]) -> list[Section]:
     """One partition per page and section: chunks never straddle a section break or a page."""
     partitions: list[Section | None] = []
     path: list[str] = []
@@ -101,12 +96,21 @@ def _partitions(pages: list[list[Line]], vocab) -> list[Section]:
             if body:
                 partitions.append(_section_partition(body, path, references, vocab))
                 body = []
-            heading = " ".join(clean_text(line.plain).split())
+            heading = person_case(" ".join(clean_text(line.plain).split()), words)
             path = [*path[: line.heading_level - 1], heading]
             references = _is_references(heading)
         if body:
             partitions.append(_section_partition(body, path, references, vocab))
     return [p for p in partitions if p is not None]
+
+
+def _written_words(pages: list[list[Line]], start: tuple[int, int]) -> Counter[str]:
+    """The body's words as written, headings, title and furniture left out: which words the text
+    itself sets in capitals (acronyms), for headings typeset in capitals."""
+    body = (
+        x.plain for lines in pages for x in lines if not (x.heading_level or x.furniture) and (x.page, x.index) >= start
+    )
+    return Counter(re.findall(r"[^\W\d_]+", " ".join(body)))
 
 
 def parse(data: bytes, fallback_title: str, password: str | None = None) -> ParsedDocument:
@@ -129,7 +133,9 @@ def parse(data: bytes, fallback_title: str, password: str | None = None) -> Pars
             page = pdf[number - 1]
             textpage = page.get_textpage()
             try:
-                pages.append(read_lines(textpage, number))
+                lines = read_lines(textpage, number)
+                mark_figure_text(lines, graphic_regions(page, page.get_width(), page.get_height()))
+                pages.append(lines)
                 if number == 1:
                     first_height = page.get_height()
             finally:
@@ -154,8 +160,10 @@ def parse(data: bytes, fallback_title: str, password: str | None = None) -> Pars
         title_sizes = max(x.size for x in first if not x.rotated)
         start = (1, max((x.index for x in first if abs(x.size - title_sizes) < 0.4), default=-1) + 1)
     mark_headings(pages, body, start)
-    vocab = vocabulary("\n".join(x.text for lines in pages for x in lines if not x.furniture))
-    partitions = _partitions(pages, vocab)
+    text = "\n".join(x.text for lines in pages for x in lines if not x.furniture)
+    vocab = vocabulary(text)
+    words = _written_words(pages, start)
+    partitions = _partitions(pages, vocab, words)
     if not partitions:
         raise ParseError(f"no text layer (image-only PDF, {page_count} pages): it would need OCR")
     first_page = clean_text("\n".join(x.text for x in first), vocab)
@@ -163,7 +171,10 @@ def parse(data: bytes, fallback_title: str, password: str | None = None) -> Pars
     if doi:
         front["doi"] = doi.group(1).rstrip(".,;)")
     if "title" in front:
-        front["title"] = clean_text(front["title"], vocab)
+        typeset = clean_text(front["title"], vocab)
+        front["title"] = person_case(typeset, words)
+        if front["title"] != typeset:
+            front["title_typeset"] = typeset  # the capitals the paper prints, beside the title a person writes
     authors = [a.strip() for a in re.split(r"[;,]| and ", meta.get("Author", "")) if a.strip()]
     authors = [a for a in authors if not _PLACEHOLDER_AUTHOR.match(a)]
     title = _real_title(meta.get("Title") or "")

@@ -6,8 +6,7 @@ builds lines and decides, for the PDF parser:
 
 - page furniture: running headers and footers (the same line at the same height on
   many pages), page numbers, the rotated arXiv margin stamp;
-- section headings: a line set larger than the body text, or a bold numbered line
-  ("3.2 Attention"), and its level from the numbering;
+- (section headings are pdf_headings.py's, from these lines);
 - the first page's citation: the title is the largest text near the top, the
   authors the name lines under it (superscript marks dropped), the arXiv stamp's
   identifier, class and first-version year, a DOI.
@@ -32,8 +31,7 @@ ARXIV_STAMP = re.compile(
     r"\s*(?:\[(?P<cls>[\w.-]+)\])?\s*(?P<date>\d{1,2}\s+[A-Z][a-z]{2,8}\s+(?:19|20)\d\d)?"
 )
 DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+)", re.I)
-_NUMBERED = re.compile(r"^(?P<num>(?:\d{1,2}(?:\.\d{1,2}){0,3}\.?)|(?:[A-H]\.(?:\d{1,2}\.?)*))\s+(?P<title>\S.*)$")
-_NAMED = re.compile(
+NAMED = re.compile(
     r"^(abstract|introduction|related work|background|conclusions?|discussion|acknowledge?ments?|"
     r"references|bibliography|appendix(?:\s+[A-Z])?|appendices|supplementary material)\b",
     re.I,
@@ -59,6 +57,8 @@ class Line:
     index: int = 0  # position on its page, in PDFium's reading order
     heading_level: int = 0  # >0: a section heading at that level
     furniture: bool = False
+    top: float = 0.0  # the largest size of its letters (small caps: the capitals' size)
+    in_figure: bool = False  # inside a figure's drawing (pdf_figures.py): a label, never a heading
 
 
 @dataclass
@@ -194,6 +194,7 @@ def _make_line(chars: list[_Char], page: int, angle: float) -> Line | None:
         y1=max(c.box[3] for c in ink),
         rotated=abs(angle) > 0.1 and abs(angle - 6.283) > 0.1,
         page=page,
+        top=max((c.size for c in ink if c.ch.isalpha()), default=size),
     )
 
 
@@ -232,7 +233,7 @@ def _merge(a: Line, b: Line) -> Line:
         return a
     glue = "" if b.x0 - a.x1 < 0.15 * a.size or b.text == "-" else " "
     a.text, a.plain, a.names = a.text + glue + b.text, a.plain + glue + b.plain, a.names + glue + b.names
-    a.x1, a.y0, a.y1 = max(a.x1, b.x1), min(a.y0, b.y0), max(a.y1, b.y1)
+    a.x1, a.y0, a.y1, a.top = max(a.x1, b.x1), min(a.y0, b.y0), max(a.y1, b.y1), max(a.top, b.top)
     return a
 
 
@@ -329,80 +330,6 @@ def _stamp(match: re.Match[str]) -> dict:
     return out
 
 
-# -- headings --------------------------------------------------------------------------------------
-
-
-def body_size(pages: list[list[Line]]) -> float:
-    sizes: Counter[float] = Counter()
-    for lines in pages:
-        for line in lines:
-            if not line.rotated and not line.furniture:
-                sizes[round(line.size * 2) / 2] += len(line.text)
-    return sizes.most_common(1)[0][0] if sizes else 0.0
-
-
-def _heading_level(line: Line, body: float, body_bold: bool, generic: bool) -> int:
-    """The heading level of `line` (0: not a heading); `generic` allows large unnumbered titles."""
-    text = line.plain.strip()
-    words = text.split()
-    if line.rotated or line.furniture or not 1 <= len(words) <= 14 or len(text) > 100:
-        return 0
-    if not re.search(r"[^\W\d_]{2}", text) or text.endswith((",", ";")) or "@" in text:
-        return 0
-    larger = line.size >= body + 0.8
-    bold = line.bold and not body_bold and line.size >= body - 0.3
-    numbered = _NUMBERED.match(text)
-    if numbered and (larger or bold):
-        title = numbered.group("title")
-        if not title[0].isupper() or re.search(r"\d\s*$", title) and len(title.split()) < 2:
-            return 0
-        num = numbered.group("num").rstrip(".")
-        return min(4, num.count(".") + 1)
-    if _NAMED.match(text) and (larger or bold) and not text.endswith("."):
-        return 1
-    if generic and line.size >= body + 1.5 and len(words) <= 10 and not text.endswith(".") and text[0].isupper():
-        return 1
-    return 0
-
-
-def _continues(line: Line, prev: Line | None, body: float) -> bool:
-    """`line` is the second line of the heading `prev` ('2 Towards Reducing Internal' / 'Covariate Shift')."""
-    return (
-        prev is not None
-        and not line.furniture
-        and not line.rotated
-        and abs(line.size - prev.size) < 0.3
-        and line.bold == prev.bold
-        and 0 < prev.y0 - line.y0 < 2.0 * line.size
-        and line.size > body + 0.3
-        and not _NUMBERED.match(line.plain.strip())
-        and not _NAMED.match(line.plain.strip())
-    )
-
-
-def mark_headings(pages: list[list[Line]], body: float, start: tuple[int, int] = (0, 0)) -> None:
-    """Set `heading_level` on section titles from `start` (page, line index) on; join two-line titles.
-
-    Large unnumbered lines count as headings only once a numbered or named one was seen, so the
-    first page's affiliations ("Microsoft Research") are not taken for sections.
-    """
-    body_bold = False
-    generic = False
-    for lines in pages:
-        prev: Line | None = None
-        for line in lines:
-            if (line.page, line.index) < start:
-                continue
-            if _continues(line, prev, body):
-                prev.plain = f"{prev.plain} {line.plain}"
-                line.heading_level = -1  # part of the heading above
-                continue
-            level = _heading_level(line, body, body_bold, generic)
-            generic = generic or level > 0
-            line.heading_level = level
-            prev = line if level else None
-
-
 # -- the first page --------------------------------------------------------------------------------
 
 _NOT_NAMES = re.compile(
@@ -452,7 +379,7 @@ def read_title_page(lines: list[Line], height: float, body: float) -> dict:
     for line in lines[last.index + 1 :]:
         if line.rotated or line.furniture or line.index in {x.index for x in title_lines}:
             continue
-        if _NAMED.match(line.plain.strip()) or line.y1 < 0.3 * height:
+        if NAMED.match(line.plain.strip()) or line.y1 < 0.3 * height:
             break
         if line.size < body - 0.6 or len(line.plain.split()) > 16:
             continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from thoth.errors import ClientError
+from thoth.records import Excluding
 from thoth.store import filters
 from thoth.store.filters import eq, is_in, where
 
@@ -65,3 +66,9 @@ def test_booleans_and_combining_clauses() -> None:
         filters.eq("is_diff", "true")
     assert filters.both("a = 1", None, "b = 2") == "(a = 1) AND (b = 2)"
     assert filters.both(None) is None
+
+
+def test_excluding_keeps_rows_without_the_field() -> None:
+    assert filters.where({"content_type": Excluding(("references",))}) == (
+        "(content_type IS NULL OR NOT content_type IN ('references'))"
+    )

@@ -80,16 +80,36 @@ def _is_references(heading: str) -> bool:
     return bool(REFERENCES.match(re.sub(r"^[\dA-H.]+\s+", "", heading).strip()))
 
 
+def _unheaded_references(pages: list[list[Line]]) -> tuple[int, int] | None:
+    """Where a reference list without a heading starts, by the shape of its entries: '[1]' in the
+    document's second half, '[2]' and '[3]' starting lines soon after. None when there is a heading."""
+    lines = [x for page in pages for x in page if not x.furniture and not x.rotated]
+    if any(x.heading_level > 0 and _is_references(x.plain) for x in lines):
+        return None
+    for i in range(len(lines) // 2, len(lines)):
+        if lines[i].plain.startswith("[1]"):
+            following = [x.plain[:3] for x in lines[i + 1 : i + 30]]
+            if "[2]" in following and "[3]" in following:
+                return (lines[i].page, lines[i].index)
+    return None
+
+
 def _partitions(pages: list[list[Line]], vocab, words: Counter[str]) -> list[Section]:
     """One partition per page and section: chunks never straddle a section break or a page."""
     partitions: list[Section | None] = []
     path: list[str] = []
     references = False
+    unheaded = _unheaded_references(pages)
     for lines in pages:
         body: list[Line] = []
         for line in lines:
             if line.furniture or line.heading_level < 0:
                 continue
+            if (line.page, line.index) == unheaded:
+                if body:
+                    partitions.append(_section_partition(body, path, references, vocab))
+                    body = []
+                references = True
             if line.heading_level == 0:
                 body.append(line)
                 continue

@@ -13,7 +13,8 @@ Per folder (papers, edge cases), over the chunks the ingest job would write (the
   written by hand from the papers' first pages;
 - per dev paper, against bench/data/papers_sections.tsv (each paper's headings, written by hand from
   the PDF): chunks whose section is one of the paper's headings (an empty one only on page one),
-  chunks holding a numbered heading of the paper inside their text (straddling), whether the
+  chunks holding a numbered heading of the paper inside their text (straddling), captions
+  ("Figure 2: ") spliced into the running text's chunks, whether the
   reference list is marked, arXiv ids of the PDF's text kept in the chunks, letters and digits of
   the PDF's text missing from the parsed text (furniture lines and page numbers left out), and
   glyphs without Unicode (kept as U+FFFD).
@@ -42,6 +43,7 @@ from thoth.writes.parsers.pdf_text import has_controls
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "pdfs"
 TRUTH = Path(__file__).resolve().parent / "data" / "papers_bibtex.tsv"
 SECTIONS = Path(__file__).resolve().parent / "data" / "papers_sections.tsv"
+_CAPTION_IN_TEXT = re.compile(r"\b(?:Figure|Table|Algorithm) \d{1,2}: ")  # a caption spliced into running text
 _ARXIV_ID = re.compile(r"(?:arXiv:\s*|abs/)(\d{4}\.\d{4,5})", re.I)
 _RAW_BREAK = re.compile(r"[\x02\ufffe]|[^\W\d_]-\r?\n[a-z]")
 _SPLIT_WORD = re.compile(r"[\x02\ufffe]|[^\W\d_]{2}- [a-z]{2}")
@@ -97,6 +99,7 @@ class Paper:
     chunks: int = 0
     section_right: int = 0
     straddling: int = 0
+    floats_in_text: int = 0
     references_marked: bool = False
     arxiv_ids: int = 0
     arxiv_kept: int = 0
@@ -124,6 +127,8 @@ def _paper(doc, chunks, pages: list[str], headings: list[str]) -> Paper:
         own = _norm(path[-1]) if path else ""
         out.straddling += any(h in _norm(chunk.text) and h != own for h in numbered)
         out.references_marked |= chunk.content_type == "references"
+        if chunk.content_type == "text":
+            out.floats_in_text += len(_CAPTION_IN_TEXT.findall(chunk.text))
     text = "\n".join(c.text for c in chunks)
     own_id = (doc.front_matter or {}).get("eprint")
     ids = {m.group(1) for page in pages for m in _ARXIV_ID.finditer(page)} - {own_id}
@@ -232,8 +237,8 @@ def report(data: Path, password: str | None = None) -> int:
 
 def _report_papers(papers: dict[str, Paper]) -> None:
     head = (
-        f"{'paper':16s} {'chunks':>7s} {'section right':>14s} {'straddling':>11s} {'refs marked':>12s} "
-        f"{'arXiv ids kept':>15s} {'dropped chars':>14s} {'unmapped':>9s}"
+        f"{'paper':16s} {'chunks':>7s} {'section right':>14s} {'straddling':>11s} {'captions in text':>17s} "
+        f"{'refs marked':>12s} {'arXiv ids kept':>15s} {'dropped chars':>14s} {'unmapped':>9s}"
     )
     print(head)
     print("-" * len(head))
@@ -241,15 +246,25 @@ def _report_papers(papers: dict[str, Paper]) -> None:
     for name, p in sorted(papers.items()):
         print(
             f"{name:16s} {p.chunks:7d} {p.section_right:8d} {_pct(p.section_right, p.chunks)} {p.straddling:11d} "
+            f"{p.floats_in_text:17d} "
             f"{'yes' if p.references_marked else 'NO':>12s} {p.arxiv_kept:8d} of {p.arxiv_ids:3d} {p.dropped:14d} "
             f"{p.unmapped:9d}"
         )
-        for name_ in ("chunks", "section_right", "straddling", "arxiv_ids", "arxiv_kept", "dropped", "unmapped"):
+        for name_ in (
+            "chunks",
+            "section_right",
+            "straddling",
+            "floats_in_text",
+            "arxiv_ids",
+            "arxiv_kept",
+            "dropped",
+            "unmapped",
+        ):
             setattr(total, name_, getattr(total, name_) + getattr(p, name_))
         total.references_marked += p.references_marked
     print(
         f"{'all':16s} {total.chunks:7d} {total.section_right:8d} {_pct(total.section_right, total.chunks)} "
-        f"{total.straddling:11d} {int(total.references_marked):6d} of {len(papers):3d} "
+        f"{total.straddling:11d} {total.floats_in_text:17d} {int(total.references_marked):6d} of {len(papers):3d} "
         f"{total.arxiv_kept:8d} of {total.arxiv_ids:3d} {total.dropped:14d} {total.unmapped:9d}"
     )
 

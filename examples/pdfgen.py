@@ -229,7 +229,8 @@ def write_paper_pdf(
     `authors`: (name, superscript mark) pairs, drawn on one line under the 17pt title, with an
     affiliation line under them. `pages`: per page, (kind, text) items drawn top-down: kind "h1"
     (12pt bold heading), "h2" (10pt bold heading), "sc" (a heading in small caps, as ICLR sets it),
-    "figure" (a plot whose bold labels and ticks look like headings; the text is its caption) or "p"
+    "figure" (a plot whose bold labels and ticks look like headings; the text is its caption),
+    "footnote" (8pt, at the foot of the page) or "p"
     (10pt body; a "\\n" in the text breaks the line there, so a test can place a hyphen at a line
     end). `stamp` is drawn rotated in the left margin of page one (as arXiv does); `header` at the
     top of every page after the first, and each page gets its number at the bottom.
@@ -278,6 +279,10 @@ def write_paper_pdf(
                 continue
             if kind == "figure":
                 y = _figure(c, y, body)
+                continue
+            if kind == "footnote":  # at the foot of the page, in 8pt
+                c.setFont(BODY_FONT, 8)
+                c.drawString(MARGIN, 70, body)
                 continue
             font, size = {"h1": (HEADING_FONT, 12), "h2": (HEADING_FONT, 10)}.get(kind, (BODY_FONT, 10))
             y -= 8 if kind != "p" else 4

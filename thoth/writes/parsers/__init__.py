@@ -21,7 +21,7 @@ class ParseError(ThothError):
 @dataclass
 class Block:
     text: str
-    kind: str = "text"  # text | code | table | diff
+    kind: str = "text"  # text | code | table | diff | references | caption | footnote
     language: str = ""
 
 

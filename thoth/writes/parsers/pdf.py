@@ -22,6 +22,7 @@ import pypdfium2 as pdfium
 
 from thoth.writes.parsers import Block, ParsedDocument, ParseError, Section
 from thoth.writes.parsers.pdf_figures import graphic_regions, mark_figure_text
+from thoth.writes.parsers.pdf_floats import mark_floats, split_floats
 from thoth.writes.parsers.pdf_headings import body_size, mark_headings, person_case
 from thoth.writes.parsers.pdf_layout import DOI, REFERENCES, Line, mark_furniture, read_lines, read_title_page
 from thoth.writes.parsers.pdf_text import UNMAPPED, clean_text, vocabulary
@@ -66,14 +67,18 @@ def _reference_entries(lines: list[Line], vocab) -> str:
     return "\n".join(_prose(entry, vocab) for entry in entries)
 
 
-def _section_partition(body: list[Line], path: list[str], references: bool, vocab) -> Section | None:
-    if references:
-        block = Block(_reference_entries(body, vocab), kind="references")
-    else:
-        block = Block(_prose(body, vocab))
-    if not block.text.strip():
+def _section_partition(lines: list[Line], path: list[str], references: bool, vocab) -> Section | None:
+    body, floats = split_floats(lines)
+    blocks = []
+    if body:
+        blocks.append(
+            Block(_reference_entries(body, vocab), kind="references") if references else Block(_prose(body, vocab))
+        )
+    blocks += [Block(_prose(float_lines, vocab), kind=role) for role, float_lines in floats]
+    blocks = [b for b in blocks if b.text.strip()]
+    if not blocks:
         return None
-    return Section("page", [block], list(path), page_start=body[0].page, page_end=body[0].page)
+    return Section("page", blocks, list(path), page_start=lines[0].page, page_end=lines[0].page)
 
 
 def _is_references(heading: str) -> bool:
@@ -148,7 +153,7 @@ def parse(data: bytes, fallback_title: str, password: str | None = None) -> Pars
     try:
         meta = pdf.get_metadata_dict(skip_empty=True)
         pages: list[list[Line]] = []
-        first_height = 0.0
+        heights: list[float] = []
         for number in range(1, len(pdf) + 1):
             page = pdf[number - 1]
             textpage = page.get_textpage()
@@ -156,8 +161,7 @@ def parse(data: bytes, fallback_title: str, password: str | None = None) -> Pars
                 lines = read_lines(textpage, number)
                 mark_figure_text(lines, graphic_regions(page, page.get_width(), page.get_height()))
                 pages.append(lines)
-                if number == 1:
-                    first_height = page.get_height()
+                heights.append(page.get_height())
             finally:
                 textpage.close()
                 page.close()
@@ -174,12 +178,13 @@ def parse(data: bytes, fallback_title: str, password: str | None = None) -> Pars
     front = mark_furniture(pages)
     body = body_size(pages)
     first = pages[0]
-    front.update(read_title_page(first, first_height, body) if first else {})
+    front.update(read_title_page(first, heights[0], body) if first else {})
     start = (1, 0)
     if front.get("title") and first:
         title_sizes = max(x.size for x in first if not x.rotated)
         start = (1, max((x.index for x in first if abs(x.size - title_sizes) < 0.4), default=-1) + 1)
     mark_headings(pages, body, start)
+    mark_floats(pages, body, heights)
     text = "\n".join(x.text for lines in pages for x in lines if not x.furniture)
     vocab = vocabulary(text)
     words = _written_words(pages, start)

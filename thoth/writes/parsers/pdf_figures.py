@@ -21,6 +21,7 @@ Box = tuple[float, float, float, float]  # left, bottom, right, top
 _MIN_SIDE = 30.0  # points: smaller drawings are rules, bars and marks, not figures
 _REACH = 3.0  # points: paths this close belong to one drawing
 _MAX_SHARE = 0.7  # of the page's area: a larger region frames the page
+_MARGIN = 14.0  # points around a region where its tick labels and axis titles are
 
 
 def _bounds(obj) -> Box | None:
@@ -85,13 +86,17 @@ def graphic_regions(page, width: float, height: float) -> list[Box]:
 
 def _inside(line: Line, region: Box) -> bool:
     x, y = (line.x0 + line.x1) / 2, (line.y0 + line.y1) / 2
-    return region[0] <= x <= region[2] and region[1] <= y <= region[3]
+    if region[0] <= x <= region[2] and region[1] <= y <= region[3]:
+        return True
+    # axis ticks and titles sit just outside a plot's frame: a few words, not a sentence's end
+    near = region[0] - _MARGIN <= x <= region[2] + _MARGIN and region[1] - _MARGIN <= y <= region[3] + _MARGIN
+    return near and len(line.plain.split()) <= 3 and not line.plain.rstrip().endswith(".")
 
 
 def mark_figure_text(lines: list[Line], regions: list[Box]) -> None:
     """Set `in_figure` on the lines a figure region holds, unless the region holds prose (a framed text)."""
     for region in regions:
-        inside = [x for x in lines if _inside(x, region)]
+        inside = [x for x in lines if not x.furniture and _inside(x, region)]
         prose = sum(len(x.plain.split()) >= 8 for x in inside)
         if inside and prose <= len(inside) / 2:
             for line in inside:

@@ -93,14 +93,14 @@ class _Numbering:
 
 
 def _numbered_document(pages: list[list[Line]], body: float) -> bool:
-    """Whether the paper numbers its sections: '1' and '2' both head a line set apart from the body."""
+    """Whether the paper numbers its sections: '1' heads a line set apart from the body."""
     tops = set()
     for lines in pages:
         for line in lines:
             match = NUMBERED.match(line.plain.strip())
             if match and _shape(line) and _set_apart(line, body) and match.group("title")[:1].isupper():
                 tops.add(match.group("num").rstrip("."))
-    return {"1", "2"} <= tops
+    return "1" in tops
 
 
 def _level(line: Line, body: float, numbering: _Numbering | None, prev: Line | None) -> int:

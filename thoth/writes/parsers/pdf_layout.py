@@ -59,6 +59,7 @@ class Line:
     furniture: bool = False
     top: float = 0.0  # the largest size of its letters (small caps: the capitals' size)
     in_figure: bool = False  # inside a figure's drawing (pdf_figures.py): a label, never a heading
+    role: str = ""  # caption | footnote (pdf_floats.py): kept out of the running text
 
 
 @dataclass
@@ -125,6 +126,9 @@ def _attach_accents(chars: list[_Char]) -> list[_Char]:
     gone: set[int] = set()
     for i in accents:
         a = chars[i]
+        if i and chars[i - 1].ch == "/" and a.ch == "˜":  # a URL's tilde ('/˜schwenk'): a character, no accent
+            a.ch = "~"
+            continue
         mid = (a.box[0] + a.box[2]) / 2
         under = [
             j

@@ -154,3 +154,9 @@ def test_footnote_marks_after_words_are_left_out() -> None:
         c.drawText(text)
 
     assert _text(_pdf(draw)) == "Residual nets won the competitions of 2015, see x"
+
+
+def test_a_character_outside_the_basic_plane_is_one_character(tmp_path: Path) -> None:
+    # PDFium hands over an emoji as two UTF-16 halves; the ToUnicode map here names U+1F600 by its pair
+    pdf = write_symbol_font_pdf(tmp_path / "e.pdf", "ok ~ done", font_name="Foo-Regular", codes={"~": 0xD83DDE00})
+    assert _text(pdf.read_bytes()) == "ok \U0001f600 done"

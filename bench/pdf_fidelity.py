@@ -10,7 +10,14 @@ Per folder (papers, edge cases), over the chunks the ingest job would write (the
   of a file's pages, and at least 3) and arXiv stamps in PDFium's raw text, and how many of them are
   still in the chunks of their page;
 - BibTeX of the dev papers: title, first author, year and arXiv id against bench/data/papers_bibtex.tsv,
-  written by hand from the papers' first pages.
+  written by hand from the papers' first pages;
+- per dev paper, against bench/data/papers_sections.tsv (each paper's headings, written by hand from
+  the PDF): chunks whose section is one of the paper's headings (an empty one only on page one),
+  chunks holding a numbered heading of the paper inside their text (straddling), captions
+  ("Figure 2: ") spliced into the running text's chunks, whether the
+  reference list is marked, arXiv ids of the PDF's text kept in the chunks, letters and digits of
+  the PDF's text missing from the parsed text (furniture lines and page numbers left out), and
+  glyphs without Unicode (kept as U+FFFD).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import argparse
 import csv
 import re
 import sys
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +42,9 @@ from thoth.writes.parsers.pdf_text import has_controls
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "pdfs"
 TRUTH = Path(__file__).resolve().parent / "data" / "papers_bibtex.tsv"
+SECTIONS = Path(__file__).resolve().parent / "data" / "papers_sections.tsv"
+_CAPTION_IN_TEXT = re.compile(r"\b(?:Figure|Table|Algorithm) \d{1,2}: ")  # a caption spliced into running text
+_ARXIV_ID = re.compile(r"(?:arXiv:\s*|abs/)(\d{4}\.\d{4,5})", re.I)
 _RAW_BREAK = re.compile(r"[\x02\ufffe]|[^\W\d_]-\r?\n[a-z]")
 _SPLIT_WORD = re.compile(r"[\x02\ufffe]|[^\W\d_]{2}- [a-z]{2}")
 _STAMP = re.compile(r"arXiv:\d{4}\.\d{4,5}v\d+\s*\[[\w.-]+\]\s*\d{1,2}\s+\w+\s+\d{4}")  # the margin stamp
@@ -83,10 +94,62 @@ def _furniture(pages: list[str]) -> list[tuple[int, str]]:
     return found
 
 
-def measure(data: Path, password: str | None = None) -> tuple[dict[str, Row], dict[str, dict]]:
+@dataclass
+class Paper:
+    chunks: int = 0
+    section_right: int = 0
+    straddling: int = 0
+    floats_in_text: int = 0
+    references_marked: bool = False
+    arxiv_ids: int = 0
+    arxiv_kept: int = 0
+    dropped: int = 0
+    unmapped: int = 0
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.replace("’", "'").casefold().split())
+
+
+def _letters(text: str) -> Counter:
+    """Letters and digits, accents and case aside (headings are recased, accents composed)."""
+    bare = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    return Counter(c for c in bare.casefold() if c.isalnum() and unicodedata.category(c) != "Lm")  # "ˆ" is an accent
+
+
+def _paper(doc, chunks, pages: list[str], headings: list[str]) -> Paper:
+    truth = {_norm(h) for h in headings}
+    numbered = [_norm(h) for h in headings if h[:1].isdigit()]
+    out = Paper(chunks=len(chunks), unmapped=getattr(doc, "unmapped_glyphs", 0))
+    for chunk in chunks:
+        path = doc.sections[chunk.partition_index].heading_path
+        out.section_right += _norm(path[-1]) in truth if path else chunk.page_start == 1
+        own = _norm(path[-1]) if path else ""
+        out.straddling += any(h in _norm(chunk.text) and h != own for h in numbered)
+        out.references_marked |= chunk.content_type == "references"
+        if chunk.content_type == "text":
+            out.floats_in_text += len(_CAPTION_IN_TEXT.findall(chunk.text))
+    text = "\n".join(c.text for c in chunks)
+    own_id = (doc.front_matter or {}).get("eprint")
+    ids = {m.group(1) for page in pages for m in _ARXIV_ID.finditer(page)} - {own_id}
+    out.arxiv_ids, out.arxiv_kept = len(ids), sum(i in text for i in ids)
+    furniture = {line for _, line in _furniture(pages)}
+    raw = _letters(
+        "\n".join(
+            x for page in pages for x in page.splitlines() if x.strip() not in furniture and not x.strip().isdigit()
+        )
+    )
+    parsed = _letters("\n".join(s.text + " " + " ".join(s.heading_path) for s in doc.sections))
+    out.dropped = sum(max(0, n - parsed[c]) for c, n in raw.items())
+    return out
+
+
+def measure(data: Path, password: str | None = None) -> tuple[dict[str, Row], dict[str, Citation], dict[str, Paper]]:
     chunker = Chunker(get_tokenizer(Settings.from_env()))
     rows: dict[str, Row] = {}
     fields: dict[str, Citation] = {}
+    papers: dict[str, Paper] = {}
+    headings = _sections()
     for path in sorted(data.rglob("*.pdf")):
         group = path.parent.name
         row = rows.setdefault(group, Row())
@@ -100,6 +163,8 @@ def measure(data: Path, password: str | None = None) -> tuple[dict[str, Row], di
         fields[path.name] = describe(doc, doc.title)
         chunks = chunker.chunk(doc.title, doc.sections)
         row.chunks += len(chunks)
+        if path.name in headings:
+            papers[path.name] = _paper(doc, chunks, pages, headings[path.name])
         for chunk in chunks:
             if has_controls(chunk.text):
                 row.control_chunks += 1
@@ -113,7 +178,15 @@ def measure(data: Path, password: str | None = None) -> tuple[dict[str, Row], di
         for number, line in _furniture(pages):
             row.furniture += 1
             row.furniture_left += line in by_page.get(number, "")
-    return rows, fields
+    return rows, fields, papers
+
+
+def _sections() -> dict[str, list[str]]:
+    with SECTIONS.open(newline="") as handle:
+        out: dict[str, list[str]] = {}
+        for r in csv.DictReader(handle, delimiter="\t"):
+            out.setdefault(r["file"], []).append(r["heading"])
+        return out
 
 
 def _truth() -> dict[str, dict]:
@@ -122,7 +195,7 @@ def _truth() -> dict[str, dict]:
 
 
 def report(data: Path, password: str | None = None) -> int:
-    rows, fields = measure(data, password)
+    rows, fields, papers = measure(data, password)
     head = (
         f"{'folder':12s} {'PDFs':>5s} {'chunks':>7s} {'ctrl chunks':>12s} {'raw ctrl pages':>15s} "
         f"{'raw breaks':>11s} {'split words':>12s} {'furniture':>10s} {'left':>5s}"
@@ -157,7 +230,47 @@ def report(data: Path, password: str | None = None) -> int:
             if not ok:
                 print(f"  {label}: {value!r}")
     print(f"BibTeX right (all four fields): {right} of {len(_truth())} papers")
+    print()
+    _report_papers(papers)
     return 0
+
+
+def _report_papers(papers: dict[str, Paper]) -> None:
+    head = (
+        f"{'paper':16s} {'chunks':>7s} {'section right':>14s} {'straddling':>11s} {'captions in text':>17s} "
+        f"{'refs marked':>12s} {'arXiv ids kept':>15s} {'dropped chars':>14s} {'unmapped':>9s}"
+    )
+    print(head)
+    print("-" * len(head))
+    total = Paper()
+    for name, p in sorted(papers.items()):
+        print(
+            f"{name:16s} {p.chunks:7d} {p.section_right:8d} {_pct(p.section_right, p.chunks)} {p.straddling:11d} "
+            f"{p.floats_in_text:17d} "
+            f"{'yes' if p.references_marked else 'NO':>12s} {p.arxiv_kept:8d} of {p.arxiv_ids:3d} {p.dropped:14d} "
+            f"{p.unmapped:9d}"
+        )
+        for name_ in (
+            "chunks",
+            "section_right",
+            "straddling",
+            "floats_in_text",
+            "arxiv_ids",
+            "arxiv_kept",
+            "dropped",
+            "unmapped",
+        ):
+            setattr(total, name_, getattr(total, name_) + getattr(p, name_))
+        total.references_marked += p.references_marked
+    print(
+        f"{'all':16s} {total.chunks:7d} {total.section_right:8d} {_pct(total.section_right, total.chunks)} "
+        f"{total.straddling:11d} {total.floats_in_text:17d} {int(total.references_marked):6d} of {len(papers):3d} "
+        f"{total.arxiv_kept:8d} of {total.arxiv_ids:3d} {total.dropped:14d} {total.unmapped:9d}"
+    )
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"({100 * part / whole:3.0f}%)" if whole else "(  -%)"
 
 
 def _values(got: Citation) -> list:

@@ -4,7 +4,8 @@
 - `write_image_only_pdf`: shapes and a raster image, no text layer (a "scanned" document).
 - `write_truncated_pdf`: a valid text PDF cut to half its bytes (a corrupt file).
 - `write_paper_pdf`: a paper's layout: a large title, author lines with superscript marks, an arXiv
-  stamp rotated in the margin, numbered section headings, a running header and page numbers.
+  stamp rotated in the margin, numbered section headings (bold or small caps), figures with labels,
+  a running header and page numbers.
 - `write_symbol_font_pdf`: one line in a font whose codes map to control characters (TeX's cmsy).
 - `python -m examples.pdfgen OUT_DIR`: the demo collection (see `DEMO_DOCUMENTS`).
 
@@ -227,10 +228,12 @@ def write_paper_pdf(
 
     `authors`: (name, superscript mark) pairs, drawn on one line under the 17pt title, with an
     affiliation line under them. `pages`: per page, (kind, text) items drawn top-down: kind "h1"
-    (12pt bold heading), "h2" (10pt bold heading) or "p" (10pt body; a "\\n" in the text breaks the
-    line there, so a test can place a hyphen at a line end). `stamp` is drawn rotated in the left
-    margin of page one (as arXiv does); `header` at the top of every page after the first, and each
-    page gets its number at the bottom.
+    (12pt bold heading), "h2" (10pt bold heading), "sc" (a heading in small caps, as ICLR sets it),
+    "figure" (a plot whose bold labels and ticks look like headings; the text is its caption),
+    "footnote" (8pt, at the foot of the page) or "p"
+    (10pt body; a "\\n" in the text breaks the line there, so a test can place a hyphen at a line
+    end). `stamp` is drawn rotated in the left margin of page one (as arXiv does); `header` at the
+    top of every page after the first, and each page gets its number at the bottom.
     """
     buf = io.BytesIO()
     c = _new_canvas(buf)
@@ -270,6 +273,17 @@ def write_paper_pdf(
             c.setFont(BODY_FONT, 9)
             c.drawCentredString(PAGE_WIDTH / 2, PAGE_HEIGHT - 40, header)
         for kind, body in items:
+            if kind == "sc":
+                y -= 8 + 15
+                _small_caps(c, MARGIN, y, body)
+                continue
+            if kind == "figure":
+                y = _figure(c, y, body)
+                continue
+            if kind == "footnote":  # at the foot of the page, in 8pt
+                c.setFont(BODY_FONT, 8)
+                c.drawString(MARGIN, 70, body)
+                continue
             font, size = {"h1": (HEADING_FONT, 12), "h2": (HEADING_FONT, 10)}.get(kind, (BODY_FONT, 10))
             y -= 8 if kind != "p" else 4
             for raw in body.split("\n"):
@@ -282,6 +296,34 @@ def write_paper_pdf(
         c.showPage()
     c.save()
     return _write(path, buf.getvalue())
+
+
+def _small_caps(c: canvas.Canvas, x: float, y: float, heading: str) -> None:
+    """A heading in the body's font and size, in small caps as ICLR sets them: each word's first
+    capital at 12pt, the rest as 9.5pt capitals (neither bold nor larger than the body as a whole)."""
+    text = c.beginText(x, y)
+    for word in heading.split():
+        text.setFont(BODY_FONT, 12)
+        text.textOut(word[0].upper())
+        text.setFont(BODY_FONT, 9.5)
+        text.textOut(word[1:].upper() + " ")
+    c.drawText(text)
+
+
+def _figure(c: canvas.Canvas, y: float, caption: str) -> float:
+    """A plot: a frame, bold panel labels and axis ticks set apart like headings, its caption under it."""
+    top, bottom = y - 10, y - 130
+    c.rect(MARGIN + 30, bottom, 200, top - bottom)
+    c.setFont(HEADING_FONT, 12)
+    c.drawString(MARGIN + 40, top - 20, "ViT-L/16")
+    c.drawString(MARGIN + 150, top - 20, "2 Layers")
+    c.setFont(BODY_FONT, 8)
+    for i, tick in enumerate(["0.2", "0.4", "0.6", "0.8"]):
+        c.drawString(MARGIN + 10, bottom + 10 + 28 * i, tick)
+    c.drawString(MARGIN + 100, bottom - 12, "q(x)")
+    c.setFont(BODY_FONT, 10)
+    c.drawString(MARGIN, bottom - 30, caption)
+    return bottom - 34
 
 
 def _raw_pdf(objects: list[bytes]) -> bytes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from thoth.errors import ClientError
+from thoth.records import Excluding
 from thoth.store import filters
 from thoth.store.filters import eq, is_in, where
 
@@ -63,3 +64,9 @@ def test_booleans() -> None:
     assert filters.where({"source_id": "a", "is_diff": True}) == "source_id = 'a' AND is_diff = true"
     with pytest.raises(ClientError):
         filters.eq("is_diff", "true")
+
+
+def test_excluding_keeps_rows_without_the_field() -> None:
+    assert filters.where({"content_type": Excluding(("references",))}) == (
+        "(content_type IS NULL OR NOT content_type IN ('references'))"
+    )

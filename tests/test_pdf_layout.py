@@ -129,3 +129,34 @@ def test_pages_that_repeat_one_line_keep_it(tmp_path: Path) -> None:
     assert [p.text for p in doc.sections] == [
         f"Report 1, page {p}: the station measured {p} cm of rain." for p in range(3)
     ]
+
+
+def test_a_stamp_like_line_in_the_references_is_kept(tmp_path: Path) -> None:
+    # A reference that wraps before its arXiv id: the id line is short and looks like the margin stamp.
+    pages = [
+        [("h1", "1 Introduction"), ("p", BODY * 3), ("p", "Table 1 runs on.\nContinued on next page")],
+        [
+            ("h1", "References"),
+            ("p", "[1] Kelvin Guu. Retrieval-augmented language model pre-training. arXiv\npreprint arXiv:2002.08909."),
+            ("p", "[2] Kim Park. Language models as knowledge bases. 2019."),
+        ],
+    ]
+    path = write_paper_pdf(tmp_path / "s.pdf", "A Paper That Cites", [("Ann Lee", "")], pages, stamp=STAMP)
+    doc = parse("s.pdf", path.read_bytes())
+    references = [p for p in doc.sections if p.heading_path == ["References"]][0]
+    assert references.text.splitlines()[0].endswith("pre-training. arXiv preprint arXiv:2002.08909.")
+    text = "\n".join(p.text for p in doc.sections)
+    assert STAMP not in text and "Table 1 runs on." in text and "Continued on next page" not in text
+
+
+def test_a_reference_list_without_a_heading_is_found_by_its_entries(tmp_path: Path) -> None:
+    entries = "\n".join(
+        f"[{i}] Ann Lee. Retrieval study number {i}. arXiv preprint arXiv:2002.0890{i}, 2020." for i in range(1, 5)
+    )
+    pages = [[("h1", "1 Introduction"), ("p", BODY * 3)], [("p", BODY * 2), ("p", entries)]]
+    path = write_paper_pdf(tmp_path / "n.pdf", "A Paper Without A References Heading", [("Ann Lee", "")], pages)
+    doc = parse("n.pdf", path.read_bytes())
+    marked = [b for p in doc.sections for b in p.blocks if b.kind == "references"]
+    assert len(marked) == 1 and marked[0].text.splitlines()[0].startswith("[1] Ann Lee.")
+    assert [x[-len("2002.08904, 2020.") :] for x in marked[0].text.splitlines()][-1] == "2002.08904, 2020."
+    assert not any("[1]" in b.text for p in doc.sections for b in p.blocks if b.kind == "text")

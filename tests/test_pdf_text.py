@@ -101,7 +101,43 @@ def test_symbol_font_codes_leave_no_control_characters(tmp_path: Path) -> None:
     cmsy = write_symbol_font_pdf(tmp_path / "cmsy.pdf", "items ~ first", font_name="CMSY10")
     other = write_symbol_font_pdf(tmp_path / "other.pdf", "items ~ first", font_name="Foo-Regular")
     assert _text(cmsy.read_bytes()) == "items • first"
-    assert _text(other.read_bytes()) == "items first"
+    # a code no table names stays visible as a placeholder, and the document counts it
+    assert _text(other.read_bytes()) == "items \ufffd first"
+    assert parse("o.pdf", other.read_bytes()).unmapped_glyphs == 1
+
+
+def test_math_italic_epsilon_and_a_starred_symbol_are_kept(tmp_path: Path) -> None:
+    # Adam's epsilon: cmmi10 draws it at code 0x0F, which PDFium leaves as a control character
+    cmmi = write_symbol_font_pdf(tmp_path / "cmmi.pdf", "beta2 = 0.999 and ~ = 10", font_name="CMMI10")
+    assert _text(cmmi.read_bytes()) == "beta2 = 0.999 and \u03f5 = 10"
+
+    def draw(c: canvas.Canvas) -> None:
+        text = c.beginText(72, 700)
+        for word, mark in [("the optimum x", "*"), (" is found by Bengio", "*"), (" here", "")]:
+            text.setFont("Helvetica", 10)
+            text.textOut(word)
+            if mark:
+                text.setFont("Helvetica", 6)
+                text.setRise(4)
+                text.textOut(mark)
+                text.setRise(0)
+        c.drawText(text)
+
+    assert _text(_pdf(draw)) == "the optimum x* is found by Bengio here"  # a star after a symbol is math
+
+
+def test_an_accent_drawn_apart_lands_on_its_letter() -> None:
+    def draw(c: canvas.Canvas) -> None:  # TeX's way: the letter, then the accent drawn over it
+        c.drawString(72, 700, "Universite de Montreal")
+
+        def width(text: str) -> float:
+            return c.stringWidth(text, "Helvetica", 10)
+
+        for prefix in ("Universit", "Universite de Montr"):
+            x = 72 + width(prefix) + width("e") / 2 - width("\xb4") / 2
+            c.drawString(x, 700, "\xb4")
+
+    assert _text(_pdf(draw)) == "Université de Montréal"
 
 
 def test_footnote_marks_after_words_are_left_out() -> None:
@@ -118,3 +154,9 @@ def test_footnote_marks_after_words_are_left_out() -> None:
         c.drawText(text)
 
     assert _text(_pdf(draw)) == "Residual nets won the competitions of 2015, see x"
+
+
+def test_a_character_outside_the_basic_plane_is_one_character(tmp_path: Path) -> None:
+    # PDFium hands over an emoji as two UTF-16 halves; the ToUnicode map here names U+1F600 by its pair
+    pdf = write_symbol_font_pdf(tmp_path / "e.pdf", "ok ~ done", font_name="Foo-Regular", codes={"~": 0xD83DDE00})
+    assert _text(pdf.read_bytes()) == "ok \U0001f600 done"

@@ -9,8 +9,13 @@ from pathlib import Path
 
 import bibtexparser
 
-from tests.conftest import LiveServer
+from examples.pdfgen import write_paper_pdf
+from tests.conftest import LiveServer, make_settings
 from tests.test_gcs import error_text, ok
+from thoth.embed import get_embedder
+from thoth.retrieval import research
+from thoth.store import Store
+from thoth.writes.writer import Writer
 
 
 def test_local_collection_is_listed(server: LiveServer) -> None:
@@ -47,3 +52,21 @@ def test_pdf_in_a_folder_cites_a_file_url_at_the_page(server: LiveServer, indexe
     entry = bibtexparser.parse_string(ok(server, "fetch_chunk_bibtex", {"id": hit["id"]})["bibtex"]).entries[0]
     assert entry.fields_dict["title"].value == "Quarterly Report"
     assert entry.fields_dict["author"].value == "Lovelace, Ada"
+
+
+def test_search_can_leave_a_papers_references_out(tmp_path: Path) -> None:
+    body = "Dense retrieval finds passages by meaning; a reader model then answers from them. " * 4
+    pages = [
+        [("h1", "1 Introduction"), ("p", body)],
+        [("h1", "References"), ("p", "[1] Ann Lee. Dense passage retrieval for open-domain question answering.")],
+    ]
+    folder = tmp_path / "pdfs"
+    folder.mkdir()
+    write_paper_pdf(folder / "p.pdf", "Dense Retrieval For Readers", [("Ann Lee", "")], pages)
+    settings = make_settings(tmp_path / "db")
+    Writer(settings).run(str(folder), name="papers")
+    store, embedder = Store(settings), get_embedder(settings)
+    kinds = {h.hit.chunk.content_type for h in research.search(store, embedder, "dense passage retrieval", top_k=5)}
+    assert kinds == {"text", "references"}
+    own = research.search(store, embedder, "dense passage retrieval", top_k=5, exclude_references=True)
+    assert own and {h.hit.chunk.content_type for h in own} == {"text"}

@@ -206,6 +206,13 @@ class Contains:
 
 
 @dataclass(frozen=True)
+class Excluding:
+    """None of these values (a field that is not set passes): a search that leaves references out."""
+
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Present:
     """The field is set (not NULL)."""
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from thoth.embed import Embedder
 from thoth.errors import ClientError
-from thoth.records import Document, Hit, Partition
+from thoth.records import Document, Excluding, Hit, Partition
 from thoth.retrieval.documents import cite_chunks, documents_by_id
 from thoth.retrieval.search import hybrid_search
 from thoth.store import Store
@@ -40,12 +40,15 @@ def search(
     retrieval_mode: str = "hybrid",
     include_partition: bool = False,
     include_document: bool = False,
+    exclude_references: bool = False,
 ) -> list[CitedHit]:
+    """`exclude_references`: a paper's own text only, its bibliography left out (topical questions)."""
     if retrieval_mode not in RETRIEVAL_MODES:
         raise ClientError(f"retrieval_mode must be one of {', '.join(RETRIEVAL_MODES)}, got {retrieval_mode!r}")
     alpha = 1.0 if retrieval_mode == "cosine" else None
     prefetch = max(prefetch_k, top_k)  # each list must hold top_k: the schema allows top_k above the default 40
-    hits = hybrid_search(store, embedder, query, top_k, alpha=alpha, match={"source_id": source_id}, prefetch=prefetch)
+    match = {"source_id": source_id, "content_type": Excluding(("references",)) if exclude_references else None}
+    hits = hybrid_search(store, embedder, query, top_k, alpha=alpha, match=match, prefetch=prefetch)
     cited = cite_chunks(store, [hit.chunk for hit in hits])
     partitions: dict[str, Partition] = {}
     if include_partition and hits:

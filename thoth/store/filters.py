@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from thoth.errors import ClientError
-from thoth.records import AtLeast, AtMost, Contains, Present
+from thoth.records import AtLeast, AtMost, Contains, Excluding, Present
 
 # Columns a filter may name, with the Python type their values must have.
 FILTERABLE: dict[str, type] = {
@@ -121,6 +121,8 @@ def condition(column: str, value: object) -> str:
         return compare(column, "<=", value.value)
     if isinstance(value, Contains):
         return has(column, value.value)
+    if isinstance(value, Excluding):
+        return f"({column} IS NULL OR NOT {is_in(column, value.values)})"
     if isinstance(value, Present):
         _literal(column, 0 if FILTERABLE.get(column) is int else "")  # the column must be allow-listed
         return f"{column} IS NOT NULL"

@@ -21,7 +21,7 @@ class ParseError(ThothError):
 @dataclass
 class Block:
     text: str
-    kind: str = "text"  # text | code | table | diff
+    kind: str = "text"  # text | code | table | diff | references | caption | footnote
     language: str = ""
 
 
@@ -62,6 +62,7 @@ class ParsedDocument:
     # PDFs: what the first page's layout says: title, authors, eprint, primary_class, year (the arXiv
     # id's), arxiv_version, arxiv_date, doi. It beats the metadata, which is often empty or a file name.
     front_matter: dict = field(default_factory=dict)
+    unmapped_glyphs: int = 0  # PDFs: glyphs the page shows that no Unicode was found for (kept as U+FFFD)
 
 
 MARKDOWN_SUFFIXES = (".md", ".mdx", ".markdown")

@@ -6,7 +6,8 @@ Measured on this machine (DESIGN.md): pypdfium2 about 1,100 pages/s, pypdf about
 Each page is read line by line with its geometry (pdf_layout.py):
 running headers, page numbers and the arXiv stamp are left out of the text; the
 first page's layout gives the title, authors and arXiv identifier; section headings
-split the pages into partitions that carry their heading path, and the reference
+(pdf_headings.py, from the document's own typography; labels inside figures, pdf_figures.py,
+never count) split the pages into partitions that carry their heading path, and the reference
 list is its own partition, marked `references`. The text is cleaned in one place
 (pdf_text.py): words joined at line-break hyphens, ligatures unfolded,
 no control characters.
@@ -15,24 +16,19 @@ no control characters.
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import pypdfium2 as pdfium
 
 from thoth.writes.parsers import Block, ParsedDocument, ParseError, Section
-from thoth.writes.parsers.pdf_layout import (
-    DOI,
-    REFERENCES,
-    Line,
-    body_size,
-    mark_furniture,
-    mark_headings,
-    read_lines,
-    read_title_page,
-)
-from thoth.writes.parsers.pdf_text import clean_text, vocabulary
+from thoth.writes.parsers.pdf_figures import graphic_regions, mark_figure_text
+from thoth.writes.parsers.pdf_floats import mark_floats, split_floats
+from thoth.writes.parsers.pdf_headings import body_size, mark_headings, person_case
+from thoth.writes.parsers.pdf_layout import DOI, REFERENCES, Line, mark_furniture, read_lines, read_title_page
+from thoth.writes.parsers.pdf_text import UNMAPPED, clean_text, vocabulary
 
 # Part of a document's identity (thoth/writes/writer.py): a new version re-parses every PDF once.
-PARSER_VERSION = "pdf-2"
+PARSER_VERSION = "pdf-3"
 
 
 def _year(date: str) -> int | None:
@@ -71,42 +67,75 @@ def _reference_entries(lines: list[Line], vocab) -> str:
     return "\n".join(_prose(entry, vocab) for entry in entries)
 
 
-def _section_partition(body: list[Line], path: list[str], references: bool, vocab) -> Section | None:
-    if references:
-        block = Block(_reference_entries(body, vocab), kind="references")
-    else:
-        block = Block(_prose(body, vocab))
-    if not block.text.strip():
+def _section_partition(lines: list[Line], path: list[str], references: bool, vocab) -> Section | None:
+    body, floats = split_floats(lines)
+    blocks = []
+    if body:
+        blocks.append(
+            Block(_reference_entries(body, vocab), kind="references") if references else Block(_prose(body, vocab))
+        )
+    blocks += [Block(_prose(float_lines, vocab), kind=role) for role, float_lines in floats]
+    blocks = [b for b in blocks if b.text.strip()]
+    if not blocks:
         return None
-    return Section("page", [block], list(path), page_start=body[0].page, page_end=body[0].page)
+    return Section("page", blocks, list(path), page_start=lines[0].page, page_end=lines[0].page)
 
 
 def _is_references(heading: str) -> bool:
     return bool(REFERENCES.match(re.sub(r"^[\dA-H.]+\s+", "", heading).strip()))
 
 
-def _partitions(pages: list[list[Line]], vocab) -> list[Section]:
+def _unheaded_references(pages: list[list[Line]]) -> tuple[int, int] | None:
+    """Where a reference list without a heading starts, by the shape of its entries: '[1]' in the
+    document's second half, '[2]' and '[3]' starting lines soon after. None when there is a heading."""
+    lines = [x for page in pages for x in page if not x.furniture and not x.rotated]
+    if any(x.heading_level > 0 and _is_references(x.plain) for x in lines):
+        return None
+    for i in range(len(lines) // 2, len(lines)):
+        if lines[i].plain.startswith("[1]"):
+            following = [x.plain[:3] for x in lines[i + 1 : i + 30]]
+            if "[2]" in following and "[3]" in following:
+                return (lines[i].page, lines[i].index)
+    return None
+
+
+def _partitions(pages: list[list[Line]], vocab, words: Counter[str]) -> list[Section]:
     """One partition per page and section: chunks never straddle a section break or a page."""
     partitions: list[Section | None] = []
     path: list[str] = []
     references = False
+    unheaded = _unheaded_references(pages)
     for lines in pages:
         body: list[Line] = []
         for line in lines:
             if line.furniture or line.heading_level < 0:
                 continue
+            if (line.page, line.index) == unheaded:
+                if body:
+                    partitions.append(_section_partition(body, path, references, vocab))
+                    body = []
+                references = True
             if line.heading_level == 0:
                 body.append(line)
                 continue
             if body:
                 partitions.append(_section_partition(body, path, references, vocab))
                 body = []
-            heading = " ".join(clean_text(line.plain).split())
+            heading = person_case(" ".join(clean_text(line.plain).split()), words)
             path = [*path[: line.heading_level - 1], heading]
             references = _is_references(heading)
         if body:
             partitions.append(_section_partition(body, path, references, vocab))
     return [p for p in partitions if p is not None]
+
+
+def _written_words(pages: list[list[Line]], start: tuple[int, int]) -> Counter[str]:
+    """The body's words as written, headings, title and furniture left out: which words the text
+    itself sets in capitals (acronyms), for headings typeset in capitals."""
+    body = (
+        x.plain for lines in pages for x in lines if not (x.heading_level or x.furniture) and (x.page, x.index) >= start
+    )
+    return Counter(re.findall(r"[^\W\d_]+", " ".join(body)))
 
 
 def parse(data: bytes, fallback_title: str, password: str | None = None) -> ParsedDocument:
@@ -124,14 +153,15 @@ def parse(data: bytes, fallback_title: str, password: str | None = None) -> Pars
     try:
         meta = pdf.get_metadata_dict(skip_empty=True)
         pages: list[list[Line]] = []
-        first_height = 0.0
+        heights: list[float] = []
         for number in range(1, len(pdf) + 1):
             page = pdf[number - 1]
             textpage = page.get_textpage()
             try:
-                pages.append(read_lines(textpage, number))
-                if number == 1:
-                    first_height = page.get_height()
+                lines = read_lines(textpage, number)
+                mark_figure_text(lines, graphic_regions(page, page.get_width(), page.get_height()))
+                pages.append(lines)
+                heights.append(page.get_height())
             finally:
                 textpage.close()
                 page.close()
@@ -148,14 +178,17 @@ def parse(data: bytes, fallback_title: str, password: str | None = None) -> Pars
     front = mark_furniture(pages)
     body = body_size(pages)
     first = pages[0]
-    front.update(read_title_page(first, first_height, body) if first else {})
+    front.update(read_title_page(first, heights[0], body) if first else {})
     start = (1, 0)
     if front.get("title") and first:
         title_sizes = max(x.size for x in first if not x.rotated)
         start = (1, max((x.index for x in first if abs(x.size - title_sizes) < 0.4), default=-1) + 1)
     mark_headings(pages, body, start)
-    vocab = vocabulary("\n".join(x.text for lines in pages for x in lines if not x.furniture))
-    partitions = _partitions(pages, vocab)
+    mark_floats(pages, body, heights)
+    text = "\n".join(x.text for lines in pages for x in lines if not x.furniture)
+    vocab = vocabulary(text)
+    words = _written_words(pages, start)
+    partitions = _partitions(pages, vocab, words)
     if not partitions:
         raise ParseError(f"no text layer (image-only PDF, {page_count} pages): it would need OCR")
     first_page = clean_text("\n".join(x.text for x in first), vocab)
@@ -163,7 +196,10 @@ def parse(data: bytes, fallback_title: str, password: str | None = None) -> Pars
     if doi:
         front["doi"] = doi.group(1).rstrip(".,;)")
     if "title" in front:
-        front["title"] = clean_text(front["title"], vocab)
+        typeset = clean_text(front["title"], vocab)
+        front["title"] = person_case(typeset, words)
+        if front["title"] != typeset:
+            front["title_typeset"] = typeset  # the capitals the paper prints, beside the title a person writes
     authors = [a.strip() for a in re.split(r"[;,]| and ", meta.get("Author", "")) if a.strip()]
     authors = [a for a in authors if not _PLACEHOLDER_AUTHOR.match(a)]
     title = _real_title(meta.get("Title") or "")
@@ -176,4 +212,5 @@ def parse(data: bytes, fallback_title: str, password: str | None = None) -> Pars
         first_page=first_page,
         title_from_metadata=bool(title),
         front_matter=front,
+        unmapped_glyphs=sum(x.text.count(UNMAPPED) for lines in pages for x in lines if not x.furniture),
     )

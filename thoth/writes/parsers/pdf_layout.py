@@ -6,8 +6,7 @@ builds lines and decides, for the PDF parser:
 
 - page furniture: running headers and footers (the same line at the same height on
   many pages), page numbers, the rotated arXiv margin stamp;
-- section headings: a line set larger than the body text, or a bold numbered line
-  ("3.2 Attention"), and its level from the numbering;
+- (section headings are pdf_headings.py's, from these lines);
 - the first page's citation: the title is the largest text near the top, the
   authors the name lines under it (superscript marks dropped), the arXiv stamp's
   identifier, class and first-version year, a DOI.
@@ -17,12 +16,13 @@ from __future__ import annotations
 
 import ctypes
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 
 import pypdfium2.raw as pdfium_c
 
-from thoth.writes.parsers.pdf_text import HYPHEN, symbol_glyph
+from thoth.writes.parsers.pdf_text import COMBINING, HYPHEN, UNMAPPED, symbol_glyph
 
 _MARKS = set("∗*†‡§¶⋆")
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|medi\b|-medi|^(?:\w{6}\+)?CMBX|\.B$", re.I)
@@ -31,13 +31,13 @@ ARXIV_STAMP = re.compile(
     r"\s*(?:\[(?P<cls>[\w.-]+)\])?\s*(?P<date>\d{1,2}\s+[A-Z][a-z]{2,8}\s+(?:19|20)\d\d)?"
 )
 DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+)", re.I)
-_NUMBERED = re.compile(r"^(?P<num>(?:\d{1,2}(?:\.\d{1,2}){0,3}\.?)|(?:[A-H]\.(?:\d{1,2}\.?)*))\s+(?P<title>\S.*)$")
-_NAMED = re.compile(
+NAMED = re.compile(
     r"^(abstract|introduction|related work|background|conclusions?|discussion|acknowledge?ments?|"
     r"references|bibliography|appendix(?:\s+[A-Z])?|appendices|supplementary material)\b",
     re.I,
 )
 REFERENCES = re.compile(r"^(references|bibliography|literature cited|works cited)$", re.I)
+_CONTINUED = re.compile(r"^\(?(?:continued on (?:the )?next page|continued from (?:the )?previous page)\)?\.?$", re.I)
 _PAGE_NUMBER = re.compile(r"^(?:page\s*)?[-–]?\s*\d{1,4}\s*[-–]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.I)
 
 
@@ -57,6 +57,9 @@ class Line:
     index: int = 0  # position on its page, in PDFium's reading order
     heading_level: int = 0  # >0: a section heading at that level
     furniture: bool = False
+    top: float = 0.0  # the largest size of its letters (small caps: the capitals' size)
+    in_figure: bool = False  # inside a figure's drawing (pdf_figures.py): a label, never a heading
+    role: str = ""  # caption | footnote (pdf_floats.py): kept out of the running text
 
 
 @dataclass
@@ -66,6 +69,7 @@ class _Char:
     size: float
     weight: int
     box: tuple[float, float, float, float]  # left, bottom, right, top
+    generated: bool = False  # a space PDFium inserted, not one the file draws
 
 
 def _chars(textpage) -> list[_Char | None]:
@@ -83,21 +87,70 @@ def _chars(textpage) -> list[_Char | None]:
             continue
         if code in (2, 0xFFFE) or (code < 32 and pdfium_c.FPDFText_IsHyphen(raw, i)):
             ch = HYPHEN
-        elif code < 32 and code != 9:
+        elif code < 32 and code != 9 or 0xE000 <= code <= 0xF8FF:
             n = pdfium_c.FPDFText_GetFontInfo(raw, i, name, len(name), ctypes.byref(flags))
-            ch = symbol_glyph(code, name.value[: max(0, n - 1)].decode("latin-1"))
-            if not ch:
-                continue
+            # a glyph no table names stays visible as a placeholder: dropping it would change what the page says
+            ch = symbol_glyph(code, name.value[: max(0, n - 1)].decode("latin-1")) or (
+                UNMAPPED if code < 32 else chr(code)
+            )
+        elif 0xDC00 <= code <= 0xDFFF and out and out[-1] is not None and "\ud800" <= out[-1].ch <= "\udbff":
+            # the second half of a UTF-16 pair (an emoji): one character with the first
+            high = ord(out[-1].ch)
+            out[-1].ch = chr(0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00))
+            continue
         else:
-            ch = chr(code) if code < 0xD800 or code > 0xDFFF else "\ufffd"
+            ch = chr(code) if code < 0xDC00 or code > 0xDFFF else UNMAPPED
         pdfium_c.FPDFText_GetLooseCharBox(raw, i, ctypes.byref(rect))
         size = pdfium_c.FPDFText_GetFontSize(raw, i)
         weight = pdfium_c.FPDFText_GetFontWeight(raw, i)
         if weight <= 0:  # standard and Type 1 fonts often say nothing: the name does ("Helvetica-Bold", "CMBX10")
             n = pdfium_c.FPDFText_GetFontInfo(raw, i, name, len(name), ctypes.byref(flags))
             weight = 700 if _BOLD_NAME.search(name.value[: max(0, n - 1)].decode("latin-1")) else 400
-        out.append(_Char(ch, i, size, weight, (rect.left, rect.bottom, rect.right, rect.top)))
+        generated = ch == " " and bool(pdfium_c.FPDFText_IsGenerated(raw, i))
+        out.append(_Char(ch, i, size, weight, (rect.left, rect.bottom, rect.right, rect.top), generated))
+    for c in out:
+        if c is not None and "\ud800" <= c.ch <= "\udfff":  # half a pair whose other half never came
+            c.ch = UNMAPPED
     return out
+
+
+def _attach_accents(chars: list[_Char]) -> list[_Char]:
+    """Put each accent TeX drew as a glyph of its own on the letter under it ('Montr ´ eal' -> 'Montréal').
+
+    PDFium lists the accent where the drawing order puts it, often words away; its box says which
+    letter it sits on. The spaces PDFium added around a moved accent go with it.
+    """
+    accents = [i for i, c in enumerate(chars) if c.ch in COMBINING]
+    if not accents:
+        return chars
+    gone: set[int] = set()
+    for i in accents:
+        a = chars[i]
+        if i and chars[i - 1].ch == "/" and a.ch == "˜":  # a URL's tilde ('/˜schwenk'): a character, no accent
+            a.ch = "~"
+            continue
+        mid = (a.box[0] + a.box[2]) / 2
+        under = [
+            j
+            for j, c in enumerate(chars)
+            if j not in gone and c.ch[:1].isalpha() and c.box[0] <= mid <= c.box[2] and j != i
+        ]
+        if not under:
+            continue
+        letter = chars[min(under, key=lambda j: abs((chars[j].box[0] + chars[j].box[2]) / 2 - mid))]
+        letter.ch = unicodedata.normalize("NFC", letter.ch + COMBINING[a.ch])
+        gone.add(i)
+    for i in sorted(gone):  # a space PDFium set beside a moved accent, where the letters around it touch
+        for j in (i - 1, i + 1):
+            if 0 <= j < len(chars) and j not in gone and chars[j].generated and _touching(chars, j, gone):
+                gone.add(j)
+    return [c for j, c in enumerate(chars) if j not in gone]
+
+
+def _touching(chars: list[_Char], j: int, gone: set[int]) -> bool:
+    before = [c for k, c in enumerate(chars[:j]) if k not in gone and not c.ch.isspace()]
+    after = [c for k, c in enumerate(chars[j + 1 :], start=j + 1) if k not in gone and not c.ch.isspace()]
+    return bool(before and after) and after[0].box[0] - before[-1].box[2] < 0.15 * max(before[-1].size, 1.0)
 
 
 def _mode(values: list[float]) -> float:
@@ -105,6 +158,7 @@ def _mode(values: list[float]) -> float:
 
 
 def _make_line(chars: list[_Char], page: int, angle: float) -> Line | None:
+    chars = _attach_accents(chars)
     ink = [c for c in chars if not c.ch.isspace()]
     if not ink:
         return None
@@ -120,7 +174,8 @@ def _make_line(chars: list[_Char], page: int, angle: float) -> Line | None:
             plain.append(" ")
             names.append(", ")
         text.append(c.ch)
-        if sup and (c.ch in _MARKS or c.ch in ",") or (sup and c.ch.isdigit() and _after_word(plain)):
+        # a raised mark after a word is a footnote's ("Bengio∗"); after a symbol it is math ("θ∗") and stays
+        if sup and (c.ch in _MARKS or c.ch.isdigit()) and _after_word(plain) or (sup and c.ch == ","):
             names.append(", ")
         elif sup:
             plain.append(c.ch)
@@ -143,6 +198,7 @@ def _make_line(chars: list[_Char], page: int, angle: float) -> Line | None:
         y1=max(c.box[3] for c in ink),
         rotated=abs(angle) > 0.1 and abs(angle - 6.283) > 0.1,
         page=page,
+        top=max((c.size for c in ink if c.ch.isalpha()), default=size),
     )
 
 
@@ -174,14 +230,14 @@ def _mergeable(a: Line, b: Line) -> bool:
 
 def _merge(a: Line, b: Line) -> Line:
     if _superscript(a, b):
-        marks = all(ch in _MARKS or ch in ", " for ch in b.text) or (b.text.isdigit() and _after_word(list(a.plain)))
+        marks = (all(ch in _MARKS or ch in ", " for ch in b.text) or b.text.isdigit()) and _after_word(list(a.plain))
         a.text, a.names = a.text + b.text, a.names + ", "
         a.plain += "" if marks else b.plain
         a.x1 = max(a.x1, b.x1)
         return a
     glue = "" if b.x0 - a.x1 < 0.15 * a.size or b.text == "-" else " "
     a.text, a.plain, a.names = a.text + glue + b.text, a.plain + glue + b.plain, a.names + glue + b.names
-    a.x1, a.y0, a.y1 = max(a.x1, b.x1), min(a.y0, b.y0), max(a.y1, b.y1)
+    a.x1, a.y0, a.y1, a.top = max(a.x1, b.x1), min(a.y0, b.y0), max(a.y1, b.y1), max(a.top, b.top)
     return a
 
 
@@ -228,9 +284,12 @@ def mark_furniture(pages: list[list[Line]]) -> dict:
             for line in (upright[0], upright[-1]):
                 if _PAGE_NUMBER.match(line.text.strip()):
                     line.furniture = True
+        for line in upright:  # a long table's running note, on its own line
+            if _CONTINUED.match(line.text.strip()):
+                line.furniture = True
         for line in lines:
             stamp = ARXIV_STAMP.search(line.text)
-            if stamp and (line.rotated or len(line.text) < len(stamp.group(0)) + 20):
+            if stamp and (line.rotated or _whole_stamp(line, stamp)):
                 line.furniture = True
                 if "eprint" not in found:
                     found.update(_stamp(stamp))
@@ -254,6 +313,13 @@ def mark_furniture(pages: list[list[Line]]) -> dict:
     return found
 
 
+def _whole_stamp(line: Line, stamp: re.Match[str]) -> bool:
+    """An upright line that is the margin stamp itself (version and class or date), not a citation of an
+    arXiv id: a reference ('preprint arXiv:2002.08909.') keeps its line."""
+    full = stamp.group("version") and (stamp.group("cls") or stamp.group("date"))
+    return bool(full) and len(line.text) < len(stamp.group(0)) + 20
+
+
 def _stamp(match: re.Match[str]) -> dict:
     ident = match.group("id")
     yy = ident.split("/")[-1][:2] if "/" in ident else ident[:2]
@@ -266,80 +332,6 @@ def _stamp(match: re.Match[str]) -> dict:
     if match.group("date"):
         out["arxiv_date"] = match.group("date")
     return out
-
-
-# -- headings --------------------------------------------------------------------------------------
-
-
-def body_size(pages: list[list[Line]]) -> float:
-    sizes: Counter[float] = Counter()
-    for lines in pages:
-        for line in lines:
-            if not line.rotated and not line.furniture:
-                sizes[round(line.size * 2) / 2] += len(line.text)
-    return sizes.most_common(1)[0][0] if sizes else 0.0
-
-
-def _heading_level(line: Line, body: float, body_bold: bool, generic: bool) -> int:
-    """The heading level of `line` (0: not a heading); `generic` allows large unnumbered titles."""
-    text = line.plain.strip()
-    words = text.split()
-    if line.rotated or line.furniture or not 1 <= len(words) <= 14 or len(text) > 100:
-        return 0
-    if not re.search(r"[^\W\d_]{2}", text) or text.endswith((",", ";")) or "@" in text:
-        return 0
-    larger = line.size >= body + 0.8
-    bold = line.bold and not body_bold and line.size >= body - 0.3
-    numbered = _NUMBERED.match(text)
-    if numbered and (larger or bold):
-        title = numbered.group("title")
-        if not title[0].isupper() or re.search(r"\d\s*$", title) and len(title.split()) < 2:
-            return 0
-        num = numbered.group("num").rstrip(".")
-        return min(4, num.count(".") + 1)
-    if _NAMED.match(text) and (larger or bold) and not text.endswith("."):
-        return 1
-    if generic and line.size >= body + 1.5 and len(words) <= 10 and not text.endswith(".") and text[0].isupper():
-        return 1
-    return 0
-
-
-def _continues(line: Line, prev: Line | None, body: float) -> bool:
-    """`line` is the second line of the heading `prev` ('2 Towards Reducing Internal' / 'Covariate Shift')."""
-    return (
-        prev is not None
-        and not line.furniture
-        and not line.rotated
-        and abs(line.size - prev.size) < 0.3
-        and line.bold == prev.bold
-        and 0 < prev.y0 - line.y0 < 2.0 * line.size
-        and line.size > body + 0.3
-        and not _NUMBERED.match(line.plain.strip())
-        and not _NAMED.match(line.plain.strip())
-    )
-
-
-def mark_headings(pages: list[list[Line]], body: float, start: tuple[int, int] = (0, 0)) -> None:
-    """Set `heading_level` on section titles from `start` (page, line index) on; join two-line titles.
-
-    Large unnumbered lines count as headings only once a numbered or named one was seen, so the
-    first page's affiliations ("Microsoft Research") are not taken for sections.
-    """
-    body_bold = False
-    generic = False
-    for lines in pages:
-        prev: Line | None = None
-        for line in lines:
-            if (line.page, line.index) < start:
-                continue
-            if _continues(line, prev, body):
-                prev.plain = f"{prev.plain} {line.plain}"
-                line.heading_level = -1  # part of the heading above
-                continue
-            level = _heading_level(line, body, body_bold, generic)
-            generic = generic or level > 0
-            line.heading_level = level
-            prev = line if level else None
 
 
 # -- the first page --------------------------------------------------------------------------------
@@ -391,7 +383,7 @@ def read_title_page(lines: list[Line], height: float, body: float) -> dict:
     for line in lines[last.index + 1 :]:
         if line.rotated or line.furniture or line.index in {x.index for x in title_lines}:
             continue
-        if _NAMED.match(line.plain.strip()) or line.y1 < 0.3 * height:
+        if NAMED.match(line.plain.strip()) or line.y1 < 0.3 * height:
             break
         if line.size < body - 0.6 or len(line.plain.split()) > 16:
             continue

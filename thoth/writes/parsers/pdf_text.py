@@ -28,7 +28,12 @@ _BREAK_HYPHENS = ("\x02", "\ufffe")
 # TeX's math fonts put glyphs at control-character codes; PDFium has no Unicode for them.
 _CMEX = "()[]⌊⌋⌈⌉{}⟨⟩|‖/\\()()[]⌊⌋⌈⌉{}⟨⟩/\\"  # cmex10, codes 0x00-0x1f (delimiters in growing sizes)
 _CMSY = "−·×∗÷⋄±∓⊕⊖⊗⊘⊙○∘•≍≡⊆⊇≤≥⪯⪰∼≈⊂⊃≪≫≺≻"  # cmsy10, codes 0x00-0x1f
-_SYMBOL_FONTS = {"CMEX": _CMEX, "CMSY": _CMSY}
+_CMMI = "ΓΔΘΛΞΠΣΥΦΨΩαβγδϵζηθικλμνξπρστυϕχ"  # cmmi10, codes 0x00-0x1f (math italic Greek)
+_CMR = "ΓΔΘΛΞΠΣΥΦΨΩ\ufb00\ufb01\ufb02\ufb03\ufb04ıȷ`´ˇ˘¯˚¸ßæœøÆŒØ"  # cmr10 and its bold/sans kin, 0x00-0x1f
+_SYMBOL_FONTS = {"CMEX": _CMEX, "CMSY": _CMSY, "CMMI": _CMMI, "CMBX": _CMR, "CMR": _CMR, "CMSS": _CMR, "CMTI": _CMR}
+# Adobe Symbol's private-use pieces of tall delimiters (TeX's cmex through some drivers): their Unicode pieces.
+_PIECES = dict(zip(range(0xF8E5, 0xF8FF), "\u23b7\u23d0\u23af®©™⎛⎜⎝⎡⎢⎣⎧⎨⎩⎪⎮⎞⎟⎠⎤⎥⎦⎫⎬⎭", strict=True))
+UNMAPPED = "\ufffd"  # what stands where the page shows a glyph no table names: visible, and counted
 
 # Decomposition tags NFKC may unfold: ligatures and compatibility variants, no-break, width forms.
 # <super>, <sub>, <fraction>, <font> (math letters), <circle>, <square> keep their meaning, so they stay.
@@ -39,7 +44,9 @@ _BREAK = re.compile(r"(-?)([^\W\d_]+)(?:[\x02\ufffe]|-\n)([^\W\d_]+)(-?)")
 
 
 def symbol_glyph(code: int, font_name: str) -> str:
-    """The glyph a TeX symbol font draws at control code `code` ('' when unknown)."""
+    """The glyph a TeX font draws at control code `code`, or a private-use delimiter piece ('' when unknown)."""
+    if code in _PIECES:
+        return _PIECES[code]
     name = font_name.split("+")[-1].upper()
     for prefix, table in _SYMBOL_FONTS.items():
         if name.startswith(prefix) and code < len(table):
@@ -47,8 +54,15 @@ def symbol_glyph(code: int, font_name: str) -> str:
     return ""
 
 
+# Spacing accents TeX draws over (or under) a letter as a glyph of their own, and their combining forms.
+COMBINING = {
+    "´": "\u0301", "`": "\u0300", "ˆ": "\u0302", "˜": "\u0303", "¨": "\u0308", "¯": "\u0304",
+    "ˇ": "\u030c", "˘": "\u0306", "˙": "\u0307", "˚": "\u030a", "˝": "\u030b", "¸": "\u0327",
+}  # fmt: skip
+
+
 def _unfold(ch: str) -> str:
-    if ch.isascii():
+    if ch.isascii() or "\u03d0" <= ch <= "\u03f6":  # ϵ, ϕ, ϑ are math's own letters, not spellings of ε, φ, θ
         return ch
     tag = unicodedata.decomposition(ch).split(" ", 1)[0]
     return unicodedata.normalize("NFKC", ch) if tag in _UNFOLD_TAGS else ch
@@ -99,7 +113,8 @@ def join_hyphens(text: str, vocab: Counter[str] | None = None) -> str:
     return text.replace("\x02", "-").replace("\ufffe", "-")  # a break hyphen not between letters ("4\x0216")
 
 
-_ACCENT_ABOVE = re.compile(r"[ \u00a0]?([\u0300-\u0322\u0334-\u036f])([^\W\d_])")
+# An accent right after a letter is already on it (the layout reader put it there): only a detached one moves.
+_ACCENT_ABOVE = re.compile(r"(?:[ \u00a0]|(?<![^\W\d_]))([\u0300-\u0322\u0334-\u036f])([^\W\d_])")
 _ACCENT_BELOW = re.compile(r"([^\W\d_])[ \u00a0]([\u0323-\u0333])")
 
 

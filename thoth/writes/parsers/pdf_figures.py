@@ -1,0 +1,103 @@
+"""Where a PDF page draws its figures, so the text inside them is never taken for a heading.
+
+A plot's panel labels and axis titles are often bold or large and stand alone ("ViT-L/16", "q(x)"):
+by typography they look like headings. What gives them away is where they are: inside the
+region a figure's drawing covers. PDFium lists the page's objects with their bounds; images and
+included graphics (form objects) are regions as they are, and paths (a plot's lines, axes, bars)
+are grouped by overlap into one region per drawing. Thin groups (rules, fraction bars, underlines)
+and page-sized ones (a frame around the page) are not figures, nor is a box around prose (a framed
+abstract): its lines are long.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import pypdfium2.raw as pdfium_c
+
+from thoth.writes.parsers.pdf_layout import Line
+
+Box = tuple[float, float, float, float]  # left, bottom, right, top
+_MIN_SIDE = 30.0  # points: smaller drawings are rules, bars and marks, not figures
+_REACH = 3.0  # points: paths this close belong to one drawing
+_MAX_SHARE = 0.7  # of the page's area: a larger region frames the page
+_MARGIN = 14.0  # points around a region where its tick labels and axis titles are
+
+
+def _bounds(obj) -> Box | None:
+    left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+    ok = pdfium_c.FPDFPageObj_GetBounds(
+        obj, ctypes.byref(left), ctypes.byref(bottom), ctypes.byref(right), ctypes.byref(top)
+    )
+    return (left.value, bottom.value, right.value, top.value) if ok else None
+
+
+def _near(a: Box, b: Box) -> bool:
+    return a[0] - _REACH <= b[2] and b[0] - _REACH <= a[2] and a[1] - _REACH <= b[3] and b[1] - _REACH <= a[3]
+
+
+def _union(a: Box, b: Box) -> Box:
+    return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
+
+
+def _group(boxes: list[Box]) -> list[Box]:
+    """Boxes merged while any two overlap (within `_REACH`)."""
+    regions: list[Box] = []
+    for box in sorted(boxes):
+        for i, region in enumerate(regions):
+            if _near(region, box):
+                regions[i] = _union(region, box)
+                break
+        else:
+            regions.append(box)
+    merged = True
+    while merged:  # a grown region may now reach another
+        merged = False
+        for i in range(len(regions)):
+            for j in range(i + 1, len(regions)):
+                if _near(regions[i], regions[j]):
+                    regions[i] = _union(regions[i], regions.pop(j))
+                    merged = True
+                    break
+            if merged:
+                break
+    return regions
+
+
+def graphic_regions(page, width: float, height: float) -> list[Box]:
+    """The page's figure regions: images, included graphics and groups of paths, big enough to hold text."""
+    raw = page.raw
+    boxes: list[Box] = []
+    for i in range(pdfium_c.FPDFPage_CountObjects(raw)):
+        obj = pdfium_c.FPDFPage_GetObject(raw, i)
+        kind = pdfium_c.FPDFPageObj_GetType(obj)
+        if kind in (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE, pdfium_c.FPDF_PAGEOBJ_FORM):
+            box = _bounds(obj)
+            if box is not None:
+                boxes.append(box)
+    return [
+        r
+        for r in _group(boxes)
+        if r[2] - r[0] >= _MIN_SIDE
+        and r[3] - r[1] >= _MIN_SIDE
+        and (r[2] - r[0]) * (r[3] - r[1]) < _MAX_SHARE * width * height
+    ]
+
+
+def _inside(line: Line, region: Box) -> bool:
+    x, y = (line.x0 + line.x1) / 2, (line.y0 + line.y1) / 2
+    if region[0] <= x <= region[2] and region[1] <= y <= region[3]:
+        return True
+    # axis ticks and titles sit just outside a plot's frame: a few words, not a sentence's end
+    near = region[0] - _MARGIN <= x <= region[2] + _MARGIN and region[1] - _MARGIN <= y <= region[3] + _MARGIN
+    return near and len(line.plain.split()) <= 3 and not line.plain.rstrip().endswith(".")
+
+
+def mark_figure_text(lines: list[Line], regions: list[Box]) -> None:
+    """Set `in_figure` on the lines a figure region holds, unless the region holds prose (a framed text)."""
+    for region in regions:
+        inside = [x for x in lines if not x.furniture and _inside(x, region)]
+        prose = sum(len(x.plain.split()) >= 8 for x in inside)
+        if inside and prose <= len(inside) / 2:
+            for line in inside:
+                line.in_figure = True

@@ -208,6 +208,9 @@ class Settings:
     # Storage
     db_uri: str = DEFAULT_DB_URI
     read_consistency_seconds: float = 5.0
+    lance_cache_mb: int = 256  # LanceDB's index and metadata caches together (docs/operations.md)
+    maintain_retention_minutes: int = 60  # versions older than this are cleaned; longer than any reader holds one
+    maintain_after_writes: int = 50  # the server maintains the index after this many writes; 0: never
     # Embedding
     embed_model: str = DEFAULT_MODEL
     embed_backend: str = "onnx"  # "onnx" (onnxruntime, no torch) or "torch" (sentence-transformers, GPUs)
@@ -302,6 +305,11 @@ class Settings:
         settings = cls(
             db_uri=_db_uri(env),
             read_consistency_seconds=_float(env, "THOTH_READ_CONSISTENCY_SECONDS", cls.read_consistency_seconds),
+            lance_cache_mb=_int(env, "THOTH_LANCE_CACHE_MB", cls.lance_cache_mb, 8, 1_000_000),
+            maintain_retention_minutes=_int(
+                env, "THOTH_MAINTAIN_RETENTION_MINUTES", cls.maintain_retention_minutes, 0, 10_000_000
+            ),
+            maintain_after_writes=_int(env, "THOTH_MAINTAIN_AFTER_WRITES", cls.maintain_after_writes, 0, 1_000_000),
             embed_model=env.get("THOTH_EMBED_MODEL", cls.embed_model),
             embed_backend=backend,
             embed_batch_size=_int(env, "THOTH_EMBED_BATCH_SIZE", cls.embed_batch_size, 1, 4096),

@@ -211,6 +211,7 @@ class Settings:
     lance_cache_mb: int = 256  # LanceDB's index and metadata caches together (docs/operations.md)
     maintain_retention_minutes: int = 60  # versions older than this are cleaned; longer than any reader holds one
     maintain_after_writes: int = 50  # the server maintains the index after this many writes; 0: never
+    write_wait_seconds: float = 30.0  # a write tool call waits this long for another write to end, then: busy
     # Embedding
     embed_model: str = DEFAULT_MODEL
     embed_backend: str = "onnx"  # "onnx" (onnxruntime, no torch) or "torch" (sentence-transformers, GPUs)
@@ -310,6 +311,7 @@ class Settings:
                 env, "THOTH_MAINTAIN_RETENTION_MINUTES", cls.maintain_retention_minutes, 0, 10_000_000
             ),
             maintain_after_writes=_int(env, "THOTH_MAINTAIN_AFTER_WRITES", cls.maintain_after_writes, 0, 1_000_000),
+            write_wait_seconds=_float(env, "THOTH_WRITE_WAIT_SECONDS", cls.write_wait_seconds),
             embed_model=env.get("THOTH_EMBED_MODEL", cls.embed_model),
             embed_backend=backend,
             embed_batch_size=_int(env, "THOTH_EMBED_BATCH_SIZE", cls.embed_batch_size, 1, 4096),

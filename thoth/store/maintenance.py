@@ -80,16 +80,10 @@ def table_health(store: Store) -> dict[str, TableHealth]:
             versions=len(table.list_versions()),
             files=int(latest.get("total_data_files", 0)) + int(latest.get("total_deletion_files", 0)),
             fragments=int(stats["fragment_stats"]["num_fragments"]),
-            unindexed_rows=_unindexed(table) if name == CHUNKS else None,
+            unindexed_rows=store.indexes.unindexed_rows() if name == CHUNKS else None,
             last_maintained=maintained.get(name),
         )
     return report
-
-
-def _unindexed(table: Any) -> int | None:
-    fts = next((idx for idx in table.list_indices() if idx.columns == ["search_text"]), None)
-    stats = table.index_stats(fts.name) if fts is not None else None
-    return int(stats.num_unindexed_rows) if stats else None
 
 
 def maintain(

@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         ingest_text(writer, writer.store, "notes", note(i), f"notes/{i}.md")
         seconds.append(time.perf_counter() - started)
         if i + 1 in (10, args.writes):
-            rss[f"after_{i + 1}"] = round(rss_mb(os.getpid())["VmRSS"])
+            rss[f"after_{i + 1}"] = round(rss_mb(os.getpid())["rss"])
     before = totals(writer.store)
     report = maintain(writer.store, retention=timedelta(0))  # no other reader of this index
     after = totals(Store(settings))

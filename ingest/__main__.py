@@ -1,9 +1,12 @@
-"""`python -m ingest [run|missing] --source DIR|gs://BUCKET/PREFIX [--db URI] [--name NAME] [--rebuild-trees]`.
+"""`python -m ingest [run|missing|maintain] --source DIR|gs://BUCKET/PREFIX [--db URI] [--name NAME] [--rebuild-trees]`.
 
 `run` (the default) brings the collection in line with the source: new and
 changed files in, removed files out. `missing` only ingests files the
 collection does not know yet (a backfill after missed bucket events). On Cloud
 Run Jobs, CLOUD_RUN_TASK_INDEX / CLOUD_RUN_TASK_COUNT split the work.
+`maintain` compacts the index's tables, removes versions older than THOTH_MAINTAIN_RETENTION_MINUTES,
+folds new rows into the indexes and sweeps rows no document owns, then reports what it removed
+(thoth/store/maintenance.py; docs/operations.md says when to run it).
 `--rebuild-trees` rebuilds RAPTOR trees from scratch instead of updating them in place: the
 source's after its run, or, without `--source`, every collection's.
 
@@ -31,7 +34,8 @@ from thoth.embedders.remote import RemoteEmbedder
 from thoth.gcs import StorageUnavailable
 from thoth.logs import setup_logging
 from thoth.records import Source
-from thoth.store import StoreError
+from thoth.store import Store, StoreError
+from thoth.store.maintenance import maintain
 from thoth.writes.objects import SourceError
 from thoth.writes.progress import ProgressMeter
 from thoth.writes.writer import Writer
@@ -67,9 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "command",
         nargs="?",
-        choices=["run", "missing"],
+        choices=["run", "missing", "maintain"],
         default="run",
-        help="run: sync the collection with the source (default); missing: ingest only files it lacks",
+        help="run: sync the collection with the source (default); missing: ingest only files it lacks; "
+        "maintain: compact the index and clean its old versions",
     )
     parser.add_argument("--source", help="folder or gs://bucket/prefix of Markdown (.md, .mdx), PDF and .txt files")
     parser.add_argument("--db", help="database URI (folder or gs://bucket/prefix); default THOTH_DB_URI")
@@ -82,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         help="rebuild RAPTOR trees from scratch (the source's; without --source, every collection's)",
     )
     args = parser.parse_args(argv)
-    if not args.source and not args.rebuild_trees:
+    if not args.source and not args.rebuild_trees and args.command != "maintain":
         parser.error("--source is required (or --rebuild-trees alone, to rebuild every collection's tree)")
 
     try:
@@ -91,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     setup_logging(settings)
+    if args.command == "maintain":
+        return run_maintenance(settings)
     stop = threading.Event()
     received = stop_on_signals(stop)
 
@@ -145,6 +152,20 @@ def rebuild_trees(settings: Settings) -> int:
             result = writer.update_tree(source.source_id, force=True)
             print(result.render() if result else f"tree {source.source_id}: trees are off (THOTH_TREE_BUILD=0)")
     except (StoreError, EmbedderUnavailable, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run_maintenance(settings: Settings) -> int:
+    """`maintain`: compact, clean and re-index the whole index; print what it removed."""
+    try:
+        store = Store(settings)
+        if not store.table_names():
+            print(f"error: there is no index at {settings.db_uri} yet", file=sys.stderr)
+            return 1
+        print(maintain(store).render())
+    except StoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0

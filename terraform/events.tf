@@ -95,3 +95,32 @@ resource "google_cloud_scheduler_job" "ingest" {
   }
   depends_on = [google_cloud_run_v2_job_iam_member.trigger_runs_job]
 }
+
+# Index maintenance (compaction, old versions removed, indexes folded in: docs/operations.md), as a run
+# of the ingest job with its arguments overridden: one task, after the nightly ingest.
+resource "google_cloud_scheduler_job" "maintain" {
+  name             = "${var.name}-maintain"
+  region           = var.region
+  schedule         = var.maintain_schedule
+  time_zone        = var.time_zone
+  attempt_deadline = "60s"
+  retry_config {
+    retry_count = 1
+  }
+  http_target {
+    http_method = "POST"
+    uri         = "https://run.googleapis.com/v2/projects/${var.project_id}/locations/${var.region}/jobs/${google_cloud_run_v2_job.ingest.name}:run"
+    body = base64encode(jsonencode({
+      overrides = {
+        taskCount          = 1
+        containerOverrides = [{ args = ["-m", "ingest", "maintain", "--db", local.db_uri] }]
+      }
+    }))
+    headers = { "Content-Type" = "application/json" }
+    oauth_token {
+      service_account_email = google_service_account.trigger.email
+      scope                 = "https://www.googleapis.com/auth/cloud-platform"
+    }
+  }
+  depends_on = [google_cloud_run_v2_job_iam_member.trigger_overrides_job]
+}

@@ -102,6 +102,14 @@ resource "google_cloud_run_v2_job_iam_member" "trigger_runs_job" {
   member   = google_service_account.trigger.member
 }
 
+# Maintenance runs the job with other arguments: jobs.runWithOverrides, on this job only.
+resource "google_cloud_run_v2_job_iam_member" "trigger_overrides_job" {
+  name     = google_cloud_run_v2_job.ingest.name
+  location = var.region
+  role     = "roles/run.jobsExecutorWithOverrides"
+  member   = google_service_account.trigger.member
+}
+
 # Pub/Sub's service agent mints the push requests' OIDC tokens as the trigger account.
 resource "google_service_account_iam_member" "pubsub_signs_as_trigger" {
   service_account_id = google_service_account.trigger.name

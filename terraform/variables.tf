@@ -163,6 +163,12 @@ variable "ingest_schedule" {
   default     = "0 3 * * *"
 }
 
+variable "maintain_schedule" {
+  type        = string
+  description = "Cron schedule of index maintenance (python -m ingest maintain: compaction, version cleanup) in Cloud Scheduler."
+  default     = "0 4 * * *"
+}
+
 variable "time_zone" {
   type        = string
   description = "Time zone of ingest_schedule."

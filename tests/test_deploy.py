@@ -31,6 +31,7 @@ LEAST_ROLES = {
     "roles/storage.objectViewer",  # read a bucket's objects
     "roles/storage.objectUser",  # write the index bucket (create/overwrite/delete, no IAM)
     "roles/run.invoker",  # call a service / run a job
+    "roles/run.jobsExecutorWithOverrides",  # run one job with other arguments (scheduled maintenance)
     "roles/run.developer",  # Cloud Build deploys revisions of one service or job
     "roles/iam.serviceAccountUser",  # Cloud Build deploys as the runtime accounts
     "roles/iam.serviceAccountTokenCreator",  # signBlob for signed URLs; Pub/Sub's OIDC tokens
@@ -222,6 +223,8 @@ def test_cloud_run_service_job_and_events(module: Module) -> None:
     assert "google_pubsub_topic.gcs_events" in str(notification["topic"])
     scheduler = module.resources["google_cloud_scheduler_job.ingest"]["http_target"][0]
     assert ":run" in str(scheduler["uri"]) and "oauth_token" in scheduler
+    maintain = module.resources["google_cloud_scheduler_job.maintain"]["http_target"][0]
+    assert ":run" in str(maintain["uri"]) and '"maintain"' in str(maintain["body"])  # the job, as `maintain`
     docs = module.resources["google_storage_bucket.docs"]
     index = module.resources["google_storage_bucket.index"]
     for bucket in (docs, index):

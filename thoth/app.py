@@ -33,6 +33,7 @@ class Health:
     db_uri: str | None = None  # shown only with auth off: /health is open to anyone
     tables: dict[str, int] | None = None  # row counts, when the tables could be listed
     table_versions: dict[str, int] | None = None
+    table_health: dict[str, dict] | None = None  # per table: versions, files, unindexed rows, last maintained
     index_model: str | None = None
     readable: bool = False  # the tables were read through to the index's model (it may be None: empty)
     embedder: str | None = None
@@ -59,6 +60,8 @@ class Health:
             body["tables"] = self.tables
         if self.table_versions is not None:
             body["table_versions"] = self.table_versions
+        if self.table_health is not None:
+            body["table_health"] = self.table_health
         if self.readable:
             body["index_model"] = self.index_model
         if self.embedder is not None:
@@ -79,6 +82,20 @@ class Thoth:
         self._lock = threading.Lock()
         self._warm_thread: threading.Thread | None = None
         self._bucket_problem: str | None = None  # found at warm-up; /health asks again until it is gone
+        self._writes: Any = None
+        self._health_cache: tuple[dict[str, int], dict[str, dict]] | None = None
+        self._writes_lock = threading.Lock()  # not `_lock`: the model load holds that one for seconds
+
+    @property
+    def writes(self) -> Any:
+        """The instance's write gate (thoth/writes/gate.py): one write at a time, maintenance after enough."""
+        with self._writes_lock:
+            if self._writes is None:
+                from thoth.writes.gate import WriteGate  # the write path loads with the first write
+
+                settings = self.settings
+                self._writes = WriteGate(self.store, settings.write_wait_seconds, settings.maintain_after_writes)
+        return self._writes
 
     def bucket_problem(self) -> str | None:
         """Why the database's bucket cannot be used (one listing request), for a gs:// index; else None.
@@ -149,6 +166,15 @@ class Thoth:
         self._warm_thread = threading.Thread(target=load, name="thoth-warm-up", daemon=True)
         self._warm_thread.start()
 
+    def _table_health(self, versions: dict[str, int]) -> dict[str, dict]:
+        # listing versions and indexes costs requests on GCS: asked again only after a write
+        cached = self._health_cache
+        if cached is None or cached[0] != versions:
+            from thoth.store.maintenance import table_health
+
+            cached = self._health_cache = (versions, {n: h.to_json() for n, h in table_health(self.store).items()})
+        return cached[1]
+
     def _public(self, reason: str) -> str:
         """`reason` without the database URI when /health is shown to unauthenticated callers."""
         return reason if self.settings.auth_mode == "off" else reason.replace(self.settings.db_uri, "<THOTH_DB_URI>")
@@ -165,6 +191,7 @@ class Thoth:
             report = replace(report, table_versions=self.store.versions(names))
             self.store.check_readable(report.table_versions)  # a missing or truncated data file: 503
             report = replace(report, index_model=self.store.index_model()[0], readable=True)
+            report = replace(report, table_health=self._table_health(report.table_versions))
         except Exception as exc:  # any failure to read the index is a 503, never a 500
             return replace(report, status="unavailable", reason=self._public(f"cannot read the index: {exc}"))
         if not (report.tables or {}).get("chunks"):

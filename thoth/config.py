@@ -211,6 +211,10 @@ class Settings:
     # Storage
     db_uri: str = DEFAULT_DB_URI
     read_consistency_seconds: float = 5.0
+    lance_cache_mb: int = 256  # LanceDB's index and metadata caches together (docs/operations.md)
+    maintain_retention_minutes: int = 60  # versions older than this are cleaned; longer than any reader holds one
+    maintain_after_writes: int = 50  # the server maintains the index after this many writes; 0: never
+    write_wait_seconds: float = 30.0  # a write tool call waits this long for another write to end, then: busy
     # Embedding
     embed_provider: str = "local"  # one of EMBED_PROVIDERS; "local" runs `embed_backend`
     embed_model: str = DEFAULT_MODEL
@@ -315,6 +319,12 @@ class Settings:
             db_uri=_db_uri(env),
             read_consistency_seconds=_float(env, "THOTH_READ_CONSISTENCY_SECONDS", cls.read_consistency_seconds),
             embed_provider=_choice(env, "THOTH_EMBED_PROVIDER", cls.embed_provider, EMBED_PROVIDERS),
+            lance_cache_mb=_int(env, "THOTH_LANCE_CACHE_MB", cls.lance_cache_mb, 8, 1_000_000),
+            maintain_retention_minutes=_int(
+                env, "THOTH_MAINTAIN_RETENTION_MINUTES", cls.maintain_retention_minutes, 0, 10_000_000
+            ),
+            maintain_after_writes=_int(env, "THOTH_MAINTAIN_AFTER_WRITES", cls.maintain_after_writes, 0, 1_000_000),
+            write_wait_seconds=_float(env, "THOTH_WRITE_WAIT_SECONDS", cls.write_wait_seconds),
             embed_model=env.get("THOTH_EMBED_MODEL", cls.embed_model),
             embed_url=env.get("THOTH_EMBED_URL", "").rstrip("/"),
             embed_api_key=env.get("THOTH_EMBED_API_KEY", ""),

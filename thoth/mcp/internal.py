@@ -59,7 +59,6 @@ class EventWorker:
 
     def __init__(self, app: Thoth):
         self.app = app
-        self._work = threading.Lock()  # one event at a time
         self._stats = threading.Lock()
         self.counts = {"accepted": 0, "processed": 0, "failed": 0, "ignored": 0}
         self.recent: deque[dict] = deque(maxlen=50)
@@ -67,7 +66,7 @@ class EventWorker:
     def process(self, event: ObjectEvent) -> None:
         started = time.perf_counter()
         entry = {"message_id": event.message_id, "event": event.describe()}
-        with self._work:
+        with self.app.writes.hold(wait=True):  # events wait their turn behind other writes
             try:
                 from thoth.writes.object_events import apply_event  # the writer loads with the first event
                 from thoth.writes.writer import Writer
@@ -136,7 +135,8 @@ def reindex_routes(app: Thoth) -> list[BaseRoute]:
         from thoth.writes.runs import reingest  # the writer loads with the first reindex
         from thoth.writes.writer import Writer
 
-        results = reingest(Writer(app.settings, store=app.store, embedder=app.embedder()), "workshop")
+        with app.writes.hold(wait=True):
+            results = reingest(Writer(app.settings, store=app.store, embedder=app.embedder()), "workshop")
         workshops = [result.to_dict() for result in results]
         return {"status": "ok", "workshops": workshops, "seconds": round(time.perf_counter() - started, 3)}
 

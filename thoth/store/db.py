@@ -57,9 +57,12 @@ class Store:
         self.settings = settings
         self.uri = settings.db_uri
         self.tables = Tables(settings)
-        lance = Lance(public_api, self.uri, settings.read_consistency_seconds, settings.storage_options())
+        lance = Lance(
+            public_api, self.uri, settings.read_consistency_seconds, settings.storage_options(), settings.lance_cache_mb
+        )
         self.metadata = Metadata(self.tables)
         self.indexes = Indexes(self.tables, self.metadata)
+        self.lance = lance
         self.chunks = ChunkSearch(self.tables, lance)
         # Vector and keyword search over chunks, whole hits of what the caller's fusion keeps
         self.search_chunks = self.chunks.search
@@ -176,7 +179,8 @@ class Store:
         where = filters.where(match)
         if not where:
             raise ValueError("Store.remove needs a match: it never empties a table")
-        self.tables.delete(TABLE_OF[record], where)
+        if self.tables.table(TABLE_OF[record]).count_rows(where):  # a delete of nothing still commits a version
+            self.tables.delete(TABLE_OF[record], where)
 
     def change(self, record: type, match: Match, values: dict[str, object]) -> None:
         """Set `values` on the rows of `record`'s table that `match`."""
@@ -188,6 +192,11 @@ class Store:
         self.tables.ensure_one(table)
         self.tables.add_missing_columns(table, schema_for(table, 0))  # a column newer than the table
         self.tables.add(table, [to_row(record)])
+
+    def replace_documents(self, rows: list[dict]) -> None:
+        """Add documents rows, each replacing the row of its (source, key) in the same commit."""
+        if rows:
+            self.tables.merge(DOCUMENTS, ["source_id", "key"], rows, "documents")
 
     def upsert_source(self, row: dict) -> None:
         self.tables.merge(SOURCES, "source_id", [row], "sources")

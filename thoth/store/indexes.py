@@ -86,9 +86,14 @@ class Indexes:
         vector and keyword searches still scan (phrases included); the write that brings the tail to
         FOLD_IN_ROWS folds it in. So a write costs the table work once per FOLD_IN_ROWS new chunks.
         """
+        unindexed = self.unindexed_rows()
+        return unindexed is None or unindexed >= FOLD_IN_ROWS
+
+    def unindexed_rows(self) -> int | None:
+        """Chunks outside the BM25 index (searches scan them); None: no index yet."""
         idx = self._fts_index()
         stats = self.tables.table(CHUNKS).index_stats(idx.name) if idx is not None else None
-        return stats is None or stats.num_unindexed_rows >= FOLD_IN_ROWS
+        return None if stats is None else int(stats.num_unindexed_rows)
 
     def _create_fts(self) -> None:
         self.tables.table(CHUNKS).create_fts_index(

@@ -45,6 +45,23 @@ def lancedb() -> Any:
     return lancedb
 
 
+_sessions: dict[int, Any] = {}
+_session_lock = threading.Lock()
+
+
+def session(cache_mb: int) -> Any:
+    """The LanceDB session (its index and metadata caches) of this process for `cache_mb`, shared by every
+    connection: unsized, LanceDB's caches grow to gigabytes under writes, each new version's metadata
+    and index pages cached beside the last's (docs/operations.md, "Memory")."""
+    with _session_lock:
+        if cache_mb not in _sessions:
+            total = cache_mb * 1024 * 1024
+            _sessions[cache_mb] = lancedb().Session(
+                index_cache_size_bytes=total * 3 // 4, metadata_cache_size_bytes=total // 4
+            )
+        return _sessions[cache_mb]
+
+
 class _Loop:
     """An event loop in a daemon thread of its own (the public path's stand-in for lancedb's)."""
 
@@ -58,10 +75,15 @@ class Lance:
     private attributes. `uri`, `consistency` and `options` open the public path's own connection."""
 
     def __init__(
-        self, public: bool = False, uri: str = "", consistency: float = -1, options: dict[str, str] | None = None
+        self,
+        public: bool = False,
+        uri: str = "",
+        consistency: float = -1,
+        options: dict[str, str] | None = None,
+        cache_mb: int = 256,
     ):
         self.public = public
-        self._uri, self._consistency, self._options = uri, consistency, options
+        self._uri, self._consistency, self._options, self._cache_mb = uri, consistency, options, cache_mb
         self._own: _Loop | None = None
         self._connection: Any = None
         self._opened: dict[str, tuple[Any, Any]] = {}  # name -> (the sync handle, its async twin)
@@ -102,7 +124,10 @@ class Lance:
         if self._connection is None:
             interval = timedelta(seconds=self._consistency) if self._consistency >= 0 else None
             self._connection = await lancedb().connect_async(
-                self._uri, read_consistency_interval=interval, storage_options=self._options or None
+                self._uri,
+                read_consistency_interval=interval,
+                storage_options=self._options or None,
+                session=session(self._cache_mb),
             )
         return await self._connection.open_table(name)
 

@@ -21,6 +21,8 @@ DEFAULT_COLLECTION = "research.default_collection"
 # Readers follow the pointer, so switching it is the one write that makes a new tree visible.
 META_TREE_PREFIX = "tree."
 META_VECTOR_INDEX_ROWS = "index.vector_trained_rows"  # chunk rows the ANN index was trained on
+META_MAINTENANCE = "index.maintained"  # JSON: table -> ISO time of the last maintenance run
+META_ORPHANS = "index.orphans"  # JSON: "source\ndoc_id" -> when maintenance first saw its rows owned by no document
 
 # Field metadata that makes a column the row identity. Lance then checks the keys a concurrent
 # merge_insert inserted: of two writers inserting one key, the later one retries and updates, so

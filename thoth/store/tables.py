@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from thoth.config import Settings
 from thoth.errors import ServerFault
-from thoth.store.lance import lancedb
+from thoth.store.lance import lancedb, session
 from thoth.store.schema import ALL_TABLES, PRIMARY_KEYS, is_primary_key, schema_for
 
 COMMIT_ATTEMPTS = 8
@@ -91,6 +91,7 @@ class Tables:
                             self.uri,
                             read_consistency_interval=timedelta(seconds=interval) if interval >= 0 else None,
                             storage_options=self.settings.storage_options() or None,
+                            session=session(self.settings.lance_cache_mb),
                         )
                     except Exception as exc:
                         raise self._unusable(exc, "cannot connect to") from exc
@@ -211,9 +212,9 @@ class Tables:
             lambda: self.table(name).update(where=where, values=values, values_sql=values_sql), f"update {name}"
         )
 
-    def merge(self, name: str, key: str, rows: list[dict], what: str) -> None:
-        """Insert `rows`, or update the rows with their `key` (the table's primary key): under
-        concurrent writers, a merge that lost the race to insert a key is retried by Lance as an update."""
+    def merge(self, name: str, key: str | list[str], rows: list[dict], what: str) -> None:
+        """Insert `rows`, or update the rows with their `key` (columns), in one commit: under concurrent
+        writers, a merge that lost the race to insert a key is retried by Lance as an update."""
         data = pa.Table.from_pylist(rows, schema=self.table(name).schema)
         retry_on_conflict(
             lambda: (

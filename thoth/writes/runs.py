@@ -90,6 +90,7 @@ class Plan:
     fingerprints: dict[str, str]  # key -> content fingerprint, for todo objects
     removed: list[str] = field(default_factory=list)  # keys whose documents rows go
     stale: set[str] = field(default_factory=set)  # doc ids whose content is listed nowhere any more
+    replaced: dict[str, str] = field(default_factory=dict)  # changed key -> its stale doc id, dropped once written
     stored: set[str] = field(default_factory=set)  # doc ids whose chunks are in the table (status ok)
     referenced: set[str] = field(default_factory=set)  # doc ids whose chunks may now name a gone key/version
     sidecars: dict[str, SourceObject] = field(default_factory=dict)
@@ -150,12 +151,14 @@ def plan_run(writer: Writer, source_id: str, listing: list[SourceObject], *, onl
 
     index, count = writer.settings.task_index, writer.settings.task_count
     mine = [o for o in objects if in_shard(fingerprints[o.key], index, count)]
+    stale = {d for d, r in stale_rows.items() if in_shard(row_fingerprint(r), index, count)}
     return Plan(
         source_id=source_id,
         todo=[o for o in mine if o.key in changed],
         fingerprints=fingerprints,
         removed=[k for k in removed if in_shard(row_fingerprint(existing[k]), index, count)],
-        stale={d for d, r in stale_rows.items() if in_shard(row_fingerprint(r), index, count)},
+        stale=stale,
+        replaced={o.key: existing[o.key].doc_id for o in mine if o.key in existing and existing[o.key].doc_id in stale},
         stored={r.doc_id for r in existing.values() if r.status == "ok"} - set(stale_rows) - reparse,
         referenced={
             existing[k].doc_id

@@ -9,10 +9,13 @@ Identity is content-derived, so a run is idempotent: a file that did not change
 file's rows are replaced, a file gone from the source has its rows removed, and
 identical bytes under two keys are stored once and known under both.
 
-Crash safety: content listed nowhere any more is dropped first; a document's
-`documents` row is written after its partitions and chunks, whose leftovers
-from a killed run are deleted before they are written again. A run killed at
-any point and started again ends with the same tables as one clean run.
+Replace, never remove-then-add: a changed document's new partitions and chunks are written first, then
+its `documents` row is switched to them in one commit, then the old version's rows go. A reader finds
+the old version or the new one (for a moment both), never neither. Rows of a new version left by a
+killed write are deleted before they are written again; old rows a write killed after its switch left
+behind belong to no `documents` row and are swept by maintenance (thoth/store/maintenance.py). Files
+gone from the source lose their chunks before their `documents` rows, so a killed run finds them again.
+A run killed at any point and started again ends with the same tables as one clean run.
 
 A `stop` event (set by the SIGTERM handler of `python -m ingest`) ends the run after the
 batch being written: files prepared but not yet written are left for the next run (they have
@@ -132,6 +135,7 @@ class Writer:
         others = {r.doc_id for k, r in existing.items() if k != obj.key}
         if row is not None and row_fingerprint(row) != fingerprint and row.doc_id not in others:
             plan.stale = {row.doc_id}
+            plan.replaced = {obj.key: row.doc_id}
         plan.todo = [obj]
         plan.stored = {r.doc_id for r in existing.values() if r.status == "ok"} - plan.stale
         if self.outdated(obj, row):
@@ -203,12 +207,7 @@ class Writer:
         self.store.ensure_tables(self.embedder.dim)
         self.store.record_model(self.embedder.model_name, self.embedder.dim)
 
-        # 1. content no listed file has any more goes first, so a killed run finds it stale again
-        for doc_id in sorted(plan.stale):
-            self.store.remove(StoredChunk, {"source_id": source_id, "doc_id": doc_id})
-            self.store.remove(Partition, {"source_id": source_id, "doc_id": doc_id})
-
-        # 2. new and changed files
+        # 1. new and changed files: each batch's old versions go once its new rows are in (`_write`)
         chunker = Chunker(get_tokenizer(self.settings), self.settings.chunk_tokens)
         stored = set(plan.stored)
         referenced = set(plan.referenced)
@@ -216,7 +215,7 @@ class Writer:
         done = 0
         # Batches are embedded and written on one background thread, in order, while this one
         # parses and chunks the next files (thoth/writes/overlap.py).
-        writer = OrderedWorker(lambda b: self._write(source_id, b))
+        writer = OrderedWorker(lambda b: self._write(source_id, b, plan.replaced))
         for done, obj in enumerate(plan.todo, start=1):
             if stop is not None and stop.is_set():
                 summary.interrupted = True
@@ -256,11 +255,12 @@ class Writer:
         summary.chunks_written += writer.close()
         self.meter.stage("index")
 
-        # 3. files gone from the source
+        # 2. files gone from the source: their content first, so a killed run finds them gone again
+        self._drop_content(source_id, plan.stale - set(plan.replaced.values()))
         if plan.removed:
             self.store.remove(Document, {"source_id": source_id, "key": list(plan.removed)})
             summary.removed = list(plan.removed)
-        # 4. chunks of content still known name a key and generation that exist
+        # 3. chunks of content still known name a key and generation that exist
         for doc_id in sorted(referenced):
             self._repoint(source_id, doc_id)
         fold_in = self.store.fold_in_due()  # a few new chunks stay in the indexes' unindexed tail (a cheap write)
@@ -292,23 +292,30 @@ class Writer:
             return row.version != obj.version
         return row.doc_id != fingerprint
 
-    def _write(self, source_id: str, batch: list[Prepared]) -> int:
+    def _write(self, source_id: str, batch: list[Prepared], replaced: dict[str, str]) -> int:
+        """Write a batch's new rows, switch its documents rows to them, then drop the versions they replace."""
         if not batch:
             return 0
         vectors = self.embedder.embed([c.embed_text for p in batch for c in p.chunks])
         rows = chunk_rows(source_id, batch, vectors)
+        del vectors  # the batch's embeddings are in `rows` now; the list of arrays is not kept with them
         written = [p.doc_id for p in batch if p.partitions]
-        if written:  # rows a killed earlier run may have left for these documents
-            scope = {"source_id": source_id, "doc_id": list(written)}
-            self.store.remove(StoredChunk, scope)
-            self.store.remove(Partition, scope)
+        # rows of these versions a killed write left (none, as a rule: counted first, so no empty commit)
+        self._drop_content(source_id, set(written))
         self.store.insert(Partition, [to_row(partition) for p in batch for partition in p.partitions])
         self.store.insert(StoredChunk, rows)
         self.meter.add_chunks(len(rows))
-        keys = [p.obj.key for p in batch]
-        self.store.remove(Document, {"source_id": source_id, "key": list(keys)})
-        self.store.insert(Document, [to_row(p.document) for p in batch])
+        self.store.replace_documents([to_row(p.document) for p in batch])
+        keys = {p.obj.key for p in batch}
+        self._drop_content(source_id, {doc_id for key, doc_id in replaced.items() if key in keys} - set(written))
         return len(rows)
+
+    def _drop_content(self, source_id: str, doc_ids: set[str]) -> None:
+        """Delete the chunks and partitions of `doc_ids` (chunks first: they are what searches find)."""
+        if doc_ids:
+            scope = {"source_id": source_id, "doc_id": sorted(doc_ids)}
+            self.store.remove(StoredChunk, scope)
+            self.store.remove(Partition, scope)
 
     def _repoint(self, source_id: str, doc_id: str) -> None:
         """Chunks carry one key and generation of their content: keep them pointing at one that exists."""
@@ -357,8 +364,15 @@ class Writer:
                 embed_model=self.embedder.model_name,
                 updated_at=datetime.now(UTC),
             )
+            if _unchanged(source, previous):
+                return  # nothing in the row changed: no new version of `sources`
             self.store.upsert_source(to_row(source))
-            written = counts
+            written, previous = counts, source
+
+
+def _unchanged(source: Source, previous: Source) -> bool:
+    """Whether `source` says what `previous` (its stored row) says, the time of writing aside."""
+    return {**to_row(source), "updated_at": None} == {**to_row(previous), "updated_at": None}
 
 
 __all__ = ["Writer"]

@@ -6,7 +6,6 @@ A dataset is a source; its tree's nodes are its chunks (level 0) and RAPTOR summ
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Annotated, Literal
 
@@ -58,8 +57,6 @@ def _silent(done: float, total: float | None = None, message: str | None = None)
 # -- the tools: each body's arguments after `app` are the schema clients see, its docstring the description;
 # callable without HTTP (`register` exposes them) -------------------------------------------------------------
 
-_ingest_lock = threading.Lock()  # one ingest at a time per process: a dataset's tree is rebuilt whole
-
 
 def list_datasets(app: Thoth) -> DatasetList:
     """List the datasets (indexed sources) with their document, chunk and RAPTOR tree counts."""
@@ -105,7 +102,7 @@ def ingest_document(
     from thoth.writes.documents import ingest_text
     from thoth.writes.writer import Writer
 
-    with _ingest_lock:
+    with app.writes.hold():  # one write per instance (its memory); Busy, a retryable tool error, after a wait
         embedder = ProgressEmbedder(app.embedder(), progress)  # notifications/progress: chunks embedded
         writer = Writer(app.settings, store=app.store, embedder=embedder)
         key, summary = ingest_text(writer, app.store, dataset_id, file_content, source, tags)

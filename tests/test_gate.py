@@ -1,0 +1,50 @@
+"""The server's write gate over a real server and index: a write that cannot get the slot is a tool error
+that says to retry (never a 500), enough writes start maintenance in the background, and /health shows
+each table's versions, files, unindexed rows and last maintenance."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import httpx
+
+from tests.conftest import LiveServer, make_settings
+from thoth.app import Thoth
+from thoth.mcp.server import create_app
+
+
+def ingest(live: LiveServer, n: int) -> dict:
+    text = f"Note {n}: the ferry carries {n} bicycles."
+    arguments = {"dataset_id": "notes", "file_content": text, "source": f"{n}.md"}
+    response = live.rpc("tools/call", {"name": "ingest_document", "arguments": arguments})
+    assert response.status_code == 200, response.text
+    return response.json()["result"]
+
+
+def test_busy_writes_are_refused_and_enough_writes_maintain_the_index(tmp_path: Path) -> None:
+    settings = replace(
+        make_settings(tmp_path / "db"), write_wait_seconds=0.2, maintain_after_writes=4, tree_build=False
+    )
+    thoth = Thoth(settings)
+    with LiveServer(settings, create_app(settings, app=thoth)) as live:
+        assert not ingest(live, 1)["isError"]
+        with thoth.writes.hold():  # another write holds the instance's slot (the second write counted)
+            busy = ingest(live, 2)
+        assert busy["isError"] and "busy" in busy["content"][0]["text"] and "retry" in busy["content"][0]["text"]
+        assert not ingest(live, 2)["isError"]
+        assert not ingest(live, 3)["isError"]  # the fourth: maintenance starts in the background
+        maintenance = thoth.writes.maintenance
+        assert maintenance is not None
+        maintenance.join(timeout=120)
+        deadline = time.monotonic() + 10
+        while True:
+            health = httpx.get(f"{live.url}/health").json()
+            if "last_maintained" in health["table_health"]["chunks"] or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        chunks = health["table_health"]["chunks"]
+        assert chunks["last_maintained"] and chunks["versions"] >= 1 and chunks["files"] >= 1
+        assert chunks["unindexed_rows"] == 0  # maintenance folded the written notes into the BM25 index
+        assert set(health["table_health"]) >= {"chunks", "documents", "sources", "settings"}

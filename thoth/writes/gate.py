@@ -1,0 +1,74 @@
+"""The server's writes, one at a time, and its index maintained in the background after enough of them.
+
+Admission control: a write (ingest_document, a bucket event, a reindex) holds the gate while it runs,
+so an instance's memory holds one write's batches at most, never several. A tool call that cannot get
+the gate within THOTH_WRITE_WAIT_SECONDS gets `Busy`, a tool error that says to retry later (never an
+HTTP 500); a bucket event waits its turn. After THOTH_MAINTAIN_AFTER_WRITES writes the gate starts
+maintenance (thoth/store/maintenance.py) on a thread of its own: searches go on meanwhile, and writes
+too (LanceDB retries the commit that loses to a compaction).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from thoth.errors import ClientError
+
+if TYPE_CHECKING:
+    from thoth.store import Store
+
+log = logging.getLogger("thoth.writes")
+
+
+class Busy(ClientError):
+    """Another write holds the instance's write slot; the same call succeeds when retried later."""
+
+
+class WriteGate:
+    def __init__(self, store: Store, wait_seconds: float, maintain_after: int):
+        self.store = store
+        self.wait_seconds = wait_seconds
+        self.maintain_after = maintain_after
+        self._slot = threading.Lock()
+        self._count = threading.Lock()
+        self.writes_since_maintenance = 0
+        self.maintenance: threading.Thread | None = None
+
+    @contextmanager
+    def hold(self, wait: bool = False) -> Iterator[None]:
+        """Run one write; `wait` for the slot however long (events), else give up with Busy (tool calls)."""
+        if not self._slot.acquire(timeout=-1 if wait else self.wait_seconds):
+            raise Busy(
+                f"the server is busy with another write (waited {self.wait_seconds:g} s); retry later, "
+                "or ingest large batches with the ingest job"
+            )
+        try:
+            yield
+        finally:
+            self._slot.release()
+        self._written()
+
+    def _written(self) -> None:
+        with self._count:
+            self.writes_since_maintenance += 1
+            due = 0 < self.maintain_after <= self.writes_since_maintenance
+            if not due or (self.maintenance is not None and self.maintenance.is_alive()):
+                return
+            self.writes_since_maintenance = 0
+            self.maintenance = threading.Thread(target=self._maintain, name="thoth-maintenance", daemon=True)
+            self.maintenance.start()
+
+    def _maintain(self) -> None:
+        from thoth.store.maintenance import maintain  # loaded with the first maintenance, not at start
+
+        try:
+            maintain(self.store)
+        except Exception:  # logged; the next due run tries again, and the index stays searchable meanwhile
+            log.exception("background maintenance failed")
+
+
+__all__ = ["Busy", "WriteGate"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import anyio
@@ -34,3 +35,21 @@ def test_client_config_mentions_the_url() -> None:
 
     text = client_config("http://127.0.0.1:8080/mcp")
     assert "claude mcp add --transport http thoth http://127.0.0.1:8080/mcp" in text
+
+
+def test_thoth_ingest_is_the_ingest_job_under_its_name() -> None:
+    env = {"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
+    for command, prog in ((["-m", "thoth.cli", "ingest"], "thoth ingest"), (["-m", "ingest"], "python -m ingest")):
+        result = subprocess.run([sys.executable, *command], cwd=REPO_ROOT, env=env, capture_output=True, text=True)
+        assert (
+            result.returncode == 2
+            and f"usage: {prog} [-h]" in result.stderr
+            and "--source is required" in result.stderr
+        )
+
+
+def test_unknown_arguments_exit_2_naming_them() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "thoth.cli", "sources", "--bogus"], cwd=REPO_ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 2 and "--bogus" in result.stderr

@@ -70,3 +70,28 @@ def test_status_shows_health_tables_and_the_last_run(db: Path) -> None:
 def test_status_of_a_missing_index_fails(tmp_path: Path) -> None:
     result = thoth("status", db=tmp_path / "none")
     assert result.returncode == 1 and "status: unavailable" in result.stdout
+
+
+def test_eval_figures_match_the_ones_computed_by_hand(db: Path, tmp_path: Path) -> None:
+    # The first question's file is the top hit (test_search_...): rank 1, recall 1. The second expects a
+    # file the index lacks: rank none, recall 0. The third expects both: recall 1/2, rank 1.
+    # recall@3 = (1 + 0 + 1/2) / 3 = 0.5; MRR = (1 + 0 + 1) / 3 = 0.6667.
+    questions = tmp_path / "questions.jsonl"
+    lines = [
+        {"question": "how do I request sick leave", "expected": ["people/time-off.md"], "source": "handbook"},
+        {"question": "how do I request sick leave", "expected": ["people/nowhere.md"]},
+        {"question": "how do I request sick leave", "expected": ["people/time-off.md", "people/nowhere.md"]},
+    ]
+    questions.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    result = thoth("eval", str(questions), "-k", "3", "--json", db=db)
+    assert result.returncode == 0, result.stderr
+    body = json.loads(result.stdout)
+    assert (body["k"], body["questions"], body["recall_at_k"], body["mrr"]) == (3, 3, 0.5, 0.6667)
+    assert [m["missing"] for m in body["misses"]] == [["people/nowhere.md"], ["people/nowhere.md"]]
+    assert body["misses"][0]["got"][0] == "people/time-off.md"
+    text = thoth("eval", str(questions), "-k", "3", "--source", "handbook", db=db)
+    assert "3 questions: recall@3 0.500, MRR 0.667" in text.stdout and text.stdout.count("miss:") == 2
+    assert thoth("eval", str(questions), "--fail-under", "0.9", db=db).returncode == 1
+    questions.write_text('{"question": "no files"}\n')
+    bad = thoth("eval", str(questions), db=db)
+    assert bad.returncode == 2 and "questions.jsonl:1" in bad.stderr

@@ -4,6 +4,7 @@
 - `thoth search QUERY [--source S] [-k N]` — cited hits, as the `search` tool returns them.
 - `thoth sources`, `thoth documents SOURCE` — the collections, and one collection's files.
 - `thoth status` — the index's health, tables, versions and model, and the latest ingest runs.
+- `thoth eval QUESTIONS.jsonl [-k N]` — recall@k and MRR of your own questions, misses listed.
 - `thoth serve [--stdio]` — the HTTP server (same as `python -m thoth.mcp.server`), or MCP over stdin/stdout.
 - `thoth client-config [--url URL]` — the Claude Desktop / Claude Code configuration for a server.
 
@@ -55,7 +56,12 @@ def parser() -> argparse.ArgumentParser:
     documents.add_argument("source")
     documents.add_argument("--limit", type=int, default=200, help="files to list (default 200)")
     commands.add_parser("status", help="health, tables, model and the latest ingest runs")
-    for name in ("search", "sources", "documents", "status"):
+    evaluate = commands.add_parser("eval", help="recall@k and MRR of your own questions (thoth/cli_eval.py)")
+    evaluate.add_argument("questions", help='JSON Lines: {"question": ..., "expected": [file, ...]}')
+    evaluate.add_argument("--source", help="the collection to search when a question names none")
+    evaluate.add_argument("-k", type=int, default=5, help="hits per question (default 5)")
+    evaluate.add_argument("--fail-under", type=float, help="exit 1 when recall@k is below this")
+    for name in ("search", "sources", "documents", "status", "eval"):
         commands.choices[name].add_argument("--json", action="store_true", help="print JSON (a stable shape)")
     serve = commands.add_parser("serve", help="serve MCP over HTTP (default) or stdio")
     serve.add_argument("--stdio", action="store_true", help="speak MCP on stdin/stdout")
@@ -80,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
-    if args.command in ("search", "sources", "documents", "status"):
+    if args.command in ("search", "sources", "documents", "status", "eval"):
         from thoth.cli_read import read
 
         return read(settings, args)

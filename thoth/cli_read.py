@@ -56,15 +56,19 @@ def read(settings: Settings, args: argparse.Namespace) -> int:
 
     app = Thoth(settings)
     try:
+        if not 1 <= getattr(args, "k", 1) <= MAX_K:  # search's and eval's k
+            raise ClientError(f"-k must be from 1 to {MAX_K}")
         if args.command == "status":
             return status(app, args.json)
+        if args.command == "eval":
+            from thoth.cli_eval import evaluate
+
+            return evaluate(app, args)
         if args.command == "sources":
             _print(research.list_collections(app), args.json)
         elif args.command == "documents":
             _print(research.list_collection_files(app, collection=args.source, limit=args.limit), args.json)
         else:
-            if not 1 <= args.k <= MAX_K:
-                raise ClientError(f"-k must be from 1 to {MAX_K}")
             _print(research.search(app, args.query, top_k=args.k, collection=args.source), args.json)
     except ClientError as exc:  # a bad argument: an unknown source, a k out of range
         print(f"error: {exc}", file=sys.stderr)

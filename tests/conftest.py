@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -26,6 +27,7 @@ from examples.pdfgen import write_text_pdf
 from thoth.config import Settings
 from thoth.embed import BUNDLED_MODEL, export_onnx, resolve_model
 from thoth.mcp.server import create_app
+from thoth.writes.run_records import record_run, summarise
 from thoth.writes.writer import Writer
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -429,8 +431,11 @@ def console_index(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     (handbook / "reports" / "broken.pdf").write_bytes(b"%PDF-1.7\nthis is not a PDF body\n")
     settings = tree_settings(tmp_path_factory.mktemp("console") / "lancedb")
     ingestor = Writer(settings)
+    started_at = datetime.now(UTC)
     summary = ingestor.run(str(handbook), name="handbook")
     assert len(summary.failed) == 2, summary.render()
+    # the handbook's run in the ingest history, as the job records it (the console's runs section)
+    record_run(ingestor.store, summarise([summary], trigger="job", started_by="test job", started_at=started_at))
     summary = ingestor.run(str(write_topic_corpus(tmp_path_factory.mktemp("console-topics"))), name="topics")
     assert not summary.failed, summary.render()
     summary = Writer(dataclasses.replace(settings, tree_build=False)).run(str(WORKSHOP))  # one without a tree

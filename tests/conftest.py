@@ -200,9 +200,11 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server_process(settings: Settings, **env: str) -> tuple[subprocess.Popen, str]:
-    """`python -m thoth.mcp.server` over `settings`' index on a free port, with `env` besides, and its
-    URL once /health answers 200 (the caller stops it)."""
+def start_server_process(
+    settings: Settings, command: tuple[str, ...] = ("-m", "thoth.mcp.server"), **env: str
+) -> tuple[subprocess.Popen, str]:
+    """`python -m thoth.mcp.server` (or `command`) over `settings`' index on a free port, with `env` besides,
+    and its URL once /health answers 200 (the caller stops it)."""
     port = free_port()
     environ = {k: v for k, v in os.environ.items() if not k.startswith("THOTH_")}
     environ |= {
@@ -212,7 +214,7 @@ def start_server_process(settings: Settings, **env: str) -> tuple[subprocess.Pop
         "THOTH_LOG_LEVEL": "WARNING",
         **env,
     }
-    server = subprocess.Popen([sys.executable, "-m", "thoth.mcp.server"], cwd=REPO_ROOT, env=environ)
+    server = subprocess.Popen([sys.executable, *command], cwd=REPO_ROOT, env=environ)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while True:

@@ -56,7 +56,7 @@ def parser() -> argparse.ArgumentParser:
     documents.add_argument("source")
     documents.add_argument("--limit", type=int, default=200, help="files to list (default 200)")
     commands.add_parser("status", help="health, tables, model and the latest ingest runs")
-    evaluate = commands.add_parser("eval", help="recall@k and MRR of your own questions (thoth/cli_eval.py)")
+    evaluate = commands.add_parser("eval", help="recall@k and MRR of your own questions, misses listed")
     evaluate.add_argument("questions", help='JSON Lines: {"question": ..., "expected": [file, ...]}')
     evaluate.add_argument("--source", help="the collection to search when a question names none")
     evaluate.add_argument("-k", type=int, default=5, help="hits per question (default 5)")

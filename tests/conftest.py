@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -27,6 +28,7 @@ from thoth.config import Settings
 from thoth.embed import BUNDLED_MODEL, resolve_model
 from thoth.embedders.onnx_export import export_onnx
 from thoth.mcp.server import create_app
+from thoth.writes.run_records import record_run, summarise
 from thoth.writes.writer import Writer
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -199,9 +201,11 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server_process(settings: Settings, **env: str) -> tuple[subprocess.Popen, str]:
-    """`python -m thoth.mcp.server` over `settings`' index on a free port, with `env` besides, and its
-    URL once /health answers 200 (the caller stops it)."""
+def start_server_process(
+    settings: Settings, command: tuple[str, ...] = ("-m", "thoth.mcp.server"), **env: str
+) -> tuple[subprocess.Popen, str]:
+    """`python -m thoth.mcp.server` (or `command`) over `settings`' index on a free port, with `env` besides,
+    and its URL once /health answers 200 (the caller stops it)."""
     port = free_port()
     environ = {k: v for k, v in os.environ.items() if not k.startswith("THOTH_")}
     environ |= {
@@ -211,7 +215,7 @@ def start_server_process(settings: Settings, **env: str) -> tuple[subprocess.Pop
         "THOTH_LOG_LEVEL": "WARNING",
         **env,
     }
-    server = subprocess.Popen([sys.executable, "-m", "thoth.mcp.server"], cwd=REPO_ROOT, env=environ)
+    server = subprocess.Popen([sys.executable, *command], cwd=REPO_ROOT, env=environ)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while True:
@@ -430,8 +434,11 @@ def console_index(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     (handbook / "reports" / "broken.pdf").write_bytes(b"%PDF-1.7\nthis is not a PDF body\n")
     settings = tree_settings(tmp_path_factory.mktemp("console") / "lancedb")
     ingestor = Writer(settings)
+    started_at = datetime.now(UTC)
     summary = ingestor.run(str(handbook), name="handbook")
     assert len(summary.failed) == 2, summary.render()
+    # the handbook's run in the ingest history, as the job records it (the console's runs section)
+    record_run(ingestor.store, summarise([summary], trigger="job", started_by="test job", started_at=started_at))
     summary = ingestor.run(str(write_topic_corpus(tmp_path_factory.mktemp("console-topics"))), name="topics")
     assert not summary.failed, summary.render()
     summary = Writer(dataclasses.replace(settings, tree_build=False)).run(str(WORKSHOP))  # one without a tree

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import anyio
+import httpx
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, start_server_process
 
 
 def test_stdio_server_answers_a_search(indexed) -> None:
@@ -34,3 +36,30 @@ def test_client_config_mentions_the_url() -> None:
 
     text = client_config("http://127.0.0.1:8080/mcp")
     assert "claude mcp add --transport http thoth http://127.0.0.1:8080/mcp" in text
+
+
+def test_thoth_ingest_is_the_ingest_job_under_its_name() -> None:
+    env = {"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
+    for command, prog in ((["-m", "thoth.cli", "ingest"], "thoth ingest"), (["-m", "ingest"], "python -m ingest")):
+        result = subprocess.run([sys.executable, *command], cwd=REPO_ROOT, env=env, capture_output=True, text=True)
+        assert (
+            result.returncode == 2
+            and f"usage: {prog} [-h]" in result.stderr
+            and "--source is required" in result.stderr
+        )
+
+
+def test_unknown_arguments_exit_2_naming_them() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "thoth.cli", "sources", "--bogus"], cwd=REPO_ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 2 and "--bogus" in result.stderr
+
+
+def test_thoth_serve_answers_over_http(indexed) -> None:
+    server, url = start_server_process(indexed, command=("-m", "thoth.cli", "serve"))
+    try:
+        assert httpx.get(f"{url}/health").json()["status"] == "ok"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

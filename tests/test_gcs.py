@@ -453,6 +453,12 @@ def test_object_events_finalize_redeliver_delete(gcs_server: LiveServer, library
     assert response.status_code == 202 and time.perf_counter() - started < 5  # the work runs after the answer
     done = _wait_processed(gcs_server, 1)["processed"]
     assert hit_for(gcs_server, "comet tail pointing away from the sun")["key"] == "papers/comet.pdf"
+    event_run = Store(library.settings).recent_runs(BUCKET, limit=1)[0]  # the ingest history has the event
+    assert (event_run.trigger, event_run.added, event_run.failed) == ("event", 1, 0)
+    assert (
+        event_run.started_by.startswith("OBJECT_FINALIZE gs://library/papers/comet.pdf#")
+        and "m2" in event_run.started_by
+    )
 
     versions = httpx.get(f"{gcs_server.url}/health").json()["table_versions"]
     assert _push(gcs_server, "OBJECT_FINALIZE", blob.name, blob.generation, "m2").status_code == 202  # redelivered
@@ -465,6 +471,7 @@ def test_object_events_finalize_redeliver_delete(gcs_server: LiveServer, library
     _wait_processed(gcs_server, done + 2)
     keys = {f["key"] for f in ok(gcs_server, "list_collection_files", {"collection": BUCKET})["files"]}
     assert "papers/comet.pdf" not in keys
+    assert Store(library.settings).recent_runs(BUCKET, limit=1)[0].removed == 1
     assert all(h["key"] != "papers/comet.pdf" for h in ok(gcs_server, "search", {"query": "comet tail"})["hits"])
     versions = httpx.get(f"{gcs_server.url}/health").json()["table_versions"]
     assert _push(gcs_server, "OBJECT_DELETE", "papers/comet.pdf", generation, "m3").status_code == 202  # again

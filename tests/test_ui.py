@@ -351,3 +351,58 @@ def test_failure_reasons_become_advice(reason: str, words: str) -> None:
 
 def test_an_unknown_failure_gets_the_general_advice() -> None:
     assert advice("something new") == GENERAL and advice(None) == GENERAL
+
+
+# -- the ingest history, dates, Markdown and the ranking as the console shows them ----------------------
+
+
+def test_a_collection_lists_its_ingest_runs_newest_first(console_server: LiveServer) -> None:
+    assert "/ui/runs/handbook" in page(console_server, "/ui/collections/handbook")
+    html = page(console_server, "/ui/runs/handbook")
+    runs = html.split('<section class="runs" id="runs">')[1]
+    assert "Ingest runs of handbook" in html and "job" in runs and "test job" in runs
+    assert "2 failed" in runs and "reports/broken.pdf: " in runs and "reports/empty.pdf: " in runs
+    assert "No ingest runs recorded" in page(console_server, "/ui/runs/topics")
+    collections = page(console_server, "/ui/")
+    assert "Last run: 5 added, 0 updated, 0 removed, 2 failed." in collections
+
+
+def test_dates_read_as_people_read_them_with_the_exact_time_on_hover() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from thoth.ui.dates import human, when
+
+    now = datetime(2026, 3, 20, 12, 0, tzinfo=UTC)
+    assert human(now - timedelta(seconds=20), now) == "just now"
+    assert human(now - timedelta(minutes=1), now) == "1 minute ago"
+    assert human(now - timedelta(hours=3, minutes=59), now) == "3 hours ago"
+    assert human(now - timedelta(days=6), now) == "6 days ago"
+    assert human(now - timedelta(days=8), now) == "12 Mar 2026"
+    at = datetime(2026, 3, 12, 9, 5, 7, 123456, tzinfo=UTC)
+    assert when(at) == (
+        '<time datetime="2026-03-12T09:05:07.123456+00:00" title="2026-03-12 09:05:07 UTC">12 Mar 2026</time>'
+    )
+    assert when(at.isoformat()) == when(at) and when(None) == "never" and when(None, "unknown") == "unknown"
+
+
+def test_chunk_markdown_is_rendered_and_sanitised() -> None:
+    from thoth.ui.markdown import markdown
+
+    html = markdown("| step | owner |\n|---|---|\n| build | **CI** |\n\n<script>alert(1)</script>")
+    assert "<table>" in html and "<strong>CI</strong>" in html
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    links = markdown("[a](javascript:alert(1)) [b](https://example.com) ![c](https://tracker.example/p.png)")
+    assert "javascript:" not in links.split("[a]")[0] and 'href="https://example.com"' in links
+    assert "<img" not in links
+
+
+def test_the_search_page_explains_the_ranking_it_used(console_server: LiveServer) -> None:
+    from thoth.retrieval.search import DEFAULT_RANKING
+
+    hybrid = page(console_server, "/ui/search", q="time off", mode="hybrid")
+    weight = DEFAULT_RANKING.vector_weight
+    assert f"weights vector {weight:g}, keyword {1 - weight:g} (the default; no alpha given)" in hybrid
+    assert "Convex fusion" in hybrid and "reciprocal rank fusion" not in hybrid.lower()
+    keyword = page(console_server, "/ui/search", q="time off", mode="keyword")
+    assert "Keyword search only (alpha 0)" in keyword
+    assert "Vector search only (alpha 1)" in page(console_server, "/ui/search", q="time off", mode="vector")

@@ -216,3 +216,51 @@ def test_pages_fit_a_phone_screen(browser, console_server: LiveServer, shots: Pa
     assert nav.is_displayed() and in_viewport(browser, nav)
     if path.startswith("/ui/search"):
         screenshot(browser, shots, "phone-search")
+
+
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_collection_cards_lay_out_cleanly(browser, console_server: LiveServer, shots: Path, size) -> None:
+    browser.set_window_size(*size)
+    browser.get(f"{console_server.url}/ui/")
+    assert fits_width(browser), f"the collections scroll sideways at {size[0]} px"
+    cards = browser.execute_script(
+        "return [...document.querySelectorAll('section.card')].map(card => {"
+        "  const model = card.querySelector('dd.model'), box = card.getBoundingClientRect();"
+        "  const text = document.createRange(); text.selectNodeContents(model);"  # one rect per line of text
+        "  return {right: box.right, lines: text.getClientRects().length, title: model.title,"
+        "          whole: model.scrollWidth <= model.clientWidth,"
+        "          times: [...card.querySelectorAll('time')].map(t => [t.innerText, t.title])};"
+        "})"
+    )
+    assert len(cards) == 3
+    for card in cards:
+        assert card["right"] <= size[0] and card["lines"] == 1, card  # the model name on one line
+        assert card["title"].endswith("all-MiniLM-L6-v2") and card["whole"]  # the full name on hover, not cut
+        for text, exact in card["times"]:  # a date as people read it, the exact time on hover
+            assert text in ("just now",) or text.endswith("ago"), text
+            assert exact.endswith(" UTC") and len(exact) == len("2026-01-01 00:00:00 UTC")
+    words = visible_text(browser)
+    assert "Last run: 5 added, 0 updated, 0 removed, 2 failed." in words
+    screenshot(browser, shots, "collections" if size == DESKTOP else "phone-collections")
+
+
+def test_chunk_markdown_is_rendered(browser, console_server: LiveServer) -> None:
+    browser.get(f"{console_server.url}/ui/search?q=deployments+Tuesday+owner&mode=keyword&collection=handbook")
+    first = browser.find_element("css selector", "li.hit")
+    assert "Deploying" in first.text and "|" not in first.text  # the table, not its pipes
+    follow(browser, first.find_element("css selector", "a.citation"))
+    table = browser.find_element("css selector", "li.chunk .markdown table")
+    assert [th.text for th in table.find_elements("tag name", "th")] == ["step", "owner"]
+    assert [td.text for td in table.find_elements("tag name", "td")] == ["build", "CI", "deploy", "on-call"]
+    assert "|------|" not in visible_text(browser)
+
+
+def test_the_search_page_explains_its_ranking(browser, console_server: LiveServer, shots: Path) -> None:
+    from thoth.retrieval.search import DEFAULT_RANKING
+
+    browser.get(f"{console_server.url}/ui/search?q=time+off&mode=hybrid")
+    explain = browser.find_element("css selector", "p.explain").text
+    weight = DEFAULT_RANKING.vector_weight
+    assert f"weights vector {weight:g}, keyword {1 - weight:g}" in explain and "Convex fusion" in explain
+    browser.get(f"{console_server.url}/ui/search?q=time+off&mode=keyword")
+    assert "Keyword search only (alpha 0)" in browser.find_element("css selector", "p.explain").text

@@ -334,6 +334,9 @@ def test_reindex_ingests_changes_and_needs_the_token(tmp_path: Path) -> None:
         assert [f["key"] for f in summary["failed"]] == ["exercises/03.error-handling"]
         assert "UTF-8" in summary["failed"][0]["reason"]
         assert summary["unchanged"] == 5
+        run = Store(settings).recent_runs(WS, limit=1)[0]  # the reindex in the ingest history
+        assert (run.trigger, run.started_by) == ("reindex", f"POST {REINDEX}")
+        assert (run.added, run.updated, run.removed, run.failed) == (0, 1, 1, 1) and "UTF-8" in run.failures[0]
 
         # the running server answers from the new index at once
         diff = ok(live, "retrieve_diff_context", {"workshop": WS, "exerciseNumber": 2, "focus": "FRESH_SECONDS"})

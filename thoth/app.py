@@ -37,6 +37,7 @@ class Health:
     index_model: str | None = None
     readable: bool = False  # the tables were read through to the index's model (it may be None: empty)
     embedder: str | None = None
+    last_run: dict[str, Any] | None = None  # the newest write recorded in the ingest history, in short
 
     @property
     def ok(self) -> bool:
@@ -66,6 +67,8 @@ class Health:
             body["index_model"] = self.index_model
         if self.embedder is not None:
             body["embedder"] = self.embedder
+        if self.last_run is not None:
+            body["last_run"] = self.last_run
         body["status"] = self.status
         if self.reason is not None:
             body["reason"] = self.reason
@@ -179,6 +182,20 @@ class Thoth:
         """`reason` without the database URI when /health is shown to unauthenticated callers."""
         return reason if self.settings.auth_mode == "off" else reason.replace(self.settings.db_uri, "<THOTH_DB_URI>")
 
+    def _last_run(self) -> dict[str, Any] | None:
+        try:
+            runs = self.store.recent_runs(limit=1)
+        except Exception as exc:  # the history is a report: the index's health does not depend on it
+            log.warning("cannot read the ingest history: %s", exc)
+            return None
+        if not runs:
+            return None
+        run = runs[0]
+        short = {"source_id": run.source_id, "trigger": run.trigger, "started_by": run.started_by}
+        short |= {"ended_at": run.ended_at.isoformat() if run.ended_at else None, "added": run.added}
+        short |= {"updated": run.updated, "removed": run.removed, "failed": run.failed}
+        return short | ({"error": run.error} if run.error else {})
+
     def health(self) -> Health:
         """Readable (status ok) or not, with the reason."""
         shown = self.settings.db_uri if self.settings.auth_mode == "off" else None  # no bucket name behind auth
@@ -192,6 +209,7 @@ class Thoth:
             self.store.check_readable(report.table_versions)  # a missing or truncated data file: 503
             report = replace(report, index_model=self.store.index_model()[0], readable=True)
             report = replace(report, table_health=self._table_health(report.table_versions))
+            report = replace(report, last_run=self._last_run())
         except Exception as exc:  # any failure to read the index is a 503, never a 500
             return replace(report, status="unavailable", reason=self._public(f"cannot read the index: {exc}"))
         if not (report.tables or {}).get("chunks"):

@@ -1,8 +1,16 @@
-"""`thoth`: serve over HTTP or stdio, and print client configuration.
+"""`thoth`: one command for the index, beside the MCP server. docs/agents.md shows it in use.
 
-- `thoth serve` — the HTTP server (same as `python -m thoth.mcp.server`).
-- `thoth serve --stdio` — MCP over stdin/stdout for local clients; nothing but protocol on stdout.
+- `thoth ingest ...` — the ingest job (thoth/writes/job.py; `python -m ingest` is the same command).
+- `thoth search QUERY [--source S] [-k N]` — cited hits, as the `search` tool returns them.
+- `thoth sources`, `thoth documents SOURCE` — the collections, and one collection's files.
+- `thoth status` — the index's health, tables, versions and model, and the latest ingest runs.
+- `thoth eval QUESTIONS.jsonl [-k N]` — recall@k and MRR of your own questions, misses listed.
+- `thoth serve [--stdio]` — the HTTP server (same as `python -m thoth.mcp.server`), or MCP over stdin/stdout.
 - `thoth client-config [--url URL]` — the Claude Desktop / Claude Code configuration for a server.
+
+The reading commands print text for people, or with `--json` the tool's structured output (the shape the
+MCP tools give, stable for scripts and agents). Exit codes: 0 done; 1 the index could not be read or the
+command failed (`status`: the index is not healthy); 2 bad arguments or settings.
 """
 
 from __future__ import annotations
@@ -35,14 +43,42 @@ def client_config(url: str) -> str:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="thoth")
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="thoth", description="Thoth: an MCP retrieval server and its index.")
     commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("ingest", help="ingest a folder or bucket prefix (thoth ingest --help)", add_help=False)
+    search = commands.add_parser("search", help="search the index: cited hits")
+    search.add_argument("query")
+    search.add_argument("--source", help="one collection (default: all)")
+    search.add_argument("-k", type=int, default=5, help="hits to return (1-50; default 5)")
+    commands.add_parser("sources", help="list the collections")
+    documents = commands.add_parser("documents", help="list one collection's files")
+    documents.add_argument("source")
+    documents.add_argument("--limit", type=int, default=200, help="files to list (default 200)")
+    commands.add_parser("status", help="health, tables, model and the latest ingest runs")
+    evaluate = commands.add_parser("eval", help="recall@k and MRR of your own questions, misses listed")
+    evaluate.add_argument("questions", help='JSON Lines: {"question": ..., "expected": [file, ...]}')
+    evaluate.add_argument("--source", help="the collection to search when a question names none")
+    evaluate.add_argument("-k", type=int, default=5, help="hits per question (default 5)")
+    evaluate.add_argument("--fail-under", type=float, help="exit 1 when recall@k is below this")
+    for name in ("search", "sources", "documents", "status", "eval"):
+        commands.choices[name].add_argument("--json", action="store_true", help="print JSON (a stable shape)")
     serve = commands.add_parser("serve", help="serve MCP over HTTP (default) or stdio")
     serve.add_argument("--stdio", action="store_true", help="speak MCP on stdin/stdout")
     config = commands.add_parser("client-config", help="print Claude Desktop / Claude Code configuration")
     config.add_argument("--url", help="MCP endpoint URL (default: this machine's server)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args, rest = parser().parse_known_args(argv)
+    if args.command == "ingest":
+        from thoth.writes.job import main as ingest
+
+        return ingest(rest, prog="thoth ingest")
+    if rest:
+        parser().parse_args(argv)  # exits 2 naming the unknown arguments
 
     try:
         settings = Settings.from_env()
@@ -50,6 +86,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
+    if args.command in ("search", "sources", "documents", "status", "eval"):
+        from thoth.cli_read import read
+
+        return read(settings, args)
     if args.command == "client-config":
         print(client_config(args.url or f"http://{settings.host}:{settings.port}/mcp"))
         return 0

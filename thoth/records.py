@@ -181,6 +181,29 @@ class Session:
     owner: str | None = None  # the key of the verified caller who created it
 
 
+@dataclass(frozen=True)
+class IngestRun:
+    """One write to the index as it happened: a job run (or one task of it), a bucket event, an
+    `ingest_document` call or a workshop reindex; who started it, what it changed, what failed and why."""
+
+    run_id: str
+    source_id: str
+    trigger: str = ""  # job | event | document | reindex
+    started_by: str = ""  # the job task, the event (its message id and object), the caller's identity
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    added: int = 0  # documents new to the source
+    updated: int = 0  # documents whose content (or BibTeX) changed
+    removed: int = 0
+    failed: int = 0
+    unchanged: int = 0
+    chunks_written: int = 0
+    tree: str = ""  # what the tree update did ("" when there was none)
+    failures: tuple[str, ...] = ()  # "key: reason", one per failed file
+    error: str = ""  # why the run could not finish ("" when it did)
+    interrupted: bool = False  # stopped by a signal after a written batch; the next run finishes
+
+
 R = TypeVar("R")
 
 # A Match names rows by their record's fields: a value means equal, a list/tuple/set means one of,

@@ -24,6 +24,7 @@ import logging
 import threading
 import time
 from collections import deque
+from datetime import UTC, datetime
 
 import anyio.to_thread
 from starlette.background import BackgroundTask
@@ -67,8 +68,12 @@ class EventWorker:
         started = time.perf_counter()
         entry = {"message_id": event.message_id, "event": event.describe()}
         with self.app.writes.hold(wait=True):  # events wait their turn behind other writes
+            # the writer's modules load with the first event
+            from thoth.writes.object_events import apply_event, record_event
+
+            summaries = []
+            at = datetime.now(UTC)
             try:
-                from thoth.writes.object_events import apply_event  # the writer loads with the first event
                 from thoth.writes.writer import Writer
 
                 writer = Writer(self.app.settings, store=self.app.store, embedder=self.app.embedder())
@@ -80,6 +85,7 @@ class EventWorker:
                 entry["error"] = f"{type(exc).__name__}: {exc}"
                 outcome = "failed"
                 log.exception("event %s %s failed", event.message_id, event.describe())
+            record_event(self.app.store, event, summaries, at, entry.get("error", ""))
         entry["seconds"] = round(time.perf_counter() - started, 3)
         self.count(outcome, entry)
 
@@ -136,7 +142,9 @@ def reindex_routes(app: Thoth) -> list[BaseRoute]:
         from thoth.writes.writer import Writer
 
         with app.writes.hold(wait=True):
-            results = reingest(Writer(app.settings, store=app.store, embedder=app.embedder()), "workshop")
+            results = reingest(
+                Writer(app.settings, store=app.store, embedder=app.embedder()), "workshop", f"POST {REINDEX_PATH}"
+            )
         workshops = [result.to_dict() for result in results]
         return {"status": "ok", "workshops": workshops, "seconds": round(time.perf_counter() - started, 3)}
 

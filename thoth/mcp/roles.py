@@ -36,6 +36,12 @@ class Caller:
         """A fixed-length key for per-caller rows (no email or token hash spelled out in the index)."""
         return hashlib.sha256(self.principal.encode()).hexdigest()[:32]
 
+    @property
+    def who(self) -> str:
+        """The caller as the ingest history names it: its kind and key, never an email or token hash."""
+        kind = self.principal.split(":", 1)[0]
+        return kind if kind == self.principal else f"{kind} {self.key}"
+
 
 LOCAL = Caller("local", writer=True)
 _caller: ContextVar[Caller] = ContextVar("thoth_caller", default=LOCAL)

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from thoth.app import Thoth
 from thoth.errors import ClientError
-from thoth.mcp import sdk
+from thoth.mcp import aliases, sdk
 from thoth.mcp.correlation import correlation, current_correlation_id
 from thoth.mcp.failures import Surface, call, in_own_words, to_client
 from thoth.mcp.lazy_tools import LazyPromptManager, LazyResourceManager, LazyToolManager
@@ -107,6 +107,8 @@ def expose(
         for p in list(signature.parameters.values())[1:]  # after `app`
         if p.name not in supplied
     ]
+    if isinstance(mcp, ThothMCP):  # its call_tool maps alias names onto these (thoth.mcp.aliases)
+        mcp.tool_parameters[name] = [p.name for p in params]
     context = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context | None, default=None)
     returns = Annotated[CallToolResult, signature.return_annotation]
     # Only what the body takes is made per call.
@@ -190,6 +192,7 @@ class ThothMCP(MCPServer):
         # The SDK's __init__ calls configure_logging(), which imports rich (a cost at every start) for a
         # handler that logging.basicConfig() then drops whenever the root logger has one (setup_logging's):
         # skip the call in exactly that case, so nothing else changes.
+        self.tool_parameters: dict[str, list[str]] = {}  # each declared tool's arguments (`expose` fills it)
         if not logging.getLogger().handlers:
             super().__init__(*args, **kwargs)
         else:
@@ -234,6 +237,11 @@ class ThothMCP(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict, context: Context | None = None):  # type: ignore[override]
         with correlation(context):
+            if name in self.tool_parameters:  # the names models invent, onto the tool's own (thoth.mcp.aliases)
+                try:
+                    arguments = aliases.rewrite(name, arguments or {}, self.tool_parameters[name])
+                except ClientError as exc:
+                    raise ToolError(f"invalid arguments: {exc}") from None
             try:
                 return await super().call_tool(name, arguments, context)
             except UnexpectedToolError as exc:  # a bug, or one of thoth.errors raised outside `call`

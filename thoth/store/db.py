@@ -14,6 +14,7 @@ from thoth.records import (
     Chunk,
     Document,
     Hit,
+    IngestRun,
     Match,
     Partition,
     Session,
@@ -30,6 +31,7 @@ from thoth.store.chunks import ChunkSearch, present
 from thoth.store.indexes import VECTOR_COLUMN, Indexes
 from thoth.store.lance import Lance
 from thoth.store.metadata import Metadata
+from thoth.store.runs import Runs
 from thoth.store.schema import CHUNKS, DOCUMENTS, PARTITIONS, SESSIONS, SOURCES, TREE_NODES, schema_for
 from thoth.store.tables import IndexMissing, ModelMismatch, StoreError, Tables
 
@@ -64,6 +66,7 @@ class Store:
         self.indexes = Indexes(self.tables, self.metadata)
         self.lance = lance
         self.chunks = ChunkSearch(self.tables, lance)
+        self.runs = Runs(self.tables)
         # Vector and keyword search over chunks, whole hits of what the caller's fusion keeps
         self.search_chunks = self.chunks.search
 
@@ -209,6 +212,16 @@ class Store:
             f"{filters.eq('source_id', source_id)} AND {filters.eq('doc_id', doc_id)}",
             values_sql={"key": filters.quote(key), "source_ref": f"concat({filters.quote(ref_base)}, {page})"},
         )
+
+    # -- the ingest history ----------------------------------------------------------------------
+
+    def record_run(self, run: IngestRun, keep: int, only_into_an_index: bool = False) -> None:
+        """Add one run to the history, keeping its source's newest `keep` (thoth.store.runs)."""
+        self.runs.record(run, keep, only_into_an_index)
+
+    def recent_runs(self, source_id: str | None = None, limit: int | None = None) -> list[IngestRun]:
+        """The recorded runs, newest first: of one source, or of all."""
+        return self.runs.recent(source_id, limit)
 
     # -- indexes ---------------------------------------------------------------------------
 

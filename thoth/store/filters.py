@@ -36,6 +36,7 @@ FILTERABLE: dict[str, type] = {
     "tree_version": str,
     "level": int,
     "session_id": str,
+    "run_id": str,
 }
 
 # Metadata filters a client may send (search tools' `filters` argument): public name -> column.

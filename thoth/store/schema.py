@@ -12,6 +12,9 @@ SETTINGS = "settings"
 TREE_NODES = "tree_nodes"
 SESSIONS = "sessions"
 ALL_TABLES = (SOURCES, DOCUMENTS, PARTITIONS, CHUNKS, SETTINGS, TREE_NODES, SESSIONS)
+# History, not index content: one row per write to the index (thoth.store.runs). Kept out of ALL_TABLES, so
+# the index's table listing, versions and snapshots describe the searchable index alone.
+INGEST_RUNS = "ingest_runs"
 
 # Keys in the `settings` table that describe the index as a whole.
 META_EMBED_MODEL = "index.embed_model"
@@ -157,6 +160,28 @@ SESSIONS_SCHEMA = pa.schema(
 )
 
 
+INGEST_RUNS_SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("source_id", pa.string()),
+        ("trigger", pa.string()),  # job | event | document | reindex
+        ("started_by", pa.string()),
+        ("started_at", pa.timestamp("us", tz="UTC")),
+        ("ended_at", pa.timestamp("us", tz="UTC")),
+        ("added", pa.int64()),
+        ("updated", pa.int64()),
+        ("removed", pa.int64()),
+        ("failed", pa.int64()),
+        ("unchanged", pa.int64()),
+        ("chunks_written", pa.int64()),
+        ("tree", pa.string()),
+        ("failures", pa.list_(pa.string())),  # "key: reason" per failed file
+        ("error", pa.string()),
+        ("interrupted", pa.bool_()),
+    ]
+)
+
+
 def is_primary_key(field: pa.Field) -> bool:
     return bool(field.metadata) and all(field.metadata.get(k) == v for k, v in PRIMARY_KEY_METADATA.items())
 
@@ -175,4 +200,5 @@ def schema_for(table: str, dim: int) -> pa.Schema:
         SETTINGS: SETTINGS_SCHEMA,
         TREE_NODES: tree_nodes_schema(dim),
         SESSIONS: SESSIONS_SCHEMA,
+        INGEST_RUNS: INGEST_RUNS_SCHEMA,
     }[table]

@@ -24,6 +24,7 @@ def console_app(app: Thoth) -> Router:
         routes=[
             Route("/", pages.index, methods=["GET"], name="collections"),
             Route("/collections/{name:path}", pages.collection, methods=["GET"], name="collection"),
+            Route("/runs/{name:path}", pages.runs, methods=["GET"], name="runs"),
             Route("/documents/{document_id}", pages.document, methods=["GET"], name="document"),
             Route("/cite", pages.cite, methods=["GET"], name="cite"),
             Route("/search", pages.search, methods=["GET"], name="search"),

@@ -22,20 +22,24 @@ from thoth.errors import ClientError, NotFound
 from thoth.mcp.outputs.research import Citation as CitationInfo
 from thoth.mcp.outputs.research import CollectionInfo, DocumentChunks
 from thoth.mcp.outputs.workshop import ContextBundle
-from thoth.records import Hit, Source
+from thoth.records import Hit, IngestRun, Source
 from thoth.retrieval import citations, collections, documents, sources, tree, workshops
-from thoth.retrieval.search import explained_search
+from thoth.retrieval.search import explained_search, ranking_for
 from thoth.retrieval.sources import source_ids
 from thoth.retrieval.workshops import StepChanges
 from thoth.store import ModelMismatch, StoreError
+from thoth.ui.dates import when
 from thoth.ui.failures import advice
+from thoth.ui.markdown import markdown
+from thoth.ui.ranking import explain
 
 DOCUMENTS_PER_PAGE = 50
 CHUNKS_PER_PAGE = 20
 NODES_PER_PAGE = 25
 SEARCH_LIMITS = (10, 20, 50)
-SEARCH_MODES = {"hybrid": None, "keyword": 0.0, "vector": 1.0}  # mode -> alpha (None: plain RRF)
+SEARCH_MODES = {"hybrid": None, "keyword": 0.0, "vector": 1.0}  # mode -> alpha (None: the ranking's own weights)
 LEARNING_CHARS = 6000
+RUNS_SHOWN = 20  # a collection's ingest runs on its page, newest first (the history keeps more)
 
 
 @functools.cache
@@ -51,6 +55,8 @@ def _templates() -> Any:
         lstrip_blocks=True,
     )
     env.filters["advice"] = advice
+    env.filters["when"] = when
+    env.filters["markdown"] = markdown
     return env
 
 
@@ -143,7 +149,12 @@ class Console:
         listed = sources.listing(self.store)  # before the first ingest: IndexMissing, a 503 that says so
         rows = [CollectionInfo.from_record(s) for s in listed]
         trees = {s.source_id: s for s in listed}
-        return self._render(request, "collections.html", title="Collections", rows=rows, trees=trees)
+        last_runs: dict[str, IngestRun] = {}
+        for run in self.store.recent_runs():  # newest first: the first of each source is its last run
+            last_runs.setdefault(run.source_id, run)
+        return self._render(
+            request, "collections.html", title="Collections", rows=rows, trees=trees, last_runs=last_runs
+        )
 
     @page
     def collection(self, request: Request) -> Response:
@@ -171,10 +182,18 @@ class Console:
             name=name,
             source=source,
             listing=found,
+            last_run=next(iter(self.store.recent_runs(name, limit=1)), None),
             state=state,
             number=number,
             pages=pages,
         )
+
+    @page
+    def runs(self, request: Request) -> Response:
+        name = collections.find_collection(self.store, request.path_params["name"])
+        source = self.store.first(Source, {"source_id": name}) or Source(name)
+        found = self.store.recent_runs(name, limit=RUNS_SHOWN)
+        return self._render(request, "runs.html", title=f"Ingest runs of {name}", name=name, source=source, runs=found)
 
     @page
     def document(self, request: Request) -> Response:
@@ -236,10 +255,12 @@ class Console:
         wanted = request.query_params.get("collection") or None
         collection = collections.find_collection(self.store, wanted) if wanted else None
         hits: list[Hit] = []
+        explanation: list[str] = []
         if query:
             alpha = SEARCH_MODES[mode]
             embedder = None if alpha == 0.0 else self.app.embedder()
             hits = explained_search(self.store, embedder, query, limit, alpha=alpha, match={"source_id": collection})
+            explanation = explain(ranking_for(embedder), alpha, limit)  # the ranking explained_search used
         return self._render(
             request,
             "search.html",
@@ -252,6 +273,7 @@ class Console:
             collection=collection,
             collections=source_ids(self.store),
             hits=hits,
+            explanation=explanation,
         )
 
     @page

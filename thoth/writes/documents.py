@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from datetime import UTC, datetime
 from pathlib import PurePosixPath
 
 from thoth.errors import ClientError
@@ -18,6 +19,7 @@ from thoth.retrieval.source_ref import format_ref
 from thoth.store import Store
 from thoth.writes.objects import SourceObject
 from thoth.writes.parsers import SUPPORTED_SUFFIXES
+from thoth.writes.run_records import record_run, summarise
 from thoth.writes.writer import RunSummary, Writer
 
 DATASET_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
@@ -41,8 +43,11 @@ def ingest_text(
     content: str,
     source: str | None = None,
     tags: list[str] | None = None,
+    *,
+    started_by: str = "",
 ) -> tuple[str, RunSummary]:
-    """(the document's key, what the run did)."""
+    """(the document's key, what the run did); a run that wrote something is recorded in the ingest history
+    as started by `started_by` (the caller)."""
     if not DATASET_ID.match(dataset_id):
         raise ClientError(
             f"dataset_id must be 1-64 lowercase letters, digits and '-', starting with a letter or digit; "
@@ -65,5 +70,9 @@ def ingest_text(
     else:
         uri = format_ref(dataset_id, key)
     obj = SourceObject(key=key, uri=uri, size=len(data), read=lambda: data)
+    started_at = datetime.now(UTC)
     summary = writer.add_document(dataset_id, obj, name=dataset_id, uri=TEXT_URI, tags=tags)
+    if summary.changed:
+        run = summarise([summary], trigger="document", started_by=started_by or "local", started_at=started_at)
+        record_run(store, run)
     return key, summary

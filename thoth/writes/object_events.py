@@ -8,13 +8,17 @@ nothing. Work that fails is logged; the next batch run finds the object again.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+from datetime import datetime
 
 from thoth.gcs import GcsUriError, split_gs_uri
 from thoth.records import Document, Source
+from thoth.store import Store
 from thoth.writes.objects import is_sidecar, sidecar_keys
 from thoth.writes.parsers import is_supported
 from thoth.writes.pubsub_push import HANDLED, ObjectEvent
+from thoth.writes.run_records import record_run, summarise
 from thoth.writes.runs import RunSummary, collection_name, slug
 from thoth.writes.source_files import get_gcs_object
 from thoth.writes.writer import Writer
@@ -86,4 +90,16 @@ def _with_tree(writer: Writer, source_id: str, summaries: list[RunSummary]) -> l
     return summaries
 
 
-__all__ = ["apply_event", "collection_for"]
+def record_event(store: Store, event: ObjectEvent, summaries: list[RunSummary], at: datetime, error: str) -> None:
+    """The event's run in the ingest history: one that changed something or failed (a redelivered
+    event, which writes nothing, is not recorded either)."""
+    if not error and not any(s.changed for s in summaries):
+        return
+    started_by = f"{event.describe()} (message {event.message_id})"
+    run = summarise(summaries, trigger="event", started_by=started_by, started_at=at, error=error)
+    if not run.source_id:  # failed before its collection was known: the bucket's own one
+        run = dataclasses.replace(run, source_id=slug(collection_name(f"gs://{event.bucket}")))
+    record_run(store, run, existing=bool(error))
+
+
+__all__ = ["apply_event", "collection_for", "record_event"]

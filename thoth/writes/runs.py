@@ -13,10 +13,12 @@ the tree to a run with one task, which builds it after every document is written
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from thoth.gcs import split_gs_uri
@@ -36,6 +38,7 @@ log = logging.getLogger("thoth.ingest")
 class RunSummary:
     source_id: str
     ingested: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)  # of `ingested`, the keys the source had before
     unchanged: int = 0
     removed: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
@@ -96,6 +99,7 @@ class Plan:
     sidecars: dict[str, SourceObject] = field(default_factory=dict)
     unchanged: int = 0
     tags: list[str] = field(default_factory=list)  # stored on every chunk written (ingest_document)
+    known: set[str] = field(default_factory=set)  # keys the source had before: ingesting one updates it
 
     @property
     def empty(self) -> bool:
@@ -166,6 +170,7 @@ def plan_run(writer: Writer, source_id: str, listing: list[SourceObject], *, onl
             if existing[k].doc_id not in stale_rows and in_shard(row_fingerprint(existing[k]), index, count)
         },
         sidecars=sidecars,
+        known=set(existing),
         unchanged=len(mine) - len([o for o in mine if o.key in changed]),
     )
 
@@ -182,16 +187,23 @@ class Reingested:
         return self.summary.to_dict() if self.summary else {"source_id": self.source_id, "error": self.error}
 
 
-def reingest(writer: Writer, kind: str) -> list[Reingested]:
-    """Ingest again every source of `kind` from the URI it was ingested from."""
+def reingest(writer: Writer, kind: str, started_by: str = "reindex") -> list[Reingested]:
+    """Ingest again every source of `kind` from the URI it was ingested from; each run is recorded."""
+    from thoth.writes.run_records import record_run, summarise  # it imports this module
+
     results = []
     for source in sorted(writer.store.find(Source, {"kind": kind}), key=lambda s: s.source_id):
+        started_at = datetime.now(UTC)
         try:
             summary = writer.run(source.uri, name=source.name, source_id=source.source_id)
             results.append(Reingested(source.source_id, summary))
         except (SourceError, ValueError) as exc:  # that source is gone or unreadable; the others go on
             log.warning("reingest %s: %s", source.source_id, exc)
             results.append(Reingested(source.source_id, error=str(exc)))
+        done = results[-1]
+        summaries = [done.summary] if done.summary else []
+        run = summarise(summaries, trigger="reindex", started_by=started_by, started_at=started_at, error=done.error)
+        record_run(writer.store, dataclasses.replace(run, source_id=source.source_id))
     return results
 
 

@@ -137,6 +137,7 @@ class Writer:
             plan.stale = {row.doc_id}
             plan.replaced = {obj.key: row.doc_id}
         plan.todo = [obj]
+        plan.known = set() if row is None else {obj.key}
         plan.stored = {r.doc_id for r in existing.values() if r.status == "ok"} - plan.stale
         if self.outdated(obj, row):
             plan.stored.discard(row.doc_id)
@@ -230,6 +231,8 @@ class Writer:
                 summary.failed.append((obj.key, prepared.document.error or ""))
             else:
                 summary.ingested.append(obj.key)
+                if obj.key in plan.known:
+                    summary.updated.append(obj.key)
                 summary.pages += prepared.document.page_count or 0
                 if prepared.doc_id in stored:
                     referenced.add(prepared.doc_id)  # known content under a new key or generation
@@ -245,6 +248,7 @@ class Writer:
             summary.chunks_written += writer.close()  # batches already handed over are written in full
             unwritten = {p.obj.key for p in batch}
             summary.ingested = [k for k in summary.ingested if k not in unwritten]
+            summary.updated = [k for k in summary.updated if k not in unwritten]
             summary.failed = [(k, r) for k, r in summary.failed if k not in unwritten]
             written = done - 1 - len(batch)
             log.warning(

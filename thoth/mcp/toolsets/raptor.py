@@ -86,6 +86,7 @@ def ingest_document(
     tags: Annotated[list[str] | None, Field(description="tags stored with the document's chunks")] = None,
     *,
     progress: Report = _silent,
+    caller: str = "",
 ) -> Ingested:
     """Ingest a text document into a dataset: chunked, embedded and indexed, and the dataset's tree updated.
 
@@ -105,7 +106,7 @@ def ingest_document(
     with app.writes.hold():  # one write per instance (its memory); Busy, a retryable tool error, after a wait
         embedder = ProgressEmbedder(app.embedder(), progress)  # notifications/progress: chunks embedded
         writer = Writer(app.settings, store=app.store, embedder=embedder)
-        key, summary = ingest_text(writer, app.store, dataset_id, file_content, source, tags)
+        key, summary = ingest_text(writer, app.store, dataset_id, file_content, source, tags, started_by=caller)
     if summary.failed:
         raise ClientError(f"file_content could not be ingested: {summary.failed[0][1]}")
     doc_id = content_hash(file_content.encode("utf-8"))
@@ -266,7 +267,7 @@ def rag_retrieve_content(data: Hits) -> CallToolResult:
 def register(mcp: MCPServer, app: Thoth) -> None:
     expose(mcp, app, list_datasets)
     expose(mcp, app, create_chat_session, annotations=WRITES, bind={"owner": lambda: current_caller().key})
-    expose(mcp, app, ingest_document, annotations=WRITES, writer=True)
+    expose(mcp, app, ingest_document, annotations=WRITES, writer=True, bind={"caller": lambda: current_caller().who})
     for body in (answer_question, retrieve_documents):
         expose(mcp, app, body)
     expose(mcp, app, rag_retrieve, result=rag_retrieve_content)

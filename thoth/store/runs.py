@@ -1,0 +1,55 @@
+"""The ingest history: one `ingest_runs` row per write to the index (a job run or task, a bucket event, an
+`ingest_document` call, a workshop reindex), pruned to the newest runs of each source.
+
+The table is history, not index content: it is not among the index's tables (thoth.store.schema.ALL_TABLES),
+so health's table versions and the write path's "a run that changed nothing writes nothing" are about the
+searchable index alone. It is created by the first run recorded.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from thoth.records import IngestRun, from_row, to_row
+from thoth.store import filters
+from thoth.store.schema import INGEST_RUNS, SOURCES, schema_for
+from thoth.store.tables import Tables
+
+
+class Runs:
+    def __init__(self, tables: Tables):
+        self.tables = tables
+
+    def _exists(self) -> bool:
+        listed = self.tables.db.list_tables()
+        return INGEST_RUNS in getattr(listed, "tables", listed)
+
+    def record(self, run: IngestRun, keep: int, only_into_an_index: bool = False) -> None:
+        """Add `run`, then drop its source's runs older than the newest `keep`. `only_into_an_index`: not
+        when the database has no index yet (a job that failed before writing must not create one)."""
+        if only_into_an_index and ("://" not in self.tables.uri and not Path(self.tables.uri).is_dir()):
+            return  # connecting would create the folder
+        if only_into_an_index and SOURCES not in self.tables.names():
+            return
+        if not self._exists():
+            self.tables.db.create_table(INGEST_RUNS, schema=schema_for(INGEST_RUNS, 0), exist_ok=True)
+        self.tables.add(INGEST_RUNS, [to_row(run)])
+        older = self.recent(run.source_id)[keep:]
+        if older:
+            self.tables.delete(INGEST_RUNS, filters.is_in("run_id", [r.run_id for r in older]))
+
+    def recent(self, source_id: str | None = None, limit: int | None = None) -> list[IngestRun]:
+        """Runs newest first: of `source_id`, or of every source."""
+        if not self._exists():
+            return []
+        query = self.tables.table(INGEST_RUNS).search()
+        if source_id is not None:
+            query = query.where(filters.eq("source_id", source_id))
+        runs = [from_row(IngestRun, row) for row in query.limit(None).to_list()]
+        oldest = datetime.min.replace(tzinfo=UTC)
+        runs.sort(key=lambda r: (r.started_at or oldest, r.run_id), reverse=True)
+        return runs[:limit] if limit is not None else runs
+
+
+__all__ = ["Runs"]

@@ -1,0 +1,194 @@
+"""The ingest job's command line, `thoth ingest` (also `python -m ingest`):
+`[run|missing|maintain] --source DIR|gs://BUCKET/PREFIX [--db URI] [--name NAME] [--rebuild-trees]`.
+
+`run` (the default) brings the collection in line with the source: new and
+changed files in, removed files out. `missing` only ingests files the
+collection does not know yet (a backfill after missed bucket events). On Cloud
+Run Jobs, CLOUD_RUN_TASK_INDEX / CLOUD_RUN_TASK_COUNT split the work.
+`maintain` compacts the index's tables, removes versions older than THOTH_MAINTAIN_RETENTION_MINUTES,
+folds new rows into the indexes and sweeps rows no document owns, then reports what it removed
+(thoth/store/maintenance.py; docs/operations.md says when to run it).
+`--rebuild-trees` rebuilds RAPTOR trees from scratch instead of updating them in place: the
+source's after its run, or, without `--source`, every collection's.
+
+Each run is recorded in the ingest history (thoth/writes/run_records.py), a run that could not happen too.
+
+Exit codes: 0 the run finished (files that could not be read are recorded and
+listed, and do not change the code); 1 the run could not happen (source or
+database unreachable, embedding model mismatch); 2 bad arguments or settings;
+143 stopped by SIGTERM (or 130 by Ctrl-C) after the batch being written: what
+was written stays, and running again finishes the work (Cloud Run Jobs retry
+such a task).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from tqdm import tqdm
+
+from thoth.config import ConfigError, Settings
+from thoth.embed import EmbedderUnavailable, loaded_embedders
+from thoth.embedders.remote import RemoteEmbedder
+from thoth.gcs import StorageUnavailable
+from thoth.logs import setup_logging
+from thoth.records import Source
+from thoth.store import Store, StoreError
+from thoth.store.maintenance import maintain
+from thoth.writes.objects import SourceError
+from thoth.writes.progress import ProgressMeter
+from thoth.writes.run_records import record_run, summarise
+from thoth.writes.runs import collection_name, slug
+from thoth.writes.writer import Writer
+
+log = logging.getLogger("thoth.ingest")
+
+
+def stop_on_signals(stop: threading.Event) -> dict[int, int]:
+    """SIGTERM/SIGINT set `stop` (the run ends after its current batch); a second one stops at once.
+
+    Returns {signal number: exit code} filled in as signals arrive.
+    """
+    received: dict[int, int] = {}
+
+    def handle(signum: int, _frame: object) -> None:
+        if stop.is_set():  # asked twice: do not wait for the batch
+            signal.signal(signum, signal.SIG_DFL)
+            signal.raise_signal(signum)
+        received[signum] = 128 + signum
+        log.warning("%s received: stopping after the current batch", signal.Signals(signum).name)
+        stop.set()
+
+    if threading.current_thread() is threading.main_thread():  # signals reach the main thread only
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, handle)
+    return received
+
+
+def main(argv: list[str] | None = None, prog: str = "python -m ingest") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description="Ingest a folder or a bucket prefix into Thoth's index.")
+    parser.add_argument(
+        "command",
+        nargs="?",
+        choices=["run", "missing", "maintain"],
+        default="run",
+        help="run: sync the collection with the source (default); missing: ingest only files it lacks; "
+        "maintain: compact the index and clean its old versions",
+    )
+    parser.add_argument("--source", help="folder or gs://bucket/prefix of Markdown (.md, .mdx), PDF and .txt files")
+    parser.add_argument("--db", help="database URI (folder or gs://bucket/prefix); default THOTH_DB_URI")
+    parser.add_argument(
+        "--name", help="collection name (default: the bucket's or folder's name); its slug is the collection id"
+    )
+    parser.add_argument(
+        "--rebuild-trees",
+        action="store_true",
+        help="rebuild RAPTOR trees from scratch (the source's; without --source, every collection's)",
+    )
+    args = parser.parse_args(argv)
+    if not args.source and not args.rebuild_trees and args.command != "maintain":
+        parser.error("--source is required (or --rebuild-trees alone, to rebuild every collection's tree)")
+
+    try:
+        settings = Settings.from_env(**({"db_uri": args.db} if args.db else {}))
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    setup_logging(settings)
+    if args.command == "maintain":
+        return run_maintenance(settings)
+    stop = threading.Event()
+    received = stop_on_signals(stop)
+
+    bar = tqdm(unit="file", disable=None) if sys.stderr.isatty() else None
+    # no terminal (a Cloud Run Job's log): a JSON line every THOTH_PROGRESS_SECONDS instead of the bar
+    meter = ProgressMeter(settings.progress_seconds, printing=bar is None)
+
+    def progress(done: int, total: int, key: str) -> None:
+        meter(done, total, key)
+        if bar is not None:
+            bar.total = total
+            bar.set_postfix_str(key[-40:], refresh=False)
+            bar.update(done - bar.n)
+
+    if not args.source:
+        return rebuild_trees(settings)
+    writer = Writer(settings)
+    writer.meter = meter
+    started_at = datetime.now(UTC)
+    started_by = f"{prog} {args.command} (task {settings.task_index + 1}/{settings.task_count})"
+    try:
+        with meter:
+            summary = writer.run(
+                args.source, name=args.name, progress=progress, stop=stop, only_missing=args.command == "missing"
+            )
+            if args.rebuild_trees and not summary.interrupted and settings.task_count <= 1:
+                meter.stage("tree")
+                summary.tree = writer.update_tree(summary.source_id, force=True)
+    except (SourceError, StoreError, StorageUnavailable, EmbedderUnavailable, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        if isinstance(exc, (SourceError, ValueError)):  # the index is there to record it (never created for it)
+            failed = summarise([], trigger="job", started_by=started_by, started_at=started_at, error=str(exc))
+            record_run(writer.store, replace(failed, source_id=_source_id(args.source, args.name)), existing=True)
+        return 1
+    finally:
+        if bar is not None:
+            bar.close()
+    record_run(writer.store, summarise([summary], trigger="job", started_by=started_by, started_at=started_at))
+    print(summary.render())
+    for embedder in loaded_embedders():
+        if isinstance(embedder, RemoteEmbedder):  # what a paid or rate-limited endpoint was sent
+            print(embedder.sent.render(f"{embedder.wire.name} ({embedder.wire.model})"))
+    if summary.interrupted:
+        code = next(iter(received.values()), 143)
+        log.warning("ingest stopped early by a signal; exit code %d; run again to finish", code)
+        return code
+    return 0
+
+
+def _source_id(source: str, name: str | None) -> str:
+    """The collection a run that failed before planning was for (as Writer.run names it)."""
+    try:
+        return slug(collection_name(source, name))
+    except ValueError:  # a name without letters or digits: the run failed on that
+        return ""
+
+
+def rebuild_trees(settings: Settings) -> int:
+    """Rebuild every collection's tree from scratch (`--rebuild-trees` without `--source`)."""
+    try:
+        writer = Writer(settings)
+        if not writer.store.has(Source):
+            print("error: the index has no collections yet: run `python -m ingest --source ...` first", file=sys.stderr)
+            return 1
+        for source in sorted(writer.store.find(Source, fields=[]), key=lambda s: s.source_id):
+            result = writer.update_tree(source.source_id, force=True)
+            print(result.render() if result else f"tree {source.source_id}: trees are off (THOTH_TREE_BUILD=0)")
+    except (StoreError, EmbedderUnavailable, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run_maintenance(settings: Settings) -> int:
+    """`maintain`: compact, clean and re-index the whole index; print what it removed."""
+    try:
+        store = Store(settings)
+        if not store.table_names():
+            print(f"error: there is no index at {settings.db_uri} yet", file=sys.stderr)
+            return 1
+        print(maintain(store).render())
+    except StoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -20,10 +20,13 @@ from thoth.store.tables import Tables
 class Runs:
     def __init__(self, tables: Tables):
         self.tables = tables
+        self._found = False  # the table is never dropped: once seen, /health need not list the tables for it
 
     def _exists(self) -> bool:
-        listed = self.tables.db.list_tables()
-        return INGEST_RUNS in getattr(listed, "tables", listed)
+        if not self._found:
+            listed = self.tables.db.list_tables()
+            self._found = INGEST_RUNS in getattr(listed, "tables", listed)
+        return self._found
 
     def record(self, run: IngestRun, keep: int, only_into_an_index: bool = False) -> None:
         """Add `run`, then drop its source's runs older than the newest `keep`. `only_into_an_index`: not

@@ -144,3 +144,25 @@ def test_stored_vectors_are_the_vectors_the_search_scored(indexed: Settings) -> 
         cosine = float(vector @ query / (np.linalg.norm(vector) * np.linalg.norm(query)))
         assert abs(cosine - hit.similarity) < 1e-4
     assert store.vectors(Chunk, []) == {}
+
+
+def test_a_kept_hit_takes_its_short_columns_from_the_copy_only_when_it_is_that_row() -> None:
+    copy = RankingColumns.of(
+        pa.table(
+            {
+                "chunk_id": ["a", "b"],
+                "doc_id": ["d1", "d1"],
+                "page_start": pa.array([1, 2], type=pa.int32()),
+                "_rowid": pa.array([3, 7], type=pa.uint64()),
+            }
+        )
+    )
+    assert pa.types.is_dictionary(copy.rows.column("doc_id").type)  # a document's strings held once
+    hits = [Hit(Chunk("b"), row_id=7), Hit(Chunk("a"), row_id=3)]
+    assert chunks._held_columns(hits, (1, copy), ["doc_id", "page_start"]) == {
+        "b": {"doc_id": "d1", "page_start": 2},
+        "a": {"doc_id": "d1", "page_start": 1},
+    }
+    moved = [Hit(Chunk("a"), row_id=7)]  # a row id of another version names another row: read the table
+    assert chunks._held_columns(moved, (1, copy), ["doc_id"]) is None
+    assert chunks._held_columns(hits, None, ["doc_id"]) is None

@@ -26,7 +26,7 @@ from thoth.store import filters
 from thoth.store.held import HeldCopy
 from thoth.store.indexes import FTS_COLUMN, VECTOR_COLUMN
 from thoth.store.lance import Lance
-from thoth.store.schema import CHUNKS, RANKING_COLUMNS
+from thoth.store.schema import CHUNKS, HELD_COLUMNS, RANKING_COLUMNS
 from thoth.store.tables import Tables, lance_message
 
 log = logging.getLogger("thoth.store")
@@ -152,7 +152,7 @@ class ChunkSearch:
         if keyword is not None:
             lists["keyword"] = keyword.result()
         kept = keep(lists) if keep is not None else [hit for hits in lists.values() for hit in hits]
-        return self.lance.run(self._complete(table, kept)) if reading.late and kept else kept
+        return self.lance.run(self._complete(table, kept, reading.held)) if reading.late and kept else kept
 
     def _reading(self, table: Any, where: str | None, vector: bool) -> Reading:
         if self._chunk_count() >= LATE_READ_ROWS:
@@ -215,8 +215,8 @@ class ChunkSearch:
         if await table.count_rows() > RANKING_COPY_ROWS:
             return None
         names = await self._names.get(table)
-        rows = await table.query().select([c for c in RANKING_COLUMNS if c in names]).with_row_id().to_arrow()
-        return RankingColumns.of(rows)
+        held = [c for c in (*RANKING_COLUMNS, *HELD_COLUMNS) if c in names]
+        return RankingColumns.of(await table.query().select(held).with_row_id().to_arrow())
 
     async def _search_rows(self, table: Any, search: Any, limit: int, score: str, reading: Reading) -> list[dict]:
         """The first `limit` rows a lancedb query finds, with its `score` column and the row id: whole, or
@@ -286,11 +286,16 @@ class ChunkSearch:
         hits.sort(key=lambda h: (-(h.bm25 or 0.0), h.chunk_id))  # equal scores: one order, not storage order
         return hits
 
-    async def _complete(self, table: Any, hits: list[Hit]) -> list[Hit]:
+    async def _complete(self, table: Any, hits: list[Hit], held: tuple[int, Any] | None) -> list[Hit]:
         """`hits` read whole, by the row id the search saw; a hit whose row moved since (a write or a
-        compaction in between) is read by its chunk id, and one deleted since is left out. Order is kept."""
+        compaction in between) is read by its chunk id, and one deleted since is left out. Order is kept.
+        The short columns come from the `held` copy when it holds every hit's row."""
+        names = await self._names.get(table)
         # the ranking columns the search read are on the hits already: each column taken costs a read
-        columns = [c for c in present(Chunk, await self._names.get(table)) if c not in RANKING_COLUMNS[1:]]
+        columns = [c for c in present(Chunk, names) if c not in RANKING_COLUMNS[1:]]
+        short = _held_columns(hits, held, [c for c in HELD_COLUMNS if c in names])
+        if short is not None:
+            columns = [c for c in columns if c not in HELD_COLUMNS]
         rows: dict[str, dict] = {}
         row_ids = [h.row_id for h in hits if h.row_id is not None]
         if row_ids:
@@ -304,7 +309,20 @@ class ChunkSearch:
         if missing:
             found = table.query().where(filters.where({"chunk_id": missing})).select(columns)
             rows |= {row["chunk_id"]: row for row in (await found.to_arrow()).to_pylist()}
+        if short is not None:
+            rows = {chunk_id: {**short[chunk_id], **row} for chunk_id, row in rows.items()}
         return [replace(h, chunk=_with_row(h.chunk, rows[h.chunk_id])) for h in hits if h.chunk_id in rows]
+
+
+def _held_columns(hits: list[Hit], held: tuple[int, Any] | None, columns: list[str]) -> dict[str, dict] | None:
+    """`columns` of each hit by chunk id, from the held copy (RankingColumns); None unless it holds every
+    hit's row id with that hit's chunk id (a row id names another row after a compaction)."""
+    if held is None or not columns or any(h.row_id is None for h in hits):
+        return None
+    rows = held[1].rows_of([h.row_id for h in hits], ["chunk_id", *columns])
+    if rows is None or any(row["chunk_id"] != h.chunk_id for row, h in zip(rows, hits, strict=True)):
+        return None
+    return {row.pop("chunk_id"): row for row in rows}
 
 
 def _with_row(chunk: Chunk, row: dict) -> Chunk:

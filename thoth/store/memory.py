@@ -79,7 +79,7 @@ class RankingColumns:
         if len(row_ids) > 1 and not bool((row_ids[1:] > row_ids[:-1]).all()):
             order = np.argsort(row_ids, kind="stable")
             table, row_ids = table.take(pa.array(order)), row_ids[order]
-        return cls(row_ids, table.drop_columns([ROW_ID]).combine_chunks())
+        return cls(row_ids, _repeats_once(table.drop_columns([ROW_ID]).combine_chunks()))
 
     def rows_of(self, row_ids: list[int], columns: list[str]) -> list[dict] | None:
         """`columns` of the rows with these row ids, in their order; None when one is not held (a row
@@ -91,3 +91,13 @@ class RankingColumns:
         if len(at) and (int(at.max()) >= len(self.row_ids) or not bool((self.row_ids[at] == wanted).all())):
             return None
         return self.rows.select(columns).take(pa.array(at)).to_pylist()
+
+
+def _repeats_once(table: pa.Table) -> pa.Table:
+    """`table` with its string columns other than the first (the row's own id) dictionary-encoded: a
+    source's, document's or partition's strings repeat on each of its chunks and are held once."""
+    columns = [
+        column.dictionary_encode() if i > 0 and pa.types.is_string(column.type) else column
+        for i, column in enumerate(table.columns)
+    ]
+    return pa.table(columns, names=table.column_names)

@@ -36,6 +36,22 @@ PRIMARY_KEYS = {SETTINGS: "key", SOURCES: "source_id"}  # table -> its key colum
 # The chunk columns hybrid search ranks by (a document's identity and sections, for by_document): on a large
 # table its searches read only these, held in memory by row id (thoth.store.chunks)
 RANKING_COLUMNS = ("chunk_id", "source_id", "key", "partition_id")
+# The short chunk columns held beside them (strings that repeat per document or partition are held once,
+# dictionary-encoded), so that completing a kept hit reads only the long, per-chunk columns: each column
+# taken is a read of its own on a large table (docs/benchmarks.md, "Latency").
+HELD_COLUMNS = (
+    "doc_id",
+    "chunk_index",
+    "title",
+    "page_start",
+    "page_end",
+    "content_type",
+    "language",
+    "exercise_number",
+    "step_number",
+    "tags",
+    "partition_hash",
+)
 
 SOURCES_SCHEMA = pa.schema(
     [

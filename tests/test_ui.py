@@ -118,7 +118,7 @@ def test_collection_page_is_paged(console_server: LiveServer, store: Store) -> N
         ("/ui/trees/topics", {"level": "9"}, 400, "level must be between 0 and"),
         ("/ui/trees/topics/nodes/nope", {}, 404, "unknown node_id 'nope' in dataset 'topics'"),
         ("/ui/workshops/nope", {}, 404, "workshop 'nope' is not indexed; indexed workshops: caching-fundamentals"),
-        ("/ui/workshops/caching-fundamentals", {"exercise": "9"}, 404, "exerciseNumber 9 is not in workshop"),
+        ("/ui/workshops/caching-fundamentals", {"exercise": "9"}, 404, "exercise 9 is not in workshop"),
         ("/ui/cite", {}, 400, "ref must be a citation"),
         ("/ui/cite", {"ref": "http://x"}, 400, "must start with doc://"),
     ],

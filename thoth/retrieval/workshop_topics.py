@@ -16,7 +16,7 @@ from thoth.embed import Embedder, EmbedderUnavailable
 from thoth.records import Chunk, Hit, Partition
 from thoth.retrieval.search import MIN_PREFETCH, Ranking, hybrid_search, keyword_only, noting
 from thoth.retrieval.sources import all_sources
-from thoth.retrieval.workshops import LIST_HINT, WORKSHOP, ScopeError, require_workshop, resolve_scope
+from thoth.retrieval.workshops import WORDS, WORKSHOP, ScopeError, ScopeWords, require_workshop, resolve_scope
 from thoth.store import ModelMismatch, Store
 
 MIN_QUERY_CHARS = 3
@@ -51,7 +51,7 @@ def _family(kind: str | None, content_type: str | None) -> str:
 
 
 def _check_topic_scope(
-    store: Store, query: str, source_id: str | None, exercise: int | None, step: int | None
+    store: Store, query: str, source_id: str | None, exercise: int | None, step: int | None, w: ScopeWords
 ) -> list[str]:
     if len("".join(query.split())) < MIN_QUERY_CHARS:
         raise ScopeError(
@@ -59,16 +59,16 @@ def _check_topic_scope(
             ("Give a longer query: a concept (e.g. 'cache invalidation') or an identifier (e.g. 'useState').",),
         )
     if step is not None and exercise is None:
-        raise ScopeError("stepNumber needs exerciseNumber", ("Pass exerciseNumber too, or leave stepNumber out.",))
+        raise ScopeError(f"{w.step} needs {w.exercise}", (f"Pass {w.exercise} too, or leave {w.step} out.",))
     if exercise is not None and source_id is None:
-        raise ScopeError("exerciseNumber needs workshop", (LIST_HINT,))
+        raise ScopeError(f"{w.exercise} needs {w.workshop}", w.list_hint)
     ids = [s.source_id for s in all_sources(store, WORKSHOP)]
     if not ids:
-        raise ScopeError("no workshops are indexed; ingest a workshop first", (LIST_HINT,))
+        raise ScopeError("no workshops are indexed; ingest a workshop first", w.list_hint)
     if source_id is not None:
-        require_workshop(store, source_id)
+        require_workshop(store, source_id, w)
     if source_id is not None and exercise is not None:
-        resolve_scope(store, source_id, exercise, step)
+        resolve_scope(store, source_id, exercise, step, w)
     return [source_id] if source_id else ids
 
 
@@ -103,6 +103,7 @@ def topic_search(
     exercise: int | None,
     step: int | None,
     limit: int,
+    words: ScopeWords = WORDS,
 ) -> TopicSearch:
     """Where a topic is taught: workshop chunks ranked for the query, deduplicated, each with its section.
 
@@ -111,7 +112,7 @@ def topic_search(
     embedding. Concept queries favour the notes that teach, identifier queries the code that uses it.
     """
     query = query.strip()
-    ids = _check_topic_scope(store, query, source_id, exercise, step)
+    ids = _check_topic_scope(store, query, source_id, exercise, step, words)
     match = {"source_id": ids, "exercise_number": exercise, "step_number": step}
     depth = max(MIN_PREFETCH, limit * 4)
     identifier = looks_like_identifier(query)

@@ -31,8 +31,21 @@ SECTION_FIELDS = [
 WORKSHOP = "workshop"  # the source kind
 
 
-LIST_HINT = "Call `list_workshops` to see available workshop slugs."
-COVERAGE_HINT = "Call `list_workshops` to see each workshop's exercises and their step numbers."
+@dataclass(frozen=True)
+class ScopeWords:
+    """What a caller names a scope's parts, and where it sends someone to look, for the messages here: a tool
+    surface passes its own (thoth.mcp.outputs.workshop); the default is the core's words, with no hints."""
+
+    workshop: str = "workshop"
+    exercise: str = "exercise"
+    step: str = "step"
+    random: str = "random"
+    max_chars: str = "max_chars"
+    list_hint: tuple[str, ...] = ()  # where to see the indexed workshops
+    coverage_hint: tuple[str, ...] = ()  # where to see a workshop's exercises and steps
+
+
+WORDS = ScopeWords()
 
 
 class ScopeError(ClientError):
@@ -50,9 +63,9 @@ class Scope:
     exercise: int
     step: int | None = None
 
-    def arguments(self) -> dict:
-        """The scope as the tools' arguments name it (for messages that tell a caller what to pass)."""
-        return {"workshop": self.source_id, "exerciseNumber": self.exercise, "stepNumber": self.step}
+    def arguments(self, words: ScopeWords) -> dict:
+        """The scope in the caller's words (for messages that tell a caller what to pass)."""
+        return {words.workshop: self.source_id, words.exercise: self.exercise, words.step: self.step}
 
 
 @dataclass
@@ -76,7 +89,7 @@ class IndexedWorkshop:
 
 @dataclass(frozen=True)
 class WorkshopPage:
-    """A page of `list_workshops`: the workshops (sources) on it, how many match in all, and the next page's cursor."""
+    """A page of the indexed workshops (sources): those on it, how many match in all, and the next page's cursor."""
 
     sources: list[IndexedWorkshop]
     total: int
@@ -172,35 +185,36 @@ def indexed_exercises(store: Store, source_id: str | None = None) -> list[tuple[
     return sorted((sid, n) for sid, cov in coverage(store, ids).items() for n in cov.exercises)
 
 
-def choose_exercise(exercises: list[tuple[str, int]], rng: random.Random) -> tuple[str, int]:
+def choose_exercise(exercises: list[tuple[str, int]], rng: random.Random, words: ScopeWords = WORDS) -> tuple[str, int]:
     """One exercise, each with the same probability (not each workshop: a big workshop is not penalised)."""
     if not exercises:
-        raise ScopeError("no workshop exercises are indexed; ingest a workshop first", (LIST_HINT,))
+        raise ScopeError("no workshop exercises are indexed; ingest a workshop first", words.list_hint)
     return exercises[rng.randrange(len(exercises))]
 
 
-def require_workshop(store: Store, source_id: str) -> None:
+def require_workshop(store: Store, source_id: str, words: ScopeWords = WORDS) -> None:
     sources = {s.source_id for s in all_sources(store, WORKSHOP)}
     if source_id not in sources:
         known = ", ".join(sorted(sources)) or "(none: ingest a workshop first)"
-        raise ScopeError(f"workshop {source_id!r} is not indexed; indexed workshops: {known}", (LIST_HINT,))
+        raise ScopeError(f"workshop {source_id!r} is not indexed; indexed workshops: {known}", words.list_hint)
 
 
-def resolve_scope(store: Store, source_id: str, exercise: int, step: int | None) -> Scope:
+def resolve_scope(store: Store, source_id: str, exercise: int, step: int | None, words: ScopeWords = WORDS) -> Scope:
     """The scope, checked against what is indexed; ScopeError names what is available instead."""
-    require_workshop(store, source_id)
+    require_workshop(store, source_id, words)
     exercises = coverage(store, [source_id])[source_id].exercises
     if exercise not in exercises:
         raise ScopeError(
-            f"exerciseNumber {exercise} is not in workshop {source_id!r}; its exercises: "
+            f"{words.exercise} {exercise} is not in workshop {source_id!r}; its exercises: "
             + ", ".join(str(n) for n in sorted(exercises)),
-            (COVERAGE_HINT,),
+            words.coverage_hint,
         )
     steps = exercises[exercise].steps
     if step is not None and step not in steps:
         listed = ", ".join(str(n) for n in sorted(steps)) or "(none)"
         raise ScopeError(
-            f"stepNumber {step} is not in exercise {exercise} of {source_id!r}; its steps: {listed}", (COVERAGE_HINT,)
+            f"{words.step} {step} is not in exercise {exercise} of {source_id!r}; its steps: {listed}",
+            words.coverage_hint,
         )
     return Scope(source_id, exercise, step)
 
@@ -254,17 +268,17 @@ def _no_focus_match(store: Store, scope: Scope, focus: str) -> ScopeError:
 
 
 def _scope_from_arguments(
-    store: Store, source_id: str | None, exercise: int | None, step: int | None, random_scope: bool
+    store: Store, source_id: str | None, exercise: int | None, step: int | None, random_scope: bool, w: ScopeWords
 ) -> Scope | None:
     if random_scope and (exercise is not None or step is not None):
-        raise ScopeError("random=true picks the exercise: leave exerciseNumber and stepNumber out")
+        raise ScopeError(f"{w.random}=true picks the exercise: leave {w.exercise} and {w.step} out")
     if step is not None and exercise is None:
-        raise ScopeError("stepNumber needs exerciseNumber")
+        raise ScopeError(f"{w.step} needs {w.exercise}")
     if random_scope or (source_id is None and exercise is None):
         return None
     if source_id is None or exercise is None:
-        raise ScopeError("give both workshop and exerciseNumber (stepNumber is optional)")
-    return resolve_scope(store, source_id, exercise, step)
+        raise ScopeError(f"give both {w.workshop} and {w.exercise} ({w.step} is optional)")
+    return resolve_scope(store, source_id, exercise, step, w)
 
 
 def context_page(
@@ -281,6 +295,7 @@ def context_page(
     focus: str | None = None,
     rng: random.Random | None = None,
     max_chars_limit: int | None = None,
+    words: ScopeWords = WORDS,
 ) -> Bundle:
     """One page of a scope's bundle: the scope is explicit, random (uniform over exercises, within
     `source_id` when given), or the cursor's; explicit arguments given with a cursor must match it.
@@ -289,10 +304,10 @@ def context_page(
     warnings: list[str] = []
     clamped = max_chars_limit is not None and max_chars > max_chars_limit
     if clamped:
-        warnings.append(f"maxChars {max_chars} is above the hard maximum; clamped to {max_chars_limit}")
+        warnings.append(f"{words.max_chars} {max_chars} is above the hard maximum; clamped to {max_chars_limit}")
         max_chars = max_chars_limit  # type: ignore[assignment]
     focus = (focus or "").strip() or None  # whitespace only is no focus
-    scope = _scope_from_arguments(store, source_id, exercise, step, random_scope)
+    scope = _scope_from_arguments(store, source_id, exercise, step, random_scope, words)
     offset = (0, 0)
     state: dict = {}
     if cursor:
@@ -304,17 +319,21 @@ def context_page(
             raise CursorError("cursor is not valid: pass the nextCursor value of a previous answer unchanged") from None
         if scope is not None and scope != cursor_scope:
             raise CursorError(
-                f"cursor continues {cursor_scope.arguments()}, not {scope.arguments()}; leave the scope out or match it"
+                f"cursor continues {cursor_scope.arguments(words)}, not {scope.arguments(words)}; "
+                "leave the scope out or match it"
             )
         if focus not in (None, state.get("f")):
             raise CursorError("cursor was issued for another focus; pass the same focus or leave it out")
         scope, focus = cursor_scope, state.get("f")
     elif random_scope:
         if source_id is not None:
-            require_workshop(store, source_id)
-        scope = Scope(*choose_exercise(indexed_exercises(store, source_id), rng or random.Random()))
+            require_workshop(store, source_id, words)
+        scope = Scope(*choose_exercise(indexed_exercises(store, source_id), rng or random.Random(), words))
     if scope is None:
-        raise ScopeError("give workshop and exerciseNumber (and optionally stepNumber), or random=true", (LIST_HINT,))
+        w = words
+        raise ScopeError(
+            f"give {w.workshop} and {w.exercise} (and optionally {w.step}), or {w.random}=true", w.list_hint
+        )
     found = sections(store, scope, diffs_only=diffs_only, focus=focus)
     if focus and diffs_only and not found:
         raise _no_focus_match(store, scope, focus)

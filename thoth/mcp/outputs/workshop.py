@@ -10,12 +10,24 @@ from pydantic import Field
 from thoth.mcp.outputs import Output, from_fields, workshop_quiz
 from thoth.retrieval.paging import OffsetCursor
 from thoth.retrieval.workshop_topics import TopicHit, TopicSearch
-from thoth.retrieval.workshops import Bundle, IndexedWorkshop, SectionPiece, WorkshopPage
+from thoth.retrieval.workshops import Bundle, IndexedWorkshop, ScopeWords, SectionPiece, WorkshopPage
 from thoth.retrieval.workshops import section_label as label_of
 
 # What continues list_workshops, and what a caller is told when a cursor was issued for other filters.
 WORKSHOPS_CURSOR = OffsetCursor(
     "list_workshops", "cursor was issued for other filters; pass the same product and hasDiffs as before"
+)
+
+LIST_HINT = "Call `list_workshops` to see available workshop slugs."
+# The scope's arguments as this surface names them, in the messages the core writes about a scope.
+WORDS = ScopeWords(
+    workshop="workshop",
+    exercise="exerciseNumber",
+    step="stepNumber",
+    random="random",
+    max_chars="maxChars",
+    list_hint=(LIST_HINT,),
+    coverage_hint=("Call `list_workshops` to see each workshop's exercises and their step numbers.",),
 )
 
 

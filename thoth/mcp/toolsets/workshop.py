@@ -20,6 +20,8 @@ from thoth.errors import ServerFault
 from thoth.mcp.completions import exercise_numbers, workshop_names
 from thoth.mcp.outputs import workshop_quiz
 from thoth.mcp.outputs.workshop import (
+    LIST_HINT,
+    WORDS,
     WORKSHOPS_CURSOR,
     ContextBundle,
     QuizInstructionsResult,
@@ -134,6 +136,7 @@ def _context(
         max_chars=app.settings.max_chars if max_chars is None else max_chars,
         cursor=cursor,
         max_chars_limit=app.settings.max_chars_limit,
+        words=WORDS,
         **options,
     )
     return ContextBundle.from_record(bundle)
@@ -202,7 +205,14 @@ def search_topic_context(
     otherwise (`mode`, `vectorSearchAvailable` and `warnings` say which). Unknown scopes are errors.
     """
     found = workshop_topics.topic_search(
-        app.store, app.embedder, query, source_id=workshop, exercise=exerciseNumber, step=stepNumber, limit=limit
+        app.store,
+        app.embedder,
+        query,
+        source_id=workshop,
+        exercise=exerciseNumber,
+        step=stepNumber,
+        limit=limit,
+        words=WORDS,
     )
     return TopicResults.from_record(found)
 
@@ -267,7 +277,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         app,
         retrieve_learning_context,
         "Unable to retrieve learning context",
-        workshops.LIST_HINT,
+        LIST_HINT,
         bind={"rng": lambda: rng},
         result=_bundle("retrieve_learning_context"),
         **paged,
@@ -277,7 +287,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         app,
         retrieve_diff_context,
         "Unable to retrieve diff context",
-        workshops.LIST_HINT,
+        LIST_HINT,
         result=_bundle("retrieve_diff_context"),
         **paged,
     )

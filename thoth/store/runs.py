@@ -21,6 +21,7 @@ class Runs:
     def __init__(self, tables: Tables):
         self.tables = tables
         self._found = False  # the table is never dropped: once seen, /health need not list the tables for it
+        self._read: tuple[int, list[IngestRun]] | None = None  # (table version, every run newest first)
 
     def _exists(self) -> bool:
         if not self._found:
@@ -46,12 +47,14 @@ class Runs:
         """Runs newest first: of `source_id`, or of every source."""
         if not self._exists():
             return []
-        query = self.tables.table(INGEST_RUNS).search()
-        if source_id is not None:
-            query = query.where(filters.eq("source_id", source_id))
-        runs = [from_row(IngestRun, row) for row in query.limit(None).to_list()]
-        oldest = datetime.min.replace(tzinfo=UTC)
-        runs.sort(key=lambda r: (r.started_at or oldest, r.run_id), reverse=True)
+        table = self.tables.table(INGEST_RUNS)
+        version, read = table.version, self._read
+        if read is None or read[0] != version:  # read again only after a write: /health asks on every probe
+            runs = [from_row(IngestRun, row) for row in table.search().limit(None).to_list()]
+            oldest = datetime.min.replace(tzinfo=UTC)
+            runs.sort(key=lambda r: (r.started_at or oldest, r.run_id), reverse=True)
+            read = self._read = (version, runs)
+        runs = [r for r in read[1] if source_id is None or r.source_id == source_id]
         return runs[:limit] if limit is not None else runs
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from thoth.records import Chunk, Hit, from_row
 
@@ -94,10 +95,31 @@ class RankingColumns:
 
 
 def _repeats_once(table: pa.Table) -> pa.Table:
-    """`table` with its string columns other than the first (the row's own id) dictionary-encoded: a
-    source's, document's or partition's strings repeat on each of its chunks and are held once."""
-    columns = [
-        column.dictionary_encode() if i > 0 and pa.types.is_string(column.type) else column
-        for i, column in enumerate(table.columns)
-    ]
-    return pa.table(columns, names=table.column_names)
+    """`table` held in less memory, with the same values: string columns other than the first (the row's
+    own id) dictionary-encoded, since a source's, document's or partition's strings repeat on each of its
+    chunks; integer columns in the narrowest type that holds their values (none at all when every one is
+    NULL, as exercise numbers are outside workshops)."""
+    return pa.table([_held(column, i > 0) for i, column in enumerate(table.columns)], names=table.column_names)
+
+
+def _held(column: pa.ChunkedArray, repeats: bool) -> pa.ChunkedArray:
+    if repeats and pa.types.is_string(column.type):
+        encoded = column.dictionary_encode().combine_chunks()
+        for index in (pa.int8(), pa.int16()):  # indices as narrow as the distinct values allow
+            if _holds(index, 0, len(encoded.dictionary)):
+                return pa.chunked_array([encoded.cast(pa.dictionary(index, column.type))])
+        return pa.chunked_array([encoded])
+    if not pa.types.is_integer(column.type) or len(column) == 0:
+        return column
+    if column.null_count == len(column):
+        return pa.chunked_array([pa.nulls(len(column))])
+    low, high = pc.min_max(column).values()
+    for narrow in (pa.int8(), pa.int16(), pa.int32()):
+        if _holds(narrow, low.as_py(), high.as_py()) and narrow.bit_width < column.type.bit_width:
+            return column.cast(narrow)
+    return column
+
+
+def _holds(kind: pa.DataType, low: int, high: int) -> bool:
+    bound = 1 << (kind.bit_width - 1)
+    return -bound <= low and high < bound

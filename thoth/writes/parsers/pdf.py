@@ -25,10 +25,11 @@ from thoth.writes.parsers.pdf_figures import graphic_regions, mark_figure_text
 from thoth.writes.parsers.pdf_floats import mark_floats, split_floats
 from thoth.writes.parsers.pdf_headings import body_size, mark_headings, person_case
 from thoth.writes.parsers.pdf_layout import DOI, REFERENCES, Line, mark_furniture, read_lines, read_title_page
+from thoth.writes.parsers.pdf_ocr import OcrPage, read_page
 from thoth.writes.parsers.pdf_text import UNMAPPED, clean_text, vocabulary
 
 # Part of a document's identity (thoth/writes/writer.py): a new version re-parses every PDF once.
-PARSER_VERSION = "pdf-3"
+PARSER_VERSION = "pdf-4"
 
 
 def _year(date: str) -> int | None:
@@ -138,7 +139,31 @@ def _written_words(pages: list[list[Line]], start: tuple[int, int]) -> Counter[s
     return Counter(re.findall(r"[^\W\d_]+", " ".join(body)))
 
 
-def parse(data: bytes, fallback_title: str, password: str | None = None) -> ParsedDocument:
+def _ocr_sections(ocr: dict[int, OcrPage], partitions: list[Section], vocab) -> list[Section]:
+    """Scanned pages (read by OCR) in page order among the others, under the section they follow;
+    their blocks are marked `ocr` and the path names the recogniser's confidence."""
+    merged = sorted(
+        [*partitions, *(Section("page", [], [], page_start=n, page_end=n) for n in ocr)],
+        key=lambda s: s.page_start or 0,
+    )
+    path: list[str] = []
+    for section in merged:
+        page = ocr.get(section.page_start or 0) if not section.blocks else None
+        if page is None:
+            path = [p for p in section.heading_path if not p.startswith("OCR, confidence")]
+            continue
+        section.blocks = [Block(clean_text(page.text, vocab), kind="ocr")]
+        section.heading_path = [*path, f"OCR, confidence {page.confidence:.2f}"]
+    return merged
+
+
+def _no_text(page_count: int, ocr: bool) -> ParseError:
+    if ocr:
+        return ParseError(f"no text layer (image-only PDF, {page_count} pages), and OCR found no legible text")
+    return ParseError(f"no text layer (image-only PDF, {page_count} pages): it would need OCR (set THOTH_PDF_OCR=true)")
+
+
+def parse(data: bytes, fallback_title: str, password: str | None = None, ocr: bool = False) -> ParsedDocument:
     if not data:
         raise ParseError("empty file")
     try:
@@ -154,6 +179,7 @@ def parse(data: bytes, fallback_title: str, password: str | None = None) -> Pars
         meta = pdf.get_metadata_dict(skip_empty=True)
         pages: list[list[Line]] = []
         heights: list[float] = []
+        scanned: dict[int, OcrPage] = {}  # page number -> its OCR'd text, for pages without a text layer
         for number in range(1, len(pdf) + 1):
             page = pdf[number - 1]
             textpage = page.get_textpage()
@@ -162,6 +188,8 @@ def parse(data: bytes, fallback_title: str, password: str | None = None) -> Pars
                 mark_figure_text(lines, graphic_regions(page, page.get_width(), page.get_height()))
                 pages.append(lines)
                 heights.append(page.get_height())
+                if ocr and not lines and (found := read_page(page)) is not None:
+                    scanned[number] = found
             finally:
                 textpage.close()
                 page.close()
@@ -173,7 +201,14 @@ def parse(data: bytes, fallback_title: str, password: str | None = None) -> Pars
     if page_count == 0:
         raise ParseError("PDF has no pages")
     if not any(pages):
-        raise ParseError(f"no text layer (image-only PDF, {page_count} pages): it would need OCR")
+        if not scanned:
+            raise _no_text(page_count, ocr)
+        return ParsedDocument(
+            title=_real_title(meta.get("Title") or "") or fallback_title,
+            sections=_ocr_sections(scanned, [], None),
+            page_count=page_count,
+            year=_year(meta.get("CreationDate", "")),
+        )
 
     front = mark_furniture(pages)
     body = body_size(pages)
@@ -188,9 +223,9 @@ def parse(data: bytes, fallback_title: str, password: str | None = None) -> Pars
     text = "\n".join(x.text for lines in pages for x in lines if not x.furniture)
     vocab = vocabulary(text)
     words = _written_words(pages, start)
-    partitions = _partitions(pages, vocab, words)
+    partitions = _ocr_sections(scanned, _partitions(pages, vocab, words), vocab)
     if not partitions:
-        raise ParseError(f"no text layer (image-only PDF, {page_count} pages): it would need OCR")
+        raise _no_text(page_count, ocr)
     first_page = clean_text("\n".join(x.text for x in first), vocab)
     doi = DOI.search(first_page)
     if doi:

@@ -70,3 +70,12 @@ def test_search_can_leave_a_papers_references_out(tmp_path: Path) -> None:
     assert kinds == {"text", "references"}
     own = research.search(store, embedder, "dense passage retrieval", top_k=5, exclude_references=True)
     assert own and {h.hit.chunk.content_type for h in own} == {"text"}
+    # The same through the tools: research's argument and Qurio's filter.
+    with LiveServer(settings) as live:
+        hits = ok(live, "search", {"query": "dense passage retrieval", "exclude_references": True})["hits"]
+        assert hits and {h["content_type"] for h in hits} == {"text"}
+        filtered = {"query": "dense passage retrieval", "filters": {"exclude_type": "references"}}
+        results = ok(live, "qurio_search", filtered)["results"]
+        assert results and {r["type"] for r in results} == {"text"}
+        both = {"query": "x", "filters": {"type": "text", "exclude_type": "references"}}
+        assert "repeats a filter" in error_text(live, "qurio_search", both)

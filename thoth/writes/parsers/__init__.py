@@ -21,7 +21,7 @@ class ParseError(ThothError):
 @dataclass
 class Block:
     text: str
-    kind: str = "text"  # text | code | table | diff | references | caption | footnote | ocr
+    kind: str = "text"  # text | code | table | diff | references | caption | algorithm | footnote | ocr
     language: str = ""
 
 

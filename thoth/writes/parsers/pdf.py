@@ -26,7 +26,7 @@ from thoth.writes.parsers.pdf_floats import mark_floats, split_floats
 from thoth.writes.parsers.pdf_headings import body_size, mark_headings, person_case
 from thoth.writes.parsers.pdf_layout import DOI, REFERENCES, Line, mark_furniture, read_lines, read_title_page
 from thoth.writes.parsers.pdf_ocr import OcrPage, read_page
-from thoth.writes.parsers.pdf_text import UNMAPPED, clean_text, vocabulary
+from thoth.writes.parsers.pdf_text import UNMAPPED, clean_text, join_hyphens, vocabulary
 
 # Part of a document's identity (thoth/writes/writer.py): a new version re-parses every PDF once.
 PARSER_VERSION = "pdf-4"
@@ -52,6 +52,15 @@ def _prose(lines: list[Line], vocab) -> str:
     return re.sub(r"\s*\n\s*", " ", text).strip()
 
 
+_STEP = re.compile(r"(?<!Algorithm)(?<!\d:)\s+(?=(?:\d{1,2}:|Input:|Output:|Require:|Ensure:|return\b)\s)")
+
+
+def _steps(lines: list[Line], vocab) -> str:
+    """An algorithm box, one step a line ('1: ...', 'Input: ...'); PDFium splits a step's formulas
+    into many short lines, so the box is read as prose first and broken at its step marks."""
+    return _STEP.sub("\n", _prose(lines, vocab))
+
+
 def _reference_entries(lines: list[Line], vocab) -> str:
     """One reference per line: a new entry starts at '[n]'/'n.' or back at the entry's left edge."""
     entries: list[list[Line]] = []
@@ -75,7 +84,10 @@ def _section_partition(lines: list[Line], path: list[str], references: bool, voc
         blocks.append(
             Block(_reference_entries(body, vocab), kind="references") if references else Block(_prose(body, vocab))
         )
-    blocks += [Block(_prose(float_lines, vocab), kind=role) for role, float_lines in floats]
+    blocks += [
+        Block(_steps(float_lines, vocab) if role == "algorithm" else _prose(float_lines, vocab), kind=role)
+        for role, float_lines in floats
+    ]
     blocks = [b for b in blocks if b.text.strip()]
     if not blocks:
         return None
@@ -128,6 +140,40 @@ def _partitions(pages: list[list[Line]], vocab, words: Counter[str]) -> list[Sec
         if body:
             partitions.append(_section_partition(body, path, references, vocab))
     return [p for p in partitions if p is not None]
+
+
+_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[\"“(\[]?[A-Z0-9])")
+_ENDS_SENTENCE = re.compile(r"[.!?:][\"'”’)\]]*$")
+
+
+def _join_page_breaks(partitions: list[Section], vocab) -> list[Section]:
+    """A sentence that runs over a page break reads whole: the next page's opening words, up to the end
+    of that sentence, join the page before (its partition then ends on the next page). Only running text
+    under the same heading, where the page ends mid-sentence and the next starts in lower case (or the
+    page ends on a hyphen or a comma)."""
+    out: list[Section] = []
+    for section in partitions:
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and section.page_start == (prev.page_end or 0) + 1
+            and prev.heading_path == section.heading_path
+            and prev.blocks[0].kind == "text"
+            and section.blocks[0].kind == "text"
+        ):
+            tail, head = prev.blocks[0].text.rstrip(), section.blocks[0].text.lstrip()
+            if head and not _ENDS_SENTENCE.search(tail) and (head[0].islower() or tail.endswith(("-", ","))):
+                end = _SENTENCE_END.search(head)
+                cut = end.end() if end else len(head)
+                joined = join_hyphens(f"{tail}\n{head[:cut].rstrip()}", vocab)
+                prev.blocks[0] = Block(re.sub(r"\s*\n\s*", " ", joined))
+                prev.page_end = section.page_start
+                rest = head[cut:].strip()
+                section.blocks = ([Block(rest)] if rest else []) + section.blocks[1:]
+                if not section.blocks:
+                    continue
+        out.append(section)
+    return out
 
 
 def _written_words(pages: list[list[Line]], start: tuple[int, int]) -> Counter[str]:
@@ -223,7 +269,7 @@ def parse(data: bytes, fallback_title: str, password: str | None = None, ocr: bo
     text = "\n".join(x.text for lines in pages for x in lines if not x.furniture)
     vocab = vocabulary(text)
     words = _written_words(pages, start)
-    partitions = _ocr_sections(scanned, _partitions(pages, vocab, words), vocab)
+    partitions = _ocr_sections(scanned, _join_page_breaks(_partitions(pages, vocab, words), vocab), vocab)
     if not partitions:
         raise _no_text(page_count, ocr)
     first_page = clean_text("\n".join(x.text for x in first), vocab)

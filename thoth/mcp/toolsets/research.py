@@ -209,7 +209,8 @@ def fetch_chunk_partition(app: Thoth, id: ChunkId, collection: Collection = None
 
 
 def fetch_chunk_bibtex(app: Thoth, id: ChunkId, collection: Collection = None) -> ChunkBibtex:
-    """The BibTeX entry of a chunk's document (generated, or its {key}.bib sidecar)."""
+    """The BibTeX entry of a chunk's document (generated, or its {key}.bib sidecar); for a chunk of a
+    paper's reference list, the entries of the works it cites."""
     return ChunkBibtex.from_record(documents.chunk_bibtex(app.store, id, _named(app, collection)))
 
 

@@ -19,7 +19,7 @@ Per folder (papers, edge cases), over the chunks the ingest job would write (the
   case, in two partitions under one heading), whether the
   reference list is marked, arXiv ids of the PDF's text kept in the chunks, letters and digits of
   the PDF's text missing from the parsed text (furniture lines and page numbers left out), and
-  glyphs without Unicode (kept as U+FFFD).
+  glyphs without Unicode (kept as U+FFFD); reference entries that give the cited work's BibTeX.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import pypdfium2 as pdfium
 
 from thoth.config import Settings
 from thoth.embed import get_tokenizer
-from thoth.writes.bibtex import Citation, describe
+from thoth.writes.bibtex import Citation, describe, parse_reference
 from thoth.writes.chunking import Chunker
 from thoth.writes.parsers import ParseError, parse
 from thoth.writes.parsers.pdf_text import has_controls
@@ -103,6 +103,8 @@ class Paper:
     straddling: int = 0
     floats_in_text: int = 0
     page_breaks_cut: int = 0
+    ref_entries: int = 0  # reference-list entries, and those that give a cited work's BibTeX
+    ref_cited: int = 0
     references_marked: bool = False
     arxiv_ids: int = 0
     arxiv_kept: int = 0
@@ -151,6 +153,8 @@ def _paper(doc, chunks, pages: list[str], headings: list[str]) -> Paper:
         if chunk.content_type == "text":
             out.floats_in_text += len(_CAPTION_IN_TEXT.findall(chunk.text))
     out.page_breaks_cut = _page_breaks_cut(doc.sections)
+    entries = [e for s in doc.sections for b in s.blocks if b.kind == "references" for e in b.text.splitlines()]
+    out.ref_entries, out.ref_cited = len(entries), sum(parse_reference(e) is not None for e in entries)
     text = "\n".join(c.text for c in chunks)
     own_id = (doc.front_matter or {}).get("eprint")
     ids = {m.group(1) for page in pages for m in _ARXIV_ID.finditer(page)} - {own_id}
@@ -278,6 +282,8 @@ def _report_papers(papers: dict[str, Paper]) -> None:
             "straddling",
             "floats_in_text",
             "page_breaks_cut",
+            "ref_entries",
+            "ref_cited",
             "arxiv_ids",
             "arxiv_kept",
             "dropped",
@@ -290,6 +296,10 @@ def _report_papers(papers: dict[str, Paper]) -> None:
         f"{total.straddling:11d} {total.floats_in_text:17d} {total.floats_in_text + total.page_breaks_cut:12d} "
         f"{int(total.references_marked):6d} of {len(papers):3d} "
         f"{total.arxiv_kept:8d} of {total.arxiv_ids:3d} {total.dropped:14d} {total.unmapped:9d}"
+    )
+    print(
+        f"reference entries that give the cited work's BibTeX (fetch_chunk_bibtex): {total.ref_cited} of "
+        f"{total.ref_entries}"
     )
 
 

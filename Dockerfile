@@ -35,6 +35,7 @@ ENV PYTHONUNBUFFERED=1 \
     TRANSFORMERS_OFFLINE=1 \
     LANCEDB_LOG=error \
     THOTH_EMBED_BACKEND=onnx \
+    THOTH_PDF_OCR=true \
     THOTH_CACHE_DIR=/opt/thoth/cache \
     THOTH_HOST=0.0.0.0 \
     PORT=8080

@@ -14,10 +14,12 @@ Per folder (papers, edge cases), over the chunks the ingest job would write (the
 - per dev paper, against bench/data/papers_sections.tsv (each paper's headings, written by hand from
   the PDF): chunks whose section is one of the paper's headings (an empty one only on page one),
   chunks holding a numbered heading of the paper inside their text (straddling), captions
-  ("Figure 2: ") spliced into the running text's chunks, whether the
+  ("Figure 2: ") spliced into the running text's chunks, interrupted sentences (those captions plus
+  sentences cut at a page break: a page's text ending mid-sentence, the next page's going on in lower
+  case, in two partitions under one heading), whether the
   reference list is marked, arXiv ids of the PDF's text kept in the chunks, letters and digits of
   the PDF's text missing from the parsed text (furniture lines and page numbers left out), and
-  glyphs without Unicode (kept as U+FFFD).
+  glyphs without Unicode (kept as U+FFFD); reference entries that give the cited work's BibTeX.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import pypdfium2 as pdfium
 
 from thoth.config import Settings
 from thoth.embed import get_tokenizer
-from thoth.writes.bibtex import Citation, describe
+from thoth.writes.bibtex import Citation, describe, parse_reference
 from thoth.writes.chunking import Chunker
 from thoth.writes.parsers import ParseError, parse
 from thoth.writes.parsers.pdf_text import has_controls
@@ -100,6 +102,9 @@ class Paper:
     section_right: int = 0
     straddling: int = 0
     floats_in_text: int = 0
+    page_breaks_cut: int = 0
+    ref_entries: int = 0  # reference-list entries, and those that give a cited work's BibTeX
+    ref_cited: int = 0
     references_marked: bool = False
     arxiv_ids: int = 0
     arxiv_kept: int = 0
@@ -117,6 +122,24 @@ def _letters(text: str) -> Counter:
     return Counter(c for c in bare.casefold() if c.isalnum() and unicodedata.category(c) != "Lm")  # "ˆ" is an accent
 
 
+_OPEN_END = re.compile(r"[^.!?:\"'”’)\]]\s*$")
+
+
+def _page_breaks_cut(sections) -> int:
+    """Sentences cut at a page break: running text under one heading that stops mid-sentence at a
+    page's end and goes on in lower case at the next page's start, in two partitions."""
+    cut = 0
+    for prev, nxt in zip(sections, sections[1:], strict=False):
+        if not (prev.blocks and nxt.blocks) or prev.heading_path != nxt.heading_path:
+            continue
+        if prev.blocks[0].kind != "text" or nxt.blocks[0].kind != "text":
+            continue
+        head = nxt.blocks[0].text.lstrip()
+        if nxt.page_start == (prev.page_end or 0) + 1 and _OPEN_END.search(prev.blocks[0].text) and head[:1].islower():
+            cut += 1
+    return cut
+
+
 def _paper(doc, chunks, pages: list[str], headings: list[str]) -> Paper:
     truth = {_norm(h) for h in headings}
     numbered = [_norm(h) for h in headings if h[:1].isdigit()]
@@ -129,6 +152,9 @@ def _paper(doc, chunks, pages: list[str], headings: list[str]) -> Paper:
         out.references_marked |= chunk.content_type == "references"
         if chunk.content_type == "text":
             out.floats_in_text += len(_CAPTION_IN_TEXT.findall(chunk.text))
+    out.page_breaks_cut = _page_breaks_cut(doc.sections)
+    entries = [e for s in doc.sections for b in s.blocks if b.kind == "references" for e in b.text.splitlines()]
+    out.ref_entries, out.ref_cited = len(entries), sum(parse_reference(e) is not None for e in entries)
     text = "\n".join(c.text for c in chunks)
     own_id = (doc.front_matter or {}).get("eprint")
     ids = {m.group(1) for page in pages for m in _ARXIV_ID.finditer(page)} - {own_id}
@@ -238,7 +264,7 @@ def report(data: Path, password: str | None = None) -> int:
 def _report_papers(papers: dict[str, Paper]) -> None:
     head = (
         f"{'paper':16s} {'chunks':>7s} {'section right':>14s} {'straddling':>11s} {'captions in text':>17s} "
-        f"{'refs marked':>12s} {'arXiv ids kept':>15s} {'dropped chars':>14s} {'unmapped':>9s}"
+        f"{'interrupted':>12s} {'refs marked':>12s} {'arXiv ids kept':>15s} {'dropped chars':>14s} {'unmapped':>9s}"
     )
     print(head)
     print("-" * len(head))
@@ -246,7 +272,7 @@ def _report_papers(papers: dict[str, Paper]) -> None:
     for name, p in sorted(papers.items()):
         print(
             f"{name:16s} {p.chunks:7d} {p.section_right:8d} {_pct(p.section_right, p.chunks)} {p.straddling:11d} "
-            f"{p.floats_in_text:17d} "
+            f"{p.floats_in_text:17d} {p.floats_in_text + p.page_breaks_cut:12d} "
             f"{'yes' if p.references_marked else 'NO':>12s} {p.arxiv_kept:8d} of {p.arxiv_ids:3d} {p.dropped:14d} "
             f"{p.unmapped:9d}"
         )
@@ -255,6 +281,9 @@ def _report_papers(papers: dict[str, Paper]) -> None:
             "section_right",
             "straddling",
             "floats_in_text",
+            "page_breaks_cut",
+            "ref_entries",
+            "ref_cited",
             "arxiv_ids",
             "arxiv_kept",
             "dropped",
@@ -264,8 +293,13 @@ def _report_papers(papers: dict[str, Paper]) -> None:
         total.references_marked += p.references_marked
     print(
         f"{'all':16s} {total.chunks:7d} {total.section_right:8d} {_pct(total.section_right, total.chunks)} "
-        f"{total.straddling:11d} {total.floats_in_text:17d} {int(total.references_marked):6d} of {len(papers):3d} "
+        f"{total.straddling:11d} {total.floats_in_text:17d} {total.floats_in_text + total.page_breaks_cut:12d} "
+        f"{int(total.references_marked):6d} of {len(papers):3d} "
         f"{total.arxiv_kept:8d} of {total.arxiv_ids:3d} {total.dropped:14d} {total.unmapped:9d}"
+    )
+    print(
+        f"reference entries that give the cited work's BibTeX (fetch_chunk_bibtex): {total.ref_cited} of "
+        f"{total.ref_entries}"
     )
 
 

@@ -8,7 +8,15 @@ import bibtexparser
 import pytest
 
 from examples.pdfgen import write_text_pdf
-from thoth.writes.bibtex import Citation, describe, escape, guess_from_first_page, make_entry, read_sidecar
+from thoth.writes.bibtex import (
+    Citation,
+    describe,
+    escape,
+    guess_from_first_page,
+    make_entry,
+    parse_reference,
+    read_sidecar,
+)
 from thoth.writes.parsers import parse
 
 ARXIV_FIRST_PAGE = """arXiv:1502.03167v3 [cs.LG] 2 Mar 2015
@@ -97,3 +105,57 @@ def test_sidecar_must_hold_an_entry() -> None:
     assert read_sidecar(b"just a note") is None
     assert read_sidecar(b"@misc{k, title={unbalanced}") is None
     assert read_sidecar(b"\xff\xfe") is None
+
+
+@pytest.mark.parametrize(
+    ("entry", "title", "authors", "year", "eprint"),
+    [
+        (  # numbered, names first
+            "[1] Jimmy Lei Ba, Jamie Ryan Kiros, and Geoffrey E Hinton. Layer normalization. "
+            "arXiv preprint arXiv:1607.06450, 2016.",
+            "Layer normalization",
+            ["Jimmy Lei Ba", "Jamie Ryan Kiros", "Geoffrey E Hinton"],
+            2016,
+            "1607.06450",
+        ),
+        (  # initials first, a title with a colon
+            "[20] D. P. Kingma and J. Ba. Adam: A method for stochastic optimization. In ICLR, 2015.",
+            "Adam: A method for stochastic optimization",
+            ["D. P. Kingma", "J. Ba"],
+            2015,
+            None,
+        ),
+        (  # surname first, the year in parentheses (ICLR's natbib)
+            "Bengio, Y., Ducharme, R., Vincent, P., and Janvin, C. (2003). A neural probabilistic language "
+            "model. J. Mach. Learn. Res., 3, 1137-1155.",
+            "A neural probabilistic language model",
+            ["Bengio, Y.", "Ducharme, R.", "Vincent, P.", "Janvin, C."],
+            2003,
+            None,
+        ),
+        (  # surname first, no parentheses: the title starts after the last initial
+            "Graves, A., Wayne, G., and Danihelka, I. Neural turing machines. ArXiv, abs/1410.5401, 2014.",
+            "Neural turing machines",
+            ["Graves, A.", "Wayne, G.", "Danihelka, I."],
+            2014,
+            "1410.5401",
+        ),
+        (  # ACL: a bracketed key, the year after the names
+            "[Luong et al.2015] M.-T. Luong, I. Sutskever, and W. Zaremba. 2015. Addressing the rare word "
+            "problem in neural machine translation. In ACL.",
+            "Addressing the rare word problem in neural machine translation",
+            ["M.-T. Luong", "I. Sutskever", "W. Zaremba"],
+            2015,
+            None,
+        ),
+    ],
+)
+def test_a_reference_entry_gives_the_cited_work(entry, title, authors, year, eprint) -> None:
+    cited = parse_reference(entry)
+    assert cited is not None
+    assert (cited.title, cited.authors, cited.year, cited.eprint) == (title, authors, year, eprint)
+
+
+def test_an_entry_without_enough_gives_nothing() -> None:
+    assert parse_reference("optimization. J. Mach. Learn. Res., 12:2121-2159, July") is None
+    assert parse_reference("[4] Ann Lee. Notes on retrieval.") is None  # no year

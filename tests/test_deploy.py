@@ -260,6 +260,7 @@ def test_dockerfile_shape() -> None:
     runtime = stages[-1]
     assert "torch" not in runtime.split("CMD")[0].replace("torch-free", "")  # no torch in the service image
     assert "THOTH_EMBED_BACKEND=onnx" in runtime and "install_runtime.sh deps" in runtime
+    assert "THOTH_PDF_OCR=true" in runtime  # scanned PDF pages are read in the image (RapidOCR ships its models)
     assert "COPY --from=builder /opt/thoth/cache/onnx" in runtime
     assert re.search(r"^USER 10001$", runtime, flags=re.M)
     assert 'CMD ["python", "-m", "thoth.mcp.server"]' in runtime

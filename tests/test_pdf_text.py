@@ -46,6 +46,9 @@ def test_the_document_decides_between_a_word_and_a_compound() -> None:
     assert join_hyphens("sequence\x02aligned", vocab) == "sequence-aligned"
     assert join_hyphens("deep net\x02works", vocab) == "deep networks"
     assert join_hyphens("pre\x02train the model", vocabulary("pre and train")) == "pre-train the model"
+    # a capital after the break: whole where the text writes the name whole, a compound otherwise
+    assert join_hyphens("Detect\x02GPT scores", vocabulary("we call it DetectGPT.")) == "DetectGPT scores"
+    assert join_hyphens("Retrieval\x02Augmented", vocabulary("DetectGPT")) == "Retrieval-Augmented"
     # fragments at a break never count as words of the document
     assert "knowl" not in vocabulary("knowl\x02edge and knowl-\nedge")
 

@@ -58,7 +58,14 @@ def test_search_can_leave_a_papers_references_out(tmp_path: Path) -> None:
     body = "Dense retrieval finds passages by meaning; a reader model then answers from them. " * 4
     pages = [
         [("h1", "1 Introduction"), ("p", body)],
-        [("h1", "References"), ("p", "[1] Ann Lee. Dense passage retrieval for open-domain question answering.")],
+        [
+            ("h1", "References"),
+            (
+                "p",
+                "[1] Ann Lee and Bo Chen. Dense passage retrieval for open-domain question answering. "
+                "arXiv preprint arXiv:2004.04906, 2020.",
+            ),
+        ],
     ]
     folder = tmp_path / "pdfs"
     folder.mkdir()
@@ -70,3 +77,26 @@ def test_search_can_leave_a_papers_references_out(tmp_path: Path) -> None:
     assert kinds == {"text", "references"}
     own = research.search(store, embedder, "dense passage retrieval", top_k=5, exclude_references=True)
     assert own and {h.hit.chunk.content_type for h in own} == {"text"}
+    # Reference chunks rank with their score down-weighted: at a tiny weight, after every text chunk.
+    low = research.search(store, embedder, "dense passage retrieval", top_k=5, reference_weight=0.01)
+    kinds_in_order = [h.hit.chunk.content_type for h in low]
+    assert kinds_in_order == sorted(kinds_in_order, key=lambda k: k == "references") and "references" in kinds_in_order
+    assert all(a.hit.score >= b.hit.score for a, b in zip(low, low[1:], strict=False))
+    # The same through the tools: research's argument and Qurio's filter.
+    with LiveServer(settings) as live:
+        hits = ok(live, "search", {"query": "dense passage retrieval", "exclude_references": True})["hits"]
+        assert hits and {h["content_type"] for h in hits} == {"text"}
+        filtered = {"query": "dense passage retrieval", "filters": {"exclude_type": "references"}}
+        results = ok(live, "qurio_search", filtered)["results"]
+        assert results and {r["type"] for r in results} == {"text"}
+        # BibTeX of a reference chunk: the cited work's entry.
+        ref = next(h for h in ok(live, "search", {"query": "dense passage retrieval", "top_k": 10})["hits"]
+                   if h["content_type"] == "references")  # fmt: skip
+        answer = ok(live, "fetch_chunk_bibtex", {"id": ref["id"]})
+        entry = bibtexparser.parse_string(answer["bibtex"]).entries[0]
+        assert answer["bibtex_source"] == "cited" and entry.key == "lee2020dense"
+        fields = {f.key: f.value for f in entry.fields}
+        assert fields["title"] == "Dense passage retrieval for open-domain question answering"
+        assert (fields["author"], fields["year"], fields["eprint"]) == ("Lee, Ann and Chen, Bo", "2020", "2004.04906")
+        both = {"query": "x", "filters": {"type": "text", "exclude_type": "references"}}
+        assert "repeats a filter" in error_text(live, "qurio_search", both)

@@ -339,7 +339,8 @@ def test_nothing_on_the_console_writes(console_server: LiveServer) -> None:
     ("reason", "words"),
     [
         ("encrypted PDF: a password is required (set THOTH_PDF_PASSWORD)", "Set THOTH_PDF_PASSWORD"),
-        ("no text layer (image-only PDF, 4 pages): it would need OCR", "Run OCR"),
+        ("no text layer (image-only PDF, 4 pages): it would need OCR (set THOTH_PDF_OCR=true)", "THOTH_PDF_OCR"),
+        ("no text layer (image-only PDF, 1 pages), and OCR found no legible text", "nothing to index"),
         ("unsupported file type .docx; supported: .md, .pdf", "Convert it"),
         ("not UTF-8 text (undecodable byte at offset 3)", "UTF-8"),
         ("parser error: KeyError: 'x'", "Report it"),

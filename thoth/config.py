@@ -287,6 +287,9 @@ class Settings:
     storage_emulator_host: str = ""
     # Ingest
     pdf_password: str = ""
+    # Scanned PDF pages (no text layer) read by OCR (thoth/writes/parsers/pdf_ocr.py): seconds a page on
+    # a laptop core, so off by default; the container image turns it on.
+    pdf_ocr: bool = False
     max_document_bytes: int = 2 * 1024 * 1024  # ingest_document's limit (UTF-8 bytes of file_content)
     ingest_batch_chunks: int = 512  # chunks embedded and written together (one commit per table)
     progress_seconds: float = 5.0  # a JSON progress line this often when stderr is not a terminal
@@ -362,6 +365,7 @@ class Settings:
             log_level=level,
             storage_emulator_host=env.get("STORAGE_EMULATOR_HOST", "").rstrip("/"),
             pdf_password=env.get("THOTH_PDF_PASSWORD", ""),
+            pdf_ocr=_bool(env, "THOTH_PDF_OCR"),
             max_document_bytes=_int(env, "THOTH_MAX_DOCUMENT_BYTES", cls.max_document_bytes, 1, 16 * 1024 * 1024),
             ingest_batch_chunks=_int(env, "THOTH_INGEST_BATCH_CHUNKS", cls.ingest_batch_chunks, 1, 100_000),
             progress_seconds=_float(env, "THOTH_PROGRESS_SECONDS", cls.progress_seconds),

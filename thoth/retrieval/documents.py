@@ -18,6 +18,7 @@ from thoth.errors import ClientError, NotFound
 from thoth.records import AtLeast, AtMost, Chunk, Document, Partition
 from thoth.retrieval import citation_urls
 from thoth.store import Store
+from thoth.writes.bibtex import make_entry, parse_reference
 
 
 @dataclass(frozen=True)
@@ -248,7 +249,15 @@ def chunk_partition(store: Store, chunk_id: str, source_id: str | None) -> Parti
 
 
 def chunk_bibtex(store: Store, chunk_id: str, source_id: str | None) -> Bibtex:
+    """The entry of the chunk's document; for a chunk of a paper's reference list, the entries of the
+    works it cites, where each entry gives authors, title and year (`bibtex_source` "cited")."""
     chunk = get_chunk(store, chunk_id, source_id)
+    if chunk.content_type == "references":
+        cited = [c for c in (parse_reference(line) for line in chunk.text.splitlines()) if c is not None]
+        if cited:
+            note = f"cited in {chunk.source_ref}"
+            entries = "\n".join(make_entry(c, f"{i:02d}{chunk.chunk_id}", note) for i, c in enumerate(cited))
+            return Bibtex(chunk=chunk, bibtex=entries, bibtex_source="cited")
     document = _copy_for(chunk, _copies_of(store, chunk))
     if document is None or not document.bibtex:
         raise NotFound(f"no BibTeX stored for the document of chunk {chunk_id!r}; re-run `python -m ingest`")

@@ -6,7 +6,7 @@ vector search alone; both are `hybrid_search`, the function every surface uses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from thoth.embed import Embedder
 from thoth.errors import ClientError
@@ -16,6 +16,18 @@ from thoth.retrieval.search import hybrid_search
 from thoth.store import Store
 
 RETRIEVAL_MODES = ("hybrid", "cosine")
+# A reference-list chunk's fused score is multiplied by this: a paper's own text ranks above its
+# bibliography for topical queries, while a query for a cited work still finds the entry
+# (measured with bench/pdf_ranking.py; docs/research.md has the figures).
+REFERENCE_WEIGHT = 0.9
+
+
+def down_weighted(hits: list[Hit], limit: int, weight: float) -> list[Hit]:
+    """The best `limit` hits once each reference chunk's score is multiplied by `weight`."""
+    if weight == 1.0:
+        return hits[:limit]
+    scored = [replace(h, score=round(h.score * weight, 6)) if h.chunk.content_type == "references" else h for h in hits]
+    return sorted(scored, key=lambda h: -h.score)[:limit]
 
 
 @dataclass(frozen=True)
@@ -41,14 +53,19 @@ def search(
     include_partition: bool = False,
     include_document: bool = False,
     exclude_references: bool = False,
+    reference_weight: float = REFERENCE_WEIGHT,
 ) -> list[CitedHit]:
-    """`exclude_references`: a paper's own text only, its bibliography left out (topical questions)."""
+    """`exclude_references`: a paper's own text only, its bibliography left out (topical questions);
+    otherwise reference chunks rank with their score times `reference_weight`."""
     if retrieval_mode not in RETRIEVAL_MODES:
         raise ClientError(f"retrieval_mode must be one of {', '.join(RETRIEVAL_MODES)}, got {retrieval_mode!r}")
     alpha = 1.0 if retrieval_mode == "cosine" else None
     prefetch = max(prefetch_k, top_k)  # each list must hold top_k: the schema allows top_k above the default 40
     match = {"source_id": source_id, "content_type": Excluding(("references",)) if exclude_references else None}
-    hits = hybrid_search(store, embedder, query, top_k, alpha=alpha, match=match, prefetch=prefetch)
+    # A few more candidates than asked, so a down-weighted reference chunk can give its place away.
+    depth = top_k if exclude_references else max(top_k, min(2 * top_k, prefetch))
+    hits = hybrid_search(store, embedder, query, depth, alpha=alpha, match=match, prefetch=prefetch)
+    hits = down_weighted(hits, top_k, 1.0 if exclude_references else reference_weight)
     cited = cite_chunks(store, [hit.chunk for hit in hits])
     partitions: dict[str, Partition] = {}
     if include_partition and hits:

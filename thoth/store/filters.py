@@ -49,6 +49,9 @@ PUBLIC_FILTERS: dict[str, str] = {
     "path": "key",
 }
 
+# Keys that leave values out instead ({"exclude_type": "references"}: a paper's own text, not its bibliography).
+PUBLIC_EXCLUDING: dict[str, str] = {"exclude_type": "content_type"}
+
 # List columns a filter may test for one member (`array_has`), with their item type.
 LIST_FILTERABLE: dict[str, type] = {"children": str, "tags": str}
 
@@ -144,15 +147,17 @@ def public(filters: Mapping[str, object] | None) -> str | None:
 def public_match(filters: Mapping[str, object] | None) -> dict[str, object]:
     """The Match of a client's metadata filters ({"type": "code", "language": ["go", "ts"]}).
 
-    Keys must be in PUBLIC_FILTERS; values are strings, integers or lists of them, always quoted.
+    Keys must be in PUBLIC_FILTERS or PUBLIC_EXCLUDING; values are strings, integers or lists of them,
+    always quoted.
     """
     if not filters:
         return {}
     conditions: dict[str, object] = {}
     for name, value in filters.items():
-        column = PUBLIC_FILTERS.get(name)
+        column = PUBLIC_FILTERS.get(name) or PUBLIC_EXCLUDING.get(name)
         if column is None:
-            raise ClientError(f"filters: unknown key {name!r}; allowed: {', '.join(sorted(PUBLIC_FILTERS))}")
+            allowed = ", ".join(sorted([*PUBLIC_FILTERS, *PUBLIC_EXCLUDING]))
+            raise ClientError(f"filters: unknown key {name!r}; allowed: {allowed}")
         if column in conditions:
             raise ClientError(f"filters: {name!r} repeats a filter already given under another name")
         value = list(value) if isinstance(value, list | tuple) else value
@@ -162,5 +167,7 @@ def public_match(filters: Mapping[str, object] | None) -> dict[str, object]:
             where({column: value})  # check the value's type now, so the error names the client's key
         except ClientError as exc:
             raise ClientError(f"filters: {name!r}: {exc}") from None
-        conditions[column] = value
+        conditions[column] = (
+            Excluding(tuple(value) if isinstance(value, list) else (value,)) if name in PUBLIC_EXCLUDING else value
+        )
     return conditions

@@ -21,9 +21,15 @@ _ADVICE: list[tuple[str, str]] = [
         "Set the right password, or replace it with an unencrypted copy.",
     ),
     (
+        r"OCR found no legible text",
+        "The pages are images without legible text (photos, drawings): there is nothing to index. "
+        "Remove the file from the source, or replace it with a copy that has text.",
+    ),
+    (
         r"no text layer",
-        "The PDF holds only scanned images. Run OCR on it (for example `ocrmypdf in.pdf out.pdf`) "
-        "and put the OCR'd copy in its place.",
+        "The PDF holds only scanned images. Set THOTH_PDF_OCR=true to read them by OCR (it is on in the "
+        "container image), or run OCR on it yourself (for example `ocrmypdf in.pdf out.pdf`) and put the "
+        "OCR'd copy in its place.",
     ),
     (r"^empty file|PDF has no pages", "The file is empty. Upload it again; the copy in the source has no content."),
     (

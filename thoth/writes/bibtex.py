@@ -192,3 +192,53 @@ def read_sidecar(data: bytes) -> str | None:
     if not re.search(r"@\w+\s*[{(]", text) or text.count("{") != text.count("}"):
         return None
     return text + "\n"
+
+
+# A reference-list entry ("[3] D. P. Kingma and J. Ba. Adam: A method ... arXiv:1412.6980, 2014."):
+# its parts end at a period after a word ("Ba."), or after an initial where the title starts
+# ("Liang, P. Generating sentences ..."; not "D. P. Kingma and", not "Liang, P., and").
+_ENTRY_MARK = re.compile(r"^\s*(?:\[[^\]]{1,60}\]|\d{1,3}\.)\s*")  # "[3]", "3.", "[Cho et al.2014]"
+_PART_END = re.compile(r"(?<=[^\s.-]{2})\.\s+|(?<=\b[A-Z]\.)\s+(?=[A-Z][^\s,.]*\s+(?!and\b)[a-z])")
+_REF_YEAR = re.compile(r"\(((?:19|20)\d\d)[a-z]?\)|\b((?:19|20)\d\d)[a-z]?\b")
+_REF_ARXIV = re.compile(r"(?:arXiv:?\s*|abs/)(\d{4}\.\d{4,5})", re.I)
+_REF_DOI = re.compile(r"\b(10\.\d{4,9}/[^\s,;]+)")
+_INITIALS = re.compile(r"^(?:[A-Z]\.?\s?-?)+$")
+_NOT_A_TITLE = re.compile(r"^(?:In\b|arXiv|Proceedings|Advances in|CoRR|URL|https?:)", re.I)
+
+
+def _reference_authors(part: str) -> list[str]:
+    """'Bengio, Y., Ducharme, R., and Janvin, C.' or 'Jimmy Lei Ba, Jamie Ryan Kiros, and Geoffrey E Hinton'."""
+    part = re.sub(r"\s*\((?:19|20)\d\d[a-z]?\)\s*$", "", part).replace("et al.", "").strip(" ,")
+    pieces = [p.strip() for p in re.split(r",\s*(?:and\s+)?|\s+and\s+", part) if p.strip()]
+    authors: list[str] = []
+    for piece in pieces:
+        if _INITIALS.match(piece) and authors and "," not in authors[-1]:
+            authors[-1] = f"{authors[-1]}, {piece}"  # 'Bengio' + 'Y.': the surname-first style
+        else:
+            authors.append(piece)
+    return authors if all(1 <= len(a.split()) <= 5 for a in authors) else []
+
+
+def parse_reference(entry: str) -> Citation | None:
+    """The cited work of one reference-list entry, when it gives authors, title and year (its arXiv id
+    or DOI too, when it has one); None when the entry does not give that much."""
+    text = _ENTRY_MARK.sub("", " ".join(entry.split()))
+    parts = [p.strip() for p in _PART_END.split(text) if p and p.strip()]
+    arxiv, doi = _REF_ARXIV.search(text), _REF_DOI.search(text)
+    found = _REF_YEAR.findall(_REF_DOI.sub(" ", _REF_ARXIV.sub(" ", text)))  # "arXiv:2004.04906" is no year
+    # "(2003)" after the names (author-year style), else the last year: the one after the venue
+    years = [int(a) for a, _ in found if a] or [int(b) for _, b in found[::-1] if b]
+    if len(parts) > 2 and re.fullmatch(r"(?:19|20)\d\d[a-z]?", parts[1]):
+        del parts[1]  # ACL style: "Names. 2014. Title."
+    if len(parts) < 2 or not years:
+        return None
+    authors, title = _reference_authors(parts[0]), parts[1].rstrip(".,")
+    if not authors or len(title.split()) < 2 or _NOT_A_TITLE.match(title):
+        return None
+    return Citation(
+        title=title,
+        authors=authors,
+        year=years[0],
+        eprint=arxiv.group(1) if arxiv else None,
+        doi=doi.group(1).rstrip(".") if doi else None,
+    )

@@ -120,7 +120,7 @@ def prepare(
 
     try:
         parsed: ParsedDocument = parsers.parse(
-            obj.key, data, pdf_password=settings.pdf_password or None, fmt=obj.format
+            obj.key, data, pdf_password=settings.pdf_password or None, fmt=obj.format, pdf_ocr=settings.pdf_ocr
         )
     except ParseError as exc:
         log.warning("skipped %s: %s", obj.key, exc)

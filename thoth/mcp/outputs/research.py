@@ -382,7 +382,10 @@ class ChunkBibtex(Output):
     document_id: str
     source_ref: str
     bibtex: str
-    bibtex_source: str = Field(description="generated (PDF metadata and first page) or sidecar ({key}.bib)")
+    bibtex_source: str = Field(
+        description="generated (PDF metadata and first page), sidecar ({key}.bib), or cited (a reference-list "
+        "chunk: the entries of the works it cites)"
+    )
 
     @classmethod
     def from_record(cls, found: documents.Bibtex) -> ChunkBibtex:

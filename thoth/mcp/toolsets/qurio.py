@@ -52,8 +52,9 @@ def qurio_search(
     filters: Annotated[
         dict[str, FilterValue] | None,
         Field(
-            description="metadata filters: type (text/code/table/diff), language (e.g. go, typescript), "
-            "exercise_number, step_number, path; a list value matches any of its items"
+            description="metadata filters: type (text/code/table/diff/references/caption/footnote/ocr), "
+            "language (e.g. go, typescript), exercise_number, step_number, path; a list value matches any of "
+            "its items; exclude_type leaves those types out (e.g. references: a paper's bibliography)"
         ),
     ] = None,
     *,

@@ -112,6 +112,9 @@ def search(
     ] = "hybrid",
     include_partition: Annotated[bool | None, Field(description="add each hit's page/section")] = None,
     include_document: Annotated[bool | None, Field(description="add each hit's document and keys")] = None,
+    exclude_references: Annotated[
+        bool | None, Field(description="leave the papers' reference lists out (content_type references)")
+    ] = None,
 ) -> SearchResults:
     """Search the research library; hits are chunks with document, page and a source_ref to cite.
 
@@ -128,6 +131,7 @@ def search(
         retrieval_mode=retrieval_mode,
         include_partition=bool(include_partition),
         include_document=bool(include_document),
+        exclude_references=bool(exclude_references),
     )
     return SearchResults.from_record(query, source_id, retrieval_mode, hits)
 
@@ -205,7 +209,8 @@ def fetch_chunk_partition(app: Thoth, id: ChunkId, collection: Collection = None
 
 
 def fetch_chunk_bibtex(app: Thoth, id: ChunkId, collection: Collection = None) -> ChunkBibtex:
-    """The BibTeX entry of a chunk's document (generated, or its {key}.bib sidecar)."""
+    """The BibTeX entry of a chunk's document (generated, or its {key}.bib sidecar); for a chunk of a
+    paper's reference list, the entries of the works it cites."""
     return ChunkBibtex.from_record(documents.chunk_bibtex(app.store, id, _named(app, collection)))
 
 

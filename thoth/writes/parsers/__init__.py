@@ -21,7 +21,7 @@ class ParseError(ThothError):
 @dataclass
 class Block:
     text: str
-    kind: str = "text"  # text | code | table | diff | references | caption | footnote
+    kind: str = "text"  # text | code | table | diff | references | caption | algorithm | footnote | ocr
     language: str = ""
 
 
@@ -86,7 +86,9 @@ def decode_text(data: bytes) -> str:
         raise ParseError(f"not UTF-8 text (undecodable byte at offset {exc.start})") from None
 
 
-def parse(key: str, data: bytes, *, pdf_password: str | None = None, fmt: str = "") -> ParsedDocument:
+def parse(
+    key: str, data: bytes, *, pdf_password: str | None = None, fmt: str = "", pdf_ocr: bool = False
+) -> ParsedDocument:
     """Parse one source object; `fmt` names a parser when the key's suffix does not (e.g. "workshop").
 
     The PDF and workshop parsers (and their libraries) load on first use: a server that only ever
@@ -103,7 +105,7 @@ def parse(key: str, data: bytes, *, pdf_password: str | None = None, fmt: str = 
     if suffix in PDF_SUFFIXES:
         from thoth.writes.parsers import pdf
 
-        return pdf.parse(data, fallback_title=stem, password=pdf_password)
+        return pdf.parse(data, fallback_title=stem, password=pdf_password, ocr=pdf_ocr)
     if suffix in MARKDOWN_SUFFIXES:
         return markdown.parse(decode_text(data), fallback_title=stem)
     if suffix in TEXT_SUFFIXES:

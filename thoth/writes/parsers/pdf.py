@@ -25,10 +25,11 @@ from thoth.writes.parsers.pdf_figures import graphic_regions, mark_figure_text
 from thoth.writes.parsers.pdf_floats import mark_floats, split_floats
 from thoth.writes.parsers.pdf_headings import body_size, mark_headings, person_case
 from thoth.writes.parsers.pdf_layout import DOI, REFERENCES, Line, mark_furniture, read_lines, read_title_page
-from thoth.writes.parsers.pdf_text import UNMAPPED, clean_text, vocabulary
+from thoth.writes.parsers.pdf_ocr import OcrPage, read_page
+from thoth.writes.parsers.pdf_text import UNMAPPED, clean_text, join_hyphens, vocabulary
 
 # Part of a document's identity (thoth/writes/writer.py): a new version re-parses every PDF once.
-PARSER_VERSION = "pdf-3"
+PARSER_VERSION = "pdf-4"
 
 
 def _year(date: str) -> int | None:
@@ -49,6 +50,15 @@ def _real_title(title: str) -> str:
 def _prose(lines: list[Line], vocab) -> str:
     text = clean_text("\n".join(x.plain for x in lines), vocab)
     return re.sub(r"\s*\n\s*", " ", text).strip()
+
+
+_STEP = re.compile(r"(?<!Algorithm)(?<!\d:)\s+(?=(?:\d{1,2}:|Input:|Output:|Require:|Ensure:|return\b)\s)")
+
+
+def _steps(lines: list[Line], vocab) -> str:
+    """An algorithm box, one step a line ('1: ...', 'Input: ...'); PDFium splits a step's formulas
+    into many short lines, so the box is read as prose first and broken at its step marks."""
+    return _STEP.sub("\n", _prose(lines, vocab))
 
 
 def _reference_entries(lines: list[Line], vocab) -> str:
@@ -74,7 +84,10 @@ def _section_partition(lines: list[Line], path: list[str], references: bool, voc
         blocks.append(
             Block(_reference_entries(body, vocab), kind="references") if references else Block(_prose(body, vocab))
         )
-    blocks += [Block(_prose(float_lines, vocab), kind=role) for role, float_lines in floats]
+    blocks += [
+        Block(_steps(float_lines, vocab) if role == "algorithm" else _prose(float_lines, vocab), kind=role)
+        for role, float_lines in floats
+    ]
     blocks = [b for b in blocks if b.text.strip()]
     if not blocks:
         return None
@@ -129,6 +142,40 @@ def _partitions(pages: list[list[Line]], vocab, words: Counter[str]) -> list[Sec
     return [p for p in partitions if p is not None]
 
 
+_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[\"“(\[]?[A-Z0-9])")
+_ENDS_SENTENCE = re.compile(r"[.!?:][\"'”’)\]]*$")
+
+
+def _join_page_breaks(partitions: list[Section], vocab) -> list[Section]:
+    """A sentence that runs over a page break reads whole: the next page's opening words, up to the end
+    of that sentence, join the page before (its partition then ends on the next page). Only running text
+    under the same heading, where the page ends mid-sentence and the next starts in lower case (or the
+    page ends on a hyphen or a comma)."""
+    out: list[Section] = []
+    for section in partitions:
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and section.page_start == (prev.page_end or 0) + 1
+            and prev.heading_path == section.heading_path
+            and prev.blocks[0].kind == "text"
+            and section.blocks[0].kind == "text"
+        ):
+            tail, head = prev.blocks[0].text.rstrip(), section.blocks[0].text.lstrip()
+            if head and not _ENDS_SENTENCE.search(tail) and (head[0].islower() or tail.endswith(("-", ","))):
+                end = _SENTENCE_END.search(head)
+                cut = end.end() if end else len(head)
+                joined = join_hyphens(f"{tail}\n{head[:cut].rstrip()}", vocab)
+                prev.blocks[0] = Block(re.sub(r"\s*\n\s*", " ", joined))
+                prev.page_end = section.page_start
+                rest = head[cut:].strip()
+                section.blocks = ([Block(rest)] if rest else []) + section.blocks[1:]
+                if not section.blocks:
+                    continue
+        out.append(section)
+    return out
+
+
 def _written_words(pages: list[list[Line]], start: tuple[int, int]) -> Counter[str]:
     """The body's words as written, headings, title and furniture left out: which words the text
     itself sets in capitals (acronyms), for headings typeset in capitals."""
@@ -138,7 +185,31 @@ def _written_words(pages: list[list[Line]], start: tuple[int, int]) -> Counter[s
     return Counter(re.findall(r"[^\W\d_]+", " ".join(body)))
 
 
-def parse(data: bytes, fallback_title: str, password: str | None = None) -> ParsedDocument:
+def _ocr_sections(ocr: dict[int, OcrPage], partitions: list[Section], vocab) -> list[Section]:
+    """Scanned pages (read by OCR) in page order among the others, under the section they follow;
+    their blocks are marked `ocr` and the path names the recogniser's confidence."""
+    merged = sorted(
+        [*partitions, *(Section("page", [], [], page_start=n, page_end=n) for n in ocr)],
+        key=lambda s: s.page_start or 0,
+    )
+    path: list[str] = []
+    for section in merged:
+        page = ocr.get(section.page_start or 0) if not section.blocks else None
+        if page is None:
+            path = [p for p in section.heading_path if not p.startswith("OCR, confidence")]
+            continue
+        section.blocks = [Block(clean_text(page.text, vocab), kind="ocr")]
+        section.heading_path = [*path, f"OCR, confidence {page.confidence:.2f}"]
+    return merged
+
+
+def _no_text(page_count: int, ocr: bool) -> ParseError:
+    if ocr:
+        return ParseError(f"no text layer (image-only PDF, {page_count} pages), and OCR found no legible text")
+    return ParseError(f"no text layer (image-only PDF, {page_count} pages): it would need OCR (set THOTH_PDF_OCR=true)")
+
+
+def parse(data: bytes, fallback_title: str, password: str | None = None, ocr: bool = False) -> ParsedDocument:
     if not data:
         raise ParseError("empty file")
     try:
@@ -154,6 +225,7 @@ def parse(data: bytes, fallback_title: str, password: str | None = None) -> Pars
         meta = pdf.get_metadata_dict(skip_empty=True)
         pages: list[list[Line]] = []
         heights: list[float] = []
+        scanned: dict[int, OcrPage] = {}  # page number -> its OCR'd text, for pages without a text layer
         for number in range(1, len(pdf) + 1):
             page = pdf[number - 1]
             textpage = page.get_textpage()
@@ -162,6 +234,8 @@ def parse(data: bytes, fallback_title: str, password: str | None = None) -> Pars
                 mark_figure_text(lines, graphic_regions(page, page.get_width(), page.get_height()))
                 pages.append(lines)
                 heights.append(page.get_height())
+                if ocr and not lines and (found := read_page(page)) is not None:
+                    scanned[number] = found
             finally:
                 textpage.close()
                 page.close()
@@ -173,7 +247,14 @@ def parse(data: bytes, fallback_title: str, password: str | None = None) -> Pars
     if page_count == 0:
         raise ParseError("PDF has no pages")
     if not any(pages):
-        raise ParseError(f"no text layer (image-only PDF, {page_count} pages): it would need OCR")
+        if not scanned:
+            raise _no_text(page_count, ocr)
+        return ParsedDocument(
+            title=_real_title(meta.get("Title") or "") or fallback_title,
+            sections=_ocr_sections(scanned, [], None),
+            page_count=page_count,
+            year=_year(meta.get("CreationDate", "")),
+        )
 
     front = mark_furniture(pages)
     body = body_size(pages)
@@ -188,9 +269,9 @@ def parse(data: bytes, fallback_title: str, password: str | None = None) -> Pars
     text = "\n".join(x.text for lines in pages for x in lines if not x.furniture)
     vocab = vocabulary(text)
     words = _written_words(pages, start)
-    partitions = _partitions(pages, vocab, words)
+    partitions = _ocr_sections(scanned, _join_page_breaks(_partitions(pages, vocab, words), vocab), vocab)
     if not partitions:
-        raise ParseError(f"no text layer (image-only PDF, {page_count} pages): it would need OCR")
+        raise _no_text(page_count, ocr)
     first_page = clean_text("\n".join(x.text for x in first), vocab)
     doi = DOI.search(first_page)
     if doi:

@@ -2,7 +2,7 @@
 
 PDFium reads a page in drawing order, so a caption or a footnote sits between the two halves of a
 sentence that runs around it (`the log prob- Figure 1: ... ability`). Their lines are marked here
-and become blocks of their own (content types `caption` and `footnote`) in the partition of the page
+and become blocks of their own (content types `caption`, `algorithm` and `footnote`) in the partition of the page
 and section where they sit; the body text then reads on across them.
 
 - a caption starts with "Figure 3:", "Fig. 3.", "Table 2:" or "Algorithm 1" and runs on while its
@@ -19,6 +19,7 @@ import re
 from thoth.writes.parsers.pdf_layout import Line
 
 _CAPTION = re.compile(r"^(?:Figure|Fig\.|Table|Algorithm)\s*\d{1,2}[:.]?\s", re.I)
+_ALGORITHM = re.compile(r"^Algorithm\s*\d{1,2}[:.]?\s", re.I)
 _FOOTNOTE_START = re.compile(r"^(?:\d{1,2}|[∗*†‡§¶⋆])\s*[^\W\d_]")
 _LOW = 0.4  # of the page's height: where footnotes sit
 
@@ -74,7 +75,9 @@ def mark_floats(pages: list[list[Line]], body: float, heights: list[float]) -> N
 
 
 def split_floats(lines: list[Line]) -> tuple[list[Line], list[tuple[str, list[Line]]]]:
-    """The running text's lines, and each caption and footnote as (role, its lines), in page order."""
+    """The running text's lines, and each caption, algorithm box and footnote as (role, its lines), in
+    page order. An algorithm box is a caption group with an "Algorithm N" line: its steps (inside the
+    box's drawing, or set tightly under its title) go with it."""
     text: list[Line] = []
     floats: list[tuple[str, list[Line]]] = []
     for line in lines:
@@ -86,4 +89,5 @@ def split_floats(lines: list[Line]) -> tuple[list[Line], list[tuple[str, list[Li
         if not floats or floats[-1][0] != line.role or starts and not labels:
             floats.append((line.role, []))
         floats[-1][1].append(line)
-    return text, floats
+    algorithm = [any(_ALGORITHM.match(x.plain.strip()) for x in group) for role, group in floats]
+    return text, [("algorithm" if box else role, group) for (role, group), box in zip(floats, algorithm, strict=True)]

@@ -91,9 +91,9 @@ def vocabulary(text: str) -> Counter[str]:
 def _join(head: str, tail: str, chained: bool, vocab: Counter[str]) -> str:
     """'knowl'+'edge' -> 'knowledge'; 'sequence'+'aligned' -> 'sequence-aligned' when the text says so."""
     joined, compound = f"{head}{tail}", f"{head}-{tail}"
-    if chained or not tail[0].islower():  # "English-to-German", "Retrieval-Augmented"
-        return compound
     j, c = vocab.get(joined.lower(), 0), vocab.get(compound.lower(), 0)
+    if chained or not tail[0].islower():  # "English-to-German", "Retrieval-Augmented"
+        return joined if j > c and not chained else compound  # unless the text writes it whole: "DetectGPT"
     if j or c:
         return compound if c > j else joined
     if len(head) >= 2 and len(tail) >= 3 and vocab.get(head.lower()) and vocab.get(tail.lower()):

@@ -1,0 +1,81 @@
+"""Scanned pages (no text layer) read by OCR (thoth/writes/parsers/pdf_ocr.py): a generated PDF whose
+page is only a picture of text, parsed, ingested and found by search."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from PIL import Image, ImageDraw, ImageFont
+from reportlab.lib.utils import ImageReader
+from reportlab.pdfgen import canvas
+
+from examples.pdfgen import write_image_only_pdf
+from tests.conftest import make_settings
+from thoth.embed import get_embedder
+from thoth.retrieval import research
+from thoth.store import Store
+from thoth.writes.parsers import ParseError, parse
+from thoth.writes.writer import Writer
+
+LINES = [
+    "The quokka lives on Rottnest Island near Perth.",
+    "Photosynthesis converts sunlight into chemical energy.",
+]
+
+
+def _scanned_pdf(path: Path, text_page: bool = False) -> Path:
+    """A page that is only an image of text (as a scanner makes it); optionally a text page before it."""
+    image = Image.new("RGB", (1200, 300), "white")
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default(size=34)  # Pillow's own font: no system fonts needed
+    for i, line in enumerate(LINES):
+        draw.text((40, 60 + 80 * i), line, fill="black", font=font)
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf, pagesize=(612, 792))
+    if text_page:
+        c.setFont("Helvetica", 11)
+        c.drawString(72, 700, "A typed cover page about island wildlife and plants.")
+        c.showPage()
+    c.drawImage(ImageReader(image), 36, 500, width=540, height=135)
+    c.showPage()
+    c.save()
+    path.write_bytes(buf.getvalue())
+    return path
+
+
+def test_a_scanned_page_is_read_by_ocr_and_marked(tmp_path: Path) -> None:
+    data = _scanned_pdf(tmp_path / "scan.pdf", text_page=True).read_bytes()
+    doc = parse("scan.pdf", data, pdf_ocr=True)
+    typed, scanned = doc.sections
+    assert (typed.page_start, typed.blocks[0].kind) == (1, "text")
+    assert (scanned.page_start, scanned.page_end, scanned.blocks[0].kind) == (2, 2, "ocr")
+    assert "Rottnest Island" in scanned.text and "chemical energy" in scanned.text
+    confidence = float(scanned.heading_path[-1].removeprefix("OCR, confidence "))
+    assert 0.8 <= confidence <= 1.0
+    # Without the setting, the typed page is kept and the scanned one yields nothing.
+    assert [s.page_start for s in parse("scan.pdf", data).sections] == [1]
+
+
+def test_pages_with_nothing_legible_still_fail_with_their_reason(tmp_path: Path) -> None:
+    data = write_image_only_pdf(tmp_path / "shapes.pdf").read_bytes()
+    for ocr, reason in ((False, "set THOTH_PDF_OCR=true"), (True, "OCR found no legible text")):
+        try:
+            parse("shapes.pdf", data, pdf_ocr=ocr)
+        except ParseError as exc:
+            assert reason in str(exc)
+        else:
+            raise AssertionError("an image-only PDF without text parsed")
+
+
+def test_ocr_text_is_ingested_and_found_by_search(tmp_path: Path) -> None:
+    folder = tmp_path / "scans"
+    folder.mkdir()
+    _scanned_pdf(folder / "scan.pdf")
+    settings = make_settings(tmp_path / "db", pdf_ocr=True)
+    summary = Writer(settings).run(str(folder), name="scans")
+    assert not summary.failed, summary.render()
+    store, embedder = Store(settings), get_embedder(settings)
+    hit = research.search(store, embedder, "quokka Rottnest Island", top_k=1)[0].hit
+    assert "quokka" in hit.chunk.text and hit.chunk.content_type == "ocr"
+    assert (hit.chunk.page_start, hit.chunk.page_end) == (1, 1)

@@ -1,0 +1,87 @@
+"""Web sources against a real site on 127.0.0.1 (tests/web_site.py): seeds, politeness, failures with
+their reasons, conditional re-crawls, changes and removals, then search and read over HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import LiveServer, make_settings, ok
+from tests.web_site import Site, guide_pages, serve
+from thoth.config import Settings
+from thoth.records import Chunk, Document
+from thoth.store import Store
+from thoth.writes.writer import Writer
+
+SITEMAP = ["/docs/", "/docs/install", "/docs/old-install", "/docs/missing", "/docs/slow", "/docs/private/secrets"]
+
+
+@pytest.fixture
+def site() -> Iterator[Site]:
+    served = Site(guide_pages(), list(SITEMAP))
+    server = serve(served)
+    yield served
+    server.shutdown()
+
+
+def crawl_settings(db: Path) -> Settings:
+    return make_settings(
+        db, crawl_timeout_seconds=0.5, crawl_retries=1, crawl_rate=0.0, crawl_max_bytes=8192, crawl_concurrency=4
+    )
+
+
+def test_crawl_ingest_recrawl_change_remove_and_cite(site: Site, tmp_path: Path) -> None:
+    settings = crawl_settings(tmp_path / "db")
+    start = f"{site.url}/docs/"
+    summary = Writer(settings).run(start)
+    assert summary.source_id == "127-0-0-1-" + str(site.port) + "-docs"
+    assert sorted(summary.ingested) == ["docs/", "docs/api", "docs/config", "docs/install"]
+    reasons = dict(summary.failed)
+    assert reasons[f"{site.url}/docs/missing"] == "HTTP 404"
+    assert reasons[f"{site.url}/docs/slow"] == "timeout after 0.5s"
+    assert reasons[f"{site.url}/docs/private/secrets"] == "disallowed by robots.txt"
+    assert reasons[f"{site.url}/docs/manual.pdf"] == "not HTML (application/pdf)"
+    assert reasons[f"{site.url}/docs/big"].startswith("too large")
+    assert not any("/blog/" in url for url in reasons)  # outside the prefix: never requested
+    assert not any(path.startswith("/blog") or "private" in path for path, _, _ in site.requests)
+    store = Store(settings)
+    install = store.first(Document, {"key": "docs/install"})
+    assert install is not None and install.uri == install.url == f"{site.url}/docs/install"  # the redirect's target
+    chunks = store.find(Chunk, {"doc_id": install.doc_id})
+    assert {(c.content_type, c.language) for c in chunks} >= {("code", "toml")}
+
+    # an unchanged site: only conditional page requests, nothing downloaded or embedded
+    site.requests.clear()
+    again = Writer(settings).run(start)
+    assert again.ingested == [] and again.removed == [] and again.chunks_written == 0
+    pages = [(p, c, s) for p, c, s in site.requests if not p.endswith((".txt", ".xml")) and p not in SKIPPED]
+    known = {"/docs/", "/docs/install", "/docs/config", "/docs/api"}
+    assert {p for p, _, _ in pages} >= known
+    assert all(conditional and status == 304 for path, conditional, status in pages if path in known)
+    assert ("/docs/config", True, 304) in pages  # Last-Modified alone is honoured too
+
+    # a changed page is replaced, a page dropped from the sitemap is removed
+    site.set_page("/docs/api", site.pages["/docs/api"].replace("JSON over HTTPS", "JSON over gRPC and HTTPS"))
+    site.sitemap.remove("/docs/old-install")
+    site.sitemap.append("/docs/config")
+    third = Writer(settings).run(start)
+    assert third.ingested == ["docs/api"] and third.removed == []
+    site.sitemap.remove("/docs/config")  # still served and linked from the install page, but dropped
+    fourth = Writer(settings).run(start)
+    assert fourth.removed == ["docs/config"] and fourth.ingested == []
+    del site.pages["/docs/api"]  # llms.txt still links it: now a 404
+    fifth = Writer(settings).run(start)
+    assert fifth.removed == ["docs/api"] and dict(fifth.failed)[f"{site.url}/docs/api"] == "HTTP 404"
+
+    with LiveServer(settings) as server:
+        found = ok(server, "qurio_search", {"query": "zebrafish quota setting agent.toml", "limit": 3})
+        top = found["results"][0]
+        assert top["url"] == f"{site.url}/docs/install#configure-the-agent"
+        page = ok(server, "qurio_read_page", {"url": top["url"]})
+        assert page["url"] == f"{site.url}/docs/install" and "zebrafish = 42" in page["content"]
+        assert "## Configure the agent" in page["content"]
+
+
+SKIPPED = {"/docs/slow", "/docs/big", "/docs/missing", "/docs/manual.pdf", "/docs/old-install"}

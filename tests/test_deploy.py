@@ -265,6 +265,7 @@ def test_dockerfile_shape() -> None:
     assert 'CMD ["python", "-m", "thoth.mcp.server"]' in runtime
     assert "THOTH_HOST=0.0.0.0" in runtime and "PORT=8080" in runtime
     assert "python -m thoth.embed export" in stages[0]
+    assert re.search(r"apt-get install .*\bgit\b", runtime)  # git sources need the git command line
 
 
 def test_image_requirements_leave_out_torch() -> None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from thoth.config import Settings
 from thoth.store import Store, StoreError
-from thoth.writes import web
+from thoth.writes import git_source, web
 from thoth.writes.objects import SourceObject
 from thoth.writes.source_files import list_all
 
@@ -40,11 +40,19 @@ def _setting(store: Store, key: str) -> str | None:
         return None
 
 
-_LISTERS: dict[str, Callable[[Store, Settings, str, str], Listing]] = {"web": _web}
+def _git(store: Store, settings: Settings, source: str, source_id: str) -> Listing:
+    key = git_source.STATE_KEY.format(source_id=source_id)
+    read = git_source.read(source, settings, git_source.load_state(_setting(store, key)))
+    return Listing(read.objects, [], None, {key: read.state_json()}, read)
+
+
+_LISTERS: dict[str, Callable[[Store, Settings, str, str], Listing]] = {"web": _web, "git": _git}
 
 
 def origin(source: str) -> str:
     """Where a source comes from: web, git, bucket or folder (what list_sources and the console show)."""
+    if git_source.is_git(source):
+        return "git"
     if web.is_web(source):
         return "web"
     if source.startswith("gs://"):

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import make_settings
+from tests.conftest import LiveServer, error_text, make_settings, ok
 from thoth.records import Chunk, Document
+from thoth.retrieval.origins import shown_location
 from thoth.store import Store
 from thoth.writes import git_source
 from thoth.writes.objects import SourceError
@@ -136,4 +138,36 @@ def test_private_token_goes_in_the_environment_never_the_command_line(tmp_path: 
     with pytest.raises(SourceError, match="git clone failed") as failed:
         git_source.Repo(settings, "file:///nonexistent/s3cret-token.git").sync()
     assert "s3cret-token" not in str(failed.value) and "***" in str(failed.value)  # masked wherever it shows
-    assert git_source._shown("https://ann:pw@git.example.com/h.git") == "https://git.example.com/h.git"
+    assert shown_location("https://ann:pw@git.example.com/h.git") == "https://git.example.com/h.git"
+
+
+def ago(days: int) -> str:
+    return (datetime.now(UTC) - timedelta(days=days)).replace(microsecond=0).isoformat()
+
+
+def test_recent_updates_and_origins_over_http(repo: Path, tmp_path: Path) -> None:
+    commit(repo, {"people/leave.md": "# Leave\n\nLeave now needs four weeks notice.\n"}, "Four weeks notice", ago(2))
+    commit(repo, {"engineering/deploys.md": "# Deploys\n\nDeploys need a ticket.\n"}, "Deploy tickets", ago(20))
+    settings = make_settings(tmp_path / "db", cache_dir=str(tmp_path / "cache"))
+    Writer(settings).run(repo.as_uri())
+    head = git(repo, "rev-parse", "HEAD").strip()
+    with LiveServer(settings) as server:
+        week = ok(server, "get_recent_updates", {"days": 7})
+        assert [(u["source"], u["subject"], u["title"]) for u in week["updates"]] == [
+            ("people/leave.md", "Four weeks notice", "Leave")
+        ]
+        update = week["updates"][0]
+        assert (
+            update["source_ref"].startswith("doc://handbook/people/leave.md?version_id=")
+            and update["topic"] == "people"
+        )
+        assert update["date"][:10] == ago(2)[:10]
+        month = ok(server, "get_recent_updates", {"days": 21, "topic": "engineering"})
+        assert [u["source"] for u in month["updates"]] == ["engineering/deploys.md"]
+        assert "topic 'nope' is not a top-level folder" in error_text(server, "get_recent_updates", {"topic": "nope"})
+        listed = ok(server, "qurio_list_sources", {})["sources"]
+        assert [(s["id"], s["origin"], s["commit"], s["location"]) for s in listed] == [
+            ("handbook", "git", head, repo.as_uri())
+        ]
+        collections = ok(server, "list_collections", {})["collections"]
+        assert collections[0]["origin"] == "git" and collections[0]["commit"] == head and collections[0]["last_read_at"]

@@ -82,6 +82,9 @@ def test_crawl_ingest_recrawl_change_remove_and_cite(site: Site, tmp_path: Path)
         page = ok(server, "qurio_read_page", {"url": top["url"]})
         assert page["url"] == f"{site.url}/docs/install" and "zebrafish = 42" in page["content"]
         assert "## Configure the agent" in page["content"]
+        listed = ok(server, "qurio_list_sources", {})["sources"]
+        assert [(s["origin"], s["location"], s["commit"]) for s in listed] == [("web", start, None)]
+        assert listed[0]["lastRead"]
 
 
 SKIPPED = {"/docs/slow", "/docs/big", "/docs/missing", "/docs/manual.pdf", "/docs/old-install"}

@@ -26,24 +26,22 @@ import logging
 import os
 import re
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from thoth.config import Settings
+from thoth.retrieval.origins import GIT_STATE_KEY, is_git_url, shown_location
 from thoth.writes.objects import SourceError, SourceObject, is_sidecar
 from thoth.writes.parsers import is_supported
 
 log = logging.getLogger("thoth.ingest")
 
-STATE_KEY = "git:{source_id}"
+STATE_KEY = GIT_STATE_KEY
 GIT_TIMEOUT_SECONDS = 600  # a clone of a large repository; each later command is much faster
-_URL = re.compile(r"^(ssh|git|file)://|^git@[^:]+:|^https?://\S+\.git/?(#.*)?$")
-
-
-def is_git(source: str) -> bool:
-    return bool(_URL.match(source))
+is_git = is_git_url
 
 
 def split_ref(source: str) -> tuple[str, str]:
@@ -113,13 +111,27 @@ def token(settings: Settings) -> str:
     return ""
 
 
+def _mirrors(settings: Settings) -> Path:
+    """Where mirrors live: THOTH_CACHE_DIR/git, or the temp folder where that is read-only (the image's)."""
+    root = Path(settings.cache_dir).expanduser().resolve() / "git"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        if os.access(root, os.W_OK):
+            return root
+    except OSError:
+        pass
+    fallback = Path(tempfile.gettempdir()) / "thoth-git"
+    fallback.mkdir(parents=True, exist_ok=True)
+    return fallback
+
+
 class Repo:
     """A bare mirror of one remote, driven through the git command line."""
 
     def __init__(self, settings: Settings, url: str):
         self.url = url
         digest = hashlib.sha256(url.encode()).hexdigest()[:16]
-        self.path = Path(settings.cache_dir).expanduser().resolve() / "git" / digest
+        self.path = _mirrors(settings) / digest
         self.env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "LC_ALL": "C"}
         self._secret = token(settings)
         if self._secret and urlsplit(url).scheme in ("http", "https"):
@@ -147,7 +159,7 @@ class Repo:
         if done.returncode != 0:
             message = done.stderr.decode("utf-8", "replace").strip().splitlines()
             text = message[-1] if message else f"exit status {done.returncode}"
-            message = f"git {args[0]} failed for {_shown(self.url)}: {text}"
+            message = f"git {args[0]} failed for {shown_location(self.url)}: {text}"
             raise SourceError(message.replace(self._secret, "***") if self._secret else message)
         return done.stdout.decode("utf-8", "replace")
 
@@ -170,7 +182,9 @@ class Repo:
         try:
             return self.git("rev-parse", "--verify", "--quiet", f"{ref or 'HEAD'}^{{commit}}").strip()
         except SourceError:
-            raise SourceError(f"ref {ref or 'HEAD'!r} is not a branch, tag or commit of {_shown(self.url)}") from None
+            raise SourceError(
+                f"ref {ref or 'HEAD'!r} is not a branch, tag or commit of {shown_location(self.url)}"
+            ) from None
 
     def files(self, commit: str) -> dict[str, tuple[str, int]]:
         """path -> (blob sha, size) of the files Thoth reads in `commit`'s tree."""
@@ -210,14 +224,8 @@ class Repo:
         except subprocess.TimeoutExpired:
             raise SourceError(f"git cat-file {sha} timed out") from None
         if done.returncode != 0:
-            raise SourceError(f"blob {sha} of {_shown(self.url)} cannot be read")
+            raise SourceError(f"blob {sha} of {shown_location(self.url)} cannot be read")
         return done.stdout
-
-
-def _shown(url: str) -> str:
-    """`url` without the user and password a URL may carry (https://user:token@host/…)."""
-    parts = urlsplit(url)
-    return parts._replace(netloc=parts.netloc.rsplit("@", 1)[-1]).geturl() if "@" in parts.netloc else url
 
 
 def _browse_url(url: str, commit: str, path: str) -> str:
@@ -275,5 +283,5 @@ def read(source: str, settings: Settings, previous: dict) -> GitRead:
         )
         for path, (sha, size) in sorted(files.items())
     ]
-    log.info("git %s at %s (%s): %d files", _shown(url), ref or "HEAD", commit[:12], len(objects))
+    log.info("git %s at %s (%s): %d files", shown_location(url), ref or "HEAD", commit[:12], len(objects))
     return GitRead(url, ref, commit, objects, changes, old_commit, changed_paths)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from thoth.config import Settings
+from thoth.retrieval.origins import origin_kind
 from thoth.store import Store, StoreError
 from thoth.writes import git_source, web
 from thoth.writes.objects import SourceObject
@@ -49,19 +50,8 @@ def _git(store: Store, settings: Settings, source: str, source_id: str) -> Listi
 _LISTERS: dict[str, Callable[[Store, Settings, str, str], Listing]] = {"web": _web, "git": _git}
 
 
-def origin(source: str) -> str:
-    """Where a source comes from: web, git, bucket or folder (what list_sources and the console show)."""
-    if git_source.is_git(source):
-        return "git"
-    if web.is_web(source):
-        return "web"
-    if source.startswith("gs://"):
-        return "bucket"
-    return "folder"
-
-
 def list_source(store: Store, settings: Settings, source: str, source_id: str) -> Listing:
-    lister = _LISTERS.get(origin(source))
+    lister = _LISTERS.get(origin_kind(source))
     if lister is None:
         return Listing(list_all(source, settings))
     return lister(store, settings, source, source_id)

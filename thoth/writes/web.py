@@ -28,6 +28,7 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 import httpx
 
 from thoth.config import Settings
+from thoth.retrieval.origins import WEB_STATE_KEY
 from thoth.retrieval.source_ref import content_hash
 from thoth.writes.objects import SourceError, SourceObject
 from thoth.writes.parsers import HTML_FORMAT
@@ -35,7 +36,7 @@ from thoth.writes.web_fetch import Fetcher, origin_of
 
 log = logging.getLogger("thoth.ingest")
 
-STATE_KEY = "crawl:{source_id}"
+STATE_KEY = WEB_STATE_KEY
 MAX_SITEMAPS = 50  # sitemap files read per crawl (an index can name thousands)
 _MD_LINK = re.compile(r"\]\((https?://[^)\s]+|/[^)\s]*)\)")
 _SKIPPED_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".css", ".js", ".ico", ".zip", ".woff", ".woff2")

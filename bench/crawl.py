@@ -41,7 +41,7 @@ def crawl_throughput(settings: Settings, start: str, repeats: int) -> dict:
     rates = []
     pages = 0
     for _ in range(repeats):
-        crawl = web.crawl(start, settings, {})
+        crawl = web.crawl(start, settings)
         pages = len(crawl.objects)
         rates.append(pages / crawl.seconds)
     limit = settings.crawl_rate

@@ -37,7 +37,7 @@ def test_crawl_ingest_recrawl_change_remove_and_cite(site: Site, tmp_path: Path)
     start = f"{site.url}/docs/"
     summary = Writer(settings).run(start)
     assert summary.source_id == "127-0-0-1-" + str(site.port) + "-docs"
-    assert sorted(summary.ingested) == ["docs/", "docs/api", "docs/config", "docs/install"]
+    assert sorted(summary.ingested) == ["docs/", "docs/api", "docs/config", "docs/install", "docs/quickstart.md"]
     reasons = dict(summary.failed)
     assert reasons[f"{site.url}/docs/missing"] == "HTTP 404"
     assert reasons[f"{site.url}/docs/slow"] == "timeout after 0.5s"
@@ -57,10 +57,18 @@ def test_crawl_ingest_recrawl_change_remove_and_cite(site: Site, tmp_path: Path)
     again = Writer(settings).run(start)
     assert again.ingested == [] and again.removed == [] and again.chunks_written == 0
     pages = [(p, c, s) for p, c, s in site.requests if not p.endswith((".txt", ".xml")) and p not in SKIPPED]
-    known = {"/docs/", "/docs/install", "/docs/config", "/docs/api"}
+    known = {"/docs/", "/docs/install", "/docs/config", "/docs/api", "/docs/quickstart.md"}
     assert {p for p, _, _ in pages} >= known
     assert all(conditional and status == 304 for path, conditional, status in pages if path in known)
     assert ("/docs/config", True, 304) in pages  # Last-Modified alone is honoured too
+    seeds = [r for r in site.requests if r[0].endswith((".txt", ".xml")) and r[2] != 404]
+    assert {p for p, _, _ in seeds} >= {
+        "/robots.txt",
+        "/sitemap_index.xml",
+        "/docs/sitemap-pages.xml",
+        "/docs/llms.txt",
+    }
+    assert all(conditional and status == 304 for _, conditional, status in seeds)  # seed files too
 
     # a changed page is replaced, a page dropped from the sitemap is removed
     site.set_page("/docs/api", site.pages["/docs/api"].replace("JSON over HTTPS", "JSON over gRPC and HTTPS"))

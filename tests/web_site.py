@@ -91,7 +91,11 @@ class Site:
                 f"<sitemapindex {ns}><sitemap><loc>{index}</loc></sitemap></sitemapindex>".encode(),
             ),
             "/docs/sitemap-pages.xml": ("application/xml", f"<urlset {ns}>{urls}</urlset>".encode()),
-            "/docs/llms.txt": ("text/plain", f"# Example\n\n- [API]({self.url}/docs/api): the API\n".encode()),
+            "/docs/llms.txt": (
+                "text/plain",
+                f"# Example\n\n- [API]({self.url}/docs/api): the API\n- [Quickstart](/docs/quickstart.md)\n".encode(),
+            ),
+            "/docs/quickstart.md": ("text/markdown", b"# Quickstart\n\nRun `agent start` to begin.\n"),
             "/docs/manual.pdf": ("application/pdf", b"%PDF-1.7 not html"),
         }
 
@@ -122,10 +126,11 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
             with site.lock:
                 html = site.pages.get(path)
                 stamp = site.modified.setdefault(path, 1_700_000_000.0)
-            if html is None:
-                kind, data = site.files().get(path, ("", b""))
-                return self._send(200, data, {"Content-Type": kind}) if kind else self._send(404, b"not found")
-            body = html.encode()
+            kind, body = "text/html; charset=utf-8", html.encode() if html is not None else b""
+            if html is None:  # robots.txt, sitemaps, llms.txt, the PDF: with an ETag too
+                kind, body = site.files().get(path, ("", b""))
+                if not kind:
+                    return self._send(404, b"not found")
             etag = '"' + hashlib.sha256(body).hexdigest()[:16] + '"'
             modified = formatdate(stamp, usegmt=True)
             validators = {"ETag": etag, "Last-Modified": modified}
@@ -137,7 +142,7 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
             if not self.headers.get("If-None-Match") and self.headers.get("If-Modified-Since") == modified:
                 return self._send(304, headers=validators)
             try:
-                self._send(200, body, {"Content-Type": "text/html; charset=utf-8", **validators})
+                self._send(200, body, {"Content-Type": kind, **validators})
             except (BrokenPipeError, ConnectionResetError):  # the crawler gave up (timeout, too large)
                 pass
 

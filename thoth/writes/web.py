@@ -31,8 +31,8 @@ from thoth.config import Settings
 from thoth.retrieval.origins import WEB_STATE_KEY
 from thoth.retrieval.source_ref import content_hash
 from thoth.writes.objects import SourceError, SourceObject
-from thoth.writes.parsers import HTML_FORMAT
-from thoth.writes.web_fetch import Fetcher, origin_of
+from thoth.writes.parsers import HTML_FORMAT, MARKDOWN_SUFFIXES
+from thoth.writes.web_fetch import HTML_TYPES, Fetcher, origin_of
 
 log = logging.getLogger("thoth.ingest")
 
@@ -73,18 +73,32 @@ class Crawl:
     downloaded: int = 0
     seconds: float = 0.0
 
+    seeds: dict[str, dict] = field(default_factory=dict)  # seed files' validators and bodies
+
     def state_json(self) -> str:
         pages = {url: asdict(page) for url, page in sorted(self.pages.items())}
-        return json.dumps({"start": self.start, "crawled_at": datetime.now(UTC).isoformat(), "pages": pages})
+        crawled_at = datetime.now(UTC).isoformat()
+        return json.dumps({"start": self.start, "crawled_at": crawled_at, "pages": pages, "seeds": self.seeds})
 
 
-def load_state(raw: str | None) -> dict[str, PageState]:
+@dataclass
+class Previous:
+    """What the last crawl kept: each page's state and the seed files'."""
+
+    pages: dict[str, PageState] = field(default_factory=dict)
+    seeds: dict[str, dict] = field(default_factory=dict)
+
+
+def load_state(raw: str | None) -> Previous:
     if not raw:
-        return {}
+        return Previous()
     try:
-        return {url: PageState(**page) for url, page in json.loads(raw).get("pages", {}).items()}
+        state = json.loads(raw)
+        pages = {url: PageState(**page) for url, page in state.get("pages", {}).items()}
+        seeds = {url: seed for url, seed in (state.get("seeds") or {}).items() if isinstance(seed, dict)}
+        return Previous(pages, seeds)
     except (ValueError, TypeError, AttributeError):  # an older or damaged state: crawl without validators
-        return {}
+        return Previous()
 
 
 def collection_name(url: str) -> str:
@@ -117,6 +131,10 @@ class Scope:
         parts = urlsplit(url)
         key = parts.path.lstrip("/") or "index"
         return f"{key}?{parts.query}" if parts.query else key
+
+
+def _is_markdown(url: str) -> bool:
+    return urlsplit(url).path.lower().endswith(MARKDOWN_SUFFIXES)
 
 
 def _html_links(body: bytes, base: str) -> tuple[list[str], str | None]:
@@ -163,7 +181,7 @@ class _Crawler:
             if url in read:
                 continue
             read.add(url)
-            got = fetcher.get(url, accept=xml)
+            got = fetcher.seed(url, accept=xml)
             if got.ok:
                 pages, children = _sitemap_urls(got.body)
                 in_sitemap += [u for p in pages if (u := scope.normal(p))]
@@ -171,7 +189,7 @@ class _Crawler:
         llms: list[str] = []
         for name in ("llms.txt", "llms-full.txt"):
             for base in dict.fromkeys([scope.prefix, f"{scope.origin}/"]):
-                got = fetcher.get(f"{base}{name}", accept=("text/",))
+                got = fetcher.seed(f"{base}{name}", accept=("text/",))
                 if got.ok:
                     text = got.body.decode("utf-8", "replace")
                     llms += [u for link in _MD_LINK.findall(text) if (u := scope.normal(link, got.final_url))]
@@ -181,9 +199,10 @@ class _Crawler:
     def visit(self, url: str, in_sitemap: bool) -> list[str]:
         """Fetch one page; record it or its failure; return its links in scope."""
         before = self.previous.get(url)
-        got = self.fetcher.get(
-            url, etag=before.etag if before else None, last_modified=before.last_modified if before else None
-        )
+        # llms.txt often links Markdown versions of pages (`install.md`): those are read as Markdown
+        accept = (*HTML_TYPES, "text/") if _is_markdown(url) else HTML_TYPES
+        validators = {"etag": before.etag, "last_modified": before.last_modified} if before else {}
+        got = self.fetcher.get(url, accept=accept, **validators)
         if got.not_modified and before is not None:
             self.crawl.not_modified += 1
             self._list(url, before, None)
@@ -197,7 +216,11 @@ class _Crawler:
                 self.crawl.pages[url] = before
             return []
         self.crawl.downloaded += 1
-        hrefs, canonical = _html_links(got.body, got.final_url)
+        if _is_markdown(got.final_url) and not got.content_type.startswith(HTML_TYPES):
+            text = got.body.decode("utf-8", "replace")
+            hrefs, canonical = _MD_LINK.findall(text), None
+        else:
+            hrefs, canonical = _html_links(got.body, got.final_url)
         document_url = (canonical and self.scope.normal(canonical)) or self.scope.normal(got.final_url)
         if document_url is None:
             self.crawl.failures.append((url, "redirected outside the source's URL prefix"))
@@ -223,7 +246,7 @@ class _Crawler:
                 size=len(body) if body is not None else 0,
                 read=read,
                 fingerprint=page.doc_id,
-                format=HTML_FORMAT,
+                format="" if _is_markdown(page.url) else HTML_FORMAT,  # Markdown by its suffix, else HTML
             )
         )
 
@@ -270,17 +293,18 @@ class _Crawler:
 
 
 def crawl(
-    start: str, settings: Settings, previous: dict[str, PageState], transport: httpx.BaseTransport | None = None
+    start: str, settings: Settings, previous: Previous | None = None, transport: httpx.BaseTransport | None = None
 ) -> Crawl:
-    """Crawl the site under `start`, with conditional requests for the pages in `previous`."""
+    """Crawl the site under `start`, with conditional requests for the pages and seeds in `previous`."""
     began = time.perf_counter()
     scope = Scope(start)
-    fetcher = Fetcher(settings, scope.origin, transport)
+    previous = previous or Previous()
+    fetcher = Fetcher(settings, scope.origin, transport, previous.seeds)
     try:
-        result = _Crawler(settings, scope, previous, fetcher).run()
+        result = _Crawler(settings, scope, previous.pages, fetcher).run()
     finally:
         fetcher.close()
-    result.requests, result.conditional = fetcher.requests, fetcher.conditional
+    result.requests, result.conditional, result.seeds = fetcher.requests, fetcher.conditional, fetcher.seeds
     result.objects.sort(key=lambda o: o.key)
     result.seconds = time.perf_counter() - began
     log.info(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from email.utils import parsedate_to_datetime
 from urllib import robotparser
 from urllib.parse import urlsplit
@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from thoth.config import Settings
+from thoth.llm import RateLimiter
 
 log = logging.getLogger("thoth.ingest")
 
@@ -25,6 +26,7 @@ RETRIED = (429, 500, 502, 503, 504)
 BACKOFF_SECONDS = 0.5  # the first retry's wait, doubled for each one after it
 MAX_RETRY_AFTER = 30.0  # a Retry-After longer than this is not waited for: the page fails this run
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+MAX_SEED_BYTES = 1024 * 1024  # a seed file kept for conditional re-crawls at most (a big sitemap is asked whole)
 
 
 @dataclass(frozen=True)
@@ -49,27 +51,16 @@ class Fetched:
         return self.status == 304
 
 
-class RateLimit:
-    """At most one request start every `interval` seconds, across threads."""
-
-    def __init__(self, interval: float):
-        self.interval = max(interval, 0.0)
-        self._lock = threading.Lock()
-        self._next = 0.0
-
-    def wait(self) -> None:
-        with self._lock:
-            now = time.monotonic()
-            start = max(now, self._next)
-            self._next = start + self.interval
-        if start > now:
-            time.sleep(start - now)
-
-
 class Fetcher:
     """One crawl's HTTP client: its robots.txt rules, rate and counters."""
 
-    def __init__(self, settings: Settings, origin: str, transport: httpx.BaseTransport | None = None):
+    def __init__(
+        self,
+        settings: Settings,
+        origin: str,
+        transport: httpx.BaseTransport | None = None,
+        seeds: dict[str, dict] | None = None,
+    ):
         self.settings = settings
         self.client = httpx.Client(
             timeout=settings.crawl_timeout_seconds,
@@ -79,17 +70,20 @@ class Fetcher:
         )
         self.robots = robotparser.RobotFileParser()
         self.robots.parse([])  # allow all until robots.txt says otherwise
-        self.rate = RateLimit(1.0 / settings.crawl_rate if settings.crawl_rate > 0 else 0.0)
+        self.rate = RateLimiter(per_minute=max(1, round(settings.crawl_rate * 60)))
+        self.rate.interval = 1.0 / settings.crawl_rate if settings.crawl_rate > 0 else 0.0  # 0: no limit
         self.requests = 0
         self.conditional = 0
         self._count = threading.Lock()
+        self.previous_seeds = seeds or {}
+        self.seeds: dict[str, dict] = {}  # what the next crawl asks conditionally: robots.txt, sitemaps, llms.txt
         self._read_robots(origin)
 
     def close(self) -> None:
         self.client.close()
 
     def _read_robots(self, origin: str) -> None:
-        got = self.get(f"{origin}/robots.txt", check_robots=False, accept=("text/plain", "text/"))
+        got = self.seed(f"{origin}/robots.txt", check_robots=False, accept=("text/plain", "text/"))
         if got.ok:
             self.robots.parse(got.body.decode("utf-8", "replace").splitlines())
         elif 500 <= got.status < 600:  # RFC 9309: an unreachable robots.txt means "disallow everything"
@@ -97,6 +91,26 @@ class Fetcher:
         delay = self.robots.crawl_delay(self.settings.crawl_user_agent)
         if delay:
             self.rate.interval = max(self.rate.interval, float(delay))
+
+    def seed(self, url: str, *, accept: tuple[str, ...], check_robots: bool = True) -> Fetched:
+        """A seed file (robots.txt, a sitemap, llms.txt), asked conditionally when the last crawl kept it;
+        a 304 answers with the body kept then."""
+        before = self.previous_seeds.get(url) or {}
+        got = self.get(
+            url,
+            etag=before.get("etag"),
+            last_modified=before.get("last_modified"),
+            check_robots=check_robots,
+            accept=accept,
+        )
+        if got.not_modified and "body" in before:  # unchanged: the kept body, the validators it came with
+            etag, modified = got.etag or before.get("etag"), got.last_modified or before.get("last_modified")
+            body = before["body"].encode()
+            got = replace(got, status=200, body=body, etag=etag, last_modified=modified, content_type=accept[0])
+        if got.ok and len(got.body) <= MAX_SEED_BYTES and (got.etag or got.last_modified):
+            body = got.body.decode("utf-8", "replace")
+            self.seeds[url] = {"etag": got.etag, "last_modified": got.last_modified, "body": body}
+        return got
 
     def sitemaps(self) -> list[str]:
         return list(self.robots.site_maps() or [])

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import LiveServer, error_text, make_settings, ok
-from thoth.records import Chunk, Document
+from tests.conftest import LiveServer, error_text, job_env, make_settings, ok, run_ingest
+from thoth.records import Chunk, Document, Source
 from thoth.retrieval.origins import shown_location
 from thoth.store import Store
 from thoth.writes import git_source
@@ -171,3 +171,14 @@ def test_recent_updates_and_origins_over_http(repo: Path, tmp_path: Path) -> Non
         ]
         collections = ok(server, "list_collections", {})["collections"]
         assert collections[0]["origin"] == "git" and collections[0]["commit"] == head and collections[0]["last_read_at"]
+
+
+def test_the_command_line_reads_a_local_clone_at_a_ref(repo: Path, tmp_path: Path, onnx_cache: Path) -> None:
+    env = job_env(THOTH_DB_URI=str(tmp_path / "db"))
+    run = run_ingest("--source", str(repo), "--ref", "main", "--name", "hb", env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "source hb: 4 changed — 4 ingested" in run.stdout
+    source = Store(make_settings(tmp_path / "db")).first(Source, {"source_id": "hb"})
+    assert source is not None and source.uri == f"{repo.as_uri()}#main"  # what a scheduled re-run reads again
+    bad = run_ingest("--source", str(tmp_path / "nowhere"), "--ref", "main", env=env)
+    assert bad.returncode == 1 and "neither a git URL nor a local clone" in bad.stderr

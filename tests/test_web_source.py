@@ -3,6 +3,7 @@ their reasons, conditional re-crawls, changes and removals, then search and read
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -82,6 +83,8 @@ def test_crawl_ingest_recrawl_change_remove_and_cite(site: Site, tmp_path: Path)
     del site.pages["/docs/api"]  # llms.txt still links it: now a 404
     fifth = Writer(settings).run(start)
     assert fifth.removed == ["docs/api"] and dict(fifth.failed)[f"{site.url}/docs/api"] == "HTTP 404"
+    cut = Writer(dataclasses.replace(settings, crawl_max_pages=2)).run(start)  # the limit leaves pages unvisited
+    assert cut.removed == [] and cut.ingested == [] and cut.chunks_written == 0  # those keep their versions
 
     with LiveServer(settings) as server:
         found = ok(server, "qurio_search", {"query": "zebrafish quota setting agent.toml", "limit": 3})

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -168,6 +169,7 @@ class _Crawler:
         self.crawl = Crawl(scope.start)
         self.seen: set[str] = set()
         self.keys: set[str] = set()
+        self.lock = threading.Lock()  # visits run on a thread pool
 
     def seeds(self) -> tuple[list[str], set[str]]:
         """(seed URLs in order, those a sitemap lists)."""
@@ -235,9 +237,10 @@ class _Crawler:
         return links
 
     def _list(self, url: str, page: PageState, body: bytes | None) -> None:
-        if page.key in self.keys:  # two URLs of one page (a redirect and its target): listed once
-            return
-        self.keys.add(page.key)
+        with self.lock:
+            if page.key in self.keys:  # two URLs of one page (a redirect and its target): listed once
+                return
+            self.keys.add(page.key)
         read = (lambda data=body: data) if body is not None else (lambda: self._refetch(page.url))
         self.crawl.objects.append(
             SourceObject(
@@ -263,31 +266,31 @@ class _Crawler:
         dropped = {u for u, p in self.previous.items() if p.in_sitemap and in_sitemap and u not in in_sitemap}
         frontier = [u for u in seeds if u not in dropped]
         self.seen.update(frontier)
-        limit = self.settings.crawl_max_pages
+        visited: set[str] = set()
+        cut = False  # the page or depth limit left URLs unvisited
         with ThreadPoolExecutor(max_workers=self.settings.crawl_concurrency) as pool:
-            for depth in range(self.settings.crawl_max_depth + 1):
-                wave, frontier = frontier[: max(limit - len(self.crawl.pages) - len(self.crawl.failures), 0)], []
+            for _ in range(self.settings.crawl_max_depth + 1):  # one wave per link hop
+                room = max(self.settings.crawl_max_pages - len(visited), 0)
+                wave, cut = frontier[:room], cut or len(frontier) > room
                 if not wave:
                     break
-                found = pool.map(lambda u: self.visit(u, u in in_sitemap), wave)
-                if depth == self.settings.crawl_max_depth:
-                    list(found)
-                    break
+                visited.update(wave)
+                found = list(pool.map(lambda u: self.visit(u, u in in_sitemap), wave))
+                frontier = []
                 for links in found:
                     fresh = [u for u in links if u not in self.seen and u not in dropped]
                     self.seen.update(fresh)
                     frontier += fresh
-        self._keep_unvisited(dropped)
+            cut = cut or bool(frontier)
+        if cut:
+            self._keep_unvisited(visited, dropped)
         return self.crawl
 
-    def _keep_unvisited(self, dropped: set[str]) -> None:
-        """Pages stored before that this crawl never reached because of its bounds keep their versions;
-        a page no link or sitemap leads to any more is not listed, so it is removed."""
-        bounded = len(self.crawl.pages) + len(self.crawl.failures) >= self.settings.crawl_max_pages
-        if not bounded:
-            return
+    def _keep_unvisited(self, visited: set[str], dropped: set[str]) -> None:
+        """A crawl cut short by its limits: pages stored before that it did not visit keep their versions
+        (without a limit, a page no link or sitemap leads to any more is not listed, so it is removed)."""
         for url, page in sorted(self.previous.items()):
-            if url not in self.seen and url not in dropped:
+            if url not in visited and url not in dropped:
                 self._list(url, page, None)
                 self.crawl.pages[url] = page
 

@@ -60,6 +60,7 @@ def recrawl(settings: Settings, site: Site, start: str) -> dict:
     site.requests.clear()
     again = Writer(settings).run(start)
     pages = [(p, c, s) for p, c, s in site.requests if not p.endswith((".txt", ".xml"))]
+    seeds = [r for r in site.requests if r[0].endswith((".txt", ".xml"))]
     found = [r for r in pages if r[2] != 404]  # a link to a page the site does not have is asked for again
     return {
         "first_run": {"pages": len(first.ingested), "chunks_embedded": first.chunks_written},
@@ -67,7 +68,9 @@ def recrawl(settings: Settings, site: Site, start: str) -> dict:
             "page_requests": len(found),
             "conditional": sum(c for _, c, _ in found),
             "not_modified_304": sum(s == 304 for _, _, s in found),
-            "seed_requests": len(site.requests) - len(pages),  # robots.txt, sitemaps, llms.txt
+            "seed_requests": len(seeds),  # robots.txt, sitemaps, llms.txt: those that exist, then those that do not
+            "seed_conditional_304": sum(c and s == 304 for _, c, s in seeds),
+            "seed_missing_404": sum(s == 404 for _, _, s in seeds),
             "chunks_embedded": again.chunks_written,
             "ingested": len(again.ingested),
         },

@@ -46,8 +46,10 @@ def test_crawl_ingest_recrawl_change_remove_and_cite(site: Site, tmp_path: Path)
     assert reasons[f"{site.url}/docs/private/secrets"] == "disallowed by robots.txt"
     assert reasons[f"{site.url}/docs/manual.pdf"] == "not HTML (application/pdf)"
     assert reasons[f"{site.url}/docs/big"].startswith("too large")
+    assert reasons[f"{site.url}/docs/away"] == "redirected to another host"
     assert not any("/blog/" in url for url in reasons)  # outside the prefix: never requested
     assert not any(path.startswith("/blog") or "private" in path for path, _, _ in site.requests)
+    assert sum(path == "/docs/install" for path, _, _ in site.requests) == 2  # itself and old-install's target
     store = Store(settings)
     install = store.first(Document, {"key": "docs/install"})
     assert install is not None and install.uri == install.url == f"{site.url}/docs/install"  # the redirect's target
@@ -106,4 +108,4 @@ def test_crawl_ingest_recrawl_change_remove_and_cite(site: Site, tmp_path: Path)
         assert listed[0]["lastRead"]
 
 
-SKIPPED = {"/docs/slow", "/docs/big", "/docs/missing", "/docs/manual.pdf", "/docs/old-install"}
+SKIPPED = {"/docs/slow", "/docs/big", "/docs/missing", "/docs/manual.pdf", "/docs/old-install", "/docs/away"}

@@ -29,7 +29,7 @@ def guide_pages(count: int = 0) -> dict[str, str]:
             "<h1>Example docs</h1><p>Welcome to the example product documentation.</p>"
             "<p><a href='install'>Install</a> <a href='old-install'>Old install</a> <a href='/blog/'>Blog</a> "
             "<a href='slow'>Slow</a> <a href='manual.pdf'>Manual</a> <a href='big'>Big</a> "
-            "<a href='private/secrets'>Private</a> <a href='missing'>Missing</a></p>",
+            "<a href='private/secrets'>Private</a> <a href='missing'>Missing</a> <a href='away'>Away</a></p>",
         ),
         "/docs/install": page_html(
             "Install guide",
@@ -121,6 +121,8 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
             path = self.path
             if path == "/docs/old-install":
                 return self._send(301, headers={"Location": "/docs/install"})
+            if path == "/docs/away":  # another host (localhost is not 127.0.0.1's origin): never followed
+                return self._send(302, headers={"Location": f"http://localhost:{site.port}/docs/install"})
             if path == "/docs/slow":
                 time.sleep(SLOW_SECONDS)
             with site.lock:

@@ -174,7 +174,8 @@ class _Crawler:
     def seeds(self) -> tuple[list[str], set[str]]:
         """(seed URLs in order, those a sitemap lists)."""
         fetcher, scope = self.fetcher, self.scope
-        queue = fetcher.sitemaps() + [f"{scope.origin}/sitemap.xml", f"{scope.prefix}sitemap.xml"]
+        named = [u for u in fetcher.sitemaps() if origin_of(u) == scope.origin]  # never another host
+        queue = named + [f"{scope.origin}/sitemap.xml", f"{scope.prefix}sitemap.xml"]
         read: set[str] = set()
         in_sitemap: list[str] = []
         xml = ("application/xml", "text/xml", "application/x-xml")

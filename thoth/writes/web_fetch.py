@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, replace
 from email.utils import parsedate_to_datetime
 from urllib import robotparser
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 
@@ -24,6 +24,8 @@ log = logging.getLogger("thoth.ingest")
 
 RETRIED = (429, 500, 502, 503, 504)
 BACKOFF_SECONDS = 0.5  # the first retry's wait, doubled for each one after it
+MAX_REDIRECTS = 10
+REDIRECTS = (301, 302, 303, 307, 308)
 MAX_RETRY_AFTER = 30.0  # a Retry-After longer than this is not waited for: the page fails this run
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 MAX_SEED_BYTES = 1024 * 1024  # a seed file kept for conditional re-crawls at most (a big sitemap is asked whole)
@@ -64,7 +66,7 @@ class Fetcher:
         self.settings = settings
         self.client = httpx.Client(
             timeout=settings.crawl_timeout_seconds,
-            follow_redirects=True,
+            follow_redirects=False,  # followed by _once, on the site's own origin only
             headers={"User-Agent": settings.crawl_user_agent},
             transport=transport,
         )
@@ -75,6 +77,7 @@ class Fetcher:
         self.requests = 0
         self.conditional = 0
         self._count = threading.Lock()
+        self.origin = origin
         self.previous_seeds = seeds or {}
         self.seeds: dict[str, dict] = {}  # what the next crawl asks conditionally: robots.txt, sitemaps, llms.txt
         self._read_robots(origin)
@@ -148,42 +151,57 @@ class Fetcher:
         raise AssertionError("unreachable")
 
     def _once(self, url: str, headers: dict[str, str], accept: tuple[str, ...]) -> tuple[Fetched, float | None]:
-        """(the outcome, None or how long to wait before retrying: -1 for the default backoff)."""
-        limit = self.settings.crawl_max_bytes
+        """(the outcome, None or how long to wait before retrying: -1 for the default backoff).
+
+        Redirects are followed here, and only on the site's own origin: a page cannot send the crawler to
+        another host (an internal address, a metadata server), and every hop is checked against robots.txt.
+        """
+        target = url
         try:
-            with self.client.stream("GET", url, headers=headers) as response:
-                final = str(response.url)
-                meta = {
-                    "content_type": response.headers.get("content-type", "").split(";")[0].strip().lower(),
-                    "etag": response.headers.get("etag"),
-                    "last_modified": response.headers.get("last-modified"),
-                }
-                status = response.status_code
-                if status == 304:
-                    return Fetched(url, final, 304, **meta), None
-                if status != 200:
-                    failed = Fetched(url, final, status, reason=f"HTTP {status}", **meta)
-                    return failed, (_retry_after(response.headers.get("retry-after")) if status in RETRIED else None)
-                if not self.allowed(final):
-                    return Fetched(url, final, 0, reason="redirected to a URL robots.txt disallows"), None
-                if not any(meta["content_type"].startswith(t) for t in accept):
-                    return Fetched(url, final, status, reason=f"not HTML ({meta['content_type'] or 'no type'})"), None
-                declared = response.headers.get("content-length")
-                if declared and declared.isdigit() and int(declared) > limit:
-                    return Fetched(url, final, status, reason=f"too large ({declared} bytes > {limit})"), None
-                body = bytearray()
-                for piece in response.iter_bytes():
-                    body += piece
-                    if len(body) > limit:
-                        return Fetched(url, final, status, reason=f"too large (over {limit} bytes)"), None
-                return Fetched(url, final, 200, bytes(body), **meta), None
+            for _ in range(MAX_REDIRECTS + 1):
+                with self.client.stream("GET", target, headers=headers) as response:
+                    location = response.headers.get("location")
+                    if response.status_code not in REDIRECTS or not location:  # (httpx counts a 304 as one)
+                        return self._read(url, target, response, accept)
+                    location = urljoin(target, location)
+                if origin_of(location) != self.origin:
+                    return Fetched(url, location, 0, reason="redirected to another host"), None
+                if not self.allowed(location):
+                    return Fetched(url, location, 0, reason="redirected to a URL robots.txt disallows"), None
+                target = location
+            return Fetched(url, target, 0, reason="too many redirects"), None
         except httpx.TimeoutException:
             seconds = self.settings.crawl_timeout_seconds
-            return Fetched(url, url, 0, reason=f"timeout after {seconds:g}s"), -1
-        except httpx.TooManyRedirects:
-            return Fetched(url, url, 0, reason="too many redirects"), None
+            return Fetched(url, target, 0, reason=f"timeout after {seconds:g}s"), -1
         except httpx.HTTPError as exc:
-            return Fetched(url, url, 0, reason=f"request failed ({type(exc).__name__})"), -1
+            return Fetched(url, target, 0, reason=f"request failed ({type(exc).__name__})"), -1
+
+    def _read(
+        self, url: str, final: str, response: httpx.Response, accept: tuple[str, ...]
+    ) -> tuple[Fetched, float | None]:
+        limit = self.settings.crawl_max_bytes
+        meta = {
+            "content_type": response.headers.get("content-type", "").split(";")[0].strip().lower(),
+            "etag": response.headers.get("etag"),
+            "last_modified": response.headers.get("last-modified"),
+        }
+        status = response.status_code
+        if status == 304:
+            return Fetched(url, final, 304, **meta), None
+        if status != 200:
+            failed = Fetched(url, final, status, reason=f"HTTP {status}", **meta)
+            return failed, (_retry_after(response.headers.get("retry-after")) if status in RETRIED else None)
+        if not any(meta["content_type"].startswith(t) for t in accept):
+            return Fetched(url, final, status, reason=f"not HTML ({meta['content_type'] or 'no type'})"), None
+        declared = response.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > limit:
+            return Fetched(url, final, status, reason=f"too large ({declared} bytes > {limit})"), None
+        body = bytearray()
+        for piece in response.iter_bytes():
+            body += piece
+            if len(body) > limit:
+                return Fetched(url, final, status, reason=f"too large (over {limit} bytes)"), None
+        return Fetched(url, final, 200, bytes(body), **meta), None
 
 
 def _retry_after(value: str | None) -> float:

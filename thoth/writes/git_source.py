@@ -284,4 +284,6 @@ def read(source: str, settings: Settings, previous: dict) -> GitRead:
         for path, (sha, size) in sorted(files.items())
     ]
     log.info("git %s at %s (%s): %d files", shown_location(url), ref or "HEAD", commit[:12], len(objects))
+    if since:  # what git says changed since the last run: the plan re-reads exactly these (and renames' targets)
+        log.info("since %s: %s", since[:12], "; ".join(changed_paths) or "no file changed")
     return GitRead(url, ref, commit, objects, changes, old_commit, changed_paths)

@@ -39,7 +39,8 @@ def test_crawl_ingest_recrawl_change_remove_and_cite(site: Site, tmp_path: Path)
     start = f"{site.url}/docs/"
     summary = Writer(settings).run(start)
     assert summary.source_id == "127-0-0-1-" + str(site.port) + "-docs"
-    assert sorted(summary.ingested) == ["docs/", "docs/api", "docs/config", "docs/install", "docs/quickstart.md"]
+    pages = ["docs/", "docs/api", "docs/config", "docs/flaky", "docs/install", "docs/quickstart.md"]
+    assert sorted(summary.ingested) == pages
     reasons = dict(summary.failed)
     assert reasons[f"{site.url}/docs/missing"] == "HTTP 404"
     assert reasons[f"{site.url}/docs/slow"] == "timeout after 0.5s"
@@ -50,6 +51,7 @@ def test_crawl_ingest_recrawl_change_remove_and_cite(site: Site, tmp_path: Path)
     assert not any("/blog/" in url for url in reasons)  # outside the prefix: never requested
     assert not any(path.startswith("/blog") or "private" in path for path, _, _ in site.requests)
     assert sum(path == "/docs/install" for path, _, _ in site.requests) == 2  # itself and old-install's target
+    assert [s for p, _, s in site.requests if p == "/docs/flaky"] == [503, 200]  # retried after its Retry-After
     store = Store(settings)
     install = store.first(Document, {"key": "docs/install"})
     assert install is not None and install.uri == install.url == f"{site.url}/docs/install"  # the redirect's target
@@ -61,7 +63,7 @@ def test_crawl_ingest_recrawl_change_remove_and_cite(site: Site, tmp_path: Path)
     again = Writer(settings).run(start)
     assert again.ingested == [] and again.removed == [] and again.chunks_written == 0
     pages = [(p, c, s) for p, c, s in site.requests if not p.endswith((".txt", ".xml")) and p not in SKIPPED]
-    known = {"/docs/", "/docs/install", "/docs/config", "/docs/api", "/docs/quickstart.md"}
+    known = {"/docs/", "/docs/install", "/docs/config", "/docs/api", "/docs/quickstart.md", "/docs/flaky"}
     assert {p for p, _, _ in pages} >= known
     assert all(conditional and status == 304 for path, conditional, status in pages if path in known)
     assert ("/docs/config", True, 304) in pages  # Last-Modified alone is honoured too

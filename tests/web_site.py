@@ -29,7 +29,8 @@ def guide_pages(count: int = 0) -> dict[str, str]:
             "<h1>Example docs</h1><p>Welcome to the example product documentation.</p>"
             "<p><a href='install'>Install</a> <a href='old-install'>Old install</a> <a href='/blog/'>Blog</a> "
             "<a href='slow'>Slow</a> <a href='manual.pdf'>Manual</a> <a href='big'>Big</a> "
-            "<a href='private/secrets'>Private</a> <a href='missing'>Missing</a> <a href='away'>Away</a></p>",
+            "<a href='private/secrets'>Private</a> <a href='missing'>Missing</a> <a href='away'>Away</a> "
+            "<a href='flaky'>Flaky</a></p>",
         ),
         "/docs/install": page_html(
             "Install guide",
@@ -44,6 +45,7 @@ def guide_pages(count: int = 0) -> dict[str, str]:
             "<h1>Configuration</h1><table><tr><th>key</th><th>default</th></tr><tr><td>port</td><td>8080</td></tr>"
             "</table><p>Back to <a href='/docs/'>the docs</a>.</p>",
         ),
+        "/docs/flaky": page_html("Flaky", "<h1>Flaky</h1><p>Busy at first, then fine: a retry reads it.</p>"),
         "/docs/api": page_html("API", "<h1>API</h1><p>The API answers JSON over HTTPS; only llms.txt links it.</p>"),
         "/docs/private/secrets": page_html("Secrets", "<h1>Secrets</h1><p>Never crawled.</p>"),
         "/docs/slow": page_html("Slow", "<h1>Slow</h1><p>This page answers after the timeout.</p>"),
@@ -67,6 +69,7 @@ class Site:
     requests: list[tuple[str, bool, int]] = field(default_factory=list)  # (path, conditional, status)
     modified: dict[str, float] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    busy_once: set[str] = field(default_factory=set)
 
     @property
     def url(self) -> str:
@@ -121,6 +124,9 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
             path = self.path
             if path == "/docs/old-install":
                 return self._send(301, headers={"Location": "/docs/install"})
+            if path == "/docs/flaky" and path not in site.busy_once:  # 503 the first time, then fine
+                site.busy_once.add(path)
+                return self._send(503, b"busy", {"Retry-After": "0"})
             if path == "/docs/away":  # another host (localhost is not 127.0.0.1's origin): never followed
                 return self._send(302, headers={"Location": f"http://localhost:{site.port}/docs/install"})
             if path == "/docs/slow":

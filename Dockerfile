@@ -40,6 +40,9 @@ ENV PYTHONUNBUFFERED=1 \
     THOTH_HOST=0.0.0.0 \
     PORT=8080
 WORKDIR /src
+# git: the ingest job reads git sources with the git command line (thoth/writes/git_source.py).
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends git ca-certificates \
+    && rm -rf /var/lib/apt/lists/*
 # Third-party dependencies first: this layer is reused while only Thoth's code changes.
 COPY pyproject.toml README.md ./
 COPY scripts/image_deps.py scripts/install_runtime.sh scripts/

@@ -225,6 +225,9 @@ def test_cloud_run_service_job_and_events(module: Module) -> None:
     assert ":run" in str(scheduler["uri"]) and "oauth_token" in scheduler
     maintain = module.resources["google_cloud_scheduler_job.maintain"]["http_target"][0]
     assert ":run" in str(maintain["uri"]) and '"maintain"' in str(maintain["body"])  # the job, as `maintain`
+    source = module.resources["google_cloud_scheduler_job.source"]  # one trigger per web or git source
+    assert "var.remote_sources" in str(source["for_each"]) and ":run" in str(source["http_target"][0]["uri"])
+    assert '"--source"' in str(source["http_target"][0]["body"]) and '"--ref"' in str(source["http_target"][0]["body"])
     docs = module.resources["google_storage_bucket.docs"]
     index = module.resources["google_storage_bucket.index"]
     for bucket in (docs, index):
@@ -266,6 +269,7 @@ def test_dockerfile_shape() -> None:
     assert 'CMD ["python", "-m", "thoth.mcp.server"]' in runtime
     assert "THOTH_HOST=0.0.0.0" in runtime and "PORT=8080" in runtime
     assert "python -m thoth.embed export" in stages[0]
+    assert re.search(r"apt-get install .*\bgit\b", runtime)  # git sources need the git command line
 
 
 def test_image_requirements_leave_out_torch() -> None:

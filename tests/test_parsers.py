@@ -67,7 +67,8 @@ def test_pdf_pages_and_metadata(tmp_path: Path) -> None:
         ("x.pdf", b"", "empty"),
         ("x.pdf", b"%PDF-1.7\ngarbage", "corrupt"),
         ("x.txt", b"\xff\xfe\x00bad", "UTF-8"),
-        ("x.docx", b"PK..", "unsupported"),
+        ("x.docx", b"PK..", "not a readable DOCX"),
+        ("x.xlsx", b"PK..", "unsupported"),
     ],
 )
 def test_unreadable_files_raise_parse_errors(key: str, data: bytes, reason: str) -> None:

@@ -68,6 +68,8 @@ READS: list[tuple[str, str, dict]] = [
     ("error: num_results out of range", "search_handbook", {"query": "deploy", "num_results": 99}),
     ("error: blank query", "search_handbook", {"query": "   "}),
     ("all", "list_topics", {}),
+    ("last week (no git source)", "get_recent_updates", {"days": 7}),
+    ("error: days out of range", "get_recent_updates", {"days": 0}),
     # qurio
     ("hybrid", "qurio_search", {"query": "deploy to Cloud Run", "limit": 3}),
     (

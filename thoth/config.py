@@ -295,6 +295,18 @@ class Settings:
     progress_seconds: float = 5.0  # a JSON progress line this often when stderr is not a terminal
     task_index: int = 0  # Cloud Run Jobs: this task's index and the number of tasks splitting the plan
     task_count: int = 1
+    # Web sources (thoth/writes/web.py): politeness a public site accepts, and bounds on one crawl.
+    crawl_max_pages: int = 1000
+    crawl_max_depth: int = 8  # link hops from the start URL and the sitemap / llms.txt seeds
+    crawl_max_bytes: int = 5 * 1024 * 1024  # a page larger than this is recorded as too large, not read
+    crawl_timeout_seconds: float = 15.0
+    crawl_concurrency: int = 2  # requests in flight at once
+    crawl_rate: float = 2.0  # requests started per second at most (robots.txt's Crawl-delay can slow it further)
+    crawl_retries: int = 2  # retries of a timeout, 429 or 5xx, with exponential backoff (Retry-After honoured)
+    crawl_user_agent: str = "ThothBot/1.0 (+https://github.com/thoth)"
+    # Git sources (thoth/writes/git_source.py): a token for private repositories, never logged.
+    git_token: str = field(default="", repr=False)
+    git_token_file: str = ""  # a mounted secret holding the token (read when THOTH_GIT_TOKEN is unset)
     # Citations
     citation_mode: str = ""  # signed | gs | portal | file; empty: portal if a base URL is set, else by source
     portal_base_url: str = ""
@@ -371,6 +383,16 @@ class Settings:
             progress_seconds=_float(env, "THOTH_PROGRESS_SECONDS", cls.progress_seconds),
             task_index=task_index,
             task_count=task_count,
+            crawl_max_pages=_int(env, "THOTH_CRAWL_MAX_PAGES", cls.crawl_max_pages, 1, 1_000_000),
+            crawl_max_depth=_int(env, "THOTH_CRAWL_MAX_DEPTH", cls.crawl_max_depth, 0, 100),
+            crawl_max_bytes=_int(env, "THOTH_CRAWL_MAX_BYTES", cls.crawl_max_bytes, 1024, 1024**3),
+            crawl_timeout_seconds=_float(env, "THOTH_CRAWL_TIMEOUT_SECONDS", cls.crawl_timeout_seconds),
+            crawl_concurrency=_int(env, "THOTH_CRAWL_CONCURRENCY", cls.crawl_concurrency, 1, 64),
+            crawl_rate=_float(env, "THOTH_CRAWL_RATE", cls.crawl_rate),
+            crawl_retries=_int(env, "THOTH_CRAWL_RETRIES", cls.crawl_retries, 0, 10),
+            crawl_user_agent=env.get("THOTH_CRAWL_USER_AGENT", cls.crawl_user_agent),
+            git_token=env.get("THOTH_GIT_TOKEN", ""),
+            git_token_file=env.get("THOTH_GIT_TOKEN_FILE", ""),
             citation_mode=_citation_mode(env),
             portal_base_url=env.get("THOTH_PORTAL_BASE_URL", "").rstrip("/"),
             signed_url_seconds=_int(env, "THOTH_SIGNED_URL_SECONDS", cls.signed_url_seconds, 1, 604800),

@@ -13,6 +13,7 @@ chunker's overlap never appears twice.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -239,5 +240,23 @@ def search(
         document = by_key.get((chunk.source_id, chunk.key)) or by_id.get(chunk.doc_id)
         # No document row: the URL from what the chunk knows (its source and key).
         shown = document or Document(chunk.doc_id, source_id=chunk.source_id, key=chunk.key)
-        found.append(PageHit(hit, document, page_url(shown, settings.base_url(chunk.source_id), settings)))
+        url = page_url(shown, settings.base_url(chunk.source_id), settings)
+        if (shown.uri or "").startswith(("http://", "https://")) and "#" not in url:  # a crawled page
+            url += section_anchor(chunk.section, chunk.title)
+        found.append(PageHit(hit, document, url))
     return found
+
+
+def section_anchor(section: str, title: str) -> str:
+    """`#heading-slug` of a passage's own heading (the last of `Title > Heading > …`), '' when it has none.
+
+    The slug is the one GitHub, MkDocs and Docusaurus give headings: lower case, punctuation dropped,
+    spaces as hyphens; a crawled page's citation opens at its section.
+    """
+    parts = [p for p in (section or "").split(" > ") if p]
+    if parts and parts[0] == title:
+        parts = parts[1:]
+    if not parts:
+        return ""
+    slug = re.sub(r"[^\w\- ]", "", parts[-1].strip().lower()).replace(" ", "-")
+    return f"#{slug}" if slug else ""

@@ -23,7 +23,7 @@ from thoth.mcp.outputs.research import Citation as CitationInfo
 from thoth.mcp.outputs.research import CollectionInfo, DocumentChunks
 from thoth.mcp.outputs.workshop import ContextBundle
 from thoth.records import Hit, IngestRun, Source
-from thoth.retrieval import citations, collections, documents, sources, tree, workshops
+from thoth.retrieval import citations, collections, documents, origins, sources, tree, workshops
 from thoth.retrieval.search import explained_search, ranking_for
 from thoth.retrieval.sources import source_ids
 from thoth.retrieval.workshops import StepChanges
@@ -147,7 +147,8 @@ class Console:
     @page
     def index(self, request: Request) -> Response:
         listed = sources.listing(self.store)  # before the first ingest: IndexMissing, a 503 that says so
-        rows = [CollectionInfo.from_record(s) for s in listed]
+        known = origins.origins(self.store, [s.source for s in listed])
+        rows = [CollectionInfo.from_record(s, known[s.source_id]) for s in listed]
         trees = {s.source_id: s for s in listed}
         last_runs: dict[str, IngestRun] = {}
         for run in self.store.recent_runs():  # newest first: the first of each source is its last run

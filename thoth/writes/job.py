@@ -1,5 +1,6 @@
 """The ingest job's command line, `thoth ingest` (also `python -m ingest`):
-`[run|missing|maintain] --source DIR|gs://BUCKET/PREFIX [--db URI] [--name NAME] [--rebuild-trees]`.
+`[run|missing|maintain] --source DIR|gs://BUCKET/PREFIX|https://SITE/PREFIX/|GIT-URL [--ref REF] [--db URI]
+[--name NAME] [--rebuild-trees]`.
 
 `run` (the default) brings the collection in line with the source: new and
 changed files in, removed files out. `missing` only ingests files the
@@ -41,6 +42,7 @@ from thoth.logs import setup_logging
 from thoth.records import Source
 from thoth.store import Store, StoreError
 from thoth.store.maintenance import maintain
+from thoth.writes import git_source
 from thoth.writes.objects import SourceError
 from thoth.writes.progress import ProgressMeter
 from thoth.writes.run_records import record_run, summarise
@@ -81,7 +83,12 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest") -> int:
         help="run: sync the collection with the source (default); missing: ingest only files it lacks; "
         "maintain: compact the index and clean its old versions",
     )
-    parser.add_argument("--source", help="folder or gs://bucket/prefix of Markdown (.md, .mdx), PDF and .txt files")
+    parser.add_argument(
+        "--source",
+        help="a folder or gs://bucket/prefix of documents, a website (https://host/prefix/: crawled within the "
+        "prefix) or a git repository (a git URL, or a local clone with --ref); see docs/sources.md",
+    )
+    parser.add_argument("--ref", help="git sources: the branch, tag or commit to read (default: HEAD)")
     parser.add_argument("--db", help="database URI (folder or gs://bucket/prefix); default THOTH_DB_URI")
     parser.add_argument(
         "--name", help="collection name (default: the bucket's or folder's name); its slug is the collection id"
@@ -119,6 +126,12 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest") -> int:
 
     if not args.source:
         return rebuild_trees(settings)
+    if args.ref:
+        try:
+            args.source = git_source.with_ref(args.source, args.ref)
+        except SourceError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
     writer = Writer(settings)
     writer.meter = meter
     started_at = datetime.now(UTC)

@@ -119,8 +119,14 @@ def prepare(
         return Prepared(obj, dataclasses.replace(document, status="failed", error=reason), [], [])
 
     try:
+        web = obj.uri if obj.uri.startswith(("http://", "https://")) else None  # relative links resolve on it
         parsed: ParsedDocument = parsers.parse(
-            obj.key, data, pdf_password=settings.pdf_password or None, fmt=obj.format, pdf_ocr=settings.pdf_ocr
+            obj.key,
+            data,
+            pdf_password=settings.pdf_password or None,
+            fmt=obj.format,
+            pdf_ocr=settings.pdf_ocr,
+            base_url=web,
         )
     except ParseError as exc:
         log.warning("skipped %s: %s", obj.key, exc)

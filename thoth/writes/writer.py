@@ -42,13 +42,13 @@ from thoth.store import Store
 from thoth.writes import parsers
 from thoth.writes.chunking import Chunker
 from thoth.writes.clustering import TreeParams
+from thoth.writes.listing import list_source
 from thoth.writes.objects import SourceObject
 from thoth.writes.overlap import OrderedWorker
 from thoth.writes.parsers import workshop
 from thoth.writes.prepare import Prepared, chunk_rows, prepare, sidecar_fingerprint
 from thoth.writes.progress import Meter
 from thoth.writes.runs import Plan, RunSummary, collection_name, plan_run, row_fingerprint, slug, source_kind
-from thoth.writes.source_files import list_all
 from thoth.writes.tree import TreeResult, build_tree, mark_stale
 
 log = logging.getLogger("thoth.ingest")
@@ -86,10 +86,12 @@ class Writer:
         The collection is `source_id` if given, else the slug of `name`, else of the bucket's or folder's name.
         """
         started = time.perf_counter()
-        listing = list_all(source, self.settings)
         if name is None and source.startswith("gs://"):
             name = collection_name(source)  # one collection per bucket, named after it
-        plan = plan_run(self, source_id or slug(collection_name(source, name)), listing, only_missing=only_missing)
+        source_id = source_id or slug(collection_name(source, name))
+        listed = list_source(self.store, self.settings, source, source_id)  # a folder, bucket, site or repository
+        listing = listed.objects
+        plan = plan_run(self, source_id, listing, only_missing=only_missing)
         log.info(
             "source %s: %d files, %d to ingest, %d removed",
             plan.source_id,
@@ -97,8 +99,11 @@ class Writer:
             len(plan.todo),
             len(plan.removed),
         )
-        kind = source_kind([o.key for o in listing]) if listing else None
+        kind = listed.kind or (source_kind([o.key for o in listing]) if listing else None)
         summary = self.execute(plan, name=name, uri=source, kind=kind, progress=progress, stop=stop)
+        summary.failed += listed.failures  # pages a crawl could not use, with their reasons
+        if not summary.interrupted:
+            listed.save(self.store)
         if plan.empty and self.settings.task_index == 0 and self.store.has(StoredChunk):
             self.store.ensure_fts_index(fold_in=False)  # migrates an index built before word positions
         if self.settings.task_count > 1:

@@ -7,7 +7,7 @@ from pydantic import Field
 
 from thoth.mcp.outputs import Output, from_fields
 from thoth.records import Hit
-from thoth.retrieval import topics
+from thoth.retrieval import origins, topics
 
 
 class HandbookHit(Output):
@@ -81,4 +81,49 @@ class TopicList(Output):
     def render(self) -> str:
         lines = [f"Total documents: {self.total_documents}", f"Unique files: {self.unique_files}", "", "Topics:"]
         lines += [f"- {t.topic}: {t.chunks} documents in {t.files} files" for t in self.topics]
+        return "\n".join(lines)
+
+
+class HandbookUpdate(Output):
+    title: str
+    source: str = Field(description="file path inside the source")
+    topic: str
+    commit: str = Field(description="the last commit that changed the file")
+    subject: str = Field(description="that commit's subject line")
+    date: str = Field(description="that commit's date (ISO 8601)")
+    source_ref: str
+    url: str = Field(description="where to read the file")
+
+
+class RecentUpdates(Output):
+    days: int
+    topic: str | None
+    updates: list[HandbookUpdate]
+
+    @classmethod
+    def from_record(cls, days: int, topic: str | None, found: list[origins.Update]) -> RecentUpdates:
+        updates = [
+            HandbookUpdate(
+                title=u.title,
+                source=u.key,
+                topic=u.topic,
+                commit=u.commit,
+                subject=u.subject,
+                date=u.date.isoformat(),
+                source_ref=u.source_ref,
+                url=u.url,
+            )
+            for u in found
+        ]
+        return cls(days=days, topic=topic, updates=updates)
+
+    def render(self) -> str:
+        where = f" in {self.topic}" if self.topic else ""
+        if not self.updates:
+            return f"No handbook changes{where} in the last {self.days} days (only git sources record changes)."
+        lines = [f"{len(self.updates)} files changed{where} in the last {self.days} days:"]
+        lines += [
+            f"- {u.date[:10]} {u.title} ({u.source}): {u.subject} [commit {u.commit[:12]}]\n  {u.url}"
+            for u in self.updates
+        ]
         return "\n".join(lines)

@@ -7,6 +7,7 @@ from pydantic import Field
 
 from thoth.mcp.outputs import Output, from_fields
 from thoth.records import Source
+from thoth.retrieval.origins import Origin
 from thoth.retrieval.pages import Page, PageHit, PageList, PageText
 from thoth.retrieval.paging import OffsetCursor
 
@@ -78,15 +79,23 @@ class QurioSource(Output):
     type: str = Field(description="handbook, pdf, workshop or text")
     pages: int | None
     chunks: int | None
+    origin: str = Field(description="where it comes from: folder, bucket, web or git")
+    location: str = Field(description="the folder, gs:// prefix, site URL or repository URL (#ref)")
+    lastRead: str | None = Field(description="when it was last crawled (web), read (git) or written")
+    commit: str | None = Field(description="git sources: the commit indexed")
 
     @classmethod
-    def from_record(cls, source: Source) -> QurioSource:
+    def from_record(cls, source: Source, origin: Origin) -> QurioSource:
         return cls(
             id=source.source_id,
             name=source.name,
             type=source.kind,
             pages=source.document_count,
             chunks=source.chunk_count,
+            origin=origin.kind,
+            location=origin.location,
+            lastRead=origin.read_at.isoformat() if origin.read_at else None,
+            commit=origin.commit,
         )
 
 
@@ -94,12 +103,16 @@ class QurioSources(Output):
     sources: list[QurioSource]
 
     @classmethod
-    def from_record(cls, sources: list[Source]) -> QurioSources:
-        return cls(sources=[QurioSource.from_record(source) for source in sources])
+    def from_record(cls, sources: list[Source], origins: dict[str, Origin]) -> QurioSources:
+        return cls(sources=[QurioSource.from_record(s, origins[s.source_id]) for s in sources])
 
     def render(self) -> str:
         lines = [f"{len(self.sources)} sources:"]
-        lines += [f"- {s.id}: {s.name} ({s.type}, {s.pages} pages)" for s in self.sources]
+        lines += [
+            f"- {s.id}: {s.name} ({s.type}, {s.pages} pages) from {s.origin} {s.location}"
+            + (f" at {s.commit[:12]}" if s.commit else "")
+            for s in self.sources
+        ]
         return "\n".join(lines)
 
 

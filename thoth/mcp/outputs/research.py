@@ -15,6 +15,7 @@ from thoth.mcp.outputs import Output, from_fields
 from thoth.records import Document, Partition
 from thoth.retrieval import citations, documents, research
 from thoth.retrieval.documents import CitedChunk, pages
+from thoth.retrieval.origins import Origin
 from thoth.retrieval.source_ref import SourceRef
 from thoth.retrieval.sources import SourceListing
 
@@ -193,12 +194,25 @@ class CollectionInfo(Output):
     embed_model: str | None
     updated_at: str | None
     is_default: bool
+    origin: str = Field(description="where it comes from: folder, bucket, web or git")
+    last_read_at: str | None = Field(description="when it was last crawled (web), read (git) or written")
+    commit: str | None = Field(description="git sources: the commit indexed")
 
     @classmethod
-    def from_record(cls, counts: SourceListing) -> CollectionInfo:
+    def from_record(cls, counts: SourceListing, origin: Origin) -> CollectionInfo:
         source = counts.source
         updated_at = source.updated_at.isoformat() if source.updated_at else None
-        return from_fields(cls, counts, source, collection=source.source_id, updated_at=updated_at)
+        return from_fields(
+            cls,
+            counts,
+            source,
+            collection=source.source_id,
+            uri=origin.location or None,
+            updated_at=updated_at,
+            origin=origin.kind,
+            last_read_at=origin.read_at.isoformat() if origin.read_at else None,
+            commit=origin.commit,
+        )
 
 
 class CollectionList(Output):
@@ -206,17 +220,18 @@ class CollectionList(Output):
     collections: list[CollectionInfo]
 
     @classmethod
-    def from_record(cls, sources: Sequence[SourceListing]) -> CollectionList:
+    def from_record(cls, sources: Sequence[SourceListing], origins: dict[str, Origin]) -> CollectionList:
         return cls(
             default_collection=next((s.source.source_id for s in sources if s.is_default), None),
-            collections=[CollectionInfo.from_record(s) for s in sources],
+            collections=[CollectionInfo.from_record(s, origins[s.source_id]) for s in sources],
         )
 
     def render(self) -> str:
         lines = [
             f"- {c.collection}{' (default)' if c.is_default else ''}: {c.documents} documents, {c.chunks} chunks"
             + (f", {c.failed} failed" if c.failed else "")
-            + (f" — {c.uri}" if c.uri else "")
+            + (f" — {c.origin} {c.uri}" if c.uri else "")
+            + (f" at {c.commit[:12]}" if c.commit else "")
             for c in self.collections
         ]
         return "Collections:\n" + "\n".join(lines) if lines else "No collections yet."

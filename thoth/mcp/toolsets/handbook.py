@@ -1,4 +1,4 @@
-"""The handbook surface (seed 004): search_handbook and list_topics."""
+"""The handbook surface (seed 004): search_handbook, list_topics and get_recent_updates."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
 from thoth.app import Thoth
-from thoth.mcp.outputs.handbook import HandbookResults, TopicList
+from thoth.mcp.outputs.handbook import HandbookResults, RecentUpdates, TopicList
 from thoth.mcp.prompts import Question
 from thoth.mcp.tools import expose
 from thoth.mcp.toolsets import Toolset
-from thoth.retrieval import topics
+from thoth.retrieval import origins, topics
 from thoth.retrieval.search import hybrid_search
 
 
@@ -36,9 +36,22 @@ def list_topics(app: Thoth) -> TopicList:
     return TopicList.from_record(topics.list_topics(app.store))
 
 
+def get_recent_updates(
+    app: Thoth,
+    days: Annotated[int, Field(description="how far back to look, in days", ge=1, le=365)] = 7,
+    topic: Annotated[
+        str | None, Field(description="only this topic (a top-level folder, see list_topics)", max_length=200)
+    ] = None,
+) -> RecentUpdates:
+    """What changed in the handbook recently: each file of a git source whose last commit is at most `days`
+    old, newest first, with its title, path, the commit's subject and date, and a citation."""
+    return RecentUpdates.from_record(days, topic, origins.recent_updates(app.store, app.settings, days, topic))
+
+
 def register(mcp: MCPServer, app: Thoth) -> None:
     expose(mcp, app, search_handbook)
     expose(mcp, app, list_topics)
+    expose(mcp, app, get_recent_updates)
 
 
 def prompts(mcp: MCPServer, _app: Thoth) -> None:
@@ -61,6 +74,7 @@ TOOLSET = Toolset(
     titles={
         "search_handbook": "Search the handbook",
         "list_topics": "List handbook topics",
+        "get_recent_updates": "Recent handbook changes",
     },
     prompts=prompts,
 )

@@ -27,7 +27,7 @@ from thoth.mcp.outputs.qurio import (
 from thoth.mcp.prompts import Question
 from thoth.mcp.tools import advice, expose
 from thoth.mcp.toolsets import Toolset
-from thoth.retrieval import pages
+from thoth.retrieval import origins, pages
 from thoth.retrieval.sources import all_sources
 
 FilterValue = str | int | list[str] | list[int]
@@ -73,7 +73,8 @@ def qurio_search(
 
 def qurio_list_sources(app: Thoth) -> QurioSources:
     """Discovery: list every documentation set (source) currently indexed, with its id, name and type."""
-    return QurioSources.from_record(all_sources(app.store))
+    sources = all_sources(app.store)
+    return QurioSources.from_record(sources, origins.origins(app.store, sources))
 
 
 def qurio_list_pages(

@@ -35,7 +35,7 @@ from thoth.mcp.prompts import Question
 from thoth.mcp.roles import current_caller
 from thoth.mcp.tools import advice, expose
 from thoth.mcp.toolsets import Toolset
-from thoth.retrieval import citations, collections, documents, research
+from thoth.retrieval import citations, collections, documents, origins, research
 
 WRITES_SETTING = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -66,7 +66,8 @@ def ping(app: Thoth) -> Pong:
 
 def list_collections(app: Thoth) -> CollectionList:
     """List the collections (one per bucket or ingested folder) with document and chunk counts."""
-    return CollectionList.from_record(collections.list_collections(app.store, current_caller().key))
+    listed = collections.list_collections(app.store, current_caller().key)
+    return CollectionList.from_record(listed, origins.origins(app.store, [s.source for s in listed]))
 
 
 def set_default_collection(

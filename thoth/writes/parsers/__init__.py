@@ -1,7 +1,7 @@
 """Parsers turn one file's bytes into sections (pages, sections under headings) of blocks (text, code, tables).
 
-`parse(key, data)` picks the parser by file extension (Markdown, plain text, PDF), or by `fmt` for a
-workshop unit. A file that cannot be
+`parse(key, data)` picks the parser by file extension (Markdown, plain text, PDF, HTML, DOCX, Jupyter
+notebooks, source code), or by `fmt` for a workshop unit or a crawled web page (`fmt="html"`). A file that cannot be
 read raises `ParseError` with a reason meant for people (it is stored in the
 `documents` table and printed in the run summary).
 """
@@ -68,8 +68,16 @@ class ParsedDocument:
 MARKDOWN_SUFFIXES = (".md", ".mdx", ".markdown")
 PDF_SUFFIXES = (".pdf",)
 TEXT_SUFFIXES = (".txt",)
-SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES + PDF_SUFFIXES + TEXT_SUFFIXES
+HTML_SUFFIXES = (".html", ".htm")
+DOCX_SUFFIXES = (".docx",)
+NOTEBOOK_SUFFIXES = (".ipynb",)
+CODE_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".go", ".rs", ".java", ".kt", ".scala")
+CODE_SUFFIXES += (".rb", ".php", ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".swift", ".sh", ".bash", ".sql")
+CODE_SUFFIXES += (".r", ".lua", ".tf")  # thoth/writes/parsers/code.py names each one's language
+SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES + PDF_SUFFIXES + TEXT_SUFFIXES + HTML_SUFFIXES + DOCX_SUFFIXES
+SUPPORTED_SUFFIXES += NOTEBOOK_SUFFIXES + CODE_SUFFIXES
 WORKSHOP_FORMAT = "workshop"  # a workshop unit's `SourceObject.format`: a bundle of files, not one suffix
+HTML_FORMAT = "html"  # a crawled page's `SourceObject.format`: its URL need not end in .html
 
 
 def is_supported(key: str) -> bool:
@@ -87,7 +95,13 @@ def decode_text(data: bytes) -> str:
 
 
 def parse(
-    key: str, data: bytes, *, pdf_password: str | None = None, fmt: str = "", pdf_ocr: bool = False
+    key: str,
+    data: bytes,
+    *,
+    pdf_password: str | None = None,
+    fmt: str = "",
+    pdf_ocr: bool = False,
+    base_url: str | None = None,
 ) -> ParsedDocument:
     """Parse one source object; `fmt` names a parser when the key's suffix does not (e.g. "workshop").
 
@@ -102,6 +116,10 @@ def parse(
         from thoth.writes.parsers import workshop
 
         return workshop.parse(key, data)
+    if fmt == HTML_FORMAT or suffix in HTML_SUFFIXES:
+        from thoth.writes.parsers import html
+
+        return html.parse(data, fallback_title=stem, base_url=base_url)
     if suffix in PDF_SUFFIXES:
         from thoth.writes.parsers import pdf
 
@@ -110,6 +128,18 @@ def parse(
         return markdown.parse(decode_text(data), fallback_title=stem)
     if suffix in TEXT_SUFFIXES:
         return text.parse(decode_text(data), fallback_title=stem)
+    if suffix in DOCX_SUFFIXES:
+        from thoth.writes.parsers import docx
+
+        return docx.parse(data, fallback_title=stem)
+    if suffix in NOTEBOOK_SUFFIXES:
+        from thoth.writes.parsers import notebook
+
+        return notebook.parse(data, fallback_title=stem)
+    if suffix in CODE_SUFFIXES:
+        from thoth.writes.parsers import code
+
+        return code.parse(decode_text(data), key)
     raise ParseError(f"unsupported file type {suffix or '(none)'}; supported: {', '.join(SUPPORTED_SUFFIXES)}")
 
 

@@ -1,0 +1,289 @@
+"""Git sources: `python -m ingest --source <git URL> [--ref REF]` reads a repository at a ref.
+
+A git URL is `https://…/repo.git`, `ssh://…`, `git://…`, `git@host:path` or `file://…`; a local clone
+with `--ref` becomes its file:// URL. `#REF` at the end of the source names the ref (branch, tag or
+commit; default the remote's HEAD), so the source's stored URI is enough to run it again.
+
+The repository is mirrored (bare) under THOTH_CACHE_DIR/git and fetched on every run; files are listed
+from the commit's tree (`git ls-tree`, no contents read) and each is versioned by the last commit
+that changed it, so the writer's plan reads only blobs whose version differs from the stored one:
+what changed between the last ingested commit and this one, renames (the old key removed, the new
+one stored, its chunks kept when the bytes are the same) and deletions included. The last changing
+commit of each file (sha, date, subject) comes from one `git log` walk, and a re-run walks only the
+commits since the last ingested one. It is kept in the store's settings under `git:{source_id}`,
+which `get_recent_updates` reads.
+
+A private repository's token (THOTH_GIT_TOKEN or the file THOTH_GIT_TOKEN_FILE) reaches git as an
+HTTP header through GIT_CONFIG_* environment variables: never on a command line, never logged.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import logging
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from thoth.config import Settings
+from thoth.retrieval.origins import GIT_STATE_KEY, is_git_url, shown_location
+from thoth.writes.objects import SourceError, SourceObject, is_sidecar
+from thoth.writes.parsers import is_supported
+
+log = logging.getLogger("thoth.ingest")
+
+STATE_KEY = GIT_STATE_KEY
+GIT_TIMEOUT_SECONDS = 600  # a clone of a large repository; each later command is much faster
+is_git = is_git_url
+
+
+def split_ref(source: str) -> tuple[str, str]:
+    """(the repository URL, the ref or '' for the remote's HEAD)."""
+    url, _, ref = source.partition("#")
+    return url, ref
+
+
+def with_ref(source: str, ref: str | None) -> str:
+    """The source string a run stores: a local clone as its file:// URL, `#ref` appended."""
+    if not is_git(source):
+        path = Path(source).expanduser()
+        if not path.exists():
+            raise SourceError(f"git source {source!r} is neither a git URL nor a local clone")
+        source = path.resolve().as_uri()
+    return f"{split_ref(source)[0]}#{ref}" if ref else source
+
+
+def collection_name(source: str) -> str:
+    """`https://gitlab.com/acme/handbook.git#main` -> `handbook`."""
+    url = split_ref(source)[0].rstrip("/")
+    name = re.split(r"[/:]", url)[-1]
+    return name[:-4] if name.endswith(".git") else name
+
+
+@dataclass(frozen=True)
+class Change:
+    """The last commit that changed a file."""
+
+    commit: str
+    date: str  # ISO 8601, the committer's date
+    subject: str
+
+
+@dataclass
+class GitRead:
+    url: str
+    ref: str
+    commit: str
+    objects: list[SourceObject]
+    changes: dict[str, Change]  # key -> its last change
+    previous_commit: str = ""
+    changed_paths: list[str] = field(default_factory=list)  # `git diff --name-status` old..new, for the summary
+
+    def state_json(self) -> str:
+        files = {k: [c.commit, c.date, c.subject] for k, c in sorted(self.changes.items())}
+        read_at = datetime.now(UTC).isoformat()
+        return json.dumps({"url": self.url, "ref": self.ref, "commit": self.commit, "read_at": read_at, "files": files})
+
+
+def load_state(raw: str | None) -> dict:
+    try:
+        state = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
+def token(settings: Settings) -> str:
+    if settings.git_token:
+        return settings.git_token.strip()
+    if settings.git_token_file:
+        try:
+            return Path(settings.git_token_file).read_text().strip()
+        except OSError as exc:
+            raise SourceError(f"THOTH_GIT_TOKEN_FILE cannot be read: {exc.strerror}") from None
+    return ""
+
+
+def _mirrors(settings: Settings) -> Path:
+    """Where mirrors live: THOTH_CACHE_DIR/git, or the temp folder where that is read-only (the image's)."""
+    root = Path(settings.cache_dir).expanduser().resolve() / "git"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        if os.access(root, os.W_OK):
+            return root
+    except OSError:
+        pass
+    fallback = Path(tempfile.gettempdir()) / "thoth-git"
+    fallback.mkdir(parents=True, exist_ok=True)
+    return fallback
+
+
+class Repo:
+    """A bare mirror of one remote, driven through the git command line."""
+
+    def __init__(self, settings: Settings, url: str):
+        self.url = url
+        digest = hashlib.sha256(url.encode()).hexdigest()[:16]
+        self.path = _mirrors(settings) / digest
+        self.env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "LC_ALL": "C"}
+        self._secret = token(settings)
+        if self._secret and urlsplit(url).scheme in ("http", "https"):
+            basic = base64.b64encode(f"x-access-token:{self._secret}".encode()).decode()
+            self.env |= {
+                "GIT_CONFIG_COUNT": "1",
+                "GIT_CONFIG_KEY_0": "http.extraHeader",
+                "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
+            }
+
+    def git(self, *args: str, cwd: Path | None = None) -> str:
+        try:
+            done = subprocess.run(
+                ["git", *args],
+                cwd=cwd or self.path,
+                env=self.env,
+                capture_output=True,
+                timeout=GIT_TIMEOUT_SECONDS,
+                check=False,
+            )
+        except FileNotFoundError:
+            raise SourceError("git sources need the git command line (apt-get install git)") from None
+        except subprocess.TimeoutExpired:
+            raise SourceError(f"git {args[0]} did not finish in {GIT_TIMEOUT_SECONDS}s") from None
+        if done.returncode != 0:
+            message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            text = message[-1] if message else f"exit status {done.returncode}"
+            message = f"git {args[0]} failed for {shown_location(self.url)}: {text}"
+            raise SourceError(message.replace(self._secret, "***") if self._secret else message)
+        return done.stdout.decode("utf-8", "replace")
+
+    def sync(self) -> None:
+        if (self.path / "HEAD").exists():
+            self.git(
+                "fetch",
+                "--quiet",
+                "--prune",
+                "--force",
+                "origin",
+                "+refs/heads/*:refs/heads/*",
+                "+refs/tags/*:refs/tags/*",
+            )
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.git("clone", "--quiet", "--bare", self.url, str(self.path), cwd=self.path.parent)
+
+    def resolve(self, ref: str) -> str:
+        try:
+            return self.git("rev-parse", "--verify", "--quiet", f"{ref or 'HEAD'}^{{commit}}").strip()
+        except SourceError:
+            raise SourceError(
+                f"ref {ref or 'HEAD'!r} is not a branch, tag or commit of {shown_location(self.url)}"
+            ) from None
+
+    def files(self, commit: str) -> dict[str, tuple[str, int]]:
+        """path -> (blob sha, size) of the files Thoth reads in `commit`'s tree."""
+        out = {}
+        for entry in self.git("ls-tree", "-r", "-z", "--long", commit).split("\0"):
+            if not entry:
+                continue
+            meta, path = entry.split("\t", 1)
+            mode, kind, sha, size = meta.split()
+            hidden = any(part.startswith(".") for part in path.split("/"))
+            if kind == "blob" and mode != "120000" and not hidden and (is_supported(path) or is_sidecar(path)):
+                out[path] = (sha, int(size))
+        return out
+
+    def last_changes(self, commit: str, paths: set[str], since: str = "") -> dict[str, Change]:
+        """The last commit that changed each of `paths`, walking back from `commit` (to `since`, excluded)."""
+        found: dict[str, Change] = {}
+        span = f"{since}..{commit}" if since else commit
+        out = self.git("log", "--no-renames", "--name-only", "-z", "--format=%x1e%H%x1f%cI%x1f%s", span)
+        for record in out.split("\x1e"):
+            if not record.strip("\0\n"):
+                continue
+            head, _, names = record.partition("\0")  # `hash␟date␟subject` NUL, then the names NUL-separated
+            sha, date, subject = (head.split("\x1f") + ["", ""])[:3]
+            for name in names.strip("\0\n").split("\0"):
+                if name in paths and name not in found:
+                    found[name] = Change(sha, date, subject)
+            if len(found) == len(paths):
+                break
+        return found
+
+    def blob(self, sha: str) -> bytes:
+        try:
+            done = subprocess.run(
+                ["git", "cat-file", "blob", sha], cwd=self.path, env=self.env, capture_output=True, timeout=120
+            )
+        except subprocess.TimeoutExpired:
+            raise SourceError(f"git cat-file {sha} timed out") from None
+        if done.returncode != 0:
+            raise SourceError(f"blob {sha} of {shown_location(self.url)} cannot be read")
+        return done.stdout
+
+
+def _browse_url(url: str, commit: str, path: str) -> str:
+    """Where a person reads the file: the forge's blob URL for an https remote, else the repository URL."""
+    if url.startswith(("http://", "https://")):
+        base = url[:-4] if url.endswith(".git") else url
+        return f"{base.rstrip('/')}/blob/{commit}/{path}"
+    return f"{url}#{path}"
+
+
+def _name_status(out: str) -> list[str]:
+    """`git diff --name-status -z` as lines: `M path`, `D path`, `R old -> new`."""
+    tokens, lines = [t for t in out.split("\0") if t], []
+    while tokens:
+        status = tokens.pop(0)
+        if status[:1] in ("R", "C") and len(tokens) >= 2:
+            lines.append(f"{status[0]} {tokens.pop(0)} -> {tokens.pop(0)}")
+        elif tokens:
+            lines.append(f"{status[0]} {tokens.pop(0)}")
+    return lines
+
+
+def read(source: str, settings: Settings, previous: dict) -> GitRead:
+    """Mirror the repository, resolve the ref and list its files, each versioned by its last change."""
+    url, ref = split_ref(source)
+    repo = Repo(settings, url)
+    repo.sync()
+    commit = repo.resolve(ref)
+    files = repo.files(commit)
+    old_commit = str(previous.get("commit") or "")
+    known = {k: Change(*v) for k, v in (previous.get("files") or {}).items() if isinstance(v, list) and len(v) == 3}
+    since = ""
+    changed_paths: list[str] = []
+    if old_commit and previous.get("url") == url:
+        try:
+            repo.git("merge-base", "--is-ancestor", old_commit, commit)
+            since = old_commit  # a fast-forward: only the new commits say what changed
+            changed_paths = _name_status(repo.git("diff", "--name-status", "-M", "-z", old_commit, commit))
+        except SourceError:
+            since = ""  # another branch, or history rewritten: walk the whole history
+    changes = repo.last_changes(commit, set(files), since) if files else {}
+    if since:
+        changes = {**{k: c for k, c in known.items() if k in files}, **changes}
+        missing = set(files) - set(changes)
+        if missing:  # files the state did not know (an older Thoth): walk back for them
+            changes |= repo.last_changes(commit, missing)
+    objects = [
+        SourceObject(
+            key=path,
+            uri=_browse_url(url, commit, path),
+            size=size,
+            read=lambda sha=sha: repo.blob(sha),
+            version=changes[path].commit if path in changes else commit,
+            fingerprint=f"git:{sha}",
+        )
+        for path, (sha, size) in sorted(files.items())
+    ]
+    log.info("git %s at %s (%s): %d files", shown_location(url), ref or "HEAD", commit[:12], len(objects))
+    if since:  # what git says changed since the last run: the plan re-reads exactly these (and renames' targets)
+        log.info("since %s: %s", since[:12], "; ".join(changed_paths) or "no file changed")
+    return GitRead(url, ref, commit, objects, changes, old_commit, changed_paths)

@@ -1,0 +1,57 @@
+"""What a run lists, by the kind of source: a folder or gs:// prefix (source_files.py), a website
+(web.py) or a git repository (git_source.py). Web and git sources remember what the last run saw
+(validators, the commit) in the store's settings, saved only after the run wrote its documents."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from thoth.config import Settings
+from thoth.retrieval.origins import origin_kind
+from thoth.store import Store, StoreError
+from thoth.writes import git_source, web
+from thoth.writes.objects import SourceObject
+from thoth.writes.source_files import list_all
+
+
+@dataclass
+class Listing:
+    objects: list[SourceObject]
+    failures: list[tuple[str, str]] = field(default_factory=list)  # (key or URL, reason): in the run summary
+    kind: str | None = None  # the source's kind when the files do not decide it
+    state: dict[str, str] = field(default_factory=dict)  # settings to write once the run is written
+    report: object | None = None  # the crawl or git read, for the command line and the benchmark
+
+    def save(self, store: Store) -> None:
+        for key, value in self.state.items():
+            store.set_setting(key, value)
+
+
+def _web(store: Store, settings: Settings, source: str, source_id: str) -> Listing:
+    key = web.STATE_KEY.format(source_id=source_id)
+    crawl = web.crawl(source, settings, web.load_state(_setting(store, key)))
+    return Listing(crawl.objects, crawl.failures, "handbook", {key: crawl.state_json()}, crawl)
+
+
+def _setting(store: Store, key: str) -> str | None:
+    try:
+        return store.get_setting(key)
+    except StoreError:  # a new index: no settings table yet, so no earlier run
+        return None
+
+
+def _git(store: Store, settings: Settings, source: str, source_id: str) -> Listing:
+    key = git_source.STATE_KEY.format(source_id=source_id)
+    read = git_source.read(source, settings, git_source.load_state(_setting(store, key)))
+    return Listing(read.objects, [], None, {key: read.state_json()}, read)
+
+
+_LISTERS: dict[str, Callable[[Store, Settings, str, str], Listing]] = {"web": _web, "git": _git}
+
+
+def list_source(store: Store, settings: Settings, source: str, source_id: str) -> Listing:
+    lister = _LISTERS.get(origin_kind(source))
+    if lister is None:
+        return Listing(list_all(source, settings))
+    return lister(store, settings, source, source_id)

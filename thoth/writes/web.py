@@ -1,0 +1,324 @@
+"""Web sources: `python -m ingest --source https://docs.example.com/guide/` crawls within that prefix.
+
+Seeds: the start URL, the sitemaps robots.txt names and `sitemap.xml` at the origin and the prefix
+(sitemap indexes followed), `llms.txt` / `llms-full.txt` links; then links, breadth first, up to
+THOTH_CRAWL_MAX_DEPTH hops and THOTH_CRAWL_MAX_PAGES pages. Politeness is thoth/writes/web_fetch.py.
+
+Each page becomes a `SourceObject` whose uri is its canonical URL (the page's `<link rel=canonical>`
+when that is inside the prefix, else where redirects ended), keyed by its path, parsed by the HTML
+parser, fingerprinted by the SHA-256 of its bytes, so the writer's plan does the rest: a changed page is
+replaced, a page no longer listed is removed. What a crawl learned of each page (validators, links,
+whether a sitemap listed it) is kept in the store's settings under `crawl:{source_id}`; the next crawl
+sends conditional requests, and a 304 lists the page with its stored fingerprint, so it is neither
+downloaded nor embedded again. A page that fails is in `Crawl.failures` with its reason; a page that
+failed for a passing reason (timeout, 5xx) or that the page limit left out keeps its stored version.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from urllib.parse import urldefrag, urljoin, urlsplit
+
+import httpx
+
+from thoth.config import Settings
+from thoth.retrieval.origins import WEB_STATE_KEY
+from thoth.retrieval.source_ref import content_hash
+from thoth.writes.objects import SourceError, SourceObject
+from thoth.writes.parsers import HTML_FORMAT, MARKDOWN_SUFFIXES
+from thoth.writes.web_fetch import HTML_TYPES, Fetcher, origin_of
+
+log = logging.getLogger("thoth.ingest")
+
+STATE_KEY = WEB_STATE_KEY
+MAX_SITEMAPS = 50  # sitemap files read per crawl (an index can name thousands)
+_MD_LINK = re.compile(r"\]\((https?://[^)\s]+|/[^)\s]*)\)")
+_SKIPPED_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".css", ".js", ".ico", ".zip", ".woff", ".woff2")
+
+
+def is_web(source: str) -> bool:
+    return source.startswith(("http://", "https://"))
+
+
+@dataclass
+class PageState:
+    """What the last crawl learned of one page, keyed by the URL it was asked for."""
+
+    key: str
+    url: str  # the canonical URL (the document's)
+    doc_id: str
+    etag: str | None = None
+    last_modified: str | None = None
+    links: list[str] = field(default_factory=list)
+    in_sitemap: bool = False
+
+
+@dataclass
+class Crawl:
+    """One crawl: the pages to plan with, what failed and why, and the state the next crawl starts from."""
+
+    start: str
+    objects: list[SourceObject] = field(default_factory=list)
+    failures: list[tuple[str, str]] = field(default_factory=list)  # (URL, reason)
+    pages: dict[str, PageState] = field(default_factory=dict)
+    requests: int = 0
+    conditional: int = 0
+    not_modified: int = 0
+    downloaded: int = 0
+    seconds: float = 0.0
+
+    seeds: dict[str, dict] = field(default_factory=dict)  # seed files' validators and bodies
+
+    def state_json(self) -> str:
+        pages = {url: asdict(page) for url, page in sorted(self.pages.items())}
+        crawled_at = datetime.now(UTC).isoformat()
+        return json.dumps({"start": self.start, "crawled_at": crawled_at, "pages": pages, "seeds": self.seeds})
+
+
+@dataclass
+class Previous:
+    """What the last crawl kept: each page's state and the seed files'."""
+
+    pages: dict[str, PageState] = field(default_factory=dict)
+    seeds: dict[str, dict] = field(default_factory=dict)
+
+
+def load_state(raw: str | None) -> Previous:
+    if not raw:
+        return Previous()
+    try:
+        state = json.loads(raw)
+        pages = {url: PageState(**page) for url, page in state.get("pages", {}).items()}
+        seeds = {url: seed for url, seed in (state.get("seeds") or {}).items() if isinstance(seed, dict)}
+        return Previous(pages, seeds)
+    except (ValueError, TypeError, AttributeError):  # an older or damaged state: crawl without validators
+        return Previous()
+
+
+def collection_name(url: str) -> str:
+    """`https://docs.example.com/guide/` -> `docs.example.com/guide` (slugged by the caller)."""
+    parts = urlsplit(url)
+    return f"{parts.netloc}{parts.path}".rstrip("/")
+
+
+class Scope:
+    """The URLs a crawl may visit: same scheme and host, under the start URL's path."""
+
+    def __init__(self, start: str):
+        parts = urlsplit(start)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise SourceError(f"web source {start!r} must be an http(s)://host/… URL")
+        self.start = urldefrag(start)[0]
+        self.origin = origin_of(start)
+        self.prefix = self.start if self.start.endswith("/") else self.start + "/"
+
+    def normal(self, url: str, base: str | None = None) -> str | None:
+        """`url` (relative to `base`) without its fragment when it is in scope, else None."""
+        absolute = urldefrag(urljoin(base or self.start, url.strip()))[0]
+        if absolute.lower().endswith(_SKIPPED_SUFFIXES):
+            return None
+        if absolute == self.prefix.rstrip("/") or absolute.startswith(self.prefix):
+            return absolute
+        return None
+
+    def key(self, url: str) -> str:
+        parts = urlsplit(url)
+        key = parts.path.lstrip("/") or "index"
+        return f"{key}?{parts.query}" if parts.query else key
+
+
+def _is_markdown(url: str) -> bool:
+    return urlsplit(url).path.lower().endswith(MARKDOWN_SUFFIXES)
+
+
+def _html_links(body: bytes, base: str) -> tuple[list[str], str | None]:
+    """(every <a href>, the canonical link) of a page."""
+    from lxml import etree
+    from lxml import html as lxml_html
+
+    try:
+        tree = lxml_html.document_fromstring(body)
+    except (etree.ParserError, ValueError):
+        return [], None
+    canonical = next(iter(tree.xpath("//link[@rel='canonical']/@href")), None)
+    return [str(h) for h in tree.xpath("//a/@href")], (urljoin(base, canonical) if canonical else None)
+
+
+def _sitemap_urls(body: bytes) -> tuple[list[str], list[str]]:
+    """(page URLs, child sitemap URLs) of a sitemap or sitemap index."""
+    from lxml import etree
+
+    try:
+        root = etree.fromstring(body, parser=etree.XMLParser(resolve_entities=False, no_network=True))
+    except etree.XMLSyntaxError:
+        return [], []
+    locs = [str(t).strip() for t in root.xpath("//*[local-name()='loc']/text()")]
+    return ([], locs) if etree.QName(root).localname == "sitemapindex" else (locs, [])
+
+
+class _Crawler:
+    def __init__(self, settings: Settings, scope: Scope, previous: dict[str, PageState], fetcher: Fetcher):
+        self.settings, self.scope, self.previous, self.fetcher = settings, scope, previous, fetcher
+        self.crawl = Crawl(scope.start)
+        self.seen: set[str] = set()
+        self.keys: set[str] = set()
+        self.lock = threading.Lock()  # visits run on a thread pool
+
+    def seeds(self) -> tuple[list[str], set[str]]:
+        """(seed URLs in order, those a sitemap lists)."""
+        fetcher, scope = self.fetcher, self.scope
+        named = [u for u in fetcher.sitemaps() if origin_of(u) == scope.origin]  # never another host
+        queue = named + [f"{scope.origin}/sitemap.xml", f"{scope.prefix}sitemap.xml"]
+        read: set[str] = set()
+        in_sitemap: list[str] = []
+        xml = ("application/xml", "text/xml", "application/x-xml")
+        while queue and len(read) < MAX_SITEMAPS:
+            url = queue.pop(0)
+            if url in read:
+                continue
+            read.add(url)
+            got = fetcher.seed(url, accept=xml)
+            if got.ok:
+                pages, children = _sitemap_urls(got.body)
+                in_sitemap += [u for p in pages if (u := scope.normal(p))]
+                queue += [c for c in children if origin_of(c) == scope.origin]
+        llms: list[str] = []
+        for name in ("llms.txt", "llms-full.txt"):
+            for base in dict.fromkeys([scope.prefix, f"{scope.origin}/"]):
+                got = fetcher.seed(f"{base}{name}", accept=("text/",))
+                if got.ok:
+                    text = got.body.decode("utf-8", "replace")
+                    llms += [u for link in _MD_LINK.findall(text) if (u := scope.normal(link, got.final_url))]
+        seeds = list(dict.fromkeys([scope.start, *in_sitemap, *llms]))
+        return seeds, set(in_sitemap)
+
+    def visit(self, url: str, in_sitemap: bool) -> list[str]:
+        """Fetch one page; record it or its failure; return its links in scope."""
+        before = self.previous.get(url)
+        # llms.txt often links Markdown versions of pages (`install.md`): those are read as Markdown
+        accept = (*HTML_TYPES, "text/") if _is_markdown(url) else HTML_TYPES
+        validators = {"etag": before.etag, "last_modified": before.last_modified} if before else {}
+        got = self.fetcher.get(url, accept=accept, **validators)
+        if got.not_modified and before is not None:
+            self.crawl.not_modified += 1
+            self._list(url, before, None)
+            self.crawl.pages[url] = PageState(**{**asdict(before), "in_sitemap": in_sitemap})
+            return before.links
+        if not got.ok:
+            self.crawl.failures.append((url, got.reason or f"HTTP {got.status}"))
+            passing = got.status == 0 and got.reason.startswith(("timeout", "request failed")) or got.status >= 500
+            if before is not None and passing:  # the page is still there, as far as anyone knows: keep it
+                self._list(url, before, None)
+                self.crawl.pages[url] = before
+            return []
+        self.crawl.downloaded += 1
+        if _is_markdown(got.final_url) and not got.content_type.startswith(HTML_TYPES):
+            text = got.body.decode("utf-8", "replace")
+            hrefs, canonical = _MD_LINK.findall(text), None
+        else:
+            hrefs, canonical = _html_links(got.body, got.final_url)
+        document_url = (canonical and self.scope.normal(canonical)) or self.scope.normal(got.final_url)
+        if document_url is None:
+            self.crawl.failures.append((url, "redirected outside the source's URL prefix"))
+            return []
+        links = sorted({u for h in hrefs if (u := self.scope.normal(h, got.final_url))})
+        page = PageState(
+            self.scope.key(document_url), document_url, content_hash(got.body), got.etag, got.last_modified, links
+        )
+        page.in_sitemap = in_sitemap
+        self._list(url, page, got.body)
+        self.crawl.pages[url] = page
+        return links
+
+    def _list(self, url: str, page: PageState, body: bytes | None) -> None:
+        with self.lock:
+            if page.key in self.keys:  # two URLs of one page (a redirect and its target): listed once
+                return
+            self.keys.add(page.key)
+        read = (lambda data=body: data) if body is not None else (lambda: self._refetch(page.url))
+        self.crawl.objects.append(
+            SourceObject(
+                key=page.key,
+                uri=page.url,
+                size=len(body) if body is not None else 0,
+                read=read,
+                fingerprint=page.doc_id,
+                format="" if _is_markdown(page.url) else HTML_FORMAT,  # Markdown by its suffix, else HTML
+            )
+        )
+
+    def _refetch(self, url: str) -> bytes:
+        """A page a 304 listed, read whole (the plan wants its bytes only when a parser changed)."""
+        got = self.fetcher.get(url)
+        if not got.ok:
+            raise SourceError(f"cannot read {url}: {got.reason or got.status}")
+        return got.body
+
+    def run(self) -> Crawl:
+        seeds, in_sitemap = self.seeds()
+        # pages a sitemap listed last time and no longer lists are gone, even if a link still points there
+        dropped = {u for u, p in self.previous.items() if p.in_sitemap and in_sitemap and u not in in_sitemap}
+        frontier = [u for u in seeds if u not in dropped]
+        self.seen.update(frontier)
+        visited: set[str] = set()
+        cut = False  # the page or depth limit left URLs unvisited
+        with ThreadPoolExecutor(max_workers=self.settings.crawl_concurrency) as pool:
+            for _ in range(self.settings.crawl_max_depth + 1):  # one wave per link hop
+                room = max(self.settings.crawl_max_pages - len(visited), 0)
+                wave, cut = frontier[:room], cut or len(frontier) > room
+                if not wave:
+                    break
+                visited.update(wave)
+                found = list(pool.map(lambda u: self.visit(u, u in in_sitemap), wave))
+                frontier = []
+                for links in found:
+                    fresh = [u for u in links if u not in self.seen and u not in dropped]
+                    self.seen.update(fresh)
+                    frontier += fresh
+            cut = cut or bool(frontier)
+        if cut:
+            self._keep_unvisited(visited, dropped)
+        return self.crawl
+
+    def _keep_unvisited(self, visited: set[str], dropped: set[str]) -> None:
+        """A crawl cut short by its limits: pages stored before that it did not visit keep their versions
+        (without a limit, a page no link or sitemap leads to any more is not listed, so it is removed)."""
+        for url, page in sorted(self.previous.items()):
+            if url not in visited and url not in dropped:
+                self._list(url, page, None)
+                self.crawl.pages[url] = page
+
+
+def crawl(
+    start: str, settings: Settings, previous: Previous | None = None, transport: httpx.BaseTransport | None = None
+) -> Crawl:
+    """Crawl the site under `start`, with conditional requests for the pages and seeds in `previous`."""
+    began = time.perf_counter()
+    scope = Scope(start)
+    previous = previous or Previous()
+    fetcher = Fetcher(settings, scope.origin, transport, previous.seeds)
+    try:
+        result = _Crawler(settings, scope, previous.pages, fetcher).run()
+    finally:
+        fetcher.close()
+    result.requests, result.conditional, result.seeds = fetcher.requests, fetcher.conditional, fetcher.seeds
+    result.objects.sort(key=lambda o: o.key)
+    result.seconds = time.perf_counter() - began
+    log.info(
+        "crawl %s: %d pages, %d downloaded, %d not modified, %d failed, %d requests in %.1fs",
+        start,
+        len(result.objects),
+        result.downloaded,
+        result.not_modified,
+        len(result.failures),
+        result.requests,
+        result.seconds,
+    )
+    return result

@@ -1,0 +1,223 @@
+"""Polite HTTP for the crawler: robots.txt, a bounded rate and concurrency, timeouts, retries with
+backoff, a size limit read as the body streams, and conditional requests (ETag / Last-Modified).
+
+Every outcome is a `Fetched` with a status and, when the page cannot be used, the reason people read
+in the run summary: an HTTP status, a timeout, not HTML, too large, disallowed by robots.txt.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, replace
+from email.utils import parsedate_to_datetime
+from urllib import robotparser
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+
+from thoth.config import Settings
+from thoth.llm import RateLimiter
+
+log = logging.getLogger("thoth.ingest")
+
+RETRIED = (429, 500, 502, 503, 504)
+BACKOFF_SECONDS = 0.5  # the first retry's wait, doubled for each one after it
+MAX_REDIRECTS = 10
+REDIRECTS = (301, 302, 303, 307, 308)
+MAX_RETRY_AFTER = 30.0  # a Retry-After longer than this is not waited for: the page fails this run
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+MAX_SEED_BYTES = 1024 * 1024  # a seed file kept for conditional re-crawls at most (a big sitemap is asked whole)
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """One request's outcome. `body` is set for a 200 within the limits; `reason` when it failed."""
+
+    url: str  # the URL asked for
+    final_url: str  # after redirects
+    status: int  # the HTTP status; 0 when no response came (timeout, connection refused)
+    body: bytes = b""
+    content_type: str = ""
+    etag: str | None = None
+    last_modified: str | None = None
+    reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == 200 and not self.reason
+
+    @property
+    def not_modified(self) -> bool:
+        return self.status == 304
+
+
+class Fetcher:
+    """One crawl's HTTP client: its robots.txt rules, rate and counters."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        origin: str,
+        transport: httpx.BaseTransport | None = None,
+        seeds: dict[str, dict] | None = None,
+    ):
+        self.settings = settings
+        self.client = httpx.Client(
+            timeout=settings.crawl_timeout_seconds,
+            follow_redirects=False,  # followed by _once, on the site's own origin only
+            headers={"User-Agent": settings.crawl_user_agent},
+            transport=transport,
+        )
+        self.robots = robotparser.RobotFileParser()
+        self.robots.parse([])  # allow all until robots.txt says otherwise
+        self.rate = RateLimiter(per_minute=max(1, round(settings.crawl_rate * 60)))
+        self.rate.interval = 1.0 / settings.crawl_rate if settings.crawl_rate > 0 else 0.0  # 0: no limit
+        self.requests = 0
+        self.conditional = 0
+        self._count = threading.Lock()
+        self.origin = origin
+        self.previous_seeds = seeds or {}
+        self.seeds: dict[str, dict] = {}  # what the next crawl asks conditionally: robots.txt, sitemaps, llms.txt
+        self._read_robots(origin)
+
+    def close(self) -> None:
+        self.client.close()
+
+    def _read_robots(self, origin: str) -> None:
+        got = self.seed(f"{origin}/robots.txt", check_robots=False, accept=("text/plain", "text/"))
+        if got.ok:
+            self.robots.parse(got.body.decode("utf-8", "replace").splitlines())
+        elif 500 <= got.status < 600:  # RFC 9309: an unreachable robots.txt means "disallow everything"
+            self.robots.parse(["User-agent: *", "Disallow: /"])
+        delay = self.robots.crawl_delay(self.settings.crawl_user_agent)
+        if delay:
+            self.rate.interval = max(self.rate.interval, float(delay))
+
+    def seed(self, url: str, *, accept: tuple[str, ...], check_robots: bool = True) -> Fetched:
+        """A seed file (robots.txt, a sitemap, llms.txt), asked conditionally when the last crawl kept it;
+        a 304 answers with the body kept then."""
+        before = self.previous_seeds.get(url) or {}
+        got = self.get(
+            url,
+            etag=before.get("etag"),
+            last_modified=before.get("last_modified"),
+            check_robots=check_robots,
+            accept=accept,
+        )
+        if got.not_modified and "body" in before:  # unchanged: the kept body, the validators it came with
+            etag, modified = got.etag or before.get("etag"), got.last_modified or before.get("last_modified")
+            body = before["body"].encode()
+            got = replace(got, status=200, body=body, etag=etag, last_modified=modified, content_type=accept[0])
+        if got.ok and len(got.body) <= MAX_SEED_BYTES and (got.etag or got.last_modified):
+            body = got.body.decode("utf-8", "replace")
+            self.seeds[url] = {"etag": got.etag, "last_modified": got.last_modified, "body": body}
+        return got
+
+    def sitemaps(self) -> list[str]:
+        return list(self.robots.site_maps() or [])
+
+    def allowed(self, url: str) -> bool:
+        return self.robots.can_fetch(self.settings.crawl_user_agent, url)
+
+    def get(
+        self,
+        url: str,
+        *,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        check_robots: bool = True,
+        accept: tuple[str, ...] = HTML_TYPES,
+    ) -> Fetched:
+        """GET `url` (conditionally when a validator is given), retrying timeouts, 429 and 5xx."""
+        if check_robots and not self.allowed(url):
+            return Fetched(url, url, 0, reason="disallowed by robots.txt")
+        headers = {}
+        if etag:
+            headers["If-None-Match"] = etag
+        if last_modified:
+            headers["If-Modified-Since"] = last_modified
+        attempts = self.settings.crawl_retries + 1
+        for attempt in range(attempts):
+            self.rate.wait()
+            with self._count:
+                self.requests += 1
+                self.conditional += bool(headers)
+            result, wait = self._once(url, headers, accept)
+            if wait is None or attempt == attempts - 1:
+                return result
+            time.sleep(wait if wait >= 0 else BACKOFF_SECONDS * 2**attempt)
+        raise AssertionError("unreachable")
+
+    def _once(self, url: str, headers: dict[str, str], accept: tuple[str, ...]) -> tuple[Fetched, float | None]:
+        """(the outcome, None or how long to wait before retrying: -1 for the default backoff).
+
+        Redirects are followed here, and only on the site's own origin: a page cannot send the crawler to
+        another host (an internal address, a metadata server), and every hop is checked against robots.txt.
+        """
+        target = url
+        try:
+            for _ in range(MAX_REDIRECTS + 1):
+                with self.client.stream("GET", target, headers=headers) as response:
+                    location = response.headers.get("location")
+                    if response.status_code not in REDIRECTS or not location:  # (httpx counts a 304 as one)
+                        return self._read(url, target, response, accept)
+                    location = urljoin(target, location)
+                if origin_of(location) != self.origin:
+                    return Fetched(url, location, 0, reason="redirected to another host"), None
+                if not self.allowed(location):
+                    return Fetched(url, location, 0, reason="redirected to a URL robots.txt disallows"), None
+                target = location
+            return Fetched(url, target, 0, reason="too many redirects"), None
+        except httpx.TimeoutException:
+            seconds = self.settings.crawl_timeout_seconds
+            return Fetched(url, target, 0, reason=f"timeout after {seconds:g}s"), -1
+        except httpx.HTTPError as exc:
+            return Fetched(url, target, 0, reason=f"request failed ({type(exc).__name__})"), -1
+
+    def _read(
+        self, url: str, final: str, response: httpx.Response, accept: tuple[str, ...]
+    ) -> tuple[Fetched, float | None]:
+        limit = self.settings.crawl_max_bytes
+        meta = {
+            "content_type": response.headers.get("content-type", "").split(";")[0].strip().lower(),
+            "etag": response.headers.get("etag"),
+            "last_modified": response.headers.get("last-modified"),
+        }
+        status = response.status_code
+        if status == 304:
+            return Fetched(url, final, 304, **meta), None
+        if status != 200:
+            failed = Fetched(url, final, status, reason=f"HTTP {status}", **meta)
+            return failed, (_retry_after(response.headers.get("retry-after")) if status in RETRIED else None)
+        if not any(meta["content_type"].startswith(t) for t in accept):
+            return Fetched(url, final, status, reason=f"not HTML ({meta['content_type'] or 'no type'})"), None
+        declared = response.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > limit:
+            return Fetched(url, final, status, reason=f"too large ({declared} bytes > {limit})"), None
+        body = bytearray()
+        for piece in response.iter_bytes():
+            body += piece
+            if len(body) > limit:
+                return Fetched(url, final, status, reason=f"too large (over {limit} bytes)"), None
+        return Fetched(url, final, 200, bytes(body), **meta), None
+
+
+def _retry_after(value: str | None) -> float:
+    """Seconds a Retry-After asks for (delta or HTTP date); -1 (the default backoff) when absent or unreadable."""
+    if not value:
+        return -1
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            seconds = parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError):
+            return -1
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"

@@ -21,6 +21,7 @@ from typing import TypeVar
 from thoth.embed import BUNDLED_MODEL, Embedder, EmbedderUnavailable
 from thoth.errors import ClientError
 from thoth.records import Hit, Match
+from thoth.retrieval.rerank import configured_reranker, reranked
 from thoth.store import Store
 
 T = TypeVar("T")
@@ -73,7 +74,7 @@ def ranking_for(embedder: Embedder | None) -> Ranking:
 
 
 def vector_search(store: Store, embedder: Embedder, query: str, limit: int, match: Match | None = None) -> list[Hit]:
-    return store.vector_search(embedder.embed([query])[0], limit, match)
+    return store.vector_search(embedder.embed_queries([query])[0], limit, match)
 
 
 _PHRASE = re.compile(r'"([^"]*)"')
@@ -261,16 +262,23 @@ def hybrid_search(
     """The best `limit` chunks for `query`, each with `score` (fused, 0..1) and what each search saw.
     With `documents`, the best documents instead, each by its best chunk (`by_document`).
     `match`: which chunks may be found; `ranking`: by default the one for the embedder's model
-    (`ranking_for`)."""
+    (`ranking_for`). A configured reranker (thoth.retrieval.rerank, off by default) reorders the first
+    `THOTH_RERANK_TOP_N` fused hits, or documents, before the first `limit` are kept."""
     ranking = ranking or ranking_for(embedder)
+    settings = store.settings
+    reranker = configured_reranker(settings)
+    wanted = max(limit, settings.rerank_top_n) if reranker else limit  # the reranker sees its top N
 
     def keep(lists: Lists) -> list[Hit]:
         if not documents:
-            return fuse_lists(lists, limit, ranking)
-        depth = max(len(hits) for _, hits in lists.values()) if lists else limit
-        return by_document(fuse_lists(lists, 2 * depth, ranking), limit, ranking, lists)
+            return fuse_lists(lists, wanted, ranking)
+        depth = max(len(hits) for _, hits in lists.values()) if lists else wanted
+        return by_document(fuse_lists(lists, 2 * depth, ranking), wanted, ranking, lists)
 
-    return _search(store, embedder, query, limit, alpha, match, prefetch, ranking, keep)
+    hits = _search(store, embedder, query, wanted, alpha, match, prefetch, ranking, keep)
+    if reranker is None:
+        return hits
+    return reranked(reranker, query, hits, settings.rerank_top_n, settings.rerank_timeout_seconds)[:limit]
 
 
 def _search(
@@ -337,7 +345,7 @@ def _run(
     keep: Callable[[Lists], list[Hit]],
 ) -> list[Hit]:
     words, phrases = keyword_query(query) if w_vector < 1 else ("", ())
-    vector = (lambda: embedder.embed([query])[0]) if w_vector > 0 and embedder is not None else None
+    vector = (lambda: embedder.embed_queries([query])[0]) if w_vector > 0 and embedder is not None else None
     weights = {"vector": w_vector, "keyword": 1.0 - w_vector}
 
     def weighed(found: dict[str, list[Hit]]) -> list[Hit]:

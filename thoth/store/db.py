@@ -30,7 +30,7 @@ from thoth.store import filters
 from thoth.store.chunks import ChunkSearch, present
 from thoth.store.indexes import VECTOR_COLUMN, Indexes
 from thoth.store.lance import Lance
-from thoth.store.metadata import Metadata
+from thoth.store.metadata import NO_PROMPTS, Metadata
 from thoth.store.runs import Runs
 from thoth.store.schema import CHUNKS, DOCUMENTS, PARTITIONS, SESSIONS, SOURCES, TREE_NODES, schema_for
 from thoth.store.tables import IndexMissing, ModelMismatch, StoreError, Tables
@@ -102,11 +102,14 @@ class Store:
     def index_model(self) -> tuple[str | None, int | None]:
         return self.metadata.index_model()
 
-    def record_model(self, model_name: str, dim: int) -> None:
-        self.metadata.record_model(model_name, dim)
+    def index_prompts(self) -> tuple[str, str]:
+        return self.metadata.index_prompts()
 
-    def check_model(self, model_name: str, dim: int) -> None:
-        self.metadata.check_model(model_name, dim)
+    def record_model(self, model_name: str, dim: int, prompts: tuple[str, str] = NO_PROMPTS) -> None:
+        self.metadata.record_model(model_name, dim, prompts)
+
+    def check_model(self, model_name: str, dim: int, prompts: tuple[str, str] = NO_PROMPTS) -> None:
+        self.metadata.check_model(model_name, dim, prompts)
 
     def tree_pointer(self, source_id: str) -> TreePointer | None:
         return self.metadata.tree_pointer(source_id)

@@ -206,7 +206,7 @@ class Writer:
             return summary  # nothing changed: nothing is written
         source_id = plan.source_id
         self.store.ensure_tables(self.embedder.dim)
-        self.store.record_model(self.embedder.model_name, self.embedder.dim)
+        self.store.record_model(self.embedder.model_name, self.embedder.dim, self.embedder.prompts.pair)
 
         # 1. new and changed files: each batch's old versions go once its new rows are in (`_write`)
         chunker = Chunker(get_tokenizer(self.settings), self.settings.chunk_tokens)
@@ -300,7 +300,7 @@ class Writer:
         """Write a batch's new rows, switch its documents rows to them, then drop the versions they replace."""
         if not batch:
             return 0
-        vectors = self.embedder.embed([c.embed_text for p in batch for c in p.chunks])
+        vectors = self.embedder.embed_documents([c.embed_text for p in batch for c in p.chunks])
         rows = chunk_rows(source_id, batch, vectors)
         del vectors  # the batch's embeddings are in `rows` now; the list of arrays is not kept with them
         written = [p.doc_id for p in batch if p.partitions]

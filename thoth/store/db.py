@@ -27,6 +27,7 @@ from thoth.records import (
     to_row,
 )
 from thoth.store import filters
+from thoth.store.calibration import Calibration, Floor
 from thoth.store.chunks import ChunkSearch, present
 from thoth.store.indexes import VECTOR_COLUMN, Indexes
 from thoth.store.lance import Lance
@@ -67,6 +68,7 @@ class Store:
         self.lance = lance
         self.chunks = ChunkSearch(self.tables, lance)
         self.runs = Runs(self.tables)
+        self.calibration = Calibration(self.tables, self.metadata)
         # Vector and keyword search over chunks, whole hits of what the caller's fusion keeps
         self.search_chunks = self.chunks.search
 
@@ -110,6 +112,10 @@ class Store:
 
     def check_model(self, model_name: str, dim: int, prompts: tuple[str, str] = NO_PROMPTS) -> None:
         self.metadata.check_model(model_name, dim, prompts)
+
+    def cosine_floor(self) -> Floor | None:
+        """The embedding model's cosine floor measured on this index (re-read at most once a minute)."""
+        return self.calibration.floor()
 
     def tree_pointer(self, source_id: str) -> TreePointer | None:
         return self.metadata.tree_pointer(source_id)

@@ -40,6 +40,7 @@ from thoth.retrieval.source_ref import SourceRef, content_hash
 from thoth.retrieval.summarise import tree_summariser
 from thoth.store import Store
 from thoth.writes import parsers
+from thoth.writes.calibrate import calibrate
 from thoth.writes.chunking import Chunker
 from thoth.writes.clustering import TreeParams
 from thoth.writes.objects import SourceObject
@@ -272,6 +273,7 @@ class Writer:
             self.store.ensure_vector_index(fold_in=fold_in)  # once the table passes THOTH_VECTOR_INDEX_MIN_ROWS
         self.store.ensure_fts_index(fold_in=fold_in)
         self._update_source(source_id, name, uri, kind)
+        calibrate(self.store)  # the model's cosine floor, measured on this index (thoth/writes/calibrate.py)
         return summary
 
     # -- steps -------------------------------------------------------------------

@@ -11,6 +11,7 @@ THOTH_RERANK_* settings, or these options, which override them: `--embed-provide
 `--embed-url`, `--embed-query-prompt`, `--embed-document-prompt` (each model and prompt pair gets an index
 of its own under --db) and `--rerank-provider`, `--rerank-url`, `--rerank-model`, `--rerank-top-n`,
 `--rerank-timeout` (the reranker reorders `hybrid`'s first hits; the other modes do not use it).
+`--cosine-floor 0.2|measured|minmax` sets how `hybrid` scales cosines (docs/models.md).
 
 - SciFact (BEIR format, dev queries): nDCG@10 and recall@10 of the relevant abstracts. Each abstract
   is ingested as a Markdown file (`# title` + text) through the normal pipeline, so long abstracts
@@ -60,8 +61,9 @@ from thoth.embed import get_embedder
 from thoth.records import Hit
 from thoth.retrieval import tree
 from thoth.retrieval.answer import Answer
-from thoth.retrieval.search import hybrid_search, keyword_search, vector_search
+from thoth.retrieval.search import DEFAULT_RANKING, Ranking, hybrid_search, keyword_search, vector_search
 from thoth.store import Store
+from thoth.writes.calibrate import SAMPLE_CHUNKS, measure
 from thoth.writes.writer import Writer
 
 DEPTH = 100  # chunks fetched per query before ranking documents
@@ -75,6 +77,8 @@ def _doc_ranking(keys: list[str]) -> list[str]:
 class Runner:
     """Runs one query in each mode over one source and returns the ranked document keys."""
 
+    cosine_floor = ""  # --cosine-floor: "" (the model's default), a number, "measured" or "minmax"
+
     def __init__(self, store: Store, settings: Settings, source_id: str):
         self.store = store
         self.embedder = get_embedder(settings)
@@ -82,6 +86,19 @@ class Runner:
         self.match = {"source_id": source_id}
         self.seconds = dict.fromkeys(MODES, 0.0)
         self.summary_hits = 0
+        self.ranking = self._ranking()
+
+    def _ranking(self) -> Ranking | None:
+        """The hybrid ranking --cosine-floor asks for (None: the one the index's model gets)."""
+        if not self.cosine_floor:
+            return None
+        if self.cosine_floor == "minmax":
+            return dataclasses.replace(DEFAULT_RANKING, normalise="minmax")
+        if self.cosine_floor == "measured":
+            floor = measure(*self.store.calibration.sample(SAMPLE_CHUNKS))
+            print(f"  measured cosine floor: {floor}")
+            return dataclasses.replace(DEFAULT_RANKING, vector_floor=floor.floor) if floor else None
+        return dataclasses.replace(DEFAULT_RANKING, vector_floor=float(self.cosine_floor))
 
     def _chunk_keys(self, hits: list[Hit]) -> list[str]:
         return _doc_ranking([h.chunk.key for h in hits])
@@ -93,7 +110,8 @@ class Runner:
         return self._chunk_keys(vector_search(self.store, self.embedder, query, DEPTH, self.match))
 
     def hybrid(self, query: str) -> list[str]:
-        return self._chunk_keys(hybrid_search(self.store, self.embedder, query, DEPTH, match=self.match))
+        hits = hybrid_search(self.store, self.embedder, query, DEPTH, match=self.match, ranking=self.ranking)
+        return self._chunk_keys(hits)
 
     def collapsed(self, query: str, alpha: float | None = None) -> list[str]:
         hits = tree.collapsed(self.store, self.embedder, self.source_id, query, DEPTH, alpha=alpha)
@@ -357,6 +375,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
     for option, help_ in _OPTIONS.items():
         parser.add_argument(option, help=help_)
+    parser.add_argument(
+        "--cosine-floor",
+        default="",
+        help="hybrid's cosine scaling: a floor (e.g. 0.2), 'measured' (on the index, as ingest does) or 'minmax'",
+    )
     args = parser.parse_args(argv)
     modes = [m for m in args.modes.split(",") if m]
     unknown = set(modes) - set(MODES)
@@ -365,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
 
     data = Path(args.data)
     cache = Path(args.db)
+    Runner.cosine_floor = args.cosine_floor
     base = Settings.from_env(_environment(args))
     settings = dataclasses.replace(base, db_uri=str(cache / index_name(base)))  # each model in an index of its own
     int8 = base.embed_backend == "onnx" and base.embed_int8

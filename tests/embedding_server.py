@@ -92,3 +92,12 @@ class EmbeddingServer(LiveServer):
             return JSONResponse([{"index": i, "score": scores[i]} for i in order])
         results = [{"index": i, "relevance_score": scores[i]} for i in order[: body.get("top_n") or len(texts)]]
         return JSONResponse({"results": results, "model": body.get("model", "")})
+
+
+if __name__ == "__main__":  # `python -m tests.embedding_server`: serve until stopped (bench.quality's reranker runs)
+    import time
+
+    with EmbeddingServer() as server:
+        print(f"{server.url}/v1/embeddings and {server.url}/rerank", flush=True)
+        while True:
+            time.sleep(3600)

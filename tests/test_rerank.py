@@ -40,7 +40,7 @@ def with_reranker(indexed: Settings, endpoint: EmbeddingServer, **overrides: obj
         "rerank_model": "bundled-cosine",
         "rerank_api_key": "rk-test",
         "rerank_top_n": 6,
-        "rerank_timeout_seconds": 1.0,
+        "rerank_timeout_seconds": 60.0,  # a loaded machine must not turn a reorder test into a fallback
     }
     return dataclasses.replace(indexed, **(values | overrides))
 

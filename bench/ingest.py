@@ -34,7 +34,14 @@ import numpy as np
 
 from bench.text import TOPICS, passage
 from thoth.config import Settings
-from thoth.embed import BUNDLED_MODEL, SentenceTransformerEmbedder, get_embedder, get_tokenizer, resolve_model
+from thoth.embed import (
+    BUNDLED_MODEL,
+    EmbedderBase,
+    SentenceTransformerEmbedder,
+    get_embedder,
+    get_tokenizer,
+    resolve_model,
+)
 from thoth.store import Store
 from thoth.writes.chunking import Chunker
 from thoth.writes.parsers import parse
@@ -64,7 +71,7 @@ def chunk_texts(settings: Settings, folder: Path) -> list[str]:
     return texts
 
 
-class StubEmbedder:
+class StubEmbedder(EmbedderBase):
     """A stand-in for the model in the memory runs: unit vectors from a hash of each text."""
 
     model_name = "bench-stub"

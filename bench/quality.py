@@ -6,6 +6,13 @@
 THOTH_EMBED_INT8=1 measures the int8 ONNX model (in an index of its own); THOTH_TREE_BUILD=0 with
 `--modes keyword,vector,hybrid` skips the trees when only the flat modes are wanted.
 
+Any embedder and reranker (docs/models.md) is measured with the same tables: the THOTH_EMBED_* and
+THOTH_RERANK_* settings, or these options, which override them: `--embed-provider`, `--embed-model`,
+`--embed-url`, `--embed-query-prompt`, `--embed-document-prompt` (each model and prompt pair gets an index
+of its own under --db) and `--rerank-provider`, `--rerank-url`, `--rerank-model`, `--rerank-top-n`,
+`--rerank-timeout` (the reranker reorders `hybrid`'s first hits; the other modes do not use it).
+`--cosine-floor 0.2|measured|minmax` sets how `hybrid` scales cosines (docs/models.md).
+
 - SciFact (BEIR format, dev queries): nDCG@10 and recall@10 of the relevant abstracts. Each abstract
   is ingested as a Markdown file (`# title` + text) through the normal pipeline, so long abstracts
   are chunked; an abstract's rank is that of its best chunk.
@@ -38,8 +45,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import math
+import os
 import re
 import time
 from collections.abc import Callable
@@ -52,8 +61,9 @@ from thoth.embed import get_embedder
 from thoth.records import Hit
 from thoth.retrieval import tree
 from thoth.retrieval.answer import Answer
-from thoth.retrieval.search import hybrid_search, keyword_search, vector_search
+from thoth.retrieval.search import DEFAULT_RANKING, Ranking, hybrid_search, keyword_search, vector_search
 from thoth.store import Store
+from thoth.writes.calibrate import SAMPLE_CHUNKS, measure
 from thoth.writes.writer import Writer
 
 DEPTH = 100  # chunks fetched per query before ranking documents
@@ -67,6 +77,8 @@ def _doc_ranking(keys: list[str]) -> list[str]:
 class Runner:
     """Runs one query in each mode over one source and returns the ranked document keys."""
 
+    cosine_floor = ""  # --cosine-floor: "" (the model's default), a number, "measured" or "minmax"
+
     def __init__(self, store: Store, settings: Settings, source_id: str):
         self.store = store
         self.embedder = get_embedder(settings)
@@ -74,6 +86,19 @@ class Runner:
         self.match = {"source_id": source_id}
         self.seconds = dict.fromkeys(MODES, 0.0)
         self.summary_hits = 0
+        self.ranking = self._ranking()
+
+    def _ranking(self) -> Ranking | None:
+        """The hybrid ranking --cosine-floor asks for (None: the one the index's model gets)."""
+        if not self.cosine_floor:
+            return None
+        if self.cosine_floor == "minmax":
+            return dataclasses.replace(DEFAULT_RANKING, normalise="minmax")
+        if self.cosine_floor == "measured":
+            floor = measure(*self.store.calibration.sample(SAMPLE_CHUNKS))
+            print(f"  measured cosine floor: {floor}")
+            return dataclasses.replace(DEFAULT_RANKING, vector_floor=floor.floor) if floor else None
+        return dataclasses.replace(DEFAULT_RANKING, vector_floor=float(self.cosine_floor))
 
     def _chunk_keys(self, hits: list[Hit]) -> list[str]:
         return _doc_ranking([h.chunk.key for h in hits])
@@ -85,7 +110,8 @@ class Runner:
         return self._chunk_keys(vector_search(self.store, self.embedder, query, DEPTH, self.match))
 
     def hybrid(self, query: str) -> list[str]:
-        return self._chunk_keys(hybrid_search(self.store, self.embedder, query, DEPTH, match=self.match))
+        hits = hybrid_search(self.store, self.embedder, query, DEPTH, match=self.match, ranking=self.ranking)
+        return self._chunk_keys(hits)
 
     def collapsed(self, query: str, alpha: float | None = None) -> list[str]:
         hits = tree.collapsed(self.store, self.embedder, self.source_id, query, DEPTH, alpha=alpha)
@@ -299,6 +325,46 @@ def broad(data: Path, settings: Settings, max_queries: int | None) -> None:
         )
 
 
+# Options naming a setting (the THOTH_ variable they override is the option's name in capitals)
+_OPTIONS = {
+    "--embed-provider": "local, sentence-transformers or openai",
+    "--embed-model": "the model: a folder, a name, or what the endpoint serves",
+    "--embed-url": "the openai provider's base URL",
+    "--embed-query-prompt": "put before each query (e.g. 'query: ')",
+    "--embed-document-prompt": "put before each passage (e.g. 'passage: ')",
+    "--rerank-provider": "none, cohere, tei or cross-encoder",
+    "--rerank-url": "the /rerank endpoint's full URL",
+    "--rerank-model": "the endpoint's model, or the cross-encoder's folder",
+    "--rerank-top-n": "how many fused hits the reranker reorders",
+    "--rerank-timeout": "the reranker's budget per search, in seconds",
+}
+
+
+def _environment(args: argparse.Namespace) -> dict[str, str]:
+    """The environment with the options' settings over it, so they are read and checked as the server would."""
+    env = dict(os.environ)
+    for option in _OPTIONS:
+        value = getattr(args, option[2:].replace("-", "_"))
+        if value is not None:
+            name = "THOTH_" + option[2:].replace("-", "_").upper()
+            env[name + "_SECONDS" if name == "THOTH_RERANK_TIMEOUT" else name] = value
+    return env
+
+
+def _prompted(settings: Settings) -> bool:
+    return bool(settings.embed_query_prompt or settings.embed_document_prompt)
+
+
+def index_name(settings: Settings) -> str:
+    """The benchmark index's folder: one per model, int8 weights, prompts and tree reducer."""
+    int8 = settings.embed_backend == "onnx" and settings.embed_int8
+    provider = "" if settings.embed_provider == "local" else f"{settings.embed_provider}-"
+    prompts = settings.embed_query_prompt + "\0" + settings.embed_document_prompt
+    tag = "-p" + hashlib.sha256(prompts.encode()).hexdigest()[:8] if _prompted(settings) else ""
+    model = settings.embed_model.replace("/", "--")
+    return f"db-{provider}{model}{'-int8' if int8 else ''}{tag}-{settings.tree_reducer}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.quality", description=__doc__.split("\n")[0])
     parser.add_argument("--data", default="../shared/data", help="folder holding scifact/ and handbook/")
@@ -307,6 +373,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scifact-limit", type=int, help="abstracts besides the relevant ones (default: all)")
     parser.add_argument("--limit-queries", type=int, help="first N queries of each data set")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
+    for option, help_ in _OPTIONS.items():
+        parser.add_argument(option, help=help_)
+    parser.add_argument(
+        "--cosine-floor",
+        default="",
+        help="hybrid's cosine scaling: a floor (e.g. 0.2), 'measured' (on the index, as ingest does) or 'minmax'",
+    )
     args = parser.parse_args(argv)
     modes = [m for m in args.modes.split(",") if m]
     unknown = set(modes) - set(MODES)
@@ -315,15 +388,23 @@ def main(argv: list[str] | None = None) -> int:
 
     data = Path(args.data)
     cache = Path(args.db)
-    base = Settings.from_env()
+    Runner.cosine_floor = args.cosine_floor
+    base = Settings.from_env(_environment(args))
+    settings = dataclasses.replace(base, db_uri=str(cache / index_name(base)))  # each model in an index of its own
     int8 = base.embed_backend == "onnx" and base.embed_int8
-    name = f"db-{base.embed_model.replace('/', '--')}{'-int8' if int8 else ''}-{base.tree_reducer}"
-    settings = Settings.from_env(db_uri=str(cache / name))  # int8 vectors in an index of their own
+    where = f" at {base.embed_url}" if base.embed_url else ""
+    prompts = f", prompts {base.embed_query_prompt!r} / {base.embed_document_prompt!r}" if _prompted(base) else ""
     print(
-        f"model {base.embed_model} ({base.embed_backend}{' int8' if int8 else ''}); trees: {base.tree_reducer}, "
+        f"model {base.embed_provider}:{base.embed_model}{where} ({base.embed_backend}{' int8' if int8 else ''}"
+        f"{prompts}); trees: {base.tree_reducer}, "
         f"{base.tree_summariser} summaries of {base.tree_summary_tokens} word pieces, "
         f"clusters up to {base.tree_cluster_tokens}"
     )
+    if base.rerank_provider != "none":
+        print(
+            f"reranker {base.rerank_provider} {base.rerank_model or ''} {base.rerank_url} on hybrid's first "
+            f"{base.rerank_top_n}, budget {base.rerank_timeout_seconds:g} s"
+        )
     if args.only in (None, "scifact"):
         scifact(data, settings, cache, args.scifact_limit, args.limit_queries, modes)
     if args.only in (None, "handbook"):

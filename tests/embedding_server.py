@@ -1,5 +1,7 @@
 """A real OpenAI-compatible embeddings server for tests: Starlette on uvicorn on a loopback port,
-serving the bundled model through `POST /v1/embeddings`.
+serving the bundled model through `POST /v1/embeddings`, and scoring `POST /rerank` (and `/v1/rerank`) with
+it: each passage's cosine to the query, a bi-encoder standing in for a cross-encoder, answered in Cohere's
+shape (`documents` asked) or text-embeddings-inference's (`texts` asked).
 
 It can be told to refuse a key (401), to answer a scripted list of failures before succeeding
 (`script`: "429", "500", "slow" — an answer later than the client waits), or to return vectors
@@ -34,7 +36,9 @@ class EmbeddingServer(LiveServer):
         self.in_flight = self.most_in_flight = 0
         self._count = threading.Lock()
         self.model: Embedder = get_embedder(Settings(embed_backend="onnx", cache_dir=str(ONNX_CACHE)))
-        app = Starlette(routes=[Route("/v1/embeddings", self.embeddings, methods=["POST"])])
+        routes = [Route("/v1/embeddings", self.embeddings, methods=["POST"])]
+        routes += [Route(path, self.rerank, methods=["POST"]) for path in ("/rerank", "/v1/rerank")]
+        app = Starlette(routes=routes)
         super().__init__(Settings(), app)  # type: ignore[arg-type]
 
     @property
@@ -68,3 +72,32 @@ class EmbeddingServer(LiveServer):
         data = [{"object": "embedding", "index": i, "embedding": v.tolist()} for i, v in enumerate(vectors)]
         data.reverse()  # the API allows any order: clients must sort by index
         return JSONResponse({"object": "list", "data": data, "model": SERVED_MODEL})
+
+    async def rerank(self, request: Request) -> JSONResponse:
+        body = await request.json()
+        self.requests.append(body)
+        if self.key and request.headers.get("authorization") != f"Bearer {self.key}":
+            return JSONResponse({"error": {"message": "Incorrect API key provided"}}, status_code=401)
+        action = self.script.pop(0) if self.script else ""
+        if action in ("429", "500"):
+            return JSONResponse({"error": {"message": "try later"}}, status_code=int(action))
+        if action == "slow":
+            await asyncio.sleep(self.slow_seconds)
+        passages = body.get("documents", body.get("texts"))
+        texts = [p["text"] if isinstance(p, dict) else p for p in passages]
+        vectors = await run_in_threadpool(self.model.embed, [body["query"], *texts])
+        scores = (vectors[1:] @ vectors[0]).tolist()
+        order = sorted(range(len(texts)), key=lambda i: -scores[i])
+        if "texts" in body:  # text-embeddings-inference
+            return JSONResponse([{"index": i, "score": scores[i]} for i in order])
+        results = [{"index": i, "relevance_score": scores[i]} for i in order[: body.get("top_n") or len(texts)]]
+        return JSONResponse({"results": results, "model": body.get("model", "")})
+
+
+if __name__ == "__main__":  # `python -m tests.embedding_server`: serve until stopped (bench.quality's reranker runs)
+    import time
+
+    with EmbeddingServer() as server:
+        print(f"{server.url}/v1/embeddings and {server.url}/rerank", flush=True)
+        while True:
+            time.sleep(3600)

@@ -122,7 +122,7 @@ class Thoth:
         with self._lock:
             if self._embedder is None:
                 loaded = get_embedder(self.settings, self.embed_threads)
-                self.store.check_model(loaded.model_name, loaded.dim)
+                self.store.check_model(loaded.model_name, loaded.dim, loaded.prompts.pair)
                 self._embedder = CachedEmbedder(loaded, self.settings.query_cache_size)
             return self._embedder
 

@@ -18,6 +18,9 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 # Where vectors come from (docs/models.md): the bundled or a local model in this process, or an endpoint
 EMBED_PROVIDERS = ("local", "sentence-transformers", "openai")
 REMOTE_EMBED_PROVIDERS = ("openai",)
+# The optional reranker (thoth/retrieval/rerank.py): none, a /rerank endpoint in Cohere's shape (Cohere, Jina,
+# vLLM) or text-embeddings-inference's, or a local sentence-transformers cross-encoder folder
+RERANK_PROVIDERS = ("none", "cohere", "tei", "cross-encoder")
 ALL_TOOLSETS = ("handbook", "qurio", "workshop", "research", "raptor")
 AUTH_MODES = ("off", "google", "tokens")
 GOOGLE_CERTS_URL = "https://www.googleapis.com/oauth2/v1/certs"
@@ -92,6 +95,15 @@ def _choice(env: Mapping[str, str], name: str, default: str, allowed: tuple[str,
     if value not in allowed:
         raise ConfigError(f"{name} must be one of {', '.join(repr(a) for a in allowed)}, got {value!r}")
     return value
+
+
+def _check_reranker(settings: Settings) -> None:
+    """A reranker that cannot run is said at start, not skipped at every search."""
+    provider = settings.rerank_provider
+    if provider in ("cohere", "tei") and not settings.rerank_url:
+        raise ConfigError(f"THOTH_RERANK_PROVIDER={provider} needs THOTH_RERANK_URL, e.g. http://127.0.0.1:8080/rerank")
+    if provider == "cross-encoder" and not settings.rerank_model:
+        raise ConfigError("THOTH_RERANK_PROVIDER=cross-encoder needs THOTH_RERANK_MODEL, the model's folder")
 
 
 def _llm(env: Mapping[str, str]) -> dict[str, object]:
@@ -221,6 +233,10 @@ class Settings:
     embed_backend: str = "onnx"  # "onnx" (onnxruntime, no torch) or "torch" (sentence-transformers, GPUs)
     embed_batch_size: int = 64
     embed_int8: bool = False  # onnx only: dynamically quantised int8 weights
+    # Put before every query and every document embedded (e5: "query: " / "passage: "); kept verbatim,
+    # spaces included, and recorded with the index
+    embed_query_prompt: str = ""
+    embed_document_prompt: str = ""
     # Remote providers (thoth/embedders/): the endpoint, its key, and how hard to press it
     embed_url: str = ""
     embed_api_key: str = field(default="", repr=False)
@@ -229,6 +245,13 @@ class Settings:
     embed_concurrency: int = 4  # batches in flight at once
     embed_retries: int = 4  # retries of a 429, a 5xx or a timeout, with doubling waits
     embed_timeout_seconds: float = 30.0
+    # The reranker: off by default; it reorders the first `rerank_top_n` hybrid hits within the time budget
+    rerank_provider: str = "none"
+    rerank_model: str = ""  # the endpoint's model name, or the cross-encoder's folder
+    rerank_url: str = ""  # the endpoint's full URL, e.g. http://127.0.0.1:8080/rerank
+    rerank_api_key: str = field(default="", repr=False)
+    rerank_top_n: int = 20
+    rerank_timeout_seconds: float = 2.0  # past it, the fused ranking stands
     cache_dir: str = "./.thoth"  # exported models and other derived files
     query_cache_size: int = 1024  # the server's LRU of query embeddings (one vector each); 0: none
     search_threads: int = 0  # threads running blocking tool calls (search, ONNX); 0: two per core
@@ -351,6 +374,14 @@ class Settings:
             embed_backend=backend,
             embed_batch_size=_int(env, "THOTH_EMBED_BATCH_SIZE", cls.embed_batch_size, 1, 4096),
             embed_int8=env.get("THOTH_EMBED_INT8", "").lower() in ("1", "true", "yes"),
+            embed_query_prompt=env.get("THOTH_EMBED_QUERY_PROMPT", ""),
+            embed_document_prompt=env.get("THOTH_EMBED_DOCUMENT_PROMPT", ""),
+            rerank_provider=_choice(env, "THOTH_RERANK_PROVIDER", cls.rerank_provider, RERANK_PROVIDERS),
+            rerank_model=env.get("THOTH_RERANK_MODEL", "").strip(),
+            rerank_url=env.get("THOTH_RERANK_URL", "").strip(),
+            rerank_api_key=env.get("THOTH_RERANK_API_KEY", ""),
+            rerank_top_n=_int(env, "THOTH_RERANK_TOP_N", cls.rerank_top_n, 1, 1000),
+            rerank_timeout_seconds=_float(env, "THOTH_RERANK_TIMEOUT_SECONDS", cls.rerank_timeout_seconds),
             query_cache_size=_int(env, "THOTH_QUERY_CACHE_SIZE", cls.query_cache_size, 0, 1_000_000),
             search_threads=_int(env, "THOTH_SEARCH_THREADS", cls.search_threads, 0, 1024),
             cache_dir=env.get("THOTH_CACHE_DIR", cls.cache_dir),
@@ -402,6 +433,7 @@ class Settings:
             gcp_project=next((env[k] for k in _PROJECT_VARS if env.get(k)), ""),
             env=dict(env),
         )
+        _check_reranker(settings)
         return replace(settings, **overrides) if overrides else settings
 
     @property

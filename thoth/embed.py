@@ -31,6 +31,7 @@ import sys
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -49,14 +50,63 @@ class EmbedderUnavailable(ServerFault):
     """The embedding model cannot be loaded; the message says why and what to do."""
 
 
+@dataclass(frozen=True)
+class Prompts:
+    """What a model wants before a query and before a document (e5's `query: ` / `passage: `, bge's
+    query instruction); recorded with the index, since vectors made with other prompts do not compare."""
+
+    query: str = ""
+    document: str = ""
+
+    def __bool__(self) -> bool:
+        return bool(self.query or self.document)
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        """(query, document), as the store records them."""
+        return self.query, self.document
+
+
+NO_PROMPTS = Prompts()
+
+
 class Embedder(Protocol):
     model_name: str  # canonical name stored with the index
     dim: int
     max_tokens: int  # word pieces the model reads, not counting [CLS]/[SEP]
+    prompts: Prompts
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        """Unit-length float32 vectors, one row per text."""
+        """Unit-length float32 vectors, one row per text, as given (no prompt)."""
         ...
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Vectors of texts searched with: the query prompt first."""
+        ...
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        """Vectors of texts searched for (chunks, tree summaries): the document prompt first."""
+        ...
+
+
+class EmbedderBase:
+    """The query/document split every embedder shares: each side's prompt put before its texts. With
+    no prompts (the default) both are `embed` itself, so the bundled model's vectors never change."""
+
+    prompts: Prompts = NO_PROMPTS
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self.embed(prefixed(self.prompts.query, texts))
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return self.embed(prefixed(self.prompts.document, texts))
+
+
+def prefixed(prompt: str, texts: list[str]) -> list[str]:
+    return [prompt + str(t) for t in texts] if prompt else texts
 
 
 @dataclass(frozen=True)
@@ -114,7 +164,7 @@ class Tokenizer:
         return [(s, e, n) for s, e, n in spans]
 
 
-class SentenceTransformerEmbedder:
+class SentenceTransformerEmbedder(EmbedderBase):
     """sentence-transformers on torch (CPU or CUDA)."""
 
     def __init__(self, model: ModelRef, batch_size: int = 64, device: str | None = None):
@@ -155,7 +205,7 @@ def available_cpus() -> int:
     return max(1, n)
 
 
-class OnnxEmbedder:
+class OnnxEmbedder(EmbedderBase):
     """onnxruntime on CPU with the model's own tokenizer; imports neither torch nor transformers.
 
     Same steps as sentence-transformers for a BERT-style model: word pieces cut at the model's
@@ -252,8 +302,9 @@ class OnnxEmbedder:
 class CachedEmbedder:
     """An embedder that remembers the vectors of its last `size` single texts (assistants repeat queries).
 
-    Only one-text calls are cached (a query; batches are ingest's, each text new); a hit returns a copy,
-    so a caller that changes the array cannot change the cache. Thread-safe.
+    Only one-text calls are cached (a query; batches are ingest's, each text new), apart for `embed`
+    and `embed_queries` (a query's prompt changes its vector); a hit returns a copy, so a caller that
+    changes the array cannot change the cache. Thread-safe.
     """
 
     def __init__(self, inner: Embedder, size: int = 1024):
@@ -261,26 +312,36 @@ class CachedEmbedder:
         self.model_name = inner.model_name
         self.dim = inner.dim
         self.max_tokens = inner.max_tokens
+        self.prompts = inner.prompts
         self.size = size
-        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._vectors: OrderedDict[tuple[bool, str], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        return self._cached(texts, self.inner.embed, query=False)
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self._cached(texts, self.inner.embed_queries, query=True)
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return self.inner.embed_documents(texts)
+
+    def _cached(self, texts: list[str], embed: Callable[[list[str]], np.ndarray], query: bool) -> np.ndarray:
         if len(texts) != 1 or self.size <= 0:
-            return self.inner.embed(texts)
-        text = str(texts[0])
+            return embed(texts)
+        key = (query, str(texts[0]))
         with self._lock:
-            vector = self._vectors.get(text)
+            vector = self._vectors.get(key)
             if vector is not None:
-                self._vectors.move_to_end(text)
+                self._vectors.move_to_end(key)
                 self.hits += 1
                 return vector[None, :].copy()
             self.misses += 1
-        vector = self.inner.embed([text])[0]  # outside the lock: two new queries embed at once
+        vector = embed([key[1]])[0]  # outside the lock: two new queries embed at once
         with self._lock:
-            self._vectors[text] = vector
-            self._vectors.move_to_end(text)
+            self._vectors[key] = vector
+            self._vectors.move_to_end(key)
             while len(self._vectors) > self.size:
                 self._vectors.popitem(last=False)
         return vector[None, :].copy()
@@ -303,6 +364,11 @@ def model_name(settings: Settings) -> str:
     return resolve_model(settings.embed_model).name
 
 
+def configured_prompts(settings: Settings) -> Prompts:
+    """The query and document prompts the settings give (THOTH_EMBED_QUERY_PROMPT, ..._DOCUMENT_PROMPT)."""
+    return Prompts(settings.embed_query_prompt, settings.embed_document_prompt)
+
+
 def get_embedder(settings: Settings, threads: int = 0) -> Embedder:
     """The process-wide embedder for `settings` (loaded on first use, then reused).
 
@@ -320,6 +386,7 @@ def get_embedder(settings: Settings, threads: int = 0) -> Embedder:
     int8 = backend == "onnx" and settings.embed_int8
     threads = threads if backend == "onnx" else 0
     key = (settings.embed_model, backend, int8, settings.cache_dir if backend == "onnx" else "", threads)
+    key += (configured_prompts(settings),)
     with _lock:
         if key not in _embedders:
             model = resolve_model(settings.embed_model)
@@ -334,6 +401,7 @@ def get_embedder(settings: Settings, threads: int = 0) -> Embedder:
                 )
             else:
                 _embedders[key] = SentenceTransformerEmbedder(model, batch_size=settings.embed_batch_size)
+            _embedders[key].prompts = configured_prompts(settings)
         return _embedders[key]
 
 
@@ -352,6 +420,7 @@ def _remote_embedder(settings: Settings) -> Embedder:
         settings.embed_concurrency,
         settings.embed_retries,
         settings.embed_timeout_seconds,
+        configured_prompts(settings),
     )
     with _lock:
         if cache_key not in _embedders:
@@ -365,6 +434,7 @@ def _remote_embedder(settings: Settings) -> Embedder:
                 retries=settings.embed_retries,
                 timeout=settings.embed_timeout_seconds,
             )
+            _embedders[cache_key].prompts = configured_prompts(settings)
         return _embedders[cache_key]
 
 

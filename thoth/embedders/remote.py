@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import httpx
 import numpy as np
 
-from thoth.embed import EmbedderUnavailable
+from thoth.embed import EmbedderBase, EmbedderUnavailable
 
 RETRIED_STATUSES = {429, 500, 502, 503, 504}
 BACKOFF_SECONDS = 0.5  # the first retry's wait; each next one doubles
@@ -62,7 +62,7 @@ class Sent:
         )
 
 
-class RemoteEmbedder:
+class RemoteEmbedder(EmbedderBase):
     """An `Embedder` over HTTP: `wire` shapes the requests, this class sends them."""
 
     def __init__(

@@ -84,20 +84,27 @@ class ProgressEmbedder:
         self.model_name = embedder.model_name
         self.dim = embedder.dim
         self.max_tokens = embedder.max_tokens
+        self.prompts = embedder.prompts
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        return self._stepped(texts, self._embedder.embed)
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return self._stepped(texts, self._embedder.embed_documents)
+
+    def _stepped(self, texts: list[str], embed: Callable[[list[str]], np.ndarray]) -> np.ndarray:
         first = self._done == 0
         parts = []
         for start in range(0, len(texts), EMBED_STEP):
             self._progress(self._done, None if not first else len(texts), None)  # a cancel stops before the batch
-            parts.append(self._embedder.embed(texts[start : start + EMBED_STEP]))
+            parts.append(embed(texts[start : start + EMBED_STEP]))
             self._done += len(parts[-1])
             what = self._what if first else "summaries"
             count = f"{start + len(parts[-1])} of {len(texts)}"
             self._progress(self._done, len(texts) if first else None, f"embedded {count} {what}")
         if first:
             self._what = "summaries"
-        return np.concatenate(parts) if parts else self._embedder.embed(texts)
+        return np.concatenate(parts) if parts else embed(texts)
 
     def __getattr__(self, name: str) -> Any:  # anything else the pipeline asks of the model
         return getattr(self._embedder, name)

@@ -21,6 +21,7 @@ from typing import TypeVar
 from thoth.embed import BUNDLED_MODEL, Embedder, EmbedderUnavailable
 from thoth.errors import ClientError
 from thoth.records import Hit, Match
+from thoth.retrieval.rerank import configured_reranker, reranked
 from thoth.store import Store
 
 T = TypeVar("T")
@@ -40,10 +41,10 @@ class Ranking:
     vector_weight: float = 0.4  # the vector list's weight when no alpha is given (keyword: 1 - this)
     document_share: float = 0.2  # a document's score: its best chunk's plus this share of its next ones
     document_chunks: int = 3  # how many of its next chunks count (one per other page or section)
-    # How convex fusion scales each list onto 0..1: "floor" (cosine from the fixed `vector_floor`, BM25
-    # from 0, each list's best 1) or "minmax" (its best 1, its last candidate 0). The floor was chosen
-    # on dev for all-MiniLM-L6-v2, whose unrelated texts score near 0; `ranking_for` gives any other
-    # model "minmax" (e5's cosines all sit high).
+    # How convex fusion scales each list onto 0..1: "floor" (cosine from `vector_floor`, BM25 from 0,
+    # each list's best 1) or "minmax" (its best 1, its last candidate 0). The floor was chosen on dev for
+    # all-MiniLM-L6-v2, whose unrelated texts score near 0; `ranking_for` gives any other model the floor
+    # measured on its index (e5's cosines all sit high), or "minmax" where none was measured.
     normalise: str = "floor"
     vector_floor: float = 0.2
     candidates: int = MIN_PREFETCH  # how deep each list is fetched (the min-max floor is the last one)
@@ -58,22 +59,27 @@ class Ranking:
 NORMALISATIONS = ("floor", "minmax")
 FUSIONS = ("convex", "rrf")
 DEFAULT_RANKING = Ranking()
-# For a model other than the bundled one: min-max scaling assumes nothing about where its cosines sit
+# For a model whose floor was never measured (an index built before floors were): min-max scaling
+# assumes nothing about where its cosines sit
 UNMEASURED_MODEL_RANKING = replace(DEFAULT_RANKING, normalise="minmax")
 
 
-def ranking_for(embedder: Embedder | None) -> Ranking:
-    """The default ranking for queries embedded by `embedder`'s model. The fixed cosine floor was
-    measured for the bundled all-MiniLM-L6-v2, whose unrelated texts score near 0. Another model's
-    cosines may all sit high (e5's at 0.7-0.9), where that floor would flatten the vector list, so
-    its lists are min-max scaled instead (docs/benchmarks.md)."""
+def ranking_for(embedder: Embedder | None, store: Store | None = None) -> Ranking:
+    """The default ranking for queries embedded by `embedder`'s model. The bundled all-MiniLM-L6-v2
+    keeps the floor chosen on the dev splits, 0.2 (its measured floor, the 75th percentile of unrelated
+    pairs, is 0.205 on SciFact: the same within the measurement's spread). Any other model's cosines may
+    all sit high (e5's at 0.7-0.9), so its floor is the one measured on the index at ingest
+    (thoth/writes/calibrate.py); an index without one gets min-max scaling (docs/models.md)."""
     if embedder is None or embedder.model_name == BUNDLED_MODEL:
         return DEFAULT_RANKING
-    return UNMEASURED_MODEL_RANKING
+    measured = store.cosine_floor() if store is not None else None
+    if measured is None:
+        return UNMEASURED_MODEL_RANKING
+    return replace(DEFAULT_RANKING, vector_floor=measured.floor)
 
 
 def vector_search(store: Store, embedder: Embedder, query: str, limit: int, match: Match | None = None) -> list[Hit]:
-    return store.vector_search(embedder.embed([query])[0], limit, match)
+    return store.vector_search(embedder.embed_queries([query])[0], limit, match)
 
 
 _PHRASE = re.compile(r'"([^"]*)"')
@@ -261,16 +267,23 @@ def hybrid_search(
     """The best `limit` chunks for `query`, each with `score` (fused, 0..1) and what each search saw.
     With `documents`, the best documents instead, each by its best chunk (`by_document`).
     `match`: which chunks may be found; `ranking`: by default the one for the embedder's model
-    (`ranking_for`)."""
-    ranking = ranking or ranking_for(embedder)
+    (`ranking_for`). A configured reranker (thoth.retrieval.rerank, off by default) reorders the first
+    `THOTH_RERANK_TOP_N` fused hits, or documents, before the first `limit` are kept."""
+    ranking = ranking or ranking_for(embedder, store)
+    settings = store.settings
+    reranker = configured_reranker(settings)
+    wanted = max(limit, settings.rerank_top_n) if reranker else limit  # the reranker sees its top N
 
     def keep(lists: Lists) -> list[Hit]:
         if not documents:
-            return fuse_lists(lists, limit, ranking)
-        depth = max(len(hits) for _, hits in lists.values()) if lists else limit
-        return by_document(fuse_lists(lists, 2 * depth, ranking), limit, ranking, lists)
+            return fuse_lists(lists, wanted, ranking)
+        depth = max(len(hits) for _, hits in lists.values()) if lists else wanted
+        return by_document(fuse_lists(lists, 2 * depth, ranking), wanted, ranking, lists)
 
-    return _search(store, embedder, query, limit, alpha, match, prefetch, ranking, keep)
+    hits = _search(store, embedder, query, wanted, alpha, match, prefetch, ranking, keep)
+    if reranker is None:
+        return hits
+    return reranked(reranker, query, hits, settings.rerank_top_n, settings.rerank_timeout_seconds)[:limit]
 
 
 def _search(
@@ -337,7 +350,7 @@ def _run(
     keep: Callable[[Lists], list[Hit]],
 ) -> list[Hit]:
     words, phrases = keyword_query(query) if w_vector < 1 else ("", ())
-    vector = (lambda: embedder.embed([query])[0]) if w_vector > 0 and embedder is not None else None
+    vector = (lambda: embedder.embed_queries([query])[0]) if w_vector > 0 and embedder is not None else None
     weights = {"vector": w_vector, "keyword": 1.0 - w_vector}
 
     def weighed(found: dict[str, list[Hit]]) -> list[Hit]:
@@ -366,7 +379,7 @@ def explained_search(
     hybrid_search(limit=as_if) fetches, so the first `as_if` hits are that search's, in its order
     (fused scores are scaled within each list, so a deeper list would reorder them); the rest of the
     `limit` come from the same lists."""
-    ranking = ranking_for(embedder)
+    ranking = ranking_for(embedder, store)
 
     def keep(lists: Lists) -> list[Hit]:
         ranks = {name: {h.chunk_id: rank for rank, h in enumerate(hits, start=1)} for name, (_, hits) in lists.items()}

@@ -284,7 +284,7 @@ def collapsed(
     found = explained_search(store, embedder, query, depth, alpha=alpha, match={"source_id": source_id}, as_if=top_k)
     flat = [NodeHit(chunk_node(h.chunk, h.similarity), h.score, keyword_rank=h.keyword_rank) for h in found]
     must = _flat_pages(flat, top_k)
-    vector = embedder.embed([query])[0]
+    vector = embedder.embed_queries([query])[0]
     scope = _node_match(store, source_id)
     index = _index(store, source_id, scope)
     ranked = flat
@@ -374,7 +374,7 @@ def traversal(
     the chunks reached are ranked by the same fusion, at most PER_PAGE chunks of one page, and name
     every page the flat search's best `top_k` chunks name: traversal finds what flat search finds.
     """
-    vector = embedder.embed([query])[0]
+    vector = embedder.embed_queries([query])[0]
     depth = max(MIN_PREFETCH, 3 * top_k)
     found = hybrid_search(store, embedder, query, depth, alpha=alpha, match={"source_id": source_id})
     flat = [NodeHit(chunk_node(h.chunk, h.similarity), h.score) for h in found]

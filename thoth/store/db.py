@@ -27,10 +27,11 @@ from thoth.records import (
     to_row,
 )
 from thoth.store import filters
+from thoth.store.calibration import Calibration, Floor
 from thoth.store.chunks import ChunkSearch, present
 from thoth.store.indexes import VECTOR_COLUMN, Indexes
 from thoth.store.lance import Lance
-from thoth.store.metadata import Metadata
+from thoth.store.metadata import NO_PROMPTS, Metadata
 from thoth.store.runs import Runs
 from thoth.store.schema import CHUNKS, DOCUMENTS, PARTITIONS, SESSIONS, SOURCES, TREE_NODES, schema_for
 from thoth.store.tables import IndexMissing, ModelMismatch, StoreError, Tables
@@ -67,6 +68,7 @@ class Store:
         self.lance = lance
         self.chunks = ChunkSearch(self.tables, lance)
         self.runs = Runs(self.tables)
+        self.calibration = Calibration(self.tables, self.metadata)
         # Vector and keyword search over chunks, whole hits of what the caller's fusion keeps
         self.search_chunks = self.chunks.search
 
@@ -102,11 +104,18 @@ class Store:
     def index_model(self) -> tuple[str | None, int | None]:
         return self.metadata.index_model()
 
-    def record_model(self, model_name: str, dim: int) -> None:
-        self.metadata.record_model(model_name, dim)
+    def index_prompts(self) -> tuple[str, str]:
+        return self.metadata.index_prompts()
 
-    def check_model(self, model_name: str, dim: int) -> None:
-        self.metadata.check_model(model_name, dim)
+    def record_model(self, model_name: str, dim: int, prompts: tuple[str, str] = NO_PROMPTS) -> None:
+        self.metadata.record_model(model_name, dim, prompts)
+
+    def check_model(self, model_name: str, dim: int, prompts: tuple[str, str] = NO_PROMPTS) -> None:
+        self.metadata.check_model(model_name, dim, prompts)
+
+    def cosine_floor(self) -> Floor | None:
+        """The embedding model's cosine floor measured on this index (re-read at most once a minute)."""
+        return self.calibration.floor()
 
     def tree_pointer(self, source_id: str) -> TreePointer | None:
         return self.metadata.tree_pointer(source_id)

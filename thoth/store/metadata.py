@@ -9,10 +9,18 @@ import json
 from thoth.config import REMOTE_EMBED_PROVIDERS
 from thoth.records import TreePointer, field_names
 from thoth.store import filters
-from thoth.store.schema import META_EMBED_DIM, META_EMBED_MODEL, META_TREE_PREFIX, SETTINGS, TREE_NODES
+from thoth.store.schema import (
+    META_EMBED_DIM,
+    META_EMBED_MODEL,
+    META_EMBED_PROMPTS,
+    META_TREE_PREFIX,
+    SETTINGS,
+    TREE_NODES,
+)
 from thoth.store.tables import ModelMismatch, Tables
 
 TREE_WRITE_BATCH = 4096  # tree rows written per commit
+NO_PROMPTS = ("", "")  # (query, document) prompts: none
 
 
 def pointer_json(pointer: TreePointer) -> str:
@@ -32,6 +40,26 @@ def model_settings(recorded: str) -> str:
     if model and provider in REMOTE_EMBED_PROVIDERS:
         return f"THOTH_EMBED_PROVIDER={provider} THOTH_EMBED_MODEL={model}"
     return f"THOTH_EMBED_MODEL={recorded}"
+
+
+def model_values(model_name: str, dim: int, prompts: tuple[str, str]) -> dict[str, str]:
+    """The settings rows that record a model (the prompts' row only when there are prompts, so an
+    index built without any reads as it always did)."""
+    values = {META_EMBED_MODEL: model_name, META_EMBED_DIM: str(dim)}
+    if any(prompts):
+        values[META_EMBED_PROMPTS] = json.dumps({"query": prompts[0], "document": prompts[1]}, sort_keys=True)
+    return values
+
+
+def _prompt_settings(prompts: tuple[str, str]) -> str:
+    query, document = prompts
+    said = [f" THOTH_EMBED_QUERY_PROMPT={query!r}"] if query else []
+    return "".join(said + ([f" THOTH_EMBED_DOCUMENT_PROMPT={document!r}"] if document else []))
+
+
+def _prompts_said(prompts: tuple[str, str]) -> str:
+    query, document = prompts
+    return f", query prompt {query!r}, document prompt {document!r}" if query or document else ""
 
 
 class Metadata:
@@ -58,19 +86,30 @@ class Metadata:
         model, dim = self.get(META_EMBED_MODEL), self.get(META_EMBED_DIM)
         return model, int(dim) if dim else None
 
-    def check_model(self, model_name: str, dim: int) -> None:
-        """Raise ModelMismatch unless the index was built with this model (or is still empty)."""
+    def index_prompts(self) -> tuple[str, str]:
+        """(query, document) prompts the index's vectors were made with."""
+        raw = self.get(META_EMBED_PROMPTS) if SETTINGS in self.tables.names() else None
+        values = json.loads(raw) if raw else {}
+        return values.get("query", ""), values.get("document", "")
+
+    def check_model(self, model_name: str, dim: int, prompts: tuple[str, str] = NO_PROMPTS) -> None:
+        """Raise ModelMismatch unless the index was built with this model and these prompts (or is empty)."""
         built_with, built_dim = self.index_model()
-        if built_with is not None and (built_with != model_name or built_dim != dim):
+        if built_with is None:
+            return
+        built_prompts = self.index_prompts()
+        if built_with != model_name or built_dim != dim or built_prompts != tuple(prompts):
+            setting = model_settings(built_with) + _prompt_settings(built_prompts)
             raise ModelMismatch(
                 f"the index at {self.tables.uri} was built with embedding model {built_with!r} ({built_dim} "
-                f"dimensions) but this process loads {model_name!r} ({dim} dimensions); set "
-                f"{model_settings(built_with)} or re-ingest into a new THOTH_DB_URI (docs/models.md)"
+                f"dimensions{_prompts_said(built_prompts)}) but this process loads {model_name!r} ({dim} "
+                f"dimensions{_prompts_said(tuple(prompts))}); set {setting} "
+                "or build an index with this model: ingest into a new THOTH_DB_URI (docs/models.md)"
             )
 
-    def record_model(self, model_name: str, dim: int) -> None:
-        self.check_model(model_name, dim)
-        self.set({META_EMBED_MODEL: model_name, META_EMBED_DIM: str(dim)})
+    def record_model(self, model_name: str, dim: int, prompts: tuple[str, str] = NO_PROMPTS) -> None:
+        self.check_model(model_name, dim, prompts)
+        self.set(model_values(model_name, dim, prompts))
 
     # -- tree pointers ----------------------------------------------------------------------
 

@@ -19,6 +19,10 @@ INGEST_RUNS = "ingest_runs"
 # Keys in the `settings` table that describe the index as a whole.
 META_EMBED_MODEL = "index.embed_model"
 META_EMBED_DIM = "index.embed_dim"
+# JSON {"query", "document"}: the prompts the index's vectors were made with; absent: none (older indexes too)
+META_EMBED_PROMPTS = "index.embed_prompts"
+# JSON Floor (thoth/store/calibration.py): the model's cosine floor measured on this index, for hybrid search
+META_EMBED_FLOOR = "index.embed_floor"
 DEFAULT_COLLECTION = "research.default_collection"
 # Key prefix of a source's tree pointer: `tree.{source_id}` -> JSON {"version", "fingerprint", ...}.
 # Readers follow the pointer, so switching it is the one write that makes a new tree visible.

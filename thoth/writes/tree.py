@@ -314,13 +314,15 @@ def build_tree(
     else:
         result.reason = "forced" if force else ("no tree" if not current else "built differently")
     if old:
-        rows, stats = update_rows(source_id, old, ids, texts, vectors, model.embed, tokenizer, summariser, params)
+        rows, stats = update_rows(
+            source_id, old, ids, texts, vectors, model.embed_documents, tokenizer, summariser, params
+        )
         sizes = stats.layer_sizes
         drift_chunks += stats.inserted + stats.deleted
         result.mode, result.inserted, result.deleted = "incremental", stats.inserted, stats.deleted
         result.rewritten, result.kept = stats.rewritten, stats.kept
     else:
-        rows, sizes = build_nodes(source_id, ids, texts, vectors, model.embed, tokenizer, summariser, params)
+        rows, sizes = build_nodes(source_id, ids, texts, vectors, model.embed_documents, tokenizer, summariser, params)
         build_chunks, drift_chunks, result.mode = len(ids), 0, "full"
     result.drift = drift_chunks / max(1, build_chunks)
     version = hashlib.sha256(f"{print_}|{result.mode}|{current.version if current else None}".encode()).hexdigest()[:16]

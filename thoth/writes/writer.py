@@ -40,6 +40,7 @@ from thoth.retrieval.source_ref import SourceRef, content_hash
 from thoth.retrieval.summarise import tree_summariser
 from thoth.store import Store
 from thoth.writes import parsers
+from thoth.writes.calibrate import calibrate
 from thoth.writes.chunking import Chunker
 from thoth.writes.clustering import TreeParams
 from thoth.writes.listing import list_source
@@ -211,7 +212,7 @@ class Writer:
             return summary  # nothing changed: nothing is written
         source_id = plan.source_id
         self.store.ensure_tables(self.embedder.dim)
-        self.store.record_model(self.embedder.model_name, self.embedder.dim)
+        self.store.record_model(self.embedder.model_name, self.embedder.dim, self.embedder.prompts.pair)
 
         # 1. new and changed files: each batch's old versions go once its new rows are in (`_write`)
         chunker = Chunker(get_tokenizer(self.settings), self.settings.chunk_tokens)
@@ -277,6 +278,7 @@ class Writer:
             self.store.ensure_vector_index(fold_in=fold_in)  # once the table passes THOTH_VECTOR_INDEX_MIN_ROWS
         self.store.ensure_fts_index(fold_in=fold_in)
         self._update_source(source_id, name, uri, kind)
+        calibrate(self.store)  # the model's cosine floor, measured on this index (thoth/writes/calibrate.py)
         return summary
 
     # -- steps -------------------------------------------------------------------
@@ -305,7 +307,7 @@ class Writer:
         """Write a batch's new rows, switch its documents rows to them, then drop the versions they replace."""
         if not batch:
             return 0
-        vectors = self.embedder.embed([c.embed_text for p in batch for c in p.chunks])
+        vectors = self.embedder.embed_documents([c.embed_text for p in batch for c in p.chunks])
         rows = chunk_rows(source_id, batch, vectors)
         del vectors  # the batch's embeddings are in `rows` now; the list of arrays is not kept with them
         written = [p.doc_id for p in batch if p.partitions]

@@ -1,0 +1,45 @@
+"""The cosine floor hybrid search scales a model's similarities from, measured at ingest on the index's
+own chunks: a quantile of the cosines of pairs of chunks from different documents (mostly unrelated
+texts), so that a cosine at the floor counts as nothing, whatever model made the vectors.
+
+For the bundled all-MiniLM-L6-v2, the floor chosen on the dev splits, 0.2, sits at the 75th percentile
+of unrelated SciFact pairs (docs/models.md); that quantile is what is measured for every model. The
+bundled model keeps its dev-chosen 0.2 (thoth/retrieval/search.py: `ranking_for`), its measured value
+is recorded beside it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from thoth.store import Store
+from thoth.store.calibration import Floor
+
+FLOOR_QUANTILE = 0.75
+SAMPLE_CHUNKS = 400  # up to 79,800 pairs: the 75th percentile to about ±0.005 (docs/models.md)
+MIN_PAIRS = 100  # fewer pairs (a handful of documents) say too little: measured at a later ingest
+
+
+def measure(doc_ids: list[str], vectors: np.ndarray, quantile: float = FLOOR_QUANTILE) -> Floor | None:
+    """The `quantile` of the cosines of every pair of these (unit) vectors from different documents."""
+    if len(doc_ids) < 2:
+        return None
+    cosines = vectors @ vectors.T
+    docs = np.asarray(doc_ids)
+    upper = np.triu(np.ones(cosines.shape, dtype=bool), k=1)
+    pairs = cosines[upper & (docs[:, None] != docs[None, :])]
+    if len(pairs) < MIN_PAIRS:
+        return None
+    return Floor(round(float(np.quantile(pairs, quantile)), 4), quantile, len(doc_ids), int(len(pairs)))
+
+
+def calibrate(store: Store) -> Floor | None:
+    """Measure and record the index's floor, unless the recorded one already came from a full sample (or
+    from every chunk there is): a sample of a grown index is measured again until it is full."""
+    current = store.calibration.recorded()
+    if current is not None and current.chunks >= min(SAMPLE_CHUNKS, store.calibration.chunk_count()):
+        return current
+    floor = measure(*store.calibration.sample(SAMPLE_CHUNKS))
+    if floor is not None:
+        store.calibration.record(floor)
+    return floor or current

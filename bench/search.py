@@ -337,7 +337,8 @@ def profile_stages(
         return fuse_lists({"vector": (weight, vector(q)), "keyword": (1 - weight, fts(q))}, k)
 
     def complete(hits: list[Hit]) -> list[Hit]:  # what the store does with the hits kept on a large table
-        return store.chunks.lance.run(store.chunks._complete(store.chunks._chunks(), hits))
+        table = store.chunks._chunks()
+        return store.chunks.lance.run(store.chunks._complete(table, hits, store.chunks._held_ranking(table)))
 
     lists = [(q, vector(q), fts(q)) for q in qs["vector"]]
     to_fill = [kept(q) for q in qs["fetch rows"]] if late else []

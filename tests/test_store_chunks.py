@@ -155,9 +155,12 @@ def test_a_kept_hit_takes_its_short_columns_from_the_copy_only_when_it_is_that_r
                 "page_start": pa.array([1, 2], type=pa.int32()),
                 "_rowid": pa.array([3, 7], type=pa.uint64()),
             }
-        )
+        ),
+        compact=("doc_id", "page_start"),
     )
     assert pa.types.is_dictionary(copy.rows.column("doc_id").type)  # a document's strings held once
+    assert copy.rows.column("page_start").type == pa.int8()  # integers in the narrowest type that holds them
+    assert copy.rows.column("chunk_id").type == pa.string()  # a column searches take stays as it is
     hits = [Hit(Chunk("b"), row_id=7), Hit(Chunk("a"), row_id=3)]
     assert chunks._held_columns(hits, (1, copy), ["doc_id", "page_start"]) == {
         "b": {"doc_id": "d1", "page_start": 2},

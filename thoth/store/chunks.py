@@ -216,7 +216,7 @@ class ChunkSearch:
             return None
         names = await self._names.get(table)
         held = [c for c in (*RANKING_COLUMNS, *HELD_COLUMNS) if c in names]
-        return RankingColumns.of(await table.query().select(held).with_row_id().to_arrow())
+        return RankingColumns.of(await table.query().select(held).with_row_id().to_arrow(), compact=HELD_COLUMNS)
 
     async def _search_rows(self, table: Any, search: Any, limit: int, score: str, reading: Reading) -> list[dict]:
         """The first `limit` rows a lancedb query finds, with its `score` column and the row id: whole, or

@@ -75,12 +75,16 @@ class RankingColumns:
     rows: pa.Table  # the same rows, in the same order
 
     @classmethod
-    def of(cls, table: pa.Table) -> RankingColumns:
+    def of(cls, table: pa.Table, compact: tuple[str, ...] = ()) -> RankingColumns:
+        """The copy of `table` (with its row ids); the `compact` columns held in less memory (`_compacted`):
+        those read only for the few hits a search keeps, since a compacted column costs more to take."""
         row_ids = table.column(ROW_ID).to_numpy()
         if len(row_ids) > 1 and not bool((row_ids[1:] > row_ids[:-1]).all()):
             order = np.argsort(row_ids, kind="stable")
             table, row_ids = table.take(pa.array(order)), row_ids[order]
-        return cls(row_ids, _repeats_once(table.drop_columns([ROW_ID]).combine_chunks()))
+        rows = table.drop_columns([ROW_ID]).combine_chunks()
+        columns = [_compacted(rows.column(n)) if n in compact else rows.column(n) for n in rows.column_names]
+        return cls(row_ids, pa.table(columns, names=rows.column_names))
 
     def rows_of(self, row_ids: list[int], columns: list[str]) -> list[dict] | None:
         """`columns` of the rows with these row ids, in their order; None when one is not held (a row
@@ -94,16 +98,11 @@ class RankingColumns:
         return self.rows.select(columns).take(pa.array(at)).to_pylist()
 
 
-def _repeats_once(table: pa.Table) -> pa.Table:
-    """`table` held in less memory, with the same values: string columns other than the first (the row's
-    own id) dictionary-encoded, since a source's, document's or partition's strings repeat on each of its
-    chunks; integer columns in the narrowest type that holds their values (none at all when every one is
-    NULL, as exercise numbers are outside workshops)."""
-    return pa.table([_held(column, i > 0) for i, column in enumerate(table.columns)], names=table.column_names)
-
-
-def _held(column: pa.ChunkedArray, repeats: bool) -> pa.ChunkedArray:
-    if repeats and pa.types.is_string(column.type):
+def _compacted(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """`column` with the same values in less memory: strings dictionary-encoded (a source's, document's or
+    partition's strings repeat on each of its chunks), integers in the narrowest type that holds them
+    (none at all when every one is NULL, as exercise numbers are outside workshops)."""
+    if pa.types.is_string(column.type):
         encoded = column.dictionary_encode().combine_chunks()
         for index in (pa.int8(), pa.int16()):  # indices as narrow as the distinct values allow
             if _holds(index, 0, len(encoded.dictionary)):

@@ -10,6 +10,8 @@ too (LanceDB retries the commit that loses to a compaction).
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import logging
 import threading
 from collections.abc import Iterator
@@ -49,6 +51,7 @@ class WriteGate:
         try:
             yield
         finally:
+            give_back_memory()
             self._slot.release()
         self._written()
 
@@ -71,4 +74,14 @@ class WriteGate:
             log.exception("background maintenance failed")
 
 
-__all__ = ["Busy", "WriteGate"]
+def give_back_memory() -> None:
+    """Hand the memory a write freed back to the system: Python's cycles collected, then glibc's free lists
+    trimmed (malloc keeps freed arenas otherwise, so RSS stays at the write's peak: docs/operations.md)."""
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc (musl, macOS): their allocators return memory themselves
+        pass
+
+
+__all__ = ["Busy", "WriteGate", "give_back_memory"]

@@ -66,6 +66,8 @@ class Writer:
         self.settings = settings
         self.store = store or Store(settings)
         self._embedder = embedder
+        # Set (the server's WriteGate at shutdown): the write stops before it writes rows (ShuttingDown).
+        self.abandon: threading.Event | None = None
         self.meter = Meter()  # progress reporting (thoth/writes/progress.py); `python -m ingest` sets a printing one
 
     @property
@@ -322,11 +324,15 @@ class Writer:
     def _embed(self, texts: list[str]) -> np.ndarray:
         """The texts' vectors; a local model's in slices of LOCAL_EMBED_TEXTS, so its activations in this
         process follow the slice, not the document (a remote provider batches as it is configured)."""
-        if self.settings.embed_provider != "local" or len(texts) <= LOCAL_EMBED_TEXTS:
-            return self.embedder.embed(texts)
-        return np.concatenate(
-            [self.embedder.embed(texts[i : i + LOCAL_EMBED_TEXTS]) for i in range(0, len(texts), LOCAL_EMBED_TEXTS)]
-        )
+        step = LOCAL_EMBED_TEXTS if self.settings.embed_provider == "local" else max(1, len(texts))
+        parts = []
+        for start in range(0, len(texts), step):
+            if self.abandon is not None and self.abandon.is_set():  # nothing of this batch is written yet
+                from thoth.writes.gate import ShuttingDown
+
+                raise ShuttingDown
+            parts.append(self.embedder.embed(texts[start : start + step]))
+        return np.concatenate(parts) if len(parts) > 1 else parts[0] if parts else self.embedder.embed(texts)
 
     def _drop_content(self, source_id: str, doc_ids: set[str]) -> None:
         """Delete the chunks and partitions of `doc_ids` (chunks first: they are what searches find)."""

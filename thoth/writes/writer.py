@@ -311,15 +311,29 @@ class Writer:
         rows = chunk_rows(source_id, batch, vectors)
         del vectors  # the batch's embeddings are in `rows` now; the list of arrays is not kept with them
         written = [p.doc_id for p in batch if p.partitions]
-        # rows of these versions a killed write left (none, as a rule: counted first, so no empty commit)
-        self._drop_content(source_id, set(written))
-        self.store.insert(Partition, [to_row(partition) for p in batch for partition in p.partitions])
-        self.store.insert(StoredChunk, rows)
+        # the same bytes re-parsed (a newer parser): their rows are replaced id by id, never removed first
+        live = self._live(source_id, written)
+        # rows of other versions a killed write left (none, as a rule: counted first, so no empty commit)
+        self._drop_content(source_id, set(written) - live)
+        self.store.insert(Partition, [to_row(pt) for p in batch if p.doc_id not in live for pt in p.partitions])
+        self.store.insert(StoredChunk, [row for row in rows if row["doc_id"] not in live])
+        if live:
+            scope = {"source_id": source_id, "doc_id": sorted(live)}
+            partitions = [to_row(pt) for p in batch if p.doc_id in live for pt in p.partitions]
+            self.store.replace_rows(Partition, partitions, scope)
+            self.store.replace_rows(StoredChunk, [row for row in rows if row["doc_id"] in live], scope)
         self.meter.add_chunks(len(rows))
         self.store.replace_documents([to_row(p.document) for p in batch])
         keys = {p.obj.key for p in batch}
         self._drop_content(source_id, {doc_id for key, doc_id in replaced.items() if key in keys} - set(written))
         return len(rows)
+
+    def _live(self, source_id: str, doc_ids: list[str]) -> set[str]:
+        """Which of `doc_ids` a `documents` row of the source already points at (their content is served)."""
+        if not doc_ids:
+            return set()
+        match = {"source_id": source_id, "doc_id": sorted(set(doc_ids)), "status": "ok"}
+        return {d.doc_id for d in self.store.find(Document, match, fields=["doc_id"])}
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         """The texts' vectors; a local model's in slices of LOCAL_EMBED_TEXTS, so its activations in this

@@ -1,12 +1,12 @@
 """Peak memory of the server per write: one `ingest_document` of each size, then two at once.
 
-    python -m bench.write_memory [--pages 20] [--sizes 2000,100000,2097152] [--tree] [--db PATH]
+    python -m bench.write_memory [--pages 20] [--sizes 2000,100000,2097152] [--both BYTES] [--tree] [--db PATH]
 
 A real server (`python -m thoth.mcp.server`, the real model) over `--pages` generated pages, warmed
 by searches: its idle RSS. Then, one after another, an `ingest_document` of each size (generated text;
 a new document each): the server's peak RSS during the write (the kernel's high-water mark, reset
 before each write through /proc/PID/clear_refs), and its RSS once the write answered. Then two writes
-of the largest size at once (the write gate runs one, the other waits). Trees are off unless `--tree`
+of the largest size (or `--both`) at once (the write gate runs one, the other waits). Trees are off unless `--tree`
 (bench.tree measures the tree's share). Printed as one JSON object, MB above the idle server.
 """
 
@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.write_memory")
     parser.add_argument("--pages", type=int, default=20)
     parser.add_argument("--sizes", default="2000,100000,2097152", help="bytes per write, comma-separated")
+    parser.add_argument("--both", type=int, help="bytes of each of the two writes at once (default: the largest size)")
     parser.add_argument("--tree", action="store_true", help="trees on (THOTH_TREE_BUILD=1)")
     parser.add_argument("--db", help="folder for the corpus and index (default: a temporary one)")
     args = parser.parse_args(argv)
@@ -88,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     server, url = start_server(env)
     result: dict[str, object] = {"sizes": {}}
     try:
-        with httpx.Client(timeout=900) as client:
+        with httpx.Client(timeout=3600) as client:
             write(client, url, text_of(500, 0), "warm.md")  # the first write loads what every write needs
             time.sleep(1)
             idle = rss_mb(server.pid)["rss"]
@@ -103,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
                     "after_above_idle_mb": round(memory["rss"] - idle),
                 }
             reset_peak(server.pid)
-            largest = max(sizes)
+            largest = args.both or max(sizes)
             threads = [
                 threading.Thread(target=write, args=(client, url, text_of(largest, 100 + i), f"both-{i}.md"))
                 for i in range(2)

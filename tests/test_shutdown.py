@@ -60,14 +60,7 @@ def test_sigterm_lets_the_request_in_flight_finish(indexed: Settings, tmp_path: 
     with stderr.open("w") as err:
         proc = subprocess.Popen([sys.executable, "-m", "thoth.mcp.server"], cwd=ROOT, env=env, stderr=err)
     try:
-
-        def healthy() -> bool:
-            try:
-                return httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200
-            except httpx.HTTPError:
-                return proc.poll() is not None and pytest.fail(f"server exited: {stderr.read_text()}")
-
-        wait_for(healthy, 60, "/health")
+        wait_for(lambda: _healthy(port, proc, stderr), 60, "/health")
         result: dict = {}
 
         def slow_request() -> None:
@@ -85,18 +78,10 @@ def test_sigterm_lets_the_request_in_flight_finish(indexed: Settings, tmp_path: 
             )
             result["status"], result["body"] = response.status_code, response.json()
 
-        client = threading.Thread(target=slow_request)
-        client.start()
         # SIGTERM only once the server is working on the request (it waits for the model to load)
-        wait_for(lambda: "tool search_handbook started" in stderr.read_text(), 120, "the request to start")
-        proc.send_signal(signal.SIGTERM)
-        client.join(timeout=180)
-        # uvicorn, having finished, re-raises the signal it caught: the process ends as SIGTERM's
-        assert proc.wait(timeout=180) == -signal.SIGTERM
+        sigterm_while(proc, stderr, "search_handbook", slow_request)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
     assert result["status"] == 200, result
     hits = result["body"]["result"]["structuredContent"]["results"]
@@ -201,17 +186,9 @@ def test_sigterm_stops_a_long_write_retryably_and_the_document_stays_whole(tmp_p
             response = httpx.post(f"http://127.0.0.1:{port}/mcp", json=body, timeout=180)
             result["status"], result["body"] = response.status_code, response.json()
 
-        client = threading.Thread(target=long_write)
-        client.start()
-        wait_for(lambda: "tool ingest_document started" in stderr.read_text(), 120, "the write to start")
-        time.sleep(0.5)
-        proc.send_signal(signal.SIGTERM)
-        client.join(timeout=180)
-        assert proc.wait(timeout=180) == -signal.SIGTERM
+        sigterm_while(proc, stderr, "ingest_document", long_write)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
     assert result["status"] == 200, result  # an answer, not a cut connection or a plain 500
     answer = result["body"]["result"]
@@ -221,6 +198,23 @@ def test_sigterm_stops_a_long_write_retryably_and_the_document_stays_whole(tmp_p
     (document,) = store.find(Document, {"source_id": "notes", "key": "vault.md"})
     assert document.doc_id == content_hash(note_text(1, 20).encode())  # the old version, whole
     assert {c.chunk_id for c in store.find(Chunk, {"source_id": "notes"}, fields=[])} == before
+
+
+def sigterm_while(proc: subprocess.Popen, stderr: Path, tool: str, request) -> None:  # type: ignore[no-untyped-def]
+    """Run `request` on a thread, SIGTERM the server once it logged `tool` started, wait for both to end."""
+    client = threading.Thread(target=request)
+    client.start()
+    wait_for(lambda: f"tool {tool} started" in stderr.read_text(), 120, f"{tool} to start")
+    proc.send_signal(signal.SIGTERM)
+    client.join(timeout=180)
+    # uvicorn, having finished, re-raises the signal it caught: the process ends as SIGTERM's
+    assert proc.wait(timeout=180) == -signal.SIGTERM
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
 
 
 def _healthy(port: int, proc: subprocess.Popen, stderr: Path) -> bool:

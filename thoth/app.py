@@ -90,11 +90,6 @@ class Thoth:
         self._writes_lock = threading.Lock()  # not `_lock`: the model load holds that one for seconds
 
     @property
-    def has_writes(self) -> bool:
-        """Whether the write gate exists (a write was made or asked for)."""
-        return self._writes is not None
-
-    @property
     def writes(self) -> Any:
         """The instance's write gate (thoth/writes/gate.py): one write at a time, maintenance after enough."""
         with self._writes_lock:

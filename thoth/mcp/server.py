@@ -177,8 +177,7 @@ def close_writes_on_sigterm(thoth: Thoth, grace: float) -> None:
     previous = signal.getsignal(signal.SIGTERM)
 
     def on_sigterm(sig: int, frame: FrameType | None) -> None:
-        if thoth.has_writes:  # no gate yet: no write was ever made, none is in flight
-            thoth.writes.close(grace)
+        thoth.writes.close(grace)  # made here if no write asked for it yet (one may be about to)
         if callable(previous):
             previous(sig, frame)
 

@@ -6,7 +6,7 @@
    the rest near them), its BM25 and (from THOTH_VECTOR_INDEX_MIN_ROWS) ANN index built.
 2. `--writes` small appends of 10 chunks each, as many small writes leave the table: a fragment and a
    version apiece, in the indexes' unindexed tail.
-3. `python -m ingest maintain --db PATH` (retention 0) as a process of its own, as Cloud Scheduler runs it:
+3. maintenance (retention 0) as a process of its own, as `python -m ingest maintain` runs it:
    its seconds and peak RSS, beside the peak of a process that only opens the index and counts its rows,
    with the table's size on disk before and after. `--reuse` keeps an index built by an earlier run.
 Printed as one JSON object.
@@ -38,19 +38,24 @@ def disk_mb(folder: Path) -> float:
     return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 1e6
 
 
+# Each child reports its own high-water mark: a fork's rusage counts the parent's pages it started with.
+PEAK = "; print(next(line.split()[1] for line in open('/proc/self/status') if line.startswith('VmHWM')))"
 OPEN_ONLY = (
     "import sys; from thoth.config import Settings; from thoth.store import Store; from thoth.records import Chunk; "
-    "print(Store(Settings.from_env(db_uri=sys.argv[1])).count_of(Chunk))"
+    "Store(Settings.from_env(db_uri=sys.argv[1])).count_of(Chunk)" + PEAK
+)
+MAINTAIN = (  # what `python -m ingest maintain --db PATH` runs
+    "import sys; from thoth.config import Settings; from thoth.store import Store; "
+    "from datetime import timedelta; from thoth.store.maintenance import maintain; "
+    # build_table's chunks have no documents rows: orphans to maintenance, which would sweep them all
+    "maintain(Store(Settings.from_env(db_uri=sys.argv[1])), orphan_grace=timedelta(days=3650))" + PEAK
 )
 
 
-def peak_of(command: list[str], env: dict[str, str]) -> float:
-    """The peak RSS in MB of `command` run to its end (its children's included: wait4's rusage)."""
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    if os.waitstatus_to_exitcode(status):
-        raise RuntimeError(f"{command} failed")
-    return usage.ru_maxrss / 1024
+def peak_of(code: str, db: Path, env: dict[str, str]) -> float:
+    """The peak RSS in MB of a Python process running `code` over the index at `db`."""
+    out = subprocess.run([sys.executable, "-c", code, str(db)], env=env, capture_output=True, text=True, check=True)
+    return int(out.stdout.split()[-1]) / 1024
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,9 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     before = health(store)
     disk_before = disk_mb(db)
     env = {**os.environ, "THOTH_MAINTAIN_RETENTION_MINUTES": "0"}  # no other reader of this index
-    opened = peak_of([sys.executable, "-c", OPEN_ONLY, str(db)], env)
+    opened = peak_of(OPEN_ONLY, db, env)
     started = time.perf_counter()
-    maintained = peak_of([sys.executable, "-m", "ingest", "maintain", "--db", str(db)], env)
+    maintained = peak_of(MAINTAIN, db, env)
     result = {
         "chunks": store.count_of(Chunk),
         "build_s": round(built, 1),

@@ -4,8 +4,8 @@
 
 1. A base index: `--pages` generated Markdown pages (bench.ingest.write_corpus), one run, dataset `handbook`.
 2. `--writes` small documents (2-3 KB each) through `ingest_document`'s path (thoth/writes/documents.py),
-   one after another in this process, with the real model (or as many as fit in `--minutes`): seconds
-   per write, and this process's RSS after the 10th write and after the last.
+   one after another in this process through the server's write gate, with the real model (or as many
+   as fit in `--minutes`): seconds per write, and this process's RSS after the 10th write and after the last.
 3. Table health (thoth/store/maintenance.py) after the writes, then `maintain` (retention 0: no reader
    here), then again, per table.
 4. A fresh index of the same rows: the pages and the written documents, as files, in two runs.
@@ -40,6 +40,7 @@ from thoth.store import Store
 from thoth.store.lance import lancedb
 from thoth.store.maintenance import maintain, table_health
 from thoth.writes.documents import ingest_text
+from thoth.writes.gate import WriteGate
 from thoth.writes.writer import Writer
 
 QUERIES = [f"how does the {topic} policy work" for topic in TOPICS][:10]
@@ -162,10 +163,12 @@ def run(args: argparse.Namespace, settings: Settings, fresh_settings: Settings, 
     writer = Writer(settings)
     writer.run(str(pages), name="handbook")
     seconds, rss = [], {}
+    gate = WriteGate(writer.store, wait_seconds=0, maintain_after=0)  # maintenance measured below, not in between
     deadline = time.monotonic() + args.minutes * 60 if args.minutes else None
     for i in range(args.writes):
         started = time.perf_counter()
-        ingest_text(writer, writer.store, "notes", note(i), f"notes/{i}.md")
+        with gate.hold():  # as the server's ingest_document writes: one at a time, memory given back after
+            ingest_text(writer, writer.store, "notes", note(i), f"notes/{i}.md")
         seconds.append(time.perf_counter() - started)
         last = i + 1 == args.writes or (deadline is not None and time.monotonic() > deadline)
         if i + 1 == 10 or last:

@@ -16,7 +16,7 @@ from tests.conftest import LiveServer, make_settings
 from thoth.app import Thoth
 from thoth.mcp.server import create_app
 from thoth.store import Store
-from thoth.writes.gate import ABANDON_MARGIN_SECONDS, ShuttingDown, WriteGate
+from thoth.writes.gate import ABANDON_MARGIN_SECONDS, Busy, ShuttingDown, WriteGate
 
 
 def ingest(live: LiveServer, n: int) -> dict:
@@ -77,3 +77,11 @@ def test_after_close_no_write_starts_and_a_waiting_one_is_refused(tmp_path: Path
     with pytest.raises(ShuttingDown):
         with gate.hold():
             pass
+
+
+def test_no_wait_takes_a_free_slot_and_refuses_a_held_one(tmp_path: Path) -> None:
+    gate = WriteGate(Store(make_settings(tmp_path / "db")), wait_seconds=0, maintain_after=0)
+    with gate.hold():  # free: taken at once
+        with pytest.raises(Busy, match="busy with another write"):
+            with gate.hold():
+                pass

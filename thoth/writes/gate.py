@@ -73,10 +73,10 @@ class WriteGate:
         deadline = None if wait else time.monotonic() + self.wait_seconds
         while not self.closing.is_set():
             left = SLOT_POLL_SECONDS if deadline is None else min(SLOT_POLL_SECONDS, deadline - time.monotonic())
-            if left <= 0:
-                return False
-            if self._slot.acquire(timeout=left):
+            if self._slot.acquire(timeout=max(0.0, left)):  # 0: one try (THOTH_WRITE_WAIT_SECONDS=0)
                 return True
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
         raise ShuttingDown
 
     @contextmanager

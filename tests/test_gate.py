@@ -4,15 +4,19 @@ each table's versions, files, unindexed rows and last maintenance."""
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.conftest import LiveServer, make_settings
 from thoth.app import Thoth
 from thoth.mcp.server import create_app
+from thoth.store import Store
+from thoth.writes.gate import ABANDON_MARGIN_SECONDS, Busy, ShuttingDown, WriteGate
 
 
 def ingest(live: LiveServer, n: int) -> dict:
@@ -48,3 +52,36 @@ def test_busy_writes_are_refused_and_enough_writes_maintain_the_index(tmp_path: 
         assert chunks["last_maintained"] and chunks["versions"] >= 1 and chunks["files"] >= 1
         assert chunks["unindexed_rows"] == 0  # maintenance folded the written notes into the BM25 index
         assert set(health["table_health"]) >= {"chunks", "documents", "sources", "settings"}
+
+
+def test_after_close_no_write_starts_and_a_waiting_one_is_refused(tmp_path: Path) -> None:
+    gate = WriteGate(Store(make_settings(tmp_path / "db")), wait_seconds=30, maintain_after=0)
+    refused: list[Exception] = []
+
+    def waiting() -> None:
+        try:
+            with gate.hold(wait=True):
+                pass
+        except ShuttingDown as exc:
+            refused.append(exc)
+
+    with gate.hold():
+        waiter = threading.Thread(target=waiting)
+        waiter.start()
+        gate.close(grace=ABANDON_MARGIN_SECONDS + 0.2)
+        waiter.join(timeout=5)  # it waited for the slot and is told at once, not after the wait
+        assert len(refused) == 1 and "retry" in str(refused[0])
+        assert not gate.abandon.is_set()  # the write in flight still has its time to finish
+        time.sleep(0.5)
+        assert gate.abandon.is_set()  # then it stops before writing anything
+    with pytest.raises(ShuttingDown):
+        with gate.hold():
+            pass
+
+
+def test_no_wait_takes_a_free_slot_and_refuses_a_held_one(tmp_path: Path) -> None:
+    gate = WriteGate(Store(make_settings(tmp_path / "db")), wait_seconds=0, maintain_after=0)
+    with gate.hold():  # free: taken at once
+        with pytest.raises(Busy, match="busy with another write"):
+            with gate.hold():
+                pass

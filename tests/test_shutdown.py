@@ -20,7 +20,9 @@ import pytest
 from tests.conftest import free_port, make_settings, write_corpus
 from thoth.config import Settings
 from thoth.records import Chunk, Document
+from thoth.retrieval.source_ref import content_hash
 from thoth.store import Store
+from thoth.writes.documents import ingest_text
 from thoth.writes.writer import Writer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,14 +60,7 @@ def test_sigterm_lets_the_request_in_flight_finish(indexed: Settings, tmp_path: 
     with stderr.open("w") as err:
         proc = subprocess.Popen([sys.executable, "-m", "thoth.mcp.server"], cwd=ROOT, env=env, stderr=err)
     try:
-
-        def healthy() -> bool:
-            try:
-                return httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200
-            except httpx.HTTPError:
-                return proc.poll() is not None and pytest.fail(f"server exited: {stderr.read_text()}")
-
-        wait_for(healthy, 60, "/health")
+        wait_for(lambda: _healthy(port, proc, stderr), 60, "/health")
         result: dict = {}
 
         def slow_request() -> None:
@@ -83,18 +78,10 @@ def test_sigterm_lets_the_request_in_flight_finish(indexed: Settings, tmp_path: 
             )
             result["status"], result["body"] = response.status_code, response.json()
 
-        client = threading.Thread(target=slow_request)
-        client.start()
         # SIGTERM only once the server is working on the request (it waits for the model to load)
-        wait_for(lambda: "tool search_handbook started" in stderr.read_text(), 120, "the request to start")
-        proc.send_signal(signal.SIGTERM)
-        client.join(timeout=180)
-        # uvicorn, having finished, re-raises the signal it caught: the process ends as SIGTERM's
-        assert proc.wait(timeout=180) == -signal.SIGTERM
+        sigterm_while(proc, stderr, "search_handbook", slow_request)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
     assert result["status"] == 200, result
     hits = result["body"]["result"]["structuredContent"]["results"]
@@ -164,3 +151,74 @@ def test_ingest_job_exits_143_on_sigterm_and_says_so(indexed: Settings, tmp_path
     rerun = Writer(make_settings(db)).run(str(corpus), name="handbook")
     assert not rerun.interrupted and not rerun.failed
     assert chunk_ids(make_settings(db)) == chunk_ids(indexed)
+
+
+def note_text(version: int, sentences: int) -> str:
+    lines = (f"Version {version}, rule {i}: the vault door is checked by shift {i % 9}.\n" for i in range(sentences))
+    return "".join(lines)
+
+
+def test_sigterm_stops_a_long_write_retryably_and_the_document_stays_whole(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path / "db")
+    writer = Writer(settings)
+    ingest_text(writer, writer.store, "notes", note_text(1, 20), "vault.md")  # the version to keep
+    before = {c.chunk_id for c in Store(settings).find(Chunk, {"source_id": "notes"}, fields=[])}
+    port = free_port()
+    stderr = tmp_path / "server.log"
+    env = env_for(
+        THOTH_DB_URI=settings.db_uri,
+        THOTH_HOST="127.0.0.1",
+        PORT=str(port),
+        THOTH_SHUTDOWN_GRACE_SECONDS="4",  # the write may go on for 1 s, then stops before writing rows
+        THOTH_TREE_BUILD="0",
+        THOTH_LOG_LEVEL="DEBUG",  # "tool ... started" says when the write is in flight
+    )
+    with stderr.open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "thoth.mcp.server"], cwd=ROOT, env=env, stderr=err)
+    result: dict = {}
+    try:
+        wait_for(lambda: _healthy(port, proc, stderr), 60, "/health")
+
+        def long_write() -> None:  # thousands of chunks: embedding alone takes far longer than the grace
+            arguments = {"dataset_id": "notes", "file_content": note_text(2, 6000), "source": "vault.md"}
+            body = {"jsonrpc": "2.0", "id": 3, "method": "tools/call"}
+            body["params"] = {"name": "ingest_document", "arguments": arguments}
+            response = httpx.post(f"http://127.0.0.1:{port}/mcp", json=body, timeout=180)
+            result["status"], result["body"] = response.status_code, response.json()
+
+        sigterm_while(proc, stderr, "ingest_document", long_write)
+    finally:
+        stop(proc)
+
+    assert result["status"] == 200, result  # an answer, not a cut connection or a plain 500
+    answer = result["body"]["result"]
+    assert answer["isError"], answer
+    assert "shutting down" in answer["content"][0]["text"] and "retry" in answer["content"][0]["text"]
+    store = Store(settings)
+    (document,) = store.find(Document, {"source_id": "notes", "key": "vault.md"})
+    assert document.doc_id == content_hash(note_text(1, 20).encode())  # the old version, whole
+    assert {c.chunk_id for c in store.find(Chunk, {"source_id": "notes"}, fields=[])} == before
+
+
+def sigterm_while(proc: subprocess.Popen, stderr: Path, tool: str, request) -> None:  # type: ignore[no-untyped-def]
+    """Run `request` on a thread, SIGTERM the server once it logged `tool` started, wait for both to end."""
+    client = threading.Thread(target=request)
+    client.start()
+    wait_for(lambda: f"tool {tool} started" in stderr.read_text(), 120, f"{tool} to start")
+    proc.send_signal(signal.SIGTERM)
+    client.join(timeout=180)
+    # uvicorn, having finished, re-raises the signal it caught: the process ends as SIGTERM's
+    assert proc.wait(timeout=180) == -signal.SIGTERM
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def _healthy(port: int, proc: subprocess.Popen, stderr: Path) -> bool:
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return proc.poll() is not None and pytest.fail(f"server exited: {stderr.read_text()}")

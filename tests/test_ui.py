@@ -407,3 +407,19 @@ def test_the_search_page_explains_the_ranking_it_used(console_server: LiveServer
     keyword = page(console_server, "/ui/search", q="time off", mode="keyword")
     assert "Keyword search only (alpha 0)" in keyword
     assert "Vector search only (alpha 1)" in page(console_server, "/ui/search", q="time off", mode="vector")
+
+
+def test_the_collections_page_shows_each_tables_health_as_health_reports_it(console_server: LiveServer) -> None:
+    reported = httpx.get(f"{console_server.url}/health", timeout=30).json()["table_health"]
+    body = page(console_server, "/ui/")
+    assert 'id="index-health"' in body
+
+    def cells(name: str) -> list[str]:  # the row's cells after the table's name
+        words = text_of(body.split(f'id="health-{name}"')[1].split("</tr>")[0]).split()
+        return words[words.index(name) + 1 :]
+
+    for name in ("chunks", "documents", "sources"):
+        health = reported[name]
+        assert cells(name)[:3] == [str(health["versions"]), str(health["files"]), str(health["fragments"])], name
+    chunks = cells("chunks")
+    assert chunks[3] == str(reported["chunks"]["unindexed_rows"]) and chunks[4] == "never"  # not maintained yet

@@ -20,6 +20,7 @@ from tests.conftest import REPO_ROOT, make_settings
 from thoth.records import Chunk, Document
 from thoth.store import Store
 from thoth.store.maintenance import sweep_orphans
+from thoth.store.schema import CHUNKS
 from thoth.writes.documents import ingest_text
 from thoth.writes.objects import SourceObject
 from thoth.writes.writer import Writer
@@ -148,3 +149,30 @@ def test_a_writer_killed_mid_overwrite_leaves_the_document_whole(tmp_path: Path)
     # the next write after the kills replaces the document as usual
     ingest_text(Writer(settings), Store(settings), "notes", version(99, 30), "notes/ledger.md")
     whole(Store(settings), "notes", "notes/ledger.md")
+
+
+def test_the_same_bytes_reparsed_replace_their_rows_and_are_never_missing(tmp_path: Path) -> None:
+    """A newer parser (the stored `parser` differs from parser_version) re-reads unchanged bytes: the rows
+    keep their doc_id, and are replaced id by id, so no version of the chunk table lacks the document."""
+    settings = replace(make_settings(tmp_path / "db"), tree_build=False)
+    writer = Writer(settings)
+    data = version(1).encode()
+    obj = SourceObject(key="ledger.md", uri="gs://b/ledger.md", size=len(data), read=lambda: data, version="1")
+    writer.ingest_object("b", obj, {}, name="b", uri="gs://b")
+    doc_id, chunks = whole(writer.store, "b", "ledger.md")
+    table = Store(settings).table(CHUNKS)  # a reader of its own, to look at every version after this one
+    start = table.version
+
+    writer.store.change(Document, {"source_id": "b", "key": "ledger.md"}, {"parser": "an-older-parser"})
+    summary = writer.ingest_object("b", obj, {}, name="b", uri="gs://b")
+    assert summary.ingested == ["ledger.md"]  # re-parsed although its bytes and generation are the same
+    assert whole(writer.store, "b", "ledger.md") == (doc_id, chunks)
+    (row,) = writer.store.find(Document, {"source_id": "b", "key": "ledger.md"}, fields=["parser"])
+    assert row.parser == ""  # the current parser's version: the next run leaves it alone
+
+    table.checkout_latest()
+    seen = []
+    for number in range(start, table.version + 1):
+        table.checkout(number)
+        seen.append(table.count_rows(f"doc_id = '{doc_id}'"))
+    assert len(seen) > 1 and min(seen) == chunks, seen  # every version in between holds the whole document

@@ -169,6 +169,10 @@ class Thoth:
         self._warm_thread = threading.Thread(target=load, name="thoth-warm-up", daemon=True)
         self._warm_thread.start()
 
+    def table_health(self) -> dict[str, dict]:
+        """Per table: versions, files, fragments, unindexed rows, last maintained (as /health shows them)."""
+        return self._table_health(self.store.versions(self.store.table_names()))
+
     def _table_health(self, versions: dict[str, int]) -> dict[str, dict]:
         # listing versions and indexes costs requests on GCS: asked again only after a write
         cached = self._health_cache

@@ -252,6 +252,11 @@ class OnnxEmbedder(EmbedderBase):
         # concurrent request's BM25 wants, so two sleeping threads answer a query sooner than one for
         # about the same CPU. Batches (ingest) run as fast either way (docs/performance.md, "Embedding").
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # No arena and no memory pattern: onnxruntime then frees a batch's activations after the run instead
+        # of keeping the largest batch's (hundreds of MB for 64 long texts) for the life of the process, at
+        # the same speed (docs/operations.md, "Memory").
+        opts.enable_cpu_mem_arena = False
+        opts.enable_mem_pattern = False
         try:
             self._session = ort.InferenceSession(str(onnx_path), sess_options=opts, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types

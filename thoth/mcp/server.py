@@ -12,7 +12,8 @@ Middleware, outermost first: request log context (trace, correlation id), the Ho
 check (thoth.mcp.hosts, every route), auth (THOTH_AUTH),
 the Accept-header default for curl. SIGTERM (Cloud Run scaling in, a new revision) stops
 accepting connections and lets requests in flight finish, for up to THOTH_SHUTDOWN_GRACE_SECONDS
-(8 of the 10 s Cloud Run gives before it kills the instance).
+(8 of the 10 s Cloud Run gives before it kills the instance). A write in flight finishes within that
+or stops before writing anything, answering a retryable tool error (close_writes_on_sigterm).
 """
 
 from __future__ import annotations
@@ -21,9 +22,12 @@ import contextlib
 import ctypes
 import logging
 import os
+import signal
 import socket
 import sys
+import threading
 from collections.abc import AsyncIterator
+from types import FrameType
 from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
@@ -137,6 +141,7 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
         if warm_up and not thoth.warming_up:
             thoth.warm_up(background=True)
         bound_worker_threads(settings)
+        close_writes_on_sigterm(thoth, settings.shutdown_grace_seconds)
         async with run_transports():
             log.info("Thoth MCP server ready: db=%s toolsets=%s", settings.db_uri, ",".join(settings.toolsets))
             yield
@@ -160,6 +165,23 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
     starlette.add_middleware(HostCheckMiddleware, settings=settings)  # every route, before auth
     starlette.add_middleware(RequestContextMiddleware, settings=settings)  # added last: runs first
     return starlette
+
+
+def close_writes_on_sigterm(thoth: Thoth, grace: float) -> None:
+    """Before uvicorn's own SIGTERM handling (stop accepting, wait for requests in flight): the write gate
+    refuses new writes and gives the one in flight the grace period (thoth/writes/gate.py), so its client
+    gets its result or a retryable tool error before uvicorn's grace ends, never a cut connection. Only
+    in the main thread, where uvicorn installs its handler (a test's in-thread server has none)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def on_sigterm(sig: int, frame: FrameType | None) -> None:
+        thoth.writes.close(grace)  # made here if no write asked for it yet (one may be about to)
+        if callable(previous):
+            previous(sig, frame)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
 
 
 MALLOC_ARENAS = 2  # glibc malloc arenas a server process keeps (MALLOC_ARENA_MAX in the environment wins)

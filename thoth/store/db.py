@@ -210,6 +210,18 @@ class Store:
         if rows:
             self.tables.merge(DOCUMENTS, ["source_id", "key"], rows, "documents")
 
+    def replace_rows(self, record: type, rows: list[dict], scope: Match) -> None:
+        """Make `rows` the rows of `scope` (a re-parsed document's chunks or partitions): each row replaces
+        the row with its id in one merge, then the scope's rows not among them go. A reader finds every
+        id old or new, never the scope empty."""
+        key = field_names(record)[0]
+        old = {getattr(r, key) for r in self.find(record, scope, fields=[])}
+        if rows:
+            self.tables.merge(TABLE_OF[record], key, rows, f"replace {TABLE_OF[record]}")
+        stale = sorted(old - {row[key] for row in rows})
+        if stale:
+            self.tables.delete(TABLE_OF[record], filters.where({**scope, key: stale}))
+
     def upsert_source(self, row: dict) -> None:
         self.tables.merge(SOURCES, "source_id", [row], "sources")
 

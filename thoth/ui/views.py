@@ -154,7 +154,13 @@ class Console:
         for run in self.store.recent_runs():  # newest first: the first of each source is its last run
             last_runs.setdefault(run.source_id, run)
         return self._render(
-            request, "collections.html", title="Collections", rows=rows, trees=trees, last_runs=last_runs
+            request,
+            "collections.html",
+            title="Collections",
+            rows=rows,
+            trees=trees,
+            last_runs=last_runs,
+            health=self.app.table_health(),  # per table, as /health has it (docs/operations.md, "Health")
         )
 
     @page

@@ -6,12 +6,19 @@ the gate within THOTH_WRITE_WAIT_SECONDS gets `Busy`, a tool error that says to 
 HTTP 500); a bucket event waits its turn. After THOTH_MAINTAIN_AFTER_WRITES writes the gate starts
 maintenance (thoth/store/maintenance.py) on a thread of its own: searches go on meanwhile, and writes
 too (LanceDB retries the commit that loses to a compaction).
+
+Shutdown (SIGTERM, `close`): no write starts any more (ShuttingDown, retryable); the write in flight
+finishes within the grace period or stops before it has written anything (Writer.abandon), and its
+caller gets ShuttingDown too. A write is replace-never-remove, so either way the document stays whole.
 """
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -24,8 +31,22 @@ if TYPE_CHECKING:
 log = logging.getLogger("thoth.writes")
 
 
+# At SIGTERM a write in flight has the shutdown grace less this to finish; then it stops at its next safe
+# point (before its rows are written) and answers ShuttingDown, in time for the answer to reach the client.
+ABANDON_MARGIN_SECONDS = 3.0
+SLOT_POLL_SECONDS = 0.1  # how often a write waiting for the slot looks whether the server is shutting down
+
+
 class Busy(ClientError):
     """Another write holds the instance's write slot; the same call succeeds when retried later."""
+
+
+class ShuttingDown(Busy):
+    """The instance is shutting down: a write not started, or stopped before it wrote anything; retry it
+    (another instance takes it)."""
+
+    def __init__(self) -> None:
+        super().__init__("the server is shutting down; nothing was written: retry the write")
 
 
 class WriteGate:
@@ -37,25 +58,50 @@ class WriteGate:
         self._count = threading.Lock()
         self.writes_since_maintenance = 0
         self.maintenance: threading.Thread | None = None
+        self.closing = threading.Event()  # SIGTERM: no write starts any more
+        self.abandon = threading.Event()  # the write in flight stops at its next safe point (Writer.abandon)
+
+    def close(self, grace: float) -> None:
+        """Shutdown began (SIGTERM): refuse new writes; the one in flight may finish within `grace` less
+        ABANDON_MARGIN_SECONDS, and is stopped before writing anything after that."""
+        self.closing.set()
+        timer = threading.Timer(max(0.0, grace - ABANDON_MARGIN_SECONDS), self.abandon.set)
+        timer.daemon = True
+        timer.start()
+
+    def _acquire(self, wait: bool) -> bool:
+        deadline = None if wait else time.monotonic() + self.wait_seconds
+        while not self.closing.is_set():
+            left = SLOT_POLL_SECONDS if deadline is None else min(SLOT_POLL_SECONDS, deadline - time.monotonic())
+            if self._slot.acquire(timeout=max(0.0, left)):  # 0: one try (THOTH_WRITE_WAIT_SECONDS=0)
+                return True
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+        raise ShuttingDown
 
     @contextmanager
     def hold(self, wait: bool = False) -> Iterator[None]:
-        """Run one write; `wait` for the slot however long (events), else give up with Busy (tool calls)."""
-        if not self._slot.acquire(timeout=-1 if wait else self.wait_seconds):
+        """Run one write; `wait` for the slot however long (events), else give up with Busy (tool calls).
+        Once shutdown began, ShuttingDown instead."""
+        if not self._acquire(wait):
             raise Busy(
                 f"the server is busy with another write (waited {self.wait_seconds:g} s); retry later, "
                 "or ingest large batches with the ingest job"
             )
+        if self.closing.is_set():
+            self._slot.release()
+            raise ShuttingDown
         try:
             yield
         finally:
+            give_back_memory()
             self._slot.release()
         self._written()
 
     def _written(self) -> None:
         with self._count:
             self.writes_since_maintenance += 1
-            due = 0 < self.maintain_after <= self.writes_since_maintenance
+            due = 0 < self.maintain_after <= self.writes_since_maintenance and not self.closing.is_set()
             if not due or (self.maintenance is not None and self.maintenance.is_alive()):
                 return
             self.writes_since_maintenance = 0
@@ -71,4 +117,14 @@ class WriteGate:
             log.exception("background maintenance failed")
 
 
-__all__ = ["Busy", "WriteGate"]
+def give_back_memory() -> None:
+    """Hand the memory a write freed back to the system: Python's cycles collected, then glibc's free lists
+    trimmed (malloc keeps freed arenas otherwise, so RSS stays at the write's peak: docs/operations.md)."""
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc (musl, macOS): their allocators return memory themselves
+        pass
+
+
+__all__ = ["Busy", "ShuttingDown", "WriteGate", "give_back_memory"]

@@ -32,6 +32,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
+
 from thoth.config import Settings
 from thoth.embed import Embedder, get_embedder, get_tokenizer, model_name
 from thoth.records import Chunk as StoredChunk  # a chunk as the index holds it (chunking's is one being cut)
@@ -53,6 +55,9 @@ from thoth.writes.runs import Plan, RunSummary, collection_name, plan_run, row_f
 from thoth.writes.tree import TreeResult, build_tree, mark_stale
 
 log = logging.getLogger("thoth.ingest")
+# Texts a local model embeds at once in a write: its attention activations grow with texts x tokens^2
+# (about 420 MB at 64 chunks of 256 word pieces, 106 MB at 8), at about the same chunks per second.
+LOCAL_EMBED_TEXTS = 8
 
 
 class Writer:
@@ -62,6 +67,8 @@ class Writer:
         self.settings = settings
         self.store = store or Store(settings)
         self._embedder = embedder
+        # Set (the server's WriteGate at shutdown): the write stops before it writes rows (ShuttingDown).
+        self.abandon: threading.Event | None = None
         self.meter = Meter()  # progress reporting (thoth/writes/progress.py); `python -m ingest` sets a printing one
 
     @property
@@ -307,19 +314,46 @@ class Writer:
         """Write a batch's new rows, switch its documents rows to them, then drop the versions they replace."""
         if not batch:
             return 0
-        vectors = self.embedder.embed_documents([c.embed_text for p in batch for c in p.chunks])
+        vectors = self._embed([c.embed_text for p in batch for c in p.chunks])
         rows = chunk_rows(source_id, batch, vectors)
         del vectors  # the batch's embeddings are in `rows` now; the list of arrays is not kept with them
         written = [p.doc_id for p in batch if p.partitions]
-        # rows of these versions a killed write left (none, as a rule: counted first, so no empty commit)
-        self._drop_content(source_id, set(written))
-        self.store.insert(Partition, [to_row(partition) for p in batch for partition in p.partitions])
-        self.store.insert(StoredChunk, rows)
+        # the same bytes re-parsed (a newer parser): their rows are replaced id by id, never removed first
+        live = self._live(source_id, written)
+        # rows of other versions a killed write left (none, as a rule: counted first, so no empty commit)
+        self._drop_content(source_id, set(written) - live)
+        self.store.insert(Partition, [to_row(pt) for p in batch if p.doc_id not in live for pt in p.partitions])
+        self.store.insert(StoredChunk, [row for row in rows if row["doc_id"] not in live])
+        if live:
+            scope = {"source_id": source_id, "doc_id": sorted(live)}
+            partitions = [to_row(pt) for p in batch if p.doc_id in live for pt in p.partitions]
+            self.store.replace_rows(Partition, partitions, scope)
+            self.store.replace_rows(StoredChunk, [row for row in rows if row["doc_id"] in live], scope)
         self.meter.add_chunks(len(rows))
         self.store.replace_documents([to_row(p.document) for p in batch])
         keys = {p.obj.key for p in batch}
         self._drop_content(source_id, {doc_id for key, doc_id in replaced.items() if key in keys} - set(written))
         return len(rows)
+
+    def _live(self, source_id: str, doc_ids: list[str]) -> set[str]:
+        """Which of `doc_ids` a `documents` row of the source already points at (their content is served)."""
+        if not doc_ids:
+            return set()
+        match = {"source_id": source_id, "doc_id": sorted(set(doc_ids)), "status": "ok"}
+        return {d.doc_id for d in self.store.find(Document, match, fields=["doc_id"])}
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        """The texts' vectors; a local model's in slices of LOCAL_EMBED_TEXTS, so its activations in this
+        process follow the slice, not the document (a remote provider batches as it is configured)."""
+        step = LOCAL_EMBED_TEXTS if self.settings.embed_provider == "local" else max(1, len(texts))
+        parts = []
+        for start in range(0, len(texts), step):
+            if self.abandon is not None and self.abandon.is_set():  # nothing of this batch is written yet
+                from thoth.writes.gate import ShuttingDown
+
+                raise ShuttingDown
+            parts.append(self.embedder.embed_documents(texts[start : start + step]))
+        return np.concatenate(parts) if len(parts) > 1 else parts[0] if parts else self.embedder.embed_documents(texts)
 
     def _drop_content(self, source_id: str, doc_ids: set[str]) -> None:
         """Delete the chunks and partitions of `doc_ids` (chunks first: they are what searches find)."""

@@ -106,6 +106,7 @@ def ingest_document(
     with app.writes.hold():  # one write per instance (its memory); Busy, a retryable tool error, after a wait
         embedder = ProgressEmbedder(app.embedder(), progress)  # notifications/progress: chunks embedded
         writer = Writer(app.settings, store=app.store, embedder=embedder)
+        writer.abandon = app.writes.abandon  # SIGTERM: stops before writing, a retryable tool error
         key, summary = ingest_text(writer, app.store, dataset_id, file_content, source, tags, started_by=caller)
     if summary.failed:
         raise ClientError(f"file_content could not be ingested: {summary.failed[0][1]}")

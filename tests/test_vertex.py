@@ -55,9 +55,10 @@ def test_text_embedding_requests_have_the_documented_shape(endpoint: VertexServe
     got = embedder.embed_documents(texts)
     assert np.array_equal(got, endpoint.model.embed(texts))
     paths = [p for p, _ in endpoint.requests]
-    assert paths == [f"{BASE}/text-embedding-005:predict"] * 2
+    assert paths == [f"{BASE}/text-embedding-005:predict"] * 4
     bodies = [b for _, b in endpoint.requests]
-    assert sorted(len(b["instances"]) for b in bodies) == [10, 250]  # Vertex's limit: 250 texts per request
+    # Vertex's limits: 250 texts and 20,000 tokens per request; texts of up to 254 word pieces: 78 a request
+    assert sorted(len(b["instances"]) for b in bodies) == [26, 78, 78, 78]
     assert {i["task_type"] for b in bodies for i in b["instances"]} == {"RETRIEVAL_DOCUMENT"}
     assert {b["parameters"]["outputDimensionality"] for b in bodies} == {384}
     endpoint.requests.clear()

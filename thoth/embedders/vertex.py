@@ -15,9 +15,12 @@ from typing import Any
 from thoth.embed import EmbedderUnavailable, Prompts, prefixed
 from thoth.embedders.remote import Refused, RemoteEmbedder
 
-# Texts per request: the text-embedding models take up to 250 (and 20,000 tokens, far above 250 chunks
-# of THOTH_CHUNK_TOKENS); Gemini embedding models one.
+# Per request, the text-embedding models take up to 250 texts and 20,000 tokens; Gemini embedding models
+# one text. Texts are cut to `max_tokens` word pieces of the bundled tokenizer, so a batch is capped at
+# 20,000 // (max_tokens + 2) texts (78 for 254): under the limit unless Google's tokenizer reads many
+# more tokens than the bundled one (auto_truncate cuts only a single text over 2,048).
 MAX_BATCH = 250
+MAX_REQUEST_TOKENS = 20_000
 DEFAULT_QUERY_TASK = "RETRIEVAL_QUERY"
 DEFAULT_DOCUMENT_TASK = "RETRIEVAL_DOCUMENT"
 DEFAULT_TASKS = Prompts(query_task=DEFAULT_QUERY_TASK, document_task=DEFAULT_DOCUMENT_TASK)
@@ -82,7 +85,7 @@ class VertexEmbedder(RemoteEmbedder):
         except Exception as exc:  # the SDK raises several kinds for missing credentials or settings
             raise EmbedderUnavailable(f"cannot start the Vertex AI client: {exc}; {self.key_hint}") from exc
         self.transient = RemoteEmbedder.transient + _sdk_transient()
-        limit = 1 if one_text_per_request(model) else MAX_BATCH
+        limit = 1 if one_text_per_request(model) else min(MAX_BATCH, MAX_REQUEST_TOKENS // (max_tokens + 2))
         super().__init__(
             VertexWire(model, project, location, base_url),  # type: ignore[arg-type]
             f"vertex:{model}",

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from google.auth.credentials import AnonymousCredentials
 from google.oauth2.credentials import Credentials
 
 from tests.conftest import ONNX_CACHE, make_settings, write_corpus
@@ -39,7 +40,7 @@ def vertex(server: VertexServer, model: str = "text-embedding-005", **kw: object
         LOCATION,
         prompts=TASKS,
         base_url=server.url,
-        credentials=Credentials(token=TOKEN),
+        credentials=values.pop("credentials", Credentials(token=TOKEN)),
         max_tokens=254,
         sleep=waits.append,
         **values,  # type: ignore[arg-type]
@@ -116,6 +117,8 @@ def test_refusals_name_the_setting_to_fix(endpoint: VertexServer) -> None:
         vertex(endpoint, "text-embedding-999")
     with pytest.raises(EmbedderUnavailable, match="refused THOTH_EMBED_DIMENSIONS=4096"):
         vertex(endpoint, dimensions=4096)
+    with pytest.raises(EmbedderUnavailable, match="no usable Google credentials.*roles/aiplatform.user"):
+        vertex(endpoint, credentials=AnonymousCredentials())  # no token to send: refused before any request
     endpoint.script[:] = ["429"] * 3
     with pytest.raises(EmbedderUnavailable, match="unavailable: 429 after 3 attempts"):
         vertex(endpoint)

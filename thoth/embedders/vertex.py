@@ -75,7 +75,9 @@ class VertexEmbedder(RemoteEmbedder):
             ) from exc
         if not project:
             raise EmbedderUnavailable("THOTH_EMBED_PROVIDER=vertex needs a project: set THOTH_GCP_PROJECT")
-        self._errors, self._types = errors, types
+        from google.auth import exceptions as auth_exceptions
+
+        self._errors, self._types, self._auth = errors, types, auth_exceptions
         self.prompts = prompts  # the task types with the prompts: both are recorded with the index
         options = types.HttpOptions(base_url=base_url or None, timeout=int(timeout * 1000))  # no SDK retries: ours
         try:
@@ -108,6 +110,10 @@ class VertexEmbedder(RemoteEmbedder):
         )
         try:
             answer = self._genai.models.embed_content(model=self.wire.model, contents=texts, config=config)
+        except self._auth.TransportError:
+            raise  # retried: a network failure while refreshing the token
+        except self._auth.GoogleAuthError as exc:  # no application default credentials, or refused ones
+            raise EmbedderUnavailable(f"no usable Google credentials for Vertex AI ({exc}); {self.key_hint}") from exc
         except self._errors.APIError as exc:
             said = f"{exc.status or ''} {exc.message or ''}".strip()[:300]
             refused = Refused(int(exc.code or 0), said)

@@ -16,8 +16,8 @@ from thoth.errors import ThothError
 DEFAULT_DB_URI = "./.thoth/lancedb"
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 # Where vectors come from (docs/models.md): the bundled or a local model in this process, or an endpoint
-EMBED_PROVIDERS = ("local", "sentence-transformers", "openai")
-REMOTE_EMBED_PROVIDERS = ("openai",)
+EMBED_PROVIDERS = ("local", "sentence-transformers", "openai", "vertex")
+REMOTE_EMBED_PROVIDERS = ("openai", "vertex")
 # The optional reranker (thoth/retrieval/rerank.py): none, a /rerank endpoint in Cohere's shape (Cohere, Jina,
 # vLLM) or text-embeddings-inference's, or a local sentence-transformers cross-encoder folder
 RERANK_PROVIDERS = ("none", "cohere", "tei", "cross-encoder")
@@ -245,6 +245,9 @@ class Settings:
     embed_concurrency: int = 4  # batches in flight at once
     embed_retries: int = 4  # retries of a 429, a 5xx or a timeout, with doubling waits
     embed_timeout_seconds: float = 30.0
+    # Vertex AI task types (vertex only): how queries and documents are embedded; recorded with the index
+    embed_query_task: str = "RETRIEVAL_QUERY"
+    embed_document_task: str = "RETRIEVAL_DOCUMENT"
     # The reranker: off by default; it reorders the first `rerank_top_n` hybrid hits within the time budget
     rerank_provider: str = "none"
     rerank_model: str = ""  # the endpoint's model name, or the cross-encoder's folder
@@ -376,6 +379,8 @@ class Settings:
             embed_int8=env.get("THOTH_EMBED_INT8", "").lower() in ("1", "true", "yes"),
             embed_query_prompt=env.get("THOTH_EMBED_QUERY_PROMPT", ""),
             embed_document_prompt=env.get("THOTH_EMBED_DOCUMENT_PROMPT", ""),
+            embed_query_task=env.get("THOTH_EMBED_QUERY_TASK", cls.embed_query_task).strip().upper(),
+            embed_document_task=env.get("THOTH_EMBED_DOCUMENT_TASK", cls.embed_document_task).strip().upper(),
             rerank_provider=_choice(env, "THOTH_RERANK_PROVIDER", cls.rerank_provider, RERANK_PROVIDERS),
             rerank_model=env.get("THOTH_RERANK_MODEL", "").strip(),
             rerank_url=env.get("THOTH_RERANK_URL", "").strip(),

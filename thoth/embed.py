@@ -2,7 +2,7 @@
 
 `get_embedder(settings)` returns the process-wide embedder for the configured
 provider (`settings.embed_provider`: `local`, the default, with the backend
-below; `sentence-transformers`, the torch backend; `openai`, an endpoint, in
+below; `sentence-transformers`, the torch backend; `openai`, an endpoint, and `vertex`, Vertex AI, in
 thoth/embedders/; docs/models.md), model and backend. `get_tokenizer(settings)` returns the model's own word-piece
 tokenizer (the `tokenizers` library, no torch), which the chunker uses to keep
 every chunk inside what the model reads.
@@ -57,14 +57,18 @@ class Prompts:
 
     query: str = ""
     document: str = ""
+    query_task: str = ""  # Vertex AI's task types (RETRIEVAL_QUERY...): how the model is told, not a prefix
+    document_task: str = ""
 
     def __bool__(self) -> bool:
-        return bool(self.query or self.document)
+        return bool(self.query or self.document or self.query_task or self.document_task)
 
     @property
-    def pair(self) -> tuple[str, str]:
-        """(query, document), as the store records them."""
-        return self.query, self.document
+    def pair(self) -> tuple[str, ...]:
+        """(query, document) and, only when there are task types, (query task, document task): as the
+        store records them (an index built without task types reads as it always did)."""
+        tasks = (self.query_task, self.document_task) if self.query_task or self.document_task else ()
+        return self.query, self.document, *tasks
 
 
 NO_PROMPTS = Prompts()
@@ -370,7 +374,15 @@ def model_name(settings: Settings) -> str:
 
 
 def configured_prompts(settings: Settings) -> Prompts:
-    """The query and document prompts the settings give (THOTH_EMBED_QUERY_PROMPT, ..._DOCUMENT_PROMPT)."""
+    """The query and document prompts the settings give (THOTH_EMBED_QUERY_PROMPT, ..._DOCUMENT_PROMPT),
+    and for `vertex` its task types (THOTH_EMBED_QUERY_TASK, ..._DOCUMENT_TASK)."""
+    if settings.embed_provider == "vertex":
+        return Prompts(
+            settings.embed_query_prompt,
+            settings.embed_document_prompt,
+            settings.embed_query_task,
+            settings.embed_document_task,
+        )
     return Prompts(settings.embed_query_prompt, settings.embed_document_prompt)
 
 
@@ -426,9 +438,13 @@ def _remote_embedder(settings: Settings) -> Embedder:
         settings.embed_retries,
         settings.embed_timeout_seconds,
         configured_prompts(settings),
+        settings.gcp_project,
+        settings.gcp_location,
     )
     with _lock:
-        if cache_key not in _embedders:
+        if cache_key not in _embedders and settings.embed_provider == "vertex":
+            _embedders[cache_key] = _vertex_embedder(settings)
+        elif cache_key not in _embedders:
             _embedders[cache_key] = RemoteEmbedder(
                 OpenAIWire(settings.embed_url, settings.embed_model, key, settings.embed_dimensions),
                 model_name(settings),
@@ -441,6 +457,24 @@ def _remote_embedder(settings: Settings) -> Embedder:
             )
             _embedders[cache_key].prompts = configured_prompts(settings)
         return _embedders[cache_key]
+
+
+def _vertex_embedder(settings: Settings) -> Embedder:
+    from thoth.embedders.vertex import VertexEmbedder
+
+    return VertexEmbedder(
+        settings.embed_model,
+        settings.gcp_project,
+        settings.gcp_location,
+        prompts=configured_prompts(settings),
+        base_url=settings.embed_url,
+        max_tokens=get_tokenizer(settings).max_tokens,
+        dimensions=settings.embed_dimensions,
+        batch_size=settings.embed_batch_size,
+        concurrency=settings.embed_concurrency,
+        retries=settings.embed_retries,
+        timeout=settings.embed_timeout_seconds,
+    )
 
 
 @lru_cache(maxsize=4)

@@ -45,6 +45,14 @@ class WireFormat(Protocol):
         ...
 
 
+class Refused(Exception):
+    """An endpoint's answer other than 200, from whichever client sent the request."""
+
+    def __init__(self, status: int, said: str, retry_after: str | None = None):
+        super().__init__(f"{status}: {said}")
+        self.status, self.said, self.retry_after = status, said, retry_after
+
+
 @dataclass
 class Sent:
     """What a remote embedder has sent so far."""
@@ -64,6 +72,10 @@ class Sent:
 
 class RemoteEmbedder(EmbedderBase):
     """An `Embedder` over HTTP: `wire` shapes the requests, this class sends them."""
+
+    # Failures of the request itself, retried like a 429 (a subclass's SDK adds its own).
+    transient: tuple[type[BaseException], ...] = (httpx.TimeoutException, httpx.TransportError)
+    key_hint = "check THOTH_EMBED_API_KEY or THOTH_EMBED_API_KEY_FILE"  # what a 401/403 asks to fix
 
     def __init__(
         self,
@@ -89,19 +101,24 @@ class RemoteEmbedder(EmbedderBase):
         self._count = threading.Lock()
         self._client = httpx.Client(timeout=timeout, limits=httpx.Limits(max_connections=self.concurrency))
         self._wanted = dimensions
+        self.where = getattr(wire, "url", wire.name)  # named in errors
         # One request at load: a wrong URL, key, model or dimension is said when the server or the ingest
         # job starts, not at its first query; the dimension, part of the index's identity, is checked after.
         self.dim = len(self._batch(["dimension probe"])[0])
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        return self._embed(texts, "")
+
+    def _embed(self, texts: list[str], task: str) -> np.ndarray:
+        """`task`: what the texts are for, for a provider that is told (Vertex AI's task types)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         batches = [list(map(str, texts[i : i + self.batch_size])) for i in range(0, len(texts), self.batch_size)]
         if len(batches) == 1:
-            parts = [self._batch(batches[0])]
+            parts = [self._batch(batches[0], task)]
         else:
             with ThreadPoolExecutor(min(self.concurrency, len(batches)), thread_name_prefix="thoth-embed") as pool:
-                parts = list(pool.map(self._batch, batches))
+                parts = list(pool.map(lambda batch: self._batch(batch, task), batches))
         vectors = np.asarray([v for part in parts for v in part], dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         # The Embedder contract is unit length. Rows an endpoint already normalised are kept bit for bit,
@@ -110,15 +127,25 @@ class RemoteEmbedder(EmbedderBase):
         vectors[off] /= np.maximum(norms[off], 1e-12)
         return vectors
 
-    def _batch(self, texts: list[str]) -> list[list[float]]:
+    def _post(self, texts: list[str], task: str) -> list[list[float]]:
+        """One HTTP request through `wire`; a refusal raises `Refused`. A provider with its own client
+        (an SDK) overrides this and `transient`, and keeps the retries, counting and checks below."""
         url, body = self.wire.request(texts)
+        response = self._client.post(url, json=body, headers=self.wire.headers())
+        if response.status_code != 200:
+            said = response.text.strip().replace("\n", " ")[:300]
+            raise Refused(response.status_code, said, response.headers.get("retry-after"))
+        return self.wire.vectors(response.json())
+
+    def _batch(self, texts: list[str], task: str = "") -> list[list[float]]:
+        url = self.where
         for attempt in range(self.retries + 1):
             with self._count:
                 self.sent.requests += 1
                 self.sent.retries += attempt > 0
             try:
-                response = self._client.post(url, json=body, headers=self.wire.headers())
-            except (httpx.TimeoutException, httpx.TransportError) as exc:
+                vectors = self._post(texts, task)
+            except self.transient as exc:
                 if attempt == self.retries:
                     raise EmbedderUnavailable(
                         f"the {self.wire.name} embedding endpoint {url} did not answer after "
@@ -126,12 +153,12 @@ class RemoteEmbedder(EmbedderBase):
                     ) from exc
                 self.sleep(self._backoff(attempt, None))
                 continue
-            if response.status_code in RETRIED_STATUSES and attempt < self.retries:
-                self.sleep(self._backoff(attempt, response.headers.get("retry-after")))
-                continue
-            if response.status_code != 200:
-                raise EmbedderUnavailable(self._refusal(url, response, attempt + 1))
-            vectors = self._checked(self.wire.vectors(response.json()), len(texts))
+            except Refused as refused:
+                if refused.status in RETRIED_STATUSES and attempt < self.retries:
+                    self.sleep(self._backoff(attempt, refused.retry_after))
+                    continue
+                raise EmbedderUnavailable(self._refusal(url, refused, attempt + 1)) from None
+            vectors = self._checked(vectors, len(texts))
             with self._count:
                 self.sent.texts += len(texts)
                 self.sent.characters += sum(len(t) for t in texts)
@@ -158,11 +185,11 @@ class RemoteEmbedder(EmbedderBase):
             asked = 0.0
         return min(MAX_BACKOFF_SECONDS, max(asked, BACKOFF_SECONDS * 2**attempt))
 
-    def _refusal(self, url: str, response: httpx.Response, attempts: int) -> str:
-        status, said = response.status_code, response.text.strip().replace("\n", " ")[:300]
+    def _refusal(self, url: str, refused: Refused, attempts: int) -> str:
+        status, said = refused.status, refused.said
         where = f"the {self.wire.name} embedding endpoint {url}"
         if status in (401, 403):
-            return f"{where} refused the key ({status}: {said}); check THOTH_EMBED_API_KEY or THOTH_EMBED_API_KEY_FILE"
+            return f"{where} refused the key ({status}: {said}); {self.key_hint}"
         if status == 404 or (status in (400, 422) and "model" in said.lower()):
             return f"{where} does not serve model {self.wire.model!r} ({status}: {said}); check THOTH_EMBED_MODEL"
         if status in RETRIED_STATUSES:

@@ -104,13 +104,13 @@ class Store:
     def index_model(self) -> tuple[str | None, int | None]:
         return self.metadata.index_model()
 
-    def index_prompts(self) -> tuple[str, str]:
+    def index_prompts(self) -> tuple[str, ...]:
         return self.metadata.index_prompts()
 
-    def record_model(self, model_name: str, dim: int, prompts: tuple[str, str] = NO_PROMPTS) -> None:
+    def record_model(self, model_name: str, dim: int, prompts: tuple[str, ...] = NO_PROMPTS) -> None:
         self.metadata.record_model(model_name, dim, prompts)
 
-    def check_model(self, model_name: str, dim: int, prompts: tuple[str, str] = NO_PROMPTS) -> None:
+    def check_model(self, model_name: str, dim: int, prompts: tuple[str, ...] = NO_PROMPTS) -> None:
         self.metadata.check_model(model_name, dim, prompts)
 
     def cosine_floor(self) -> Floor | None:

@@ -21,6 +21,8 @@ from thoth.store.tables import ModelMismatch, Tables
 
 TREE_WRITE_BATCH = 4096  # tree rows written per commit
 NO_PROMPTS = ("", "")  # (query, document) prompts: none
+PROMPT_KEYS = ("query", "document", "query_task", "document_task")  # the last two: Vertex AI task types
+_TASK_SETTINGS = ("THOTH_EMBED_QUERY_TASK", "THOTH_EMBED_DOCUMENT_TASK")
 
 
 def pointer_json(pointer: TreePointer) -> str:
@@ -42,24 +44,27 @@ def model_settings(recorded: str) -> str:
     return f"THOTH_EMBED_MODEL={recorded}"
 
 
-def model_values(model_name: str, dim: int, prompts: tuple[str, str]) -> dict[str, str]:
+def model_values(model_name: str, dim: int, prompts: tuple[str, ...]) -> dict[str, str]:
     """The settings rows that record a model (the prompts' row only when there are prompts, so an
     index built without any reads as it always did)."""
     values = {META_EMBED_MODEL: model_name, META_EMBED_DIM: str(dim)}
     if any(prompts):
-        values[META_EMBED_PROMPTS] = json.dumps({"query": prompts[0], "document": prompts[1]}, sort_keys=True)
+        named = dict(zip(PROMPT_KEYS, prompts, strict=False))
+        values[META_EMBED_PROMPTS] = json.dumps(named, sort_keys=True)
     return values
 
 
-def _prompt_settings(prompts: tuple[str, str]) -> str:
-    query, document = prompts
+def _prompt_settings(prompts: tuple[str, ...]) -> str:
+    query, document = prompts[:2]
     said = [f" THOTH_EMBED_QUERY_PROMPT={query!r}"] if query else []
-    return "".join(said + ([f" THOTH_EMBED_DOCUMENT_PROMPT={document!r}"] if document else []))
+    said += [f" THOTH_EMBED_DOCUMENT_PROMPT={document!r}"] if document else []
+    return "".join(said + [f" {name}={task}" for name, task in zip(_TASK_SETTINGS, prompts[2:], strict=False)])
 
 
-def _prompts_said(prompts: tuple[str, str]) -> str:
-    query, document = prompts
-    return f", query prompt {query!r}, document prompt {document!r}" if query or document else ""
+def _prompts_said(prompts: tuple[str, ...]) -> str:
+    query, document = prompts[:2]
+    said = f", query prompt {query!r}, document prompt {document!r}" if query or document else ""
+    return said + (f", task types {prompts[2]!r} / {prompts[3]!r}" if len(prompts) > 3 else "")
 
 
 class Metadata:
@@ -86,13 +91,15 @@ class Metadata:
         model, dim = self.get(META_EMBED_MODEL), self.get(META_EMBED_DIM)
         return model, int(dim) if dim else None
 
-    def index_prompts(self) -> tuple[str, str]:
-        """(query, document) prompts the index's vectors were made with."""
+    def index_prompts(self) -> tuple[str, ...]:
+        """(query, document) prompts the index's vectors were made with, and (query, document) task
+        types when it was built with some."""
         raw = self.get(META_EMBED_PROMPTS) if SETTINGS in self.tables.names() else None
         values = json.loads(raw) if raw else {}
-        return values.get("query", ""), values.get("document", "")
+        keys = PROMPT_KEYS if "query_task" in values else PROMPT_KEYS[:2]
+        return tuple(values.get(k, "") for k in keys)
 
-    def check_model(self, model_name: str, dim: int, prompts: tuple[str, str] = NO_PROMPTS) -> None:
+    def check_model(self, model_name: str, dim: int, prompts: tuple[str, ...] = NO_PROMPTS) -> None:
         """Raise ModelMismatch unless the index was built with this model and these prompts (or is empty)."""
         built_with, built_dim = self.index_model()
         if built_with is None:
@@ -107,7 +114,7 @@ class Metadata:
                 "or build an index with this model: ingest into a new THOTH_DB_URI (docs/models.md)"
             )
 
-    def record_model(self, model_name: str, dim: int, prompts: tuple[str, str] = NO_PROMPTS) -> None:
+    def record_model(self, model_name: str, dim: int, prompts: tuple[str, ...] = NO_PROMPTS) -> None:
         self.check_model(model_name, dim, prompts)
         self.set(model_values(model_name, dim, prompts))
 

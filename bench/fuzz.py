@@ -239,6 +239,7 @@ def base_arguments(client: httpx.Client, url: str) -> dict[str, dict]:
     return {
         "search_handbook": {"query": "time off"},
         "list_topics": {},
+        "get_recent_updates": {"days": 30},
         "qurio_search": {"query": "deploy"},
         "qurio_list_sources": {},
         "qurio_list_pages": {"source_id": "handbook"},

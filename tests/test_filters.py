@@ -44,7 +44,10 @@ def test_public_filters_map_to_columns_and_quote_values() -> None:
 @pytest.mark.parametrize(
     ("given", "named"),
     [
-        ({"content_type = 'x' OR 1=1": "x"}, "allowed: content_type, exercise_number, language, path, step_number"),
+        (
+            {"content_type = 'x' OR 1=1": "x"},
+            "allowed: content_type, exclude_type, exercise_number, language, path, step_number",
+        ),
         ({"vector": [1]}, "allowed"),
         ({"exercise_number": "1 OR 1=1"}, "'exercise_number'"),
         ({"exercise_number": True}, "'exercise_number'"),

@@ -351,7 +351,7 @@ def test_reindex_ingests_changes_and_needs_the_token(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("toolsets", "tools"),
     [
-        (("handbook",), {"search_handbook", "list_topics"}),
+        (("handbook",), {"search_handbook", "list_topics", "get_recent_updates"}),
         (("qurio",), {"qurio_search", "qurio_list_sources", "qurio_list_pages", "qurio_read_page"}),
         (
             ("workshop",),

@@ -81,6 +81,7 @@ class ProgressEmbedder:
         self._progress = progress
         self._what = what
         self._done = 0
+        self._total: int | None = None  # the chunks announced by `expect`; else the first call's texts
         self.model_name = embedder.model_name
         self.dim = embedder.dim
         self.max_tokens = embedder.max_tokens
@@ -92,17 +93,24 @@ class ProgressEmbedder:
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         return self._stepped(texts, self._embedder.embed_documents)
 
+    def expect(self, total: int) -> None:
+        """`total` chunks are coming, in slices (the writer embeds a document a few chunks at a time)."""
+        self._total = total
+
     def _stepped(self, texts: list[str], embed: Callable[[list[str]], np.ndarray]) -> np.ndarray:
-        first = self._done == 0
+        counting = self._what != "summaries"  # the document's chunks, until all of them are embedded
+        total = (self._total or len(texts)) if counting else None
         parts = []
         for start in range(0, len(texts), EMBED_STEP):
-            self._progress(self._done, None if not first else len(texts), None)  # a cancel stops before the batch
+            self._progress(self._done, total, None)  # a cancel stops before the batch
             parts.append(embed(texts[start : start + EMBED_STEP]))
             self._done += len(parts[-1])
-            what = self._what if first else "summaries"
-            count = f"{start + len(parts[-1])} of {len(texts)}"
-            self._progress(self._done, len(texts) if first else None, f"embedded {count} {what}")
-        if first:
+            if counting:
+                message = f"embedded {self._done} of {total} {self._what}"
+            else:
+                message = f"embedded {start + len(parts[-1])} of {len(texts)} summaries"
+            self._progress(self._done, total, message)
+        if counting and total is not None and self._done >= total:
             self._what = "summaries"
         return np.concatenate(parts) if parts else embed(texts)
 

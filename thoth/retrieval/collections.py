@@ -60,7 +60,7 @@ def resolve(store: Store, name: str | None, *, owner: str, required: bool = Fals
     )
 
 
-def _shown(source: Source, store: Store) -> Source:
+def shown_source(source: Source, store: Store) -> Source:
     """`source` as a tool may show it: a folder's path only on a local laptop index (citation_urls' rule);
     elsewhere it is a path on the server's disk, and the collection's name stands for it."""
     on_disk = "://" not in source.uri or source.uri.startswith("file:")
@@ -76,7 +76,7 @@ def list_collections(store: Store, owner: str | None = None) -> list[SourceListi
         found = listing(store, default)
     except IndexMissing:  # nothing ingested yet
         return []
-    return [dataclasses.replace(s, source=_shown(s.source, store)) for s in found]
+    return [dataclasses.replace(s, source=shown_source(s.source, store)) for s in found]
 
 
 def set_default_collection(store: Store, name: str, owner: str) -> str:

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from thoth.config import Settings
 from thoth.errors import NotFound
 from thoth.records import Document, Source
+from thoth.retrieval.collections import shown_source
 from thoth.retrieval.pages import page_url
 from thoth.retrieval.source_ref import SourceRef
 from thoth.retrieval.topics import topic_of
@@ -73,7 +74,7 @@ def _time(value: object) -> datetime | None:
 
 def origin(store: Store, source: Source) -> Origin:
     kind = origin_kind(source.uri)
-    location = shown_location(source.uri)
+    location = shown_location(shown_source(source, store).uri)  # a server's own paths stay behind auth
     if kind == "git":
         state = _state(store, GIT_STATE_KEY.format(source_id=source.source_id))
         read_at = _time(state.get("read_at")) or source.updated_at

@@ -346,6 +346,9 @@ class Writer:
         """The texts' vectors; a local model's in slices of LOCAL_EMBED_TEXTS, so its activations in this
         process follow the slice, not the document (a remote provider batches as it is configured)."""
         step = LOCAL_EMBED_TEXTS if self.settings.embed_provider == "local" else max(1, len(texts))
+        expect = getattr(self.embedder, "expect", None)  # an embedder that reports progress counts the slices
+        if expect is not None:
+            expect(len(texts))
         parts = []
         for start in range(0, len(texts), step):
             if self.abandon is not None and self.abandon.is_set():  # nothing of this batch is written yet

@@ -28,11 +28,10 @@ import numpy as np
 from thoth.config import Settings
 from thoth.embed import (
     BUNDLED_MODEL,
-    OnnxEmbedder,
-    SentenceTransformerEmbedder,
     available_cpus,
     resolve_model,
 )
+from thoth.embedders.local import OnnxEmbedder, SentenceTransformerEmbedder
 from thoth.embedders.onnx_export import onnx_path
 
 _WORDS = (

@@ -37,11 +37,11 @@ from thoth.config import Settings
 from thoth.embed import (
     BUNDLED_MODEL,
     EmbedderBase,
-    SentenceTransformerEmbedder,
     get_embedder,
     get_tokenizer,
     resolve_model,
 )
+from thoth.embedders.local import SentenceTransformerEmbedder
 from thoth.store import Store
 from thoth.writes.chunking import Chunker
 from thoth.writes.parsers import parse

@@ -26,11 +26,10 @@ import pytest
 from thoth.config import Settings
 from thoth.embed import (
     BUNDLED_MODEL,
-    OnnxEmbedder,
-    SentenceTransformerEmbedder,
     get_embedder,
     resolve_model,
 )
+from thoth.embedders.local import OnnxEmbedder, SentenceTransformerEmbedder
 from thoth.embedders.onnx_export import export_onnx, onnx_path
 
 REPO = Path(__file__).resolve().parents[1]

@@ -33,15 +33,13 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from thoth.config import Settings
-from thoth.retrieval.origins import GIT_STATE_KEY, is_git_url, shown_location
+from thoth.retrieval.origins import is_git_url, shown_location
 from thoth.writes.objects import SourceError, SourceObject, is_sidecar
 from thoth.writes.parsers import is_supported
 
 log = logging.getLogger("thoth.ingest")
 
-STATE_KEY = GIT_STATE_KEY
 GIT_TIMEOUT_SECONDS = 600  # a clone of a large repository; each later command is much faster
-is_git = is_git_url
 
 
 def split_ref(source: str) -> tuple[str, str]:
@@ -52,7 +50,7 @@ def split_ref(source: str) -> tuple[str, str]:
 
 def with_ref(source: str, ref: str | None) -> str:
     """The source string a run stores: a local clone as its file:// URL, `#ref` appended."""
-    if not is_git(source):
+    if not is_git_url(source):
         path = Path(source).expanduser()
         if not path.exists():
             raise SourceError(f"git source {source!r} is neither a git URL nor a local clone")

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from thoth.config import Settings
-from thoth.retrieval.origins import origin_kind
+from thoth.retrieval.origins import GIT_STATE_KEY, WEB_STATE_KEY, origin_kind
 from thoth.store import Store, StoreError
 from thoth.writes import git_source, web
 from thoth.writes.objects import SourceObject
@@ -29,7 +29,7 @@ class Listing:
 
 
 def _web(store: Store, settings: Settings, source: str, source_id: str) -> Listing:
-    key = web.STATE_KEY.format(source_id=source_id)
+    key = WEB_STATE_KEY.format(source_id=source_id)
     crawl = web.crawl(source, settings, web.load_state(_setting(store, key)))
     return Listing(crawl.objects, crawl.failures, "handbook", {key: crawl.state_json()}, crawl)
 
@@ -42,7 +42,7 @@ def _setting(store: Store, key: str) -> str | None:
 
 
 def _git(store: Store, settings: Settings, source: str, source_id: str) -> Listing:
-    key = git_source.STATE_KEY.format(source_id=source_id)
+    key = GIT_STATE_KEY.format(source_id=source_id)
     read = git_source.read(source, settings, git_source.load_state(_setting(store, key)))
     return Listing(read.objects, [], None, {key: read.state_json()}, read)
 

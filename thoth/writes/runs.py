@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from thoth.gcs import split_gs_uri
 from thoth.records import Document, Source
+from thoth.retrieval.origins import is_git_url
 from thoth.retrieval.source_ref import content_hash
 from thoth.writes import git_source, web
 from thoth.writes.objects import SourceError, SourceObject, is_sidecar
@@ -120,7 +121,7 @@ def collection_name(source: str, name: str | None = None) -> str:
         return name
     if source.startswith("gs://"):
         return split_gs_uri(source)[0]
-    if git_source.is_git(source):  # a repository: its name
+    if is_git_url(source):  # a repository: its name
         return git_source.collection_name(source)
     if source.startswith(("http://", "https://")):  # a website: its host and path
         return web.collection_name(source)

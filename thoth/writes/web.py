@@ -29,7 +29,6 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 import httpx
 
 from thoth.config import Settings
-from thoth.retrieval.origins import WEB_STATE_KEY
 from thoth.retrieval.source_ref import content_hash
 from thoth.writes.objects import SourceError, SourceObject
 from thoth.writes.parsers import HTML_FORMAT, MARKDOWN_SUFFIXES
@@ -37,7 +36,6 @@ from thoth.writes.web_fetch import HTML_TYPES, Fetcher, origin_of
 
 log = logging.getLogger("thoth.ingest")
 
-STATE_KEY = WEB_STATE_KEY
 MAX_SITEMAPS = 50  # sitemap files read per crawl (an index can name thousands)
 _MD_LINK = re.compile(r"\]\((https?://[^)\s]+|/[^)\s]*)\)")
 _SKIPPED_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".css", ".js", ".ico", ".zip", ".woff", ".woff2")

@@ -356,7 +356,7 @@ class Writer:
 
                 raise ShuttingDown
             parts.append(self.embedder.embed_documents(texts[start : start + step]))
-        return np.concatenate(parts) if len(parts) > 1 else parts[0] if parts else self.embedder.embed_documents(texts)
+        return np.concatenate(parts) if parts else self.embedder.embed_documents(texts)
 
     def _drop_content(self, source_id: str, doc_ids: set[str]) -> None:
         """Delete the chunks and partitions of `doc_ids` (chunks first: they are what searches find)."""

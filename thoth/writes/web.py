@@ -41,10 +41,6 @@ _MD_LINK = re.compile(r"\]\((https?://[^)\s]+|/[^)\s]*)\)")
 _SKIPPED_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".css", ".js", ".ico", ".zip", ".woff", ".woff2")
 
 
-def is_web(source: str) -> bool:
-    return source.startswith(("http://", "https://"))
-
-
 @dataclass
 class PageState:
     """What the last crawl learned of one page, keyed by the URL it was asked for."""

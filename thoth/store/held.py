@@ -14,6 +14,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from thoth.freed import give_back_memory
+
 log = logging.getLogger(__name__)
 
 
@@ -61,3 +63,4 @@ class HeldCopy:
         except Exception as exc:  # LanceDB answers this version's searches; the next version tries again
             log.warning("could not hold %s in memory: %s", self.name, exc)
             self.held = (key, None)
+        give_back_memory(collect_cycles=False)  # the read's batches, and the copy it replaced

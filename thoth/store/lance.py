@@ -28,6 +28,7 @@ from typing import Any
 import pyarrow as pa
 
 from thoth._imports import LANCEDB_REST_CLIENT, deferred_packages
+from thoth.freed import allocate_through_glibc
 
 _import_lock = threading.Lock()
 
@@ -39,6 +40,7 @@ def lancedb() -> Any:
         if "lancedb" not in sys.modules:
             os.environ.setdefault("LANCEDB_LOG", "error")  # Lance's Rust warnings (deprecations, "creating dataset")
             deferred_packages(LANCEDB_REST_CLIENT)
+            allocate_through_glibc()  # before the first table is read (thoth/freed.py)
             import lancedb
         import lancedb
 

@@ -14,8 +14,6 @@ caller gets ShuttingDown too. A write is replace-never-remove, so either way the
 
 from __future__ import annotations
 
-import ctypes
-import gc
 import logging
 import threading
 import time
@@ -24,6 +22,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from thoth.errors import ClientError
+from thoth.freed import give_back_memory
 
 if TYPE_CHECKING:
     from thoth.store import Store
@@ -117,14 +116,4 @@ class WriteGate:
             log.exception("background maintenance failed")
 
 
-def give_back_memory() -> None:
-    """Hand the memory a write freed back to the system: Python's cycles collected, then glibc's free lists
-    trimmed (malloc keeps freed arenas otherwise, so RSS stays at the write's peak: docs/operations.md)."""
-    gc.collect()
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc (musl, macOS): their allocators return memory themselves
-        pass
-
-
-__all__ = ["Busy", "ShuttingDown", "WriteGate", "give_back_memory"]
+__all__ = ["Busy", "ShuttingDown", "WriteGate"]

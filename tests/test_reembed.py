@@ -25,6 +25,7 @@ from tests.conftest import (
     write_topic_corpus,
 )
 from tests.embedding_server import SERVED_MODEL, EmbeddingServer
+from thoth import app as app_module
 from thoth.config import Settings
 from thoth.embed import get_embedder
 from thoth.records import TreeNode
@@ -43,7 +44,7 @@ def endpoint() -> Iterator[EmbeddingServer]:
         yield server
 
 
-def new_settings(db: Path, endpoint: EmbeddingServer) -> Settings:
+def new_settings(db: Path, endpoint: EmbeddingServer, **overrides: object) -> Settings:
     """The "new model": the test endpoint's vectors cut to 128 dimensions, with e5-style prompts; four
     texts a batch, so the small index takes several staged batches."""
     values: dict[str, object] = {
@@ -57,7 +58,7 @@ def new_settings(db: Path, endpoint: EmbeddingServer) -> Settings:
         "embed_concurrency": 1,
         "cache_dir": str(ONNX_CACHE),
     }
-    return tree_settings(db, **values)
+    return tree_settings(db, **(values | overrides))
 
 
 def new_env(settings: Settings, endpoint: EmbeddingServer) -> dict[str, str]:
@@ -98,7 +99,7 @@ def built(tmp_path: Path) -> tuple[Path, Settings]:
 
 
 def test_stopped_and_resumed_while_a_server_answers_from_the_old_vectors_then_ranks_as_a_fresh_ingest(
-    endpoint: EmbeddingServer, built: tuple[Path, Settings], tmp_path: Path
+    endpoint: EmbeddingServer, built: tuple[Path, Settings], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     corpus, old = built
     new = new_settings(Path(old.db_uri), endpoint)
@@ -125,6 +126,9 @@ def test_stopped_and_resumed_while_a_server_answers_from_the_old_vectors_then_ra
 
         second = reembed(new, after_batch=ask_the_server)
         assert during == [True]
+        monkeypatch.setattr(app_module, "MODEL_RECHECK_SECONDS", 0.0)  # the running server checks again now
+        refused = call(live, "search_handbook", {"query": QUERIES[0]})
+        assert refused["isError"] and "python -m ingest --reembed" in refused["content"][0]["text"], refused
     assert second.switched and not second.restarted
     total = second.total["chunks"]
     assert second.embedded["chunks"] == total - 12  # continued where the first run stopped, not restarted
@@ -146,9 +150,6 @@ def test_stopped_and_resumed_while_a_server_answers_from_the_old_vectors_then_ra
 
     with LiveServer(new) as live:
         assert searched(live, QUERIES[0])[0][1] is not None  # vector search with the new model
-    with LiveServer(old) as live:
-        refused = call(live, "search_handbook", {"query": QUERIES[0]})
-        assert refused["isError"] and "python -m ingest --reembed" in refused["content"][0]["text"]
 
 
 def test_a_killed_job_continues_where_it_stopped(endpoint: EmbeddingServer, built: tuple[Path, Settings]) -> None:
@@ -186,3 +187,20 @@ def test_a_killed_job_continues_where_it_stopped(endpoint: EmbeddingServer, buil
 def test_no_index_is_a_clear_error(endpoint: EmbeddingServer, tmp_path: Path) -> None:
     done = run_ingest("--reembed", env=new_env(new_settings(tmp_path / "none", endpoint), endpoint))
     assert done.returncode == 1 and "no index" in done.stderr and "python -m ingest --source" in done.stderr
+
+
+def test_the_ann_index_is_trained_again_for_the_new_dimension(endpoint: EmbeddingServer, tmp_path: Path) -> None:
+    old = tree_settings(tmp_path / "db", cache_dir=str(ONNX_CACHE), tree_build=False, vector_index_min_rows=256)
+    summary = Writer(old).run(str(write_topic_corpus(tmp_path / "corpus", files_per_topic=18)), name="topics")
+    assert not summary.failed, summary.render()
+    before = Store(old).indexes.vector_index()
+    assert before is not None and before.indexed_rows >= 256, "the corpus is too small to train an ANN index"
+    new = new_settings(Path(old.db_uri), endpoint, tree_build=False, vector_index_min_rows=256, embed_batch_size=64)
+    assert reembed(new).switched
+    store = Store(new)
+    after = store.indexes.vector_index()
+    assert after is not None and after.unindexed_rows == 0
+    assert after.indexed_rows == store.row_counts(["chunks"])["chunks"]
+    assert store.table("chunks").schema.field("vector").type.list_size == 128
+    assert "vector_old" not in store.table("chunks").schema.names
+    assert ranking(new, QUERIES[0])  # searched through the new index

@@ -153,14 +153,18 @@ class Reembedding:
                 "again to embed them and switch"
             )
 
-    def finish(self) -> None:
-        """After the switch: drop the old vectors (and the ANN index trained on them) and the staging."""
+    def finish(self) -> bool:
+        """After the switch: drop the old vectors (and the ANN index trained on them) and the staging;
+        True when there were old vectors to drop (a switch's cleanup was due)."""
+        dropped = False
         for table in self._live():
             live = self.tables.table(table)
             if OLD in live.schema.names:
                 retry_on_conflict(lambda live=live: live.drop_columns([OLD]), f"drop the old vectors of {table}")
+                dropped = True
         for stage, _ in REEMBED_STAGES.values():
             self._drop(stage)
+        return dropped
 
     def discard(self) -> None:
         """Throw away a re-embedding's staged vectors (another target, or none)."""

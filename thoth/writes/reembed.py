@@ -44,7 +44,8 @@ class ReembedResult:
 
     def render(self) -> str:
         if self.already:
-            return f"reembed: the index already uses {self.model} ({self.dim} dimensions); nothing to do"
+            dropped = "; vectors staged for another model were discarded" if self.restarted else ""
+            return f"reembed: the index already uses {self.model} ({self.dim} dimensions){dropped}; nothing to do"
         done = ", ".join(f"{self.embedded.get(t, 0):,} {t}" for t in self.total)
         lines = [f"reembed: {self.model} ({self.dim} dimensions): embedded {done} in {self.seconds:.1f} s"]
         if self.restarted:
@@ -82,10 +83,13 @@ def reembed(
     built, dim = store.index_model()
     staging = store.reembedding
     if (built, dim, store.index_prompts()) == (model.model_name, model.dim, tuple(prompts)):
-        if staging.target() is None:  # built with it, or a switch that only had its cleanup left
-            result.already = True
-            staging.finish()
-            return result
+        result.already = True
+        if staging.target() is not None:  # staged for another model, then asked for the index's own
+            result.restarted = True
+            staging.discard()
+        elif staging.finish():  # a switch stopped before its cleanup: finish it
+            _reindex(store)
+        return result
     result.restarted = staging.begin(target, model.dim)
     # one round of the provider's concurrent requests per staged batch, so a stop loses little
     size = max(1, settings.embed_batch_size * max(1, settings.embed_concurrency))
@@ -108,10 +112,14 @@ def reembed(
     staging.switch(target, result.floor)
     result.switched = True
     staging.finish()
-    store.ensure_fts_index(fold_in=True)  # the switch rewrote the chunk rows: their BM25 entries folded in
-    store.ensure_vector_index()  # trained on the new vectors (the old index went with the old column)
+    _reindex(store)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _reindex(store: Store) -> None:
+    store.ensure_fts_index(fold_in=True)  # the switch rewrote the chunk rows: their BM25 entries folded in
+    store.ensure_vector_index()  # trained on the new vectors (the old index went with the old column)
 
 
 def _floor(store: Store) -> Floor | None:

@@ -28,9 +28,9 @@ from tests.embedding_server import SERVED_MODEL, EmbeddingServer
 from thoth import app as app_module
 from thoth.config import Settings
 from thoth.embed import get_embedder
-from thoth.records import TreeNode
+from thoth.records import Chunk, TreeNode
 from thoth.retrieval.search import hybrid_search
-from thoth.store import ModelMismatch, Store
+from thoth.store import ModelMismatch, Store, StoreError
 from thoth.writes.reembed import reembed
 from thoth.writes.writer import Writer
 
@@ -204,3 +204,28 @@ def test_the_ann_index_is_trained_again_for_the_new_dimension(endpoint: Embeddin
     assert store.table("chunks").schema.field("vector").type.list_size == 128
     assert "vector_old" not in store.table("chunks").schema.names
     assert ranking(new, QUERIES[0])  # searched through the new index
+
+
+def test_chunks_written_during_the_migration_stop_the_switch_and_the_next_run_embeds_them(
+    endpoint: EmbeddingServer, built: tuple[Path, Settings]
+) -> None:
+    corpus, old = built
+    new = new_settings(Path(old.db_uri), endpoint, embed_batch_size=64)
+    writing = tree_settings(Path(old.db_uri), cache_dir=str(ONNX_CACHE), tree_build=False)
+    (corpus / "late.md").write_text("# Late page\n\nThe lighthouse keeper logs every passing ship at dawn.\n")
+
+    def an_old_job_writes(table: str, rows: int) -> None:
+        if table == "tree_nodes" and not Store(old).find(Chunk, {"key": "late.md"}, fields=[]):
+            assert not Writer(writing).run(str(corpus), name="topics").failed  # the old settings may still write
+
+    with pytest.raises(StoreError, match=r"rows of chunks were written while re-embedding: run `python -m ingest"):
+        reembed(new, after_batch=an_old_job_writes)
+    assert Store(old).index_model()[0] == get_embedder(old).model_name  # nothing switched
+    assert "vector_next" in Store(old).table("chunks").schema.names  # the stopped switch's column
+
+    again = reembed(new)
+    assert again.switched and 0 < again.embedded["chunks"] <= 2 and again.embedded["tree_nodes"] == 0
+    store = Store(new)
+    assert store.table("chunks").count_rows("vector IS NULL") == 0
+    assert {"vector_next", "vector_old"}.isdisjoint(store.table("chunks").schema.names)
+    assert ranking(new, "lighthouse keeper ships")[0][0] in {c.chunk_id for c in store.find(Chunk, {"key": "late.md"})}

@@ -105,15 +105,14 @@ class Reembedding:
         )
         retry_on_conflict(lambda: self.tables.table(stage).add(data), f"stage vectors for {table}")
 
-    def staged_vectors(self, ids: list[str]) -> np.ndarray:
-        """The staged chunk vectors of `ids`, in that order (the cosine floor's sample)."""
+    def staged_vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
+        """The staged vectors of those chunk `ids` that have one (the cosine floor's sample)."""
         if not ids:
-            return np.zeros((0, 0), dtype=np.float32)
+            return {}
         stage, key = REEMBED_STAGES["chunks"]
         query = self.tables.table(stage).search().where(filters.is_in(key, ids))
         rows = query.select([key, "vector"]).limit(None).to_arrow().to_pydict()
-        found = dict(zip(rows[key], rows["vector"], strict=True))
-        return np.asarray([found[i] for i in ids], dtype=np.float32)
+        return {k: np.asarray(v, dtype=np.float32) for k, v in zip(rows[key], rows["vector"], strict=True)}
 
     def switch(self, values: dict[str, str], floor: Floor | None) -> None:
         """Make the staged vectors the index's and record `values` (the model's rows) and the `floor`

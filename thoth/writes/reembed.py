@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from thoth.config import Settings
 from thoth.embed import Embedder, get_embedder
 from thoth.records import Chunk
@@ -125,4 +127,8 @@ def _reindex(store: Store) -> None:
 def _floor(store: Store) -> Floor | None:
     # the floor of the new vectors, on the chunks a fresh ingest's calibration would sample
     chunk_ids, doc_ids = store.calibration.sample_ids(SAMPLE_CHUNKS)
-    return measure(doc_ids, store.reembedding.staged_vectors(chunk_ids)) if chunk_ids else None
+    found = store.reembedding.staged_vectors(chunk_ids)
+    kept = [i for i, chunk_id in enumerate(chunk_ids) if chunk_id in found]  # a chunk written meanwhile: not yet
+    if not kept:
+        return None
+    return measure([doc_ids[i] for i in kept], np.stack([found[chunk_ids[i]] for i in kept]))

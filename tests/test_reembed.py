@@ -31,6 +31,8 @@ from thoth.embed import get_embedder
 from thoth.records import Chunk, TreeNode
 from thoth.retrieval.search import hybrid_search
 from thoth.store import ModelMismatch, Store, StoreError
+from thoth.store.metadata import model_values
+from thoth.writes.chunking import embed_text
 from thoth.writes.reembed import reembed
 from thoth.writes.writer import Writer
 
@@ -229,3 +231,26 @@ def test_chunks_written_during_the_migration_stop_the_switch_and_the_next_run_em
     assert store.table("chunks").count_rows("vector IS NULL") == 0
     assert {"vector_next", "vector_old"}.isdisjoint(store.table("chunks").schema.names)
     assert ranking(new, "lighthouse keeper ships")[0][0] in {c.chunk_id for c in store.find(Chunk, {"key": "late.md"})}
+
+
+def test_a_run_stopped_after_the_switch_has_its_cleanup_finished_by_the_next(
+    endpoint: EmbeddingServer, built: tuple[Path, Settings]
+) -> None:
+    _, old = built
+    new = new_settings(Path(old.db_uri), endpoint, embed_batch_size=64)
+    model, store = get_embedder(new), Store(new)
+    target = model_values(model.model_name, model.dim, model.prompts.pair)
+    staging = store.reembedding
+    staging.begin(target, model.dim)
+    for table in ("chunks", "tree_nodes"):  # what reembed() stages, then its switch without the cleanup
+        for batch in staging.pending(table, 64):
+            texts = [embed_text(r.get("section"), r["text"]) for r in batch]
+            staging.stage(table, [r["id"] for r in batch], [r["doc_id"] for r in batch], model.embed_documents(texts))
+    staging.switch(target, None)
+    assert "vector_old" in store.table("chunks").schema.names and store.index_model() == (NEW, 128)
+
+    done = reembed(new)
+    assert done.already and "nothing to do" in done.render()
+    assert "vector_old" not in Store(new).table("chunks").schema.names
+    assert "vector_old" not in Store(new).table("tree_nodes").schema.names
+    assert ranking(new, QUERIES[0])

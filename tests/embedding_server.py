@@ -24,6 +24,9 @@ from thoth.config import Settings
 from thoth.embed import Embedder, get_embedder
 
 SERVED_MODEL = "all-MiniLM-L6-v2"
+# The Vertex AI ranking API's method (Discovery Engine v1, rankingConfigs.rank), as Google documents it
+VERTEX_RANK_PATH = "/v1/projects/{project}/locations/{location}/rankingConfigs/{config}"
+VERTEX_PROJECT, VERTEX_TOKEN = "thoth-test", "test-token"
 
 
 class EmbeddingServer(LiveServer):
@@ -38,6 +41,7 @@ class EmbeddingServer(LiveServer):
         self.model: Embedder = get_embedder(Settings(embed_backend="onnx", cache_dir=str(ONNX_CACHE)))
         routes = [Route("/v1/embeddings", self.embeddings, methods=["POST"])]
         routes += [Route(path, self.rerank, methods=["POST"]) for path in ("/rerank", "/v1/rerank")]
+        routes += [Route(VERTEX_RANK_PATH, self.vertex_rank, methods=["POST"])]
         app = Starlette(routes=routes)
         super().__init__(Settings(), app)  # type: ignore[arg-type]
 
@@ -92,6 +96,37 @@ class EmbeddingServer(LiveServer):
             return JSONResponse([{"index": i, "score": scores[i]} for i in order])
         results = [{"index": i, "relevance_score": scores[i]} for i in order[: body.get("top_n") or len(texts)]]
         return JSONResponse({"results": results, "model": body.get("model", "")})
+
+    async def vertex_rank(self, request: Request) -> JSONResponse:
+        """`rankingConfigs/default_ranking_config:rank`: Google's error shape for a wrong token, project,
+        config or body; else the records by cosine, best first, ids and scores only when asked so."""
+        body = await request.json()
+        self.requests.append(body)
+        params = request.path_params
+
+        def error(code: int, status: str, message: str) -> JSONResponse:
+            return JSONResponse({"error": {"code": code, "message": message, "status": status}}, status_code=code)
+
+        if request.headers.get("authorization") != f"Bearer {VERTEX_TOKEN}":
+            return error(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.")
+        if params["project"] != VERTEX_PROJECT or request.headers.get("x-goog-user-project") != VERTEX_PROJECT:
+            return error(403, "PERMISSION_DENIED", "Permission 'discoveryengine.rankingConfigs.rank' denied")
+        if params["location"] != "global" or params["config"] != "default_ranking_config:rank":
+            return error(404, "NOT_FOUND", f"{request.url.path} not found")
+        records = body.get("records")
+        shaped = isinstance(records, list) and all(isinstance(r, dict) and {"id", "content"} <= set(r) for r in records)
+        shaped = shaped and isinstance(body.get("query"), str) and str(body.get("model", "")).startswith("semantic-")
+        if not shaped:
+            return error(400, "INVALID_ARGUMENT", "query, model and records[].id/content are required")
+        action = self.script.pop(0) if self.script else ""
+        if action == "slow":
+            await asyncio.sleep(self.slow_seconds)
+        vectors = await run_in_threadpool(self.model.embed, [body["query"], *[r["content"] for r in records]])
+        scores = (vectors[1:] @ vectors[0]).tolist()
+        order = sorted(range(len(records)), key=lambda i: -scores[i])[: body.get("topN") or len(records)]
+        detail = not body.get("ignoreRecordDetailsInResponse")
+        out = [{"id": records[i]["id"], "score": scores[i]} | (records[i] if detail else {}) for i in order]
+        return JSONResponse({"records": out})
 
 
 if __name__ == "__main__":  # `python -m tests.embedding_server`: serve until stopped (bench.quality's reranker runs)

@@ -82,7 +82,7 @@ def test_an_index_without_prompts_records_none_and_refuses_a_process_with_prompt
         Thoth(prompted).embedder()
     said = str(refused.value)
     assert "query prompt 'query: ', document prompt 'passage: '" in said
-    assert "ingest into a new THOTH_DB_URI" in said, said
+    assert "run `python -m ingest --reembed` with these settings" in said, said
 
 
 def test_a_process_without_the_index_s_prompts_is_told_which_to_set(endpoint: EmbeddingServer, tmp_path: Path) -> None:

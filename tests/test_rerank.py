@@ -9,13 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from google.oauth2.credentials import Credentials
 
 from tests.conftest import ONNX_CACHE
-from tests.embedding_server import EmbeddingServer
+from tests.embedding_server import VERTEX_PROJECT, VERTEX_TOKEN, EmbeddingServer
 from thoth.config import ConfigError, Settings
 from thoth.embed import Embedder, get_embedder
 from thoth.records import Hit
-from thoth.retrieval.rerank import CrossEncoderReranker, reranked
+from thoth.retrieval.rerank import CrossEncoderReranker, VertexRanker, configured_reranker, reranked
 from thoth.retrieval.search import hybrid_search
 from thoth.store import Store
 
@@ -132,3 +133,55 @@ def test_a_cross_encoder_folder_scores_each_passage_with_the_query(
     assert reranker.scores(QUERIES[0], texts) == pytest.approx([float(s) for s in expected], abs=1e-5)
     got = reranked(reranker, QUERIES[0], hits, top_n=5, budget=120.0)
     assert [h.chunk_id for h in got] == [hits[i].chunk_id for i in np.argsort(-np.asarray(expected), kind="stable")]
+
+
+def vertex_ranker(endpoint: EmbeddingServer, project: str = VERTEX_PROJECT, token: str = VERTEX_TOKEN) -> VertexRanker:
+    """The Vertex AI ranking API client at the loopback endpoint, with a fixed token (never real credentials)."""
+    return VertexRanker(project, root=endpoint.url, timeout=60.0, credentials=Credentials(token=token))
+
+
+def test_the_vertex_ranking_api_is_sent_its_documented_request_and_reorders(
+    indexed: Settings, endpoint: EmbeddingServer, model: Embedder
+) -> None:
+    query = QUERIES[0]
+    hits = hybrid_search(Store(indexed), model, query, 6)
+    endpoint.requests.clear()
+    got = reranked(vertex_ranker(endpoint), query, hits, top_n=6, budget=60.0)
+    assert [h.chunk_id for h in got] == cosine_order(model, query, hits)
+    texts = [f"{h.chunk.section}\n{h.chunk.text}" if h.chunk.section else h.chunk.text for h in hits]
+    assert endpoint.requests == [
+        {
+            "model": "semantic-ranker-default@latest",
+            "query": query,
+            "records": [{"id": str(i), "content": text} for i, text in enumerate(texts)],
+            "topN": 6,
+            "ignoreRecordDetailsInResponse": True,
+        }
+    ]
+    configured = configured_reranker(
+        Settings.from_env(
+            {"THOTH_RERANK_PROVIDER": "vertex", "THOTH_GCP_PROJECT": "p1", "THOTH_RERANK_URL": "http://x"}
+        )
+    )
+    assert isinstance(configured, VertexRanker)
+    assert configured.url == "http://x/v1/projects/p1/locations/global/rankingConfigs/default_ranking_config:rank"
+
+
+@pytest.mark.parametrize(("project", "token", "said"), [("other", VERTEX_TOKEN, "403"), (VERTEX_PROJECT, "bad", "401")])
+def test_a_refused_vertex_ranking_call_leaves_the_fused_ranking(
+    indexed: Settings,
+    endpoint: EmbeddingServer,
+    model: Embedder,
+    project: str,
+    token: str,
+    said: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    hits = hybrid_search(Store(indexed), model, QUERIES[1], 5)
+    assert reranked(vertex_ranker(endpoint, project, token), QUERIES[1], hits, top_n=5, budget=60.0) == hits
+    assert any(f"failed ({said}" in r.getMessage() for r in caplog.records), caplog.records
+
+
+def test_the_vertex_ranker_needs_a_project() -> None:
+    with pytest.raises(ConfigError, match="THOTH_GCP_PROJECT"):
+        Settings.from_env({"THOTH_RERANK_PROVIDER": "vertex"})

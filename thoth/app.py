@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,6 +22,9 @@ log = logging.getLogger("thoth.app")
 # in less time than one for the same CPU (they sleep rather than spin while idle), and more than two
 # only take cores from concurrent requests (docs/performance.md, "Embedding")
 SERVER_EMBED_THREADS = 2
+# A running server checks the index's model again this often: an index moved to another model
+# (`python -m ingest --reembed`) is then refused, naming the command, instead of searched with the wrong one.
+MODEL_RECHECK_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,7 @@ class Thoth:
         self.store = store or Store(settings)
         self._embedder: CachedEmbedder | None = None
         self._embedder_error: Exception | None = None
+        self._model_checked = 0.0  # when the index's model was last found to be the loaded one
         self._lock = threading.Lock()
         self._warm_thread: threading.Thread | None = None
         self._bucket_problem: str | None = None  # found at warm-up; /health asks again until it is gone
@@ -118,11 +123,16 @@ class Thoth:
         """
         embedder = self._embedder  # set once; no lock on the request path after that
         if embedder is not None:
+            if time.monotonic() - self._model_checked < MODEL_RECHECK_SECONDS:
+                return embedder
+            self.store.check_model(embedder.model_name, embedder.dim, embedder.prompts.pair)
+            self._model_checked = time.monotonic()  # only when it matched: a moved index is refused each time
             return embedder
         with self._lock:
             if self._embedder is None:
                 loaded = get_embedder(self.settings, self.embed_threads)
                 self.store.check_model(loaded.model_name, loaded.dim, loaded.prompts.pair)
+                self._model_checked = time.monotonic()
                 self._embedder = CachedEmbedder(loaded, self.settings.query_cache_size)
             return self._embedder
 

@@ -19,8 +19,8 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 EMBED_PROVIDERS = ("local", "sentence-transformers", "openai", "vertex")
 REMOTE_EMBED_PROVIDERS = ("openai", "vertex")
 # The optional reranker (thoth/retrieval/rerank.py): none, a /rerank endpoint in Cohere's shape (Cohere, Jina,
-# vLLM) or text-embeddings-inference's, or a local sentence-transformers cross-encoder folder
-RERANK_PROVIDERS = ("none", "cohere", "tei", "cross-encoder")
+# vLLM) or text-embeddings-inference's, the Vertex AI ranking API, or a local sentence-transformers cross-encoder
+RERANK_PROVIDERS = ("none", "cohere", "tei", "vertex", "cross-encoder")
 ALL_TOOLSETS = ("handbook", "qurio", "workshop", "research", "raptor")
 AUTH_MODES = ("off", "google", "tokens")
 GOOGLE_CERTS_URL = "https://www.googleapis.com/oauth2/v1/certs"
@@ -102,6 +102,8 @@ def _check_reranker(settings: Settings) -> None:
     provider = settings.rerank_provider
     if provider in ("cohere", "tei") and not settings.rerank_url:
         raise ConfigError(f"THOTH_RERANK_PROVIDER={provider} needs THOTH_RERANK_URL, e.g. http://127.0.0.1:8080/rerank")
+    if provider == "vertex" and not settings.gcp_project:
+        raise ConfigError("THOTH_RERANK_PROVIDER=vertex needs THOTH_GCP_PROJECT, the project the ranking API bills")
     if provider == "cross-encoder" and not settings.rerank_model:
         raise ConfigError("THOTH_RERANK_PROVIDER=cross-encoder needs THOTH_RERANK_MODEL, the model's folder")
 

@@ -2,9 +2,10 @@
 and each passage together, within a time budget. Off by default (`THOTH_RERANK_PROVIDER=none`).
 
 Backends: a `/rerank` endpoint in Cohere's shape (`cohere`: Cohere, Jina, vLLM) or in
-text-embeddings-inference's (`tei`), and a local sentence-transformers cross-encoder folder
-(`cross-encoder`, on torch). A reranker that is slow (past `THOTH_RERANK_TIMEOUT_SECONDS`), down or
-failing leaves the fused ranking as it was: a search never fails or waits longer because of it.
+text-embeddings-inference's (`tei`), the Vertex AI ranking API (`vertex`), and a local
+sentence-transformers cross-encoder folder (`cross-encoder`, on torch). A reranker that is slow (past
+`THOTH_RERANK_TIMEOUT_SECONDS`), down or failing leaves the fused ranking as it was: a search never
+fails or waits longer because of it.
 docs/models.md ("Reranking") has what it was measured to do.
 """
 
@@ -27,6 +28,8 @@ log = logging.getLogger(__name__)
 
 # Reranking runs here so a search can stop waiting at its budget; a late answer is dropped when it comes.
 _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="thoth-rerank")
+VERTEX_RANKING_ROOT = "https://discoveryengine.googleapis.com"
+VERTEX_RANKING_MODEL = "semantic-ranker-default@latest"  # Google's default; semantic-ranker-fast-004 is faster
 
 
 class RerankFailed(RuntimeError):
@@ -64,6 +67,45 @@ class EndpointReranker:
         if response.status_code != 200:
             raise RerankFailed(f"{response.status_code}: {response.text.strip()[:200]}")
         return by_index(response.json(), len(texts))
+
+
+class VertexRanker:
+    """The Vertex AI ranking API (Discovery Engine): `POST {root}/v1/projects/{project}/locations/global/
+    rankingConfigs/default_ranking_config:rank` with `{"model", "query", "records": [{"id", "content"}],
+    "topN", "ignoreRecordDetailsInResponse": true}` -> `{"records": [{"id", "score"}]}`, best first.
+    `credentials=None`: application default credentials (the caller needs discoveryengine.rankingConfigs.rank,
+    e.g. roles/discoveryengine.viewer)."""
+
+    def __init__(self, project: str, model: str = "", root: str = "", timeout: float = 2.0, credentials: Any = None):
+        root = (root or VERTEX_RANKING_ROOT).rstrip("/")
+        self.url = f"{root}/v1/projects/{project}/locations/global/rankingConfigs/default_ranking_config:rank"
+        self.name = f"vertex ranker ({model or VERTEX_RANKING_MODEL}, project {project})"
+        self.project, self.model = project, model or VERTEX_RANKING_MODEL
+        self._credentials = credentials
+        self._auth_lock = threading.Lock()
+        self._client = httpx.Client(timeout=timeout)
+
+    def _token(self) -> str:
+        import google.auth
+        from google.auth.transport.requests import Request
+
+        with self._auth_lock:  # one refresh for concurrent searches
+            if self._credentials is None:
+                self._credentials, _ = google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
+            if not self._credentials.valid:
+                self._credentials.refresh(Request())
+            return self._credentials.token
+
+    def scores(self, query: str, texts: list[str]) -> list[float]:
+        records = [{"id": str(i), "content": text} for i, text in enumerate(texts)]
+        body = {"model": self.model, "query": query, "records": records, "topN": len(texts)}
+        body["ignoreRecordDetailsInResponse"] = True  # ids and scores only: the passages are here already
+        headers = {"Authorization": f"Bearer {self._token()}", "X-Goog-User-Project": self.project}
+        response = self._client.post(self.url, json=body, headers=headers)
+        if response.status_code != 200:
+            raise RerankFailed(f"{response.status_code}: {response.text.strip()[:200]}")
+        rows = response.json().get("records", [])
+        return by_index([{"index": r.get("id"), "score": r.get("score", 0.0)} for r in rows], len(texts))
 
 
 def by_index(answer: Any, expected: int) -> list[float]:
@@ -115,11 +157,16 @@ def configured_reranker(settings: Settings) -> Reranker | None:
         settings.rerank_model,
         settings.rerank_api_key,
         settings.rerank_timeout_seconds,
+        settings.gcp_project,
     )
     with _lock:
         if key not in _rerankers:
             if provider == "cross-encoder":
                 _rerankers[key] = CrossEncoderReranker(settings.rerank_model)
+            elif provider == "vertex":
+                _rerankers[key] = VertexRanker(
+                    settings.gcp_project, settings.rerank_model, settings.rerank_url, settings.rerank_timeout_seconds
+                )
             else:
                 url, model, api_key = settings.rerank_url, settings.rerank_model, settings.rerank_api_key
                 _rerankers[key] = EndpointReranker(provider, url, model, api_key, settings.rerank_timeout_seconds)

@@ -111,7 +111,8 @@ class Metadata:
                 f"the index at {self.tables.uri} was built with embedding model {built_with!r} ({built_dim} "
                 f"dimensions{_prompts_said(built_prompts)}) but this process loads {model_name!r} ({dim} "
                 f"dimensions{_prompts_said(tuple(prompts))}); set {setting} "
-                "or build an index with this model: ingest into a new THOTH_DB_URI (docs/models.md)"
+                "or move the index to this model: run `python -m ingest --reembed` with these settings "
+                '(docs/models.md, "Changing model")'
             )
 
     def record_model(self, model_name: str, dim: int, prompts: tuple[str, ...] = NO_PROMPTS) -> None:

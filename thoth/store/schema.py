@@ -27,6 +27,10 @@ DEFAULT_COLLECTION = "research.default_collection"
 # Key prefix of a source's tree pointer: `tree.{source_id}` -> JSON {"version", "fingerprint", ...}.
 # Readers follow the pointer, so switching it is the one write that makes a new tree visible.
 META_TREE_PREFIX = "tree."
+# JSON {model settings rows}: the model a `python -m ingest --reembed` is staging vectors for (empty: none)
+META_REEMBED = "reembed.target"
+# Staged vectors of a re-embedding, per table re-embedded: (staging table, the live table's key column)
+REEMBED_STAGES = {CHUNKS: ("reembed_chunks", "chunk_id"), TREE_NODES: ("reembed_tree_nodes", "node_id")}
 META_VECTOR_INDEX_ROWS = "index.vector_trained_rows"  # chunk rows the ANN index was trained on
 META_MAINTENANCE = "index.maintained"  # JSON: table -> ISO time of the last maintenance run
 META_ORPHANS = "index.orphans"  # JSON: "source\ndoc_id" -> when maintenance first saw its rows owned by no document

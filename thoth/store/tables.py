@@ -135,6 +135,11 @@ class Tables:
                         raise self._unusable(exc, f"cannot open table {name!r} in") from exc
         return table
 
+    def forget(self, name: str) -> None:
+        """Drop the open handle of a table that was dropped (a re-embedding's staging)."""
+        with self._lock:
+            self._tables.pop(name, None)
+
     def ensure(self, dim: int) -> None:
         """Create any missing table (the chunk table with `dim`-wide vectors); add columns new to the schema.
 

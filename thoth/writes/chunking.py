@@ -35,7 +35,13 @@ class Chunk:
 
     @property
     def embed_text(self) -> str:
-        return f"{self.context}\n{self.text}" if self.context else self.text
+        return embed_text(self.context, self.text)
+
+
+def embed_text(context: str | None, text: str) -> str:
+    """What a chunk's vector is made from: its heading path, then its text (`--reembed` rebuilds it from
+    the stored `section` and `text`)."""
+    return f"{context}\n{text}" if context else text
 
 
 @dataclass

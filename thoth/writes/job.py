@@ -1,6 +1,6 @@
 """The ingest job's command line, `thoth ingest` (also `python -m ingest`):
 `[run|missing|maintain] --source DIR|gs://BUCKET/PREFIX|https://SITE/PREFIX/|GIT-URL [--ref REF] [--db URI]
-[--name NAME] [--rebuild-trees]`.
+[--name NAME] [--rebuild-trees]`, or `--reembed`.
 
 `run` (the default) brings the collection in line with the source: new and
 changed files in, removed files out. `missing` only ingests files the
@@ -9,6 +9,8 @@ Run Jobs, CLOUD_RUN_TASK_INDEX / CLOUD_RUN_TASK_COUNT split the work.
 `maintain` compacts the index's tables, removes versions older than THOTH_MAINTAIN_RETENTION_MINUTES,
 folds new rows into the indexes and sweeps rows no document owns, then reports what it removed
 (thoth/store/maintenance.py; docs/operations.md says when to run it).
+`--reembed` re-embeds the stored chunk and tree-node text with the configured model and switches the
+index to it in one step once complete (thoth/writes/reembed.py); stopped, running it again continues.
 `--rebuild-trees` rebuilds RAPTOR trees from scratch instead of updating them in place: the
 source's after its run, or, without `--source`, every collection's.
 
@@ -98,8 +100,16 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest") -> int:
         action="store_true",
         help="rebuild RAPTOR trees from scratch (the source's; without --source, every collection's)",
     )
+    parser.add_argument(
+        "--reembed",
+        action="store_true",
+        help="re-embed the index's stored chunk and tree-node text with the configured model (no source is "
+        "read), then switch the index to it in one step; stopped, the same command continues (docs/models.md)",
+    )
     args = parser.parse_args(argv)
-    if not args.source and not args.rebuild_trees and args.command != "maintain":
+    if args.reembed and (args.source or args.rebuild_trees or args.command != "run"):
+        parser.error("--reembed takes no --source, --rebuild-trees or command: it re-embeds the whole index")
+    if not args.source and not args.rebuild_trees and not args.reembed and args.command != "maintain":
         parser.error("--source is required (or --rebuild-trees alone, to rebuild every collection's tree)")
 
     try:
@@ -124,6 +134,8 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest") -> int:
             bar.set_postfix_str(key[-40:], refresh=False)
             bar.update(done - bar.n)
 
+    if args.reembed:
+        return reembed_index(settings, stop, received)
     if not args.source:
         return rebuild_trees(settings)
     if args.ref:
@@ -187,6 +199,23 @@ def rebuild_trees(settings: Settings) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def reembed_index(settings: Settings, stop: threading.Event, received: dict[int, int]) -> int:
+    """`--reembed`: move the index to the configured model (thoth/writes/reembed.py); exit 143/130 when
+    stopped before the switch (run again to continue)."""
+    from thoth.writes.reembed import reembed
+
+    try:
+        result = reembed(settings, stop=stop)
+    except (StoreError, EmbedderUnavailable, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(result.render())
+    for embedder in loaded_embedders():
+        if isinstance(embedder, RemoteEmbedder):
+            print(embedder.sent.render(f"{embedder.wire.name} ({embedder.wire.model})"))
+    return next(iter(received.values()), 143) if result.interrupted else 0
 
 
 def run_maintenance(settings: Settings) -> int:

@@ -62,7 +62,7 @@ class Line:
     role: str = ""  # caption | footnote (pdf_floats.py): kept out of the running text
 
 
-@dataclass
+@dataclass(slots=True)
 class _Char:
     ch: str
     index: int  # PDFium's character index
@@ -72,27 +72,66 @@ class _Char:
     generated: bool = False  # a space PDFium inserted, not one the file draws
 
 
+def _by_address(function, restype, *argtypes):
+    """A PDFium function called with plain addresses: pypdfium2's bindings convert pointer objects on
+    every call, which costs more than the call itself when it is made once per character."""
+    return ctypes.CFUNCTYPE(restype, *argtypes)(ctypes.cast(function, ctypes.c_void_p).value)
+
+
+_VOID = ctypes.c_void_p
+_UNICODE = _by_address(pdfium_c.FPDFText_GetUnicode, ctypes.c_uint, _VOID, ctypes.c_int)
+_TEXT_OBJECT = _by_address(pdfium_c.FPDFText_GetTextObject, _VOID, _VOID, ctypes.c_int)
+_LOOSE_BOX = _by_address(pdfium_c.FPDFText_GetLooseCharBox, ctypes.c_int, _VOID, ctypes.c_int, _VOID)
+
+
+def _font_name(raw, i: int, name, flags) -> str:
+    n = pdfium_c.FPDFText_GetFontInfo(raw, i, name, len(name), ctypes.byref(flags))
+    return name.value[: max(0, n - 1)].decode("latin-1")
+
+
+def _font(raw, i: int, name, flags) -> tuple[float, int, str]:
+    """Size, weight and name of character i's font (what PDFium reads from its text object)."""
+    size = pdfium_c.FPDFText_GetFontSize(raw, i)
+    weight = pdfium_c.FPDFText_GetFontWeight(raw, i)
+    font = _font_name(raw, i, name, flags)
+    if weight <= 0:  # standard and Type 1 fonts often say nothing: the name does ("Helvetica-Bold", "CMBX10")
+        weight = 700 if _BOLD_NAME.search(font) else 400
+    return size, weight, font
+
+
 def _chars(textpage) -> list[_Char | None]:
-    """Every character of the page; None where PDFium breaks the line."""
+    """Every character of the page; None where PDFium breaks the line.
+
+    Size, weight and font name belong to a character's text object (PDFium reads all three from it), so
+    they are asked once per object: three calls a character, not five. (FPDFText_GetText would give the
+    whole page's text in one call, but its code units drift from the character indices on some pages.)
+    """
     raw = textpage.raw
+    address = ctypes.cast(raw, _VOID).value
     rect = pdfium_c.FS_RECTF()
+    rect_at = ctypes.addressof(rect)
     name = ctypes.create_string_buffer(128)
     flags = ctypes.c_int()
+    unicode_of, object_of, box_of = _UNICODE, _TEXT_OBJECT, _LOOSE_BOX
+    fonts: dict[int, tuple[float, int, str]] = {}
     out: list[_Char | None] = []
     for i in range(pdfium_c.FPDFText_CountChars(raw)):
-        code = pdfium_c.FPDFText_GetUnicode(raw, i)
+        code = unicode_of(address, i)
         if code in (10, 13):
             if out and out[-1] is not None:
                 out.append(None)
             continue
+        obj = object_of(address, i)
+        font = fonts.get(obj) if obj else None
+        if font is None:
+            font = _font(raw, i, name, flags)
+            if obj:
+                fonts[obj] = font
         if code in (2, 0xFFFE) or (code < 32 and pdfium_c.FPDFText_IsHyphen(raw, i)):
             ch = HYPHEN
         elif code < 32 and code != 9 or 0xE000 <= code <= 0xF8FF:
-            n = pdfium_c.FPDFText_GetFontInfo(raw, i, name, len(name), ctypes.byref(flags))
             # a glyph no table names stays visible as a placeholder: dropping it would change what the page says
-            ch = symbol_glyph(code, name.value[: max(0, n - 1)].decode("latin-1")) or (
-                UNMAPPED if code < 32 else chr(code)
-            )
+            ch = symbol_glyph(code, font[2]) or (UNMAPPED if code < 32 else chr(code))
         elif 0xDC00 <= code <= 0xDFFF and out and out[-1] is not None and "\ud800" <= out[-1].ch <= "\udbff":
             # the second half of a UTF-16 pair (an emoji): one character with the first
             high = ord(out[-1].ch)
@@ -100,14 +139,9 @@ def _chars(textpage) -> list[_Char | None]:
             continue
         else:
             ch = chr(code) if code < 0xDC00 or code > 0xDFFF else UNMAPPED
-        pdfium_c.FPDFText_GetLooseCharBox(raw, i, ctypes.byref(rect))
-        size = pdfium_c.FPDFText_GetFontSize(raw, i)
-        weight = pdfium_c.FPDFText_GetFontWeight(raw, i)
-        if weight <= 0:  # standard and Type 1 fonts often say nothing: the name does ("Helvetica-Bold", "CMBX10")
-            n = pdfium_c.FPDFText_GetFontInfo(raw, i, name, len(name), ctypes.byref(flags))
-            weight = 700 if _BOLD_NAME.search(name.value[: max(0, n - 1)].decode("latin-1")) else 400
-        generated = ch == " " and bool(pdfium_c.FPDFText_IsGenerated(raw, i))
-        out.append(_Char(ch, i, size, weight, (rect.left, rect.bottom, rect.right, rect.top), generated))
+        box_of(address, i, rect_at)
+        generated = code == 32 and bool(pdfium_c.FPDFText_IsGenerated(raw, i))
+        out.append(_Char(ch, i, font[0], font[1], (rect.left, rect.bottom, rect.right, rect.top), generated))
     for c in out:
         if c is not None and "\ud800" <= c.ch <= "\udfff":  # half a pair whose other half never came
             c.ch = UNMAPPED
@@ -154,7 +188,11 @@ def _touching(chars: list[_Char], j: int, gone: set[int]) -> bool:
 
 
 def _mode(values: list[float]) -> float:
-    return Counter(round(v * 2) / 2 for v in values).most_common(1)[0][0] if values else 0.0
+    """The most common value to the half point (the first seen wins a tie)."""
+    halves: Counter[float] = Counter()
+    for value, n in Counter(values).items():  # a line repeats a few values: round those, not every character's
+        halves[round(value * 2) / 2] += n
+    return halves.most_common(1)[0][0] if values else 0.0
 
 
 def _make_line(chars: list[_Char], page: int, angle: float) -> Line | None:
@@ -165,37 +203,42 @@ def _make_line(chars: list[_Char], page: int, angle: float) -> Line | None:
     size = _mode([c.size for c in ink])
     base = _mode([c.box[1] for c in ink if abs(c.size - size) < 0.3])
     text, plain, names = [], [], []
-    prev: _Char | None = None
+    small, raised, wide = 0.85 * size, base + 0.1 * size, 1.2 * size
+    prev_right: float | None = None
     for c in chars:
-        sup = c.size < 0.85 * size and c.box[1] > base + 0.1 * size and not c.ch.isspace()
-        gap = prev is not None and not c.ch.isspace() and c.box[0] - prev.box[2] > 1.2 * size
-        if gap:
+        ch = c.ch
+        if ch.isspace():
+            text.append(ch)
+            plain.append(ch)
+            names.append(ch)
+            continue
+        if prev_right is not None and c.box[0] - prev_right > wide:
             text.append(" ")
             plain.append(" ")
             names.append(", ")
-        text.append(c.ch)
+        text.append(ch)
+        prev_right = c.box[2]
+        if not (c.size < small and c.box[1] > raised):
+            plain.append(ch)
+            names.append(ch)
         # a raised mark after a word is a footnote's ("Bengio∗"); after a symbol it is math ("θ∗") and stays
-        if sup and (c.ch in _MARKS or c.ch.isdigit()) and _after_word(plain) or (sup and c.ch == ","):
-            names.append(", ")
-        elif sup:
-            plain.append(c.ch)
+        elif ch == "," or (ch in _MARKS or ch.isdigit()) and _after_word(plain):
             names.append(", ")
         else:
-            plain.append(c.ch)
-            names.append(c.ch)
-        if not c.ch.isspace():
-            prev = c
+            plain.append(ch)
+            names.append(", ")
     bold_share = sum(c.weight >= 600 for c in ink) / len(ink)
+    lefts, bottoms, rights, tops = zip(*[c.box for c in ink], strict=True)
     return Line(
         text="".join(text).strip(),
         plain=re.sub(r"[ \t]+", " ", "".join(plain)).strip(),
         names="".join(names).strip(),
         size=size,
         bold=bold_share > 0.8,
-        x0=min(c.box[0] for c in ink),
-        y0=min(c.box[1] for c in ink),
-        x1=max(c.box[2] for c in ink),
-        y1=max(c.box[3] for c in ink),
+        x0=min(lefts),
+        y0=min(bottoms),
+        x1=max(rights),
+        y1=max(tops),
         rotated=abs(angle) > 0.1 and abs(angle - 6.283) > 0.1,
         page=page,
         top=max((c.size for c in ink if c.ch.isalpha()), default=size),

@@ -25,6 +25,7 @@ import pypdfium2.raw as pdfium_c
 from thoth.writes.parsers.pdf_text import COMBINING, HYPHEN, UNMAPPED, symbol_glyph
 
 _MARKS = set("∗*†‡§¶⋆")
+_RAISED = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")  # a footnote number as the page sets it
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|medi\b|-medi|^(?:\w{6}\+)?CMBX|\.B$", re.I)
 ARXIV_STAMP = re.compile(
     r"arXiv:\s*(?P<id>\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(?P<version>v\d+)?"
@@ -44,7 +45,7 @@ _PAGE_NUMBER = re.compile(r"^(?:page\s*)?[-–]?\s*\d{1,4}\s*[-–]?(?:\s*(?:of|
 @dataclass
 class Line:
     text: str  # with HYPHEN at line-break hyphens; superscripts kept
-    plain: str  # superscript marks and footnote numbers after words removed (what chunks read)
+    plain: str  # what chunks read: footnote marks after words kept raised ("competitions¹"), not glued to digits
     names: str  # superscripts and wide gaps as ", " (what the author reader splits)
     size: float  # the most common font size of its characters
     bold: bool
@@ -108,18 +109,19 @@ def _chars(textpage) -> list[_Char | None]:
     """
     raw = textpage.raw
     address = ctypes.cast(raw, _VOID).value
-    rect = pdfium_c.FS_RECTF()
+    rect = (ctypes.c_float * 4)()  # an FS_RECTF: left, top, right, bottom
     rect_at = ctypes.addressof(rect)
     name = ctypes.create_string_buffer(128)
     flags = ctypes.c_int()
     unicode_of, object_of, box_of = _UNICODE, _TEXT_OBJECT, _LOOSE_BOX
     fonts: dict[int, tuple[float, int, str]] = {}
     out: list[_Char | None] = []
+    append = out.append
     for i in range(pdfium_c.FPDFText_CountChars(raw)):
         code = unicode_of(address, i)
         if code in (10, 13):
             if out and out[-1] is not None:
-                out.append(None)
+                append(None)
             continue
         obj = object_of(address, i)
         font = fonts.get(obj) if obj else None
@@ -127,7 +129,9 @@ def _chars(textpage) -> list[_Char | None]:
             font = _font(raw, i, name, flags)
             if obj:
                 fonts[obj] = font
-        if code in (2, 0xFFFE) or (code < 32 and pdfium_c.FPDFText_IsHyphen(raw, i)):
+        if 32 < code < 0xD800:  # most characters: nothing to map
+            ch = chr(code)
+        elif code in (2, 0xFFFE) or (code < 32 and pdfium_c.FPDFText_IsHyphen(raw, i)):
             ch = HYPHEN
         elif code < 32 and code != 9 or 0xE000 <= code <= 0xF8FF:
             # a glyph no table names stays visible as a placeholder: dropping it would change what the page says
@@ -140,8 +144,9 @@ def _chars(textpage) -> list[_Char | None]:
         else:
             ch = chr(code) if code < 0xDC00 or code > 0xDFFF else UNMAPPED
         box_of(address, i, rect_at)
+        left, top, right, bottom = rect
         generated = code == 32 and bool(pdfium_c.FPDFText_IsGenerated(raw, i))
-        out.append(_Char(ch, i, font[0], font[1], (rect.left, rect.bottom, rect.right, rect.top), generated))
+        append(_Char(ch, i, font[0], font[1], (left, bottom, right, top), generated))
     for c in out:
         if c is not None and "\ud800" <= c.ch <= "\udfff":  # half a pair whose other half never came
             c.ch = UNMAPPED
@@ -221,8 +226,10 @@ def _make_line(chars: list[_Char], page: int, angle: float) -> Line | None:
         if not (c.size < small and c.box[1] > raised):
             plain.append(ch)
             names.append(ch)
-        # a raised mark after a word is a footnote's ("Bengio∗"); after a symbol it is math ("θ∗") and stays
+        # a raised mark after a word is a footnote's ("Bengio∗", "competitions¹"): it stays, raised, so the
+        # word reads whole; the author reader splits names there
         elif ch == "," or (ch in _MARKS or ch.isdigit()) and _after_word(plain):
+            plain.append(ch.translate(_RAISED))
             names.append(", ")
         else:
             plain.append(ch)
@@ -275,7 +282,7 @@ def _merge(a: Line, b: Line) -> Line:
     if _superscript(a, b):
         marks = (all(ch in _MARKS or ch in ", " for ch in b.text) or b.text.isdigit()) and _after_word(list(a.plain))
         a.text, a.names = a.text + b.text, a.names + ", "
-        a.plain += "" if marks else b.plain
+        a.plain += "".join(b.plain.split()).translate(_RAISED) if marks else b.plain
         a.x1 = max(a.x1, b.x1)
         return a
     glue = "" if b.x0 - a.x1 < 0.15 * a.size or b.text == "-" else " "
@@ -428,7 +435,7 @@ def read_title_page(lines: list[Line], height: float, body: float) -> dict:
             continue
         if NAMED.match(line.plain.strip()) or line.y1 < 0.3 * height:
             break
-        if line.size < body - 0.6 or len(line.plain.split()) > 16:
+        if line.size < body - 0.6 or sum(any(ch.isalpha() for ch in w) for w in line.plain.split()) > 16:
             continue
         authors += _names(line.names)
     if authors:
@@ -438,5 +445,5 @@ def read_title_page(lines: list[Line], height: float, body: float) -> dict:
 
 def _title_text(lines: list[Line]) -> str:
     text = " ".join(x.plain.strip() for x in lines)
-    text = re.sub(r"\s*[∗*†‡§¶⋆]+\s*$", "", text)
+    text = re.sub(r"[\s∗*†‡§¶⋆,⁰¹²³⁴⁵⁶⁷⁸⁹]+$", "", text)  # the title's footnote marks
     return re.sub(r"\s+", " ", text.replace(HYPHEN + " ", "").replace(HYPHEN, "-")).strip()

@@ -68,9 +68,13 @@ def _unfold(ch: str) -> str:
     return unicodedata.normalize("NFKC", ch) if tag in _UNFOLD_TAGS else ch
 
 
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # Unicode's Cc, newline and tab left out
+
+
 def unfold_compat(text: str) -> str:
     """NFKC for ligatures and compatibility forms only ('ﬁ' -> 'fi', NBSP -> ' '; '²' and 'ℓ' stay)."""
-    return "".join(_unfold(ch) for ch in text)
+    return _NON_ASCII.sub(lambda m: _unfold(m.group()), text)  # ASCII never unfolds: only the rest is looked at
 
 
 def vocabulary(text: str) -> Counter[str]:
@@ -127,7 +131,7 @@ def attach_accents(text: str) -> str:
 def drop_controls(text: str) -> str:
     """Every `Cc` character but newline and tab removed (a form feed or CR becomes a newline)."""
     text = text.replace("\r\n", "\n").translate({0x0D: "\n", 0x0C: "\n", 0x0B: "\n"})
-    return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) != "Cc")
+    return _CONTROLS.sub("", text)
 
 
 def clean_text(text: str, vocab: Counter[str] | None = None) -> str:

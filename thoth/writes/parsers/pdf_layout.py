@@ -83,6 +83,7 @@ _VOID = ctypes.c_void_p
 _UNICODE = _by_address(pdfium_c.FPDFText_GetUnicode, ctypes.c_uint, _VOID, ctypes.c_int)
 _TEXT_OBJECT = _by_address(pdfium_c.FPDFText_GetTextObject, _VOID, _VOID, ctypes.c_int)
 _LOOSE_BOX = _by_address(pdfium_c.FPDFText_GetLooseCharBox, ctypes.c_int, _VOID, ctypes.c_int, _VOID)
+_FONT_OF = _by_address(pdfium_c.FPDFTextObj_GetFont, _VOID, _VOID)
 
 
 def _font_name(raw, i: int, name, flags) -> str:
@@ -90,14 +91,21 @@ def _font_name(raw, i: int, name, flags) -> str:
     return name.value[: max(0, n - 1)].decode("latin-1")
 
 
-def _font(raw, i: int, name, flags) -> tuple[float, int, str]:
-    """Size, weight and name of character i's font (what PDFium reads from its text object)."""
+def _font(raw, i: int, obj: int | None, faces: dict, name, flags) -> tuple[float, int, str]:
+    """Size, weight and name of character i's font (PDFium reads them from its text object `obj`; the
+    weight and name from the object's font, which many objects share: asked once per font in `faces`)."""
     size = pdfium_c.FPDFText_GetFontSize(raw, i)
-    weight = pdfium_c.FPDFText_GetFontWeight(raw, i)
-    font = _font_name(raw, i, name, flags)
-    if weight <= 0:  # standard and Type 1 fonts often say nothing: the name does ("Helvetica-Bold", "CMBX10")
-        weight = 700 if _BOLD_NAME.search(font) else 400
-    return size, weight, font
+    face = _FONT_OF(obj) if obj else None
+    known = faces.get(face) if face else None
+    if known is None:
+        weight = pdfium_c.FPDFText_GetFontWeight(raw, i)
+        font = _font_name(raw, i, name, flags)
+        if weight <= 0:  # standard and Type 1 fonts often say nothing: the name does ("Helvetica-Bold", "CMBX10")
+            weight = 700 if _BOLD_NAME.search(font) else 400
+        known = (weight, font)
+        if face:
+            faces[face] = known
+    return size, known[0], known[1]
 
 
 def _chars(textpage) -> list[_Char | None]:
@@ -115,6 +123,7 @@ def _chars(textpage) -> list[_Char | None]:
     flags = ctypes.c_int()
     unicode_of, object_of, box_of = _UNICODE, _TEXT_OBJECT, _LOOSE_BOX
     fonts: dict[int, tuple[float, int, str]] = {}
+    faces: dict[int, tuple[int, str]] = {}
     out: list[_Char | None] = []
     append = out.append
     for i in range(pdfium_c.FPDFText_CountChars(raw)):
@@ -126,7 +135,7 @@ def _chars(textpage) -> list[_Char | None]:
         obj = object_of(address, i)
         font = fonts.get(obj) if obj else None
         if font is None:
-            font = _font(raw, i, name, flags)
+            font = _font(raw, i, obj, faces, name, flags)
             if obj:
                 fonts[obj] = font
         if 32 < code < 0xD800:  # most characters: nothing to map
@@ -194,10 +203,16 @@ def _touching(chars: list[_Char], j: int, gone: set[int]) -> bool:
 
 def _mode(values: list[float]) -> float:
     """The most common value to the half point (the first seen wins a tie)."""
-    halves: Counter[float] = Counter()
-    for value, n in Counter(values).items():  # a line repeats a few values: round those, not every character's
-        halves[round(value * 2) / 2] += n
-    return halves.most_common(1)[0][0] if values else 0.0
+    if not values:
+        return 0.0
+    counts = Counter(values)  # a line repeats a few values: round those, not every character's
+    if len(counts) == 1:
+        return round(values[0] * 2) / 2
+    halves: dict[float, int] = {}
+    for value, n in counts.items():
+        key = round(value * 2) / 2
+        halves[key] = halves.get(key, 0) + n
+    return max(halves, key=halves.__getitem__)  # max keeps the first of equals, as most_common(1) does
 
 
 def _make_line(chars: list[_Char], page: int, angle: float) -> Line | None:

@@ -33,6 +33,8 @@ from thoth.writes.parsers.pdf_text import (
         ("state-of-the\x02art", "state-of-the-art"),
         ("Retrieval\x02Augmented", "Retrieval-Augmented"),  # a capital after the break: a compound
         ("pages 4\x0216", "pages 4-16"),  # not between letters: a plain hyphen
+        ("differ\x02\nentiating", "differentiating"),  # the hyphen's line ended where the text jumps away
+        ("news-test\x02\n2012", "news-test-2012"),
         ("a state-of-the-art model", "a state-of-the-art model"),  # real hyphens stay
     ],
 )
@@ -164,3 +166,20 @@ def test_a_character_outside_the_basic_plane_is_one_character(tmp_path: Path) ->
     # PDFium hands over an emoji as two UTF-16 halves; the ToUnicode map here names U+1F600 by its pair
     pdf = write_symbol_font_pdf(tmp_path / "e.pdf", "ok ~ done", font_name="Foo-Regular", codes={"~": 0xD83DDE00})
     assert _text(pdf.read_bytes()) == "ok \U0001f600 done"
+
+
+def test_a_page_number_under_a_hyphen_at_the_page_end_stays_out_of_the_word() -> None:
+    # PDFium writes no line break after a line-break hyphen, so the page number under the page's last
+    # line came next in the same line: 'high-2 way networks'
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf, pagesize=A4)
+    body = ["Residual learning eases the training of deep networks in our experiments."] * 30
+    for number, lines in [(1, [*body, "In addition, high-"]), (2, ["way networks have not shown such gains.", *body])]:
+        c.setFont("Helvetica", 10)
+        for i, line in enumerate(lines):
+            c.drawString(72, 760 - 14 * i, line)
+        c.drawString(297, 40, str(number))
+        c.showPage()
+    c.save()
+    text = _text(buf.getvalue())
+    assert "In addition, highway networks have not shown such gains." in text

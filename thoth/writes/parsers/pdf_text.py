@@ -40,7 +40,9 @@ UNMAPPED = "\ufffd"  # what stands where the page shows a glyph no table names: 
 _UNFOLD_TAGS = ("<compat>", "<noBreak>", "<wide>", "<narrow>", "<small>", "<vertical>")
 
 _WORD = re.compile(r"[^\W\d_]+")
-_BREAK = re.compile(r"(-?)([^\W\d_]+)(?:[\x02\ufffe]|-\n)([^\W\d_]+)(-?)")
+_BREAK = re.compile(
+    r"(-?)([^\W\d_]+)(?:[\x02\ufffe]\n?|-\n)([^\W\d_]+)(-?)"
+)  # a break hyphen may end a line (pdf_layout._jumps)
 
 
 def symbol_glyph(code: int, font_name: str) -> str:
@@ -80,7 +82,7 @@ def unfold_compat(text: str) -> str:
 def vocabulary(text: str) -> Counter[str]:
     """Lower-cased words and hyphenated compounds of a text, fragments at line-break hyphens left out."""
     words: Counter[str] = Counter()
-    for token in re.split(r"\s+", re.sub(r"-\n", HYPHEN, text)):
+    for token in re.split(r"\s+", re.sub(r"-\n|[\x02\ufffe]\n", HYPHEN, text)):
         if not token or any(h in token for h in _BREAK_HYPHENS):
             continue
         token = token.strip(".,;:!?()[]{}\"'“”‘’").lower()
@@ -114,7 +116,7 @@ def join_hyphens(text: str, vocab: Counter[str] | None = None) -> str:
         return m.group(1) + _join(m.group(2), m.group(3), chained, vocab) + m.group(4)
 
     text = _BREAK.sub(repl, text)
-    return text.replace("\x02", "-").replace("\ufffe", "-")  # a break hyphen not between letters ("4\x0216")
+    return re.sub("[\x02\ufffe]\n?", "-", text)  # a break hyphen not between letters ("4\x0216")
 
 
 # An accent right after a letter is already on it (the layout reader put it there): only a detached one moves.

@@ -311,12 +311,14 @@ def read_lines(textpage, page: int) -> list[Line]:
     raw = textpage.raw
     lines: list[Line] = []
     current: list[_Char] = []
-    last: _Char | None = None  # the current line's last drawn character
+    hyphen: _Char | None = None  # the current line's last drawn character, when it is a line-break hyphen
     for c in [*_chars(textpage), None]:
-        if c is not None and not (last is not None and not c.ch.isspace() and _jumps(last, c)):
+        if c is not None and (hyphen is None or c.ch.isspace() or not _jumps(hyphen, c)):
             current.append(c)
-            if not c.ch.isspace():
-                last = c
+            if c.ch == HYPHEN:
+                hyphen = c
+            elif hyphen is not None and not c.ch.isspace():
+                hyphen = None
             continue
         if current:
             line = _make_line(current, page, pdfium_c.FPDFText_GetCharAngle(raw, current[0].index))
@@ -325,17 +327,16 @@ def read_lines(textpage, page: int) -> list[Line]:
                     _merge(lines[-1], line)
                 else:
                     lines.append(line)
-        current, last = ([c], c) if c is not None else ([], None)
+        current = [c] if c is not None else []
+        hyphen = c if c is not None and c.ch == HYPHEN else None
     for i, line in enumerate(lines):
         line.index = i
     return lines
 
 
 def _jumps(a: _Char, b: _Char) -> bool:
-    """After a line-break hyphen PDFium gives no line break: where the next character sits more than a
-    line's height away (the page number under a page's last line, 'high-2'), the line ends there."""
-    if a.ch != HYPHEN:
-        return False
+    """After a line-break hyphen `a` PDFium gives no line break: where the next character sits more than
+    a line's height away (the page number under a page's last line, 'high-2'), the line ends there."""
     height = max(a.box[3] - a.box[1], b.box[3] - b.box[1])
     return b.box[3] < a.box[1] - height or b.box[1] > a.box[3] + height
 

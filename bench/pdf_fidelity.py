@@ -18,7 +18,8 @@ Per folder (papers, edge cases), over the chunks the ingest job would write (the
   sentences cut at a page break: a page's text ending mid-sentence, the next page's going on in lower
   case, in two partitions under one heading), whether the
   reference list is marked, arXiv ids of the PDF's text kept in the chunks, letters and digits of
-  the PDF's text missing from the parsed text (furniture lines and page numbers left out), and
+  the PDF's text missing from the parsed text (furniture lines and page numbers left out, also a page
+  number PDFium glued to the page's last line after a line-break hyphen), and
   glyphs without Unicode (kept as U+FFFD); reference entries that give the cited work's BibTeX.
 """
 
@@ -162,12 +163,21 @@ def _paper(doc, chunks, pages: list[str], headings: list[str]) -> Paper:
     furniture = {line for _, line in _furniture(pages)}
     raw = _letters(
         "\n".join(
-            x for page in pages for x in page.splitlines() if x.strip() not in furniture and not x.strip().isdigit()
+            x
+            for number, page in enumerate(pages, start=1)
+            for x in _page_number_after_hyphen(page, number).splitlines()
+            if x.strip() not in furniture and not x.strip().isdigit()
         )
     )
     parsed = _letters("\n".join(s.text + " " + " ".join(s.heading_path) for s in doc.sections))
     out.dropped = sum(max(0, n - parsed[c]) for c, n in raw.items())
     return out
+
+
+def _page_number_after_hyphen(page: str, number: int) -> str:
+    """The page's text without its page number where PDFium glued that to the last line: after a
+    line-break hyphen it writes no line break ('In addition, high\x022' ends page 2)."""
+    return re.sub(rf"([\x02\ufffe]){number}\s*$", r"\1", page)
 
 
 def measure(data: Path, password: str | None = None) -> tuple[dict[str, Row], dict[str, Citation], dict[str, Paper]]:

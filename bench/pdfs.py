@@ -1,6 +1,7 @@
 """PDF ingest over real files: pages/s, files ingested, each failure with its reason.
 
     python -m bench.pdfs [--data ../shared/data/pdfs] [--password PW] [--backend torch|onnx]
+    python -m bench.pdfs --parse-only [--rounds 3]   (the parser against PDFium alone, interleaved per file)
 
 Over every PDF under --data (real arXiv papers and py-pdf's hard edge cases, described by
 edge-cases/manifest.tsv), in one process:
@@ -75,6 +76,37 @@ def _parse_all(files: list[Path], data: Path) -> tuple[int, float, dict[str, str
     return pages, time.perf_counter() - started, failures
 
 
+def _parse_speed(files: list[Path], passwords: dict[Path, str], rounds: int) -> None:
+    """PDFium's text extraction and Thoth's parser, file by file in turn, so both see the same load on a
+    shared machine; CPU seconds (what the process itself spent) beside wall seconds."""
+    blobs = [(path, path.read_bytes()) for path in files]
+    totals = {"pdfium": [0, 0.0, 0.0], "parser": [0, 0.0, 0.0]}  # pages, CPU s, wall s
+
+    def timed(name: str, fn) -> None:
+        cpu, wall = time.process_time(), time.perf_counter()
+        pages = fn()
+        totals[name][0] += pages
+        totals[name][1] += time.process_time() - cpu
+        totals[name][2] += time.perf_counter() - wall
+
+    for _ in range(rounds):
+        for path, data in blobs:
+            timed("pdfium", lambda path=path: _reference([path], passwords)[0])
+            timed("parser", lambda path=path, data=data: _pages_parsed(path, data, passwords.get(path)))
+    (rp, rc, rw), (pp, pc, pw) = totals["pdfium"], totals["parser"]
+    print(f"{len(files)} PDFs, {rounds} rounds, PDFium and the parser alternating file by file")
+    print(f"reference: PDFium text only   {rp / rc:7.1f} pages/s CPU {rp / rw:7.1f} wall")
+    print(f"Thoth parser                  {pp / pc:7.1f} pages/s CPU {pp / pw:7.1f} wall")
+    print(f"parser slower than PDFium by  {(rp / rc) / (pp / pc):7.2f}x CPU    {(rp / rw) / (pp / pw):5.2f}x wall")
+
+
+def _pages_parsed(path: Path, data: bytes, password: str | None) -> int:
+    try:
+        return parse(path.name, data, pdf_password=password).page_count or 0
+    except ParseError:
+        return 0
+
+
 def _ocr(files: list[Path], data: Path, unconfigured: dict[str, str], scan_pages: int) -> None:
     """OCR over the files that had no text layer, and over a scan of a paper's first pages."""
     scans = [p for p in files if "no text layer" in unconfigured.get(str(p.relative_to(data)), "")]
@@ -123,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--password", help="THOTH_PDF_PASSWORD for the ingest (default: the manifest's)")
     parser.add_argument("--backend", choices=["torch", "onnx"], help="embedding backend (default THOTH_EMBED_BACKEND)")
     parser.add_argument("--scan-pages", type=int, default=2, help="pages of a paper scanned for the OCR figure")
+    parser.add_argument("--parse-only", action="store_true", help="only the parser's speed against PDFium")
+    parser.add_argument("--rounds", type=int, default=3, help="passes over the files for --parse-only")
     args = parser.parse_args(argv)
 
     files = sorted(args.data.rglob("*.pdf")) if args.data.is_dir() else []
@@ -132,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     manifest = _manifest(args.data)
     passwords = {args.data / k: r["password"] for k, r in manifest.items() if r.get("password")}
     password = args.password or next(iter(passwords.values()), "")
+    if args.parse_only:
+        _parse_speed(files, passwords, args.rounds)
+        return 0
 
     ref_pages, ref_seconds = _reference(files, passwords)
     parse_pages, parse_seconds, unconfigured = _parse_all(files, args.data)

@@ -33,6 +33,8 @@ from thoth.writes.parsers.pdf_text import (
         ("state-of-the\x02art", "state-of-the-art"),
         ("Retrieval\x02Augmented", "Retrieval-Augmented"),  # a capital after the break: a compound
         ("pages 4\x0216", "pages 4-16"),  # not between letters: a plain hyphen
+        ("differ\x02\nentiating", "differentiating"),  # the hyphen's line ended where the text jumps away
+        ("news-test\x02\n2012", "news-test-2012"),
         ("a state-of-the-art model", "a state-of-the-art model"),  # real hyphens stay
     ],
 )
@@ -126,7 +128,7 @@ def test_math_italic_epsilon_and_a_starred_symbol_are_kept(tmp_path: Path) -> No
                 text.setRise(0)
         c.drawText(text)
 
-    assert _text(_pdf(draw)) == "the optimum x* is found by Bengio here"  # a star after a symbol is math
+    assert _text(_pdf(draw)) == "the optimum x* is found by Bengio* here"  # both stars stay: the page shows them
 
 
 def test_an_accent_drawn_apart_lands_on_its_letter() -> None:
@@ -143,7 +145,8 @@ def test_an_accent_drawn_apart_lands_on_its_letter() -> None:
     assert _text(_pdf(draw)) == "Université de Montréal"
 
 
-def test_footnote_marks_after_words_are_left_out() -> None:
+def test_footnote_marks_after_words_stay_raised() -> None:
+    # a footnote number is a character the page shows: kept, as a superscript so the word reads whole
     def draw(c: canvas.Canvas) -> None:
         text = c.beginText(72, 700)
         for word, mark in [("Residual nets won the competitions", "1"), (" of 2015, see", "∗"), (" x", "")]:
@@ -156,10 +159,27 @@ def test_footnote_marks_after_words_are_left_out() -> None:
                 text.setRise(0)
         c.drawText(text)
 
-    assert _text(_pdf(draw)) == "Residual nets won the competitions of 2015, see x"
+    assert _text(_pdf(draw)) == "Residual nets won the competitions\u00b9 of 2015, see* x"
 
 
 def test_a_character_outside_the_basic_plane_is_one_character(tmp_path: Path) -> None:
     # PDFium hands over an emoji as two UTF-16 halves; the ToUnicode map here names U+1F600 by its pair
     pdf = write_symbol_font_pdf(tmp_path / "e.pdf", "ok ~ done", font_name="Foo-Regular", codes={"~": 0xD83DDE00})
     assert _text(pdf.read_bytes()) == "ok \U0001f600 done"
+
+
+def test_a_page_number_under_a_hyphen_at_the_page_end_stays_out_of_the_word() -> None:
+    # PDFium writes no line break after a line-break hyphen, so the page number under the page's last
+    # line came next in the same line: 'high-2 way networks'
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf, pagesize=A4)
+    body = ["Residual learning eases the training of deep networks in our experiments."] * 30
+    for number, lines in [(1, [*body, "In addition, high-"]), (2, ["way networks have not shown such gains.", *body])]:
+        c.setFont("Helvetica", 10)
+        for i, line in enumerate(lines):
+            c.drawString(72, 760 - 14 * i, line)
+        c.drawString(297, 40, str(number))
+        c.showPage()
+    c.save()
+    text = _text(buf.getvalue())
+    assert "In addition, highway networks have not shown such gains." in text

@@ -62,6 +62,9 @@ class Document:
     bibtex_source: str | None = None
     sidecar: str | None = None
     parser: str | None = None
+    # glyphs the file draws that no table maps to Unicode (PDFs), kept in the text as U+FFFD; None: read
+    # before this was counted
+    unmapped_glyphs: int | None = None
 
 
 @dataclass(frozen=True)

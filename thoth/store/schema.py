@@ -103,6 +103,7 @@ DOCUMENTS_SCHEMA = pa.schema(
         ("bibtex_source", pa.string()),  # generated | sidecar ({key}.bib next to the file)
         ("sidecar", pa.string()),  # fingerprint of that .bib file ('' when there is none)
         ("parser", pa.string()),  # the parser version that read it (thoth.writes.parsers.parser_version)
+        ("unmapped_glyphs", pa.int32()),  # glyphs without Unicode, kept as U+FFFD (added: NULL in older rows)
     ]
 )
 

@@ -234,6 +234,7 @@ class Console:
             title=doc.title or first.key,
             doc=doc,
             bibtex=first.bibtex,
+            unmapped=first.unmapped_glyphs,
             outline=outline,
             listing=listing,
             chunk_id=chunk_id,

@@ -148,6 +148,7 @@ def prepare(
         authors=tuple(cited.authors),
         year=cited.year,
         page_count=parsed.page_count,
+        unmapped_glyphs=parsed.unmapped_glyphs,
         url=parsed.url,
         bibtex=entry,
         bibtex_source=origin,

@@ -29,7 +29,7 @@ from thoth.writes.parsers.pdf_ocr import OcrPage, read_page
 from thoth.writes.parsers.pdf_text import UNMAPPED, clean_text, join_hyphens, vocabulary
 
 # Part of a document's identity (thoth/writes/writer.py): a new version re-parses every PDF once.
-PARSER_VERSION = "pdf-4"
+PARSER_VERSION = "pdf-5"
 
 
 def _year(date: str) -> int | None:

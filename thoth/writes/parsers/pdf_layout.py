@@ -25,6 +25,7 @@ import pypdfium2.raw as pdfium_c
 from thoth.writes.parsers.pdf_text import COMBINING, HYPHEN, UNMAPPED, symbol_glyph
 
 _MARKS = set("∗*†‡§¶⋆")
+_RAISED = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")  # a footnote number as the page sets it
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|medi\b|-medi|^(?:\w{6}\+)?CMBX|\.B$", re.I)
 ARXIV_STAMP = re.compile(
     r"arXiv:\s*(?P<id>\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(?P<version>v\d+)?"
@@ -44,7 +45,7 @@ _PAGE_NUMBER = re.compile(r"^(?:page\s*)?[-–]?\s*\d{1,4}\s*[-–]?(?:\s*(?:of|
 @dataclass
 class Line:
     text: str  # with HYPHEN at line-break hyphens; superscripts kept
-    plain: str  # superscript marks and footnote numbers after words removed (what chunks read)
+    plain: str  # what chunks read: footnote marks after words kept raised ("competitions¹"), not glued to digits
     names: str  # superscripts and wide gaps as ", " (what the author reader splits)
     size: float  # the most common font size of its characters
     bold: bool
@@ -62,7 +63,7 @@ class Line:
     role: str = ""  # caption | footnote (pdf_floats.py): kept out of the running text
 
 
-@dataclass
+@dataclass(slots=True)
 class _Char:
     ch: str
     index: int  # PDFium's character index
@@ -72,27 +73,78 @@ class _Char:
     generated: bool = False  # a space PDFium inserted, not one the file draws
 
 
+def _by_address(function, restype, *argtypes):
+    """A PDFium function called with plain addresses: pypdfium2's bindings convert pointer objects on
+    every call, which costs more than the call itself when it is made once per character."""
+    return ctypes.CFUNCTYPE(restype, *argtypes)(ctypes.cast(function, ctypes.c_void_p).value)
+
+
+_VOID = ctypes.c_void_p
+_UNICODE = _by_address(pdfium_c.FPDFText_GetUnicode, ctypes.c_uint, _VOID, ctypes.c_int)
+_TEXT_OBJECT = _by_address(pdfium_c.FPDFText_GetTextObject, _VOID, _VOID, ctypes.c_int)
+_LOOSE_BOX = _by_address(pdfium_c.FPDFText_GetLooseCharBox, ctypes.c_int, _VOID, ctypes.c_int, _VOID)
+_FONT_OF = _by_address(pdfium_c.FPDFTextObj_GetFont, _VOID, _VOID)
+
+
+def _font_name(raw, i: int, name, flags) -> str:
+    n = pdfium_c.FPDFText_GetFontInfo(raw, i, name, len(name), ctypes.byref(flags))
+    return name.value[: max(0, n - 1)].decode("latin-1")
+
+
+def _font(raw, i: int, obj: int | None, faces: dict, name, flags) -> tuple[float, int, str]:
+    """Size, weight and name of character i's font (PDFium reads them from its text object `obj`; the
+    weight and name from the object's font, which many objects share: asked once per font in `faces`)."""
+    size = pdfium_c.FPDFText_GetFontSize(raw, i)
+    face = _FONT_OF(obj) if obj else None
+    known = faces.get(face) if face else None
+    if known is None:
+        weight = pdfium_c.FPDFText_GetFontWeight(raw, i)
+        font = _font_name(raw, i, name, flags)
+        if weight <= 0:  # standard and Type 1 fonts often say nothing: the name does ("Helvetica-Bold", "CMBX10")
+            weight = 700 if _BOLD_NAME.search(font) else 400
+        known = (weight, font)
+        if face:
+            faces[face] = known
+    return size, known[0], known[1]
+
+
 def _chars(textpage) -> list[_Char | None]:
-    """Every character of the page; None where PDFium breaks the line."""
+    """Every character of the page; None where PDFium breaks the line.
+
+    Size, weight and font name belong to a character's text object (PDFium reads all three from it), so
+    they are asked once per object: three calls a character, not five. (FPDFText_GetText would give the
+    whole page's text in one call, but its code units drift from the character indices on some pages.)
+    """
     raw = textpage.raw
-    rect = pdfium_c.FS_RECTF()
+    address = ctypes.cast(raw, _VOID).value
+    rect = (ctypes.c_float * 4)()  # an FS_RECTF: left, top, right, bottom
+    rect_at = ctypes.addressof(rect)
     name = ctypes.create_string_buffer(128)
     flags = ctypes.c_int()
+    unicode_of, object_of, box_of = _UNICODE, _TEXT_OBJECT, _LOOSE_BOX
+    fonts: dict[int, tuple[float, int, str]] = {}
+    faces: dict[int, tuple[int, str]] = {}
     out: list[_Char | None] = []
+    append = out.append
     for i in range(pdfium_c.FPDFText_CountChars(raw)):
-        code = pdfium_c.FPDFText_GetUnicode(raw, i)
+        code = unicode_of(address, i)
         if code in (10, 13):
             if out and out[-1] is not None:
-                out.append(None)
+                append(None)
             continue
-        if code in (2, 0xFFFE) or (code < 32 and pdfium_c.FPDFText_IsHyphen(raw, i)):
+        obj = object_of(address, i)
+        font = fonts.get(obj) if obj else None
+        if font is None:
+            font = _font(raw, i, obj, faces, name, flags)
+            if obj:
+                fonts[obj] = font
+        if 32 < code < 0xD800:  # most characters: nothing to map
+            ch = chr(code)
+        elif code in (2, 0xFFFE) or (code < 32 and pdfium_c.FPDFText_IsHyphen(raw, i)):
             ch = HYPHEN
         elif code < 32 and code != 9 or 0xE000 <= code <= 0xF8FF:
-            n = pdfium_c.FPDFText_GetFontInfo(raw, i, name, len(name), ctypes.byref(flags))
             # a glyph no table names stays visible as a placeholder: dropping it would change what the page says
-            ch = symbol_glyph(code, name.value[: max(0, n - 1)].decode("latin-1")) or (
-                UNMAPPED if code < 32 else chr(code)
-            )
+            ch = symbol_glyph(code, font[2]) or (UNMAPPED if code < 32 else chr(code))
         elif 0xDC00 <= code <= 0xDFFF and out and out[-1] is not None and "\ud800" <= out[-1].ch <= "\udbff":
             # the second half of a UTF-16 pair (an emoji): one character with the first
             high = ord(out[-1].ch)
@@ -100,14 +152,10 @@ def _chars(textpage) -> list[_Char | None]:
             continue
         else:
             ch = chr(code) if code < 0xDC00 or code > 0xDFFF else UNMAPPED
-        pdfium_c.FPDFText_GetLooseCharBox(raw, i, ctypes.byref(rect))
-        size = pdfium_c.FPDFText_GetFontSize(raw, i)
-        weight = pdfium_c.FPDFText_GetFontWeight(raw, i)
-        if weight <= 0:  # standard and Type 1 fonts often say nothing: the name does ("Helvetica-Bold", "CMBX10")
-            n = pdfium_c.FPDFText_GetFontInfo(raw, i, name, len(name), ctypes.byref(flags))
-            weight = 700 if _BOLD_NAME.search(name.value[: max(0, n - 1)].decode("latin-1")) else 400
-        generated = ch == " " and bool(pdfium_c.FPDFText_IsGenerated(raw, i))
-        out.append(_Char(ch, i, size, weight, (rect.left, rect.bottom, rect.right, rect.top), generated))
+        box_of(address, i, rect_at)
+        left, top, right, bottom = rect
+        generated = code == 32 and bool(pdfium_c.FPDFText_IsGenerated(raw, i))
+        append(_Char(ch, i, font[0], font[1], (left, bottom, right, top), generated))
     for c in out:
         if c is not None and "\ud800" <= c.ch <= "\udfff":  # half a pair whose other half never came
             c.ch = UNMAPPED
@@ -154,7 +202,17 @@ def _touching(chars: list[_Char], j: int, gone: set[int]) -> bool:
 
 
 def _mode(values: list[float]) -> float:
-    return Counter(round(v * 2) / 2 for v in values).most_common(1)[0][0] if values else 0.0
+    """The most common value to the half point (the first seen wins a tie)."""
+    if not values:
+        return 0.0
+    counts = Counter(values)  # a line repeats a few values: round those, not every character's
+    if len(counts) == 1:
+        return round(values[0] * 2) / 2
+    halves: dict[float, int] = {}
+    for value, n in counts.items():
+        key = round(value * 2) / 2
+        halves[key] = halves.get(key, 0) + n
+    return max(halves, key=halves.__getitem__)  # max keeps the first of equals, as most_common(1) does
 
 
 def _make_line(chars: list[_Char], page: int, angle: float) -> Line | None:
@@ -165,37 +223,44 @@ def _make_line(chars: list[_Char], page: int, angle: float) -> Line | None:
     size = _mode([c.size for c in ink])
     base = _mode([c.box[1] for c in ink if abs(c.size - size) < 0.3])
     text, plain, names = [], [], []
-    prev: _Char | None = None
+    small, raised, wide = 0.85 * size, base + 0.1 * size, 1.2 * size
+    prev_right: float | None = None
     for c in chars:
-        sup = c.size < 0.85 * size and c.box[1] > base + 0.1 * size and not c.ch.isspace()
-        gap = prev is not None and not c.ch.isspace() and c.box[0] - prev.box[2] > 1.2 * size
-        if gap:
+        ch = c.ch
+        if ch.isspace():
+            text.append(ch)
+            plain.append(ch)
+            names.append(ch)
+            continue
+        if prev_right is not None and c.box[0] - prev_right > wide:
             text.append(" ")
             plain.append(" ")
             names.append(", ")
-        text.append(c.ch)
-        # a raised mark after a word is a footnote's ("Bengio∗"); after a symbol it is math ("θ∗") and stays
-        if sup and (c.ch in _MARKS or c.ch.isdigit()) and _after_word(plain) or (sup and c.ch == ","):
-            names.append(", ")
-        elif sup:
-            plain.append(c.ch)
+        text.append(ch)
+        prev_right = c.box[2]
+        if not (c.size < small and c.box[1] > raised):
+            plain.append(ch)
+            names.append(ch)
+        # a raised mark after a word is a footnote's ("Bengio∗", "competitions¹"): it stays, raised, so the
+        # word reads whole; the author reader splits names there
+        elif ch == "," or (ch in _MARKS or ch.isdigit()) and _after_word(plain):
+            plain.append(ch.translate(_RAISED))
             names.append(", ")
         else:
-            plain.append(c.ch)
-            names.append(c.ch)
-        if not c.ch.isspace():
-            prev = c
+            plain.append(ch)
+            names.append(", ")
     bold_share = sum(c.weight >= 600 for c in ink) / len(ink)
+    lefts, bottoms, rights, tops = zip(*[c.box for c in ink], strict=True)
     return Line(
         text="".join(text).strip(),
         plain=re.sub(r"[ \t]+", " ", "".join(plain)).strip(),
         names="".join(names).strip(),
         size=size,
         bold=bold_share > 0.8,
-        x0=min(c.box[0] for c in ink),
-        y0=min(c.box[1] for c in ink),
-        x1=max(c.box[2] for c in ink),
-        y1=max(c.box[3] for c in ink),
+        x0=min(lefts),
+        y0=min(bottoms),
+        x1=max(rights),
+        y1=max(tops),
         rotated=abs(angle) > 0.1 and abs(angle - 6.283) > 0.1,
         page=page,
         top=max((c.size for c in ink if c.ch.isalpha()), default=size),
@@ -232,7 +297,7 @@ def _merge(a: Line, b: Line) -> Line:
     if _superscript(a, b):
         marks = (all(ch in _MARKS or ch in ", " for ch in b.text) or b.text.isdigit()) and _after_word(list(a.plain))
         a.text, a.names = a.text + b.text, a.names + ", "
-        a.plain += "" if marks else b.plain
+        a.plain += "".join(b.plain.split()).translate(_RAISED) if marks else b.plain
         a.x1 = max(a.x1, b.x1)
         return a
     glue = "" if b.x0 - a.x1 < 0.15 * a.size or b.text == "-" else " "
@@ -246,9 +311,14 @@ def read_lines(textpage, page: int) -> list[Line]:
     raw = textpage.raw
     lines: list[Line] = []
     current: list[_Char] = []
+    hyphen: _Char | None = None  # the current line's last drawn character, when it is a line-break hyphen
     for c in [*_chars(textpage), None]:
-        if c is not None:
+        if c is not None and (hyphen is None or c.ch.isspace() or not _jumps(hyphen, c)):
             current.append(c)
+            if c.ch == HYPHEN:
+                hyphen = c
+            elif hyphen is not None and not c.ch.isspace():
+                hyphen = None
             continue
         if current:
             line = _make_line(current, page, pdfium_c.FPDFText_GetCharAngle(raw, current[0].index))
@@ -257,10 +327,18 @@ def read_lines(textpage, page: int) -> list[Line]:
                     _merge(lines[-1], line)
                 else:
                     lines.append(line)
-        current = []
+        current = [c] if c is not None else []
+        hyphen = c if c is not None and c.ch == HYPHEN else None
     for i, line in enumerate(lines):
         line.index = i
     return lines
+
+
+def _jumps(a: _Char, b: _Char) -> bool:
+    """After a line-break hyphen `a` PDFium gives no line break: where the next character sits more than
+    a line's height away (the page number under a page's last line, 'high-2'), the line ends there."""
+    height = max(a.box[3] - a.box[1], b.box[3] - b.box[1])
+    return b.box[3] < a.box[1] - height or b.box[1] > a.box[3] + height
 
 
 # -- furniture -------------------------------------------------------------------------------------
@@ -385,7 +463,7 @@ def read_title_page(lines: list[Line], height: float, body: float) -> dict:
             continue
         if NAMED.match(line.plain.strip()) or line.y1 < 0.3 * height:
             break
-        if line.size < body - 0.6 or len(line.plain.split()) > 16:
+        if line.size < body - 0.6 or sum(any(ch.isalpha() for ch in w) for w in line.plain.split()) > 16:
             continue
         authors += _names(line.names)
     if authors:
@@ -395,5 +473,5 @@ def read_title_page(lines: list[Line], height: float, body: float) -> dict:
 
 def _title_text(lines: list[Line]) -> str:
     text = " ".join(x.plain.strip() for x in lines)
-    text = re.sub(r"\s*[∗*†‡§¶⋆]+\s*$", "", text)
+    text = re.sub(r"[\s∗*†‡§¶⋆,⁰¹²³⁴⁵⁶⁷⁸⁹]+$", "", text)  # the title's footnote marks
     return re.sub(r"\s+", " ", text.replace(HYPHEN + " ", "").replace(HYPHEN, "-")).strip()

@@ -40,7 +40,9 @@ UNMAPPED = "\ufffd"  # what stands where the page shows a glyph no table names: 
 _UNFOLD_TAGS = ("<compat>", "<noBreak>", "<wide>", "<narrow>", "<small>", "<vertical>")
 
 _WORD = re.compile(r"[^\W\d_]+")
-_BREAK = re.compile(r"(-?)([^\W\d_]+)(?:[\x02\ufffe]|-\n)([^\W\d_]+)(-?)")
+_BREAK = re.compile(
+    r"(-?)([^\W\d_]+)(?:[\x02\ufffe]\n?|-\n)([^\W\d_]+)(-?)"
+)  # a break hyphen may end a line (pdf_layout._jumps)
 
 
 def symbol_glyph(code: int, font_name: str) -> str:
@@ -68,15 +70,19 @@ def _unfold(ch: str) -> str:
     return unicodedata.normalize("NFKC", ch) if tag in _UNFOLD_TAGS else ch
 
 
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # Unicode's Cc, newline and tab left out
+
+
 def unfold_compat(text: str) -> str:
     """NFKC for ligatures and compatibility forms only ('ﬁ' -> 'fi', NBSP -> ' '; '²' and 'ℓ' stay)."""
-    return "".join(_unfold(ch) for ch in text)
+    return _NON_ASCII.sub(lambda m: _unfold(m.group()), text)  # ASCII never unfolds: only the rest is looked at
 
 
 def vocabulary(text: str) -> Counter[str]:
     """Lower-cased words and hyphenated compounds of a text, fragments at line-break hyphens left out."""
     words: Counter[str] = Counter()
-    for token in re.split(r"\s+", re.sub(r"-\n", HYPHEN, text)):
+    for token in re.split(r"\s+", re.sub(r"-\n|[\x02\ufffe]\n", HYPHEN, text)):
         if not token or any(h in token for h in _BREAK_HYPHENS):
             continue
         token = token.strip(".,;:!?()[]{}\"'“”‘’").lower()
@@ -110,7 +116,7 @@ def join_hyphens(text: str, vocab: Counter[str] | None = None) -> str:
         return m.group(1) + _join(m.group(2), m.group(3), chained, vocab) + m.group(4)
 
     text = _BREAK.sub(repl, text)
-    return text.replace("\x02", "-").replace("\ufffe", "-")  # a break hyphen not between letters ("4\x0216")
+    return re.sub("[\x02\ufffe]\n?", "-", text)  # a break hyphen not between letters ("4\x0216")
 
 
 # An accent right after a letter is already on it (the layout reader put it there): only a detached one moves.
@@ -127,7 +133,7 @@ def attach_accents(text: str) -> str:
 def drop_controls(text: str) -> str:
     """Every `Cc` character but newline and tab removed (a form feed or CR becomes a newline)."""
     text = text.replace("\r\n", "\n").translate({0x0D: "\n", 0x0C: "\n", 0x0B: "\n"})
-    return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) != "Cc")
+    return _CONTROLS.sub("", text)
 
 
 def clean_text(text: str, vocab: Counter[str] | None = None) -> str:

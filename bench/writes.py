@@ -88,15 +88,11 @@ def searches(env: dict[str, str]) -> dict[str, float]:
     return {"cold_open_s": cold, "p50_ms": percentile(times, 50) * 1000}
 
 
-def compare(envs: dict[str, dict[str, str]], rounds: int, in_process: bool = False) -> dict[str, object]:
-    """Each index searched by a new process per round (`in_process`: a new Store in this one), alternating
-    which goes first."""
+def compare(envs: dict[str, dict[str, str]], rounds: int) -> dict[str, object]:
+    """Each index searched by a new process per round, alternating which goes first."""
     found: dict[str, list[dict[str, float]]] = {name: [] for name in envs}
     for r in range(rounds):
         for name in sorted(envs, reverse=bool(r % 2)):
-            if in_process:
-                found[name].append(searches(envs[name]))
-                continue
             out = subprocess.run(
                 [sys.executable, "-m", "bench.writes", "--search"],
                 env={**os.environ, **envs[name]},
@@ -157,8 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         result = run(args, settings, Settings.from_env(envs["fresh"]), pages, root)
         result["malloc_arenas_capped"] = capped
         print(json.dumps(result), file=sys.stderr, flush=True)  # kept should the searches fail
-        # on the emulator a new process did not find the tables this one wrote (not yet understood): a new Store
-        result["search"] = compare(envs, args.rounds, in_process=args.gcs)
+        result["search"] = compare(envs, args.rounds)
     finally:
         if emulator is not None:
             emulator.stop()

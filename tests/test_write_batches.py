@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import make_settings
-from thoth.embed import Embedder, embed_batch, get_embedder
+from thoth.embed import Embedder, embed_batch, get_embedder, texts_per_call
 from thoth.records import Chunk, Document
 from thoth.retrieval.source_ref import content_hash
 from thoth.store import Store
@@ -83,3 +83,11 @@ def test_a_write_stopped_at_shutdown_deletes_what_it_staged_and_keeps_the_old_ve
     (document,) = store.find(Document, {"source_id": "notes", "key": "vault.md"})
     assert document.doc_id == content_hash(note(1, 20).encode())
     assert {c.chunk_id for c in store.find(Chunk, {"source_id": "notes"}, fields=[])} == before
+
+
+def test_one_batch_size_set_in_one_place(tmp_path: Path) -> None:
+    local = make_settings(tmp_path)
+    assert embed_batch(local) == texts_per_call(local) == 8  # a local model's activations are the write's peak
+    remote = make_settings(tmp_path, embed_provider="openai", embed_concurrency=4)
+    assert (embed_batch(remote), texts_per_call(remote)) == (64, 256)  # as many texts as it sends at once
+    assert embed_batch(make_settings(tmp_path, embed_batch_size=16)) == 16  # THOTH_EMBED_BATCH_SIZE

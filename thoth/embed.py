@@ -246,6 +246,13 @@ def embed_batch(settings: Settings) -> int:
     return REMOTE_EMBED_BATCH if settings.embed_provider in REMOTE_EMBED_PROVIDERS else LOCAL_EMBED_BATCH
 
 
+def texts_per_call(settings: Settings) -> int:
+    """Texts a write hands the embedder at once: one batch for a local model (its activations are the
+    write's peak), as many as a remote provider sends at once (THOTH_EMBED_CONCURRENCY batches)."""
+    remote = settings.embed_provider in REMOTE_EMBED_PROVIDERS
+    return embed_batch(settings) * (settings.embed_concurrency if remote else 1)
+
+
 _lock = threading.Lock()
 _embedders: dict[tuple[object, ...], Embedder] = {}
 

@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from thoth.config import Settings
-from thoth.embed import Embedder, embed_batch, get_embedder, get_tokenizer, model_name
+from thoth.embed import Embedder, get_embedder, get_tokenizer, model_name, texts_per_call
 from thoth.records import Chunk as StoredChunk  # a chunk as the index holds it (chunking's is one being cut)
 from thoth.records import Document, Partition, Source, to_row
 from thoth.retrieval.source_ref import SourceRef, content_hash
@@ -360,13 +360,13 @@ class Writer:
             self.meter.add_chunks(len(chunks))
 
     def _embedded_rows(self, source_id: str, batch: list[Prepared]) -> Iterator[list[dict]]:
-        """The batch's chunk rows, one embedding batch (`embed_batch`) at a time; at shutdown (`abandon`) it
-        stops before the next one (ShuttingDown)."""
+        """The batch's chunk rows, one embedder call (`texts_per_call`: a local model's batch) at a time; at
+        shutdown (`abandon`) it stops before the next one (ShuttingDown)."""
         chunks = [(p, i, c) for p in batch for i, c in enumerate(p.chunks)]
         expect = getattr(self.embedder, "expect", None)  # an embedder that reports progress counts the batches
         if expect is not None:
             expect(len(chunks))
-        step = embed_batch(self.settings)
+        step = texts_per_call(self.settings)
         for start in range(0, len(chunks), step):
             if self.abandon is not None and self.abandon.is_set():
                 raise ShuttingDown

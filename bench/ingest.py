@@ -37,6 +37,7 @@ from thoth.config import Settings
 from thoth.embed import (
     BUNDLED_MODEL,
     EmbedderBase,
+    embed_batch,
     get_embedder,
     get_tokenizer,
     resolve_model,
@@ -150,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
             models["onnx int8"] = (int8_settings, get_embedder(int8_settings))
         if not args.no_torch:
             torch_settings = replace(fp32_settings, embed_backend="torch")
-            torch = SentenceTransformerEmbedder(resolve_model(BUNDLED_MODEL), batch_size=fp32_settings.embed_batch_size)
+            torch = SentenceTransformerEmbedder(resolve_model(BUNDLED_MODEL), batch_size=embed_batch(fp32_settings))
             models["torch"] = (torch_settings, torch)
         for _, model in models.values():
             model.embed(texts[:64])  # type: ignore[attr-defined]  # warm-up: first-run allocations, not counted

@@ -1,13 +1,16 @@
 """Peak memory of the server per write: one `ingest_document` of each size, then two at once.
 
-    python -m bench.write_memory [--pages 20] [--sizes 2000,100000,2097152] [--both BYTES] [--tree] [--db PATH]
+    python -m bench.write_memory [--pages 20] [--sizes 2000,100000,2097152] [--both BYTES] [--wait S]
+                                 [--tree] [--db PATH]
 
 A real server (`python -m thoth.mcp.server`, the real model) over `--pages` generated pages, warmed
 by searches: its idle RSS. Then, one after another, an `ingest_document` of each size (generated text;
 a new document each): the server's peak RSS during the write (the kernel's high-water mark, reset
 before each write through /proc/PID/clear_refs), and its RSS once the write answered. Then two writes
-of the largest size (or `--both`) at once (the write gate runs one, the other waits). Trees are off unless `--tree`
-(bench.tree measures the tree's share). Printed as one JSON object, MB above the idle server.
+of the largest size (or `--both`) at once: the write gate runs one, the other waits up to `--wait` seconds
+(THOTH_WRITE_WAIT_SECONDS) and is then answered "busy, retry later"; each one's answer is printed.
+Trees are off unless `--tree` (bench.tree measures the tree's share).
+Printed as one JSON object, MB above the idle server.
 """
 
 from __future__ import annotations
@@ -47,6 +50,15 @@ def reset_peak(pid: int) -> None:
 
 
 def write(client: httpx.Client, url: str, content: str, key: str) -> float:
+    """Seconds until `ingest_document` answered; a tool error raises."""
+    seconds, error = answer(client, url, content, key)
+    if error:
+        raise RuntimeError(f"ingest_document failed: {error}")
+    return seconds
+
+
+def answer(client: httpx.Client, url: str, content: str, key: str) -> tuple[float, str]:
+    """(seconds until `ingest_document` answered, its tool error's text or '')."""
     body = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -58,11 +70,10 @@ def write(client: httpx.Client, url: str, content: str, key: str) -> float:
     }
     started = time.perf_counter()
     response = client.post(f"{url}/mcp", json=body)
-    response.raise_for_status()
+    response.raise_for_status()  # never a 500: a refused write is a tool error
     result = response.json()["result"]
-    if result.get("isError"):
-        raise RuntimeError(f"ingest_document failed: {result}")
-    return time.perf_counter() - started
+    error = result["content"][0]["text"] if result.get("isError") else ""
+    return time.perf_counter() - started, error
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pages", type=int, default=20)
     parser.add_argument("--sizes", default="2000,100000,2097152", help="bytes per write, comma-separated")
     parser.add_argument("--both", type=int, help="bytes of each of the two writes at once (default: the largest size)")
+    parser.add_argument("--wait", type=float, default=600, help="THOTH_WRITE_WAIT_SECONDS of the server")
     parser.add_argument("--tree", action="store_true", help="trees on (THOTH_TREE_BUILD=1)")
     parser.add_argument("--db", help="folder for the corpus and index (default: a temporary one)")
     args = parser.parse_args(argv)
@@ -81,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         **{k: v for k, v in os.environ.items() if k.startswith("THOTH_") and k != "THOTH_DB_URI"},
         "THOTH_DB_URI": str(root / "index"),
         "THOTH_TREE_BUILD": "1" if args.tree else "0",
-        "THOTH_WRITE_WAIT_SECONDS": "600",  # the concurrent write waits for the first, not Busy
+        "THOTH_WRITE_WAIT_SECONDS": str(args.wait),  # the second concurrent write waits this long, then Busy
         "THOTH_MAINTAIN_AFTER_WRITES": "0",  # maintenance measured on its own (bench.writes)
         "THOTH_LOG_LEVEL": "WARNING",
     }
@@ -105,10 +117,12 @@ def main(argv: list[str] | None = None) -> int:
                 }
             reset_peak(server.pid)
             largest = args.both or max(sizes)
-            threads = [
-                threading.Thread(target=write, args=(client, url, text_of(largest, 100 + i), f"both-{i}.md"))
-                for i in range(2)
-            ]
+            answers: dict[int, tuple[float, str]] = {}
+
+            def one(i: int) -> None:
+                answers[i] = answer(client, url, text_of(largest, 100 + i), f"both-{i}.md")
+
+            threads = [threading.Thread(target=one, args=(i,)) for i in range(2)]
             started = time.perf_counter()
             for t in threads:
                 t.start()
@@ -120,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
                 "seconds": round(time.perf_counter() - started, 1),
                 "peak_above_idle_mb": round(memory["peak"] - idle),
                 "after_above_idle_mb": round(memory["rss"] - idle),
+                "answers": [{"seconds": round(sec, 1), "error": error} for sec, error in answers.values()],
             }
     finally:
         server.terminate()

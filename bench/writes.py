@@ -1,11 +1,14 @@
 """Many small writes, then maintenance, against a fresh index of the same rows.
 
     python -m bench.writes [--pages 20] [--writes 100] [--minutes 0] [--rounds 3] [--gcs] [--db PATH]
+                           [--no-arena-cap]
 
 1. A base index: `--pages` generated Markdown pages (bench.ingest.write_corpus), one run, dataset `handbook`.
 2. `--writes` small documents (2-3 KB each) through `ingest_document`'s path (thoth/writes/documents.py),
    one after another in this process through the server's write gate, with the real model (or as many
-   as fit in `--minutes`): seconds per write, and this process's RSS after the 10th write and after the last.
+   as fit in `--minutes`): seconds per write, and this process's RSS after the 10th write, every 100th and
+   the last. The process caps glibc's malloc arenas as the server does (`cap_malloc_arenas`; not with
+   `--no-arena-cap`): uncapped, every thread's arena keeps what was freed in it, and RSS grows by write.
 3. Table health (thoth/store/maintenance.py) after the writes, then `maintain` (retention 0: no reader
    here), then again, per table.
 4. A fresh index of the same rows: the pages and the written documents, as files, in two runs.
@@ -35,6 +38,7 @@ from bench.search import percentile, rss_mb
 from bench.text import TOPICS
 from thoth.config import Settings
 from thoth.embed import get_embedder
+from thoth.mcp.server import cap_malloc_arenas
 from thoth.retrieval.search import hybrid_search
 from thoth.store import Store
 from thoth.store.lance import lancedb
@@ -84,15 +88,11 @@ def searches(env: dict[str, str]) -> dict[str, float]:
     return {"cold_open_s": cold, "p50_ms": percentile(times, 50) * 1000}
 
 
-def compare(envs: dict[str, dict[str, str]], rounds: int, in_process: bool = False) -> dict[str, object]:
-    """Each index searched by a new process per round (`in_process`: a new Store in this one), alternating
-    which goes first."""
+def compare(envs: dict[str, dict[str, str]], rounds: int) -> dict[str, object]:
+    """Each index searched by a new process per round, alternating which goes first."""
     found: dict[str, list[dict[str, float]]] = {name: [] for name in envs}
     for r in range(rounds):
         for name in sorted(envs, reverse=bool(r % 2)):
-            if in_process:
-                found[name].append(searches(envs[name]))
-                continue
             out = subprocess.run(
                 [sys.executable, "-m", "bench.writes", "--search"],
                 env={**os.environ, **envs[name]},
@@ -125,11 +125,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="search processes per index (alternating order)")
     parser.add_argument("--gcs", action="store_true", help="both indexes in a bucket of the GCS emulator")
     parser.add_argument("--db", help="folder for the corpus (and the two indexes without --gcs; default: temporary)")
+    parser.add_argument("--no-arena-cap", action="store_true", help="glibc's default malloc arenas, not the server's 2")
     parser.add_argument("--search", action="store_true", help=argparse.SUPPRESS)  # one search process (compare)
     args = parser.parse_args(argv)
     if args.search:
         print(json.dumps(searches(dict(os.environ))))
         return 0
+    capped = not args.no_arena_cap and cap_malloc_arenas()  # before any thread: as every server process
     root = Path(args.db or tempfile.mkdtemp(prefix="thoth-writes-"))
     pages = root / "pages"
     write_corpus(pages, args.pages)
@@ -149,9 +151,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.gcs:
             storage_client(settings).create_bucket(BUCKET)
         result = run(args, settings, Settings.from_env(envs["fresh"]), pages, root)
+        result["malloc_arenas_capped"] = capped
         print(json.dumps(result), file=sys.stderr, flush=True)  # kept should the searches fail
-        # on the emulator a new process did not find the tables this one wrote (not yet understood): a new Store
-        result["search"] = compare(envs, args.rounds, in_process=args.gcs)
+        result["search"] = compare(envs, args.rounds)
     finally:
         if emulator is not None:
             emulator.stop()
@@ -171,7 +173,7 @@ def run(args: argparse.Namespace, settings: Settings, fresh_settings: Settings, 
             ingest_text(writer, writer.store, "notes", note(i), f"notes/{i}.md")
         seconds.append(time.perf_counter() - started)
         last = i + 1 == args.writes or (deadline is not None and time.monotonic() > deadline)
-        if i + 1 == 10 or last:
+        if i + 1 == 10 or (i + 1) % 100 == 0 or last:
             rss[f"after_{i + 1}"] = round(rss_mb(os.getpid())["rss"])
         if last:
             break

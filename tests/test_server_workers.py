@@ -120,3 +120,31 @@ def test_the_server_caps_malloc_arenas_unless_the_environment_does(mode: str, en
         assert int(heaps) <= 3  # glibc's own cap, from the environment
     else:
         assert int(heaps) > MALLOC_ARENAS  # glibc's default: an arena for most threads
+
+
+MMAP = """
+import ctypes, sys
+from thoth.mcp.server import cap_malloc_arenas
+
+class Info(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in "arena ord smb hblks hblkhd usmb fsmb uord ford keep".split()]
+
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = Info
+libc.malloc.restype = ctypes.c_void_p
+if sys.argv[1] == "cap":
+    cap_malloc_arenas()
+libc.free(ctypes.c_void_p(libc.malloc(8 << 20)))  # glibc's own threshold rises to a freed block's size
+before = libc.mallinfo2().hblkhd
+block = libc.malloc(4 << 20)  # a write's embedding buffer, say
+print(libc.mallinfo2().hblkhd - before >= 4 << 20)  # pages of its own (given back when freed), not the heap's
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
+@pytest.mark.parametrize(("mode", "mapped"), [("cap", True), ("none", False)])
+def test_the_server_gives_large_blocks_pages_of_their_own(mode: str, mapped: bool) -> None:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    proc = subprocess.run([sys.executable, "-c", MMAP, mode], capture_output=True, text=True, env=environ, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [str(mapped)]

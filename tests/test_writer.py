@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from examples.pdfgen import write_image_only_pdf, write_text_pdf, write_truncated_pdf
@@ -16,7 +15,7 @@ from tests.conftest import make_settings, write_corpus
 from thoth.records import Chunk, Document, Partition
 from thoth.store import Store
 from thoth.store.schema import DOCUMENTS
-from thoth.writes.writer import LOCAL_EMBED_TEXTS, Writer
+from thoth.writes.writer import Writer
 
 
 @pytest.fixture
@@ -148,12 +147,3 @@ def test_rows_left_by_a_killed_run_are_not_doubled(corpus: Path, settings) -> No
     store.tables.delete(DOCUMENTS, "key = 'index.md'")  # as if the run died after writing chunks, before this row
     Writer(settings).run(str(corpus), name="docs")
     assert chunk_rows(Store(settings)) == clean
-
-
-def test_a_write_embeds_in_slices_with_the_same_vectors(settings) -> None:
-    # a local model embeds a write LOCAL_EMBED_TEXTS texts at a time (its activations follow the slice)
-    writer = Writer(settings)
-    texts = [f"Rotation {i} of the signing keys happens every {i + 3} days." for i in range(LOCAL_EMBED_TEXTS * 2 + 3)]
-    sliced = writer._embed(texts)
-    assert sliced.shape == (len(texts), writer.embedder.dim)
-    assert np.allclose(sliced, writer.embedder.embed(texts), atol=1e-5)

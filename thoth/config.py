@@ -233,7 +233,7 @@ class Settings:
     embed_provider: str = "local"  # one of EMBED_PROVIDERS; "local" runs `embed_backend`
     embed_model: str = DEFAULT_MODEL
     embed_backend: str = "onnx"  # "onnx" (onnxruntime, no torch) or "torch" (sentence-transformers, GPUs)
-    embed_batch_size: int = 64
+    embed_batch_size: int = 0  # texts per embedding batch; 0: the provider's (thoth.embed.embed_batch)
     embed_int8: bool = False  # onnx only: dynamically quantised int8 weights
     # Put before every query and every document embedded (e5: "query: " / "passage: "); kept verbatim,
     # spaces included, and recorded with the index
@@ -377,7 +377,7 @@ class Settings:
             embed_retries=_int(env, "THOTH_EMBED_RETRIES", cls.embed_retries, 0, 20),
             embed_timeout_seconds=_float(env, "THOTH_EMBED_TIMEOUT_SECONDS", cls.embed_timeout_seconds),
             embed_backend=backend,
-            embed_batch_size=_int(env, "THOTH_EMBED_BATCH_SIZE", cls.embed_batch_size, 1, 4096),
+            embed_batch_size=_int(env, "THOTH_EMBED_BATCH_SIZE", cls.embed_batch_size, 0, 4096),
             embed_int8=env.get("THOTH_EMBED_INT8", "").lower() in ("1", "true", "yes"),
             embed_query_prompt=env.get("THOTH_EMBED_QUERY_PROMPT", ""),
             embed_document_prompt=env.get("THOTH_EMBED_DOCUMENT_PROMPT", ""),

@@ -231,6 +231,28 @@ class CachedEmbedder:
         return vector[None, :].copy()
 
 
+# Texts a local model embeds at once: its attention activations grow with texts x word pieces^2 (about
+# 420 MB at 64 chunks of 256 word pieces, 106 MB at 8) at about the same chunks per second, so a write's
+# memory follows this batch. A remote provider's batch is one request (docs/models.md).
+LOCAL_EMBED_BATCH = 8
+REMOTE_EMBED_BATCH = 64
+
+
+def embed_batch(settings: Settings) -> int:
+    """Texts per embedding batch: THOTH_EMBED_BATCH_SIZE, or by default the provider's. The embedders batch by
+    it and a write embeds one batch at a time (thoth/writes/writer.py), so there is one batch size."""
+    if settings.embed_batch_size:
+        return settings.embed_batch_size
+    return REMOTE_EMBED_BATCH if settings.embed_provider in REMOTE_EMBED_PROVIDERS else LOCAL_EMBED_BATCH
+
+
+def texts_per_call(settings: Settings) -> int:
+    """Texts a write hands the embedder at once: one batch for a local model (its activations are the
+    write's peak), as many as a remote provider sends at once (THOTH_EMBED_CONCURRENCY batches)."""
+    remote = settings.embed_provider in REMOTE_EMBED_PROVIDERS
+    return embed_batch(settings) * (settings.embed_concurrency if remote else 1)
+
+
 _lock = threading.Lock()
 _embedders: dict[tuple[object, ...], Embedder] = {}
 
@@ -290,11 +312,9 @@ def get_embedder(settings: Settings, threads: int = 0) -> Embedder:
                 path = onnx_path(model, settings.cache_dir, int8=int8)
                 if not path.is_file():
                     path = export_in_subprocess(model, settings.cache_dir, int8=int8)
-                _embedders[key] = OnnxEmbedder(
-                    model, path, batch_size=settings.embed_batch_size, threads=threads or None
-                )
+                _embedders[key] = OnnxEmbedder(model, path, batch_size=embed_batch(settings), threads=threads or None)
             else:
-                _embedders[key] = SentenceTransformerEmbedder(model, batch_size=settings.embed_batch_size)
+                _embedders[key] = SentenceTransformerEmbedder(model, batch_size=embed_batch(settings))
             _embedders[key].prompts = configured_prompts(settings)
         return _embedders[key]
 
@@ -310,7 +330,7 @@ def _remote_embedder(settings: Settings) -> Embedder:
         settings.embed_model,
         settings.embed_dimensions,
         key,
-        settings.embed_batch_size,
+        embed_batch(settings),
         settings.embed_concurrency,
         settings.embed_retries,
         settings.embed_timeout_seconds,
@@ -327,7 +347,7 @@ def _remote_embedder(settings: Settings) -> Embedder:
                 model_name(settings),
                 max_tokens=get_tokenizer(settings).max_tokens,  # chunks are cut by the bundled tokenizer
                 dimensions=settings.embed_dimensions,
-                batch_size=settings.embed_batch_size,
+                batch_size=embed_batch(settings),
                 concurrency=settings.embed_concurrency,
                 retries=settings.embed_retries,
                 timeout=settings.embed_timeout_seconds,
@@ -347,7 +367,7 @@ def _vertex_embedder(settings: Settings) -> Embedder:
         base_url=settings.embed_url,
         max_tokens=get_tokenizer(settings).max_tokens,
         dimensions=settings.embed_dimensions,
-        batch_size=settings.embed_batch_size,
+        batch_size=embed_batch(settings),
         concurrency=settings.embed_concurrency,
         retries=settings.embed_retries,
         timeout=settings.embed_timeout_seconds,

@@ -47,21 +47,24 @@ def lancedb() -> Any:
     return lancedb
 
 
-_sessions: dict[int, Any] = {}
+_sessions: dict[tuple[str, int], Any] = {}
 _session_lock = threading.Lock()
 
 
-def session(cache_mb: int) -> Any:
-    """The LanceDB session (its index and metadata caches) of this process for `cache_mb`, shared by every
-    connection: unsized, LanceDB's caches grow to gigabytes under writes, each new version's metadata
-    and index pages cached beside the last's (docs/operations.md, "Memory")."""
+def session(cache_mb: int, uri: str) -> Any:
+    """The LanceDB session (its index and metadata caches) of this process for the database at `uri`, shared
+    by every connection to it: unsized, LanceDB's caches grow to gigabytes under writes, each new version's
+    metadata and index pages cached beside the last's (docs/operations.md, "Memory"). One per database: a
+    session also keeps the object stores it opened, and a second database in the same bucket was handed
+    the first one's, prefix and all (on the GCS emulator its tables went under the first one's folder)."""
     with _session_lock:
-        if cache_mb not in _sessions:
+        key = (uri, cache_mb)
+        if key not in _sessions:
             total = cache_mb * 1024 * 1024
-            _sessions[cache_mb] = lancedb().Session(
+            _sessions[key] = lancedb().Session(
                 index_cache_size_bytes=total * 3 // 4, metadata_cache_size_bytes=total // 4
             )
-        return _sessions[cache_mb]
+        return _sessions[key]
 
 
 class _Loop:
@@ -129,7 +132,7 @@ class Lance:
                 self._uri,
                 read_consistency_interval=interval,
                 storage_options=self._options or None,
-                session=session(self._cache_mb),
+                session=session(self._cache_mb, self._uri),
             )
         return await self._connection.open_table(name)
 

@@ -91,7 +91,7 @@ class Tables:
                             self.uri,
                             read_consistency_interval=timedelta(seconds=interval) if interval >= 0 else None,
                             storage_options=self.settings.storage_options() or None,
-                            session=session(self.settings.lance_cache_mb),
+                            session=session(self.settings.lance_cache_mb, self.uri),
                         )
                     except Exception as exc:
                         raise self._unusable(exc, "cannot connect to") from exc

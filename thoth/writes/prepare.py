@@ -11,6 +11,7 @@ import dataclasses
 import hashlib
 import logging
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -194,9 +195,9 @@ def _bibtex(
     return bibtex.make_entry(cited, doc_id, note=source_ref(source_id, obj).base), "generated"
 
 
-def chunk_rows(source_id: str, batch: list[Prepared], vectors: list) -> list[dict]:
-    """The batch's chunks as table rows, each with its vector and the text keyword search reads."""
-    chunks = [(p, i, c) for p in batch for i, c in enumerate(p.chunks)]
+def chunk_rows(source_id: str, chunks: list[tuple[Prepared, int, Chunk]], vectors: Sequence) -> list[dict]:
+    """Chunks (each with its document and its index in it) as table rows, each with its vector and the
+    text keyword search reads."""
     rows = []
     for (prepared, index, chunk), vector in zip(chunks, vectors, strict=True):
         partition = prepared.partitions[chunk.partition_index]

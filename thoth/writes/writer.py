@@ -28,14 +28,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-import numpy as np
-
 from thoth.config import Settings
-from thoth.embed import Embedder, get_embedder, get_tokenizer, model_name
+from thoth.embed import Embedder, get_embedder, get_tokenizer, model_name, texts_per_call
 from thoth.records import Chunk as StoredChunk  # a chunk as the index holds it (chunking's is one being cut)
 from thoth.records import Document, Partition, Source, to_row
 from thoth.retrieval.source_ref import SourceRef, content_hash
@@ -45,6 +43,7 @@ from thoth.writes import parsers
 from thoth.writes.calibrate import calibrate
 from thoth.writes.chunking import Chunker
 from thoth.writes.clustering import TreeParams
+from thoth.writes.gate import ShuttingDown
 from thoth.writes.listing import list_source
 from thoth.writes.objects import SourceObject
 from thoth.writes.overlap import OrderedWorker
@@ -55,9 +54,6 @@ from thoth.writes.runs import Plan, RunSummary, collection_name, plan_run, row_f
 from thoth.writes.tree import TreeResult, build_tree, mark_stale
 
 log = logging.getLogger("thoth.ingest")
-# Texts a local model embeds at once in a write: its attention activations grow with texts x tokens^2
-# (about 420 MB at 64 chunks of 256 word pieces, 106 MB at 8), at about the same chunks per second.
-LOCAL_EMBED_TEXTS = 8
 
 
 class Writer:
@@ -67,7 +63,8 @@ class Writer:
         self.settings = settings
         self.store = store or Store(settings)
         self._embedder = embedder
-        # Set (the server's WriteGate at shutdown): the write stops before it writes rows (ShuttingDown).
+        # Set (the server's WriteGate at shutdown): the write stops before its next embedding batch and deletes
+        # the rows it staged (ShuttingDown); once it switches documents rows it finishes.
         self.abandon: threading.Event | None = None
         self.meter = Meter()  # progress reporting (thoth/writes/progress.py); `python -m ingest` sets a printing one
 
@@ -311,29 +308,70 @@ class Writer:
         return row.doc_id != fingerprint
 
     def _write(self, source_id: str, batch: list[Prepared], replaced: dict[str, str]) -> int:
-        """Write a batch's new rows, switch its documents rows to them, then drop the versions they replace."""
+        """Stage a batch's new rows, switch its documents rows to them, then drop the versions they replace."""
         if not batch:
             return 0
-        vectors = self._embed([c.embed_text for p in batch for c in p.chunks])
-        rows = chunk_rows(source_id, batch, vectors)
-        del vectors  # the batch's embeddings are in `rows` now; the list of arrays is not kept with them
         written = [p.doc_id for p in batch if p.partitions]
         # the same bytes re-parsed (a newer parser): their rows are replaced id by id, never removed first
         live = self._live(source_id, written)
+        staged = set(written) - live
         # rows of other versions a killed write left (none, as a rule: counted first, so no empty commit)
-        self._drop_content(source_id, set(written) - live)
-        self.store.insert(Partition, [to_row(pt) for p in batch if p.doc_id not in live for pt in p.partitions])
-        self.store.insert(StoredChunk, [row for row in rows if row["doc_id"] not in live])
+        self._drop_content(source_id, staged)
+        try:
+            count = self._stage(source_id, batch, live)
+        except Exception:  # stopped at shutdown (ShuttingDown) or failed: nothing half-written stays, the old
+            self._drop_content(source_id, staged)  # version stays what readers find
+            raise
+        self.store.replace_documents([to_row(p.document) for p in batch])
+        keys = {p.obj.key for p in batch}
+        self._drop_content(source_id, {doc_id for key, doc_id in replaced.items() if key in keys} - set(written))
+        return count
+
+    def _stage(self, source_id: str, batch: list[Prepared], live: set[str]) -> int:
+        """Embed the batch's chunks one embedding batch at a time and add their rows THOTH_INGEST_BATCH_CHUNKS
+        at a time, so a write's memory follows those batches, not the document. No `documents` row points at
+        the staged rows yet: readers go on finding the old version (and, for a moment, rows of both)."""
+        partitions = [to_row(pt) for p in batch if p.doc_id not in live for pt in p.partitions]
+        pending: list[dict] = []
+        reparsed: list[dict] = []  # rows of `live` documents: merged in at the end, by id
+        count = 0
+        for rows in self._embedded_rows(source_id, batch):
+            count += len(rows)
+            pending += [row for row in rows if row["doc_id"] not in live]
+            reparsed += [row for row in rows if row["doc_id"] in live]
+            if len(pending) >= self.settings.ingest_batch_chunks:
+                self._add(partitions, pending)
+                partitions, pending = [], []
+        self._add(partitions, pending)
         if live:
             scope = {"source_id": source_id, "doc_id": sorted(live)}
             partitions = [to_row(pt) for p in batch if p.doc_id in live for pt in p.partitions]
             self.store.replace_rows(Partition, partitions, scope)
-            self.store.replace_rows(StoredChunk, [row for row in rows if row["doc_id"] in live], scope)
-        self.meter.add_chunks(len(rows))
-        self.store.replace_documents([to_row(p.document) for p in batch])
-        keys = {p.obj.key for p in batch}
-        self._drop_content(source_id, {doc_id for key, doc_id in replaced.items() if key in keys} - set(written))
-        return len(rows)
+            self.store.replace_rows(StoredChunk, reparsed, scope)
+            self.meter.add_chunks(len(reparsed))
+        return count
+
+    def _add(self, partitions: list[dict], chunks: list[dict]) -> None:
+        """Add staged rows: a document's partitions before its chunks (chunks are what searches find)."""
+        if partitions:
+            self.store.insert(Partition, partitions)
+        if chunks:
+            self.store.insert(StoredChunk, chunks)
+            self.meter.add_chunks(len(chunks))
+
+    def _embedded_rows(self, source_id: str, batch: list[Prepared]) -> Iterator[list[dict]]:
+        """The batch's chunk rows, one embedder call (`texts_per_call`: a local model's batch) at a time; at
+        shutdown (`abandon`) it stops before the next one (ShuttingDown)."""
+        chunks = [(p, i, c) for p in batch for i, c in enumerate(p.chunks)]
+        expect = getattr(self.embedder, "expect", None)  # an embedder that reports progress counts the batches
+        if expect is not None:
+            expect(len(chunks))
+        step = texts_per_call(self.settings)
+        for start in range(0, len(chunks), step):
+            if self.abandon is not None and self.abandon.is_set():
+                raise ShuttingDown
+            part = chunks[start : start + step]
+            yield chunk_rows(source_id, part, self.embedder.embed_documents([c.embed_text for _, _, c in part]))
 
     def _live(self, source_id: str, doc_ids: list[str]) -> set[str]:
         """Which of `doc_ids` a `documents` row of the source already points at (their content is served)."""
@@ -341,22 +379,6 @@ class Writer:
             return set()
         match = {"source_id": source_id, "doc_id": sorted(set(doc_ids)), "status": "ok"}
         return {d.doc_id for d in self.store.find(Document, match, fields=["doc_id"])}
-
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        """The texts' vectors; a local model's in slices of LOCAL_EMBED_TEXTS, so its activations in this
-        process follow the slice, not the document (a remote provider batches as it is configured)."""
-        step = LOCAL_EMBED_TEXTS if self.settings.embed_provider == "local" else max(1, len(texts))
-        expect = getattr(self.embedder, "expect", None)  # an embedder that reports progress counts the slices
-        if expect is not None:
-            expect(len(texts))
-        parts = []
-        for start in range(0, len(texts), step):
-            if self.abandon is not None and self.abandon.is_set():  # nothing of this batch is written yet
-                from thoth.writes.gate import ShuttingDown
-
-                raise ShuttingDown
-            parts.append(self.embedder.embed_documents(texts[start : start + step]))
-        return np.concatenate(parts) if parts else self.embedder.embed_documents(texts)
 
     def _drop_content(self, source_id: str, doc_ids: set[str]) -> None:
         """Delete the chunks and partitions of `doc_ids` (chunks first: they are what searches find)."""

@@ -38,7 +38,7 @@ from bench.search import percentile, rss_mb
 from bench.text import TOPICS
 from thoth.config import Settings
 from thoth.embed import get_embedder
-from thoth.mcp.server import cap_malloc_arenas
+from thoth.freed import cap_malloc_arenas
 from thoth.retrieval.search import hybrid_search
 from thoth.store import Store
 from thoth.store.lance import lancedb

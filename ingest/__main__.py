@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import sys
 
+from thoth.freed import cap_malloc_arenas
 from thoth.writes.job import main
 
 if __name__ == "__main__":
+    cap_malloc_arenas()  # as the server does: before any thread, so a long run's memory stays bounded
     sys.exit(main())

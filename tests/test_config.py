@@ -86,8 +86,8 @@ class _Recording(dict[str, str]):
         return super().__contains__(key)
 
 
-# Read by the process before Thoth's settings exist (the server re-executes itself with it set).
-READ_ELSEWHERE = {"MALLOC_ARENA_MAX": "thoth/mcp/server.py"}
+# Read by the process before Thoth's settings exist, by glibc and cap_malloc_arenas (server and ingest job).
+READ_ELSEWHERE = {"MALLOC_ARENA_MAX": "thoth/freed.py"}
 
 
 def _readme_settings() -> set[str]:

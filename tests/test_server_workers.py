@@ -21,7 +21,8 @@ import pytest
 
 from tests.conftest import start_server_process
 from thoth.config import Settings
-from thoth.mcp.server import MALLOC_ARENAS, listening_socket
+from thoth.freed import MALLOC_ARENAS
+from thoth.mcp.server import listening_socket
 
 
 def test_connections_accepted_on_the_shared_socket_have_nodelay() -> None:
@@ -80,7 +81,7 @@ def test_two_workers_serve_one_port_and_stop_on_sigterm(indexed: Settings) -> No
 
 ARENAS = """
 import ctypes, sys, tempfile, threading
-from thoth.mcp.server import cap_malloc_arenas
+from thoth.freed import cap_malloc_arenas
 
 capped = cap_malloc_arenas() if sys.argv[1] == "cap" else False
 barrier, keep = threading.Barrier(8), []
@@ -124,7 +125,7 @@ def test_the_server_caps_malloc_arenas_unless_the_environment_does(mode: str, en
 
 MMAP = """
 import ctypes, sys
-from thoth.mcp.server import cap_malloc_arenas
+from thoth.freed import cap_malloc_arenas
 
 class Info(ctypes.Structure):
     _fields_ = [(n, ctypes.c_size_t) for n in "arena ord smb hblks hblkhd usmb fsmb uord ford keep".split()]

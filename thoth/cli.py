@@ -74,8 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args, rest = parser().parse_known_args(argv)
     if args.command == "ingest":
+        from thoth.freed import cap_malloc_arenas
         from thoth.writes.job import main as ingest
 
+        cap_malloc_arenas()  # as the server does: before any thread, so a long run's memory stays bounded
         return ingest(rest, prog="thoth ingest")
     if rest:
         parser().parse_args(argv)  # exits 2 naming the unknown arguments

@@ -1,4 +1,7 @@
-"""Handing memory that was freed back to the system.
+"""Keeping a process's memory bounded: glibc's malloc configured, and memory that was freed handed back.
+
+Every long-running process (the server's, the ingest job's) caps glibc's arenas and fixes its mmap
+threshold at start (`cap_malloc_arenas`), before it starts threads.
 
 A write, or the read of a new held copy (thoth/store/held.py), allocates hundreds of MB for a moment:
 Arrow batches, embedding buffers, Python objects. Freed, that memory stays with the allocators that
@@ -14,6 +17,8 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import os
+import sys
 
 
 def allocate_through_glibc() -> None:
@@ -32,3 +37,31 @@ def give_back_memory(collect_cycles: bool = True) -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc (musl, macOS): their allocators return memory themselves
         pass
+
+
+MALLOC_ARENAS = 2  # glibc malloc arenas a server process keeps (MALLOC_ARENA_MAX in the environment wins)
+_M_ARENA_MAX = -8  # mallopt's parameter number for it (<malloc.h>)
+# Allocations from this size up get pages of their own, given back when freed (MALLOC_MMAP_THRESHOLD_ in the
+# environment wins). glibc's default threshold rises to the largest block freed (up to 32 MB), so a write's
+# embedding buffers then stay in the heap: a 400 KB write peaked 76 MB above idle, 40 MB with this fixed.
+MMAP_THRESHOLD = 1 << 20
+_M_MMAP_THRESHOLD = -3
+
+
+def cap_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
+    """Let glibc's malloc keep at most `arenas` arenas in this process. By default every thread that
+    allocates may get its own, up to 8 a core, and each keeps the memory freed in it: the server's
+    threads (HTTP loop, search pool, lancedb's runtime, onnxruntime) held more memory at 1M chunks
+    for no speed (docs/benchmarks.md, "Memory: two malloc arenas"). Only arenas made after the call are
+    capped, so a process calls it before it starts threads. It also fixes the mmap threshold. Nothing is
+    done where MALLOC_ARENA_MAX (or MALLOC_MMAP_THRESHOLD_) is set (glibc reads it itself) or on another
+    system; returns whether the arena cap was set."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # a C library without mallopt
+        return False
+    if not os.environ.get("MALLOC_MMAP_THRESHOLD_"):
+        mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+    return not os.environ.get("MALLOC_ARENA_MAX") and bool(mallopt(_M_ARENA_MAX, arenas))

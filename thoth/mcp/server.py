@@ -19,9 +19,7 @@ or stops before writing anything, answering a retryable tool error (close_writes
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import logging
-import os
 import signal
 import socket
 import sys
@@ -39,6 +37,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from thoth.app import Thoth
 from thoth.config import ConfigError, Settings
+from thoth.freed import cap_malloc_arenas
 from thoth.logs import setup_logging
 from thoth.mcp.auth import AuthMiddleware
 from thoth.mcp.context import RequestContextMiddleware
@@ -182,34 +181,6 @@ def close_writes_on_sigterm(thoth: Thoth, grace: float) -> None:
             previous(sig, frame)
 
     signal.signal(signal.SIGTERM, on_sigterm)
-
-
-MALLOC_ARENAS = 2  # glibc malloc arenas a server process keeps (MALLOC_ARENA_MAX in the environment wins)
-_M_ARENA_MAX = -8  # mallopt's parameter number for it (<malloc.h>)
-# Allocations from this size up get pages of their own, given back when freed (MALLOC_MMAP_THRESHOLD_ in the
-# environment wins). glibc's default threshold rises to the largest block freed (up to 32 MB), so a write's
-# embedding buffers then stay in the heap: a 400 KB write peaked 76 MB above idle, 40 MB with this fixed.
-MMAP_THRESHOLD = 1 << 20
-_M_MMAP_THRESHOLD = -3
-
-
-def cap_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
-    """Let glibc's malloc keep at most `arenas` arenas in this process. By default every thread that
-    allocates may get its own, up to 8 a core, and each keeps the memory freed in it: the server's
-    threads (HTTP loop, search pool, lancedb's runtime, onnxruntime) held more memory at 1M chunks
-    for no speed (docs/benchmarks.md, "Memory: two malloc arenas"). Only arenas made after the call are capped, so it
-    runs before the warm-up starts threads. It also fixes the mmap threshold (MMAP_THRESHOLD). Nothing is
-    done where MALLOC_ARENA_MAX (or MALLOC_MMAP_THRESHOLD_) is set (glibc reads it itself) or on another
-    system; returns whether the arena cap was set."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):  # a C library without mallopt
-        return False
-    if not os.environ.get("MALLOC_MMAP_THRESHOLD_"):
-        mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
-    return not os.environ.get("MALLOC_ARENA_MAX") and bool(mallopt(_M_ARENA_MAX, arenas))
 
 
 def app_from_env(settings: Settings | None = None) -> Starlette:

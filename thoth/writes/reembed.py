@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from thoth.config import Settings
-from thoth.embed import Embedder, get_embedder
+from thoth.embed import Embedder, get_embedder, texts_per_call
 from thoth.records import Chunk
 from thoth.store import Store, StoreError
 from thoth.store.calibration import Floor
@@ -93,8 +93,9 @@ def reembed(
             _reindex(store)
         return result
     result.restarted = staging.begin(target, model.dim)
-    # one round of the provider's concurrent requests per staged batch, so a stop loses little
-    size = max(1, settings.embed_batch_size * max(1, settings.embed_concurrency))
+    # one embedder call per staged batch, as a write makes (a local model's batch, a remote provider's
+    # concurrent requests), so a stop loses little
+    size = texts_per_call(settings)
     for table, (staged, total) in staging.counts().items():
         result.total[table], result.embedded[table] = total, 0
         for batch in staging.pending(table, size):

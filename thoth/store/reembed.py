@@ -41,8 +41,7 @@ class Reembedding:
         self.metadata = metadata
 
     def _exists(self, name: str) -> bool:
-        names = self.tables.db.list_tables()
-        return name in getattr(names, "tables", names)
+        return name in self.tables.listed()
 
     def _live(self) -> list[str]:
         names = self.tables.names()

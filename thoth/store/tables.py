@@ -108,14 +108,18 @@ class Tables:
         return StoreError(f"{doing} the index at {self.uri}: {lance_message(exc)}")
 
     def names(self) -> list[str]:
+        """Thoth's tables that exist."""
+        return [n for n in self.listed() if n in ALL_TABLES]
+
+    def listed(self) -> list[str]:
+        """Every table of the database, Thoth's and others (a re-embedding's staging)."""
         try:
             result = self.db.list_tables()
         except StoreError:
             raise
         except Exception as exc:  # Lance raises RuntimeError/OSError when the storage is not there
             raise self._unusable(exc, "cannot list the tables of") from exc
-        names = getattr(result, "tables", result)
-        return [n for n in names if n in ALL_TABLES]
+        return list(getattr(result, "tables", result))
 
     def table(self, name: str) -> Any:
         table = self._tables.get(name)  # one lookup: ensure() may clear the cache from another thread

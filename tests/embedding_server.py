@@ -60,12 +60,12 @@ class EmbeddingServer(LiveServer):
         if action in ("429", "500"):
             busy = {"error": {"message": "try later"}}
             return JSONResponse(busy, status_code=int(action), headers={"Retry-After": "0"})
-        if action == "slow":
-            await asyncio.sleep(self.slow_seconds)
-        with self._count:
+        with self._count:  # a slow answer is in flight too: its client may have given up on it long ago
             self.in_flight += 1
             self.most_in_flight = max(self.most_in_flight, self.in_flight)
         try:
+            if action == "slow":
+                await asyncio.sleep(self.slow_seconds)
             await asyncio.sleep(0.05)  # long enough for concurrent batches to overlap here
             vectors = await run_in_threadpool(self.model.embed, body["input"])
         finally:

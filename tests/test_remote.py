@@ -3,6 +3,7 @@ OpenAI-compatible server on loopback (tests/embedding_server.py) serving the bun
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -140,6 +141,9 @@ def test_a_wrong_dimension_is_named() -> None:
 
 def test_batches_go_out_concurrently_within_the_limit(endpoint: EmbeddingServer) -> None:
     embedder = remote(endpoint, batch_size=1, concurrency=3)
+    deadline = time.monotonic() + 30  # an earlier test's answer its client gave up on (a timeout) ends first
+    while endpoint.in_flight and time.monotonic() < deadline:
+        time.sleep(0.05)
     endpoint.most_in_flight = 0
     texts = [f"text number {i}" for i in range(9)]
     assert np.array_equal(embedder.embed(texts), endpoint.model.embed(texts))

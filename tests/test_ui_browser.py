@@ -79,13 +79,19 @@ def visible_text(browser) -> str:
 def follow(browser, element) -> None:
     """Click a link or a submit button and wait for the next page: on a loaded machine a click returns
     before the browser has navigated."""
+    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.ui import WebDriverWait
 
     old = browser.find_element("tag name", "html")
     element.click()
-    wait = WebDriverWait(browser, 30)
-    wait.until(expected_conditions.staleness_of(old))
+    wait = WebDriverWait(browser, 60)
+    try:
+        wait.until(expected_conditions.staleness_of(old))
+    except TimeoutException:
+        # a click Chromium dropped under heavy load (the page never left): click once more, from the page
+        browser.execute_script("arguments[0].click()", element)
+        wait.until(expected_conditions.staleness_of(old))
     # the old page is gone; the new one may still be parsing (a list read now can come back short)
     wait.until(lambda b: b.execute_script("return document.readyState") == "complete")
 

@@ -225,7 +225,7 @@ class Settings:
     # Storage
     db_uri: str = DEFAULT_DB_URI
     read_consistency_seconds: float = 5.0
-    lance_cache_mb: int = 256  # LanceDB's index and metadata caches together (docs/operations.md)
+    lance_cache_mb: int = 0  # LanceDB's caches together; 0: a quarter of the instance's memory, 64-1024 MB
     maintain_retention_minutes: int = 60  # versions older than this are cleaned; longer than any reader holds one
     maintain_after_writes: int = 50  # the server maintains the index after this many writes; 0: never
     write_wait_seconds: float = 30.0  # a write tool call waits this long for another write to end, then: busy
@@ -362,7 +362,7 @@ class Settings:
             db_uri=_db_uri(env),
             read_consistency_seconds=_float(env, "THOTH_READ_CONSISTENCY_SECONDS", cls.read_consistency_seconds),
             embed_provider=_choice(env, "THOTH_EMBED_PROVIDER", cls.embed_provider, EMBED_PROVIDERS),
-            lance_cache_mb=_int(env, "THOTH_LANCE_CACHE_MB", cls.lance_cache_mb, 8, 1_000_000),
+            lance_cache_mb=_int(env, "THOTH_LANCE_CACHE_MB", cls.lance_cache_mb, 0, 1_000_000),
             maintain_retention_minutes=_int(
                 env, "THOTH_MAINTAIN_RETENTION_MINUTES", cls.maintain_retention_minutes, 0, 10_000_000
             ),

@@ -19,6 +19,7 @@ import ctypes
 import gc
 import os
 import sys
+from pathlib import Path
 
 
 def allocate_through_glibc() -> None:
@@ -65,3 +66,36 @@ def cap_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
     if not os.environ.get("MALLOC_MMAP_THRESHOLD_"):
         mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
     return not os.environ.get("MALLOC_ARENA_MAX") and bool(mallopt(_M_ARENA_MAX, arenas))
+
+
+def memory_limit_bytes() -> int:
+    """The memory this process may use: its cgroup v2 limit (a container's, Cloud Run's), else the machine's."""
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        if limit != "max":
+            return int(limit)
+    except (OSError, ValueError):
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (OSError, ValueError, AttributeError):  # no sysconf (not POSIX): the smallest instance's
+        return 1 << 30
+
+
+# LanceDB's caches when THOTH_LANCE_CACHE_MB is 0: a quarter of the process's memory, within these bounds.
+# At 1M chunks the index pages searches touch (IVF_RQ partitions, BM25 postings) do not fit in 192 MB: the
+# cache evicted and read them again on every search, for more CPU and more RSS, not less (docs/operations.md,
+# "Memory"). A 1 GiB instance gets 256 MB.
+LANCE_CACHE_MIN_MB = 64
+LANCE_CACHE_MAX_MB = 1024
+LANCE_METADATA_CACHE_MB = 64  # manifests and fragment metadata: what grows with versions under writes
+
+
+def lance_cache_bytes(cache_mb: int) -> tuple[int, int]:
+    """(index cache, metadata cache) in bytes for a THOTH_LANCE_CACHE_MB of `cache_mb` (0: sized from
+    `memory_limit_bytes`). The metadata cache takes a quarter, at most LANCE_METADATA_CACHE_MB."""
+    if cache_mb <= 0:
+        cache_mb = min(max(memory_limit_bytes() // 4 >> 20, LANCE_CACHE_MIN_MB), LANCE_CACHE_MAX_MB)
+    total = cache_mb << 20
+    metadata = min(total // 4, LANCE_METADATA_CACHE_MB << 20)
+    return total - metadata, metadata

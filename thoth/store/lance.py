@@ -28,7 +28,7 @@ from typing import Any
 import pyarrow as pa
 
 from thoth._imports import LANCEDB_REST_CLIENT, deferred_packages
-from thoth.freed import allocate_through_glibc
+from thoth.freed import allocate_through_glibc, lance_cache_bytes
 
 _import_lock = threading.Lock()
 
@@ -60,10 +60,8 @@ def session(cache_mb: int, uri: str) -> Any:
     with _session_lock:
         key = (uri, cache_mb)
         if key not in _sessions:
-            total = cache_mb * 1024 * 1024
-            _sessions[key] = lancedb().Session(
-                index_cache_size_bytes=total * 3 // 4, metadata_cache_size_bytes=total // 4
-            )
+            index, metadata = lance_cache_bytes(cache_mb)
+            _sessions[key] = lancedb().Session(index_cache_size_bytes=index, metadata_cache_size_bytes=metadata)
         return _sessions[key]
 
 

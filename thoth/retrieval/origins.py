@@ -24,7 +24,6 @@ from thoth.store import Store, StoreError
 
 WEB_STATE_KEY = "crawl:{source_id}"
 GIT_STATE_KEY = "git:{source_id}"
-ORIGINS = ("folder", "bucket", "web", "git")
 _GIT_URL = re.compile(r"^(ssh|git|file)://|^git@[^:]+:|^https?://\S+\.git/?(#.*)?$")
 
 

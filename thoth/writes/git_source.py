@@ -89,14 +89,6 @@ class GitRead:
         return json.dumps({"url": self.url, "ref": self.ref, "commit": self.commit, "read_at": read_at, "files": files})
 
 
-def load_state(raw: str | None) -> dict:
-    try:
-        state = json.loads(raw) if raw else {}
-    except ValueError:
-        return {}
-    return state if isinstance(state, dict) else {}
-
-
 def token(settings: Settings) -> str:
     if settings.git_token:
         return settings.git_token.strip()

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from thoth.errors import ThothError
+from thoth.errors import ThothError, check_choice
 
 DEFAULT_DB_URI = "./.thoth/lancedb"
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -85,8 +85,8 @@ def _base_urls(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
 
 def _citation_mode(env: Mapping[str, str]) -> str:
     mode = env.get("THOTH_CITATION_MODE", "").strip().lower()
-    if mode and mode not in CITATION_MODES:
-        raise ConfigError(f"THOTH_CITATION_MODE must be one of {', '.join(CITATION_MODES)}, got {mode!r}")
+    if mode:
+        check_choice("THOTH_CITATION_MODE", mode, CITATION_MODES, ConfigError)
     return mode
 
 
@@ -194,8 +194,7 @@ def _bool(env: Mapping[str, str], name: str) -> bool:
 
 def _auth(env: Mapping[str, str]) -> dict[str, object]:
     mode = env.get("THOTH_AUTH", "").strip().lower() or Settings.auth_mode
-    if mode not in AUTH_MODES:
-        raise ConfigError(f"THOTH_AUTH must be one of {', '.join(AUTH_MODES)}, got {mode!r}")
+    check_choice("THOTH_AUTH", mode, AUTH_MODES, ConfigError)
     public_url = env.get("THOTH_PUBLIC_URL", "").rstrip("/")
     audiences = tuple(_list(env, "THOTH_AUTH_AUDIENCES")) or ((public_url,) if public_url else ())
     trust_edge = _bool(env, "THOTH_TRUST_CLOUD_RUN_IAM")

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -339,12 +339,8 @@ def _remote_embedder(settings: Settings) -> Embedder:
         settings.gcp_location,
     )
     with _lock:
-        if cache_key not in _embedders and settings.embed_provider == "vertex":
-            _embedders[cache_key] = _vertex_embedder(settings)
-        elif cache_key not in _embedders:
-            _embedders[cache_key] = RemoteEmbedder(
-                OpenAIWire(settings.embed_url, settings.embed_model, key, settings.embed_dimensions),
-                model_name(settings),
+        if cache_key not in _embedders:
+            options: dict[str, Any] = dict(
                 max_tokens=get_tokenizer(settings).max_tokens,  # chunks are cut by the bundled tokenizer
                 dimensions=settings.embed_dimensions,
                 batch_size=embed_batch(settings),
@@ -352,26 +348,17 @@ def _remote_embedder(settings: Settings) -> Embedder:
                 retries=settings.embed_retries,
                 timeout=settings.embed_timeout_seconds,
             )
-            _embedders[cache_key].prompts = configured_prompts(settings)
+            if settings.embed_provider == "vertex":
+                from thoth.embedders.vertex import VertexEmbedder
+
+                where = (settings.embed_model, settings.gcp_project, settings.gcp_location)
+                options |= dict(prompts=configured_prompts(settings), base_url=settings.embed_url)
+                _embedders[cache_key] = VertexEmbedder(*where, **options)
+            else:
+                wire = OpenAIWire(settings.embed_url, settings.embed_model, key, settings.embed_dimensions)
+                _embedders[cache_key] = RemoteEmbedder(wire, model_name(settings), **options)
+                _embedders[cache_key].prompts = configured_prompts(settings)
         return _embedders[cache_key]
-
-
-def _vertex_embedder(settings: Settings) -> Embedder:
-    from thoth.embedders.vertex import VertexEmbedder
-
-    return VertexEmbedder(
-        settings.embed_model,
-        settings.gcp_project,
-        settings.gcp_location,
-        prompts=configured_prompts(settings),
-        base_url=settings.embed_url,
-        max_tokens=get_tokenizer(settings).max_tokens,
-        dimensions=settings.embed_dimensions,
-        batch_size=embed_batch(settings),
-        concurrency=settings.embed_concurrency,
-        retries=settings.embed_retries,
-        timeout=settings.embed_timeout_seconds,
-    )
 
 
 @lru_cache(maxsize=4)

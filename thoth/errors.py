@@ -14,6 +14,8 @@ thoth.mcp.failures maps these onto each surface. This module imports nothing fro
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class ThothError(Exception):
     """Base of Thoth's own errors; str(error) is meant for people."""
@@ -39,3 +41,9 @@ class UpstreamError(ThothError, RuntimeError):
 
 class ServerFault(ThothError, RuntimeError):
     """The server cannot serve anyone right now (index missing or unreadable, model unavailable)."""
+
+
+def check_choice(name: str, value: object, allowed: Sequence[str], error: type[ThothError] = ClientError) -> None:
+    """Raise `error` naming the argument `name` and each allowed value, unless `value` is one of them."""
+    if value not in allowed:
+        raise error(f"{name} must be one of {', '.join(allowed)}, got {value!r}")

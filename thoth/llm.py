@@ -188,19 +188,11 @@ def get_llm(settings: Settings) -> LLM | None:
     with _lock:
         if key not in _llms:
             if settings.llm_provider == "openai":
-                _llms[key] = OpenAICompatibleLLM(
-                    settings.llm_url,
-                    settings.llm_model,
-                    settings.llm_api_key,
-                    per_minute=settings.llm_rpm,
-                )
+                where = (settings.llm_url, settings.llm_model, settings.llm_api_key)
+                _llms[key] = OpenAICompatibleLLM(*where, per_minute=settings.llm_rpm)
             elif settings.llm_provider == "gemini":
-                _llms[key] = GeminiLLM(
-                    settings.llm_model,
-                    settings.gcp_project,
-                    settings.gcp_location,
-                    per_minute=settings.llm_rpm,
-                )
+                where = (settings.llm_model, settings.gcp_project, settings.gcp_location)
+                _llms[key] = GeminiLLM(*where, per_minute=settings.llm_rpm)
             else:
                 raise LLMError(f"unknown LLM provider {settings.llm_provider!r}; use 'openai' or 'gemini'")
         return _llms[key]

@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from thoth.config import CITATION_MODES, Settings
-from thoth.errors import ClientError, NotFound
+from thoth.errors import ClientError, NotFound, check_choice
 from thoth.records import Document
 from thoth.retrieval.documents import find_document
 from thoth.retrieval.source_ref import SourceRef, parse_ref
@@ -152,8 +152,7 @@ def current_generation(settings: Settings, bucket: str, key: str, generation: st
 
 def _mode(settings: Settings, asked: str | None, in_bucket: bool) -> str:
     if asked:
-        if asked not in CITATION_MODES:
-            raise ClientError(f"mode must be one of {', '.join(CITATION_MODES)}, got {asked!r}")
+        check_choice("mode", asked, CITATION_MODES)
         return asked
     if settings.citation_mode:
         return settings.citation_mode

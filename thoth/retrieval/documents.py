@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from thoth.errors import ClientError, NotFound
+from thoth.errors import ClientError, NotFound, check_choice
 from thoth.records import AtLeast, AtMost, Chunk, Document, Partition
 from thoth.retrieval import citation_urls
 from thoth.store import Store
@@ -95,8 +95,7 @@ def list_documents(
     """One page of a source's documents, `limit` from `offset`: filtered by status, sorted by key (`name`)
     or ingest time (`date`), with the counts per status over the whole source. Each `uri` is as a tool
     may show it, else "" (thoth.retrieval.citation_urls)."""
-    if sort not in DOCUMENT_SORTS:
-        raise ClientError(f"sort must be one of {', '.join(DOCUMENT_SORTS)}, got {sort!r}")
+    check_choice("sort", sort, DOCUMENT_SORTS)
     if status is not None and status not in DOCUMENT_STATUSES:
         raise ClientError(f"status must be one of {', '.join(DOCUMENT_STATUSES)} (or left out), got {status!r}")
     found = store.find(Document, {"source_id": source_id}, fields=_LISTED)

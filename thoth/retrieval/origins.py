@@ -24,7 +24,6 @@ from thoth.store import Store, StoreError
 
 WEB_STATE_KEY = "crawl:{source_id}"
 GIT_STATE_KEY = "git:{source_id}"
-ORIGINS = ("folder", "bucket", "web", "git")
 _GIT_URL = re.compile(r"^(ssh|git|file)://|^git@[^:]+:|^https?://\S+\.git/?(#.*)?$")
 
 
@@ -56,7 +55,8 @@ class Origin:
     ref: str | None = None
 
 
-def _state(store: Store, key: str) -> dict:
+def saved_state(store: Store, key: str) -> dict:
+    """The JSON object a web or git source's last run saved under `key` ({} when none or damaged)."""
     try:
         raw = store.get_setting(key)
         state = json.loads(raw) if raw else {}
@@ -76,11 +76,11 @@ def origin(store: Store, source: Source) -> Origin:
     kind = origin_kind(source.uri)
     location = shown_location(shown_source(source, store).uri)  # a server's own paths stay behind auth
     if kind == "git":
-        state = _state(store, GIT_STATE_KEY.format(source_id=source.source_id))
+        state = saved_state(store, GIT_STATE_KEY.format(source_id=source.source_id))
         read_at = _time(state.get("read_at")) or source.updated_at
         return Origin(kind, location, read_at, state.get("commit") or None, state.get("ref") or "HEAD")
     if kind == "web":
-        state = _state(store, WEB_STATE_KEY.format(source_id=source.source_id))
+        state = saved_state(store, WEB_STATE_KEY.format(source_id=source.source_id))
         return Origin(kind, location, _time(state.get("crawled_at")) or source.updated_at)
     return Origin(kind, location, source.updated_at)
 
@@ -117,7 +117,7 @@ def recent_updates(
         [s for s in store.find(Source, fields=["uri"]) if origin_kind(s.uri) == "git"] if store.has(Source) else []
     )
     for source in sources:
-        files = _state(store, GIT_STATE_KEY.format(source_id=source.source_id)).get("files") or {}
+        files = saved_state(store, GIT_STATE_KEY.format(source_id=source.source_id)).get("files") or {}
         recent = {}
         for key, change in files.items():
             topics.add(topic_of(key))

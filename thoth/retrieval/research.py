@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from thoth.embed import Embedder
-from thoth.errors import ClientError
+from thoth.errors import check_choice
 from thoth.records import Document, Excluding, Hit, Partition
 from thoth.retrieval.documents import cite_chunks, documents_by_id
 from thoth.retrieval.search import hybrid_search
@@ -57,8 +57,7 @@ def search(
 ) -> list[CitedHit]:
     """`exclude_references`: a paper's own text only, its bibliography left out (topical questions);
     otherwise reference chunks rank with their score times `reference_weight`."""
-    if retrieval_mode not in RETRIEVAL_MODES:
-        raise ClientError(f"retrieval_mode must be one of {', '.join(RETRIEVAL_MODES)}, got {retrieval_mode!r}")
+    check_choice("retrieval_mode", retrieval_mode, RETRIEVAL_MODES)
     alpha = 1.0 if retrieval_mode == "cosine" else None
     prefetch = max(prefetch_k, top_k)  # each list must hold top_k: the schema allows top_k above the default 40
     match = {"source_id": source_id, "content_type": Excluding(("references",)) if exclude_references else None}

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from thoth.embed import Embedder
-from thoth.errors import ClientError, NotFound
+from thoth.errors import ClientError, NotFound, check_choice
 from thoth.records import AtMost, Chunk, Contains, Match, Source, TreeNode, TreePointer
 from thoth.retrieval.search import MIN_PREFETCH, explained_search, hybrid_search, rrf
 from thoth.retrieval.tree_index import TreeIndex, tree_index
@@ -159,8 +159,7 @@ def parents(store: Store, node: TreeNode) -> list[TreeNode]:
 
 def navigate(store: Store, node_id: str, direction: str) -> tuple[TreeNode, list[TreeNode]]:
     """(the node, its parents or its siblings)."""
-    if direction not in DIRECTIONS:
-        raise ClientError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+    check_choice("direction", direction, DIRECTIONS)
     node = get_node(store, node_id)
     ups = parents(store, node)
     if direction == "parent":
@@ -439,8 +438,7 @@ def retrieve(
     """
     if not query or not query.strip():
         raise ClientError("query must be a non-empty string")
-    if mode not in MODES:
-        raise ClientError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    check_choice("mode", mode, MODES)
     get_dataset(store, source_id)
     want = top_k * 3 if reranker else top_k
     if mode == "collapsed":

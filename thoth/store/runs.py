@@ -25,8 +25,7 @@ class Runs:
 
     def _exists(self) -> bool:
         if not self._found:
-            listed = self.tables.db.list_tables()
-            self._found = INGEST_RUNS in getattr(listed, "tables", listed)
+            self._found = INGEST_RUNS in self.tables.listed()
         return self._found
 
     def record(self, run: IngestRun, keep: int, only_into_an_index: bool = False) -> None:

@@ -18,7 +18,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from thoth.app import Thoth
 from thoth.embed import EmbedderUnavailable
-from thoth.errors import ClientError, NotFound
+from thoth.errors import ClientError, NotFound, check_choice
 from thoth.mcp.outputs.research import Citation as CitationInfo
 from thoth.mcp.outputs.research import CollectionInfo, DocumentChunks
 from thoth.mcp.outputs.workshop import ContextBundle
@@ -87,8 +87,7 @@ def _page_count(total: int, per_page: int, number: int) -> int:
 
 def _choice(request: Request, name: str, allowed: tuple[str, ...], default: str) -> str:
     value = request.query_params.get(name, "").strip() or default
-    if value not in allowed:
-        raise BadArgument(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+    check_choice(name, value, allowed, BadArgument)
     return value
 
 

@@ -81,21 +81,12 @@ class GitRead:
     commit: str
     objects: list[SourceObject]
     changes: dict[str, Change]  # key -> its last change
-    previous_commit: str = ""
     changed_paths: list[str] = field(default_factory=list)  # `git diff --name-status` old..new, for the summary
 
     def state_json(self) -> str:
         files = {k: [c.commit, c.date, c.subject] for k, c in sorted(self.changes.items())}
         read_at = datetime.now(UTC).isoformat()
         return json.dumps({"url": self.url, "ref": self.ref, "commit": self.commit, "read_at": read_at, "files": files})
-
-
-def load_state(raw: str | None) -> dict:
-    try:
-        state = json.loads(raw) if raw else {}
-    except ValueError:
-        return {}
-    return state if isinstance(state, dict) else {}
 
 
 def token(settings: Settings) -> str:
@@ -284,4 +275,4 @@ def read(source: str, settings: Settings, previous: dict) -> GitRead:
     log.info("git %s at %s (%s): %d files", shown_location(url), ref or "HEAD", commit[:12], len(objects))
     if since:  # what git says changed since the last run: the plan re-reads exactly these (and renames' targets)
         log.info("since %s: %s", since[:12], "; ".join(changed_paths) or "no file changed")
-    return GitRead(url, ref, commit, objects, changes, old_commit, changed_paths)
+    return GitRead(url, ref, commit, objects, changes, changed_paths)

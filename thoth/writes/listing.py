@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from thoth.config import Settings
-from thoth.retrieval.origins import GIT_STATE_KEY, WEB_STATE_KEY, origin_kind
-from thoth.store import Store, StoreError
+from thoth.retrieval.origins import GIT_STATE_KEY, WEB_STATE_KEY, origin_kind, saved_state
+from thoth.store import Store
 from thoth.writes import git_source, web
 from thoth.writes.objects import SourceObject
 from thoth.writes.source_files import list_all
@@ -30,20 +30,13 @@ class Listing:
 
 def _web(store: Store, settings: Settings, source: str, source_id: str) -> Listing:
     key = WEB_STATE_KEY.format(source_id=source_id)
-    crawl = web.crawl(source, settings, web.load_state(_setting(store, key)))
+    crawl = web.crawl(source, settings, web.load_state(saved_state(store, key)))
     return Listing(crawl.objects, crawl.failures, "handbook", {key: crawl.state_json()}, crawl)
-
-
-def _setting(store: Store, key: str) -> str | None:
-    try:
-        return store.get_setting(key)
-    except StoreError:  # a new index: no settings table yet, so no earlier run
-        return None
 
 
 def _git(store: Store, settings: Settings, source: str, source_id: str) -> Listing:
     key = GIT_STATE_KEY.format(source_id=source_id)
-    read = git_source.read(source, settings, git_source.load_state(_setting(store, key)))
+    read = git_source.read(source, settings, saved_state(store, key))
     return Listing(read.objects, [], None, {key: read.state_json()}, read)
 
 

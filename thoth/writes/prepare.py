@@ -32,7 +32,7 @@ CHUNK_ID_NAMESPACE = uuid.UUID("5d1f3c9e-7a0b-5c7e-9f43-2b8d6e1a4c70")
 
 
 def _hash(*parts: object) -> str:
-    return hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:32]
+    return _sha256(*parts)[:32]
 
 
 def _sha256(*parts: object) -> str:

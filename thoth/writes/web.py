@@ -84,11 +84,9 @@ class Previous:
     seeds: dict[str, dict] = field(default_factory=dict)
 
 
-def load_state(raw: str | None) -> Previous:
-    if not raw:
-        return Previous()
+def load_state(state: dict) -> Previous:
+    """What the last crawl saw (thoth.retrieval.origins.saved_state), as validators to send again."""
     try:
-        state = json.loads(raw)
         pages = {url: PageState(**page) for url, page in state.get("pages", {}).items()}
         seeds = {url: seed for url, seed in (state.get("seeds") or {}).items() if isinstance(seed, dict)}
         return Previous(pages, seeds)

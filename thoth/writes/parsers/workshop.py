@@ -332,6 +332,13 @@ def _step_sections(exercise: str, ex: int, step: int, files: dict[str, bytes]) -
     def heading(label: str) -> list[str]:
         return [title, step_label, label]
 
+    def file_section(kind: str, block: Block, label: str, path: str) -> Section:
+        """A code, diff-summary or diff section of the step; `path` is below the exercise's folder."""
+        where, diff, text = f"exercises/{exercise}/{path}", block.kind == "diff", block.text
+        return Section(
+            kind, [block], heading(label), exercise_number=ex, step_number=step, path=where, is_diff=diff, body=text
+        )
+
     sections: list[Section] = []
     for side in ("problem", "solution"):
         note = next((p for p in sorted(sides[side]) if "/" not in p and _note_kind(p, "") == "instructions"), None)
@@ -350,18 +357,8 @@ def _step_sections(exercise: str, ex: int, step: int, files: dict[str, bytes]) -
                 continue  # binary files, notes and what the workshop hides are not code to read
             texts[side][path] = text
             if text.strip():
-                code = text.rstrip()
-                sections.append(
-                    Section(
-                        f"{side}-code",
-                        [Block(code, kind="code", language=language_of(path))],
-                        heading(f"{side.title()} code: {path}"),
-                        exercise_number=ex,
-                        step_number=step,
-                        path=f"exercises/{exercise}/{folders[side]}/{path}",
-                        body=code,
-                    )
-                )
+                block, label = Block(text.rstrip(), kind="code", language=language_of(path)), f"{side.title()} code"
+                sections.append(file_section(f"{side}-code", block, f"{label}: {path}", f"{folders[side]}/{path}"))
     if not (sides["problem"] and sides["solution"]):
         return sections  # a step with one side has nothing to diff
     before, after = texts["problem"], texts["solution"]
@@ -376,33 +373,13 @@ def _step_sections(exercise: str, ex: int, step: int, files: dict[str, bytes]) -
     if not changes:
         return sections
     summary = "\n".join(f"{change} {path}" for change, path in changes)
-    sections.append(
-        Section(
-            "diff-summary",
-            [Block(summary, kind="diff")],
-            heading("Diff summary"),
-            exercise_number=ex,
-            step_number=step,
-            path=f"exercises/{exercise}/{folders['solution']}",  # the folder the changes lead to
-            is_diff=True,
-            body=summary,
-        )
-    )
+    # the summary's path is the folder the changes lead to
+    sections.append(file_section("diff-summary", Block(summary, kind="diff"), "Diff summary", folders["solution"]))
     for change, path in changes:
         diff = _unified(path, before.get(path), after.get(path))
         side = "problem" if change == "removed" else "solution"  # the file the diff came from
-        sections.append(
-            Section(
-                "diff",
-                [Block(diff, kind="diff", language=language_of(path))],
-                heading(f"Diff: {path}"),
-                exercise_number=ex,
-                step_number=step,
-                path=f"exercises/{exercise}/{folders[side]}/{path}",
-                is_diff=True,
-                body=diff,
-            )
-        )
+        block = Block(diff, kind="diff", language=language_of(path))
+        sections.append(file_section("diff", block, f"Diff: {path}", f"{folders[side]}/{path}"))
     return sections
 
 

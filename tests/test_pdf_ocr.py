@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import lancedb
 from PIL import Image, ImageDraw, ImageFont
 from reportlab.lib.utils import ImageReader
 from reportlab.pdfgen import canvas
@@ -13,6 +14,7 @@ from reportlab.pdfgen import canvas
 from examples.pdfgen import write_image_only_pdf
 from tests.conftest import make_settings
 from thoth.embed import get_embedder
+from thoth.records import Partition
 from thoth.retrieval import research
 from thoth.store import Store
 from thoth.writes.parsers import ParseError, parse
@@ -51,8 +53,9 @@ def test_a_scanned_page_is_read_by_ocr_and_marked(tmp_path: Path) -> None:
     assert (typed.page_start, typed.blocks[0].kind) == (1, "text")
     assert (scanned.page_start, scanned.page_end, scanned.blocks[0].kind) == (2, 2, "ocr")
     assert "Rottnest Island" in scanned.text and "chemical energy" in scanned.text
-    confidence = float(scanned.heading_path[-1].removeprefix("OCR, confidence "))
-    assert 0.8 <= confidence <= 1.0
+    # the confidence is a field of its own: the page's heading path is the section it follows, as for text
+    assert scanned.ocr_confidence is not None and 0.8 <= scanned.ocr_confidence <= 1.0
+    assert typed.ocr_confidence is None and scanned.heading_path == typed.heading_path
     # Without the setting, the typed page is kept and the scanned one yields nothing.
     assert [s.page_start for s in parse("scan.pdf", data).sections] == [1]
 
@@ -71,11 +74,22 @@ def test_pages_with_nothing_legible_still_fail_with_their_reason(tmp_path: Path)
 def test_ocr_text_is_ingested_and_found_by_search(tmp_path: Path) -> None:
     folder = tmp_path / "scans"
     folder.mkdir()
-    _scanned_pdf(folder / "scan.pdf")
+    _scanned_pdf(folder / "scan.pdf", text_page=True)
     settings = make_settings(tmp_path / "db", pdf_ocr=True)
     summary = Writer(settings).run(str(folder), name="scans")
     assert not summary.failed, summary.render()
     store, embedder = Store(settings), get_embedder(settings)
     hit = research.search(store, embedder, "quokka Rottnest Island", top_k=1)[0].hit
     assert "quokka" in hit.chunk.text and hit.chunk.content_type == "ocr"
-    assert (hit.chunk.page_start, hit.chunk.page_end) == (1, 1)
+    assert (hit.chunk.page_start, hit.chunk.page_end) == (2, 2)
+    # the chunk's partition carries the recogniser's confidence; the typed page's has none
+    confidence = {p.page_start: p.ocr_confidence for p in store.find(Partition, {"source_id": "scans"})}
+    assert confidence[1] is None and 0.8 <= (confidence[2] or 0) <= 1.0
+
+    # an index written before the column existed still reads (None), and the next ingest adds it
+    lancedb.connect(settings.db_uri).open_table("partitions").drop_columns(["ocr_confidence"])
+    assert {p.ocr_confidence for p in store.find(Partition, {"source_id": "scans"})} == {None}
+    _scanned_pdf(folder / "again.pdf")
+    assert not Writer(settings).run(str(folder), name="scans").failed
+    found = {p.ocr_confidence for p in Store(settings).find(Partition, {"source_id": "scans"})}
+    assert None in found and any(c is not None and c >= 0.8 for c in found)

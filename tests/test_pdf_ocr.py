@@ -18,6 +18,7 @@ from thoth.records import Partition
 from thoth.retrieval import research
 from thoth.store import Store
 from thoth.writes.parsers import ParseError, parse
+from thoth.writes.parsers.pdf_ocr import reading_order
 from thoth.writes.writer import Writer
 
 LINES = [
@@ -93,3 +94,42 @@ def test_ocr_text_is_ingested_and_found_by_search(tmp_path: Path) -> None:
     assert not Writer(settings).run(str(folder), name="scans").failed
     found = {p.ocr_confidence for p in Store(settings).find(Partition, {"source_id": "scans"})}
     assert None in found and any(c is not None and c >= 0.8 for c in found)
+
+
+LEFT = ["Glaciers carve deep valleys", "over many thousands of", "years of slow movement."]
+RIGHT = ["Honeybees dance to tell", "their sisters where the", "best flowers are found."]
+
+
+def _two_column_scan(path: Path) -> Path:
+    """A scanned page set in two columns under a title that spans both."""
+    image = Image.new("RGB", (1600, 400), "white")
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default(size=34)
+    draw.text((560, 20), "Notes From The Field Station", fill="black", font=font)
+    for i, (left, right) in enumerate(zip(LEFT, RIGHT, strict=True)):
+        draw.text((40, 100 + 70 * i), left, fill="black", font=font)
+        draw.text((840, 100 + 70 * i), right, fill="black", font=font)
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf, pagesize=(612, 792))
+    c.drawImage(ImageReader(image), 36, 500, width=540, height=135)
+    c.showPage()
+    c.save()
+    path.write_bytes(buf.getvalue())
+    return path
+
+
+def test_a_two_column_scan_is_read_column_by_column(tmp_path: Path) -> None:
+    data = _two_column_scan(tmp_path / "columns.pdf").read_bytes()
+    text = " ".join(parse("columns.pdf", data, pdf_ocr=True).sections[0].text.split())
+    # the recogniser lists lines top to bottom across the page; a reader reads the left column first
+    assert text.index("Field Station") < text.index("Glaciers")
+    assert text.index("Glaciers") < text.index("slow movement") < text.index("Honeybees") < text.index("flowers")
+
+
+def test_reading_order_keeps_one_column_and_bands_under_a_spanning_line() -> None:
+    # two columns of two lines, a line across both, then one more line in each column (pixels, y down)
+    boxes = [(90, 100, 500, 130), (700, 100, 1100, 130), (90, 150, 480, 180), (700, 150, 1090, 180)]
+    boxes += [(90, 200, 1100, 230), (90, 250, 500, 280), (700, 250, 1100, 280)]
+    assert reading_order(boxes, 1224) == [0, 2, 1, 3, 4, 5, 6]
+    # one column (lines across the middle, a short last line): the recogniser's order stays
+    assert reading_order([(90, 10, 1100, 40), (90, 50, 1100, 80), (90, 90, 400, 120)], 1224) == [0, 1, 2]

@@ -45,10 +45,20 @@ def _fast(function, signature: str):
 _VOID = ctypes.c_void_p
 _OBJECT_AT = _fast(pdfium_c.FPDFText_GetTextObject, "uintptr_t(*)(uintptr_t, int)")
 _BOX_AT = _fast(pdfium_c.FPDFText_GetLooseCharBox, "int(*)(uintptr_t, int, float *)")
+# asked once per text object: some files set every word in an object of its own (GeoTopo: 31,850)
+_SIZE_AT = _fast(pdfium_c.FPDFText_GetFontSize, "double(*)(uintptr_t, int)")
+_FACE_OF = _fast(pdfium_c.FPDFTextObj_GetFont, "uintptr_t(*)(uintptr_t)")
+char_angle = _fast(pdfium_c.FPDFText_GetCharAngle, "float(*)(uintptr_t, int)")  # asked once a line
+
+
+def textpage_address(textpage) -> int:
+    """The address of a pypdfium2 text page's handle, as the functions here take it."""
+    return ctypes.cast(textpage.raw, _VOID).value
+
+
 _UNICODE = _by_address(pdfium_c.FPDFText_GetUnicode, ctypes.c_uint, _VOID, ctypes.c_int)
 _TEXT_OBJECT = _by_address(pdfium_c.FPDFText_GetTextObject, _VOID, _VOID, ctypes.c_int)
 _LOOSE_BOX = _by_address(pdfium_c.FPDFText_GetLooseCharBox, ctypes.c_int, _VOID, ctypes.c_int, _VOID)
-_FONT_OF = _by_address(pdfium_c.FPDFTextObj_GetFont, _VOID, _VOID)
 _GENERATED = _by_address(pdfium_c.FPDFText_IsGenerated, ctypes.c_int, _VOID, ctypes.c_int)
 _NO_BOX = (0.0, 0.0, 0.0, 0.0)  # a space's: never read
 
@@ -58,11 +68,11 @@ def _font_name(raw, i: int, name, flags) -> str:
     return name.value[: max(0, n - 1)].decode("latin-1")
 
 
-def _font(raw, i: int, obj: int | None, faces: dict, name, flags) -> tuple[float, int, str]:
+def _font(raw, address: int, i: int, obj: int | None, faces: dict, name, flags) -> tuple[float, int, str]:
     """Size, weight and name of character i's font (PDFium reads them from its text object `obj`; the
     weight and name from the object's font, which many objects share: asked once per font in `faces`)."""
-    size = pdfium_c.FPDFText_GetFontSize(raw, i)
-    face = _FONT_OF(obj) if obj else None
+    size = _SIZE_AT(address, i)
+    face = _FACE_OF(obj) if obj else None
     known = faces.get(face) if face else None
     if known is None:
         weight = pdfium_c.FPDFText_GetFontWeight(raw, i)
@@ -99,7 +109,7 @@ def read_chars(textpage) -> list[Char | None]:
     boxes and sizes are ever read, so a space costs one call, and only when it may be generated.
     """
     raw = textpage.raw
-    address = ctypes.cast(raw, _VOID).value
+    address = textpage_address(textpage)
     rect = _FFI.new("float[4]")  # an FS_RECTF: left, top, right, bottom
     name = ctypes.create_string_buffer(128)
     flags = ctypes.c_int()
@@ -122,7 +132,7 @@ def read_chars(textpage) -> list[Char | None]:
         obj = object_of(address, i)
         font = fonts.get(obj) if obj else None
         if font is None:
-            font = _font(raw, i, obj, faces, name, flags)
+            font = _font(raw, address, i, obj, faces, name, flags)
             if obj:
                 fonts[obj] = font
         if 32 < code < 0xD800:  # most characters: nothing to map

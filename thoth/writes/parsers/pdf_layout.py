@@ -19,10 +19,9 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from itertools import pairwise
+from operator import sub
 
-import pypdfium2.raw as pdfium_c
-
-from thoth.writes.parsers.pdf_chars import Char, read_chars
+from thoth.writes.parsers.pdf_chars import Char, char_angle, read_chars, textpage_address
 from thoth.writes.parsers.pdf_text import COMBINING, HYPHEN
 
 _MARKS = set("∗*†‡§¶⋆")
@@ -108,9 +107,9 @@ def _mode(values: list[float]) -> float:
     """The most common value to the half point (the first seen wins a tie)."""
     if not values:
         return 0.0
-    counts = Counter(values)  # a line repeats a few values: round those, not every character's
-    if len(counts) == 1:
+    if values.count(values[0]) == len(values):  # most lines: one value
         return round(values[0] * 2) / 2
+    counts = Counter(values)  # a line repeats a few values: round those, not every character's
     halves: dict[float, int] = {}
     for value, n in counts.items():
         key = round(value * 2) / 2
@@ -129,9 +128,10 @@ def _make_line(chars: list[Char], page: int, angle: float) -> Line | None:
     sizes = [c.size for c in ink]
     size = _mode(sizes)
     small, wide = 0.85 * size, 1.2 * size
-    if min(sizes) >= small and not any(b.box[0] - a.box[2] > wide for a, b in pairwise(ink)):
+    boxes = tuple(zip(*[c.box for c in ink], strict=True))  # lefts, bottoms, rights, tops
+    if min(sizes) >= small and max(map(sub, boxes[0][1:], boxes[2]), default=0.0) <= wide:
         # most lines: nothing raised, no wide gap, so the three texts are the characters as they come
-        return _line(joined, joined, joined, ink, size, page, angle)
+        return _line(joined, joined, joined, ink, sizes, size, boxes, page, angle)
     base = _mode([c.box[1] for c in ink if abs(c.size - size) < 0.3])
     text, plain, names = [], [], []
     raised = base + 0.1 * size
@@ -160,25 +160,45 @@ def _make_line(chars: list[Char], page: int, angle: float) -> Line | None:
         else:
             plain.append(ch)
             names.append(", ")
-    return _line("".join(text), "".join(plain), "".join(names), ink, size, page, angle)
+    return _line("".join(text), "".join(plain), "".join(names), ink, sizes, size, boxes, page, angle)
 
 
-def _line(text: str, plain: str, names: str, ink: list[Char], size: float, page: int, angle: float) -> Line:
-    bold_share = sum(c.weight >= 600 for c in ink) / len(ink)
-    lefts, bottoms, rights, tops = zip(*[c.box for c in ink], strict=True)
+def _line(
+    text: str,
+    plain: str,
+    names: str,
+    ink: list[Char],
+    sizes: list[float],
+    size: float,
+    boxes: tuple,  # the ink's lefts, bottoms, rights, tops
+    page: int,
+    angle: float,
+) -> Line:
+    weights = [c.weight for c in ink]
+    if weights.count(weights[0]) == len(weights):
+        bold = weights[0] >= 600
+    else:
+        bold = sum(w >= 600 for w in weights) / len(ink) > 0.8
+    if sizes.count(sizes[0]) == len(sizes):  # one size: the letters' largest is it, if there is a letter
+        top = sizes[0] if any(c.ch.isalpha() for c in ink) else size
+    else:
+        top = max((c.size for c in ink if c.ch.isalpha()), default=size)
+    lefts, bottoms, rights, tops = boxes
+    if "\t" in plain or "  " in plain:
+        plain = _BLANKS.sub(" ", plain)
     return Line(
         text=text.strip(),
-        plain=_BLANKS.sub(" ", plain).strip(),
+        plain=plain.strip(),
         names=names.strip(),
         size=size,
-        bold=bold_share > 0.8,
+        bold=bold,
         x0=min(lefts),
         y0=min(bottoms),
         x1=max(rights),
         y1=max(tops),
         rotated=abs(angle) > 0.1 and abs(angle - 6.283) > 0.1,
         page=page,
-        top=max((c.size for c in ink if c.ch.isalpha()), default=size),
+        top=top,
     )
 
 
@@ -223,10 +243,10 @@ def _merge(a: Line, b: Line) -> Line:
 
 def read_lines(textpage, page: int) -> list[Line]:
     """The page's lines in PDFium's reading order, fragments of one printed line merged."""
-    raw = textpage.raw
+    address = textpage_address(textpage)
     lines: list[Line] = []
     for group in _line_breaks(read_chars(textpage)):
-        line = _make_line(group, page, pdfium_c.FPDFText_GetCharAngle(raw, group[0].index))
+        line = _make_line(group, page, char_angle(address, group[0].index))
         if line is not None:
             if lines and _mergeable(lines[-1], line):
                 _merge(lines[-1], line)
@@ -245,7 +265,7 @@ def _line_breaks(chars: list[Char | None]) -> list[list[Char]]:
     for end in [*(i for i, c in enumerate(chars) if c is None), len(chars)]:
         if end > start:
             group: list[Char] = chars[start:end]  # type: ignore[assignment]
-            if any(c.ch == HYPHEN for c in group):
+            if HYPHEN in "".join([c.ch for c in group]):
                 groups += _at_jumps(group)
             else:
                 groups.append(group)
@@ -254,17 +274,16 @@ def _line_breaks(chars: list[Char | None]) -> list[list[Char]]:
 
 
 def _at_jumps(chars: list[Char]) -> list[list[Char]]:
-    groups: list[list[Char]] = [[]]
-    hyphen: Char | None = None  # the current line's last drawn character, when it is a line-break hyphen
-    for c in chars:
-        if hyphen is not None and not c.ch.isspace() and _jumps(hyphen, c):
-            groups.append([])
-        groups[-1].append(c)
-        if c.ch == HYPHEN:
-            hyphen = c
-        elif not c.ch.isspace():
-            hyphen = None
-    return groups
+    """`chars` cut before the first drawn character after a line-break hyphen, where it jumps away."""
+    cuts = [0]
+    for h in [k for k, c in enumerate(chars) if c.ch == HYPHEN]:
+        j = h + 1
+        while j < len(chars) and chars[j].ch.isspace():
+            j += 1
+        if j < len(chars) and _jumps(chars[h], chars[j]):
+            cuts.append(j)
+    cuts.append(len(chars))
+    return [chars[start:end] for start, end in pairwise(cuts)]
 
 
 def _jumps(a: Char, b: Char) -> bool:

@@ -34,21 +34,21 @@ def _by_address(function, restype, *argtypes):
     return ctypes.CFUNCTYPE(restype, *argtypes)(ctypes.cast(function, ctypes.c_void_p).value)
 
 
-_FFI = cffi.FFI()
+FFI = cffi.FFI()
 
 
-def _fast(function, signature: str):
+def fast(function, signature: str):
     """The same function through cffi, whose calls cost about half of ctypes' (ABI mode: nothing compiled)."""
-    return _FFI.cast(signature, ctypes.cast(function, ctypes.c_void_p).value)
+    return FFI.cast(signature, ctypes.cast(function, ctypes.c_void_p).value)
 
 
 _VOID = ctypes.c_void_p
-_OBJECT_AT = _fast(pdfium_c.FPDFText_GetTextObject, "uintptr_t(*)(uintptr_t, int)")
-_BOX_AT = _fast(pdfium_c.FPDFText_GetLooseCharBox, "int(*)(uintptr_t, int, float *)")
+_OBJECT_AT = fast(pdfium_c.FPDFText_GetTextObject, "uintptr_t(*)(uintptr_t, int)")
+_BOX_AT = fast(pdfium_c.FPDFText_GetLooseCharBox, "int(*)(uintptr_t, int, float *)")
 # asked once per text object: some files set every word in an object of its own (GeoTopo: 31,850)
-_SIZE_AT = _fast(pdfium_c.FPDFText_GetFontSize, "double(*)(uintptr_t, int)")
-_FACE_OF = _fast(pdfium_c.FPDFTextObj_GetFont, "uintptr_t(*)(uintptr_t)")
-char_angle = _fast(pdfium_c.FPDFText_GetCharAngle, "float(*)(uintptr_t, int)")  # asked once a line
+_SIZE_AT = fast(pdfium_c.FPDFText_GetFontSize, "double(*)(uintptr_t, int)")
+_FACE_OF = fast(pdfium_c.FPDFTextObj_GetFont, "uintptr_t(*)(uintptr_t)")
+char_angle = fast(pdfium_c.FPDFText_GetCharAngle, "float(*)(uintptr_t, int)")  # asked once a line
 
 
 def textpage_address(textpage) -> int:
@@ -110,7 +110,7 @@ def read_chars(textpage) -> list[Char | None]:
     """
     raw = textpage.raw
     address = textpage_address(textpage)
-    rect = _FFI.new("float[4]")  # an FS_RECTF: left, top, right, bottom
+    rect = FFI.new("float[4]")  # an FS_RECTF: left, top, right, bottom
     name = ctypes.create_string_buffer(128)
     flags = ctypes.c_int()
     unicode_of, object_of, box_of, generated_at = _UNICODE, _OBJECT_AT, _BOX_AT, _GENERATED

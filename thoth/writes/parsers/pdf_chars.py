@@ -95,7 +95,7 @@ def _codes(raw, count: int) -> list[int] | None:
     if pdfium_c.FPDFText_GetText(raw, 0, count, units) != count + 1:
         return None
     codes = units[:count]
-    if any(0xD800 <= code <= 0xDFFF for code in codes):
+    if max(codes) >= 0xD800 and any(0xD800 <= code <= 0xDFFF for code in codes):
         return None
     return codes
 

@@ -34,6 +34,11 @@ def _scanned_pdf(path: Path, text_page: bool = False) -> Path:
     font = ImageFont.load_default(size=34)  # Pillow's own font: no system fonts needed
     for i, line in enumerate(LINES):
         draw.text((40, 60 + 80 * i), line, fill="black", font=font)
+    return _pdf_of(image, path, text_page)
+
+
+def _pdf_of(image: Image.Image, path: Path, text_page: bool = False) -> Path:
+    """A PDF whose page is only `image`, set across the page's width; optionally a text page before it."""
     buf = io.BytesIO()
     c = canvas.Canvas(buf, pagesize=(612, 792))
     if text_page:
@@ -109,13 +114,7 @@ def _two_column_scan(path: Path) -> Path:
     for i, (left, right) in enumerate(zip(LEFT, RIGHT, strict=True)):
         draw.text((40, 100 + 70 * i), left, fill="black", font=font)
         draw.text((840, 100 + 70 * i), right, fill="black", font=font)
-    buf = io.BytesIO()
-    c = canvas.Canvas(buf, pagesize=(612, 792))
-    c.drawImage(ImageReader(image), 36, 500, width=540, height=135)
-    c.showPage()
-    c.save()
-    path.write_bytes(buf.getvalue())
-    return path
+    return _pdf_of(image, path)
 
 
 def test_a_two_column_scan_is_read_column_by_column(tmp_path: Path) -> None:

@@ -61,7 +61,7 @@ def read_page(page: pdfium.PdfPage) -> OcrPage | None:
     image = page.render(scale=RENDER_SCALE).to_pil().convert("RGB")
     result = engine()(np.asarray(image))
     texts, scores = result.txts or (), result.scores or ()
-    order = reading_order(_boxes(result.boxes), image.width) if len(texts) > 1 else range(len(texts))
+    order = reading_order(line_boxes(result.boxes), image.width) if len(texts) > 1 else range(len(texts))
     lines = [
         (texts[i].strip(), float(scores[i]))
         for i in order
@@ -74,7 +74,7 @@ def read_page(page: pdfium.PdfPage) -> OcrPage | None:
     return OcrPage("\n".join(text for text, _ in lines), round(confidence, 3))
 
 
-def _boxes(quads: Any) -> list[Box]:
+def line_boxes(quads: Any) -> list[Box]:
     """Each detected line's four corners as its bounding box."""
     out: list[Box] = []
     for quad in quads if quads is not None else ():

@@ -81,16 +81,13 @@ def unfold_compat(text: str) -> str:
 
 def vocabulary(text: str) -> Counter[str]:
     """Lower-cased words and hyphenated compounds of a text, fragments at line-break hyphens left out."""
-    words: Counter[str] = Counter()
-    for token in re.split(r"\s+", re.sub(r"-\n|[\x02\ufffe]\n", HYPHEN, text)):
-        if not token or "\x02" in token or "\ufffe" in token:  # _BREAK_HYPHENS
-            continue
-        token = token.strip(".,;:!?()[]{}\"'“”‘’").lower()
-        if not token:
-            continue
-        if "-" in token and all(_WORD.fullmatch(p) for p in token.split("-")):
-            words[token] += 1
-        words.update(_WORD.findall(token))
+    tokens = [
+        token.strip(".,;:!?()[]{}\"'“”‘’").lower()
+        for token in re.split(r"\s+", re.sub(r"-\n|[\x02\ufffe]\n", HYPHEN, text))
+        if token and "\x02" not in token and "\ufffe" not in token  # _BREAK_HYPHENS
+    ]
+    words = Counter(t for t in tokens if "-" in t and all(_WORD.fullmatch(p) for p in t.split("-")))
+    words.update(_WORD.findall(" ".join(tokens)))  # one pass: the tokens' words, as token by token
     return words
 
 

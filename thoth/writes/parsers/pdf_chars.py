@@ -9,8 +9,8 @@ from __future__ import annotations
 import ctypes
 import re
 import struct
-from dataclasses import dataclass
 from functools import partial
+from typing import NamedTuple
 
 import cffi
 import pypdfium2.raw as pdfium_c
@@ -20,14 +20,19 @@ from thoth.writes.parsers.pdf_text import HYPHEN, UNMAPPED, symbol_glyph
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|medi\b|-medi|^(?:\w{6}\+)?CMBX|\.B$", re.I)
 
 
-@dataclass(slots=True)
-class Char:
+class Char(NamedTuple):
+    """A character as the page draws it. A tuple, made in the hot loop by `_new` (C, no Python frame: a
+    third of a dataclass's cost); a changed one (an accent put on its letter) is a new one by `_replace`."""
+
     ch: str
     index: int  # PDFium's character index
     size: float
     weight: int
     box: tuple[float, float, float, float]  # left, bottom, right, top
     generated: bool = False  # a space PDFium inserted, not one the file draws
+
+
+_new = tuple.__new__
 
 
 def _by_address(function, restype, *argtypes):
@@ -132,7 +137,7 @@ def read_chars(textpage) -> list[Char | None]:
     for i, code in enumerate(codes):
         if code <= 32:
             if code == 32:
-                append(Char(" ", i, 0.0, 0, _NO_BOX, generated_at(address, i) == 1))
+                append(_new(Char, (" ", i, 0.0, 0, _NO_BOX, generated_at(address, i) == 1)))
                 continue
             if code in (10, 13):
                 if out and out[-1] is not None:
@@ -154,14 +159,14 @@ def read_chars(textpage) -> list[Char | None]:
         elif 0xDC00 <= code <= 0xDFFF and out and out[-1] is not None and "\ud800" <= out[-1].ch <= "\udbff":
             # the second half of a UTF-16 pair (an emoji): one character with the first
             high = ord(out[-1].ch)
-            out[-1].ch = chr(0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00))
+            out[-1] = out[-1]._replace(ch=chr(0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00)))
             continue
         else:
             ch = chr(code) if code < 0xDC00 or code > 0xDFFF else UNMAPPED
         box_of(address, i, rect)
         left, top, right, bottom = read_rect()
-        append(Char(ch, i, font[0], font[1], (left, bottom, right, top)))
-    for c in out:
+        append(_new(Char, (ch, i, font[0], font[1], (left, bottom, right, top), False)))
+    for k, c in enumerate(out):
         if c is not None and "\ud800" <= c.ch <= "\udfff":  # half a pair whose other half never came
-            c.ch = UNMAPPED
+            out[k] = c._replace(ch=UNMAPPED)
     return out

@@ -77,7 +77,7 @@ def _attach_accents(chars: list[Char]) -> list[Char]:
     for i in accents:
         a = chars[i]
         if i and chars[i - 1].ch == "/" and a.ch == "˜":  # a URL's tilde ('/˜schwenk'): a character, no accent
-            a.ch = "~"
+            chars[i] = a._replace(ch="~")
             continue
         mid = (a.box[0] + a.box[2]) / 2
         under = [
@@ -87,8 +87,8 @@ def _attach_accents(chars: list[Char]) -> list[Char]:
         ]
         if not under:
             continue
-        letter = chars[min(under, key=lambda j: abs((chars[j].box[0] + chars[j].box[2]) / 2 - mid))]
-        letter.ch = unicodedata.normalize("NFC", letter.ch + COMBINING[a.ch])
+        k = min(under, key=lambda j: abs((chars[j].box[0] + chars[j].box[2]) / 2 - mid))
+        chars[k] = chars[k]._replace(ch=unicodedata.normalize("NFC", chars[k].ch + COMBINING[a.ch]))
         gone.add(i)
     for i in sorted(gone):  # a space PDFium set beside a moved accent, where the letters around it touch
         for j in (i - 1, i + 1):

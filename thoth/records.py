@@ -85,6 +85,9 @@ class Partition:
     path: str | None = None
     is_diff: bool | None = None
     partition_hash: str | None = None
+    # a PDF page read by OCR: the recogniser's confidence, 0..1 (its chunks are content_type `ocr`); None:
+    # a text layer, or read before this was stored
+    ocr_confidence: float | None = None
 
 
 @dataclass(frozen=True)

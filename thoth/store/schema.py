@@ -124,6 +124,7 @@ PARTITIONS_SCHEMA = pa.schema(
         ("path", pa.string()),
         ("is_diff", pa.bool_()),
         ("partition_hash", pa.string()),  # SHA-256 of (doc, ordinal, normalised text): the same in every collection
+        ("ocr_confidence", pa.float64()),  # a page read by OCR: the recogniser's 0..1 (added: NULL in older rows)
     ]
 )
 

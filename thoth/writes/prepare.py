@@ -172,6 +172,7 @@ def prepare(
             step_number=s.step_number,
             path=s.path,
             is_diff=s.is_diff,
+            ocr_confidence=s.ocr_confidence,
         )
         for i, s in enumerate(parsed.sections)
     ]

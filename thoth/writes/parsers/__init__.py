@@ -41,6 +41,7 @@ class Section:
     path: str = ""
     is_diff: bool = False
     body: str | None = None  # the text to store when it should read differently from the joined blocks
+    ocr_confidence: float | None = None  # a PDF page read by OCR: the recogniser's confidence, 0..1
 
     @property
     def text(self) -> str:

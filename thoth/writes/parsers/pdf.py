@@ -29,7 +29,7 @@ from thoth.writes.parsers.pdf_ocr import OcrPage, read_page
 from thoth.writes.parsers.pdf_text import UNMAPPED, clean_text, join_hyphens, vocabulary
 
 # Part of a document's identity (thoth/writes/writer.py): a new version re-parses every PDF once.
-PARSER_VERSION = "pdf-5"
+PARSER_VERSION = "pdf-6"  # pdf-6: an OCR'd page's confidence in its own field, no longer in its heading path
 
 
 def _year(date: str) -> int | None:
@@ -187,7 +187,7 @@ def _written_words(pages: list[list[Line]], start: tuple[int, int]) -> Counter[s
 
 def _ocr_sections(ocr: dict[int, OcrPage], partitions: list[Section], vocab) -> list[Section]:
     """Scanned pages (read by OCR) in page order among the others, under the section they follow;
-    their blocks are marked `ocr` and the path names the recogniser's confidence."""
+    their blocks are marked `ocr` and the recogniser's confidence is the partition's own field."""
     merged = sorted(
         [*partitions, *(Section("page", [], [], page_start=n, page_end=n) for n in ocr)],
         key=lambda s: s.page_start or 0,
@@ -196,10 +196,11 @@ def _ocr_sections(ocr: dict[int, OcrPage], partitions: list[Section], vocab) -> 
     for section in merged:
         page = ocr.get(section.page_start or 0) if not section.blocks else None
         if page is None:
-            path = [p for p in section.heading_path if not p.startswith("OCR, confidence")]
+            path = section.heading_path
             continue
         section.blocks = [Block(clean_text(page.text, vocab), kind="ocr")]
-        section.heading_path = [*path, f"OCR, confidence {page.confidence:.2f}"]
+        section.heading_path = list(path)
+        section.ocr_confidence = page.confidence
     return merged
 
 

@@ -15,6 +15,7 @@ import ctypes
 
 import pypdfium2.raw as pdfium_c
 
+from thoth.writes.parsers.pdf_chars import FFI, fast
 from thoth.writes.parsers.pdf_layout import Line
 
 Box = tuple[float, float, float, float]  # left, bottom, right, top
@@ -24,12 +25,18 @@ _MAX_SHARE = 0.7  # of the page's area: a larger region frames the page
 _MARGIN = 14.0  # points around a region where its tick labels and axis titles are
 
 
-def _bounds(obj) -> Box | None:
-    left, bottom, right, top = (ctypes.c_float() for _ in range(4))
-    ok = pdfium_c.FPDFPageObj_GetBounds(
-        obj, ctypes.byref(left), ctypes.byref(bottom), ctypes.byref(right), ctypes.byref(top)
-    )
-    return (left.value, bottom.value, right.value, top.value) if ok else None
+_OBJECT = fast(pdfium_c.FPDFPage_GetObject, "uintptr_t(*)(uintptr_t, int)")
+_TYPE = fast(pdfium_c.FPDFPageObj_GetType, "int(*)(uintptr_t)")
+_DRAWN = (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE, pdfium_c.FPDF_PAGEOBJ_FORM)
+
+
+_BOUNDS = fast(pdfium_c.FPDFPageObj_GetBounds, "int(*)(uintptr_t, float *, float *, float *, float *)")
+
+
+def _bounds(obj: int) -> Box | None:
+    sides = FFI.new("float[4]")  # left, bottom, right, top
+    ok = _BOUNDS(obj, sides, sides + 1, sides + 2, sides + 3)
+    return (sides[0], sides[1], sides[2], sides[3]) if ok else None
 
 
 def _near(a: Box, b: Box) -> bool:
@@ -67,11 +74,11 @@ def _group(boxes: list[Box]) -> list[Box]:
 def graphic_regions(page, width: float, height: float) -> list[Box]:
     """The page's figure regions: images, included graphics and groups of paths, big enough to hold text."""
     raw = page.raw
+    address = ctypes.cast(raw, ctypes.c_void_p).value
     boxes: list[Box] = []
     for i in range(pdfium_c.FPDFPage_CountObjects(raw)):
-        obj = pdfium_c.FPDFPage_GetObject(raw, i)
-        kind = pdfium_c.FPDFPageObj_GetType(obj)
-        if kind in (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE, pdfium_c.FPDF_PAGEOBJ_FORM):
+        obj = _OBJECT(address, i)  # many pages set each word in an object of its own: two cheap calls for it
+        if _TYPE(obj) in _DRAWN:
             box = _bounds(obj)
             if box is not None:
                 boxes.append(box)

@@ -14,19 +14,20 @@ builds lines and decides, for the PDF parser:
 
 from __future__ import annotations
 
-import ctypes
 import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
+from itertools import pairwise
+from operator import sub
 
-import pypdfium2.raw as pdfium_c
-
-from thoth.writes.parsers.pdf_text import COMBINING, HYPHEN, UNMAPPED, symbol_glyph
+from thoth.writes.parsers.pdf_chars import Char, char_angle, read_chars, textpage_address
+from thoth.writes.parsers.pdf_text import COMBINING, HYPHEN
 
 _MARKS = set("∗*†‡§¶⋆")
+_ACCENTS = frozenset(COMBINING)
+_BLANKS = re.compile(r"[ \t]+")
 _RAISED = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")  # a footnote number as the page sets it
-_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|medi\b|-medi|^(?:\w{6}\+)?CMBX|\.B$", re.I)
 ARXIV_STAMP = re.compile(
     r"arXiv:\s*(?P<id>\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(?P<version>v\d+)?"
     r"\s*(?:\[(?P<cls>[\w.-]+)\])?\s*(?P<date>\d{1,2}\s+[A-Z][a-z]{2,8}\s+(?:19|20)\d\d)?"
@@ -63,106 +64,7 @@ class Line:
     role: str = ""  # caption | footnote (pdf_floats.py): kept out of the running text
 
 
-@dataclass(slots=True)
-class _Char:
-    ch: str
-    index: int  # PDFium's character index
-    size: float
-    weight: int
-    box: tuple[float, float, float, float]  # left, bottom, right, top
-    generated: bool = False  # a space PDFium inserted, not one the file draws
-
-
-def _by_address(function, restype, *argtypes):
-    """A PDFium function called with plain addresses: pypdfium2's bindings convert pointer objects on
-    every call, which costs more than the call itself when it is made once per character."""
-    return ctypes.CFUNCTYPE(restype, *argtypes)(ctypes.cast(function, ctypes.c_void_p).value)
-
-
-_VOID = ctypes.c_void_p
-_UNICODE = _by_address(pdfium_c.FPDFText_GetUnicode, ctypes.c_uint, _VOID, ctypes.c_int)
-_TEXT_OBJECT = _by_address(pdfium_c.FPDFText_GetTextObject, _VOID, _VOID, ctypes.c_int)
-_LOOSE_BOX = _by_address(pdfium_c.FPDFText_GetLooseCharBox, ctypes.c_int, _VOID, ctypes.c_int, _VOID)
-_FONT_OF = _by_address(pdfium_c.FPDFTextObj_GetFont, _VOID, _VOID)
-
-
-def _font_name(raw, i: int, name, flags) -> str:
-    n = pdfium_c.FPDFText_GetFontInfo(raw, i, name, len(name), ctypes.byref(flags))
-    return name.value[: max(0, n - 1)].decode("latin-1")
-
-
-def _font(raw, i: int, obj: int | None, faces: dict, name, flags) -> tuple[float, int, str]:
-    """Size, weight and name of character i's font (PDFium reads them from its text object `obj`; the
-    weight and name from the object's font, which many objects share: asked once per font in `faces`)."""
-    size = pdfium_c.FPDFText_GetFontSize(raw, i)
-    face = _FONT_OF(obj) if obj else None
-    known = faces.get(face) if face else None
-    if known is None:
-        weight = pdfium_c.FPDFText_GetFontWeight(raw, i)
-        font = _font_name(raw, i, name, flags)
-        if weight <= 0:  # standard and Type 1 fonts often say nothing: the name does ("Helvetica-Bold", "CMBX10")
-            weight = 700 if _BOLD_NAME.search(font) else 400
-        known = (weight, font)
-        if face:
-            faces[face] = known
-    return size, known[0], known[1]
-
-
-def _chars(textpage) -> list[_Char | None]:
-    """Every character of the page; None where PDFium breaks the line.
-
-    Size, weight and font name belong to a character's text object (PDFium reads all three from it), so
-    they are asked once per object: three calls a character, not five. (FPDFText_GetText would give the
-    whole page's text in one call, but its code units drift from the character indices on some pages.)
-    """
-    raw = textpage.raw
-    address = ctypes.cast(raw, _VOID).value
-    rect = (ctypes.c_float * 4)()  # an FS_RECTF: left, top, right, bottom
-    rect_at = ctypes.addressof(rect)
-    name = ctypes.create_string_buffer(128)
-    flags = ctypes.c_int()
-    unicode_of, object_of, box_of = _UNICODE, _TEXT_OBJECT, _LOOSE_BOX
-    fonts: dict[int, tuple[float, int, str]] = {}
-    faces: dict[int, tuple[int, str]] = {}
-    out: list[_Char | None] = []
-    append = out.append
-    for i in range(pdfium_c.FPDFText_CountChars(raw)):
-        code = unicode_of(address, i)
-        if code in (10, 13):
-            if out and out[-1] is not None:
-                append(None)
-            continue
-        obj = object_of(address, i)
-        font = fonts.get(obj) if obj else None
-        if font is None:
-            font = _font(raw, i, obj, faces, name, flags)
-            if obj:
-                fonts[obj] = font
-        if 32 < code < 0xD800:  # most characters: nothing to map
-            ch = chr(code)
-        elif code in (2, 0xFFFE) or (code < 32 and pdfium_c.FPDFText_IsHyphen(raw, i)):
-            ch = HYPHEN
-        elif code < 32 and code != 9 or 0xE000 <= code <= 0xF8FF:
-            # a glyph no table names stays visible as a placeholder: dropping it would change what the page says
-            ch = symbol_glyph(code, font[2]) or (UNMAPPED if code < 32 else chr(code))
-        elif 0xDC00 <= code <= 0xDFFF and out and out[-1] is not None and "\ud800" <= out[-1].ch <= "\udbff":
-            # the second half of a UTF-16 pair (an emoji): one character with the first
-            high = ord(out[-1].ch)
-            out[-1].ch = chr(0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00))
-            continue
-        else:
-            ch = chr(code) if code < 0xDC00 or code > 0xDFFF else UNMAPPED
-        box_of(address, i, rect_at)
-        left, top, right, bottom = rect
-        generated = code == 32 and bool(pdfium_c.FPDFText_IsGenerated(raw, i))
-        append(_Char(ch, i, font[0], font[1], (left, bottom, right, top), generated))
-    for c in out:
-        if c is not None and "\ud800" <= c.ch <= "\udfff":  # half a pair whose other half never came
-            c.ch = UNMAPPED
-    return out
-
-
-def _attach_accents(chars: list[_Char]) -> list[_Char]:
+def _attach_accents(chars: list[Char]) -> list[Char]:
     """Put each accent TeX drew as a glyph of its own on the letter under it ('Montr ´ eal' -> 'Montréal').
 
     PDFium lists the accent where the drawing order puts it, often words away; its box says which
@@ -175,7 +77,7 @@ def _attach_accents(chars: list[_Char]) -> list[_Char]:
     for i in accents:
         a = chars[i]
         if i and chars[i - 1].ch == "/" and a.ch == "˜":  # a URL's tilde ('/˜schwenk'): a character, no accent
-            a.ch = "~"
+            chars[i] = a._replace(ch="~")
             continue
         mid = (a.box[0] + a.box[2]) / 2
         under = [
@@ -185,8 +87,8 @@ def _attach_accents(chars: list[_Char]) -> list[_Char]:
         ]
         if not under:
             continue
-        letter = chars[min(under, key=lambda j: abs((chars[j].box[0] + chars[j].box[2]) / 2 - mid))]
-        letter.ch = unicodedata.normalize("NFC", letter.ch + COMBINING[a.ch])
+        k = min(under, key=lambda j: abs((chars[j].box[0] + chars[j].box[2]) / 2 - mid))
+        chars[k] = chars[k]._replace(ch=unicodedata.normalize("NFC", chars[k].ch + COMBINING[a.ch]))
         gone.add(i)
     for i in sorted(gone):  # a space PDFium set beside a moved accent, where the letters around it touch
         for j in (i - 1, i + 1):
@@ -195,7 +97,7 @@ def _attach_accents(chars: list[_Char]) -> list[_Char]:
     return [c for j, c in enumerate(chars) if j not in gone]
 
 
-def _touching(chars: list[_Char], j: int, gone: set[int]) -> bool:
+def _touching(chars: list[Char], j: int, gone: set[int]) -> bool:
     before = [c for k, c in enumerate(chars[:j]) if k not in gone and not c.ch.isspace()]
     after = [c for k, c in enumerate(chars[j + 1 :], start=j + 1) if k not in gone and not c.ch.isspace()]
     return bool(before and after) and after[0].box[0] - before[-1].box[2] < 0.15 * max(before[-1].size, 1.0)
@@ -205,9 +107,9 @@ def _mode(values: list[float]) -> float:
     """The most common value to the half point (the first seen wins a tie)."""
     if not values:
         return 0.0
-    counts = Counter(values)  # a line repeats a few values: round those, not every character's
-    if len(counts) == 1:
+    if values.count(values[0]) == len(values):  # most lines: one value
         return round(values[0] * 2) / 2
+    counts = Counter(values)  # a line repeats a few values: round those, not every character's
     halves: dict[float, int] = {}
     for value, n in counts.items():
         key = round(value * 2) / 2
@@ -215,15 +117,24 @@ def _mode(values: list[float]) -> float:
     return max(halves, key=halves.__getitem__)  # max keeps the first of equals, as most_common(1) does
 
 
-def _make_line(chars: list[_Char], page: int, angle: float) -> Line | None:
-    chars = _attach_accents(chars)
+def _make_line(chars: list[Char], page: int, angle: float) -> Line | None:
+    joined = "".join([c.ch for c in chars])
+    if not _ACCENTS.isdisjoint(joined):
+        chars = _attach_accents(chars)
+        joined = "".join([c.ch for c in chars])
     ink = [c for c in chars if not c.ch.isspace()]
     if not ink:
         return None
-    size = _mode([c.size for c in ink])
+    sizes = [c.size for c in ink]
+    size = _mode(sizes)
+    small, wide = 0.85 * size, 1.2 * size
+    boxes = tuple(zip(*[c.box for c in ink], strict=True))  # lefts, bottoms, rights, tops
+    if min(sizes) >= small and max(map(sub, boxes[0][1:], boxes[2]), default=0.0) <= wide:
+        # most lines: nothing raised, no wide gap, so the three texts are the characters as they come
+        return _line(joined, joined, joined, ink, sizes, size, boxes, page, angle)
     base = _mode([c.box[1] for c in ink if abs(c.size - size) < 0.3])
     text, plain, names = [], [], []
-    small, raised, wide = 0.85 * size, base + 0.1 * size, 1.2 * size
+    raised = base + 0.1 * size
     prev_right: float | None = None
     for c in chars:
         ch = c.ch
@@ -249,21 +160,45 @@ def _make_line(chars: list[_Char], page: int, angle: float) -> Line | None:
         else:
             plain.append(ch)
             names.append(", ")
-    bold_share = sum(c.weight >= 600 for c in ink) / len(ink)
-    lefts, bottoms, rights, tops = zip(*[c.box for c in ink], strict=True)
+    return _line("".join(text), "".join(plain), "".join(names), ink, sizes, size, boxes, page, angle)
+
+
+def _line(
+    text: str,
+    plain: str,
+    names: str,
+    ink: list[Char],
+    sizes: list[float],
+    size: float,
+    boxes: tuple,  # the ink's lefts, bottoms, rights, tops
+    page: int,
+    angle: float,
+) -> Line:
+    weights = [c.weight for c in ink]
+    if weights.count(weights[0]) == len(weights):
+        bold = weights[0] >= 600
+    else:
+        bold = sum(w >= 600 for w in weights) / len(ink) > 0.8
+    if sizes.count(sizes[0]) == len(sizes):  # one size: the letters' largest is it, if there is a letter
+        top = sizes[0] if any(c.ch.isalpha() for c in ink) else size
+    else:
+        top = max((c.size for c in ink if c.ch.isalpha()), default=size)
+    lefts, bottoms, rights, tops = boxes
+    if "\t" in plain or "  " in plain:
+        plain = _BLANKS.sub(" ", plain)
     return Line(
-        text="".join(text).strip(),
-        plain=re.sub(r"[ \t]+", " ", "".join(plain)).strip(),
-        names="".join(names).strip(),
+        text=text.strip(),
+        plain=plain.strip(),
+        names=names.strip(),
         size=size,
-        bold=bold_share > 0.8,
+        bold=bold,
         x0=min(lefts),
         y0=min(bottoms),
         x1=max(rights),
         y1=max(tops),
         rotated=abs(angle) > 0.1 and abs(angle - 6.283) > 0.1,
         page=page,
-        top=max((c.size for c in ink if c.ch.isalpha()), default=size),
+        top=top,
     )
 
 
@@ -308,33 +243,50 @@ def _merge(a: Line, b: Line) -> Line:
 
 def read_lines(textpage, page: int) -> list[Line]:
     """The page's lines in PDFium's reading order, fragments of one printed line merged."""
-    raw = textpage.raw
+    address = textpage_address(textpage)
     lines: list[Line] = []
-    current: list[_Char] = []
-    hyphen: _Char | None = None  # the current line's last drawn character, when it is a line-break hyphen
-    for c in [*_chars(textpage), None]:
-        if c is not None and (hyphen is None or c.ch.isspace() or not _jumps(hyphen, c)):
-            current.append(c)
-            if c.ch == HYPHEN:
-                hyphen = c
-            elif hyphen is not None and not c.ch.isspace():
-                hyphen = None
-            continue
-        if current:
-            line = _make_line(current, page, pdfium_c.FPDFText_GetCharAngle(raw, current[0].index))
-            if line is not None:
-                if lines and _mergeable(lines[-1], line):
-                    _merge(lines[-1], line)
-                else:
-                    lines.append(line)
-        current = [c] if c is not None else []
-        hyphen = c if c is not None and c.ch == HYPHEN else None
+    for group in _line_breaks(read_chars(textpage)):
+        line = _make_line(group, page, char_angle(address, group[0].index))
+        if line is not None:
+            if lines and _mergeable(lines[-1], line):
+                _merge(lines[-1], line)
+            else:
+                lines.append(line)
     for i, line in enumerate(lines):
         line.index = i
     return lines
 
 
-def _jumps(a: _Char, b: _Char) -> bool:
+def _line_breaks(chars: list[Char | None]) -> list[list[Char]]:
+    """The characters split where PDFium breaks the line (None), and after a line-break hyphen that
+    the next character jumps away from (`_jumps`)."""
+    groups: list[list[Char]] = []
+    start = 0
+    for end in [*(i for i, c in enumerate(chars) if c is None), len(chars)]:
+        if end > start:
+            group: list[Char] = chars[start:end]  # type: ignore[assignment]
+            if HYPHEN in "".join([c.ch for c in group]):
+                groups += _at_jumps(group)
+            else:
+                groups.append(group)
+        start = end + 1
+    return groups
+
+
+def _at_jumps(chars: list[Char]) -> list[list[Char]]:
+    """`chars` cut before the first drawn character after a line-break hyphen, where it jumps away."""
+    cuts = [0]
+    for h in [k for k, c in enumerate(chars) if c.ch == HYPHEN]:
+        j = h + 1
+        while j < len(chars) and chars[j].ch.isspace():
+            j += 1
+        if j < len(chars) and _jumps(chars[h], chars[j]):
+            cuts.append(j)
+    cuts.append(len(chars))
+    return [chars[start:end] for start, end in pairwise(cuts)]
+
+
+def _jumps(a: Char, b: Char) -> bool:
     """After a line-break hyphen `a` PDFium gives no line break: where the next character sits more than
     a line's height away (the page number under a page's last line, 'high-2'), the line ends there."""
     height = max(a.box[3] - a.box[1], b.box[3] - b.box[1])

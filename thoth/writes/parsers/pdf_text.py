@@ -81,16 +81,13 @@ def unfold_compat(text: str) -> str:
 
 def vocabulary(text: str) -> Counter[str]:
     """Lower-cased words and hyphenated compounds of a text, fragments at line-break hyphens left out."""
-    words: Counter[str] = Counter()
-    for token in re.split(r"\s+", re.sub(r"-\n|[\x02\ufffe]\n", HYPHEN, text)):
-        if not token or any(h in token for h in _BREAK_HYPHENS):
-            continue
-        token = token.strip(".,;:!?()[]{}\"'“”‘’").lower()
-        if not token:
-            continue
-        if "-" in token and all(_WORD.fullmatch(p) for p in token.split("-")):
-            words[token] += 1
-        words.update(_WORD.findall(token))
+    tokens = [
+        token.strip(".,;:!?()[]{}\"'“”‘’").lower()
+        for token in re.split(r"\s+", re.sub(r"-\n|[\x02\ufffe]\n", HYPHEN, text))
+        if token and "\x02" not in token and "\ufffe" not in token  # _BREAK_HYPHENS
+    ]
+    words = Counter(t for t in tokens if "-" in t and all(_WORD.fullmatch(p) for p in t.split("-")))
+    words.update(_WORD.findall(" ".join(tokens)))  # one pass: the tokens' words, as token by token
     return words
 
 
@@ -109,6 +106,8 @@ def _join(head: str, tail: str, chained: bool, vocab: Counter[str]) -> str:
 
 def join_hyphens(text: str, vocab: Counter[str] | None = None) -> str:
     """Join words split by a line-break hyphen; keep the hyphen of compounds the text knows."""
+    if "\x02" not in text and "\ufffe" not in text and "-\n" not in text:
+        return text  # no break hyphen: nothing to join (most blocks)
     vocab = vocabulary(text) if vocab is None else vocab
 
     def repl(m: re.Match[str]) -> str:
@@ -121,11 +120,14 @@ def join_hyphens(text: str, vocab: Counter[str] | None = None) -> str:
 
 # An accent right after a letter is already on it (the layout reader put it there): only a detached one moves.
 _ACCENT_ABOVE = re.compile(r"(?:[ \u00a0]|(?<![^\W\d_]))([\u0300-\u0322\u0334-\u036f])([^\W\d_])")
+_ANY_ACCENT = re.compile(r"[\u0300-\u036f]")
 _ACCENT_BELOW = re.compile(r"([^\W\d_])[ \u00a0]([\u0323-\u0333])")
 
 
 def attach_accents(text: str) -> str:
     """TeX sets an accent apart from its letter: 'G ̈ulc ̧ehre' -> 'Gülçehre' (above: before it, below: after)."""
+    if _ANY_ACCENT.search(text) is None:  # most text: no combining accent to move
+        return unicodedata.normalize("NFC", text)
     text = _ACCENT_ABOVE.sub(lambda m: m.group(2) + m.group(1), text)
     return unicodedata.normalize("NFC", _ACCENT_BELOW.sub(r"\1\2", text))
 

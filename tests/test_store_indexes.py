@@ -73,7 +73,8 @@ def test_index_built_past_threshold_and_recall_holds(tmp_path: Path) -> None:
 
     # new rows are folded into the existing index, not trained again
     store.insert(
-        Chunk, [{"chunk_id": "extra", "source_id": "s", "text": "x", "search_text": "x", "vector": vectors[0]}]
+        Chunk,
+        [{"chunk_id": "extra", "source_id": "s", "doc_id": "d", "text": "x", "search_text": "x", "vector": vectors[0]}],
     )
     again = store.ensure_vector_index()
     assert again is not None and again.action == "updated"

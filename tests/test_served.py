@@ -66,12 +66,13 @@ class SwitchPausing(Store):
 
 def searches(settings, embedder: Embedder) -> dict[str, Callable[[], list[Hit]]]:
     """Each search path over a reader's store of its own, as another server process has: in memory (a small
-    table), and as a large table is read (row ids first, the kept hits whole)."""
+    table), and as a large table is read (row ids first, the kept hits whole), with and without its ranking
+    columns held."""
     small, large = Store(settings), Store(settings)
 
-    def late(search: Callable[[], list[Hit]]) -> Callable[[], list[Hit]]:
+    def late(search: Callable[[], list[Hit]], held: bool = True) -> Callable[[], list[Hit]]:
         def run() -> list[Hit]:
-            with patch.object(chunks, "LATE_READ_ROWS", 1):
+            with patch.object(chunks, "LATE_READ_ROWS", 1), patch.object(chunks, "RANKING_COPY_ROWS", 10**6 * held):
                 return search()
 
         return run
@@ -84,6 +85,7 @@ def searches(settings, embedder: Embedder) -> dict[str, Callable[[], list[Hit]]]
         "hybrid": lambda: hybrid_search(small, embedder, query, 5),
         "late keyword": late(lambda: large.keyword_search("zorbluxian", 5)),
         "late hybrid": late(lambda: hybrid_search(large, embedder, query, 5)),
+        "late hybrid, no copy held": late(lambda: hybrid_search(large, embedder, query, 5), held=False),
     }
 
 

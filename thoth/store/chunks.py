@@ -112,6 +112,10 @@ class Reading:
     held: tuple[int, Any] | None = None  # (version, RankingColumns) the search takes its columns from
     copy: HeldCopy | None = None  # the copy `held` is of, read again when the table has moved on
     memory: Any = None  # MemoryVectors: a small table's unfiltered vector search
+    # A late reading without a held copy: candidates are read without their doc_id (a column more per list
+    # from the table), and whether they are served is asked of the kept hits, read whole; only if one is
+    # not are the lists read again with it (ChunkSearch.search).
+    deferred: bool = False
 
 
 class ChunkSearch:
@@ -151,11 +155,48 @@ class ChunkSearch:
         table = self._chunks()
         where = filters.where(match or {})
         reading = self._reading(table, where, vector is not None)
+        asked: list[Any] = []  # the query vector, asked of `vector` once
+
+        def query() -> Any:
+            if not asked and vector is not None:
+                asked.append(vector())
+            return asked[0] if asked else None
+
+        lists = self._lists(table, depth, where, query if vector is not None else None, words, phrases, reading)
+        if reading.deferred:  # served is asked of the kept hits read whole; if one is not, as below
+            kept = keep(lists) if keep is not None else [hit for hits in lists.values() for hit in hits]
+            done = self.lance.run(self._complete(table, kept, None)) if kept else kept
+            live = self.live.pairs(self._documents())
+            if all(pair_of(h) in live for h in done):
+                return done
+            reading = replace(reading, deferred=False)
+            lists = self._lists(table, depth, where, query if vector is not None else None, words, phrases, reading)
+
+        def again(name: str, excluded: str) -> list[Hit]:  # one list searched again, without some versions
+            narrowed = f"({where}) AND {excluded}" if where else excluded
+            if name == "vector":
+                return self.lance.run(self._vector_hits(table, query(), depth, narrowed, replace(reading, memory=None)))
+            return self.lance.run(self._keyword_hits(table, words, depth, narrowed, phrases, reading))
+
+        lists = self._served(table, lists, started, again)
+        kept = keep(lists) if keep is not None else [hit for hits in lists.values() for hit in hits]
+        return self.lance.run(self._complete(table, kept, reading.held)) if reading.late and kept else kept
+
+    def _lists(
+        self,
+        table: Any,
+        depth: int,
+        where: str | None,
+        vector: Callable[[], Any] | None,
+        words: str,
+        phrases: tuple[str, ...],
+        reading: Reading,
+    ) -> Found:
+        """The vector and keyword searches' lists, `depth` deep; the query vector asked while BM25 runs."""
         keyword = None
         if words or phrases:
             keyword = self.lance.start(self._keyword_hits(table, words, depth, where, phrases, reading))
         lists: Found = {}
-        query = None
         if vector is not None:
             query = vector()
             if reading.memory is not None:
@@ -164,16 +205,7 @@ class ChunkSearch:
                 lists["vector"] = self.lance.run(self._vector_hits(table, query, depth, where, reading))
         if keyword is not None:
             lists["keyword"] = keyword.result()
-
-        def again(name: str, excluded: str) -> list[Hit]:  # one list searched again, without some versions
-            narrowed, late = f"({where}) AND {excluded}" if where else excluded, replace(reading, memory=None)
-            if name == "vector":
-                return self.lance.run(self._vector_hits(table, query, depth, narrowed, late))
-            return self.lance.run(self._keyword_hits(table, words, depth, narrowed, phrases, late))
-
-        lists = self._served(table, lists, started, again)
-        kept = keep(lists) if keep is not None else [hit for hits in lists.values() for hit in hits]
-        return self.lance.run(self._complete(table, kept, reading.held)) if reading.late and kept else kept
+        return lists
 
     def _served(self, table: Any, lists: Found, started: float, again: Callable[[str, str], list[Hit]]) -> Found:
         """`lists` without the hits of document versions no `documents` row points at, each searched `again`
@@ -195,7 +227,8 @@ class ChunkSearch:
 
     def _reading(self, table: Any, where: str | None, vector: bool) -> Reading:
         if self._chunk_count() >= LATE_READ_ROWS:
-            return Reading(late=True, held=self._held_ranking(table), copy=self._ranking)
+            held = self._held_ranking(table)
+            return Reading(late=True, held=held, copy=self._ranking, deferred=held is None)
         if MEMORY_SEARCH_ROWS <= 0 or self._chunk_count() > MEMORY_SEARCH_ROWS:
             return Reading(late=False)
         memory = self._memory_vectors(table) if vector and not where else None  # of the current version
@@ -262,7 +295,8 @@ class ChunkSearch:
         a late reading's ranking columns; taken from a held copy when the table is still at the copy's
         version after the search (a row id always names the same row of a version)."""
         names = await self._names.get(table)
-        columns = [c for c in LATE_COLUMNS if c in names] if reading.late else present(Chunk, names)
+        late = RANKING_COLUMNS if reading.deferred else LATE_COLUMNS
+        columns = [c for c in late if c in names] if reading.late else present(Chunk, names)
 
         async def read(selected: list[str]) -> list[dict]:
             return (await self.lance.arrow(search.select(selected).with_row_id().limit(limit), limit)).to_pylist()

@@ -112,9 +112,9 @@ class Reading:
     held: tuple[int, Any] | None = None  # (version, RankingColumns) the search takes its columns from
     copy: HeldCopy | None = None  # the copy `held` is of, read again when the table has moved on
     memory: Any = None  # MemoryVectors: a small table's unfiltered vector search
-    # A late reading without a held copy: candidates are read without their doc_id (a column more per list
-    # from the table), and whether they are served is asked of the kept hits, read whole; only if one is
-    # not are the lists read again with it (ChunkSearch.search).
+    # A late reading: candidates are read without their doc_id (from the table, a column more per list; from
+    # a held copy, a dictionary column taken), and whether they are served is asked of the few kept hits,
+    # read whole; only if one is not are the lists read again with it and filtered (ChunkSearch.search).
     deferred: bool = False
 
 
@@ -163,9 +163,10 @@ class ChunkSearch:
             return asked[0] if asked else None
 
         lists = self._lists(table, depth, where, query if vector is not None else None, words, phrases, reading)
-        if reading.deferred:  # served is asked of the kept hits read whole; if one is not, as below
+        if reading.deferred:  # served is asked of the kept hits read whole; if one is not, as below. (An
+            # unserved candidate that was not kept may have shifted the fusion's scaling: the kept are served.)
             kept = keep(lists) if keep is not None else [hit for hits in lists.values() for hit in hits]
-            done = self.lance.run(self._complete(table, kept, None)) if kept else kept
+            done = self.lance.run(self._complete(table, kept, reading.held)) if kept else kept
             live = self.live.pairs(self._documents())
             if all(pair_of(h) in live for h in done):
                 return done
@@ -227,8 +228,7 @@ class ChunkSearch:
 
     def _reading(self, table: Any, where: str | None, vector: bool) -> Reading:
         if self._chunk_count() >= LATE_READ_ROWS:
-            held = self._held_ranking(table)
-            return Reading(late=True, held=held, copy=self._ranking, deferred=held is None)
+            return Reading(late=True, held=self._held_ranking(table), copy=self._ranking, deferred=True)
         if MEMORY_SEARCH_ROWS <= 0 or self._chunk_count() > MEMORY_SEARCH_ROWS:
             return Reading(late=False)
         memory = self._memory_vectors(table) if vector and not where else None  # of the current version

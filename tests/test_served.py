@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from unittest.mock import patch
 
@@ -110,6 +111,10 @@ def test_searches_serve_the_old_version_while_the_new_one_is_staged_then_only_th
     embedder.calls, store.reached, store.go = 0, threading.Event(), threading.Event()
     paths = searches(settings, real)
     assert set().union(*served(paths).values()) == {old_id}
+    # a reader whose table handles look for new versions every 5 s (the server's default): it may find
+    # either version at a pause, never both
+    lagging = searches(replace(settings, read_consistency_seconds=5.0), real)
+    assert all(len(doc_ids) == 1 for doc_ids in served(lagging).values())
 
     failed: list[BaseException] = []
 
@@ -128,12 +133,14 @@ def test_searches_serve_the_old_version_while_the_new_one_is_staged_then_only_th
         assert {row["doc_id"] for row in unfiltered} == {new_id}  # staged rows rank first in the table
         assert all(doc_ids == {old_id} for doc_ids in served(paths).values())
         assert all(doc_ids == {old_id} for doc_ids in served(searches(settings, real)).values())
+        assert all(len(doc_ids) == 1 for doc_ids in served(lagging).values())
         embedder.go.set()
 
         assert store.reached.wait(WAIT)  # switched: the old version's rows are still there
         assert Store(settings).count_of(Chunk, {"doc_id": old_id}) > 0
         assert all(doc_ids == {new_id} for doc_ids in served(paths).values())
         assert all(doc_ids == {new_id} for doc_ids in served(searches(settings, real)).values())
+        assert all(len(doc_ids) == 1 for doc_ids in served(lagging).values())
     finally:
         embedder.go.set()
         store.go.set()

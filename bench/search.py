@@ -50,7 +50,7 @@ import numpy as np
 from bench.text import KINDS, TOPICS, passage, queries
 from thoth.config import Settings
 from thoth.embed import get_embedder
-from thoth.records import Chunk, Hit
+from thoth.records import Chunk, Document, Hit
 from thoth.retrieval.search import DEFAULT_RANKING, MIN_PREFETCH, fuse, fuse_lists, hybrid_search, keyword_query
 from thoth.store import IndexMissing, Store, chunks
 from thoth.store.indexes import is_current
@@ -152,10 +152,22 @@ def build_table(settings: Settings, n: int, embed_sample: int, text: str) -> dic
         store.insert(Chunk, rows)
         print(f"  wrote {first + count:,} / {n:,} chunks", file=sys.stderr, flush=True)
     write_seconds = time.perf_counter() - started
+    ensure_documents(store, n)
     started = time.perf_counter()
     store.ensure_fts_index()
     store.set_setting(TEXT_SETTING, text)
     return {"embed": embed_seconds, "write": write_seconds, "fts": time.perf_counter() - started}
+
+
+def ensure_documents(store: Store, n: int) -> None:
+    """A `documents` row for each generated document (10 chunks each): searches serve only the chunks a
+    documents row points at (thoth.store.served). A table written before it had none: they are added."""
+    if store.count_of(Document) == 0:
+        docs = range(-(-n // 10))
+        store.insert(
+            Document,
+            [{"doc_id": f"d{d:07d}", "source_id": "bench", "key": f"page-{d}.md", "status": "ok"} for d in docs],
+        )
 
 
 # -- 2. the ANN index: build, recall, in-process latency --------------------------------
@@ -533,6 +545,7 @@ def main(argv: list[str] | None = None) -> None:
             if (have, text) != (args.n, args.text):
                 sys.exit(f"{db} holds {have:,} chunks of {text} text, not {args.n:,} of {args.text}: use another --db")
             print(f"reusing the {args.n:,}-chunk table ({text} text) in {db}")
+            ensure_documents(store, args.n)
         else:
             built = build_table(settings, args.n, args.embed_sample, text)
         qs, recall_qs = queries(args.queries, kind=text), queries(args.recall_queries, seed=4, kind=text)

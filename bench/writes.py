@@ -1,14 +1,16 @@
 """Many small writes, then maintenance, against a fresh index of the same rows.
 
     python -m bench.writes [--pages 20] [--writes 100] [--minutes 0] [--rounds 3] [--gcs] [--db PATH]
-                           [--no-arena-cap]
+                           [--no-arena-cap] [--tracemalloc]
 
 1. A base index: `--pages` generated Markdown pages (bench.ingest.write_corpus), one run, dataset `handbook`.
 2. `--writes` small documents (2-3 KB each) through `ingest_document`'s path (thoth/writes/documents.py),
    one after another in this process through the server's write gate, with the real model (or as many
    as fit in `--minutes`): seconds per write, and this process's RSS after the 10th write, every 100th and
-   the last. The process caps glibc's malloc arenas as the server does (`cap_malloc_arenas`; not with
-   `--no-arena-cap`): uncapped, every thread's arena keeps what was freed in it, and RSS grows by write.
+   the last, with LanceDB's caches (the session's `size_bytes`) and Python's live objects beside it (and
+   with `--tracemalloc`, what Python allocated between the 10th write and the last, by line). The process
+   caps glibc's malloc arenas as the server does (`cap_malloc_arenas`; not with `--no-arena-cap`):
+   uncapped, every thread's arena keeps what was freed in it, and RSS grows by write.
 3. Table health (thoth/store/maintenance.py) after the writes, then `maintain` (retention 0: no reader
    here), then again, per table.
 4. A fresh index of the same rows: the pages and the written documents, as files, in two runs.
@@ -22,6 +24,7 @@ Printed as one JSON object.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -29,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -41,7 +45,7 @@ from thoth.embed import get_embedder
 from thoth.freed import cap_malloc_arenas
 from thoth.retrieval.search import hybrid_search
 from thoth.store import Store
-from thoth.store.lance import lancedb
+from thoth.store.lance import lancedb, session
 from thoth.store.maintenance import maintain, table_health
 from thoth.writes.documents import ingest_text
 from thoth.writes.gate import WriteGate
@@ -126,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gcs", action="store_true", help="both indexes in a bucket of the GCS emulator")
     parser.add_argument("--db", help="folder for the corpus (and the two indexes without --gcs; default: temporary)")
     parser.add_argument("--no-arena-cap", action="store_true", help="glibc's default malloc arenas, not the server's 2")
+    parser.add_argument("--tracemalloc", action="store_true", help="Python's allocations from write 10 to the last")
     parser.add_argument("--search", action="store_true", help=argparse.SUPPRESS)  # one search process (compare)
     args = parser.parse_args(argv)
     if args.search:
@@ -164,7 +169,9 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace, settings: Settings, fresh_settings: Settings, pages: Path, root: Path) -> dict:
     writer = Writer(settings)
     writer.run(str(pages), name="handbook")
-    seconds, rss = [], {}
+    seconds, rss, cache, objects, grown = [], {}, {}, {}, []
+    lance_session = session(settings.lance_cache_mb, settings.db_uri)  # the caches every handle of it shares
+    first = None
     gate = WriteGate(writer.store, wait_seconds=0, maintain_after=0)  # maintenance measured below, not in between
     deadline = time.monotonic() + args.minutes * 60 if args.minutes else None
     for i in range(args.writes):
@@ -175,6 +182,15 @@ def run(args: argparse.Namespace, settings: Settings, fresh_settings: Settings, 
         last = i + 1 == args.writes or (deadline is not None and time.monotonic() > deadline)
         if i + 1 == 10 or (i + 1) % 100 == 0 or last:
             rss[f"after_{i + 1}"] = round(rss_mb(os.getpid())["rss"])
+            cache[f"after_{i + 1}"] = round(lance_session.size_bytes / 2**20, 1)
+            objects[f"after_{i + 1}"] = len(gc.get_objects())
+        if args.tracemalloc and i + 1 == 10:
+            tracemalloc.start()
+            first = tracemalloc.take_snapshot()
+        if first is not None and last:
+            diff = tracemalloc.take_snapshot().compare_to(first, "lineno")
+            grown = [f"{d.size_diff / 1024:.0f} KiB {d.count_diff:+d} blocks {d.traceback}" for d in diff[:15]]
+            tracemalloc.stop()
         if last:
             break
     args.writes = len(seconds)  # as many as fitted in --minutes
@@ -194,6 +210,9 @@ def run(args: argparse.Namespace, settings: Settings, fresh_settings: Settings, 
         "where": "gcs emulator" if args.gcs else "folder",
         "write_s": {"p50": round(statistics.median(seconds), 3), "max": round(max(seconds), 3)},
         "writer_rss_mb": rss,
+        "lance_cache_mb": cache,
+        "python_objects": objects,
+        "python_grown_since_10th": grown,
         "after_writes": before,
         "maintenance": {
             "seconds": round(report.seconds, 1),

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import make_settings
-from thoth.records import Chunk, VectorIndex
+from thoth.records import Chunk, Document, VectorIndex
 from thoth.store import Store, chunks
 from thoth.store.schema import CHUNKS
 
@@ -38,10 +38,12 @@ def make_store(tmp_path: Path, rows: int = ROWS, **settings: object) -> tuple[St
     store.insert(
         Chunk,
         [
-            {"chunk_id": f"c{i:05d}", "source_id": "s", "text": f"row {i}", "search_text": f"row {i}", "vector": v}
+            {"chunk_id": f"c{i:05d}", "source_id": "s", "doc_id": "d", "text": f"row {i}", "search_text": f"row {i}"}
+            | {"vector": v}
             for i, v in enumerate(vectors)
         ],
     )
+    store.insert(Document, [{"doc_id": "d", "source_id": "s", "key": "rows.md", "status": "ok"}])  # searches serve it
     return store, vectors
 
 
@@ -71,7 +73,8 @@ def test_index_built_past_threshold_and_recall_holds(tmp_path: Path) -> None:
 
     # new rows are folded into the existing index, not trained again
     store.insert(
-        Chunk, [{"chunk_id": "extra", "source_id": "s", "text": "x", "search_text": "x", "vector": vectors[0]}]
+        Chunk,
+        [{"chunk_id": "extra", "source_id": "s", "doc_id": "d", "text": "x", "search_text": "x", "vector": vectors[0]}],
     )
     again = store.ensure_vector_index()
     assert again is not None and again.action == "updated"
@@ -182,7 +185,8 @@ def test_a_deeper_search_reranks_the_same_candidates_and_keeps_recall_at_10(tmp_
 def test_a_first_build_past_the_threshold_is_compacted_before_its_indexes(tmp_path: Path) -> None:
     store, vectors = make_store(tmp_path, rows=300, vector_index_min_rows=300)
     extra = [
-        {"chunk_id": f"x{i}", "source_id": "s", "text": "x", "search_text": "x", "vector": vectors[i]} for i in range(3)
+        {"chunk_id": f"x{i}", "source_id": "s", "doc_id": "d", "text": "x", "search_text": "x", "vector": vectors[i]}
+        for i in range(3)
     ]
     for row in extra:  # one data file per write, as ingest's batches leave them
         store.insert(Chunk, [row])

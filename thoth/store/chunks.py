@@ -11,6 +11,7 @@ is the store's business, chosen from the chunk table's size (`Reading`):
   few of its candidates (docs/benchmarks.md, "Latency").
 
 The held copies are kept by table version and read again beside the searches (thoth.store.held).
+A search serves only the chunks of document versions a `documents` row points at (thoth.store.served).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from thoth.store import filters
 from thoth.store.held import HeldCopy
 from thoth.store.indexes import FTS_COLUMN, VECTOR_COLUMN
 from thoth.store.lance import Lance
-from thoth.store.schema import CHUNKS, HELD_COLUMNS, RANKING_COLUMNS
+from thoth.store.schema import CHUNKS, DOCUMENTS, HELD_COLUMNS, RANKING_COLUMNS
+from thoth.store.served import LiveDocuments, Pair, not_among, pair_of
 from thoth.store.tables import Tables, lance_message
 
 log = logging.getLogger("thoth.store")
@@ -55,6 +57,11 @@ OTHER_INDEX_REFINE_FACTOR = 20
 # and these change only with a write, which changes how a search reads, never what it finds.
 FACTS_SECONDS = 1.0
 ROW_ID = "_rowid"
+# Searches again without the document versions no `documents` row points at (staged by a write in flight,
+# or left by one killed), at most this many times: each round excludes what the last one found.
+SERVE_ROUNDS = 3
+# What a late reading reads beside the score: the ranking columns and the doc_id a hit is served by.
+LATE_COLUMNS = (*RANKING_COLUMNS, "doc_id")
 
 Found = dict[str, list[Hit]]  # each search's ranked hits, by its name: "vector", "keyword"
 
@@ -105,6 +112,10 @@ class Reading:
     held: tuple[int, Any] | None = None  # (version, RankingColumns) the search takes its columns from
     copy: HeldCopy | None = None  # the copy `held` is of, read again when the table has moved on
     memory: Any = None  # MemoryVectors: a small table's unfiltered vector search
+    # A late reading: candidates are read without their doc_id (from the table, a column more per list; from
+    # a held copy, a dictionary column taken), and whether they are served is asked of the few kept hits,
+    # read whole; only if one is not are the lists read again with it and filtered (ChunkSearch.search).
+    deferred: bool = False
 
 
 class ChunkSearch:
@@ -116,9 +127,13 @@ class ChunkSearch:
         self._names = _Recent(_names_of)
         self._index_type = _Recent(_vector_index_type)
         self._warned_positions = False
+        self.live = LiveDocuments(lance, FACTS_SECONDS)
 
     def _chunks(self) -> Any:
         return self.lance.async_of(self.tables.table(CHUNKS))
+
+    def _documents(self) -> Any:
+        return self.lance.async_of(self.tables.table(DOCUMENTS))
 
     def search(
         self,
@@ -136,9 +151,49 @@ class ChunkSearch:
         of `phrases`) runs. `keep` gets the lists by name ("vector", "keyword": those that ran) and returns
         the hits to serve: on a large table only those are read whole. Without it, the hits of the one
         list that ran."""
+        started = time.monotonic()
         table = self._chunks()
         where = filters.where(match or {})
         reading = self._reading(table, where, vector is not None)
+        asked: list[Any] = []  # the query vector, asked of `vector` once
+
+        def query() -> Any:
+            if not asked and vector is not None:
+                asked.append(vector())
+            return asked[0] if asked else None
+
+        lists = self._lists(table, depth, where, query if vector is not None else None, words, phrases, reading)
+        if reading.deferred:  # served is asked of the kept hits read whole; if one is not, as below. (An
+            # unserved candidate that was not kept may have shifted the fusion's scaling: the kept are served.)
+            kept = keep(lists) if keep is not None else [hit for hits in lists.values() for hit in hits]
+            done = self.lance.run(self._complete(table, kept, reading.held)) if kept else kept
+            live = self.live.pairs(self._documents())
+            if all(pair_of(h) in live for h in done):
+                return done
+            reading = replace(reading, deferred=False)
+            lists = self._lists(table, depth, where, query if vector is not None else None, words, phrases, reading)
+
+        def again(name: str, excluded: str) -> list[Hit]:  # one list searched again, without some versions
+            narrowed = f"({where}) AND {excluded}" if where else excluded
+            if name == "vector":
+                return self.lance.run(self._vector_hits(table, query(), depth, narrowed, replace(reading, memory=None)))
+            return self.lance.run(self._keyword_hits(table, words, depth, narrowed, phrases, reading))
+
+        lists = self._served(table, lists, started, again)
+        kept = keep(lists) if keep is not None else [hit for hits in lists.values() for hit in hits]
+        return self.lance.run(self._complete(table, kept, reading.held)) if reading.late and kept else kept
+
+    def _lists(
+        self,
+        table: Any,
+        depth: int,
+        where: str | None,
+        vector: Callable[[], Any] | None,
+        words: str,
+        phrases: tuple[str, ...],
+        reading: Reading,
+    ) -> Found:
+        """The vector and keyword searches' lists, `depth` deep; the query vector asked while BM25 runs."""
         keyword = None
         if words or phrases:
             keyword = self.lance.start(self._keyword_hits(table, words, depth, where, phrases, reading))
@@ -151,12 +206,29 @@ class ChunkSearch:
                 lists["vector"] = self.lance.run(self._vector_hits(table, query, depth, where, reading))
         if keyword is not None:
             lists["keyword"] = keyword.result()
-        kept = keep(lists) if keep is not None else [hit for hits in lists.values() for hit in hits]
-        return self.lance.run(self._complete(table, kept, reading.held)) if reading.late and kept else kept
+        return lists
+
+    def _served(self, table: Any, lists: Found, started: float, again: Callable[[str, str], list[Hit]]) -> Found:
+        """`lists` without the hits of document versions no `documents` row points at, each searched `again`
+        without them where it lost some. Nothing staged (the common case): a set lookup per hit. Before it
+        drops anything it reads both tables' latest versions: the pairs it holds may predate a switch."""
+        live = self.live.pairs(self._documents())
+        if all(pair_of(h) in live for hits in lists.values() for h in hits):
+            return lists
+        self.lance.run(table.checkout_latest())  # the rows of a version the documents table now points at
+        live = self.live.pairs(self._documents(), latest_since=started)
+        excluded: set[Pair] = set()
+        for _ in range(SERVE_ROUNDS):
+            dropped = {name: {pair_of(h) for h in hits} - live for name, hits in lists.items()}
+            if not any(dropped.values()):
+                return lists
+            excluded |= set().union(*dropped.values())
+            lists = {name: again(name, not_among(excluded)) if dropped[name] else hits for name, hits in lists.items()}
+        return {name: [h for h in hits if pair_of(h) in live] for name, hits in lists.items()}
 
     def _reading(self, table: Any, where: str | None, vector: bool) -> Reading:
         if self._chunk_count() >= LATE_READ_ROWS:
-            return Reading(late=True, held=self._held_ranking(table), copy=self._ranking)
+            return Reading(late=True, held=self._held_ranking(table), copy=self._ranking, deferred=True)
         if MEMORY_SEARCH_ROWS <= 0 or self._chunk_count() > MEMORY_SEARCH_ROWS:
             return Reading(late=False)
         memory = self._memory_vectors(table) if vector and not where else None  # of the current version
@@ -223,7 +295,8 @@ class ChunkSearch:
         a late reading's ranking columns; taken from a held copy when the table is still at the copy's
         version after the search (a row id always names the same row of a version)."""
         names = await self._names.get(table)
-        columns = [c for c in RANKING_COLUMNS if c in names] if reading.late else present(Chunk, names)
+        late = RANKING_COLUMNS if reading.deferred else LATE_COLUMNS
+        columns = [c for c in late if c in names] if reading.late else present(Chunk, names)
 
         async def read(selected: list[str]) -> list[dict]:
             return (await self.lance.arrow(search.select(selected).with_row_id().limit(limit), limit)).to_pylist()

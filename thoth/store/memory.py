@@ -95,7 +95,20 @@ class RankingColumns:
         at = np.searchsorted(self.row_ids, wanted)
         if len(at) and (int(at.max()) >= len(self.row_ids) or not bool((self.row_ids[at] == wanted).all())):
             return None
-        return self.rows.select(columns).take(pa.array(at)).to_pylist()
+        return _decoded(self.rows.select(columns).take(pa.array(at))).to_pylist()
+
+
+def _decoded(rows: pa.Table) -> pa.Table:
+    """`rows` with their dictionary-encoded columns decoded: `to_pylist` of a dictionary column converts its
+    whole dictionary (a document's strings at 100k chunks: 0.3 ms a column), decoding the few taken rows
+    first 0.04 ms."""
+    columns = [
+        pa.chunked_array([c.dictionary.take(c.indices) for c in column.chunks], type=column.type.value_type)
+        if pa.types.is_dictionary(column.type)
+        else column
+        for column in rows.columns
+    ]
+    return pa.table(columns, names=rows.column_names)
 
 
 def _compacted(column: pa.ChunkedArray) -> pa.ChunkedArray:

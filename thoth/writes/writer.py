@@ -11,7 +11,8 @@ identical bytes under two keys are stored once and known under both.
 
 Replace, never remove-then-add: a changed document's new partitions and chunks are written first, then
 its `documents` row is switched to them in one commit, then the old version's rows go. A reader finds
-the old version or the new one (for a moment both), never neither. Rows of a new version left by a
+the old version or the new one, never neither, and never both: searches serve only the chunks of versions
+a `documents` row points at (thoth/store/served.py). Rows of a new version left by a
 killed write are deleted before they are written again; old rows a write killed after its switch left
 behind belong to no `documents` row and are swept by maintenance (thoth/store/maintenance.py). Files
 gone from the source lose their chunks before their `documents` rows, so a killed run finds them again.
@@ -330,7 +331,7 @@ class Writer:
     def _stage(self, source_id: str, batch: list[Prepared], live: set[str]) -> int:
         """Embed the batch's chunks one embedding batch at a time and add their rows THOTH_INGEST_BATCH_CHUNKS
         at a time, so a write's memory follows those batches, not the document. No `documents` row points at
-        the staged rows yet: readers go on finding the old version (and, for a moment, rows of both)."""
+        the staged rows yet: searches leave them out, and readers go on finding the old version."""
         partitions = [to_row(pt) for p in batch if p.doc_id not in live for pt in p.partitions]
         pending: list[dict] = []
         reparsed: list[dict] = []  # rows of `live` documents: merged in at the end, by id

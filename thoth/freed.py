@@ -88,7 +88,7 @@ def memory_limit_bytes() -> int:
 # "Memory"). A 1 GiB instance gets 256 MB.
 LANCE_CACHE_MIN_MB = 64
 LANCE_CACHE_MAX_MB = 1024
-LANCE_METADATA_CACHE_MB = 64  # manifests and fragment metadata: what grows with versions under writes
+LANCE_METADATA_CACHE_MB = 16  # manifests and fragment metadata: what grows with versions under writes
 
 
 def lance_cache_bytes(cache_mb: int) -> tuple[int, int]:

@@ -184,6 +184,8 @@ def run(args: argparse.Namespace, settings: Settings, fresh_settings: Settings, 
             rss[f"after_{i + 1}"] = round(rss_mb(os.getpid())["rss"])
             cache[f"after_{i + 1}"] = round(lance_session.size_bytes / 2**20, 1)
             objects[f"after_{i + 1}"] = len(gc.get_objects())
+            sample = f"after write {i + 1}: RSS {rss[f'after_{i + 1}']} MB, LanceDB cache {cache[f'after_{i + 1}']} MB"
+            print(sample, file=sys.stderr, flush=True)  # a long run's progress, kept should it be stopped
         if args.tracemalloc and i + 1 == 10:
             tracemalloc.start()
             first = tracemalloc.take_snapshot()

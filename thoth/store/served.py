@@ -51,7 +51,8 @@ class LiveDocuments:
 
     def __init__(self, lance: Any, trust_seconds: float):
         self.lance, self.trust_seconds = lance, trust_seconds
-        self._held: tuple[Any, int, float, frozenset[Pair]] | None = None  # (handle, version, when read, pairs)
+        # (handle, version, when read, when last read at the latest version (or -inf), pairs)
+        self._held: tuple[Any, int, float, float, frozenset[Pair]] | None = None
 
     def pairs(self, documents: Any, latest_since: float | None = None) -> frozenset[Pair]:
         """The live pairs of the `documents` table (its async handle). `latest_since` (a time.monotonic()):
@@ -59,9 +60,9 @@ class LiveDocuments:
         held = self._held
         if held is not None and held[0] is documents:
             if latest_since is None and time.monotonic() - held[2] < self.trust_seconds:
-                return held[3]
-            if latest_since is not None and held[2] >= latest_since:
-                return held[3]  # another search brought it to the latest version meanwhile
+                return held[4]
+            if latest_since is not None and held[3] >= latest_since:
+                return held[4]  # another search brought it to the latest version meanwhile
         return self.lance.run(self._read(documents, latest_since is not None))
 
     async def _read(self, documents: Any, latest: bool) -> frozenset[Pair]:
@@ -71,12 +72,14 @@ class LiveDocuments:
         version = await documents.version()
         held = self._held
         if held is not None and held[0] is documents and held[1] == version:
-            pairs = held[3]
+            pairs = held[4]
         else:
             query = documents.query().where(filters.eq("status", "ok")).select(["source_id", "doc_id"])
             rows = await query.to_arrow()
             pairs = frozenset(zip(rows.column("source_id").to_pylist(), rows.column("doc_id").to_pylist(), strict=True))
-        self._held = (documents, version, asked, pairs)
+        # only a read that asked for the latest version answers a later `latest_since` (a read within the
+        # trust interval may be of a version older than a switch that happened before the search began)
+        self._held = (documents, version, asked, asked if latest else float("-inf"), pairs)
         return pairs
 
 

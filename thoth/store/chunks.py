@@ -162,16 +162,21 @@ class ChunkSearch:
                 asked.append(vector())
             return asked[0] if asked else None
 
-        lists = self._lists(table, depth, where, query if vector is not None else None, words, phrases, reading)
+        ask = query if vector is not None else None
+
+        def kept_of(lists: Found) -> list[Hit]:
+            return keep(lists) if keep is not None else [hit for hits in lists.values() for hit in hits]
+
+        lists = self._lists(table, depth, where, ask, words, phrases, reading)
         if reading.deferred:  # served is asked of the kept hits read whole; if one is not, as below. (An
             # unserved candidate that was not kept may have shifted the fusion's scaling: the kept are served.)
-            kept = keep(lists) if keep is not None else [hit for hits in lists.values() for hit in hits]
+            kept = kept_of(lists)
             done = self.lance.run(self._complete(table, kept, reading.held)) if kept else kept
             live = self.live.pairs(self._documents())
             if all(pair_of(h) in live for h in done):
                 return done
             reading = replace(reading, deferred=False)
-            lists = self._lists(table, depth, where, query if vector is not None else None, words, phrases, reading)
+            lists = self._lists(table, depth, where, ask, words, phrases, reading)
 
         def again(name: str, excluded: str) -> list[Hit]:  # one list searched again, without some versions
             narrowed = f"({where}) AND {excluded}" if where else excluded
@@ -180,7 +185,7 @@ class ChunkSearch:
             return self.lance.run(self._keyword_hits(table, words, depth, narrowed, phrases, reading))
 
         lists = self._served(table, lists, started, again)
-        kept = keep(lists) if keep is not None else [hit for hits in lists.values() for hit in hits]
+        kept = kept_of(lists)
         return self.lance.run(self._complete(table, kept, reading.held)) if reading.late and kept else kept
 
     def _lists(

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from tests.conftest import make_settings
 from thoth.config import Settings
 from thoth.embed import get_tokenizer
 from thoth.records import Document, Partition
+from thoth.retrieval.search import keyword_search
+from thoth.store import Store
 from thoth.writes.chunking import Chunker
 from thoth.writes.objects import SourceObject
 from thoth.writes.prepare import chunk_identity, prepare
+from thoth.writes.writer import Writer
 
 
 def obj(key: str, data: bytes) -> SourceObject:
@@ -42,3 +48,19 @@ def test_chunk_ids_depend_on_the_collection_and_the_normalised_text() -> None:
     assert chunk_identity("a", "d", 0, "one  two") == chunk_identity("a", "d", 0, "one two")
     assert chunk_identity("a", "d", 0, "x")[0] != chunk_identity("b", "d", 0, "x")[0]
     assert chunk_identity("a", "d", 0, "x")[1] == chunk_identity("b", "d", 0, "x")[1]  # the hash ignores it
+
+
+def test_a_word_with_a_raised_mark_is_found_by_a_search_for_the_word(tmp_path: Path) -> None:
+    """The PDF parser keeps footnote marks raised after their word (`competitions¹`); BM25 would take the
+    mark for part of the word. The quoted text keeps it."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "marks.md").write_text("# Results\n\nWe won three competitions¹ with eight units⁸ of cos²(v).\n")
+    (root / "other.md").write_text("# Other\n\nNothing to see in this page about prizes.\n")
+    settings = make_settings(tmp_path / "db")
+    assert not Writer(settings).run(str(root), name="docs").failed
+    store = Store(settings)
+    for word in ("competitions", "units", "cos"):
+        hits = keyword_search(store, word, 5)
+        assert [h.chunk.key for h in hits] == ["marks.md"], word
+        assert "competitions¹" in hits[0].chunk.text and "units⁸" in hits[0].chunk.text

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,17 @@ def _sha256(*parts: object) -> str:
 
 def _normalise(text: str) -> str:
     return " ".join(text.split())
+
+
+# Superscript digits right after a letter: a footnote mark or an exponent the PDF parser keeps raised
+# (`competitions¹`). The BM25 tokenizer takes them for part of the word, so a search for `competitions`
+# would miss it; what BM25 indexes gets a space before them, the quoted text keeps them.
+_RAISED_MARK = re.compile(r"(?<=[^\W\d_])([\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+)")
+
+
+def searchable(text: str) -> str:
+    """`text` as BM25 indexes it: a raised mark after a word is a token of its own."""
+    return _RAISED_MARK.sub(r" \1", text)
 
 
 def chunk_identity(collection: str, doc_id: str, index: int, text: str) -> tuple[str, str]:
@@ -224,5 +236,5 @@ def chunk_rows(source_id: str, chunks: list[tuple[Prepared, int, Chunk]], vector
             tags=tuple(prepared.tags),
             source_ref=str(source_ref(source_id, prepared.obj, chunk.page_start)),
         )
-        rows.append({**to_row(record), "search_text": f"{chunk.context}\n{chunk.text}", "vector": vector})
+        rows.append({**to_row(record), "search_text": f"{chunk.context}\n{searchable(chunk.text)}", "vector": vector})
     return rows

@@ -29,7 +29,7 @@ from thoth.writes.parsers.pdf_ocr import OcrPage, read_page
 from thoth.writes.parsers.pdf_text import UNMAPPED, clean_text, join_hyphens, vocabulary
 
 # Part of a document's identity (thoth/writes/writer.py): a new version re-parses every PDF once.
-PARSER_VERSION = "pdf-6"  # pdf-6: an OCR'd page's confidence in its own field, no longer in its heading path
+PARSER_VERSION = "pdf-7"  # pdf-7: a raised mark after a word is searchable apart from it (prepare.searchable)
 
 
 def _year(date: str) -> int | None:

@@ -115,6 +115,3 @@ def evaluate(app: Thoth, args: argparse.Namespace) -> int:
         return 1
     print(json.dumps(scores.to_json(), indent=2) if args.json else scores.render())
     return 1 if args.fail_under is not None and scores.recall < args.fail_under else 0
-
-
-__all__ = ["Question", "Scores", "evaluate", "read_questions", "score"]

@@ -114,6 +114,3 @@ class WriteGate:
             maintain(self.store)
         except Exception:  # logged; the next due run tries again, and the index stays searchable meanwhile
             log.exception("background maintenance failed")
-
-
-__all__ = ["Busy", "ShuttingDown", "WriteGate"]

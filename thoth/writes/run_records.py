@@ -96,6 +96,3 @@ def to_json(run: IngestRun) -> dict:
         "error": run.error,
         "interrupted": run.interrupted,
     }
-
-
-__all__ = ["RUNS_KEPT", "describe", "record_run", "summarise", "to_json"]

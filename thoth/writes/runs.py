@@ -211,16 +211,3 @@ def reingest(writer: Writer, kind: str, started_by: str = "reindex") -> list[Rei
         run = summarise(summaries, trigger="reindex", started_by=started_by, started_at=started_at, error=done.error)
         record_run(writer.store, dataclasses.replace(run, source_id=source.source_id))
     return results
-
-
-__all__ = [
-    "Plan",
-    "Reingested",
-    "RunSummary",
-    "collection_name",
-    "plan_run",
-    "reingest",
-    "row_fingerprint",
-    "slug",
-    "source_kind",
-]

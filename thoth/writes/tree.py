@@ -355,6 +355,3 @@ def build_tree(
 def _set_has_tree(store: Store, source_id: str, value: bool) -> None:
     if store.has(Source) and store.first(Source, {"source_id": source_id}, fields=[]) is not None:
         store.change(Source, {"source_id": source_id}, {"has_tree": value})
-
-
-__all__ = ["TreeParams", "TreeResult", "build_tree", "build_nodes", "update_rows", "mark_stale", "fingerprint"]

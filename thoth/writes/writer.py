@@ -444,6 +444,3 @@ class Writer:
 def _unchanged(source: Source, previous: Source) -> bool:
     """Whether `source` says what `previous` (its stored row) says, the time of writing aside."""
     return {**to_row(source), "updated_at": None} == {**to_row(previous), "updated_at": None}
-
-
-__all__ = ["Writer"]

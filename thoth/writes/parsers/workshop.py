@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 
-from thoth.writes.parsers import Block, ParsedDocument, ParseError, Section, markdown
+from thoth.writes.parsers import CODE_LANGUAGES, Block, ParsedDocument, ParseError, Section, markdown
 
 # Version 2: ignored files are left out of units and diff paths are relative to the root. A new magic
 # changes every unit's bytes, so indexes built by version 1 are re-parsed on their next ingest.
@@ -84,30 +84,11 @@ _EXERCISE = re.compile(r"^(\d+)\.(.+)$")
 _STEP = re.compile(r"^(\d+)\.(problem|solution)(?:\.(.+))?$")
 _UNIT_KEY = re.compile(r"^exercises(?:/(\d+)\.([^/]+)(?:/(\d+))?)?$")
 
-LANGUAGES = {
-    ".ts": "typescript",
-    ".tsx": "tsx",
-    ".js": "javascript",
-    ".jsx": "jsx",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".py": "python",
-    ".go": "go",
-    ".rs": "rust",
-    ".java": "java",
-    ".rb": "ruby",
-    ".css": "css",
-    ".html": "html",
-    ".json": "json",
-    ".md": "markdown",
-    ".mdx": "mdx",
-    ".sql": "sql",
-    ".sh": "bash",
-    ".yml": "yaml",
-    ".yaml": "yaml",
-    ".toml": "toml",
-    ".prisma": "prisma",
-}
+# a workshop's code (thoth/writes/parsers/code.py's languages), markup and configuration files
+LANGUAGES = CODE_LANGUAGES | {
+    ".css": "css", ".html": "html", ".json": "json", ".md": "markdown", ".mdx": "mdx", ".yml": "yaml",
+    ".yaml": "yaml", ".toml": "toml", ".prisma": "prisma",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ INSTRUCTIONS = (
     "Search first, then cite the source path and section of the passages you use."
 )
 
+
 def respond(data: BaseModel, text: str) -> CallToolResult:
     """A tool result: structured content for programs, readable text for the assistant, and a
     `resource_link` per doc:// citation it holds (thoth.mcp.resources: readable with resources/read)."""

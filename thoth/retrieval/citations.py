@@ -1,26 +1,17 @@
 """resolve_citation: a source_ref (or bucket + key) -> a URL a person can open, at the page.
 
-Modes:
-- `signed`: a V4 signed URL for the gs:// object (GET, THOTH_SIGNED_URL_SECONDS), for the
-  cited generation: on a versioned bucket a citation to a replaced PDF still opens the bytes
-  that were quoted. When that generation is gone (deleted, or replaced in a bucket that keeps
-  no old versions) the citation says so (`version_available: false`, `note`) and the URL opens
-  the object as it is now.
-  Signed with THOTH_SIGNING_KEY_FILE (a service-account key) if set, else with
-  Application Default Credentials: a key-backed account signs locally; on Cloud
-  Run (no private key) google-cloud-storage calls the IAM signBlob API with the
-  service account's email and access token.
-- `gs`: the gs:// URI (for gsutil / the console; no page fragment).
-- `portal`: THOTH_PORTAL_BASE_URL/{bucket}/{key}?version_id=…&page=…&highlight=…
-- `file`: the local file's file:// URL (folder collections).
-PDF viewers honour `#page=N` (and pdf.js / Acrobat `search=` for highlight) in
-the signed and file modes; the portal gets page and highlight as parameters.
+Modes: `signed`, a V4 signed URL for the cited generation of the gs:// object (signed with
+THOTH_SIGNING_KEY_FILE, else the application default credentials: on Cloud Run, with no private key,
+through IAM signBlob); when that generation is gone the citation says so and the URL opens the object as
+it is now. `gs`, the gs:// URI. `portal`, THOTH_PORTAL_BASE_URL/{bucket}/{key} with version, page and
+highlight as parameters. `file`, the local file's file:// URL. The signed and file modes carry the page
+and highlight as `#page=N&search=…`, which PDF viewers honour.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import threading
+import functools
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -58,39 +49,36 @@ class Citation:
 
 # -- signing ------------------------------------------------------------------------------------
 
-_lock = threading.Lock()
-_signers: dict[tuple[str, str], tuple[Any, Any]] = {}
-
 
 def _signer(settings: Settings) -> tuple[Any, Any]:
     """(storage client, credentials), loaded once per process."""
+    return _signer_for(settings.signing_key_file, settings.gcp_project)
+
+
+@functools.cache
+def _signer_for(key_file: str, gcp_project: str) -> tuple[Any, Any]:
     from google.cloud import storage
 
-    key = (settings.signing_key_file, settings.gcp_project)
-    with _lock:
-        if key not in _signers:
-            if settings.signing_key_file:
-                from google.oauth2 import service_account
+    if key_file:
+        from google.oauth2 import service_account
 
-                try:
-                    credentials = service_account.Credentials.from_service_account_file(settings.signing_key_file)
-                except (OSError, ValueError) as exc:
-                    raise ClientError(f"THOTH_SIGNING_KEY_FILE cannot be used: {exc}") from None
-                project = credentials.project_id
-            else:
-                import google.auth
-                from google.auth.exceptions import DefaultCredentialsError
+        try:
+            credentials = service_account.Credentials.from_service_account_file(key_file)
+        except (OSError, ValueError) as exc:
+            raise ClientError(f"THOTH_SIGNING_KEY_FILE cannot be used: {exc}") from None
+        project = credentials.project_id
+    else:
+        import google.auth
+        from google.auth.exceptions import DefaultCredentialsError
 
-                try:
-                    credentials, project = google.auth.default(scopes=_SCOPES)
-                except DefaultCredentialsError:
-                    raise ClientError(
-                        "no credentials to sign URLs with: set THOTH_SIGNING_KEY_FILE or run with a service "
-                        "account (Cloud Run), or ask for mode 'gs' or 'portal'"
-                    ) from None
-            client = storage.Client(project=settings.gcp_project or project, credentials=credentials)
-            _signers[key] = (client, credentials)
-        return _signers[key]
+        try:
+            credentials, project = google.auth.default(scopes=_SCOPES)
+        except DefaultCredentialsError:
+            raise ClientError(
+                "no credentials to sign URLs with: set THOTH_SIGNING_KEY_FILE or run with a service "
+                "account (Cloud Run), or ask for mode 'gs' or 'portal'"
+            ) from None
+    return storage.Client(project=gcp_project or project, credentials=credentials), credentials
 
 
 def signed_url(

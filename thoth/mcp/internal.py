@@ -98,8 +98,7 @@ def event_routes(app: Thoth) -> list[BaseRoute]:
     worker = EventWorker(app)
 
     async def receive(request: Request) -> JSONResponse:
-        refusal = admin_refusal(request, app.settings)
-        if refusal is not None:
+        if (refusal := admin_refusal(request, app.settings)) is not None:
             return refusal
         try:
             body = json.loads(await request.body())
@@ -118,8 +117,7 @@ def event_routes(app: Thoth) -> list[BaseRoute]:
         )
 
     async def status(request: Request) -> JSONResponse:
-        refusal = admin_refusal(request, app.settings)
-        if refusal is not None:
+        if (refusal := admin_refusal(request, app.settings)) is not None:
             return refusal
         return JSONResponse(worker.status())
 
@@ -142,8 +140,7 @@ def reindex_routes(app: Thoth) -> list[BaseRoute]:
         return {"status": "ok", "workshops": workshops, "seconds": round(time.perf_counter() - started, 3)}
 
     async def reindex(request: Request) -> JSONResponse:
-        refusal = admin_refusal(request, app.settings)
-        if refusal is not None:
+        if (refusal := admin_refusal(request, app.settings)) is not None:
             return refusal
         if not busy.acquire(blocking=False):
             return JSONResponse({"error": "a reindex is already running; try again when it has finished"}, 409)

@@ -272,25 +272,12 @@ def register(mcp: MCPServer, app: Thoth) -> None:
     ]
     paged = {"schema": {"maxChars": (max_chars, settings.max_chars)}}
     _expose(mcp, app, list_workshops, "Unable to list workshops", CURSOR_HINT)
-    _expose(
-        mcp,
-        app,
-        retrieve_learning_context,
-        "Unable to retrieve learning context",
-        LIST_HINT,
-        bind={"rng": lambda: rng},
-        result=_bundle("retrieve_learning_context"),
-        **paged,
-    )
-    _expose(
-        mcp,
-        app,
-        retrieve_diff_context,
-        "Unable to retrieve diff context",
-        LIST_HINT,
-        result=_bundle("retrieve_diff_context"),
-        **paged,
-    )
+    for body, failed in (
+        (retrieve_learning_context, "Unable to retrieve learning context"),
+        (retrieve_diff_context, "Unable to retrieve diff context"),
+    ):
+        bind = {"rng": lambda: rng} if body is retrieve_learning_context else None
+        _expose(mcp, app, body, failed, LIST_HINT, bind=bind, result=_bundle(body.__name__), **paged)
     _expose(
         mcp,
         app,

@@ -1,11 +1,9 @@
 """Progress for tools that take seconds, and cancellation where the work can stop.
 
-`with_progress(ctx, work)` runs `work(progress)` on a worker thread. `progress(done, total, message)`
-sends `notifications/progress` from any thread (the ingest job embeds on a thread of its own), and
-is a no-op when the request carried no `progressToken`. When the request is cancelled (the client
-went away, or `notifications/cancelled` on a connection that outlives the request: stdio, the SSE
-transport), the next `progress()` call raises `Cancelled`, so the work stops at its next step.
-`ProgressEmbedder` turns an embedder's batches into "chunks embedded / total".
+`with_progress(ctx, work)` runs `work(progress)` on a worker thread; `progress(done, total, message)`
+sends `notifications/progress` from any thread (a no-op without a `progressToken`) and raises `Cancelled`
+once the request is cancelled, so the work stops at its next step. `ProgressEmbedder` turns an embedder's
+batches into "chunks embedded / total".
 """
 
 from __future__ import annotations

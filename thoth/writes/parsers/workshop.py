@@ -48,35 +48,11 @@ GITIGNORE = ".gitignore"  # the workshop app hides what the repository ignores, 
 # editor folders, databases, epicshop's folder), plus tests and tool configuration, which teach nothing
 # about the step and would crowd out what does.
 DEFAULT_DIFFIGNORE = (
-    "package-lock.json",
-    ".DS_Store",
-    ".vscode",
-    ".idea",
-    ".git",
-    "*.db",
-    "epicshop",
-    # tests
-    "*.test.*",
-    "*.spec.*",
-    "__tests__",
-    "tests",
-    "test",
-    "e2e",
-    # lock files
-    "yarn.lock",
-    "pnpm-lock.yaml",
-    "bun.lock",
-    "bun.lockb",
-    "npm-shrinkwrap.json",
-    "*.lock",
-    # configuration
-    "*.config.*",
-    "tsconfig*.json",
-    "jsconfig.json",
-    ".eslintrc*",
-    ".prettierrc*",
-    ".babelrc*",
-)
+    "package-lock.json", ".DS_Store", ".vscode", ".idea", ".git", "*.db", "epicshop",
+    "*.test.*", "*.spec.*", "__tests__", "tests", "test", "e2e",  # tests
+    "yarn.lock", "pnpm-lock.yaml", "bun.lock", "bun.lockb", "npm-shrinkwrap.json", "*.lock",  # lock files
+    "*.config.*", "tsconfig*.json", "jsconfig.json", ".eslintrc*", ".prettierrc*", ".babelrc*",  # configuration
+)  # fmt: skip
 LEFT_OUT_NAMES = {"package-lock.json", ".DS_Store", "node_modules"}  # never content, never diffed
 NOTE_STEMS = ("README", "FINISHED")  # notes files: their own sections, never code or diffs
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from thoth.config import Settings
 from thoth.embed import EmbedderUnavailable, Prompts, prefixed
 from thoth.embedders.remote import Refused, RemoteEmbedder
 
@@ -21,9 +22,7 @@ from thoth.embedders.remote import Refused, RemoteEmbedder
 # more tokens than the bundled one (auto_truncate cuts only a single text over 2,048).
 MAX_BATCH = 250
 MAX_REQUEST_TOKENS = 20_000
-DEFAULT_QUERY_TASK = "RETRIEVAL_QUERY"
-DEFAULT_DOCUMENT_TASK = "RETRIEVAL_DOCUMENT"
-DEFAULT_TASKS = Prompts(query_task=DEFAULT_QUERY_TASK, document_task=DEFAULT_DOCUMENT_TASK)
+DEFAULT_TASKS = Prompts(query_task=Settings.embed_query_task, document_task=Settings.embed_document_task)
 
 
 def one_text_per_request(model: str) -> bool:

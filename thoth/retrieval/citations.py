@@ -50,13 +50,9 @@ class Citation:
 # -- signing ------------------------------------------------------------------------------------
 
 
-def _signer(settings: Settings) -> tuple[Any, Any]:
-    """(storage client, credentials), loaded once per process."""
-    return _signer_for(settings.signing_key_file, settings.gcp_project)
-
-
 @functools.cache
-def _signer_for(key_file: str, gcp_project: str) -> tuple[Any, Any]:
+def _signer(key_file: str, gcp_project: str) -> tuple[Any, Any]:
+    """(storage client, credentials), loaded once per process."""
     from google.cloud import storage
 
     if key_file:
@@ -88,7 +84,7 @@ def signed_url(
     from google.auth.credentials import Signing
     from google.auth.transport.requests import Request
 
-    client, credentials = _signer(settings)
+    client, credentials = _signer(settings.signing_key_file, settings.gcp_project)
     lifetime = timedelta(seconds=settings.signed_url_seconds)
     extra: dict[str, Any] = {}
     if not isinstance(credentials, Signing) or settings.signing_service_account:

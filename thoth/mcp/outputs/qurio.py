@@ -86,16 +86,16 @@ class QurioSource(Output):
 
     @classmethod
     def from_record(cls, source: Source, origin: Origin) -> QurioSource:
-        return cls(
+        return from_fields(
+            cls,
+            source,
+            origin,
             id=source.source_id,
-            name=source.name,
             type=source.kind,
             pages=source.document_count,
             chunks=source.chunk_count,
             origin=origin.kind,
-            location=origin.location,
             lastRead=origin.read_at.isoformat() if origin.read_at else None,
-            commit=origin.commit,
         )
 
 

@@ -1,10 +1,8 @@
 """The `vertex` provider: Vertex AI text embeddings (`text-embedding-005`, `gemini-embedding-001`, ...)
 through Google's SDK (google-genai), with application default credentials.
 
-The SDK sends the requests (it knows each model's endpoint: `:predict` with `instances` for the
-text-embedding models, `:embedContent` for the Gemini ones); `RemoteEmbedder` keeps what every remote
-provider shares: batches, the concurrency limit, retries with backoff, the probe, the checks and the
-count of what was sent. Queries go with the query task type, documents with the document one
+The SDK sends the requests (it knows each model's endpoint); `RemoteEmbedder` keeps the batches,
+concurrency, retries, probe, checks and counts. Queries and documents go with their task types
 (`Prompts.query_task` / `document_task`, recorded with the index like the prompts).
 """
 

@@ -1,10 +1,7 @@
 """Documents, and chunks with their documents and partitions: the one listing of a source's documents,
-and what the research tools fetch by id.
-
-A chunk id is the deterministic point id (UUIDv5 of source, document and chunk hash), so it names
-one chunk in one source. A document's content is stored once per source even when several keys hold
-the same bytes: each key is a `Document` record of its own (its `object_id`, bucket, version), and
-every key a document is known under comes with it (`copies`, in key order).
+and what the research tools fetch by id. A document's content is stored once per source even when
+several keys hold the same bytes: each key is a `Document` record of its own, and every key a document
+is known under comes with it (`copies`, in key order).
 """
 
 from __future__ import annotations

@@ -12,18 +12,11 @@ Layout (DESIGN.md, "Workshop repositories"):
 A workshop is ingested as units, one document each: the workshop notes (key `exercises`), each
 exercise's notes (`exercises/NN.name`) and each step (`exercises/NN.name/NN`: problem and solution
 together, because a diff needs both). A unit's bytes are its files serialised in a fixed order, so its
-document id (SHA-256 of those bytes) changes exactly when one of its files changes, and the pipeline's
-plan/replace/remove logic works on units as it does on files.
-
-Each unit parses into sections (partitions), in this order: workshop instructions, workshop finished
-notes; exercise instructions, exercise finished notes; per step problem instructions, solution
-instructions, problem code (one per file), solution code, a diff summary (`added/removed/modified
-path`) and one unified diff per changed file. The diff summary and the diffs are `is_diff`.
-
-What the workshop hides from its diffs (DEFAULT_DIFFIGNORE: tests, lock files, configuration;
-`epicshop/.diffignore`; the root `.gitignore`) is left out of the units altogether, so it is in no
-bundle, no search result, and editing it re-ingests nothing. Every section's `path` is relative to the
-workshop root; a diff's is the solution's file (the problem's for a removed file).
+document id changes exactly when one of its files does, and the writer plans units as it does files.
+A unit parses into sections in reading order: notes, then per step the instructions, the code of each
+side, a diff summary and one unified diff per changed file (`is_diff`). What the workshop hides from its
+diffs (DEFAULT_DIFFIGNORE, `epicshop/.diffignore`, the root `.gitignore`) is left out of the units
+altogether. Every section's `path` is relative to the workshop root.
 """
 
 from __future__ import annotations

@@ -80,10 +80,6 @@ class ProgressEmbedder:
         self._what = what
         self._done = 0
         self._total: int | None = None  # the chunks announced by `expect`; else the first call's texts
-        self.model_name = embedder.model_name
-        self.dim = embedder.dim
-        self.max_tokens = embedder.max_tokens
-        self.prompts = embedder.prompts
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return self._stepped(texts, self._embedder.embed)
@@ -112,5 +108,5 @@ class ProgressEmbedder:
             self._what = "summaries"
         return np.concatenate(parts) if parts else embed(texts)
 
-    def __getattr__(self, name: str) -> Any:  # anything else the pipeline asks of the model
+    def __getattr__(self, name: str) -> Any:  # the rest (model_name, dim, max_tokens, prompts...) is the model's
         return getattr(self._embedder, name)

@@ -37,11 +37,11 @@ class QurioResult(Output):
     @classmethod
     def from_record(cls, found: PageHit) -> QurioResult:
         chunk = found.hit.chunk
-        return cls(
-            title=chunk.title,
+        return from_fields(
+            cls,
+            chunk,
             type=chunk.content_type or "text",
             language=chunk.language or None,
-            source_id=chunk.source_id,
             url=found.url,
             section=chunk.section or None,
             score=found.hit.score,

@@ -331,17 +331,12 @@ class DocumentChunks(Output):
 
     @classmethod
     def _fields(cls, page: documents.ChunkPage) -> dict:
-        return {
-            "document": DocumentInfo.from_record(page.copies),
-            "total_chunks": page.total,
-            "offset": page.offset,
-            "next_offset": page.next_offset,
-            "chunks": [ChunkInfo.from_record(c) for c in page.chunks],
-        }
+        chunks = [ChunkInfo.from_record(c) for c in page.chunks]
+        return {"document": DocumentInfo.from_record(page.copies), "total_chunks": page.total, "chunks": chunks}
 
     @classmethod
     def from_record(cls, page: documents.ChunkPage) -> DocumentChunks:
-        return cls(**cls._fields(page))
+        return from_fields(cls, page, **cls._fields(page))
 
     def render(self) -> str:
         return f"{self.document.title} — {self.total_chunks} chunks\n\n{render_chunks(self.chunks)}"
@@ -353,7 +348,7 @@ class ChunkDocument(DocumentChunks):
     @classmethod
     def from_record(cls, page: documents.ChunkPage) -> ChunkDocument:
         assert page.chunk is not None, "chunk_document's page names its chunk"
-        return cls(**cls._fields(page), chunk=ChunkInfo.from_record(page.chunk))
+        return from_fields(cls, page, **cls._fields(page), chunk=ChunkInfo.from_record(page.chunk))
 
     def render(self) -> str:
         return f"chunk {self.chunk.id} of {self.document.title}\n\n{render_chunks(self.chunks)}"

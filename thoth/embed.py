@@ -260,14 +260,8 @@ def model_name(settings: Settings) -> str:
 def configured_prompts(settings: Settings) -> Prompts:
     """The query and document prompts the settings give (THOTH_EMBED_QUERY_PROMPT, ..._DOCUMENT_PROMPT),
     and for `vertex` its task types (THOTH_EMBED_QUERY_TASK, ..._DOCUMENT_TASK)."""
-    if settings.embed_provider == "vertex":
-        return Prompts(
-            settings.embed_query_prompt,
-            settings.embed_document_prompt,
-            settings.embed_query_task,
-            settings.embed_document_task,
-        )
-    return Prompts(settings.embed_query_prompt, settings.embed_document_prompt)
+    tasks = (settings.embed_query_task, settings.embed_document_task) if settings.embed_provider == "vertex" else ()
+    return Prompts(settings.embed_query_prompt, settings.embed_document_prompt, *tasks)
 
 
 def get_embedder(settings: Settings, threads: int = 0) -> Embedder:

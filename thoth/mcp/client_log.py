@@ -19,12 +19,12 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types import EmptyResult, LoggingLevel, SetLevelRequestParams
 
 from thoth.mcp import sdk
+from thoth.mcp.streaming import LOG_LEVEL_META
 
 log = logging.getLogger("thoth.tools")
 
 LEVELS: tuple[str, ...] = get_args(LoggingLevel)  # debug … emergency, in rising severity
 DEFAULT_LEVEL = "info"
-LOG_LEVEL_META = "io.modelcontextprotocol/logLevel"
 
 
 class ClientLog:

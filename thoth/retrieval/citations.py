@@ -20,7 +20,7 @@ from urllib.parse import quote, urlencode
 from thoth.config import CITATION_MODES, Settings
 from thoth.errors import ClientError, NotFound, check_choice
 from thoth.records import Document
-from thoth.retrieval.documents import find_document
+from thoth.retrieval.documents import document_at
 from thoth.retrieval.source_ref import SourceRef, parse_ref
 from thoth.store import Store
 
@@ -192,10 +192,9 @@ def resolve_citation(
     else:
         raise ClientError("give source_ref (doc://bucket/key[?version_id=…][#page=N]), or bucket and key")
     try:
-        copies = find_document(store, bucket=ref.container, key=ref.key)
+        document = document_at(store, ref.container, ref.key)
     except NotFound:
         raise NotFound(f"no ingested document at {ref.base}") from None
-    document = next((d for d in copies if d.key == ref.key), copies[0])
     start, end = _pages(page, page_start, page_end, document.page_count)
     in_bucket = bool(document.bucket)
     chosen = _mode(settings, mode, in_bucket)

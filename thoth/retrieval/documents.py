@@ -192,6 +192,12 @@ def find_document(
     return documents_by_id(store, {(chosen, doc_id)})[(chosen, doc_id)]
 
 
+def document_at(store: Store, container: str, key: str) -> Document:
+    """The record of the document a citation names: its bucket (or local source) and key."""
+    copies = find_document(store, bucket=container, key=key)
+    return next((d for d in copies if d.key == key), copies[0])
+
+
 def document_chunks(store: Store, copies: list[Document], limit: int, offset: int = 0) -> ChunkPage:
     first = copies[0]
     chunks = _chunks(store, {"source_id": first.source_id, "doc_id": first.doc_id})

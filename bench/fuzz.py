@@ -7,7 +7,7 @@ python -m bench.fuzz --calls 5000            # --seed 7; --db PATH keeps the ind
 It indexes examples/handbook and the caching-fundamentals workshop (tests/fixtures), starts
 `python -m thoth.mcp.server` with roles on (a reader and a writer token), reads `tools/list`, and calls
 tools with arguments drawn from each input schema: values inside the bounds, at them and just past
-them, wrong types, missing and unknown arguments, hostile text (thoth/retrieval/hostile.py), NUL
+them, wrong types, missing and unknown arguments, hostile text (bench/hostile.py), NUL
 characters, long strings, huge numbers, real ids from the index. Each answer and the server's log
 are checked for:
 
@@ -40,7 +40,7 @@ from typing import IO, Any
 
 import httpx
 
-from thoth.retrieval.hostile import HOSTILE_QUERIES
+from bench.hostile import HOSTILE_QUERIES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 READER = "fuzz-reader-token-0123456789"

@@ -6,7 +6,7 @@ One run, one server (`python -m thoth.mcp.server` on a loopback port, THOTH_TREE
 share of a write is measured by `bench.tree --events`; this is the table work):
 1. Index: generated Markdown pages (bench.ingest.write_corpus) ingested by the real pipeline and model
    into about `--chunks` chunks, as dataset `handbook` (kept with `--db` for reruns).
-2. Hostile queries: every text in thoth/retrieval/hostile.py against every search tool.
+2. Hostile queries: every text in bench/hostile.py against every search tool.
 3. Malformed JSON-RPC: bad JSON, wrong types, unknown methods and tools, huge params, wrong verbs.
 4. Write cost: `--writes` `ingest_document` calls of ~10 KB each (new documents), one after another:
    seconds per write, and the server's RSS before and after.
@@ -35,12 +35,12 @@ from pathlib import Path
 
 import httpx
 
+from bench.hostile import HOSTILE_QUERIES
 from bench.ingest import CHUNKS_PER_FILE, StubEmbedder, write_corpus
 from bench.search import chunk_count, cpu_seconds, percentile, rss_mb, start_server
 from bench.text import TOPICS, passage
 from thoth.config import Settings
 from thoth.embed import get_embedder
-from thoth.retrieval.hostile import HOSTILE_QUERIES
 from thoth.store import Store
 from thoth.store.indexes import FOLD_IN_ROWS, FTS_COLUMN
 from thoth.store.schema import CHUNKS

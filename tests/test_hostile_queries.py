@@ -9,8 +9,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from bench.hostile import HOSTILE_QUERIES
 from tests.conftest import LiveServer
-from thoth.retrieval.hostile import HOSTILE_QUERIES
 
 SEARCH_TOOLS = {
     "search_handbook": {"num_results": 3},

@@ -1,12 +1,4 @@
-"""`thoth`: one command for the index, beside the MCP server. docs/agents.md shows it in use.
-
-- `thoth ingest ...` — the ingest job (thoth/writes/job.py; `python -m ingest` is the same command).
-- `thoth search QUERY [--source S] [-k N]` — cited hits, as the `search` tool returns them.
-- `thoth sources`, `thoth documents SOURCE` — the collections, and one collection's files.
-- `thoth status` — the index's health, tables, versions and model, and the latest ingest runs.
-- `thoth eval QUESTIONS.jsonl [-k N]` — recall@k and MRR of your own questions, misses listed.
-- `thoth serve [--stdio]` — the HTTP server (same as `python -m thoth.mcp.server`), or MCP over stdin/stdout.
-- `thoth client-config [--url URL]` — the Claude Desktop / Claude Code configuration for a server.
+"""`thoth`: one command for the index, beside the MCP server (`thoth --help`; docs/agents.md shows it in use).
 
 The reading commands print text for people, or with `--json` the tool's structured output (the shape the
 MCP tools give, stable for scripts and agents). Exit codes: 0 done; 1 the index could not be read or the

@@ -77,6 +77,3 @@ def read(settings: Settings, args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
-
-
-__all__ = ["read", "status"]

@@ -1,25 +1,12 @@
 """The embedder: one interface, loaded once per process, lazily.
 
-`get_embedder(settings)` returns the process-wide embedder for the configured
-provider (`settings.embed_provider`: `local`, the default, with the backend
-below; `sentence-transformers`, the torch backend; `openai`, an endpoint, and `vertex`, Vertex AI, in
-thoth/embedders/; docs/models.md), model and backend. `get_tokenizer(settings)` returns the model's own word-piece
-tokenizer (the `tokenizers` library, no torch), which the chunker uses to keep
-every chunk inside what the model reads.
-
-Local backends (`settings.embed_backend`, in thoth/embedders/local.py), same vectors within a tested tolerance:
-- `torch`: sentence-transformers. Works for the bundled all-MiniLM-L6-v2 and
-  for any sentence-transformers model by name or path.
-- `onnx` (the default): onnxruntime + tokenizers, no torch import at run time.
-  The model is exported once from the same local weights (`export_onnx`, which
-  does import torch, in a child process on first use) and cached under
-  `{cache_dir}/onnx/` (fp32: the graph, and its weights in a file beside it that
-  onnxruntime maps, for a cheaper start); fp32 by default, dynamically
-  quantised int8 with `settings.embed_int8` (thoth/embedders/onnx_export.py).
-  `python -m thoth.embed export [--int8]` exports ahead of time (e.g. while building a container image).
-
-Both backends store the same model name with the index: fp32 ONNX agrees with
-torch to cosine >= 0.9999 per text; int8 agrees with fp32 to about 0.99.
+`get_embedder(settings)` returns the process-wide embedder of the configured provider (`local`, the
+default; `sentence-transformers`; `openai` and `vertex`, endpoints in thoth/embedders/; docs/models.md).
+The local backends (thoth/embedders/local.py) give the same vectors within a tested tolerance: `onnx`
+(the default: onnxruntime, no torch at run time; the model exported once into `{cache_dir}/onnx/`, int8
+with THOTH_EMBED_INT8; `python -m thoth.embed export` does it ahead of time) and `torch`. Both record the
+same model name with the index. `get_tokenizer(settings)` is the model's own word-piece tokenizer, which
+the chunker uses to keep every chunk inside what the model reads.
 """
 
 from __future__ import annotations
@@ -273,14 +260,8 @@ def model_name(settings: Settings) -> str:
 def configured_prompts(settings: Settings) -> Prompts:
     """The query and document prompts the settings give (THOTH_EMBED_QUERY_PROMPT, ..._DOCUMENT_PROMPT),
     and for `vertex` its task types (THOTH_EMBED_QUERY_TASK, ..._DOCUMENT_TASK)."""
-    if settings.embed_provider == "vertex":
-        return Prompts(
-            settings.embed_query_prompt,
-            settings.embed_document_prompt,
-            settings.embed_query_task,
-            settings.embed_document_task,
-        )
-    return Prompts(settings.embed_query_prompt, settings.embed_document_prompt)
+    tasks = (settings.embed_query_task, settings.embed_document_task) if settings.embed_provider == "vertex" else ()
+    return Prompts(settings.embed_query_prompt, settings.embed_document_prompt, *tasks)
 
 
 def get_embedder(settings: Settings, threads: int = 0) -> Embedder:

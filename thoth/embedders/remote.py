@@ -1,10 +1,9 @@
 """What every remote embedding provider shares: batches, a concurrency limit, retries, clear errors.
 
-A provider module says how one batch becomes one HTTP request and how its answer becomes vectors
-(`Protocol`); `RemoteEmbedder` sends the batches, at most `concurrency` at once, retries a 429, a 5xx,
-a timeout or a refused connection with exponential backoff (honouring Retry-After), and turns
-everything else into an `EmbedderUnavailable` that names the setting to fix. It counts what it sent,
-for the ingest summary.
+A provider says how a batch becomes a request and an answer becomes vectors (`WireFormat`);
+`RemoteEmbedder` sends at most `concurrency` batches at once, retries a 429, a 5xx, a timeout or a refused
+connection with exponential backoff (honouring Retry-After), turns anything else into an
+`EmbedderUnavailable` naming the setting to fix, and counts what it sent for the ingest summary.
 """
 
 from __future__ import annotations

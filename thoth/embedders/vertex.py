@@ -1,10 +1,8 @@
 """The `vertex` provider: Vertex AI text embeddings (`text-embedding-005`, `gemini-embedding-001`, ...)
 through Google's SDK (google-genai), with application default credentials.
 
-The SDK sends the requests (it knows each model's endpoint: `:predict` with `instances` for the
-text-embedding models, `:embedContent` for the Gemini ones); `RemoteEmbedder` keeps what every remote
-provider shares: batches, the concurrency limit, retries with backoff, the probe, the checks and the
-count of what was sent. Queries go with the query task type, documents with the document one
+The SDK sends the requests (it knows each model's endpoint); `RemoteEmbedder` keeps the batches,
+concurrency, retries, probe, checks and counts. Queries and documents go with their task types
 (`Prompts.query_task` / `document_task`, recorded with the index like the prompts).
 """
 
@@ -12,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from thoth.config import Settings
 from thoth.embed import EmbedderUnavailable, Prompts, prefixed
 from thoth.embedders.remote import Refused, RemoteEmbedder
 
@@ -21,9 +20,7 @@ from thoth.embedders.remote import Refused, RemoteEmbedder
 # more tokens than the bundled one (auto_truncate cuts only a single text over 2,048).
 MAX_BATCH = 250
 MAX_REQUEST_TOKENS = 20_000
-DEFAULT_QUERY_TASK = "RETRIEVAL_QUERY"
-DEFAULT_DOCUMENT_TASK = "RETRIEVAL_DOCUMENT"
-DEFAULT_TASKS = Prompts(query_task=DEFAULT_QUERY_TASK, document_task=DEFAULT_DOCUMENT_TASK)
+DEFAULT_TASKS = Prompts(query_task=Settings.embed_query_task, document_task=Settings.embed_document_task)
 
 
 def one_text_per_request(model: str) -> bool:

@@ -1,11 +1,9 @@
-"""Forgiving arguments: the names models commonly invent for a tool's query and count, mapped onto the
-tool's own names before the arguments are validated (README, "Argument names").
+"""Forgiving arguments: the names models commonly invent for a tool's query and count (`question` for
+`query`, `k` for `num_results`) mapped onto the tool's own before validation (README, "Argument names").
 
-An assistant that sends `{"question": ...}` to a tool whose argument is `query`, or `k` where the tool
-counts with `num_results`, gets the answer it meant instead of a validation error. Each tool's map is
-made from its own parameters when it is declared (`expose`): a name the tool itself takes is never an
-alias. An argument that is neither the tool's nor an alias is an error naming the ones it takes (the
-SDK alone would drop it silently, and the caller would never learn its filter did nothing).
+Each tool's map is made from its own parameters when it is declared: a name the tool takes is never an
+alias. An argument that is neither the tool's nor an alias is an error naming the ones it takes (the SDK
+alone would drop it silently, and the caller would never learn its filter did nothing).
 """
 
 from __future__ import annotations

@@ -1,30 +1,13 @@
 """Who may call the server: bearer tokens checked by a small ASGI middleware, plus the /internal check.
 
-Modes (THOTH_AUTH), for everything but the open health routes and `/internal/*`:
-- `off` (default): no check in the app. On Cloud Run the IAM check at the edge is the first line.
-- `google`: a Google-signed ID token, verified here (signature against Google's certificates, expiry,
-  issuer, audience in THOTH_AUTH_AUDIENCES or THOTH_PUBLIC_URL), and, when THOTH_AUTH_MEMBERS is
-  set, an email or domain on that list.
-- `tokens`: a static bearer token from THOTH_AUTH_TOKENS / THOTH_AUTH_TOKENS_FILE (readers) or
-  THOTH_AUTH_WRITER_TOKENS / THOTH_AUTH_WRITER_TOKENS_FILE (writers).
-
-Every accepted caller gets an `Identity`: a `principal` (who it is, from what was verified: the token's
-hash, the token's email; never from anything the client merely claims) and `writer` (the writer role:
-a writer token, the admin token, a member of THOTH_AUTH_WRITERS in google mode). thoth.mcp.roles uses
-both. With THOTH_AUTH=off there is no identity: one local principal with every right.
-
-`/internal/*` always needs the admin token (THOTH_ADMIN_TOKEN) or an identity listed in
-THOTH_INTERNAL_IDENTITIES (e.g. the service account Pub/Sub pushes with). With neither configured
-those routes refuse everything; they never fall open.
-
-Cloud Run removes the signature of the ID token it checked at the edge before the request reaches
-the container (the token arrives as `header.payload.SIGNATURE_REMOVED_BY_GOOGLE`). With
-THOTH_TRUST_CLOUD_RUN_IAM=true (only on a service that is not publicly invokable) the claims of
-that edge-checked token are trusted: `X-Serverless-Authorization` when present (then the
-`Authorization` header is passed through untouched and can carry the admin or a static token),
-else `Authorization`.
-
-Comparisons are constant-time; tokens are never logged nor echoed in an error.
+THOTH_AUTH: `off` (default; on Cloud Run the IAM check at the edge is the first line), `google` (a
+Google-signed ID token verified here; its email or domain in THOTH_AUTH_MEMBERS when that is set) or
+`tokens` (static reader and writer tokens). An accepted caller gets an `Identity` whose principal comes
+only from what was verified, never from what the client claims. `/internal/*` needs the admin token or
+an identity in THOTH_INTERNAL_IDENTITIES; with neither configured it refuses everything, never falls open.
+THOTH_TRUST_CLOUD_RUN_IAM trusts the claims of the token Cloud Run checked (it arrives with its signature
+removed); only on a service that is not publicly invokable. Comparisons are constant-time; tokens are
+never logged nor echoed in an error.
 """
 
 from __future__ import annotations

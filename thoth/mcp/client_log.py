@@ -1,11 +1,8 @@
-"""Log messages for the client: `logging/setLevel` (2025-era sessions), the per-request log level
-(2026-07-28: `_meta["io.modelcontextprotocol/logLevel"]`, which the SDK applies), and one `info`
-line per tool call that a user would want to see ("search_handbook answered in 14 ms: 5 results").
-Never document text at `info`: only names, counts and times.
-
-The same line goes to the server log. It reaches the client as `notifications/message` where the
-response can carry notifications: an event stream (thoth.mcp.streaming: a request that sets a log
-level or a progress token), stdio, or the SSE transport.
+"""Log messages for the client: `logging/setLevel`, the per-request level (`_meta["io.modelcontextprotocol/
+logLevel"]`, which the SDK applies), and one `info` line per tool call a user would want to see
+("search_handbook answered in 14 ms: 5 results"): names, counts and times, never document text. The same
+line goes to the server log; it reaches the client where the response can carry notifications (an event
+stream, stdio, the SSE transport).
 """
 
 from __future__ import annotations
@@ -22,12 +19,12 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types import EmptyResult, LoggingLevel, SetLevelRequestParams
 
 from thoth.mcp import sdk
+from thoth.mcp.streaming import LOG_LEVEL_META
 
 log = logging.getLogger("thoth.tools")
 
 LEVELS: tuple[str, ...] = get_args(LoggingLevel)  # debug … emergency, in rising severity
 DEFAULT_LEVEL = "info"
-LOG_LEVEL_META = "io.modelcontextprotocol/logLevel"
 
 
 class ClientLog:

@@ -1,19 +1,10 @@
 """The Host and Origin check every route passes (DNS-rebinding protection), as one ASGI middleware.
 
-A web page the user visits can rebind its own name to 127.0.0.1 and then read a loopback server as if
-it were its own origin: the browser still sends the page's name in `Host` (and in `Origin`). So:
-
-- THOTH_ALLOWED_HOSTS listed: only those Host headers (`name`, `name:port`, or `name:*` for any port).
-- Nothing listed, a loopback server (THOTH_HOST 127.0.0.1, localhost, ::1): loopback names only.
-- Nothing listed, a public interface (Cloud Run): no check here; the platform's edge routes by name.
-
-An `Origin` header, when a browser sends one, must be `http(s)://` one of the allowed hosts. Refused:
-421 for the Host, 403 for the Origin, before auth and before any route runs, on every route
-(MCP, legacy SSE, /ui, /health, /, /internal/*).
-
-The health routes also answer a Host that is an IP address: a platform's probe (Cloud Run's startup
-probe, a load balancer) names the container by address, and a rebinding page never can (its Host is
-its own DNS name).
+A web page can rebind its own name to 127.0.0.1 and read a loopback server, but the browser still sends
+that name in `Host` (and `Origin`). Allowed: the THOTH_ALLOWED_HOSTS when listed (`name`, `name:port`,
+`name:*`); else loopback names on a loopback server, and no check on a public interface (the platform's
+edge routes by name). A refused Host is 421, an Origin 403, before auth and before any route. The health
+routes also answer a Host that is an IP address: platform probes use one, a rebinding page never can.
 """
 
 from __future__ import annotations

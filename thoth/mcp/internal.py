@@ -1,20 +1,13 @@
 """The `/internal/*` routes: admin work over HTTP, beside MCP. Each is served when its toolset is.
 
-Every one passes the admin check first (`admin_refusal`: the admin token, or an identity in
-THOTH_INTERNAL_IDENTITIES; 503 while neither is configured, 401 otherwise).
-
-`/internal/gcs-events` (research): Cloud Storage object events pushed by Pub/Sub.
-`POST` answers at once (202 accepted, 200 ignored, 400 not a push message; before
-that, 503 while neither THOTH_ADMIN_TOKEN nor THOTH_INTERNAL_IDENTITIES is set, and 401
-to a caller without the admin token or an identity in THOTH_INTERNAL_IDENTITIES, e.g.
-the service account Pub/Sub pushes with) and does the work after the response, one event at a
-time per instance. A failure is logged and counted; the object is picked up
-again by the next batch run (`python -m ingest` or `python -m ingest missing`). The writer does
-the work (thoth/writes/object_events.py).
-`GET` reports what this instance has processed.
-
-`POST /internal/workshop-index/reindex` (workshop): re-ingest every workshop source from where it was
-ingested; 409 while one runs, 503 when the index or the model is unavailable.
+Every one passes `admin_refusal` first (the admin token, or an identity in THOTH_INTERNAL_IDENTITIES;
+503 while neither is configured, 401 otherwise).
+`/internal/gcs-events` (research): `POST` takes a Cloud Storage event pushed by Pub/Sub and answers at
+once (202 accepted, 200 ignored, 400 not a push message); the writer does the work after the response,
+one event at a time per instance (thoth/writes/object_events.py), and a failure is left for the next
+batch run. `GET` reports what this instance has processed.
+`POST /internal/workshop-index/reindex` (workshop): re-ingest every workshop source; 409 while one runs,
+503 when the index or the model is unavailable.
 """
 
 from __future__ import annotations
@@ -105,8 +98,7 @@ def event_routes(app: Thoth) -> list[BaseRoute]:
     worker = EventWorker(app)
 
     async def receive(request: Request) -> JSONResponse:
-        refusal = admin_refusal(request, app.settings)
-        if refusal is not None:
+        if (refusal := admin_refusal(request, app.settings)) is not None:
             return refusal
         try:
             body = json.loads(await request.body())
@@ -125,8 +117,7 @@ def event_routes(app: Thoth) -> list[BaseRoute]:
         )
 
     async def status(request: Request) -> JSONResponse:
-        refusal = admin_refusal(request, app.settings)
-        if refusal is not None:
+        if (refusal := admin_refusal(request, app.settings)) is not None:
             return refusal
         return JSONResponse(worker.status())
 
@@ -149,8 +140,7 @@ def reindex_routes(app: Thoth) -> list[BaseRoute]:
         return {"status": "ok", "workshops": workshops, "seconds": round(time.perf_counter() - started, 3)}
 
     async def reindex(request: Request) -> JSONResponse:
-        refusal = admin_refusal(request, app.settings)
-        if refusal is not None:
+        if (refusal := admin_refusal(request, app.settings)) is not None:
             return refusal
         if not busy.acquire(blocking=False):
             return JSONResponse({"error": "a reindex is already running; try again when it has finished"}, 409)

@@ -1,16 +1,9 @@
 """Tools, prompts and resource templates registered at start and built on first use: a cheaper cold
-start, the same lists.
+start, the same lists (tests/test_tool_golden.py pins every tool's schema).
 
-The SDK builds a tool as it is registered: a pydantic model of its arguments and the JSON schemas of
-its input and output, and Thoth registers every surface's tools at start, which made building them a
-large share of the server's start (docs/benchmarks.md, "Cold start"). `LazyToolManager` keeps each registration and
-builds the tool the first time it is asked for: `tools/call` builds the one it calls, `tools/list` all
-of them, listed in the order they were registered. What a client sees does not change
-(tests/test_tool_golden.py pins every tool's schema and outputs).
-
-Prompts and resource templates cost the same kind of work (an arguments model each):
-`LazyPromptManager` and `LazyResourceManager` build all of theirs together, the first time
-prompts or templates are listed, a prompt is asked for or a resource is read.
+The SDK builds a tool's arguments model and schemas as it is registered; `LazyToolManager` builds each
+tool the first time it is asked for (`tools/list` all of them, in registration order). The prompt and
+resource-template managers build all of theirs together on first use.
 """
 
 from __future__ import annotations

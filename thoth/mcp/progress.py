@@ -1,11 +1,9 @@
 """Progress for tools that take seconds, and cancellation where the work can stop.
 
-`with_progress(ctx, work)` runs `work(progress)` on a worker thread. `progress(done, total, message)`
-sends `notifications/progress` from any thread (the ingest job embeds on a thread of its own), and
-is a no-op when the request carried no `progressToken`. When the request is cancelled (the client
-went away, or `notifications/cancelled` on a connection that outlives the request: stdio, the SSE
-transport), the next `progress()` call raises `Cancelled`, so the work stops at its next step.
-`ProgressEmbedder` turns an embedder's batches into "chunks embedded / total".
+`with_progress(ctx, work)` runs `work(progress)` on a worker thread; `progress(done, total, message)`
+sends `notifications/progress` from any thread (a no-op without a `progressToken`) and raises `Cancelled`
+once the request is cancelled, so the work stops at its next step. `ProgressEmbedder` turns an embedder's
+batches into "chunks embedded / total".
 """
 
 from __future__ import annotations
@@ -82,10 +80,6 @@ class ProgressEmbedder:
         self._what = what
         self._done = 0
         self._total: int | None = None  # the chunks announced by `expect`; else the first call's texts
-        self.model_name = embedder.model_name
-        self.dim = embedder.dim
-        self.max_tokens = embedder.max_tokens
-        self.prompts = embedder.prompts
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return self._stepped(texts, self._embedder.embed)
@@ -114,5 +108,5 @@ class ProgressEmbedder:
             self._what = "summaries"
         return np.concatenate(parts) if parts else embed(texts)
 
-    def __getattr__(self, name: str) -> Any:  # anything else the pipeline asks of the model
+    def __getattr__(self, name: str) -> Any:  # the rest (model_name, dim, max_tokens, prompts...) is the model's
         return getattr(self._embedder, name)

@@ -1,9 +1,8 @@
 """Prompts: the ways of using Thoth that clients offer their users (Claude Code: slash commands).
 
-One or more per tool surface, declared by its Toolset (thoth.mcp.toolsets) and registered only when
-that surface is served. A prompt returns messages that steer the assistant to the right tools in
-the right order; the arguments a client can complete are in the Toolset too.
-An unknown prompt name, or a missing required argument, is JSON-RPC -32602 (invalid params).
+Each tool surface declares its own in its Toolset (thoth.mcp.toolsets), registered only when the surface
+is served; a prompt's messages steer the assistant to the right tools in the right order. An unknown
+prompt, or a missing required argument, is JSON-RPC -32602 (invalid params).
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Who is calling, and what they may do: the reader and writer roles, and per-caller state's key.
 
-A tool that writes the shared index (what every other caller reads) is registered with
-`WRITER_META` (thoth.mcp.tools.expose(writer=True)). `RoleMiddleware`, an MCP server middleware, sees every
-message: it leaves such tools out of a reader's `tools/list` and answers a reader's `tools/call` of
-one with a tool error naming the role. Tools that keep per-caller state (the default collection,
-chat sessions) are open to readers: each caller's state is its own, keyed by `current_caller()`.
-
-The caller comes from the identity the HTTP auth middleware verified (thoth.mcp.auth). With auth off,
-and over stdio, there is one local caller with every right.
+A tool that writes the shared index is registered with `WRITER_META` (`expose(writer=True)`);
+`RoleMiddleware` leaves it out of a reader's `tools/list` and answers a reader's call with a tool error
+naming the role. Tools that keep per-caller state (the default collection, chat sessions) are open to
+readers, keyed by `current_caller()`: the identity thoth.mcp.auth verified. With auth off, and over stdio,
+there is one local caller with every right.
 """
 
 from __future__ import annotations

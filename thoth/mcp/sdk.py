@@ -1,11 +1,9 @@
 """The MCP SDK's private attributes, read and written here only, each beside its public path.
 
-Thoth needs three things MCPServer keeps to itself: to answer a spec method that it has no decorator
-for (logging/setLevel) or answers its own way (resources/list, one page of every document); to supply
-its own tool, prompt and resource managers (thoth.mcp.lazy_tools: built on first use); and to tell
-one client connection from another (the level a logging/setLevel set holds for its connection).
-When the SDK changes one of these, this module is the one to change. tests/test_sdk.py runs the
-public path beside each, so a release that offers one shows here first.
+Thoth needs to answer spec methods MCPServer has no decorator for or answers its own way (logging/setLevel,
+resources/list), to supply its own (lazy) tool, prompt and resource managers, and to tell one client
+connection from another. tests/test_sdk.py runs the public path beside each, so a release that offers
+one shows there first.
 """
 
 from __future__ import annotations

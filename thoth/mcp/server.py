@@ -1,19 +1,11 @@
 """The HTTP server: `python -m thoth.mcp.server` (PORT, default 8080; THOTH_WORKERS processes, default 1).
 
-Routes:
-- `GET /`, `GET /health`: health JSON; 200 when the index is readable, 503 with the reason when not.
-- `/mcp`: MCP Streamable HTTP, stateless with JSON responses, so any instance answers any request;
-  an event stream instead when the request asks for progress (thoth.mcp.streaming).
-- `GET /mcp/sse` + `POST /mcp/messages/`: the legacy SSE transport, for older clients.
-- `GET /ui`: the read-only web console (thoth.ui, docs/console.md).
-- `/internal/*`: admin routes (thoth.mcp.internal); the admin token or an allowed service account (thoth.mcp.auth).
-
-Middleware, outermost first: request log context (trace, correlation id), the Host and Origin
-check (thoth.mcp.hosts, every route), auth (THOTH_AUTH),
-the Accept-header default for curl. SIGTERM (Cloud Run scaling in, a new revision) stops
-accepting connections and lets requests in flight finish, for up to THOTH_SHUTDOWN_GRACE_SECONDS
-(8 of the 10 s Cloud Run gives before it kills the instance). A write in flight finishes within that
-or stops before writing anything, answering a retryable tool error (close_writes_on_sigterm).
+Routes (create_app): `/` and `/health` (200 when the index is readable, 503 with the reason); `/mcp`,
+Streamable HTTP, stateless with JSON responses so any instance answers any request (an event stream when
+the request asks for progress: thoth.mcp.streaming); `/mcp/sse`, the legacy SSE transport; `/ui`, the
+console; `/internal/*` (thoth.mcp.internal). SIGTERM stops accepting connections and gives requests in
+flight THOTH_SHUTDOWN_GRACE_SECONDS (within the 10 s Cloud Run gives); a write in flight finishes within
+that or stops before writing anything, answering a retryable tool error (close_writes_on_sigterm).
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """`/mcp` answers plain JSON, or an event stream when the client asked for notifications on this request.
 
-A request whose `_meta` carries a `progressToken` (or a log level, `io.modelcontextprotocol/logLevel`)
-and whose Accept header names `text/event-stream` is served by a second, streaming transport: its
-response is an event stream of `notifications/progress` (and `notifications/message`) that ends with
-the result. Every other request gets the single JSON response it always got, so curl sequences and
-clients that ask for no progress see no change. Both transports are stateless and serve the same server.
+A request whose `_meta` carries a `progressToken` (or a log level) and whose Accept header names
+`text/event-stream` is served by a second, streaming transport: `notifications/progress` (and
+`notifications/message`), then the result. Every other request gets the single JSON response it always
+got. Both transports are stateless and serve the same server.
 """
 
 from __future__ import annotations

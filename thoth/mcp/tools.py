@@ -12,7 +12,7 @@ import inspect
 import logging
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -39,17 +39,6 @@ INSTRUCTIONS = (
     "Thoth searches and reads an indexed corpus (handbooks, PDFs, workshops) and answers with exact citations. "
     "Search first, then cite the source path and section of the passages you use."
 )
-
-T = TypeVar("T")
-
-
-def read_only_tool(mcp: MCPServer) -> Callable[[Callable[..., T]], Callable[..., T]]:
-    """Register a read-only tool; its docstring, dedented, is the description clients see."""
-
-    def decorate(fn: Callable[..., T]) -> Callable[..., T]:
-        return mcp.tool(annotations=READ_ONLY, description=inspect.cleandoc(fn.__doc__ or ""))(fn)
-
-    return decorate
 
 
 def respond(data: BaseModel, text: str) -> CallToolResult:
@@ -304,10 +293,11 @@ class ToolList(BaseModel):
 
 
 def _register_list_tools(mcp: MCPServer) -> None:
-    @read_only_tool(mcp)
     async def list_tools() -> CallToolResult:  # type: ignore[type-arg]
-        """List the tools this server offers, with what each one does."""
         tools = visible(await mcp.list_tools(), current_caller())
         infos = [ToolInfo(name=t.name, description=(t.description or "").strip().split("\n")[0]) for t in tools]
         text = "Available tools:\n" + "\n".join(f"- {t.name}: {t.description}" for t in infos)
         return respond(ToolList(tools=infos), text)
+
+    description = "List the tools this server offers, with what each one does."
+    mcp.tool(annotations=READ_ONLY, description=description)(list_tools)

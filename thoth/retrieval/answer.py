@@ -1,12 +1,9 @@
 """Answers with numbered citations: extractive by default, generated when an LLM is configured.
 
-Both start from the same retrieval (collapsed or traversal, which bring several pages into the top
-k) and keep only passages whose cosine similarity to the question reaches
-`MIN_SIMILARITY`; with none left the answer says that nothing relevant was found
-instead of guessing. The extractive answer is composed from several pages: for each page among the
-passages, in order of relevance, the sentence closest to the question, each followed by its
-citation number (up to MAX_PAGES pages). A summary node's citation names the pages it covers. The
-generated answer asks the LLM to answer from the numbered passages only and to cite each it uses.
+Both keep only the retrieved passages whose cosine similarity to the question reaches `MIN_SIMILARITY`;
+with none left the answer says nothing relevant was found instead of guessing. The extractive answer
+takes, for each page among the passages in order of relevance, the sentence closest to the question (up
+to MAX_PAGES pages); the generated one asks the LLM to answer from the numbered passages only.
 """
 
 from __future__ import annotations

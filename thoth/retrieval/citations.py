@@ -1,26 +1,17 @@
 """resolve_citation: a source_ref (or bucket + key) -> a URL a person can open, at the page.
 
-Modes:
-- `signed`: a V4 signed URL for the gs:// object (GET, THOTH_SIGNED_URL_SECONDS), for the
-  cited generation: on a versioned bucket a citation to a replaced PDF still opens the bytes
-  that were quoted. When that generation is gone (deleted, or replaced in a bucket that keeps
-  no old versions) the citation says so (`version_available: false`, `note`) and the URL opens
-  the object as it is now.
-  Signed with THOTH_SIGNING_KEY_FILE (a service-account key) if set, else with
-  Application Default Credentials: a key-backed account signs locally; on Cloud
-  Run (no private key) google-cloud-storage calls the IAM signBlob API with the
-  service account's email and access token.
-- `gs`: the gs:// URI (for gsutil / the console; no page fragment).
-- `portal`: THOTH_PORTAL_BASE_URL/{bucket}/{key}?version_id=…&page=…&highlight=…
-- `file`: the local file's file:// URL (folder collections).
-PDF viewers honour `#page=N` (and pdf.js / Acrobat `search=` for highlight) in
-the signed and file modes; the portal gets page and highlight as parameters.
+Modes: `signed`, a V4 signed URL for the cited generation of the gs:// object (signed with
+THOTH_SIGNING_KEY_FILE, else the application default credentials: on Cloud Run, with no private key,
+through IAM signBlob); when that generation is gone the citation says so and the URL opens the object as
+it is now. `gs`, the gs:// URI. `portal`, THOTH_PORTAL_BASE_URL/{bucket}/{key} with version, page and
+highlight as parameters. `file`, the local file's file:// URL. The signed and file modes carry the page
+and highlight as `#page=N&search=…`, which PDF viewers honour.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import threading
+import functools
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -29,7 +20,7 @@ from urllib.parse import quote, urlencode
 from thoth.config import CITATION_MODES, Settings
 from thoth.errors import ClientError, NotFound, check_choice
 from thoth.records import Document
-from thoth.retrieval.documents import find_document
+from thoth.retrieval.documents import document_at
 from thoth.retrieval.source_ref import SourceRef, parse_ref
 from thoth.store import Store
 
@@ -58,39 +49,32 @@ class Citation:
 
 # -- signing ------------------------------------------------------------------------------------
 
-_lock = threading.Lock()
-_signers: dict[tuple[str, str], tuple[Any, Any]] = {}
 
-
-def _signer(settings: Settings) -> tuple[Any, Any]:
+@functools.cache
+def _signer(key_file: str, gcp_project: str) -> tuple[Any, Any]:
     """(storage client, credentials), loaded once per process."""
     from google.cloud import storage
 
-    key = (settings.signing_key_file, settings.gcp_project)
-    with _lock:
-        if key not in _signers:
-            if settings.signing_key_file:
-                from google.oauth2 import service_account
+    if key_file:
+        from google.oauth2 import service_account
 
-                try:
-                    credentials = service_account.Credentials.from_service_account_file(settings.signing_key_file)
-                except (OSError, ValueError) as exc:
-                    raise ClientError(f"THOTH_SIGNING_KEY_FILE cannot be used: {exc}") from None
-                project = credentials.project_id
-            else:
-                import google.auth
-                from google.auth.exceptions import DefaultCredentialsError
+        try:
+            credentials = service_account.Credentials.from_service_account_file(key_file)
+        except (OSError, ValueError) as exc:
+            raise ClientError(f"THOTH_SIGNING_KEY_FILE cannot be used: {exc}") from None
+        project = credentials.project_id
+    else:
+        import google.auth
+        from google.auth.exceptions import DefaultCredentialsError
 
-                try:
-                    credentials, project = google.auth.default(scopes=_SCOPES)
-                except DefaultCredentialsError:
-                    raise ClientError(
-                        "no credentials to sign URLs with: set THOTH_SIGNING_KEY_FILE or run with a service "
-                        "account (Cloud Run), or ask for mode 'gs' or 'portal'"
-                    ) from None
-            client = storage.Client(project=settings.gcp_project or project, credentials=credentials)
-            _signers[key] = (client, credentials)
-        return _signers[key]
+        try:
+            credentials, project = google.auth.default(scopes=_SCOPES)
+        except DefaultCredentialsError:
+            raise ClientError(
+                "no credentials to sign URLs with: set THOTH_SIGNING_KEY_FILE or run with a service "
+                "account (Cloud Run), or ask for mode 'gs' or 'portal'"
+            ) from None
+    return storage.Client(project=gcp_project or project, credentials=credentials), credentials
 
 
 def signed_url(
@@ -100,7 +84,7 @@ def signed_url(
     from google.auth.credentials import Signing
     from google.auth.transport.requests import Request
 
-    client, credentials = _signer(settings)
+    client, credentials = _signer(settings.signing_key_file, settings.gcp_project)
     lifetime = timedelta(seconds=settings.signed_url_seconds)
     extra: dict[str, Any] = {}
     if not isinstance(credentials, Signing) or settings.signing_service_account:
@@ -208,10 +192,9 @@ def resolve_citation(
     else:
         raise ClientError("give source_ref (doc://bucket/key[?version_id=…][#page=N]), or bucket and key")
     try:
-        copies = find_document(store, bucket=ref.container, key=ref.key)
+        document = document_at(store, ref.container, ref.key)
     except NotFound:
         raise NotFound(f"no ingested document at {ref.base}") from None
-    document = next((d for d in copies if d.key == ref.key), copies[0])
     start, end = _pages(page, page_start, page_end, document.page_count)
     in_bucket = bool(document.bucket)
     chosen = _mode(settings, mode, in_bucket)

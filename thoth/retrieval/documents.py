@@ -1,10 +1,7 @@
 """Documents, and chunks with their documents and partitions: the one listing of a source's documents,
-and what the research tools fetch by id.
-
-A chunk id is the deterministic point id (UUIDv5 of source, document and chunk hash), so it names
-one chunk in one source. A document's content is stored once per source even when several keys hold
-the same bytes: each key is a `Document` record of its own (its `object_id`, bucket, version), and
-every key a document is known under comes with it (`copies`, in key order).
+and what the research tools fetch by id. A document's content is stored once per source even when
+several keys hold the same bytes: each key is a `Document` record of its own, and every key a document
+is known under comes with it (`copies`, in key order).
 """
 
 from __future__ import annotations
@@ -193,6 +190,12 @@ def find_document(
     chosen = source_id or min(d.source_id for d in found)
     doc_id = next(d.doc_id for d in found if d.source_id == chosen)
     return documents_by_id(store, {(chosen, doc_id)})[(chosen, doc_id)]
+
+
+def document_at(store: Store, container: str, key: str) -> Document:
+    """The record of the document a citation names: its bucket (or local source) and key."""
+    copies = find_document(store, bucket=container, key=key)
+    return next((d for d in copies if d.key == key), copies[0])
 
 
 def document_chunks(store: Store, copies: list[Document], limit: int, offset: int = 0) -> ChunkPage:

@@ -1,14 +1,10 @@
 """Sources and pages as documentation sets: listing, URLs, whole-page reads, search hits with URLs.
 
-Every document has a URL, in this order of preference:
-1. the canonical URL from its front matter (`url`, `canonical_url`, `canonical`);
-2. the source's configured base URL (THOTH_SOURCE_BASE_URLS) joined with the page's path, Markdown
-   suffix dropped and `index` pages mapped to their folder (`people/time-off.md` -> BASE/people/time-off);
-3. where the file lives: `file://…` locally, `gs://…` in a bucket;
-4. Thoth's own `doc://{source}/{key}`.
-Only URLs that the citation URL rule allows (thoth.retrieval.citation_urls) are candidates.
-A page is read back from the partitions table, which holds each section's full text once, so the
-chunker's overlap never appears twice.
+A document's URL is, in this order and as the citation URL rule allows (thoth.retrieval.citation_urls):
+its front matter's canonical URL; the source's THOTH_SOURCE_BASE_URLS base joined with the page's path
+(`people/time-off.md` -> BASE/people/time-off); where the file lives (`file://…`, `gs://…`); Thoth's own
+`doc://{source}/{key}`. A page is read back from the partitions table, which holds each section's text
+once, so the chunker's overlap never appears twice.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from thoth.errors import NotFound
 from thoth.records import Document, Partition, TreeNode
-from thoth.retrieval.documents import find_document, get_chunk
+from thoth.retrieval.documents import document_at, get_chunk
 from thoth.retrieval.pages import render_page
 from thoth.retrieval.paging import OffsetCursor
 from thoth.retrieval.source_ref import SourceRef
@@ -37,11 +37,6 @@ class DocumentInfo:
     page_count: int | None
 
 
-def _document(store: Store, container: str, key: str) -> Document:
-    copies = find_document(store, bucket=container, key=key)
-    return next((d for d in copies if d.key == key), copies[0])
-
-
 def _partitions(store: Store, document: Document) -> list[Partition]:
     match = {"source_id": document.source_id, "doc_id": document.doc_id}
     return store.find(Partition, match, fields=_PARTITION_FIELDS)
@@ -49,14 +44,14 @@ def _partitions(store: Store, document: Document) -> list[Partition]:
 
 def read_document(store: Store, ref: SourceRef) -> Readable:
     """The whole document a citation names (its page, when the citation names one: `read_page`)."""
-    document = _document(store, ref.container, ref.key)
+    document = document_at(store, ref.container, ref.key)
     text = render_page(_partitions(store, document))
     return Readable(str(SourceRef(ref.container, ref.key, ref.version)), document.title or ref.key, text)
 
 
 def read_page(store: Store, ref: SourceRef, page: int) -> Readable:
     """One page of a paged document (a PDF), or NotFound naming the pages it has."""
-    document = _document(store, ref.container, ref.key)
+    document = document_at(store, ref.container, ref.key)
     partitions = [
         p
         for p in _partitions(store, document)

@@ -1,16 +1,14 @@
-"""The optional reranker: it reorders hybrid search's first fused hits by a model that reads the query
-and each passage together, within a time budget. Off by default (`THOTH_RERANK_PROVIDER=none`).
-
-Backends: a `/rerank` endpoint in Cohere's shape (`cohere`: Cohere, Jina, vLLM) or in
-text-embeddings-inference's (`tei`), the Vertex AI ranking API (`vertex`), and a local
-sentence-transformers cross-encoder folder (`cross-encoder`, on torch). A reranker that is slow (past
-`THOTH_RERANK_TIMEOUT_SECONDS`), down or failing leaves the fused ranking as it was: a search never
-fails or waits longer because of it.
+"""The optional reranker (THOTH_RERANK_PROVIDER, off by default): it reorders hybrid search's first fused
+hits by a model that reads the query and each passage together: a `/rerank` endpoint in Cohere's shape
+(`cohere`: Cohere, Jina, vLLM) or TEI's (`tei`), the Vertex AI ranking API (`vertex`), or a local
+cross-encoder folder (`cross-encoder`). A reranker that is slow (past THOTH_RERANK_TIMEOUT_SECONDS), down
+or failing leaves the fused ranking as it was: a search never fails or waits longer because of it.
 docs/models.md ("Reranking") has what it was measured to do.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -142,35 +140,27 @@ class CrossEncoderReranker:
         return [float(s) for s in self._model.predict([(query, t) for t in texts], batch_size=32)]
 
 
-_lock = threading.Lock()
-_rerankers: dict[tuple[object, ...], Reranker] = {}
-
-
 def configured_reranker(settings: Settings) -> Reranker | None:
     """The process-wide reranker `settings` configure, or None (the default: no reranking)."""
-    provider = settings.rerank_provider
-    if provider == "none":
+    if settings.rerank_provider == "none":
         return None
-    key = (
-        provider,
+    return _reranker(
+        settings.rerank_provider,
         settings.rerank_url,
         settings.rerank_model,
         settings.rerank_api_key,
         settings.rerank_timeout_seconds,
         settings.gcp_project,
     )
-    with _lock:
-        if key not in _rerankers:
-            if provider == "cross-encoder":
-                _rerankers[key] = CrossEncoderReranker(settings.rerank_model)
-            elif provider == "vertex":
-                _rerankers[key] = VertexRanker(
-                    settings.gcp_project, settings.rerank_model, settings.rerank_url, settings.rerank_timeout_seconds
-                )
-            else:
-                url, model, api_key = settings.rerank_url, settings.rerank_model, settings.rerank_api_key
-                _rerankers[key] = EndpointReranker(provider, url, model, api_key, settings.rerank_timeout_seconds)
-        return _rerankers[key]
+
+
+@functools.cache
+def _reranker(provider: str, url: str, model: str, api_key: str, timeout: float, project: str) -> Reranker:
+    if provider == "cross-encoder":
+        return CrossEncoderReranker(model)
+    if provider == "vertex":
+        return VertexRanker(project, model, url, timeout)
+    return EndpointReranker(provider, url, model, api_key, timeout)
 
 
 def reranked(reranker: Reranker, query: str, hits: list[Hit], top_n: int, budget: float) -> list[Hit]:

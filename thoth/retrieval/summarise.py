@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from typing import Protocol
 
 from thoth.config import Settings
@@ -118,10 +119,7 @@ class ExtractiveSummariser:
             return []
         prose = [item for item in sentences if _is_prose(item[2])]
         sentences = prose or sentences  # table rows, code lines and fragments only when there is nothing else
-        weight: dict[str, int] = {}
-        for text in texts:
-            for word in content_words(text):
-                weight[word] = weight.get(word, 0) + 1
+        weight = Counter(word for text in texts for word in content_words(text))  # passages each word is in
         words = [content_words(s) for _, _, s in sentences]
         costs = self.tok.count([s for _, _, s in sentences])
         covered: set[str] = set()

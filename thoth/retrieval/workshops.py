@@ -17,17 +17,8 @@ from thoth.retrieval.paging import CursorError, OffsetCursor, decode_cursor, enc
 from thoth.retrieval.sources import all_sources
 from thoth.store import Store
 
-SECTION_FIELDS = [
-    "doc_id",
-    "ordinal",
-    "kind",
-    "heading_path",
-    "text",
-    "exercise_number",
-    "step_number",
-    "path",
-    "is_diff",
-]
+SECTION_FIELDS = ["doc_id", "ordinal", "kind", "heading_path", "text", "exercise_number", "step_number", "path",
+                  "is_diff"]  # fmt: skip
 WORKSHOP = "workshop"  # the source kind
 
 

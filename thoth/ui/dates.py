@@ -40,6 +40,3 @@ def when(value: datetime | str | None, missing: str = "never") -> Markup:
     exact = f"{at:%Y-%m-%d %H:%M:%S} UTC"
     text = human(at, datetime.now(UTC))
     return Markup(f'<time datetime="{at.isoformat()}" title="{exact}">{escape(text)}</time>')
-
-
-__all__ = ["human", "when"]

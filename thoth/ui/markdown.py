@@ -23,6 +23,3 @@ def _parser():  # type: ignore[no-untyped-def]
 def markdown(text: str | None) -> Markup:
     """`text` rendered as HTML that carries no markup of the text's own."""
     return Markup(_parser().render(text or ""))
-
-
-__all__ = ["markdown"]

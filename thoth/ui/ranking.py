@@ -33,6 +33,3 @@ def explain(ranking: Ranking, alpha: float | None, limit: int) -> list[str]:
     else:
         said.append(f"Reciprocal rank fusion: each list adds weight / ({RRF_K} + rank); scores are relative.")
     return said
-
-
-__all__ = ["explain"]

@@ -1,15 +1,12 @@
 """The server's writes, one at a time, and its index maintained in the background after enough of them.
 
-Admission control: a write (ingest_document, a bucket event, a reindex) holds the gate while it runs,
-so an instance's memory holds one write's batches at most, never several. A tool call that cannot get
-the gate within THOTH_WRITE_WAIT_SECONDS gets `Busy`, a tool error that says to retry later (never an
-HTTP 500); a bucket event waits its turn. After THOTH_MAINTAIN_AFTER_WRITES writes the gate starts
-maintenance (thoth/store/maintenance.py) on a thread of its own: searches go on meanwhile, and writes
-too (LanceDB retries the commit that loses to a compaction).
-
-Shutdown (SIGTERM, `close`): no write starts any more (ShuttingDown, retryable); the write in flight
-finishes within the grace period or stops before it has written anything (Writer.abandon), and its
-caller gets ShuttingDown too. A write is replace-never-remove, so either way the document stays whole.
+A write (ingest_document, a bucket event, a reindex) holds the gate while it runs, so an instance holds
+one write's batches at most. A tool call that cannot get it within THOTH_WRITE_WAIT_SECONDS gets `Busy`
+(a retryable tool error, never an HTTP 500); a bucket event waits its turn. Every
+THOTH_MAINTAIN_AFTER_WRITES writes the gate runs maintenance on a thread of its own; searches and writes
+go on meanwhile. At shutdown (`close`) no write starts any more (ShuttingDown, retryable) and the one in
+flight finishes within the grace period or stops before it has written anything: either way the
+document stays whole.
 """
 
 from __future__ import annotations
@@ -114,6 +111,3 @@ class WriteGate:
             maintain(self.store)
         except Exception:  # logged; the next due run tries again, and the index stays searchable meanwhile
             log.exception("background maintenance failed")
-
-
-__all__ = ["Busy", "ShuttingDown", "WriteGate"]

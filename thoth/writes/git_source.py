@@ -1,20 +1,12 @@
-"""Git sources: `python -m ingest --source <git URL> [--ref REF]` reads a repository at a ref.
-
-A git URL is `https://…/repo.git`, `ssh://…`, `git://…`, `git@host:path` or `file://…`; a local clone
-with `--ref` becomes its file:// URL. `#REF` at the end of the source names the ref (branch, tag or
-commit; default the remote's HEAD), so the source's stored URI is enough to run it again.
+"""Git sources: `python -m ingest --source <git URL> [--ref REF]` reads a repository at a ref (docs/sources.md).
 
 The repository is mirrored (bare) under THOTH_CACHE_DIR/git and fetched on every run; files are listed
-from the commit's tree (`git ls-tree`, no contents read) and each is versioned by the last commit
-that changed it, so the writer's plan reads only blobs whose version differs from the stored one:
-what changed between the last ingested commit and this one, renames (the old key removed, the new
-one stored, its chunks kept when the bytes are the same) and deletions included. The last changing
-commit of each file (sha, date, subject) comes from one `git log` walk, and a re-run walks only the
-commits since the last ingested one. It is kept in the store's settings under `git:{source_id}`,
-which `get_recent_updates` reads.
-
-A private repository's token (THOTH_GIT_TOKEN or the file THOTH_GIT_TOKEN_FILE) reaches git as an
-HTTP header through GIT_CONFIG_* environment variables: never on a command line, never logged.
+from the commit's tree without reading them, each versioned by the last commit that changed it, so the
+writer's plan reads only blobs whose version differs from the stored one (renames and deletions
+included). Those last commits come from one `git log` walk, and a re-run walks only the commits since
+the last ingested one (kept in the store's settings under `git:{source_id}`, which
+`get_recent_updates` reads). A private repository's token reaches git as an HTTP header through
+GIT_CONFIG_* environment variables: never on a command line, never logged.
 """
 
 from __future__ import annotations

@@ -1,27 +1,11 @@
-"""The ingest job's command line, `thoth ingest` (also `python -m ingest`):
-`[run|missing|maintain] --source DIR|gs://BUCKET/PREFIX|https://SITE/PREFIX/|GIT-URL [--ref REF] [--db URI]
-[--name NAME] [--rebuild-trees]`, or `--reembed`.
-
-`run` (the default) brings the collection in line with the source: new and
-changed files in, removed files out. `missing` only ingests files the
-collection does not know yet (a backfill after missed bucket events). On Cloud
-Run Jobs, CLOUD_RUN_TASK_INDEX / CLOUD_RUN_TASK_COUNT split the work.
-`maintain` compacts the index's tables, removes versions older than THOTH_MAINTAIN_RETENTION_MINUTES,
-folds new rows into the indexes and sweeps rows no document owns, then reports what it removed
-(thoth/store/maintenance.py; docs/operations.md says when to run it).
-`--reembed` re-embeds the stored chunk and tree-node text with the configured model and switches the
-index to it in one step once complete (thoth/writes/reembed.py); stopped, running it again continues.
-`--rebuild-trees` rebuilds RAPTOR trees from scratch instead of updating them in place: the
-source's after its run, or, without `--source`, every collection's.
+"""The ingest job's command line, `thoth ingest` (also `python -m ingest`): run, missing, maintain,
+`--reembed`, `--rebuild-trees`; `--help` says what each does.
 
 Each run is recorded in the ingest history (thoth/writes/run_records.py), a run that could not happen too.
-
-Exit codes: 0 the run finished (files that could not be read are recorded and
-listed, and do not change the code); 1 the run could not happen (source or
-database unreachable, embedding model mismatch); 2 bad arguments or settings;
-143 stopped by SIGTERM (or 130 by Ctrl-C) after the batch being written: what
-was written stays, and running again finishes the work (Cloud Run Jobs retry
-such a task).
+Exit codes: 0 the run finished (files that could not be read are recorded and listed, and do not change
+the code); 1 the run could not happen (source or database unreachable, embedding model mismatch); 2 bad
+arguments or settings; 143 stopped by SIGTERM (or 130 by Ctrl-C) after the batch being written: what was
+written stays, and running again finishes the work (Cloud Run Jobs retry such a task).
 """
 
 from __future__ import annotations
@@ -167,14 +151,19 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest") -> int:
             bar.close()
     record_run(writer.store, summarise([summary], trigger="job", started_by=started_by, started_at=started_at))
     print(summary.render())
-    for embedder in loaded_embedders():
-        if isinstance(embedder, RemoteEmbedder):  # what a paid or rate-limited endpoint was sent
-            print(embedder.sent.render(f"{embedder.wire.name} ({embedder.wire.model})"))
+    _print_sent()
     if summary.interrupted:
         code = next(iter(received.values()), 143)
         log.warning("ingest stopped early by a signal; exit code %d; run again to finish", code)
         return code
     return 0
+
+
+def _print_sent() -> None:
+    """What each remote embedding endpoint (paid, or rate-limited) was sent."""
+    for embedder in loaded_embedders():
+        if isinstance(embedder, RemoteEmbedder):
+            print(embedder.sent.render(f"{embedder.wire.name} ({embedder.wire.model})"))
 
 
 def _source_id(source: str, name: str | None) -> str:
@@ -212,9 +201,7 @@ def reembed_index(settings: Settings, stop: threading.Event, received: dict[int,
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(result.render())
-    for embedder in loaded_embedders():
-        if isinstance(embedder, RemoteEmbedder):
-            print(embedder.sent.render(f"{embedder.wire.name} ({embedder.wire.model})"))
+    _print_sent()
     return next(iter(received.values()), 143) if result.interrupted else 0
 
 

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from thoth.config import Settings
@@ -28,23 +27,14 @@ class Listing:
             store.set_setting(key, value)
 
 
-def _web(store: Store, settings: Settings, source: str, source_id: str) -> Listing:
-    key = WEB_STATE_KEY.format(source_id=source_id)
-    crawl = web.crawl(source, settings, web.load_state(saved_state(store, key)))
-    return Listing(crawl.objects, crawl.failures, "handbook", {key: crawl.state_json()}, crawl)
-
-
-def _git(store: Store, settings: Settings, source: str, source_id: str) -> Listing:
-    key = GIT_STATE_KEY.format(source_id=source_id)
-    read = git_source.read(source, settings, saved_state(store, key))
-    return Listing(read.objects, [], None, {key: read.state_json()}, read)
-
-
-_LISTERS: dict[str, Callable[[Store, Settings, str, str], Listing]] = {"web": _web, "git": _git}
-
-
 def list_source(store: Store, settings: Settings, source: str, source_id: str) -> Listing:
-    lister = _LISTERS.get(origin_kind(source))
-    if lister is None:
-        return Listing(list_all(source, settings))
-    return lister(store, settings, source, source_id)
+    kind = origin_kind(source)
+    if kind == "web":
+        key = WEB_STATE_KEY.format(source_id=source_id)
+        crawl = web.crawl(source, settings, web.load_state(saved_state(store, key)))
+        return Listing(crawl.objects, crawl.failures, "handbook", {key: crawl.state_json()}, crawl)
+    if kind == "git":
+        key = GIT_STATE_KEY.format(source_id=source_id)
+        read = git_source.read(source, settings, saved_state(store, key))
+        return Listing(read.objects, [], None, {key: read.state_json()}, read)
+    return Listing(list_all(source, settings))

@@ -100,6 +100,3 @@ def record_event(store: Store, event: ObjectEvent, summaries: list[RunSummary], 
     if not run.source_id:  # failed before its collection was known: the bucket's own one
         run = dataclasses.replace(run, source_id=slug(collection_name(f"gs://{event.bucket}")))
     record_run(store, run, existing=bool(error))
-
-
-__all__ = ["apply_event", "collection_for", "record_event"]

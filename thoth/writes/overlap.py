@@ -66,6 +66,3 @@ class OrderedWorker(Generic[T]):
             return
         self._failed = True  # the caller failed: finish what is running, start nothing else
         self._pool.shutdown(wait=True, cancel_futures=True)
-
-
-__all__ = ["OrderedWorker"]

@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from thoth.config import Settings
 from thoth.records import Chunk as StoredChunk  # a chunk as the index holds it (chunking's is one being cut)
@@ -30,6 +31,16 @@ log = logging.getLogger("thoth.ingest")
 
 # Deterministic chunk ids: UUIDv5 of {collection}|{doc_hash}|{chunk_hash} in this namespace.
 CHUNK_ID_NAMESPACE = uuid.UUID("5d1f3c9e-7a0b-5c7e-9f43-2b8d6e1a4c70")
+
+
+# What a partition takes from its parsed section, and a stored chunk from the chunk being cut, as they are.
+FROM_SECTION = ("kind", "page_start", "page_end", "text", "exercise_number", "step_number", "path", "is_diff",
+                "ocr_confidence")  # fmt: skip
+FROM_CHUNK = ("text", "page_start", "page_end", "content_type", "language")
+
+
+def _copied(source: object, names: tuple[str, ...]) -> dict[str, Any]:
+    return {name: getattr(source, name) for name in names}
 
 
 def _hash(*parts: object) -> str:
@@ -175,16 +186,8 @@ def prepare(
             doc_id=doc_id,
             source_id=source_id,
             ordinal=i,
-            kind=s.kind,
             heading_path=" > ".join(s.heading_path),
-            page_start=s.page_start,
-            page_end=s.page_end,
-            text=s.text,
-            exercise_number=s.exercise_number,
-            step_number=s.step_number,
-            path=s.path,
-            is_diff=s.is_diff,
-            ocr_confidence=s.ocr_confidence,
+            **_copied(s, FROM_SECTION),
         )
         for i, s in enumerate(parsed.sections)
     ]
@@ -226,11 +229,7 @@ def chunk_rows(source_id: str, chunks: list[tuple[Prepared, int, Chunk]], vector
             key=prepared.document.key,
             title=prepared.document.title,
             section=chunk.context,
-            text=chunk.text,
-            page_start=chunk.page_start,
-            page_end=chunk.page_end,
-            content_type=chunk.content_type,
-            language=chunk.language,
+            **_copied(chunk, FROM_CHUNK),
             exercise_number=partition.exercise_number,
             step_number=partition.step_number,
             tags=tuple(prepared.tags),

@@ -90,6 +90,3 @@ class ProgressMeter(Meter):
         if exc[0] is None:  # a failed run ends with its one `error:` line, not with a progress line
             self.stage("done")
             self.emit()
-
-
-__all__ = ["Meter", "ProgressMeter"]

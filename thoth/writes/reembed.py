@@ -1,12 +1,9 @@
 """`python -m ingest --reembed`: move an index to the configured embedding model without reading its
-sources again. The stored chunk text (heading path and text, as the writer embedded it) and tree-node
-text are embedded with the new model into staging, a batch at a time, then the index switches over in
-one step once every row has its new vector: the new model's identity and the cosine floor measured on
-its vectors are recorded in the same commit (thoth/store/reembed.py says how).
-
-Until the switch, servers with the old settings answer from the old vectors; after it, the old settings
-are refused (ModelMismatch names this command) and the new ones search. A run stopped (SIGTERM, a kill)
-keeps what it staged: the same command again continues where it stopped.
+sources again. The stored chunk and tree-node text is embedded into staging a batch at a time, then the
+index switches in one step (thoth/store/reembed.py), with the new model's identity and cosine floor in the
+same commit. Until then servers with the old settings answer from the old vectors; after it the old
+settings are refused (ModelMismatch names this command). A stopped run keeps what it staged: the same
+command continues it.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ changed, what failed and why, and who or what started it.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 from collections.abc import Sequence
@@ -78,24 +79,5 @@ def describe(run: IngestRun) -> str:
 
 def to_json(run: IngestRun) -> dict:
     """The run as the CLI's `--json` and /health give it (times as ISO 8601)."""
-    return {
-        "run_id": run.run_id,
-        "source_id": run.source_id,
-        "trigger": run.trigger,
-        "started_by": run.started_by,
-        "started_at": run.started_at.isoformat() if run.started_at else None,
-        "ended_at": run.ended_at.isoformat() if run.ended_at else None,
-        "added": run.added,
-        "updated": run.updated,
-        "removed": run.removed,
-        "failed": run.failed,
-        "unchanged": run.unchanged,
-        "chunks_written": run.chunks_written,
-        "tree": run.tree,
-        "failures": list(run.failures),
-        "error": run.error,
-        "interrupted": run.interrupted,
-    }
-
-
-__all__ = ["RUNS_KEPT", "describe", "record_run", "summarise", "to_json"]
+    times = {name: (at.isoformat() if (at := getattr(run, name)) else None) for name in ("started_at", "ended_at")}
+    return {**dataclasses.asdict(run), **times, "failures": list(run.failures)}

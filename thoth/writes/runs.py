@@ -1,14 +1,9 @@
 """Runs: what one has to do (`Plan`), what it did (`RunSummary`), and planning a whole run over a listing.
 
-A run lists a folder or bucket (thoth/writes/source_files.py), plans what changed against the stored
-documents, and the writer (thoth/writes/writer.py) does the plan. A run can be split among parallel
-tasks (Cloud Run Jobs): every task plans the whole source, then does the share of the work whose
-content fingerprint hashes to its index, so files with identical bytes, and the content a changed
-file leaves behind, are always handled by one task; N tasks write exactly the rows one task would.
-
-After a run has written its documents, the source's RAPTOR tree is rebuilt if its chunks changed
-(thoth/writes/tree.py); a run that changed nothing writes nothing, the tree included. Parallel tasks leave
-the tree to a run with one task, which builds it after every document is written.
+A run can be split among parallel tasks (Cloud Run Jobs): every task plans the whole source, then does
+the share of the work whose content fingerprint hashes to its index, so identical bytes, and the content
+a changed file leaves behind, are always handled by one task: N tasks write exactly the rows one would.
+Parallel tasks leave the RAPTOR tree to a run with one task.
 """
 
 from __future__ import annotations
@@ -211,16 +206,3 @@ def reingest(writer: Writer, kind: str, started_by: str = "reindex") -> list[Rei
         run = summarise(summaries, trigger="reindex", started_by=started_by, started_at=started_at, error=done.error)
         record_run(writer.store, dataclasses.replace(run, source_id=source.source_id))
     return results
-
-
-__all__ = [
-    "Plan",
-    "Reingested",
-    "RunSummary",
-    "collection_name",
-    "plan_run",
-    "reingest",
-    "row_fingerprint",
-    "slug",
-    "source_kind",
-]

@@ -118,11 +118,3 @@ def list_all(source: str, settings: Settings | None = None) -> list[SourceObject
     if workshop.is_workshop(root):
         return list(_workshop(root))
     return list(_local(root))
-
-
-__all__ = [
-    "SourceError",
-    "SourceObject",
-    "get_gcs_object",
-    "list_all",
-]

@@ -1,16 +1,11 @@
-"""RAPTOR trees: per source, cluster the chunks, summarise each cluster, embed, repeat.
+"""RAPTOR trees: per source, cluster the chunks (thoth/writes/clustering.py), summarise each cluster, embed
+the summaries, and repeat on them until one node is left: a layer that will not reduce gets one root over
+it all. Seeded: the same chunks give the same tree. Node ids are a hash of (source, level, children).
 
-Each layer's chunks (then summaries) are clustered (thoth/writes/clustering.py), each cluster is
-summarised and the summaries embedded: they are the next layer. Layers stop when one is down to a single
-node (the root); a layer that cannot be reduced further gets one root over it all, so every tree has
-exactly one root. Everything is seeded: the same chunks give the same tree. Node ids are a hash of
-(source, level, children).
-
-A source's tree changes only when its chunks (or the tree's parameters) changed: the chunks'
-fingerprint is stored with the source's tree pointer. A tree built the same way is updated in place
-(thoth/writes/tree_update.py) and records its drift, the chunks inserted and deleted since its last full
-build over the chunks it was built on; past `THOTH_TREE_DRIFT_MAX` a batch run rebuilds it. Either
-way the new tree replaces the old one in one pointer switch (see `Store.replace_tree`).
+A tree changes only when its chunks (or its parameters) did: their fingerprint is stored with the tree
+pointer. A tree built the same way is updated in place (thoth/writes/tree_update.py), recording its
+drift since its last full build; past THOTH_TREE_DRIFT_MAX a batch run rebuilds it. Either way the new
+tree replaces the old one in one pointer switch (`Store.replace_tree`).
 """
 
 from __future__ import annotations
@@ -355,6 +350,3 @@ def build_tree(
 def _set_has_tree(store: Store, source_id: str, value: bool) -> None:
     if store.has(Source) and store.first(Source, {"source_id": source_id}, fields=[]) is not None:
         store.change(Source, {"source_id": source_id}, {"has_tree": value})
-
-
-__all__ = ["TreeParams", "TreeResult", "build_tree", "build_nodes", "update_rows", "mark_stale", "fingerprint"]

@@ -1,17 +1,12 @@
 """Web sources: `python -m ingest --source https://docs.example.com/guide/` crawls within that prefix.
 
-Seeds: the start URL, the sitemaps robots.txt names and `sitemap.xml` at the origin and the prefix
-(sitemap indexes followed), `llms.txt` / `llms-full.txt` links; then links, breadth first, up to
-THOTH_CRAWL_MAX_DEPTH hops and THOTH_CRAWL_MAX_PAGES pages. Politeness is thoth/writes/web_fetch.py.
-
-Each page becomes a `SourceObject` whose uri is its canonical URL (the page's `<link rel=canonical>`
-when that is inside the prefix, else where redirects ended), keyed by its path, parsed by the HTML
-parser, fingerprinted by the SHA-256 of its bytes, so the writer's plan does the rest: a changed page is
-replaced, a page no longer listed is removed. What a crawl learned of each page (validators, links,
-whether a sitemap listed it) is kept in the store's settings under `crawl:{source_id}`; the next crawl
-sends conditional requests, and a 304 lists the page with its stored fingerprint, so it is neither
-downloaded nor embedded again. A page that fails is in `Crawl.failures` with its reason; a page that
-failed for a passing reason (timeout, 5xx) or that the page limit left out keeps its stored version.
+Seeds: the start URL, the sitemaps (robots.txt's, and `sitemap.xml` at the origin and the prefix) and
+`llms.txt` links; then links, breadth first, within THOTH_CRAWL_MAX_DEPTH and THOTH_CRAWL_MAX_PAGES.
+Each page is a `SourceObject` whose uri is its canonical URL, keyed by its path, fingerprinted by its
+bytes' SHA-256, so the writer's plan does the rest. What a crawl learned of each page is kept under
+`crawl:{source_id}` in the store's settings: the next crawl sends conditional requests, and a 304 lists
+the page with its stored fingerprint, neither downloaded nor embedded again. A page that failed for a
+passing reason (timeout, 5xx) or that the page limit left out keeps its stored version.
 """
 
 from __future__ import annotations

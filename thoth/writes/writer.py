@@ -1,27 +1,16 @@
 """Writing documents into the index: parse -> chunk -> embed -> write, then the source row and its tree.
 
-The ingest job (`python -m ingest`: whole runs over a folder or bucket, planned in thoth/writes/runs.py),
-the server's bucket events (thoth/writes/object_events.py) and workshop reindex, and its `ingest_document`
-(thoth/writes/documents.py) all write through this, so there is one way rows are made.
+The ingest job (whole runs, planned in thoth/writes/runs.py), bucket events, workshop reindex and
+`ingest_document` all write through this, so there is one way rows are made. Identity is content-derived,
+so a run is idempotent: an unchanged file is not read again, a changed one has its rows replaced, a gone
+one its rows removed, identical bytes under two keys are stored once.
 
-Identity is content-derived, so a run is idempotent: a file that did not change
-(same bytes locally, same generation in a bucket) is not read again, a changed
-file's rows are replaced, a file gone from the source has its rows removed, and
-identical bytes under two keys are stored once and known under both.
-
-Replace, never remove-then-add: a changed document's new partitions and chunks are written first, then
-its `documents` row is switched to them in one commit, then the old version's rows go. A reader finds
-the old version or the new one, never neither, and never both: searches serve only the chunks of versions
-a `documents` row points at (thoth/store/served.py). Rows of a new version left by a
-killed write are deleted before they are written again; old rows a write killed after its switch left
-behind belong to no `documents` row and are swept by maintenance (thoth/store/maintenance.py). Files
-gone from the source lose their chunks before their `documents` rows, so a killed run finds them again.
-A run killed at any point and started again ends with the same tables as one clean run.
-
-A `stop` event (set by the SIGTERM handler of `python -m ingest`) ends the run after the
-batch being written: files prepared but not yet written are left for the next run (they have
-no `documents` row yet, so it sees them as to do), and so are the steps after the loop
-(removals, index, source row).
+Replace, never remove-then-add: a changed document's new rows are written first, then its `documents`
+row is switched to them in one commit, then the old rows go, so a reader finds the old version or the
+new one, never neither nor both (searches serve only what a `documents` row points at). A killed write's
+new rows are deleted before they are written again, its old ones swept by maintenance: a run killed at
+any point and started again ends with the tables one clean run leaves. A `stop` event (SIGTERM) ends the
+run after the batch being written; what is left has no `documents` row, so the next run sees it as to do.
 """
 
 from __future__ import annotations
@@ -444,6 +433,3 @@ class Writer:
 def _unchanged(source: Source, previous: Source) -> bool:
     """Whether `source` says what `previous` (its stored row) says, the time of writing aside."""
     return {**to_row(source), "updated_at": None} == {**to_row(previous), "updated_at": None}
-
-
-__all__ = ["Writer"]

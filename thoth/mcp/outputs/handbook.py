@@ -102,19 +102,7 @@ class RecentUpdates(Output):
 
     @classmethod
     def from_record(cls, days: int, topic: str | None, found: list[origins.Update]) -> RecentUpdates:
-        updates = [
-            HandbookUpdate(
-                title=u.title,
-                source=u.key,
-                topic=u.topic,
-                commit=u.commit,
-                subject=u.subject,
-                date=u.date.isoformat(),
-                source_ref=u.source_ref,
-                url=u.url,
-            )
-            for u in found
-        ]
+        updates = [from_fields(HandbookUpdate, u, source=u.key, date=u.date.isoformat()) for u in found]
         return cls(days=days, topic=topic, updates=updates)
 
     def render(self) -> str:

@@ -37,11 +37,11 @@ class QurioResult(Output):
     @classmethod
     def from_record(cls, found: PageHit) -> QurioResult:
         chunk = found.hit.chunk
-        return cls(
-            title=chunk.title,
+        return from_fields(
+            cls,
+            chunk,
             type=chunk.content_type or "text",
             language=chunk.language or None,
-            source_id=chunk.source_id,
             url=found.url,
             section=chunk.section or None,
             score=found.hit.score,
@@ -86,16 +86,16 @@ class QurioSource(Output):
 
     @classmethod
     def from_record(cls, source: Source, origin: Origin) -> QurioSource:
-        return cls(
+        return from_fields(
+            cls,
+            source,
+            origin,
             id=source.source_id,
-            name=source.name,
             type=source.kind,
             pages=source.document_count,
             chunks=source.chunk_count,
             origin=origin.kind,
-            location=origin.location,
             lastRead=origin.read_at.isoformat() if origin.read_at else None,
-            commit=origin.commit,
         )
 
 

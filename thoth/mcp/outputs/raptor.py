@@ -117,7 +117,7 @@ class Node(Output):
 
     @classmethod
     def from_record(cls, node: TreeNode) -> Node:
-        return cls(**_node_fields(node))
+        return from_fields(cls, node, **_node_fields(node))
 
     def label(self) -> str:
         if self.level == 0:
@@ -130,21 +130,12 @@ class Node(Output):
 
 
 def _node_fields(node: TreeNode) -> dict:
+    """Node's fields in the seed's names; the rest (level, text, parent, section...) are the node's own."""
     return {
-        "node_id": node.node_id,
         "dataset_id": node.source_id,
         "uri": node_uri(node.source_id, node.node_id),
-        "level": node.level,
-        "text": node.text,
-        "children": list(node.children),
-        "parent": node.parent,
         "leaf_count": node.leaf_count or 1,
-        "summariser": node.summariser,
-        "chunk_id": node.chunk_id,
-        "doc_id": node.doc_id,
         "source": node.key,
-        "section": node.section,
-        "source_ref": node.source_ref,
     }
 
 
@@ -156,7 +147,9 @@ class Hit(Node):
     @classmethod
     def from_hit(cls, rank: int, hit: NodeHit) -> Hit:
         similarity = hit.similarity
-        return cls(
+        return from_fields(
+            cls,
+            hit.node,
             **_node_fields(hit.node),
             rank=rank,
             score=round(float(hit.score), 6),

@@ -90,29 +90,18 @@ class PartitionInfo(Output):
 
 
 def _chunk_fields(cited: CitedChunk) -> dict:
+    """ChunkInfo's fields in the seed's names; the rest (key, title, text, pages...) are the chunk's own."""
     chunk, document = cited.chunk, cited.document
     return {
         "id": chunk.chunk_id,
         "collection": chunk.source_id,
         "document_id": chunk.doc_id,
         "doc_hash": chunk.doc_id,
-        "partition_id": chunk.partition_id,
-        "partition_hash": chunk.partition_hash,
-        "chunk_hash": chunk.chunk_hash,
-        "chunk_index": chunk.chunk_index,
         "source_id": document.object_id if document else None,
         "source": (document.uri or None) if document else None,
         "bucket": document.bucket if document else None,
-        "key": chunk.key,
         "version_id": document.version if document else None,
-        "source_ref": chunk.source_ref,
-        "title": chunk.title,
-        "section": chunk.section,
         "pages": pages(chunk.page_start, chunk.page_end),
-        "page_start": chunk.page_start,
-        "page_end": chunk.page_end,
-        "content_type": chunk.content_type,
-        "text": chunk.text,
     }
 
 
@@ -141,7 +130,7 @@ class ChunkInfo(Output):
 
     @classmethod
     def from_record(cls, cited: CitedChunk) -> ChunkInfo:
-        return cls(**_chunk_fields(cited))
+        return from_fields(cls, cited.chunk, **_chunk_fields(cited))
 
     def where(self) -> str:
         """Title (or key), pages and source_ref: the line that says where a chunk is."""
@@ -165,7 +154,9 @@ class SearchHit(ChunkInfo):
     @classmethod
     def from_record(cls, cited: research.CitedHit) -> SearchHit:  # type: ignore[override]
         hit = cited.hit
-        return cls(
+        return from_fields(
+            cls,
+            hit.chunk,
             **_chunk_fields(CitedChunk(hit.chunk, cited.document)),
             score=hit.score,
             similarity=round(hit.similarity, 4) if hit.similarity is not None else None,
@@ -253,12 +244,8 @@ class FileList(Output):
 
     @classmethod
     def from_record(cls, page: documents.DocumentPage) -> FileList:
-        return cls(
-            collection=page.source_id,
-            total=page.total,
-            offset=page.offset,
-            next_offset=page.next_offset,
-            files=[ObjectInfo.from_record(d) for d in page.documents],
+        return from_fields(
+            cls, page, collection=page.source_id, files=[ObjectInfo.from_record(d) for d in page.documents]
         )
 
     def render(self) -> str:
@@ -327,8 +314,6 @@ class Citation(Output):
             version_id=citation.version,
             indexed_version_id=document.version,
             expires_at=citation.expires_at.isoformat() if citation.expires_at else None,
-            version_available=citation.version_available,
-            note=citation.note,
         )
 
     def render(self) -> str:
@@ -346,17 +331,12 @@ class DocumentChunks(Output):
 
     @classmethod
     def _fields(cls, page: documents.ChunkPage) -> dict:
-        return {
-            "document": DocumentInfo.from_record(page.copies),
-            "total_chunks": page.total,
-            "offset": page.offset,
-            "next_offset": page.next_offset,
-            "chunks": [ChunkInfo.from_record(c) for c in page.chunks],
-        }
+        chunks = [ChunkInfo.from_record(c) for c in page.chunks]
+        return {"document": DocumentInfo.from_record(page.copies), "total_chunks": page.total, "chunks": chunks}
 
     @classmethod
     def from_record(cls, page: documents.ChunkPage) -> DocumentChunks:
-        return cls(**cls._fields(page))
+        return from_fields(cls, page, **cls._fields(page))
 
     def render(self) -> str:
         return f"{self.document.title} — {self.total_chunks} chunks\n\n{render_chunks(self.chunks)}"
@@ -368,7 +348,7 @@ class ChunkDocument(DocumentChunks):
     @classmethod
     def from_record(cls, page: documents.ChunkPage) -> ChunkDocument:
         assert page.chunk is not None, "chunk_document's page names its chunk"
-        return cls(**cls._fields(page), chunk=ChunkInfo.from_record(page.chunk))
+        return from_fields(cls, page, **cls._fields(page), chunk=ChunkInfo.from_record(page.chunk))
 
     def render(self) -> str:
         return f"chunk {self.chunk.id} of {self.document.title}\n\n{render_chunks(self.chunks)}"
@@ -404,13 +384,7 @@ class ChunkBibtex(Output):
 
     @classmethod
     def from_record(cls, found: documents.Bibtex) -> ChunkBibtex:
-        return cls(
-            id=found.chunk.chunk_id,
-            document_id=found.chunk.doc_id,
-            source_ref=found.chunk.source_ref,
-            bibtex=found.bibtex,
-            bibtex_source=found.bibtex_source,
-        )
+        return from_fields(cls, found, found.chunk, id=found.chunk.chunk_id, document_id=found.chunk.doc_id)
 
     def render(self) -> str:
         return self.bibtex

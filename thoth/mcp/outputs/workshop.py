@@ -76,10 +76,8 @@ class WorkshopList(Output):
 
     @classmethod
     def from_record(cls, page: WorkshopPage) -> WorkshopList:
-        return cls(
-            workshops=[WorkshopInfo.from_record(w) for w in page.sources],
-            total=page.total,
-            nextCursor=page.next_cursor,
+        return from_fields(
+            cls, page, workshops=[WorkshopInfo.from_record(w) for w in page.sources], nextCursor=page.next_cursor
         )
 
     def render(self) -> str:
@@ -260,12 +258,8 @@ class QuestionTypeInfo(Output):
 
     @classmethod
     def from_record(cls, kind: workshop_quiz.QuestionType) -> QuestionTypeInfo:
-        return cls(
-            id=kind.id,
-            label=kind.label,
-            promptTemplate=kind.prompt_template,
-            whatToListenFor=list(kind.listen_for),
-            followUps=list(kind.follow_ups),
+        return from_fields(
+            cls, kind, promptTemplate=kind.prompt_template, whatToListenFor=kind.listen_for, followUps=kind.follow_ups
         )
 
 
@@ -282,28 +276,20 @@ class QuizInstructionsResult(Output):
 
     @classmethod
     def from_record(cls, found: workshop_quiz.QuizInstructions) -> QuizInstructionsResult:
-        return cls.model_validate(
-            {
-                "tool": "retrieve_quiz_instructions",
-                "version": found.version,
-                "topic": found.topic,
-                "learnerGoal": found.learner_goal,
-                "targetQuestionCount": found.question_count,
-                "instructionsMarkdown": found.markdown,
-                "checklist": list(found.checklist),
-                "questionTypes": [QuestionTypeInfo.from_record(kind) for kind in found.question_types],
-                "closingSteps": list(found.closing_steps),
-            }
+        return from_fields(
+            cls,
+            found,
+            tool="retrieve_quiz_instructions",
+            learnerGoal=found.learner_goal,
+            targetQuestionCount=found.question_count,
+            instructionsMarkdown=found.markdown,
+            questionTypes=[QuestionTypeInfo.from_record(kind) for kind in found.question_types],
+            closingSteps=found.closing_steps,
         )
 
     def render(self) -> str:
         """The readable Markdown a client shows: the protocol, then the question types, checklist and closing."""
-        lines = [
-            self.instructionsMarkdown,
-            "",
-            "## Question types",
-            "",
-        ]
+        lines = [self.instructionsMarkdown, "", "## Question types", ""]
         for kind in self.questionTypes:
             lines.append(f"- **{kind.label}** (`{kind.id}`): {kind.promptTemplate}")
             lines.append(f"  - Listen for: {'; '.join(kind.whatToListenFor)}")

@@ -1,10 +1,6 @@
-"""The research surface (seed 002): a PDF research library with citations back to the page.
-
-Eleven tools with the seed's names and arguments: ping, list_collections,
-set_default_collection, list_collection_files, search, fetch, resolve_citation,
-fetch_document_chunks, fetch_chunk_document, fetch_chunk_partition,
-fetch_chunk_bibtex. Its HTTP route `POST /internal/gcs-events` (Cloud Storage Pub/Sub push
-messages, admin token) is in thoth.mcp.internal.
+"""The research surface (seed 002): a PDF research library with citations back to the page; its tools
+keep the seed's names and arguments (TOOLSET below), its HTTP route `POST /internal/gcs-events` is in
+thoth.mcp.internal.
 """
 
 from __future__ import annotations

@@ -59,31 +59,19 @@ CURSOR_HINT = "Pass the `nextCursor` of the previous answer unchanged, or call a
 UNAVAILABLE_HINT = "The index or the model could not be read: try again shortly (GET /health shows why)."
 
 
-def _next_steps(cause: BaseException | None, default: tuple[str, ...]) -> list[str]:
-    if isinstance(cause, workshops.ScopeError) and cause.next:
-        return list(cause.next)
-    if isinstance(cause, CursorError):
-        return [CURSOR_HINT]
-    if isinstance(cause, ServerFault):
-        return [UNAVAILABLE_HINT]
-    return list(default)
-
-
-def _error_code(cause: BaseException | None) -> str:
-    if isinstance(cause, CursorError):
-        return "INVALID_CURSOR"
-    if isinstance(cause, ServerFault):
-        return "UNAVAILABLE"
-    return "INVALID_ARGUMENT"
-
-
 def failure(tool: str, title: str, exc: ToolError, default_next: tuple[str, ...]) -> CallToolResult:
     """An isError result: Markdown for the assistant (title, message, what to do next) and the same as
     structured content (`error`, `message`, `next`), so a client can act on it either way."""
-    message = str(exc)
-    steps = _next_steps(exc.__cause__, default_next)
+    message, cause = str(exc), exc.__cause__
+    if isinstance(cause, CursorError):
+        code, steps = "INVALID_CURSOR", [CURSOR_HINT]
+    elif isinstance(cause, ServerFault):
+        code, steps = "UNAVAILABLE", [UNAVAILABLE_HINT]
+    else:
+        scoped = isinstance(cause, workshops.ScopeError) and cause.next
+        code, steps = "INVALID_ARGUMENT", list(cause.next if scoped else default_next)  # type: ignore[union-attr]
     text = "\n".join([f"## {title}", "", message, *(["", "Next:", *(f"- {s}" for s in steps)] if steps else [])])
-    structured = {"error": _error_code(exc.__cause__), "tool": tool, "message": message, "next": steps}
+    structured = {"error": code, "tool": tool, "message": message, "next": steps}
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured, is_error=True)
 
 
@@ -272,25 +260,12 @@ def register(mcp: MCPServer, app: Thoth) -> None:
     ]
     paged = {"schema": {"maxChars": (max_chars, settings.max_chars)}}
     _expose(mcp, app, list_workshops, "Unable to list workshops", CURSOR_HINT)
-    _expose(
-        mcp,
-        app,
-        retrieve_learning_context,
-        "Unable to retrieve learning context",
-        LIST_HINT,
-        bind={"rng": lambda: rng},
-        result=_bundle("retrieve_learning_context"),
-        **paged,
-    )
-    _expose(
-        mcp,
-        app,
-        retrieve_diff_context,
-        "Unable to retrieve diff context",
-        LIST_HINT,
-        result=_bundle("retrieve_diff_context"),
-        **paged,
-    )
+    for body, failed in (
+        (retrieve_learning_context, "Unable to retrieve learning context"),
+        (retrieve_diff_context, "Unable to retrieve diff context"),
+    ):
+        bind = {"rng": lambda: rng} if body is retrieve_learning_context else None
+        _expose(mcp, app, body, failed, LIST_HINT, bind=bind, result=_bundle(body.__name__), **paged)
     _expose(
         mcp,
         app,

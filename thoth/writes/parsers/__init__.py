@@ -72,9 +72,15 @@ TEXT_SUFFIXES = (".txt",)
 HTML_SUFFIXES = (".html", ".htm")
 DOCX_SUFFIXES = (".docx",)
 NOTEBOOK_SUFFIXES = (".ipynb",)
-CODE_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".go", ".rs", ".java", ".kt", ".scala")
-CODE_SUFFIXES += (".rb", ".php", ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".swift", ".sh", ".bash", ".sql")
-CODE_SUFFIXES += (".r", ".lua", ".tf")  # thoth/writes/parsers/code.py names each one's language
+# suffix -> the language name fenced Markdown blocks use (what qurio_search's `language` filter matches)
+CODE_LANGUAGES = {
+    ".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "jsx",
+    ".ts": "typescript", ".tsx": "tsx", ".go": "go", ".rs": "rust", ".java": "java", ".kt": "kotlin",
+    ".scala": "scala", ".rb": "ruby", ".php": "php", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp",
+    ".hpp": "cpp", ".cs": "csharp", ".swift": "swift", ".sh": "bash", ".bash": "bash", ".sql": "sql",
+    ".r": "r", ".lua": "lua", ".tf": "hcl",
+}  # fmt: skip
+CODE_SUFFIXES = tuple(CODE_LANGUAGES)
 SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES + PDF_SUFFIXES + TEXT_SUFFIXES + HTML_SUFFIXES + DOCX_SUFFIXES
 SUPPORTED_SUFFIXES += NOTEBOOK_SUFFIXES + CODE_SUFFIXES
 WORKSHOP_FORMAT = "workshop"  # a workshop unit's `SourceObject.format`: a bundle of files, not one suffix

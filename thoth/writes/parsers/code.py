@@ -7,44 +7,14 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from thoth.writes.parsers import Block, ParsedDocument, ParseError, Section
+from thoth.writes.parsers import CODE_LANGUAGES, Block, ParsedDocument, ParseError, Section
 
-# suffix -> the language name fenced Markdown blocks use (what qurio_search's `language` filter matches)
-LANGUAGES: dict[str, str] = {
-    ".py": "python",
-    ".js": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".jsx": "jsx",
-    ".ts": "typescript",
-    ".tsx": "tsx",
-    ".go": "go",
-    ".rs": "rust",
-    ".java": "java",
-    ".kt": "kotlin",
-    ".scala": "scala",
-    ".rb": "ruby",
-    ".php": "php",
-    ".c": "c",
-    ".h": "c",
-    ".cc": "cpp",
-    ".cpp": "cpp",
-    ".hpp": "cpp",
-    ".cs": "csharp",
-    ".swift": "swift",
-    ".sh": "bash",
-    ".bash": "bash",
-    ".sql": "sql",
-    ".r": "r",
-    ".lua": "lua",
-    ".tf": "hcl",
-}
 _TOP_LEVEL = re.compile(r"^\S")
 _MAX_LINES = 60  # a block longer than this is cut at its next blank line
 
 
 def language_of(key: str) -> str:
-    return LANGUAGES.get(PurePosixPath(key).suffix.lower(), "")
+    return CODE_LANGUAGES.get(PurePosixPath(key).suffix.lower(), "")
 
 
 def _blocks(text: str, language: str) -> list[Block]:

@@ -12,18 +12,11 @@ Layout (DESIGN.md, "Workshop repositories"):
 A workshop is ingested as units, one document each: the workshop notes (key `exercises`), each
 exercise's notes (`exercises/NN.name`) and each step (`exercises/NN.name/NN`: problem and solution
 together, because a diff needs both). A unit's bytes are its files serialised in a fixed order, so its
-document id (SHA-256 of those bytes) changes exactly when one of its files changes, and the pipeline's
-plan/replace/remove logic works on units as it does on files.
-
-Each unit parses into sections (partitions), in this order: workshop instructions, workshop finished
-notes; exercise instructions, exercise finished notes; per step problem instructions, solution
-instructions, problem code (one per file), solution code, a diff summary (`added/removed/modified
-path`) and one unified diff per changed file. The diff summary and the diffs are `is_diff`.
-
-What the workshop hides from its diffs (DEFAULT_DIFFIGNORE: tests, lock files, configuration;
-`epicshop/.diffignore`; the root `.gitignore`) is left out of the units altogether, so it is in no
-bundle, no search result, and editing it re-ingests nothing. Every section's `path` is relative to the
-workshop root; a diff's is the solution's file (the problem's for a removed file).
+document id changes exactly when one of its files does, and the writer plans units as it does files.
+A unit parses into sections in reading order: notes, then per step the instructions, the code of each
+side, a diff summary and one unified diff per changed file (`is_diff`). What the workshop hides from its
+diffs (DEFAULT_DIFFIGNORE, `epicshop/.diffignore`, the root `.gitignore`) is left out of the units
+altogether. Every section's `path` is relative to the workshop root.
 """
 
 from __future__ import annotations
@@ -35,7 +28,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 
-from thoth.writes.parsers import Block, ParsedDocument, ParseError, Section, markdown
+from thoth.writes.parsers import CODE_LANGUAGES, Block, ParsedDocument, ParseError, Section, markdown
 
 # Version 2: ignored files are left out of units and diff paths are relative to the root. A new magic
 # changes every unit's bytes, so indexes built by version 1 are re-parsed on their next ingest.
@@ -48,35 +41,11 @@ GITIGNORE = ".gitignore"  # the workshop app hides what the repository ignores, 
 # editor folders, databases, epicshop's folder), plus tests and tool configuration, which teach nothing
 # about the step and would crowd out what does.
 DEFAULT_DIFFIGNORE = (
-    "package-lock.json",
-    ".DS_Store",
-    ".vscode",
-    ".idea",
-    ".git",
-    "*.db",
-    "epicshop",
-    # tests
-    "*.test.*",
-    "*.spec.*",
-    "__tests__",
-    "tests",
-    "test",
-    "e2e",
-    # lock files
-    "yarn.lock",
-    "pnpm-lock.yaml",
-    "bun.lock",
-    "bun.lockb",
-    "npm-shrinkwrap.json",
-    "*.lock",
-    # configuration
-    "*.config.*",
-    "tsconfig*.json",
-    "jsconfig.json",
-    ".eslintrc*",
-    ".prettierrc*",
-    ".babelrc*",
-)
+    "package-lock.json", ".DS_Store", ".vscode", ".idea", ".git", "*.db", "epicshop",
+    "*.test.*", "*.spec.*", "__tests__", "tests", "test", "e2e",  # tests
+    "yarn.lock", "pnpm-lock.yaml", "bun.lock", "bun.lockb", "npm-shrinkwrap.json", "*.lock",  # lock files
+    "*.config.*", "tsconfig*.json", "jsconfig.json", ".eslintrc*", ".prettierrc*", ".babelrc*",  # configuration
+)  # fmt: skip
 LEFT_OUT_NAMES = {"package-lock.json", ".DS_Store", "node_modules"}  # never content, never diffed
 NOTE_STEMS = ("README", "FINISHED")  # notes files: their own sections, never code or diffs
 
@@ -84,30 +53,11 @@ _EXERCISE = re.compile(r"^(\d+)\.(.+)$")
 _STEP = re.compile(r"^(\d+)\.(problem|solution)(?:\.(.+))?$")
 _UNIT_KEY = re.compile(r"^exercises(?:/(\d+)\.([^/]+)(?:/(\d+))?)?$")
 
-LANGUAGES = {
-    ".ts": "typescript",
-    ".tsx": "tsx",
-    ".js": "javascript",
-    ".jsx": "jsx",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".py": "python",
-    ".go": "go",
-    ".rs": "rust",
-    ".java": "java",
-    ".rb": "ruby",
-    ".css": "css",
-    ".html": "html",
-    ".json": "json",
-    ".md": "markdown",
-    ".mdx": "mdx",
-    ".sql": "sql",
-    ".sh": "bash",
-    ".yml": "yaml",
-    ".yaml": "yaml",
-    ".toml": "toml",
-    ".prisma": "prisma",
-}
+# a workshop's code (thoth/writes/parsers/code.py's languages), markup and configuration files
+LANGUAGES = CODE_LANGUAGES | {
+    ".css": "css", ".html": "html", ".json": "json", ".md": "markdown", ".mdx": "mdx", ".yml": "yaml",
+    ".yaml": "yaml", ".toml": "toml", ".prisma": "prisma",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -84,11 +84,13 @@ class OnnxEmbedder(EmbedderBase):
         # concurrent request's BM25 wants, so two sleeping threads answer a query sooner than one for
         # about the same CPU. Batches (ingest) run as fast either way (docs/performance.md, "Embedding").
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        # No arena and no memory pattern: onnxruntime then frees a batch's activations after the run instead
-        # of keeping the largest batch's (hundreds of MB for 64 long texts) for the life of the process, at
-        # the same speed (docs/operations.md, "Memory").
-        opts.enable_cpu_mem_arena = False
+        # onnxruntime's CPU arena keeps a query's buffers for the next one (without it a query costs ~1 ms
+        # more CPU over HTTP); a batch of several texts (a write's) shrinks it again after its run, so the
+        # largest batch's activations (hundreds of MB for 64 long texts) are not kept for the life of the
+        # process. No memory pattern: it keeps buffers per input shape (docs/operations.md, "Memory").
         opts.enable_mem_pattern = False
+        self._shrink = ort.RunOptions()
+        self._shrink.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
         try:
             self._session = ort.InferenceSession(str(onnx_path), sess_options=opts, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types
@@ -109,7 +111,7 @@ class OnnxEmbedder(EmbedderBase):
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
-        return self._session.run([self._output], feed)[0]
+        return self._session.run([self._output], feed, self._shrink if len(ids) > 1 else None)[0]
 
     def embed(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

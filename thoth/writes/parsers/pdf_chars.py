@@ -1,18 +1,20 @@
 """The characters of a PDF page as PDFium gives them: code, font size and weight, box.
 
 This is the parser's hot loop (every character of every page passes through it once), so PDFium
-is called by address, as few times a character as the layout needs (`read_chars`).
+is called by address, as few times a character as the layout needs, from C loops (`read_page`).
 """
 
 from __future__ import annotations
 
 import ctypes
 import re
-import struct
-from functools import partial
+from collections import deque
+from dataclasses import dataclass
+from itertools import repeat
 from typing import NamedTuple
 
 import cffi
+import numpy as np
 import pypdfium2.raw as pdfium_c
 
 from thoth.writes.parsers.pdf_text import HYPHEN, UNMAPPED, symbol_glyph
@@ -51,7 +53,7 @@ def fast(function, signature: str):
 
 _VOID = ctypes.c_void_p
 _OBJECT_AT = fast(pdfium_c.FPDFText_GetTextObject, "uintptr_t(*)(uintptr_t, int)")
-_BOX_AT = fast(pdfium_c.FPDFText_GetLooseCharBox, "int(*)(uintptr_t, int, float *)")
+_BOX_INTO = fast(pdfium_c.FPDFText_GetLooseCharBox, "int(*)(uintptr_t, int, uintptr_t)")  # into an address
 # asked once per text object: some files set every word in an object of its own (GeoTopo: 31,850)
 _SIZE_AT = fast(pdfium_c.FPDFText_GetFontSize, "double(*)(uintptr_t, int)")
 _FACE_OF = fast(pdfium_c.FPDFTextObj_GetFont, "uintptr_t(*)(uintptr_t)")
@@ -64,11 +66,9 @@ def textpage_address(textpage) -> int:
 
 
 _UNICODE = _by_address(pdfium_c.FPDFText_GetUnicode, ctypes.c_uint, _VOID, ctypes.c_int)
-_TEXT_OBJECT = _by_address(pdfium_c.FPDFText_GetTextObject, _VOID, _VOID, ctypes.c_int)
-_LOOSE_BOX = _by_address(pdfium_c.FPDFText_GetLooseCharBox, ctypes.c_int, _VOID, ctypes.c_int, _VOID)
 _GENERATED = _by_address(pdfium_c.FPDFText_IsGenerated, ctypes.c_int, _VOID, ctypes.c_int)
-_FOUR_FLOATS = struct.Struct("4f")
 _NO_BOX = (0.0, 0.0, 0.0, 0.0)  # a space's: never read
+_LBRT = [0, 3, 2, 1]  # an FS_RECTF's left, top, right, bottom as a Char's box: left, bottom, right, top
 
 
 def _font_name(raw, i: int, name, flags) -> str:
@@ -111,62 +111,154 @@ def _codes(raw, address: int, count: int) -> list[int] | None:
     return codes
 
 
-def read_chars(textpage) -> list[Char | None]:
-    """Every character of the page; None where PDFium breaks the line.
+_CALLS = (10, 13, 32)  # line breaks and plain spaces: PDFium is never asked about them (see `read_page`)
+_SPACE = np.array([chr(code).isspace() for code in range(0xD800)])  # which plain codes `str.isspace` calls blank
 
-    The codes come in one call where they can (`_codes`). Size, weight and font name belong to a
-    character's text object (PDFium reads all three from it), so they are asked once per object: two
-    calls a character (its object and box). A space needs neither: only its characters' neighbours'
-    boxes and sizes are ever read, so a space costs one call, and only when it may be generated.
+
+@dataclass
+class PageChars:
+    """A page's characters as arrays over PDFium's character indices, read with no Python step a character.
+
+    `groups` are the index ranges PDFium sets as lines (between its line breaks). The characters that
+    are not blank (`ink`, ascending) have their size, weight, name and box in lists aligned with it, so
+    a line's are slices; `char(i)` makes the `Char` a line with raised or accented letters reads one by one.
+    """
+
+    address: int
+    codes: np.ndarray  # PDFium's code per index
+    chs: list[str]  # the character per index ('' for the second half of a pair joined to the first)
+    groups: list[tuple[int, int]]
+    ink: list[int]
+    letters: list[str]
+    sizes: list[float]
+    weights: list[int]
+    lefts: list[float]
+    bottoms: list[float]
+    rights: list[float]
+    tops: list[float]
+    size_at: np.ndarray
+    weight_at: np.ndarray
+    box_at: np.ndarray  # per index: left, top, right, bottom (an FS_RECTF); zeros where never read
+
+    def char(self, i: int) -> Char:
+        if self.codes[i] == 32:
+            return _new(Char, (" ", i, 0.0, 0, _NO_BOX, _GENERATED(self.address, i) == 1))
+        left, top, right, bottom = self.box_at[i].tolist()
+        size, weight = float(self.size_at[i]), int(self.weight_at[i])
+        return _new(Char, (self.chs[i], i, size, weight, (left, bottom, right, top), False))
+
+    def chars(self, start: int, end: int, accents: bool) -> list[Char]:
+        """The Chars start..end in one pass of C loops; whether a space is generated (a PDFium call each)
+        only matters where accents move, so only then is it asked."""
+        chs = self.chs[start:end]
+        boxes = map(tuple, self.box_at[start:end][:, _LBRT].tolist())
+        spaces = [i for i in range(start, end) if self.codes[i] == 32] if accents else []
+        generated = [False] * (end - start)
+        for i in spaces:
+            generated[i - start] = _GENERATED(self.address, i) == 1
+        sizes, weights = self.size_at[start:end].tolist(), self.weight_at[start:end].tolist()
+        fields = zip(chs, range(start, end), sizes, weights, boxes, generated, strict=True)
+        out = list(map(_new, repeat(Char), fields))
+        return [c for c in out if c.ch] if "" in chs else out
+
+
+def read_page(textpage) -> PageChars:
+    """Every character of the page: codes in one call (`_codes`), then each character's text object and
+    box asked of PDFium by `map` over the indices (the loop runs in C, one cffi call a character, no
+    Python frame), fonts once per text object. Spaces and line breaks are never asked: only the
+    characters around them are read, and whether a space is generated only where accents move (`char`).
     """
     raw = textpage.raw
     address = textpage_address(textpage)
-    rect = FFI.new("float[4]")  # an FS_RECTF: left, top, right, bottom
-    read_rect = partial(_FOUR_FLOATS.unpack_from, FFI.buffer(rect))  # a third of the cost of unpacking the cdata
+    count = pdfium_c.FPDFText_CountChars(raw)
+    listed = _codes(raw, address, count)
+    if listed is None:
+        listed = [_UNICODE(address, i) for i in range(count)]
+    codes = np.array(listed, dtype=np.int64)
+    asked = np.flatnonzero((codes != 10) & (codes != 13) & (codes != 32))
+    where = asked.tolist()
+    objects = np.fromiter(map(_OBJECT_AT, repeat(address), where), np.uint64, len(where))
+    boxes = np.zeros((count, 4), np.float32)
+    start = boxes.ctypes.data
+    deque(map(_BOX_INTO, repeat(address), where, (asked * 16 + start).tolist()), maxlen=0)  # the calls, kept nowhere
+    size_at, weight_at, name_of = _fonts(raw, address, asked, objects, count)
+    chs = list(map(chr, listed))
+    special = asked[(codes[asked] < 32) | (codes[asked] >= 0xD800)].tolist()
+    for i in special:
+        chs[i] = _special(raw, listed, chs, i, name_of)
+    for i in special:
+        if "\ud800" <= chs[i] <= "\udfff":  # half a pair whose other half never came
+            chs[i] = UNMAPPED
+    blank = np.zeros(count, bool)
+    plain = codes[asked] < 0xD800
+    blank[asked[plain]] = _SPACE[codes[asked[plain]]]
+    for i in special:
+        blank[i] = not chs[i] or chs[i].isspace()
+    ink = asked[~blank[asked]]
+    left, top, right, bottom = (boxes[ink, k].tolist() for k in range(4))
+    breaks = np.flatnonzero((codes == 10) | (codes == 13)).tolist()
+    groups = [(a + 1, b) for a, b in zip([-1, *breaks], [*breaks, count], strict=True) if b > a + 1]
+    where_ink = ink.tolist()
+    letters = [chs[i] for i in where_ink]
+    sizes, weights = size_at[ink].tolist(), weight_at[ink].tolist()
+    return PageChars(
+        address,
+        codes,
+        chs,
+        groups,
+        where_ink,
+        letters,
+        sizes,
+        weights,
+        left,
+        bottom,
+        right,
+        top,
+        size_at,
+        weight_at,
+        boxes,
+    )
+
+
+def _fonts(raw, address: int, asked: np.ndarray, objects: np.ndarray, count: int):
+    """Size and weight per character index, and a function giving an index's font name: `_font` once
+    per text object, in page order (as the cache of faces fills), and per character where there is none."""
+    size_at = np.zeros(count)
+    weight_at = np.zeros(count, np.int64)
+    names: dict[int, str] = {}
+    if not len(asked):
+        return size_at, weight_at, names.get
+    found, first, inverse = np.unique(objects, return_index=True, return_inverse=True)
     name = ctypes.create_string_buffer(128)
     flags = ctypes.c_int()
-    unicode_of, object_of, box_of, generated_at = _UNICODE, _OBJECT_AT, _BOX_AT, _GENERATED
-    fonts: dict[int, tuple[float, int, str]] = {}
     faces: dict[int, tuple[int, str]] = {}
-    out: list[Char | None] = []
-    append = out.append
-    count = pdfium_c.FPDFText_CountChars(raw)
-    codes = _codes(raw, address, count)
-    if codes is None:
-        codes = [unicode_of(address, i) for i in range(count)]
-    for i, code in enumerate(codes):
-        if code <= 32:
-            if code == 32:
-                append(_new(Char, (" ", i, 0.0, 0, _NO_BOX, generated_at(address, i) == 1)))
-                continue
-            if code in (10, 13):
-                if out and out[-1] is not None:
-                    append(None)
-                continue
-        obj = object_of(address, i)
-        font = fonts.get(obj)  # never stored for no object (0)
-        if font is None:
-            font = _font(raw, address, i, obj, faces, name, flags)
-            if obj:
-                fonts[obj] = font
-        if 32 < code < 0xD800:  # most characters: nothing to map
-            ch = chr(code)
-        elif code in (2, 0xFFFE) or (code < 32 and pdfium_c.FPDFText_IsHyphen(raw, i)):
-            ch = HYPHEN
-        elif code < 32 and code != 9 or 0xE000 <= code <= 0xF8FF:
-            # a glyph no table names stays visible as a placeholder: dropping it would change what the page says
-            ch = symbol_glyph(code, font[2]) or (UNMAPPED if code < 32 else chr(code))
-        elif 0xDC00 <= code <= 0xDFFF and out and out[-1] is not None and "\ud800" <= out[-1].ch <= "\udbff":
-            # the second half of a UTF-16 pair (an emoji): one character with the first
-            high = ord(out[-1].ch)
-            out[-1] = out[-1]._replace(ch=chr(0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00)))
-            continue
-        else:
-            ch = chr(code) if code < 0xDC00 or code > 0xDFFF else UNMAPPED
-        box_of(address, i, rect)
-        left, top, right, bottom = read_rect()
-        append(_new(Char, (ch, i, font[0], font[1], (left, bottom, right, top), False)))
-    for k, c in enumerate(out):
-        if c is not None and "\ud800" <= c.ch <= "\udfff":  # half a pair whose other half never came
-            out[k] = c._replace(ch=UNMAPPED)
-    return out
+    sizes, weights, fonts = np.zeros(len(found)), np.zeros(len(found), np.int64), [""] * len(found)
+    for k in np.argsort(first, kind="stable").tolist():
+        obj, i = int(found[k]), int(asked[first[k]])
+        if obj:
+            sizes[k], weights[k], fonts[k] = _font(raw, address, i, obj, faces, name, flags)
+    size_at[asked] = sizes[inverse]
+    weight_at[asked] = weights[inverse]
+    for i in asked[objects == 0].tolist():  # no text object: its font is asked for this character alone
+        size_at[i], weight_at[i], names[i] = _font(raw, address, i, None, faces, name, flags)
+
+    def name_of(i: int) -> str:
+        return names[i] if i in names else fonts[int(inverse[np.searchsorted(asked, i)])]
+
+    return size_at, weight_at, name_of
+
+
+def _special(raw, listed: list[int], chs: list[str], i: int, name_of) -> str:
+    """The character at a control or private-use code, a break hyphen, or half of a UTF-16 pair (joined to
+    the first half, which leaves '' here)."""
+    code = listed[i]
+    if code in (2, 0xFFFE) or (code < 32 and pdfium_c.FPDFText_IsHyphen(raw, i)):
+        return HYPHEN
+    if code < 32 and code != 9 or 0xE000 <= code <= 0xF8FF:
+        # a glyph no table names stays visible as a placeholder: dropping it would change what the page says
+        return symbol_glyph(code, name_of(i)) or (UNMAPPED if code < 32 else chr(code))
+    if 0xDC00 <= code <= 0xDFFF and i and "\ud800" <= chs[i - 1] <= "\udbff":
+        # the second half of a UTF-16 pair (an emoji): one character with the first
+        chs[i - 1] = chr(0x10000 + ((ord(chs[i - 1]) - 0xD800) << 10) + (code - 0xDC00))
+        return ""
+    return chr(code) if code < 0xDC00 or code > 0xDFFF else UNMAPPED

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
 from itertools import pairwise
 from operator import sub
 
-from thoth.writes.parsers.pdf_chars import Char, char_angle, read_chars, textpage_address
+from thoth.writes.parsers.pdf_chars import Char, PageChars, char_angle, read_page
 from thoth.writes.parsers.pdf_text import COMBINING, HYPHEN
 
 _MARKS = set("∗*†‡§¶⋆")
@@ -129,9 +130,10 @@ def _make_line(chars: list[Char], page: int, angle: float) -> Line | None:
     size = _mode(sizes)
     small, wide = 0.85 * size, 1.2 * size
     boxes = tuple(zip(*[c.box for c in ink], strict=True))  # lefts, bottoms, rights, tops
+    weights, letters = [c.weight for c in ink], [c.ch for c in ink]
     if min(sizes) >= small and max(map(sub, boxes[0][1:], boxes[2]), default=0.0) <= wide:
-        # most lines: nothing raised, no wide gap, so the three texts are the characters as they come
-        return _line(joined, joined, joined, ink, sizes, size, boxes, page, angle)
+        # nothing raised, no wide gap, so the three texts are the characters as they come
+        return _line(joined, joined, joined, weights, letters, sizes, size, boxes, page, angle)
     base = _mode([c.box[1] for c in ink if abs(c.size - size) < 0.3])
     text, plain, names = [], [], []
     raised = base + 0.1 * size
@@ -160,29 +162,29 @@ def _make_line(chars: list[Char], page: int, angle: float) -> Line | None:
         else:
             plain.append(ch)
             names.append(", ")
-    return _line("".join(text), "".join(plain), "".join(names), ink, sizes, size, boxes, page, angle)
+    return _line("".join(text), "".join(plain), "".join(names), weights, letters, sizes, size, boxes, page, angle)
 
 
 def _line(
     text: str,
     plain: str,
     names: str,
-    ink: list[Char],
+    weights: list[int],
+    letters: list[str],  # the ink's characters
     sizes: list[float],
     size: float,
     boxes: tuple,  # the ink's lefts, bottoms, rights, tops
     page: int,
     angle: float,
 ) -> Line:
-    weights = [c.weight for c in ink]
     if weights.count(weights[0]) == len(weights):
         bold = weights[0] >= 600
     else:
-        bold = sum(w >= 600 for w in weights) / len(ink) > 0.8
+        bold = sum(w >= 600 for w in weights) / len(weights) > 0.8
     if sizes.count(sizes[0]) == len(sizes):  # one size: the letters' largest is it, if there is a letter
-        top = sizes[0] if any(c.ch.isalpha() for c in ink) else size
+        top = sizes[0] if any(map(str.isalpha, letters)) else size
     else:
-        top = max((c.size for c in ink if c.ch.isalpha()), default=size)
+        top = max((z for z, ch in zip(sizes, letters, strict=True) if ch.isalpha()), default=size)
     lefts, bottoms, rights, tops = boxes
     if "\t" in plain or "  " in plain:
         plain = _BLANKS.sub(" ", plain)
@@ -243,10 +245,10 @@ def _merge(a: Line, b: Line) -> Line:
 
 def read_lines(textpage, page: int) -> list[Line]:
     """The page's lines in PDFium's reading order, fragments of one printed line merged."""
-    address = textpage_address(textpage)
+    chars = read_page(textpage)
     lines: list[Line] = []
-    for group in _line_breaks(read_chars(textpage)):
-        line = _make_line(group, page, char_angle(address, group[0].index))
+    for start, end in _line_breaks(chars):
+        line = _page_line(chars, start, end, page, char_angle(chars.address, start))
         if line is not None:
             if lines and _mergeable(lines[-1], line):
                 _merge(lines[-1], line)
@@ -257,33 +259,45 @@ def read_lines(textpage, page: int) -> list[Line]:
     return lines
 
 
-def _line_breaks(chars: list[Char | None]) -> list[list[Char]]:
-    """The characters split where PDFium breaks the line (None), and after a line-break hyphen that
+def _page_line(chars: PageChars, start: int, end: int, page: int, angle: float) -> Line | None:
+    """The line of characters start..end from the page's lists, sliced (no step a character); a line with
+    an accent to move, a raised letter or a wide gap is read character by character (`_make_line`)."""
+    joined = "".join(chars.chs[start:end])
+    accents = not _ACCENTS.isdisjoint(joined)
+    if not accents:
+        a, b = bisect_left(chars.ink, start), bisect_left(chars.ink, end)
+        if a == b:
+            return None
+        sizes = chars.sizes[a:b]
+        size = _mode(sizes)
+        lefts, rights = chars.lefts[a:b], chars.rights[a:b]
+        if min(sizes) >= 0.85 * size and max(map(sub, lefts[1:], rights), default=0.0) <= 1.2 * size:
+            # most lines: nothing raised, no wide gap, so the three texts are the characters as they come
+            boxes = (lefts, chars.bottoms[a:b], rights, chars.tops[a:b])
+            letters, weights = chars.letters[a:b], chars.weights[a:b]
+            return _line(joined, joined, joined, weights, letters, sizes, size, boxes, page, angle)
+    return _make_line(chars.chars(start, end, accents), page, angle)
+
+
+def _line_breaks(chars: PageChars) -> list[tuple[int, int]]:
+    """The page's index ranges between PDFium's line breaks, cut again after a line-break hyphen that
     the next character jumps away from (`_jumps`)."""
-    groups: list[list[Char]] = []
-    start = 0
-    for end in [*(i for i, c in enumerate(chars) if c is None), len(chars)]:
-        if end > start:
-            group: list[Char] = chars[start:end]  # type: ignore[assignment]
-            if HYPHEN in "".join([c.ch for c in group]):
-                groups += _at_jumps(group)
-            else:
-                groups.append(group)
-        start = end + 1
+    groups: list[tuple[int, int]] = []
+    for start, end in chars.groups:
+        if HYPHEN not in "".join(chars.chs[start:end]):
+            groups.append((start, end))
+            continue
+        hyphens = [i for i in range(start, end) if chars.chs[i] == HYPHEN]
+        cuts = [start]
+        for h in hyphens:
+            j = h + 1
+            while j < end and (not chars.chs[j] or chars.chs[j].isspace()):
+                j += 1
+            if j < end and _jumps(chars.char(h), chars.char(j)):
+                cuts.append(j)
+        cuts.append(end)
+        groups += pairwise(cuts)
     return groups
-
-
-def _at_jumps(chars: list[Char]) -> list[list[Char]]:
-    """`chars` cut before the first drawn character after a line-break hyphen, where it jumps away."""
-    cuts = [0]
-    for h in [k for k, c in enumerate(chars) if c.ch == HYPHEN]:
-        j = h + 1
-        while j < len(chars) and chars[j].ch.isspace():
-            j += 1
-        if j < len(chars) and _jumps(chars[h], chars[j]):
-            cuts.append(j)
-    cuts.append(len(chars))
-    return [chars[start:end] for start, end in pairwise(cuts)]
 
 
 def _jumps(a: Char, b: Char) -> bool:

@@ -24,7 +24,8 @@ from thoth.writes.parsers import Block, ParsedDocument, ParseError, Section
 from thoth.writes.parsers.pdf_figures import graphic_regions, mark_figure_text
 from thoth.writes.parsers.pdf_floats import mark_floats, split_floats
 from thoth.writes.parsers.pdf_headings import body_size, mark_headings, person_case
-from thoth.writes.parsers.pdf_layout import DOI, REFERENCES, Line, mark_furniture, read_lines, read_title_page
+from thoth.writes.parsers.pdf_layout import DOI, REFERENCES, Line, mark_furniture, read_title_page
+from thoth.writes.parsers.pdf_lines import read_lines
 from thoth.writes.parsers.pdf_ocr import OcrPage, read_page
 from thoth.writes.parsers.pdf_text import UNMAPPED, clean_text, join_hyphens, vocabulary
 

@@ -76,21 +76,13 @@ def _font_name(raw, i: int, name, flags) -> str:
     return name.value[: max(0, n - 1)].decode("latin-1")
 
 
-def _font(raw, address: int, i: int, obj: int | None, faces: dict, name, flags) -> tuple[float, int, str]:
-    """Size, weight and name of character i's font (PDFium reads them from its text object `obj`; the
-    weight and name from the object's font, which many objects share: asked once per font in `faces`)."""
-    size = _SIZE_AT(address, i)
-    face = _FACE_OF(obj) if obj else None
-    known = faces.get(face) if face else None
-    if known is None:
-        weight = pdfium_c.FPDFText_GetFontWeight(raw, i)
-        font = _font_name(raw, i, name, flags)
-        if weight <= 0:  # standard and Type 1 fonts often say nothing: the name does ("Helvetica-Bold", "CMBX10")
-            weight = 700 if _BOLD_NAME.search(font) else 400
-        known = (weight, font)
-        if face:
-            faces[face] = known
-    return size, known[0], known[1]
+def _face(raw, i: int, name, flags) -> tuple[int, str]:
+    """Weight and name of character i's font."""
+    weight = pdfium_c.FPDFText_GetFontWeight(raw, i)
+    font = _font_name(raw, i, name, flags)
+    if weight <= 0:  # standard and Type 1 fonts often say nothing: the name does ("Helvetica-Bold", "CMBX10")
+        weight = 700 if _BOLD_NAME.search(font) else 400
+    return weight, font
 
 
 def _codes(raw, address: int, count: int) -> list[int] | None:
@@ -104,7 +96,11 @@ def _codes(raw, address: int, count: int) -> list[int] | None:
     if pdfium_c.FPDFText_GetText(raw, 0, count, units) != count + 1:
         return None
     codes = units[:count]
-    if max(codes) >= 0xD800 and any(0xD800 <= code <= 0xDFFF for code in codes):
+    if (
+        max(codes) >= 0xD800
+        and ((array := np.array(codes)) >= 0xD800).any()
+        and (array[array >= 0xD800] <= 0xDFFF).any()
+    ):
         return None
     if any(codes[i] != _UNICODE(address, i) for i in {0, count // 4, count // 2, 3 * count // 4, count - 1}):
         return None
@@ -113,6 +109,7 @@ def _codes(raw, address: int, count: int) -> list[int] | None:
 
 _CALLS = (10, 13, 32)  # line breaks and plain spaces: PDFium is never asked about them (see `read_page`)
 _SPACE = np.array([chr(code).isspace() for code in range(0xD800)])  # which plain codes `str.isspace` calls blank
+_ALPHA = np.array([chr(code).isalpha() for code in range(0xD800)])  # and which `str.isalpha` calls letters
 
 
 @dataclass
@@ -136,6 +133,11 @@ class PageChars:
     bottoms: list[float]
     rights: list[float]
     tops: list[float]
+    ink_at: np.ndarray  # `ink` again, and its characters' facts as arrays: for figures over many lines at once
+    ink_sizes: np.ndarray
+    ink_weights: np.ndarray
+    ink_boxes: np.ndarray  # left, top, right, bottom (float64)
+    ink_alpha: np.ndarray  # whether `str.isalpha`
     size_at: np.ndarray
     weight_at: np.ndarray
     box_at: np.ndarray  # per index: left, top, right, bottom (an FS_RECTF); zeros where never read
@@ -200,47 +202,49 @@ def read_page(textpage) -> PageChars:
     groups = [(a + 1, b) for a, b in zip([-1, *breaks], [*breaks, count], strict=True) if b > a + 1]
     where_ink = ink.tolist()
     letters = [chs[i] for i in where_ink]
-    sizes, weights = size_at[ink].tolist(), weight_at[ink].tolist()
+    ink_sizes, ink_weights = size_at[ink], weight_at[ink]
+    ink_codes = codes[ink]
+    alpha = _ALPHA[np.minimum(ink_codes, 0xD7FF)]
+    for k in np.flatnonzero((ink_codes < 32) | (ink_codes >= 0xD800)).tolist():
+        alpha[k] = letters[k].isalpha()
+    sizes, weights = ink_sizes.tolist(), ink_weights.tolist()
     return PageChars(
-        address,
-        codes,
-        chs,
-        groups,
-        where_ink,
-        letters,
-        sizes,
-        weights,
-        left,
-        bottom,
-        right,
-        top,
-        size_at,
-        weight_at,
-        boxes,
-    )
+        address, codes, chs, groups, where_ink, letters, sizes, weights, left, bottom, right, top,
+        ink, ink_sizes, ink_weights, boxes[ink].astype(np.float64), alpha, size_at, weight_at, boxes,
+    )  # fmt: skip
 
 
 def _fonts(raw, address: int, asked: np.ndarray, objects: np.ndarray, count: int):
-    """Size and weight per character index, and a function giving an index's font name: `_font` once
-    per text object, in page order (as the cache of faces fills), and per character where there is none."""
+    """Size and weight per character index, and a function giving an index's font name. PDFium reads
+    the size from a character's text object and weight and name from the object's font: the size is
+    asked once per object, weight and name once per font (many objects share one), each of a character
+    without an object for it alone."""
     size_at = np.zeros(count)
     weight_at = np.zeros(count, np.int64)
     names: dict[int, str] = {}
     if not len(asked):
         return size_at, weight_at, names.get
     found, first, inverse = np.unique(objects, return_index=True, return_inverse=True)
+    starts = asked[first].tolist()  # each object's first character
+    sizes = np.fromiter(map(_SIZE_AT, repeat(address), starts), float, len(starts))
+    faces = np.fromiter(map(_FACE_OF, found.tolist()), np.uint64, len(found))
+    faces[found == 0] = 0
+    known, at, face_of = np.unique(faces, return_index=True, return_inverse=True)
     name = ctypes.create_string_buffer(128)
     flags = ctypes.c_int()
-    faces: dict[int, tuple[int, str]] = {}
-    sizes, weights, fonts = np.zeros(len(found)), np.zeros(len(found), np.int64), [""] * len(found)
-    for k in np.argsort(first, kind="stable").tolist():
-        obj, i = int(found[k]), int(asked[first[k]])
-        if obj:
-            sizes[k], weights[k], fonts[k] = _font(raw, address, i, obj, faces, name, flags)
+    by_face = [
+        _face(raw, starts[k], name, flags) if face else (0, "")
+        for face, k in zip(known.tolist(), at.tolist(), strict=True)
+    ]
+    weights = np.array([w for w, _ in by_face], np.int64)[face_of]
+    fonts = [by_face[k][1] for k in face_of.tolist()]
+    for k in np.flatnonzero((faces == 0) & (found != 0)).tolist():  # an object without a font: its own
+        weights[k], fonts[k] = _face(raw, starts[k], name, flags)
     size_at[asked] = sizes[inverse]
     weight_at[asked] = weights[inverse]
-    for i in asked[objects == 0].tolist():  # no text object: its font is asked for this character alone
-        size_at[i], weight_at[i], names[i] = _font(raw, address, i, None, faces, name, flags)
+    for i in asked[objects == 0].tolist():  # no text object: the font is asked for this character alone
+        size_at[i] = _SIZE_AT(address, i)
+        weight_at[i], names[i] = _face(raw, i, name, flags)
 
     def name_of(i: int) -> str:
         return names[i] if i in names else fonts[int(inverse[np.searchsorted(asked, i)])]

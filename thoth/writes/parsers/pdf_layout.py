@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
-from itertools import pairwise
 from operator import sub
 
-from thoth.writes.parsers.pdf_chars import Char, PageChars, char_angle, read_page
+from thoth.writes.parsers.pdf_chars import Char
 from thoth.writes.parsers.pdf_text import COMBINING, HYPHEN
 
 _MARKS = set("∗*†‡§¶⋆")
@@ -186,6 +184,14 @@ def _line(
     else:
         top = max((z for z, ch in zip(sizes, letters, strict=True) if ch.isalpha()), default=size)
     lefts, bottoms, rights, tops = boxes
+    bounds = (min(lefts), min(bottoms), max(rights), max(tops))
+    return new_line(text, plain, names, size, bold, top, bounds, page, angle)
+
+
+def new_line(
+    text: str, plain: str, names: str, size: float, bold: bool, top: float, bounds: tuple, page: int, angle: float
+) -> Line:
+    """A line from its texts and the facts its characters gave (bounds: left, bottom, right, top)."""
     if "\t" in plain or "  " in plain:
         plain = _BLANKS.sub(" ", plain)
     return Line(
@@ -194,10 +200,10 @@ def _line(
         names=names.strip(),
         size=size,
         bold=bold,
-        x0=min(lefts),
-        y0=min(bottoms),
-        x1=max(rights),
-        y1=max(tops),
+        x0=bounds[0],
+        y0=bounds[1],
+        x1=bounds[2],
+        y1=bounds[3],
         rotated=abs(angle) > 0.1 and abs(angle - 6.283) > 0.1,
         page=page,
         top=top,
@@ -241,70 +247,6 @@ def _merge(a: Line, b: Line) -> Line:
     a.text, a.plain, a.names = a.text + glue + b.text, a.plain + glue + b.plain, a.names + glue + b.names
     a.x1, a.y0, a.y1, a.top = max(a.x1, b.x1), min(a.y0, b.y0), max(a.y1, b.y1), max(a.top, b.top)
     return a
-
-
-def read_lines(textpage, page: int) -> list[Line]:
-    """The page's lines in PDFium's reading order, fragments of one printed line merged."""
-    chars = read_page(textpage)
-    lines: list[Line] = []
-    for start, end in _line_breaks(chars):
-        line = _page_line(chars, start, end, page, char_angle(chars.address, start))
-        if line is not None:
-            if lines and _mergeable(lines[-1], line):
-                _merge(lines[-1], line)
-            else:
-                lines.append(line)
-    for i, line in enumerate(lines):
-        line.index = i
-    return lines
-
-
-def _page_line(chars: PageChars, start: int, end: int, page: int, angle: float) -> Line | None:
-    """The line of characters start..end from the page's lists, sliced (no step a character); a line with
-    an accent to move, a raised letter or a wide gap is read character by character (`_make_line`)."""
-    joined = "".join(chars.chs[start:end])
-    accents = not _ACCENTS.isdisjoint(joined)
-    if not accents:
-        a, b = bisect_left(chars.ink, start), bisect_left(chars.ink, end)
-        if a == b:
-            return None
-        sizes = chars.sizes[a:b]
-        size = _mode(sizes)
-        lefts, rights = chars.lefts[a:b], chars.rights[a:b]
-        if min(sizes) >= 0.85 * size and max(map(sub, lefts[1:], rights), default=0.0) <= 1.2 * size:
-            # most lines: nothing raised, no wide gap, so the three texts are the characters as they come
-            boxes = (lefts, chars.bottoms[a:b], rights, chars.tops[a:b])
-            letters, weights = chars.letters[a:b], chars.weights[a:b]
-            return _line(joined, joined, joined, weights, letters, sizes, size, boxes, page, angle)
-    return _make_line(chars.chars(start, end, accents), page, angle)
-
-
-def _line_breaks(chars: PageChars) -> list[tuple[int, int]]:
-    """The page's index ranges between PDFium's line breaks, cut again after a line-break hyphen that
-    the next character jumps away from (`_jumps`)."""
-    groups: list[tuple[int, int]] = []
-    for start, end in chars.groups:
-        if HYPHEN not in "".join(chars.chs[start:end]):
-            groups.append((start, end))
-            continue
-        hyphens = [i for i in range(start, end) if chars.chs[i] == HYPHEN]
-        cuts = [start]
-        for h in hyphens:
-            j = h + 1
-            while j < end and (not chars.chs[j] or chars.chs[j].isspace()):
-                j += 1
-            if j < end and _jumps(chars.char(h), chars.char(j)):
-                cuts.append(j)
-        cuts.append(end)
-        groups += pairwise(cuts)
-    return groups
-
-
-def _jumps(a: Char, b: Char) -> bool:
-    """After a line-break hyphen `a` PDFium gives no line break: where the next character sits more than
-    a line's height away (the page number under a page's last line, 'high-2'), the line ends there."""
-    height = max(a.box[3] - a.box[1], b.box[3] - b.box[1])
-    return b.box[3] < a.box[1] - height or b.box[1] > a.box[3] + height
 
 
 # -- furniture -------------------------------------------------------------------------------------

@@ -85,26 +85,23 @@ def _face(raw, i: int, name, flags) -> tuple[int, str]:
     return weight, font
 
 
-def _codes(raw, address: int, count: int) -> list[int] | None:
+def _codes(raw, address: int, count: int) -> tuple[list[int], np.ndarray] | None:
     """Every character's code in one call (FPDFText_GetText), or None where its UTF-16 units would not
     be the characters one for one: a pair (an emoji) or a character missing from PDFium's page text
     shifts every index after it (seen on the GeoTopo scan), so such a page is asked per character.
     Five characters spread over the page are asked one by one too: a shift the count hides shows there."""
     if not count:
-        return []
+        return [], np.zeros(0, np.int64)
     units = (ctypes.c_ushort * (count + 1))()
     if pdfium_c.FPDFText_GetText(raw, 0, count, units) != count + 1:
         return None
     codes = units[:count]
-    if (
-        max(codes) >= 0xD800
-        and ((array := np.array(codes)) >= 0xD800).any()
-        and (array[array >= 0xD800] <= 0xDFFF).any()
-    ):
+    array = np.frombuffer(units, np.uint16, count).astype(np.int64)
+    if ((array >= 0xD800) & (array <= 0xDFFF)).any():
         return None
     if any(codes[i] != _UNICODE(address, i) for i in {0, count // 4, count // 2, 3 * count // 4, count - 1}):
         return None
-    return codes
+    return codes, array
 
 
 _CALLS = (10, 13, 32)  # line breaks and plain spaces: PDFium is never asked about them (see `read_page`)
@@ -117,23 +114,16 @@ class PageChars:
     """A page's characters as arrays over PDFium's character indices, read with no Python step a character.
 
     `groups` are the index ranges PDFium sets as lines (between its line breaks). The characters that
-    are not blank (`ink`, ascending) have their size, weight, name and box in lists aligned with it, so
-    a line's are slices; `char(i)` makes the `Char` a line with raised or accented letters reads one by one.
+    are not blank (`ink`, ascending) have their size, weight, letter and box in arrays aligned with it, so
+    a line's are a range of them; `chars` makes the `Char`s a line with raised or accented letters reads
+    one by one.
     """
 
     address: int
     codes: np.ndarray  # PDFium's code per index
     chs: list[str]  # the character per index ('' for the second half of a pair joined to the first)
     groups: list[tuple[int, int]]
-    ink: list[int]
-    letters: list[str]
-    sizes: list[float]
-    weights: list[int]
-    lefts: list[float]
-    bottoms: list[float]
-    rights: list[float]
-    tops: list[float]
-    ink_at: np.ndarray  # `ink` again, and its characters' facts as arrays: for figures over many lines at once
+    ink: np.ndarray
     ink_sizes: np.ndarray
     ink_weights: np.ndarray
     ink_boxes: np.ndarray  # left, top, right, bottom (float64)
@@ -173,10 +163,12 @@ def read_page(textpage) -> PageChars:
     raw = textpage.raw
     address = textpage_address(textpage)
     count = pdfium_c.FPDFText_CountChars(raw)
-    listed = _codes(raw, address, count)
-    if listed is None:
+    found = _codes(raw, address, count)
+    if found is None:
         listed = [_UNICODE(address, i) for i in range(count)]
-    codes = np.array(listed, dtype=np.int64)
+        codes = np.array(listed, dtype=np.int64)
+    else:
+        listed, codes = found
     asked = np.flatnonzero((codes != 10) & (codes != 13) & (codes != 32))
     where = asked.tolist()
     objects = np.fromiter(map(_OBJECT_AT, repeat(address), where), np.uint64, len(where))
@@ -197,20 +189,15 @@ def read_page(textpage) -> PageChars:
     for i in special:
         blank[i] = not chs[i] or chs[i].isspace()
     ink = asked[~blank[asked]]
-    left, top, right, bottom = (boxes[ink, k].tolist() for k in range(4))
     breaks = np.flatnonzero((codes == 10) | (codes == 13)).tolist()
     groups = [(a + 1, b) for a, b in zip([-1, *breaks], [*breaks, count], strict=True) if b > a + 1]
-    where_ink = ink.tolist()
-    letters = [chs[i] for i in where_ink]
-    ink_sizes, ink_weights = size_at[ink], weight_at[ink]
     ink_codes = codes[ink]
     alpha = _ALPHA[np.minimum(ink_codes, 0xD7FF)]
     for k in np.flatnonzero((ink_codes < 32) | (ink_codes >= 0xD800)).tolist():
-        alpha[k] = letters[k].isalpha()
-    sizes, weights = ink_sizes.tolist(), ink_weights.tolist()
+        alpha[k] = chs[int(ink[k])].isalpha()
     return PageChars(
-        address, codes, chs, groups, where_ink, letters, sizes, weights, left, bottom, right, top,
-        ink, ink_sizes, ink_weights, boxes[ink].astype(np.float64), alpha, size_at, weight_at, boxes,
+        address, codes, chs, groups, ink, size_at[ink], weight_at[ink], boxes[ink].astype(np.float64), alpha,
+        size_at, weight_at, boxes,
     )  # fmt: skip
 
 

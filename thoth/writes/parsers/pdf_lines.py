@@ -10,7 +10,6 @@ pdf_layout.py.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from itertools import pairwise
 from operator import sub
 
@@ -25,15 +24,15 @@ def read_lines(textpage, page: int) -> list[Line]:
     """The page's lines in PDFium's reading order, fragments of one printed line merged."""
     chars = read_page(textpage)
     groups = _line_breaks(chars)
-    found = _plain_lines(chars, groups)
+    found, inks = _plain_lines(chars, groups)
     lines: list[Line] = []
-    for (start, end), facts in zip(groups, found, strict=True):
+    for (start, end), facts, ink in zip(groups, found, inks, strict=True):
         angle = char_angle(chars.address, start)
         joined = "".join(chars.chs[start:end])
         if facts is not None and _ACCENTS.isdisjoint(joined):
             line = new_line(joined, joined, joined, facts[0], facts[1], facts[2], facts[3:], page, angle)
         else:
-            line = _page_line(chars, start, end, page, angle)
+            line = _page_line(chars, start, end, ink, page, angle)
         if line is not None:
             if lines and _mergeable(lines[-1], line):
                 _merge(lines[-1], line)
@@ -44,16 +43,17 @@ def read_lines(textpage, page: int) -> list[Line]:
     return lines
 
 
-def _plain_lines(chars: PageChars, groups: list[tuple[int, int]]) -> list[tuple | None]:
+def _plain_lines(chars: PageChars, groups: list[tuple[int, int]]) -> tuple[list[tuple | None], list[tuple[int, int]]]:
     """Per line (an index range of `groups`): (size, bold, top, left, bottom, right, top edge) where its
     characters have one size, none is raised and no gap is wide (the three texts are then the characters
-    as they come), else None. The same figures `_make_line` gives such a line, computed page-wide."""
+    as they come), else None. The same figures `_make_line` gives such a line, computed page-wide. And
+    per line the range of the page's ink it holds."""
     out: list[tuple | None] = [None] * len(groups)
     n = len(chars.ink)
     if not n or not groups:
-        return out
+        return out, [(0, 0)] * len(groups)
     bounds = np.asarray(groups)
-    first, after = np.searchsorted(chars.ink_at, bounds[:, 0]), np.searchsorted(chars.ink_at, bounds[:, 1])
+    first, after = np.searchsorted(chars.ink, bounds[:, 0]), np.searchsorted(chars.ink, bounds[:, 1])
     has = after > first
     at, count = first[has], (after - first)[has]  # lines with ink: their ranges tile the ink in order
     sizes, weights = chars.ink_sizes, chars.ink_weights
@@ -83,31 +83,32 @@ def _plain_lines(chars: PageChars, groups: list[tuple[int, int]]) -> list[tuple 
     for k, fact, ok in zip(np.flatnonzero(has).tolist(), facts, plain.tolist(), strict=True):
         if ok:
             out[k] = fact
-    return out
+    return out, list(zip(first.tolist(), after.tolist(), strict=True))
 
 
-def _page_line(chars: PageChars, start: int, end: int, page: int, angle: float) -> Line | None:
-    """The line of characters start..end from the page's lists, sliced (no step a character); a line with
-    an accent to move, a raised letter or a wide gap is read character by character (`_make_line`)."""
+def _page_line(chars: PageChars, start: int, end: int, ink: tuple[int, int], page: int, angle: float) -> Line | None:
+    """The line of characters start..end (the page's ink a..b) from the page's arrays; a line with an
+    accent to move or a raised letter is read character by character (`_make_line`)."""
     joined = "".join(chars.chs[start:end])
     accents = not _ACCENTS.isdisjoint(joined)
     if not accents:
-        a, b = bisect_left(chars.ink, start), bisect_left(chars.ink, end)
+        a, b = ink
         if a == b:
             return None
-        sizes = chars.sizes[a:b]
+        sizes = chars.ink_sizes[a:b].tolist()
         size = _mode(sizes)
         small, wide = 0.85 * size, 1.2 * size
-        lefts, rights, bottoms = chars.lefts[a:b], chars.rights[a:b], chars.bottoms[a:b]
+        lefts, tops, rights, bottoms = chars.ink_boxes[a:b].T.tolist()
         gaps = list(map(sub, lefts[1:], rights))
-        boxes = (lefts, bottoms, rights, chars.tops[a:b])
-        letters, weights = chars.letters[a:b], chars.weights[a:b]
+        boxes = (lefts, bottoms, rights, tops)
+        where = chars.ink[a:b].tolist()
+        letters, weights = [chars.chs[i] for i in where], chars.ink_weights[a:b].tolist()
         if min(sizes) >= small and max(gaps, default=0.0) <= wide:
-            # most lines: nothing raised, no wide gap, so the three texts are the characters as they come
+            # nothing raised, no wide gap, so the three texts are the characters as they come
             return _line(joined, joined, joined, weights, letters, sizes, size, boxes, page, angle)
         if min(sizes) >= small or not _raised(sizes, bottoms, size):
             # small letters on the line (subscripts) but none raised: the texts differ only at wide gaps
-            cuts = [chars.ink[a + k + 1] - start for k, gap in enumerate(gaps) if gap > wide]
+            cuts = [where[k + 1] - start for k, gap in enumerate(gaps) if gap > wide]
             pieces = ["".join(chars.chs[start + p : start + q]) for p, q in pairwise([0, *cuts, end - start])]
             text = " ".join(pieces)
             return _line(text, text, ", ".join(pieces), weights, letters, sizes, size, boxes, page, angle)

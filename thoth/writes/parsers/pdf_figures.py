@@ -12,6 +12,7 @@ abstract): its lines are long.
 from __future__ import annotations
 
 import ctypes
+from itertools import repeat
 
 import pypdfium2.raw as pdfium_c
 
@@ -75,13 +76,10 @@ def graphic_regions(page, width: float, height: float) -> list[Box]:
     """The page's figure regions: images, included graphics and groups of paths, big enough to hold text."""
     raw = page.raw
     address = ctypes.cast(raw, ctypes.c_void_p).value
-    boxes: list[Box] = []
-    for i in range(pdfium_c.FPDFPage_CountObjects(raw)):
-        obj = _OBJECT(address, i)  # many pages set each word in an object of its own: two cheap calls for it
-        if _TYPE(obj) in _DRAWN:
-            box = _bounds(obj)
-            if box is not None:
-                boxes.append(box)
+    # many pages set each word in an object of its own: its two calls are made by `map`, a loop in C
+    objects = list(map(_OBJECT, repeat(address), range(pdfium_c.FPDFPage_CountObjects(raw))))
+    drawn = [obj for obj, kind in zip(objects, map(_TYPE, objects), strict=True) if kind in _DRAWN]
+    boxes = [box for box in map(_bounds, drawn) if box is not None]
     return [
         r
         for r in _group(boxes)

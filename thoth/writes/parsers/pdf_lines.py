@@ -11,12 +11,11 @@ pdf_layout.py.
 from __future__ import annotations
 
 from itertools import pairwise
-from operator import sub
 
 import numpy as np
 
 from thoth.writes.parsers.pdf_chars import Char, PageChars, char_angle, read_page
-from thoth.writes.parsers.pdf_layout import _ACCENTS, Line, _line, _make_line, _merge, _mergeable, _mode, new_line
+from thoth.writes.parsers.pdf_layout import _ACCENTS, Line, _make_line, _merge, _mergeable, new_line
 from thoth.writes.parsers.pdf_text import HYPHEN
 
 
@@ -24,15 +23,22 @@ def read_lines(textpage, page: int) -> list[Line]:
     """The page's lines in PDFium's reading order, fragments of one printed line merged."""
     chars = read_page(textpage)
     groups = _line_breaks(chars)
-    found, inks = _plain_lines(chars, groups)
     lines: list[Line] = []
-    for (start, end), facts, ink in zip(groups, found, inks, strict=True):
+    for (start, end), facts in zip(groups, _line_facts(chars, groups), strict=True):
         angle = char_angle(chars.address, start)
         joined = "".join(chars.chs[start:end])
-        if facts is not None and _ACCENTS.isdisjoint(joined):
-            line = new_line(joined, joined, joined, facts[0], facts[1], facts[2], facts[3:], page, angle)
-        else:
-            line = _page_line(chars, start, end, ink, page, angle)
+        accents = not _ACCENTS.isdisjoint(joined)
+        if facts is None and not accents:
+            continue  # nothing but blanks
+        if accents or facts is _RAISED:
+            line = _make_line(chars.chars(start, end, accents), page, angle)
+        elif facts[-1]:  # wide gaps: a space in the text, a name's end for the author reader
+            cuts = facts[-1]
+            pieces = ["".join(chars.chs[p:q]) for p, q in pairwise([start, *cuts, end])]
+            text = " ".join(pieces)
+            line = new_line(text, text, ", ".join(pieces), *facts[:3], facts[3:7], page, angle)
+        else:  # most lines: the three texts are the characters as they come
+            line = new_line(joined, joined, joined, *facts[:3], facts[3:7], page, angle)
         if line is not None:
             if lines and _mergeable(lines[-1], line):
                 _merge(lines[-1], line)
@@ -43,33 +49,40 @@ def read_lines(textpage, page: int) -> list[Line]:
     return lines
 
 
-def _plain_lines(chars: PageChars, groups: list[tuple[int, int]]) -> tuple[list[tuple | None], list[tuple[int, int]]]:
-    """Per line (an index range of `groups`): (size, bold, top, left, bottom, right, top edge) where its
-    characters have one size, none is raised and no gap is wide (the three texts are then the characters
-    as they come), else None. The same figures `_make_line` gives such a line, computed page-wide. And
-    per line the range of the page's ink it holds."""
+_RAISED = ()  # a line with a raised letter: read character by character
+
+
+def _line_facts(chars: PageChars, groups: list[tuple[int, int]]) -> list[tuple | None]:
+    """Per line (an index range of `groups`): None without ink, `_RAISED` where a smaller letter sits
+    above the baseline, else (size, bold, top, left, bottom, right, top edge, where wide gaps cut it):
+    the figures `_make_line` gives, computed over the page's arrays at once."""
     out: list[tuple | None] = [None] * len(groups)
     n = len(chars.ink)
     if not n or not groups:
-        return out, [(0, 0)] * len(groups)
+        return out
     bounds = np.asarray(groups)
     first, after = np.searchsorted(chars.ink, bounds[:, 0]), np.searchsorted(chars.ink, bounds[:, 1])
     has = after > first
     at, count = first[has], (after - first)[has]  # lines with ink: their ranges tile the ink in order
+    line_of = np.repeat(np.arange(len(at)), count)
     sizes, weights = chars.ink_sizes, chars.ink_weights
-    smallest, largest = np.minimum.reduceat(sizes, at), np.maximum.reduceat(sizes, at)
-    size = np.round(smallest * 2) / 2 + 0.0  # `_mode` of one value (+ 0.0: never -0.0)
     left, top, right, bottom = (chars.ink_boxes[:, k] for k in range(4))
+    size = _modes(sizes, line_of, len(at))
+    small = 0.85 * size
+    base = _modes(bottom, line_of, len(at), np.abs(sizes - size[line_of]) < 0.3)
+    raised = np.logical_or.reduceat((sizes < small[line_of]) & (bottom > (base + 0.1 * size)[line_of]), at)
     gaps = np.full(n, -np.inf)
     gaps[:-1] = left[1:] - right[:-1]
     gaps[after[has] - 1] = -np.inf  # the gap to the next line's first character is no gap of this one
-    widest = np.where(count == 1, 0.0, np.maximum.reduceat(gaps, at))
-    plain = (smallest == largest) & (smallest >= 0.85 * size) & (widest <= 1.2 * size)
+    wide = np.flatnonzero(gaps > (1.2 * size)[line_of])
+    cuts: list[list[int]] = [[] for _ in range(len(at))]
+    for line, k in zip(line_of[wide].tolist(), chars.ink[wide + 1].tolist(), strict=True):
+        cuts[line].append(k)
     light, heavy = np.minimum.reduceat(weights, at), np.maximum.reduceat(weights, at)
     bold_share = np.add.reduceat((weights >= 600).astype(np.int64), at) / count
     bold = np.where(light == heavy, light >= 600, bold_share > 0.8)
-    letters = np.logical_or.reduceat(chars.ink_alpha, at)
-    tops = np.where(letters, smallest, size)
+    letters = np.maximum.reduceat(np.where(chars.ink_alpha, sizes, -np.inf), at)
+    tops = np.where(letters > -np.inf, letters, size)  # the letters' largest size (small caps: the capitals')
     facts = zip(
         size.tolist(),
         bold.tolist(),
@@ -78,48 +91,33 @@ def _plain_lines(chars: PageChars, groups: list[tuple[int, int]]) -> tuple[list[
         np.minimum.reduceat(bottom, at).tolist(),
         np.maximum.reduceat(right, at).tolist(),
         np.maximum.reduceat(top, at).tolist(),
+        cuts,
         strict=True,
     )
-    for k, fact, ok in zip(np.flatnonzero(has).tolist(), facts, plain.tolist(), strict=True):
-        if ok:
-            out[k] = fact
-    return out, list(zip(first.tolist(), after.tolist(), strict=True))
+    for k, fact, up in zip(np.flatnonzero(has).tolist(), facts, raised.tolist(), strict=True):
+        out[k] = _RAISED if up else fact
+    return out
 
 
-def _page_line(chars: PageChars, start: int, end: int, ink: tuple[int, int], page: int, angle: float) -> Line | None:
-    """The line of characters start..end (the page's ink a..b) from the page's arrays; a line with an
-    accent to move or a raised letter is read character by character (`_make_line`)."""
-    joined = "".join(chars.chs[start:end])
-    accents = not _ACCENTS.isdisjoint(joined)
-    if not accents:
-        a, b = ink
-        if a == b:
-            return None
-        sizes = chars.ink_sizes[a:b].tolist()
-        size = _mode(sizes)
-        small, wide = 0.85 * size, 1.2 * size
-        lefts, tops, rights, bottoms = chars.ink_boxes[a:b].T.tolist()
-        gaps = list(map(sub, lefts[1:], rights))
-        boxes = (lefts, bottoms, rights, tops)
-        where = chars.ink[a:b].tolist()
-        letters, weights = [chars.chs[i] for i in where], chars.ink_weights[a:b].tolist()
-        if min(sizes) >= small and max(gaps, default=0.0) <= wide:
-            # nothing raised, no wide gap, so the three texts are the characters as they come
-            return _line(joined, joined, joined, weights, letters, sizes, size, boxes, page, angle)
-        if min(sizes) >= small or not _raised(sizes, bottoms, size):
-            # small letters on the line (subscripts) but none raised: the texts differ only at wide gaps
-            cuts = [where[k + 1] - start for k, gap in enumerate(gaps) if gap > wide]
-            pieces = ["".join(chars.chs[start + p : start + q]) for p, q in pairwise([0, *cuts, end - start])]
-            text = " ".join(pieces)
-            return _line(text, text, ", ".join(pieces), weights, letters, sizes, size, boxes, page, angle)
-    return _make_line(chars.chars(start, end, accents), page, angle)
-
-
-def _raised(sizes: list[float], bottoms: list[float], size: float) -> bool:
-    """Whether a letter smaller than the line's size sits above its baseline (as `_make_line` reads one)."""
-    base = _mode([y for y, z in zip(bottoms, sizes, strict=True) if abs(z - size) < 0.3])
-    small, raised = 0.85 * size, base + 0.1 * size
-    return any(z < small and y > raised for z, y in zip(sizes, bottoms, strict=True))
+def _modes(values: np.ndarray, line_of: np.ndarray, lines: int, mask: np.ndarray | None = None) -> np.ndarray:
+    """Per line, `_mode` of its values (where `mask`): the most common to the half point, the first seen
+    winning a tie; 0.0 for a line with none."""
+    where = np.arange(len(values))
+    if mask is not None:
+        values, line_of, where = values[mask], line_of[mask], where[mask]
+    out = np.zeros(lines)
+    if not len(values):
+        return out
+    keys = np.round(values * 2) / 2 + 0.0  # + 0.0: never -0.0
+    order = np.lexsort((where, keys, line_of))
+    line, key, seen = line_of[order], keys[order], where[order]
+    starts = np.flatnonzero(np.r_[True, (line[1:] != line[:-1]) | (key[1:] != key[:-1])])
+    counts = np.diff(np.r_[starts, len(order)])
+    line, key, seen = line[starts], key[starts], seen[starts]  # each (line, value): its first position
+    best = np.lexsort((seen, -counts, line))
+    firsts = best[np.r_[True, line[best][1:] != line[best][:-1]]]
+    out[line[firsts]] = key[firsts]
+    return out
 
 
 def _line_breaks(chars: PageChars) -> list[tuple[int, int]]:

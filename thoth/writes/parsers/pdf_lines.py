@@ -67,9 +67,12 @@ def _line_facts(chars: PageChars, groups: list[tuple[int, int]]) -> list[tuple |
     line_of = np.repeat(np.arange(len(at)), count)
     sizes, weights = chars.ink_sizes, chars.ink_weights
     left, top, right, bottom = (chars.ink_boxes[:, k] for k in range(4))
-    size = _modes(sizes, line_of, len(at))
+    smallest, largest = np.minimum.reduceat(sizes, at), np.maximum.reduceat(sizes, at)
+    size = np.where(smallest == largest, np.round(smallest * 2) / 2 + 0.0, 0.0)  # most lines: one size
+    size += _modes(sizes, line_of, len(at), (smallest != largest)[line_of])
     small = 0.85 * size
-    base = _modes(bottom, line_of, len(at), np.abs(sizes - size[line_of]) < 0.3)
+    has_small = (smallest < small)[line_of]  # only there can a letter be raised: the baseline is needed
+    base = _modes(bottom, line_of, len(at), has_small & (np.abs(sizes - size[line_of]) < 0.3))
     raised = np.logical_or.reduceat((sizes < small[line_of]) & (bottom > (base + 0.1 * size)[line_of]), at)
     gaps = np.full(n, -np.inf)
     gaps[:-1] = left[1:] - right[:-1]

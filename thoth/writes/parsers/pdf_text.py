@@ -41,8 +41,8 @@ _UNFOLD_TAGS = ("<compat>", "<noBreak>", "<wide>", "<narrow>", "<small>", "<vert
 
 _WORD = re.compile(r"[^\W\d_]+")
 _BREAK = re.compile(
-    r"(-?)([^\W\d_]+)(?:[\x02\ufffe]\n?|-\n)([^\W\d_]+)(-?)"
-)  # a break hyphen may end a line (pdf_layout._jumps)
+    r"(-?)(?<![^\W\d_])([^\W\d_]+)(?:[\x02\ufffe]\n?|-\n)([^\W\d_]+)(-?)"
+)  # a break hyphen may end a line (pdf_lines._jumps); a word is tried from its start only (no quadratic retries)
 
 
 def symbol_glyph(code: int, font_name: str) -> str:
@@ -139,7 +139,8 @@ def attach_accents(text: str) -> str:
 
 def drop_controls(text: str) -> str:
     """Every `Cc` character but newline and tab removed (a form feed or CR becomes a newline)."""
-    text = text.replace("\r\n", "\n").translate({0x0D: "\n", 0x0C: "\n", 0x0B: "\n"})
+    if "\r" in text or "\x0c" in text or "\x0b" in text:  # rare: most text is spared a translate's lookups
+        text = text.replace("\r\n", "\n").translate({0x0D: "\n", 0x0C: "\n", 0x0B: "\n"})
     return _CONTROLS.sub("", text)
 
 

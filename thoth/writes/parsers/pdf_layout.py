@@ -42,7 +42,7 @@ _CONTINUED = re.compile(r"^\(?(?:continued on (?:the )?next page|continued from 
 _PAGE_NUMBER = re.compile(r"^(?:page\s*)?[-–]?\s*\d{1,4}\s*[-–]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.I)
 
 
-@dataclass
+@dataclass(slots=True)
 class Line:
     text: str  # with HYPHEN at line-break hyphens; superscripts kept
     plain: str  # what chunks read: footnote marks after words kept raised ("competitions¹"), not glued to digits

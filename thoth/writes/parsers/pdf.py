@@ -3,7 +3,7 @@
 Measured on this machine (DESIGN.md): pypdfium2 about 1,100 pages/s, pypdf about
 290, pdfplumber about 11; PyMuPDF is as fast but AGPL.
 
-Each page is read line by line with its geometry (pdf_layout.py):
+Each page is read line by line with its geometry (pdf_chars.py, pdf_lines.py, pdf_layout.py):
 running headers, page numbers and the arXiv stamp are left out of the text; the
 first page's layout gives the title, authors and arXiv identifier; section headings
 (pdf_headings.py, from the document's own typography; labels inside figures, pdf_figures.py,
@@ -233,7 +233,8 @@ def parse(data: bytes, fallback_title: str, password: str | None = None, ocr: bo
             textpage = page.get_textpage()
             try:
                 lines = read_lines(textpage, number)
-                mark_figure_text(lines, graphic_regions(page, page.get_width(), page.get_height()))
+                if lines:  # a page without text has no label to mark: its drawing is not walked
+                    mark_figure_text(lines, graphic_regions(page, page.get_width(), page.get_height()))
                 pages.append(lines)
                 heights.append(page.get_height())
                 if ocr and not lines and (found := read_page(page)) is not None:

@@ -1,8 +1,9 @@
 """Lines of a PDF page with their geometry, and what the layout says about them.
 
 PDFium gives every character its font size, weight and box (`FPDFText_GetFontSize`,
-`FPDFText_GetFontWeight`, `FPDFText_GetLooseCharBox`). From those this module
-builds lines and decides, for the PDF parser:
+`FPDFText_GetFontWeight`, `FPDFText_GetLooseCharBox`; pdf_chars.py). pdf_lines.py builds most
+lines from them page-wide; a line with a raised letter or an accent is built here, character by
+character (`_make_line`). From the lines this module decides, for the PDF parser:
 
 - page furniture: running headers and footers (the same line at the same height on
   many pages), page numbers, the rotated arXiv margin stamp;

@@ -10,7 +10,7 @@ pdf_layout.py.
 
 from __future__ import annotations
 
-from itertools import pairwise
+from itertools import pairwise, repeat
 
 import numpy as np
 
@@ -24,8 +24,8 @@ def read_lines(textpage, page: int) -> list[Line]:
     chars = read_page(textpage)
     groups = _line_breaks(chars)
     lines: list[Line] = []
-    for (start, end), facts in zip(groups, _line_facts(chars, groups), strict=True):
-        angle = char_angle(chars.address, start)
+    angles = map(char_angle, repeat(chars.address), [start for start, _ in groups])  # a line's first character's
+    for (start, end), facts, angle in zip(groups, _line_facts(chars, groups), angles, strict=True):
         joined = "".join(chars.chs[start:end])
         accents = not _ACCENTS.isdisjoint(joined)
         if facts is None and not accents:

@@ -15,8 +15,12 @@ no control characters.
 
 from __future__ import annotations
 
+import gc
 import re
+import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pypdfium2 as pdfium
 
@@ -211,7 +215,36 @@ def _no_text(page_count: int, ocr: bool) -> ParseError:
     return ParseError(f"no text layer (image-only PDF, {page_count} pages): it would need OCR (set THOTH_PDF_OCR=true)")
 
 
+_PAUSE = threading.Lock()
+_pausing = [0, False]  # parses under way, and whether the cyclic collector ran before the first began
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while PDFs are parsed: a parse makes a hundred thousand
+    small objects and no cycles, and the collector's passes over them cost a tenth of its time. Memory is
+    still freed as objects go (reference counts); the collector runs again when the last parse under way
+    ends, in whatever state it was before the first began (re-entrant, thread-safe)."""
+    with _PAUSE:
+        if not _pausing[0]:
+            _pausing[1] = gc.isenabled()
+            gc.disable()
+        _pausing[0] += 1
+    try:
+        yield
+    finally:
+        with _PAUSE:
+            _pausing[0] -= 1
+            if not _pausing[0] and _pausing[1]:
+                gc.enable()
+
+
 def parse(data: bytes, fallback_title: str, password: str | None = None, ocr: bool = False) -> ParsedDocument:
+    with _collector_paused():
+        return _parse(data, fallback_title, password, ocr)
+
+
+def _parse(data: bytes, fallback_title: str, password: str | None, ocr: bool) -> ParsedDocument:
     if not data:
         raise ParseError("empty file")
     try:

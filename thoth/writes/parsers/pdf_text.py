@@ -92,8 +92,10 @@ def vocabulary(text: str) -> Counter[str]:
     return words
 
 
-_BROKEN_TOKEN = re.compile(r"\S*[\x02\ufffe]\S*")
-_HYPHENATED = re.compile(r"\S*-\S*")
+# tokens are tried from their first character only (`(?<!\S)`): retried at every letter, a pattern
+# scanning to the token's end is quadratic in its length
+_BROKEN_TOKEN = re.compile(r"(?<!\S)\S*[\x02\ufffe]\S*")
+_HYPHENATED = re.compile(r"(?<!\S)\S*-\S*")
 
 
 def _join(head: str, tail: str, chained: bool, vocab: Counter[str]) -> str:

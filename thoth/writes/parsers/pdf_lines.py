@@ -114,11 +114,11 @@ def _modes(values: np.ndarray, line_of: np.ndarray, lines: int, mask: np.ndarray
     keys = np.round(values * 2) / 2 + 0.0  # + 0.0: never -0.0
     order = np.lexsort((where, keys, line_of))
     line, key, seen = line_of[order], keys[order], where[order]
-    starts = np.flatnonzero(np.r_[True, (line[1:] != line[:-1]) | (key[1:] != key[:-1])])
-    counts = np.diff(np.r_[starts, len(order)])
+    starts = np.flatnonzero(np.concatenate(([True], (line[1:] != line[:-1]) | (key[1:] != key[:-1]))))
+    counts = np.diff(np.append(starts, len(order)))
     line, key, seen = line[starts], key[starts], seen[starts]  # each (line, value): its first position
     best = np.lexsort((seen, -counts, line))
-    firsts = best[np.r_[True, line[best][1:] != line[best][:-1]]]
+    firsts = best[np.concatenate(([True], line[best][1:] != line[best][:-1]))]
     out[line[firsts]] = key[firsts]
     return out
 

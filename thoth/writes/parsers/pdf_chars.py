@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import re
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import repeat
 from typing import NamedTuple
@@ -104,7 +105,6 @@ def _codes(raw, address: int, count: int) -> tuple[list[int], np.ndarray] | None
     return codes, array
 
 
-_CALLS = (10, 13, 32)  # line breaks and plain spaces: PDFium is never asked about them (see `read_page`)
 _SPACE = np.array([chr(code).isspace() for code in range(0xD800)])  # which plain codes `str.isspace` calls blank
 _ALPHA = np.array([chr(code).isalpha() for code in range(0xD800)])  # and which `str.isalpha` calls letters
 
@@ -169,7 +169,7 @@ def read_page(textpage) -> PageChars:
         codes = np.array(listed, dtype=np.int64)
     else:
         listed, codes = found
-    asked = np.flatnonzero((codes != 10) & (codes != 13) & (codes != 32))
+    asked = np.flatnonzero((codes != 10) & (codes != 13) & (codes != 32))  # line breaks and spaces: never asked
     where = asked.tolist()
     objects = np.fromiter(map(_OBJECT_AT, repeat(address), where), np.uint64, len(where))
     boxes = np.zeros((count, 4), np.float32)
@@ -201,7 +201,9 @@ def read_page(textpage) -> PageChars:
     )  # fmt: skip
 
 
-def _fonts(raw, address: int, asked: np.ndarray, objects: np.ndarray, count: int):
+def _fonts(
+    raw, address: int, asked: np.ndarray, objects: np.ndarray, count: int
+) -> tuple[np.ndarray, np.ndarray, Callable[[int], str]]:
     """Size and weight per character index, and a function giving an index's font name. PDFium reads
     the size from a character's text object and weight and name from the object's font: the size is
     asked once per object, weight and name once per font (many objects share one), each of a character
@@ -210,7 +212,7 @@ def _fonts(raw, address: int, asked: np.ndarray, objects: np.ndarray, count: int
     weight_at = np.zeros(count, np.int64)
     names: dict[int, str] = {}
     if not len(asked):
-        return size_at, weight_at, names.get
+        return size_at, weight_at, lambda _: ""
     found, first, inverse = np.unique(objects, return_index=True, return_inverse=True)
     starts = asked[first].tolist()  # each object's first character
     sizes = np.fromiter(map(_SIZE_AT, repeat(address), starts), float, len(starts))
@@ -239,7 +241,7 @@ def _fonts(raw, address: int, asked: np.ndarray, objects: np.ndarray, count: int
     return size_at, weight_at, name_of
 
 
-def _special(raw, listed: list[int], chs: list[str], i: int, name_of) -> str:
+def _special(raw, listed: list[int], chs: list[str], i: int, name_of: Callable[[int], str]) -> str:
     """The character at a control or private-use code, a break hyphen, or half of a UTF-16 pair (joined to
     the first half, which leaves '' here)."""
     code = listed[i]

@@ -10,12 +10,23 @@ pdf_layout.py.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from itertools import pairwise, repeat
 
 import numpy as np
 
 from thoth.writes.parsers.pdf_chars import Char, PageChars, char_angle, read_page
-from thoth.writes.parsers.pdf_layout import _ACCENTS, Line, _make_line, _merge, _mergeable, new_line
+from thoth.writes.parsers.pdf_layout import (
+    _ACCENTS,
+    _MARKS,
+    _RAISED,
+    Line,
+    _after_word,
+    _make_line,
+    _merge,
+    _mergeable,
+    new_line,
+)
 from thoth.writes.parsers.pdf_text import HYPHEN
 
 
@@ -30,10 +41,12 @@ def read_lines(textpage, page: int) -> list[Line]:
         accents = not _ACCENTS.isdisjoint(joined)
         if facts is None and not accents:
             continue  # nothing but blanks
-        if accents or facts is _RAISED:
+        if accents or (facts[-1] and "" in chars.chs[start:end]):  # ('': half of an emoji, rare)
             line = _make_line(chars.chars(start, end, accents), page, angle)
-        elif facts[-1]:  # wide gaps: a space in the text, a name's end for the author reader
-            cuts = facts[-1]
+        elif facts[-1]:  # raised letters, maybe wide gaps too
+            line = _marked_line(chars.chs[start:end], start, facts, page, angle)
+        elif facts[-2]:  # wide gaps: a space in the text, a name's end for the author reader
+            cuts = facts[-2]
             pieces = ["".join(chars.chs[p:q]) for p, q in pairwise([start, *cuts, end])]
             text = " ".join(pieces)
             line = new_line(text, text, ", ".join(pieces), *facts[:3], facts[3:7], page, angle)
@@ -49,13 +62,30 @@ def read_lines(textpage, page: int) -> list[Line]:
     return lines
 
 
-_RAISED = ()  # a line with a raised letter: read character by character
+def _marked_line(chs: list[str], start: int, facts: tuple, page: int, angle: float) -> Line:
+    """A line with raised letters (`facts[-1]`, their indices), as `_make_line` reads it: a raised mark
+    after a word stays in `plain`, raised ('competitions¹'); every raised letter ends a name in `names`;
+    a wide gap (`facts[-2]`) is a space, or a name's end."""
+    cuts, ups = facts[-2], facts[-1]
+    text, names = list(chs), list(chs)
+    for i in ups:
+        names[i - start] = ", "
+    for i in reversed(cuts):
+        text.insert(i - start, " ")
+        names.insert(i - start, ", ")
+    plain = list(text)
+    for i in ups:  # in order: a mark's test reads the marks before it as they were set
+        at = i - start + bisect_right(cuts, i)
+        ch = plain[at]
+        if ch == "," or (ch in _MARKS or ch.isdigit()) and _after_word(plain[max(0, at - 12) : at]):
+            plain[at] = ch.translate(_RAISED)
+    return new_line("".join(text), "".join(plain), "".join(names), *facts[:3], facts[3:7], page, angle)
 
 
 def _line_facts(chars: PageChars, groups: list[tuple[int, int]]) -> list[tuple | None]:
-    """Per line (an index range of `groups`): None without ink, `_RAISED` where a smaller letter sits
-    above the baseline, else (size, bold, top, left, bottom, right, top edge, where wide gaps cut it):
-    the figures `_make_line` gives, computed over the page's arrays at once."""
+    """Per line (an index range of `groups`): None without ink, else (size, bold, top, left, bottom,
+    right, top edge, where wide gaps cut it, its raised letters: smaller ones above the baseline): the
+    figures `_make_line` gives, computed over the page's arrays at once."""
     out: list[tuple | None] = [None] * len(groups)
     n = len(chars.ink)
     if not n or not groups:
@@ -73,7 +103,10 @@ def _line_facts(chars: PageChars, groups: list[tuple[int, int]]) -> list[tuple |
     small = 0.85 * size
     has_small = (smallest < small)[line_of]  # only there can a letter be raised: the baseline is needed
     base = _modes(bottom, line_of, len(at), has_small & (np.abs(sizes - size[line_of]) < 0.3))
-    raised = np.logical_or.reduceat((sizes < small[line_of]) & (bottom > (base + 0.1 * size)[line_of]), at)
+    up = (sizes < small[line_of]) & (bottom > (base + 0.1 * size)[line_of])
+    raised: list[list[int]] = [[] for _ in range(len(at))]
+    for line, k in zip(line_of[up].tolist(), chars.ink[up].tolist(), strict=True):
+        raised[line].append(k)
     gaps = np.full(n, -np.inf)
     gaps[:-1] = left[1:] - right[:-1]
     gaps[after[has] - 1] = -np.inf  # the gap to the next line's first character is no gap of this one
@@ -95,10 +128,11 @@ def _line_facts(chars: PageChars, groups: list[tuple[int, int]]) -> list[tuple |
         np.maximum.reduceat(right, at).tolist(),
         np.maximum.reduceat(top, at).tolist(),
         cuts,
+        raised,
         strict=True,
     )
-    for k, fact, up in zip(np.flatnonzero(has).tolist(), facts, raised.tolist(), strict=True):
-        out[k] = _RAISED if up else fact
+    for k, fact in zip(np.flatnonzero(has).tolist(), facts, strict=True):
+        out[k] = fact
     return out
 
 

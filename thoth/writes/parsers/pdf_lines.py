@@ -35,7 +35,7 @@ def read_lines(textpage, page: int) -> list[Line]:
     chars = read_page(textpage)
     groups = _line_breaks(chars)
     lines: list[Line] = []
-    angles = map(char_angle, repeat(chars.address), [start for start, _ in groups])  # a line's first character's
+    angles = map(char_angle, repeat(chars.handle), [start for start, _ in groups])  # a line's first character's
     for (start, end), facts, angle in zip(groups, _line_facts(chars, groups), angles, strict=True):
         joined = "".join(chars.chs[start:end])
         accents = not _ACCENTS.isdisjoint(joined)

@@ -98,8 +98,8 @@ def _codes(raw, address: int, count: int) -> tuple[list[int], np.ndarray] | None
     units = (ctypes.c_ushort * (count + 1))()
     if pdfium_c.FPDFText_GetText(raw, 0, count, units) != count + 1:
         return None
-    codes = units[:count]
     array = np.frombuffer(units, np.uint16, count).astype(np.int64)
+    codes = array.tolist()
     if ((array >= 0xD800) & (array <= 0xDFFF)).any():
         return None
     if any(codes[i] != _UNICODE(address, i) for i in {0, count // 4, count // 2, 3 * count // 4, count - 1}):

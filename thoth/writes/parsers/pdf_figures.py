@@ -17,7 +17,7 @@ from itertools import repeat
 import numpy as np
 import pypdfium2.raw as pdfium_c
 
-from thoth.writes.parsers.pdf_chars import fast
+from thoth.writes.parsers.pdf_chars import FFI, fast
 from thoth.writes.parsers.pdf_layout import Line
 
 Box = tuple[float, float, float, float]  # left, bottom, right, top
@@ -27,7 +27,7 @@ _MAX_SHARE = 0.7  # of the page's area: a larger region frames the page
 _MARGIN = 14.0  # points around a region where its tick labels and axis titles are
 
 
-_OBJECT = fast(pdfium_c.FPDFPage_GetObject, "uintptr_t(*)(uintptr_t, int)")
+_OBJECT = fast(pdfium_c.FPDFPage_GetObject, "uintptr_t(*)(void *, int)")  # the page as a void *: cheaper
 _TYPE = fast(pdfium_c.FPDFPageObj_GetType, "int(*)(uintptr_t)")
 _DRAWN = (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE, pdfium_c.FPDF_PAGEOBJ_FORM)
 
@@ -79,9 +79,9 @@ def _group(boxes: list[Box]) -> list[Box]:
 def graphic_regions(page, width: float, height: float) -> list[Box]:
     """The page's figure regions: images, included graphics and groups of paths, big enough to hold text."""
     raw = page.raw
-    address = ctypes.cast(raw, ctypes.c_void_p).value
+    handle = FFI.cast("void *", ctypes.cast(raw, ctypes.c_void_p).value)
     # many pages set each word in an object of its own: its two calls are made by `map`, a loop in C
-    objects = list(map(_OBJECT, repeat(address), range(pdfium_c.FPDFPage_CountObjects(raw))))
+    objects = list(map(_OBJECT, repeat(handle), range(pdfium_c.FPDFPage_CountObjects(raw))))
     kinds = np.fromiter(map(_TYPE, objects), np.int64, len(objects))
     boxes = _bounds(np.asarray(objects, np.uint64)[np.isin(kinds, _DRAWN)].tolist())
     return [

@@ -19,7 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from bench.pdfs import DEFAULT_DATA
-from bench.pdfs import _reference as reference
+from bench.pdfs import _reference as pdfium_text
 from thoth.writes.parsers import ParseError, parse, pdf_lines
 from thoth.writes.parsers import pdf as pdf_parser
 
@@ -54,7 +54,7 @@ def _timed(function, stage: str, seconds: dict[str, float]):
 def _reference(files: list[Path]) -> float:
     """CPU seconds of bench.pdfs' reference: every page's plain text by PDFium alone."""
     started = time.process_time()
-    reference(files, {})
+    pdfium_text(files, {})
     return time.process_time() - started
 
 

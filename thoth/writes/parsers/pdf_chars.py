@@ -217,8 +217,12 @@ def _fonts(
     names: dict[int, str] = {}
     if not len(asked):
         return size_at, weight_at, lambda _: ""
-    found, first, inverse = np.unique(objects, return_index=True, return_inverse=True)
-    starts = asked[first].tolist()  # each object's first character
+    # runs of one text object (its characters follow each other: an object met twice is asked twice,
+    # with the same answers), found without a sort
+    changes = np.concatenate(([True], objects[1:] != objects[:-1]))
+    first, inverse = np.flatnonzero(changes), np.cumsum(changes) - 1
+    found = objects[first]
+    starts = asked[first].tolist()  # each run's first character
     sizes = np.fromiter(map(_SIZE_AT, repeat(handle), starts), float, len(starts))
     faces = np.fromiter(map(_FACE_OF, found.tolist()), np.uint64, len(found))
     faces[found == 0] = 0

@@ -83,7 +83,8 @@ def graphic_regions(page, width: float, height: float) -> list[Box]:
     # many pages set each word in an object of its own: its two calls are made by `map`, a loop in C
     objects = list(map(_OBJECT, repeat(handle), range(pdfium_c.FPDFPage_CountObjects(raw))))
     kinds = np.fromiter(map(_TYPE, objects), np.int64, len(objects))
-    boxes = _bounds(np.asarray(objects, np.uint64)[np.isin(kinds, _DRAWN)].tolist())
+    drawn = (kinds == _DRAWN[0]) | (kinds == _DRAWN[1]) | (kinds == _DRAWN[2])  # (np.isin costs more here)
+    boxes = _bounds(np.asarray(objects, np.uint64)[drawn].tolist())
     return [
         r
         for r in _group(boxes)

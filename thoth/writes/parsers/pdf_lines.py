@@ -104,15 +104,19 @@ def _line_facts(chars: PageChars, groups: list[tuple[int, int]]) -> list[tuple |
     has_small = (smallest < small)[line_of]  # only there can a letter be raised: the baseline is needed
     base = _modes(bottom, line_of, len(at), has_small & (np.abs(sizes - size[line_of]) < 0.3))
     up = (sizes < small[line_of]) & (bottom > (base + 0.1 * size)[line_of])
-    raised: list[list[int]] = [[] for _ in range(len(at))]
+    raised: list = [()] * len(at)  # most lines: none (a list only where there are)
     for line, k in zip(line_of[up].tolist(), chars.ink[up].tolist(), strict=True):
+        if not raised[line]:
+            raised[line] = []
         raised[line].append(k)
     gaps = np.full(n, -np.inf)
     gaps[:-1] = left[1:] - right[:-1]
     gaps[after[has] - 1] = -np.inf  # the gap to the next line's first character is no gap of this one
     wide = np.flatnonzero(gaps > (1.2 * size)[line_of])
-    cuts: list[list[int]] = [[] for _ in range(len(at))]
+    cuts: list = [()] * len(at)
     for line, k in zip(line_of[wide].tolist(), chars.ink[wide + 1].tolist(), strict=True):
+        if not cuts[line]:
+            cuts[line] = []
         cuts[line].append(k)
     light, heavy = np.minimum.reduceat(weights, at), np.maximum.reduceat(weights, at)
     bold_share = np.add.reduceat((weights >= 600).astype(np.int64), at) / count

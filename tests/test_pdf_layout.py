@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import bibtexparser
@@ -13,7 +14,8 @@ from thoth.records import Chunk, Document
 from thoth.store import Store
 from thoth.store.schema import CHUNKS, DOCUMENTS
 from thoth.writes.bibtex import describe, make_entry
-from thoth.writes.parsers import parse, parser_version
+from thoth.writes.parsers import ParseError, parse, parser_version
+from thoth.writes.parsers import pdf as pdf_parser
 from thoth.writes.parsers.pdf import PARSER_VERSION
 from thoth.writes.writer import Writer
 
@@ -160,3 +162,29 @@ def test_a_reference_list_without_a_heading_is_found_by_its_entries(tmp_path: Pa
     assert len(marked) == 1 and marked[0].text.splitlines()[0].startswith("[1] Ann Lee.")
     assert [x[-len("2002.08904, 2020.") :] for x in marked[0].text.splitlines()][-1] == "2002.08904, 2020."
     assert not any("[1]" in b.text for p in doc.sections for b in p.blocks if b.kind == "text")
+
+
+def test_the_cyclic_collector_is_paused_during_a_parse_and_restored_after(
+    paper: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pdf.py pauses Python's cyclic collector while it parses (speed); it must come back as it was."""
+    seen: list[bool] = []
+    real = pdf_parser.read_lines
+
+    def watching(textpage, page: int):  # the real reader, noting the collector's state as each page is read
+        seen.append(gc.isenabled())
+        return real(textpage, page)
+
+    monkeypatch.setattr(pdf_parser, "read_lines", watching)
+    assert gc.isenabled()
+    parse("paper.pdf", paper.read_bytes())
+    assert seen and not any(seen) and gc.isenabled()
+    with pytest.raises(ParseError):
+        parse("broken.pdf", b"%PDF-1.4 not a pdf")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        parse("paper.pdf", paper.read_bytes())
+        assert not gc.isenabled()  # a caller's own pause is left alone
+    finally:
+        gc.enable()

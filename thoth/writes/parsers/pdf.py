@@ -3,7 +3,7 @@
 Measured on this machine (DESIGN.md): pypdfium2 about 1,100 pages/s, pypdf about
 290, pdfplumber about 11; PyMuPDF is as fast but AGPL.
 
-Each page is read line by line with its geometry (pdf_layout.py):
+Each page is read line by line with its geometry (pdf_chars.py, pdf_lines.py, pdf_layout.py):
 running headers, page numbers and the arXiv stamp are left out of the text; the
 first page's layout gives the title, authors and arXiv identifier; section headings
 (pdf_headings.py, from the document's own typography; labels inside figures, pdf_figures.py,
@@ -15,8 +15,12 @@ no control characters.
 
 from __future__ import annotations
 
+import gc
 import re
+import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pypdfium2 as pdfium
 
@@ -24,7 +28,8 @@ from thoth.writes.parsers import Block, ParsedDocument, ParseError, Section
 from thoth.writes.parsers.pdf_figures import graphic_regions, mark_figure_text
 from thoth.writes.parsers.pdf_floats import mark_floats, split_floats
 from thoth.writes.parsers.pdf_headings import body_size, mark_headings, person_case
-from thoth.writes.parsers.pdf_layout import DOI, REFERENCES, Line, mark_furniture, read_lines, read_title_page
+from thoth.writes.parsers.pdf_layout import DOI, REFERENCES, Line, mark_furniture, read_title_page
+from thoth.writes.parsers.pdf_lines import read_lines
 from thoth.writes.parsers.pdf_ocr import OcrPage, read_page
 from thoth.writes.parsers.pdf_text import UNMAPPED, clean_text, join_hyphens, vocabulary
 
@@ -210,7 +215,36 @@ def _no_text(page_count: int, ocr: bool) -> ParseError:
     return ParseError(f"no text layer (image-only PDF, {page_count} pages): it would need OCR (set THOTH_PDF_OCR=true)")
 
 
+_PAUSE = threading.Lock()
+_pausing = [0, False]  # parses under way, and whether the cyclic collector ran before the first began
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while PDFs are parsed: a parse makes a hundred thousand
+    small objects and no cycles, and the collector's passes over them cost a tenth of its time. Memory is
+    still freed as objects go (reference counts); the collector runs again when the last parse under way
+    ends, in whatever state it was before the first began (re-entrant, thread-safe)."""
+    with _PAUSE:
+        if not _pausing[0]:
+            _pausing[1] = gc.isenabled()
+            gc.disable()
+        _pausing[0] += 1
+    try:
+        yield
+    finally:
+        with _PAUSE:
+            _pausing[0] -= 1
+            if not _pausing[0] and _pausing[1]:
+                gc.enable()
+
+
 def parse(data: bytes, fallback_title: str, password: str | None = None, ocr: bool = False) -> ParsedDocument:
+    with _collector_paused():
+        return _parse(data, fallback_title, password, ocr)
+
+
+def _parse(data: bytes, fallback_title: str, password: str | None, ocr: bool) -> ParsedDocument:
     if not data:
         raise ParseError("empty file")
     try:
@@ -232,7 +266,8 @@ def parse(data: bytes, fallback_title: str, password: str | None = None, ocr: bo
             textpage = page.get_textpage()
             try:
                 lines = read_lines(textpage, number)
-                mark_figure_text(lines, graphic_regions(page, page.get_width(), page.get_height()))
+                if lines:  # a page without text has no label to mark: its drawing is not walked
+                    mark_figure_text(lines, graphic_regions(page, page.get_width(), page.get_height()))
                 pages.append(lines)
                 heights.append(page.get_height())
                 if ocr and not lines and (found := read_page(page)) is not None:

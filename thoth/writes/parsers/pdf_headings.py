@@ -31,8 +31,8 @@ def body_size(pages: list[list[Line]]) -> float:
 
 
 def _capitals(text: str) -> bool:
-    letters = [ch for ch in text if ch.isalpha()]
-    return len(letters) >= 3 and all(ch.isupper() for ch in letters)
+    letters = list(filter(str.isalpha, text))
+    return len(letters) >= 3 and all(map(str.isupper, letters))
 
 
 def _set_apart(line: Line, body: float) -> bool:

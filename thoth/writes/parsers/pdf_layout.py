@@ -1,8 +1,9 @@
 """Lines of a PDF page with their geometry, and what the layout says about them.
 
 PDFium gives every character its font size, weight and box (`FPDFText_GetFontSize`,
-`FPDFText_GetFontWeight`, `FPDFText_GetLooseCharBox`). From those this module
-builds lines and decides, for the PDF parser:
+`FPDFText_GetFontWeight`, `FPDFText_GetLooseCharBox`; pdf_chars.py). pdf_lines.py builds most
+lines from them page-wide; a line with a raised letter or an accent is built here, character by
+character (`_make_line`). From the lines this module decides, for the PDF parser:
 
 - page furniture: running headers and footers (the same line at the same height on
   many pages), page numbers, the rotated arXiv margin stamp;
@@ -18,10 +19,9 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
-from itertools import pairwise
 from operator import sub
 
-from thoth.writes.parsers.pdf_chars import Char, char_angle, read_chars, textpage_address
+from thoth.writes.parsers.pdf_chars import Char
 from thoth.writes.parsers.pdf_text import COMBINING, HYPHEN
 
 _MARKS = set("∗*†‡§¶⋆")
@@ -43,7 +43,7 @@ _CONTINUED = re.compile(r"^\(?(?:continued on (?:the )?next page|continued from 
 _PAGE_NUMBER = re.compile(r"^(?:page\s*)?[-–]?\s*\d{1,4}\s*[-–]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.I)
 
 
-@dataclass
+@dataclass(slots=True)
 class Line:
     text: str  # with HYPHEN at line-break hyphens; superscripts kept
     plain: str  # what chunks read: footnote marks after words kept raised ("competitions¹"), not glued to digits
@@ -129,9 +129,10 @@ def _make_line(chars: list[Char], page: int, angle: float) -> Line | None:
     size = _mode(sizes)
     small, wide = 0.85 * size, 1.2 * size
     boxes = tuple(zip(*[c.box for c in ink], strict=True))  # lefts, bottoms, rights, tops
+    weights, letters = [c.weight for c in ink], [c.ch for c in ink]
     if min(sizes) >= small and max(map(sub, boxes[0][1:], boxes[2]), default=0.0) <= wide:
-        # most lines: nothing raised, no wide gap, so the three texts are the characters as they come
-        return _line(joined, joined, joined, ink, sizes, size, boxes, page, angle)
+        # nothing raised, no wide gap, so the three texts are the characters as they come
+        return _line(joined, joined, joined, weights, letters, sizes, size, boxes, page, angle)
     base = _mode([c.box[1] for c in ink if abs(c.size - size) < 0.3])
     text, plain, names = [], [], []
     raised = base + 0.1 * size
@@ -160,30 +161,38 @@ def _make_line(chars: list[Char], page: int, angle: float) -> Line | None:
         else:
             plain.append(ch)
             names.append(", ")
-    return _line("".join(text), "".join(plain), "".join(names), ink, sizes, size, boxes, page, angle)
+    return _line("".join(text), "".join(plain), "".join(names), weights, letters, sizes, size, boxes, page, angle)
 
 
 def _line(
     text: str,
     plain: str,
     names: str,
-    ink: list[Char],
+    weights: list[int],
+    letters: list[str],  # the ink's characters
     sizes: list[float],
     size: float,
     boxes: tuple,  # the ink's lefts, bottoms, rights, tops
     page: int,
     angle: float,
 ) -> Line:
-    weights = [c.weight for c in ink]
     if weights.count(weights[0]) == len(weights):
         bold = weights[0] >= 600
     else:
-        bold = sum(w >= 600 for w in weights) / len(ink) > 0.8
+        bold = sum(w >= 600 for w in weights) / len(weights) > 0.8
     if sizes.count(sizes[0]) == len(sizes):  # one size: the letters' largest is it, if there is a letter
-        top = sizes[0] if any(c.ch.isalpha() for c in ink) else size
+        top = sizes[0] if any(map(str.isalpha, letters)) else size
     else:
-        top = max((c.size for c in ink if c.ch.isalpha()), default=size)
+        top = max((z for z, ch in zip(sizes, letters, strict=True) if ch.isalpha()), default=size)
     lefts, bottoms, rights, tops = boxes
+    bounds = (min(lefts), min(bottoms), max(rights), max(tops))
+    return new_line(text, plain, names, size, bold, top, bounds, page, angle)
+
+
+def new_line(
+    text: str, plain: str, names: str, size: float, bold: bool, top: float, bounds: tuple, page: int, angle: float
+) -> Line:
+    """A line from its texts and the facts its characters gave (bounds: left, bottom, right, top)."""
     if "\t" in plain or "  " in plain:
         plain = _BLANKS.sub(" ", plain)
     return Line(
@@ -192,10 +201,10 @@ def _line(
         names=names.strip(),
         size=size,
         bold=bold,
-        x0=min(lefts),
-        y0=min(bottoms),
-        x1=max(rights),
-        y1=max(tops),
+        x0=bounds[0],
+        y0=bounds[1],
+        x1=bounds[2],
+        y1=bounds[3],
         rotated=abs(angle) > 0.1 and abs(angle - 6.283) > 0.1,
         page=page,
         top=top,
@@ -239,58 +248,6 @@ def _merge(a: Line, b: Line) -> Line:
     a.text, a.plain, a.names = a.text + glue + b.text, a.plain + glue + b.plain, a.names + glue + b.names
     a.x1, a.y0, a.y1, a.top = max(a.x1, b.x1), min(a.y0, b.y0), max(a.y1, b.y1), max(a.top, b.top)
     return a
-
-
-def read_lines(textpage, page: int) -> list[Line]:
-    """The page's lines in PDFium's reading order, fragments of one printed line merged."""
-    address = textpage_address(textpage)
-    lines: list[Line] = []
-    for group in _line_breaks(read_chars(textpage)):
-        line = _make_line(group, page, char_angle(address, group[0].index))
-        if line is not None:
-            if lines and _mergeable(lines[-1], line):
-                _merge(lines[-1], line)
-            else:
-                lines.append(line)
-    for i, line in enumerate(lines):
-        line.index = i
-    return lines
-
-
-def _line_breaks(chars: list[Char | None]) -> list[list[Char]]:
-    """The characters split where PDFium breaks the line (None), and after a line-break hyphen that
-    the next character jumps away from (`_jumps`)."""
-    groups: list[list[Char]] = []
-    start = 0
-    for end in [*(i for i, c in enumerate(chars) if c is None), len(chars)]:
-        if end > start:
-            group: list[Char] = chars[start:end]  # type: ignore[assignment]
-            if HYPHEN in "".join([c.ch for c in group]):
-                groups += _at_jumps(group)
-            else:
-                groups.append(group)
-        start = end + 1
-    return groups
-
-
-def _at_jumps(chars: list[Char]) -> list[list[Char]]:
-    """`chars` cut before the first drawn character after a line-break hyphen, where it jumps away."""
-    cuts = [0]
-    for h in [k for k, c in enumerate(chars) if c.ch == HYPHEN]:
-        j = h + 1
-        while j < len(chars) and chars[j].ch.isspace():
-            j += 1
-        if j < len(chars) and _jumps(chars[h], chars[j]):
-            cuts.append(j)
-    cuts.append(len(chars))
-    return [chars[start:end] for start, end in pairwise(cuts)]
-
-
-def _jumps(a: Char, b: Char) -> bool:
-    """After a line-break hyphen `a` PDFium gives no line break: where the next character sits more than
-    a line's height away (the page number under a page's last line, 'high-2'), the line ends there."""
-    height = max(a.box[3] - a.box[1], b.box[3] - b.box[1])
-    return b.box[3] < a.box[1] - height or b.box[1] > a.box[3] + height
 
 
 # -- furniture -------------------------------------------------------------------------------------

@@ -41,8 +41,8 @@ _UNFOLD_TAGS = ("<compat>", "<noBreak>", "<wide>", "<narrow>", "<small>", "<vert
 
 _WORD = re.compile(r"[^\W\d_]+")
 _BREAK = re.compile(
-    r"(-?)([^\W\d_]+)(?:[\x02\ufffe]\n?|-\n)([^\W\d_]+)(-?)"
-)  # a break hyphen may end a line (pdf_layout._jumps)
+    r"(-?)(?<![^\W\d_])([^\W\d_]+)(?:[\x02\ufffe]\n?|-\n)([^\W\d_]+)(-?)"
+)  # a break hyphen may end a line (pdf_lines._jumps); a word is tried from its start only (no quadratic retries)
 
 
 def symbol_glyph(code: int, font_name: str) -> str:
@@ -76,19 +76,26 @@ _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # Unicode's Cc, newlin
 
 def unfold_compat(text: str) -> str:
     """NFKC for ligatures and compatibility forms only ('ﬁ' -> 'fi', NBSP -> ' '; '²' and 'ℓ' stay)."""
-    return _NON_ASCII.sub(lambda m: _unfold(m.group()), text)  # ASCII never unfolds: only the rest is looked at
+    if text.isascii():  # ASCII never unfolds: only the rest is looked at, each character once
+        return text
+    table = {ord(ch): unfolded for ch in set(_NON_ASCII.findall(text)) if (unfolded := _unfold(ch)) != ch}
+    return text.translate(table) if table else text
 
 
 def vocabulary(text: str) -> Counter[str]:
     """Lower-cased words and hyphenated compounds of a text, fragments at line-break hyphens left out."""
-    tokens = [
-        token.strip(".,;:!?()[]{}\"'“”‘’").lower()
-        for token in re.split(r"\s+", re.sub(r"-\n|[\x02\ufffe]\n", HYPHEN, text))
-        if token and "\x02" not in token and "\ufffe" not in token  # _BREAK_HYPHENS
-    ]
-    words = Counter(t for t in tokens if "-" in t and all(_WORD.fullmatch(p) for p in t.split("-")))
-    words.update(_WORD.findall(" ".join(tokens)))  # one pass: the tokens' words, as token by token
+    # whitespace-separated tokens, lower-cased, those holding a break hyphen (_BREAK_HYPHENS) dropped
+    kept = _BROKEN_TOKEN.sub(" ", re.sub(r"-\n|[\x02\ufffe]\n", HYPHEN, text)).lower()
+    compounds = (token.strip(".,;:!?()[]{}\"'“”‘’") for token in _HYPHENATED.findall(kept))
+    words = Counter(t for t in compounds if "-" in t and all(_WORD.fullmatch(p) for p in t.split("-")))
+    words.update(_WORD.findall(kept))  # one pass over the text: its words, as token by token
     return words
+
+
+# tokens are tried from their first character only (`(?<!\S)`): retried at every letter, a pattern
+# scanning to the token's end is quadratic in its length
+_BROKEN_TOKEN = re.compile(r"(?<!\S)\S*[\x02\ufffe]\S*")
+_HYPHENATED = re.compile(r"(?<!\S)\S*-\S*")
 
 
 def _join(head: str, tail: str, chained: bool, vocab: Counter[str]) -> str:
@@ -134,7 +141,8 @@ def attach_accents(text: str) -> str:
 
 def drop_controls(text: str) -> str:
     """Every `Cc` character but newline and tab removed (a form feed or CR becomes a newline)."""
-    text = text.replace("\r\n", "\n").translate({0x0D: "\n", 0x0C: "\n", 0x0B: "\n"})
+    if "\r" in text or "\x0c" in text or "\x0b" in text:  # rare: most text is spared a translate's lookups
+        text = text.replace("\r\n", "\n").translate({0x0D: "\n", 0x0C: "\n", 0x0B: "\n"})
     return _CONTROLS.sub("", text)
 
 

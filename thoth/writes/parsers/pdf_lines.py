@@ -1,0 +1,189 @@
+"""A PDF page's lines from its characters (pdf_chars.py), with no Python step a character.
+
+Most printed lines have one font size, nothing raised and no wide gap: their size, weight, letters
+and bounds are reduced over the page's arrays at once (numpy's `reduceat` over each line's range of
+characters), and their text is the characters joined. Only the others are read line by line
+(`_page_line`), and of those only a line with an accent to move or a raised letter character by
+character (pdf_layout.py's `_make_line`). What a line is and what the layout says about it:
+pdf_layout.py.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from itertools import pairwise, repeat
+
+import numpy as np
+
+from thoth.writes.parsers.pdf_chars import Char, PageChars, char_angle, read_page
+from thoth.writes.parsers.pdf_layout import (
+    _ACCENTS,
+    _MARKS,
+    _RAISED,
+    Line,
+    _after_word,
+    _make_line,
+    _merge,
+    _mergeable,
+    new_line,
+)
+from thoth.writes.parsers.pdf_text import HYPHEN
+
+
+def read_lines(textpage, page: int) -> list[Line]:
+    """The page's lines in PDFium's reading order, fragments of one printed line merged."""
+    chars = read_page(textpage)
+    groups = _line_breaks(chars)
+    lines: list[Line] = []
+    angles = map(char_angle, repeat(chars.handle), [start for start, _ in groups])  # a line's first character's
+    for (start, end), facts, angle in zip(groups, _line_facts(chars, groups), angles, strict=True):
+        joined = "".join(chars.chs[start:end])
+        accents = not _ACCENTS.isdisjoint(joined)
+        if facts is None and not accents:
+            continue  # nothing but blanks
+        if accents or (facts[-1] and "" in chars.chs[start:end]):  # ('': half of an emoji, rare)
+            line = _make_line(chars.chars(start, end, accents), page, angle)
+        elif facts[-1]:  # raised letters, maybe wide gaps too
+            line = _marked_line(chars.chs[start:end], start, facts, page, angle)
+        elif facts[-2]:  # wide gaps: a space in the text, a name's end for the author reader
+            cuts = facts[-2]
+            pieces = ["".join(chars.chs[p:q]) for p, q in pairwise([start, *cuts, end])]
+            text = " ".join(pieces)
+            line = new_line(text, text, ", ".join(pieces), *facts[:3], facts[3:7], page, angle)
+        else:  # most lines: the three texts are the characters as they come
+            line = new_line(joined, joined, joined, *facts[:3], facts[3:7], page, angle)
+        if line is not None:
+            if lines and _mergeable(lines[-1], line):
+                _merge(lines[-1], line)
+            else:
+                lines.append(line)
+    for i, line in enumerate(lines):
+        line.index = i
+    return lines
+
+
+def _marked_line(chs: list[str], start: int, facts: tuple, page: int, angle: float) -> Line:
+    """A line with raised letters (`facts[-1]`, their indices), as `_make_line` reads it: a raised mark
+    after a word stays in `plain`, raised ('competitions¹'); every raised letter ends a name in `names`;
+    a wide gap (`facts[-2]`) is a space, or a name's end."""
+    cuts, ups = facts[-2], facts[-1]
+    text, names = list(chs), list(chs)
+    for i in ups:
+        names[i - start] = ", "
+    for i in reversed(cuts):
+        text.insert(i - start, " ")
+        names.insert(i - start, ", ")
+    plain = list(text)
+    for i in ups:  # in order: a mark's test reads the marks before it as they were set
+        at = i - start + bisect_right(cuts, i)
+        ch = plain[at]
+        if ch == "," or (ch in _MARKS or ch.isdigit()) and _after_word(plain[max(0, at - 12) : at]):
+            plain[at] = ch.translate(_RAISED)
+    return new_line("".join(text), "".join(plain), "".join(names), *facts[:3], facts[3:7], page, angle)
+
+
+def _line_facts(chars: PageChars, groups: list[tuple[int, int]]) -> list[tuple | None]:
+    """Per line (an index range of `groups`): None without ink, else (size, bold, top, left, bottom,
+    right, top edge, where wide gaps cut it, its raised letters: smaller ones above the baseline): the
+    figures `_make_line` gives, computed over the page's arrays at once."""
+    out: list[tuple | None] = [None] * len(groups)
+    n = len(chars.ink)
+    if not n or not groups:
+        return out
+    bounds = np.asarray(groups)
+    first, after = np.searchsorted(chars.ink, bounds[:, 0]), np.searchsorted(chars.ink, bounds[:, 1])
+    has = after > first
+    at, count = first[has], (after - first)[has]  # lines with ink: their ranges tile the ink in order
+    line_of = np.repeat(np.arange(len(at)), count)
+    sizes, weights = chars.ink_sizes, chars.ink_weights
+    left, top, right, bottom = (chars.ink_boxes[:, k] for k in range(4))
+    smallest, largest = np.minimum.reduceat(sizes, at), np.maximum.reduceat(sizes, at)
+    size = np.where(smallest == largest, np.round(smallest * 2) / 2 + 0.0, 0.0)  # most lines: one size
+    size += _modes(sizes, line_of, len(at), (smallest != largest)[line_of])
+    small = 0.85 * size
+    has_small = (smallest < small)[line_of]  # only there can a letter be raised: the baseline is needed
+    base = _modes(bottom, line_of, len(at), has_small & (np.abs(sizes - size[line_of]) < 0.3))
+    up = (sizes < small[line_of]) & (bottom > (base + 0.1 * size)[line_of])
+    raised: list = [()] * len(at)  # most lines: none (a list only where there are)
+    for line, k in zip(line_of[up].tolist(), chars.ink[up].tolist(), strict=True):
+        if not raised[line]:
+            raised[line] = []
+        raised[line].append(k)
+    gaps = np.full(n, -np.inf)
+    gaps[:-1] = left[1:] - right[:-1]
+    gaps[after[has] - 1] = -np.inf  # the gap to the next line's first character is no gap of this one
+    wide = np.flatnonzero(gaps > (1.2 * size)[line_of])
+    cuts: list = [()] * len(at)
+    for line, k in zip(line_of[wide].tolist(), chars.ink[wide + 1].tolist(), strict=True):
+        if not cuts[line]:
+            cuts[line] = []
+        cuts[line].append(k)
+    light, heavy = np.minimum.reduceat(weights, at), np.maximum.reduceat(weights, at)
+    bold_share = np.add.reduceat((weights >= 600).astype(np.int64), at) / count
+    bold = np.where(light == heavy, light >= 600, bold_share > 0.8)
+    letters = np.maximum.reduceat(np.where(chars.ink_alpha, sizes, -np.inf), at)
+    tops = np.where(letters > -np.inf, letters, size)  # the letters' largest size (small caps: the capitals')
+    facts = zip(
+        size.tolist(),
+        bold.tolist(),
+        tops.tolist(),
+        np.minimum.reduceat(left, at).tolist(),
+        np.minimum.reduceat(bottom, at).tolist(),
+        np.maximum.reduceat(right, at).tolist(),
+        np.maximum.reduceat(top, at).tolist(),
+        cuts,
+        raised,
+        strict=True,
+    )
+    for k, fact in zip(np.flatnonzero(has).tolist(), facts, strict=True):
+        out[k] = fact
+    return out
+
+
+def _modes(values: np.ndarray, line_of: np.ndarray, lines: int, mask: np.ndarray | None = None) -> np.ndarray:
+    """Per line, `_mode` of its values (where `mask`): the most common to the half point, the first seen
+    winning a tie; 0.0 for a line with none."""
+    where = np.arange(len(values))
+    if mask is not None:
+        values, line_of, where = values[mask], line_of[mask], where[mask]
+    out = np.zeros(lines)
+    if not len(values):
+        return out
+    keys = np.round(values * 2) / 2 + 0.0  # + 0.0: never -0.0
+    order = np.lexsort((where, keys, line_of))
+    line, key, seen = line_of[order], keys[order], where[order]
+    starts = np.flatnonzero(np.concatenate(([True], (line[1:] != line[:-1]) | (key[1:] != key[:-1]))))
+    counts = np.diff(np.append(starts, len(order)))
+    line, key, seen = line[starts], key[starts], seen[starts]  # each (line, value): its first position
+    best = np.lexsort((seen, -counts, line))
+    firsts = best[np.concatenate(([True], line[best][1:] != line[best][:-1]))]
+    out[line[firsts]] = key[firsts]
+    return out
+
+
+def _line_breaks(chars: PageChars) -> list[tuple[int, int]]:
+    """The page's index ranges between PDFium's line breaks, cut again after a line-break hyphen that
+    the next character jumps away from (`_jumps`)."""
+    groups: list[tuple[int, int]] = []
+    for start, end in chars.groups:
+        if HYPHEN not in "".join(chars.chs[start:end]):
+            groups.append((start, end))
+            continue
+        hyphens = [i for i in range(start, end) if chars.chs[i] == HYPHEN]
+        cuts = [start]
+        for h in hyphens:
+            j = h + 1
+            while j < end and (not chars.chs[j] or chars.chs[j].isspace()):
+                j += 1
+            if j < end and _jumps(chars.char(h), chars.char(j)):
+                cuts.append(j)
+        cuts.append(end)
+        groups += pairwise(cuts)
+    return groups
+
+
+def _jumps(a: Char, b: Char) -> bool:
+    """After a line-break hyphen `a` PDFium gives no line break: where the next character sits more than
+    a line's height away (the page number under a page's last line, 'high-2'), the line ends there."""
+    height = max(a.box[3] - a.box[1], b.box[3] - b.box[1])
+    return b.box[3] < a.box[1] - height or b.box[1] > a.box[3] + height

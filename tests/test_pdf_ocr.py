@@ -3,10 +3,12 @@ page is only a picture of text, parsed, ingested and found by search."""
 
 from __future__ import annotations
 
+import gc
 import io
 from pathlib import Path
 
 import lancedb
+import pytest
 from PIL import Image, ImageDraw, ImageFont
 from reportlab.lib.utils import ImageReader
 from reportlab.pdfgen import canvas
@@ -18,6 +20,7 @@ from thoth.records import Partition
 from thoth.retrieval import research
 from thoth.store import Store
 from thoth.writes.parsers import ParseError, parse
+from thoth.writes.parsers import pdf as pdf_parser
 from thoth.writes.parsers.pdf_ocr import reading_order
 from thoth.writes.writer import Writer
 
@@ -52,9 +55,13 @@ def _pdf_of(image: Image.Image, path: Path, text_page: bool = False) -> Path:
     return path
 
 
-def test_a_scanned_page_is_read_by_ocr_and_marked(tmp_path: Path) -> None:
+def test_a_scanned_page_is_read_by_ocr_and_marked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = _scanned_pdf(tmp_path / "scan.pdf", text_page=True).read_bytes()
+    collecting: list[bool] = []  # the cyclic collector runs during OCR (slow), paused around the text layer
+    real = pdf_parser.read_page
+    monkeypatch.setattr(pdf_parser, "read_page", lambda page: collecting.append(gc.isenabled()) or real(page))
     doc = parse("scan.pdf", data, pdf_ocr=True)
+    assert collecting == [True] and gc.isenabled()
     typed, scanned = doc.sections
     assert (typed.page_start, typed.blocks[0].kind) == (1, "text")
     assert (scanned.page_start, scanned.page_end, scanned.blocks[0].kind) == (2, 2, "ocr")

@@ -239,6 +239,21 @@ def _collector_paused() -> Iterator[None]:
                 gc.enable()
 
 
+@contextmanager
+def _collector_running() -> Iterator[None]:
+    """The cyclic collector as it was before parsing paused it, for a stretch that is slow and makes garbage
+    of its own: OCR takes a minute or more a page, and a server's searches go on meanwhile."""
+    with _PAUSE:
+        if _pausing[1]:
+            gc.enable()
+    try:
+        yield
+    finally:
+        with _PAUSE:
+            if _pausing[0]:
+                gc.disable()
+
+
 def parse(data: bytes, fallback_title: str, password: str | None = None, ocr: bool = False) -> ParsedDocument:
     with _collector_paused():
         return _parse(data, fallback_title, password, ocr)
@@ -270,8 +285,11 @@ def _parse(data: bytes, fallback_title: str, password: str | None, ocr: bool) ->
                     mark_figure_text(lines, graphic_regions(page, page.get_width(), page.get_height()))
                 pages.append(lines)
                 heights.append(page.get_height())
-                if ocr and not lines and (found := read_page(page)) is not None:
-                    scanned[number] = found
+                if ocr and not lines:
+                    with _collector_running():
+                        found = read_page(page)
+                    if found is not None:
+                        scanned[number] = found
             finally:
                 textpage.close()
                 page.close()

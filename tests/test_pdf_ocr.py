@@ -15,7 +15,9 @@ from reportlab.pdfgen import canvas
 
 from examples.pdfgen import write_image_only_pdf
 from tests.conftest import make_settings
+from thoth.app import Thoth
 from thoth.embed import get_embedder
+from thoth.mcp.toolsets.research import fetch_chunk_partition
 from thoth.records import Partition
 from thoth.retrieval import research
 from thoth.store import Store
@@ -98,6 +100,9 @@ def test_ocr_text_is_ingested_and_found_by_search(tmp_path: Path) -> None:
     # the chunk's partition carries the recogniser's confidence; the typed page's has none
     confidence = {p.page_start: p.ocr_confidence for p in store.find(Partition, {"source_id": "scans"})}
     assert confidence[1] is None and 0.8 <= (confidence[2] or 0) <= 1.0
+    # and the research surface's fetch_chunk_partition shows it
+    shown = fetch_chunk_partition(Thoth(settings, store), hit.chunk_id, "scans").partition
+    assert shown.ocr_confidence == confidence[2] and shown.pages == [2]
 
     # an index written before the column existed still reads (None), and the next ingest adds it
     lancedb.connect(settings.db_uri).open_table("partitions").drop_columns(["ocr_confidence"])

@@ -226,7 +226,7 @@ def chunk_document(store: Store, chunk_id: str, source_id: str | None, limit: in
 
 
 _PARTITION_FIELDS = ["partition_hash", "doc_id", "source_id", "ordinal", "kind", "heading_path", "page_start",
-                     "page_end", "text"]  # fmt: skip
+                     "page_end", "text", "ocr_confidence"]  # fmt: skip
 
 
 def chunk_partition(store: Store, chunk_id: str, source_id: str | None) -> PartitionChunks:

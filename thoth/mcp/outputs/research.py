@@ -77,6 +77,9 @@ class PartitionInfo(Output):
     page_start: int | None
     page_end: int | None
     text: str
+    ocr_confidence: float | None = Field(
+        None, description="a scanned page read by OCR: the recogniser's mean confidence, 0..1; null for a text layer"
+    )
 
     @classmethod
     def from_record(cls, partition: Partition) -> PartitionInfo:

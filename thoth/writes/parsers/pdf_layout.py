@@ -3,7 +3,7 @@
 PDFium gives every character its font size, weight and box (`FPDFText_GetFontSize`,
 `FPDFText_GetFontWeight`, `FPDFText_GetLooseCharBox`; pdf_chars.py). pdf_lines.py builds most
 lines from them page-wide; a line with a raised letter or an accent is built here, character by
-character (`_make_line`). From the lines this module decides, for the PDF parser:
+character (`make_line`). From the lines this module decides, for the PDF parser:
 
 - page furniture: running headers and footers (the same line at the same height on
   many pages), page numbers, the rotated arXiv margin stamp;
@@ -24,10 +24,10 @@ from operator import sub
 from thoth.writes.parsers.pdf_chars import Char
 from thoth.writes.parsers.pdf_text import COMBINING, HYPHEN
 
-_MARKS = set("∗*†‡§¶⋆")
-_ACCENTS = frozenset(COMBINING)
+MARKS = set("∗*†‡§¶⋆")
+ACCENTS = frozenset(COMBINING)
 _BLANKS = re.compile(r"[ \t]+")
-_RAISED = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")  # a footnote number as the page sets it
+RAISED = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")  # a footnote number as the page sets it
 ARXIV_STAMP = re.compile(
     r"arXiv:\s*(?P<id>\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(?P<version>v\d+)?"
     r"\s*(?:\[(?P<cls>[\w.-]+)\])?\s*(?P<date>\d{1,2}\s+[A-Z][a-z]{2,8}\s+(?:19|20)\d\d)?"
@@ -117,9 +117,9 @@ def _mode(values: list[float]) -> float:
     return max(halves, key=halves.__getitem__)  # max keeps the first of equals, as most_common(1) does
 
 
-def _make_line(chars: list[Char], page: int, angle: float) -> Line | None:
+def make_line(chars: list[Char], page: int, angle: float) -> Line | None:
     joined = "".join([c.ch for c in chars])
-    if not _ACCENTS.isdisjoint(joined):
+    if not ACCENTS.isdisjoint(joined):
         chars = _attach_accents(chars)
         joined = "".join([c.ch for c in chars])
     ink = [c for c in chars if not c.ch.isspace()]
@@ -155,8 +155,8 @@ def _make_line(chars: list[Char], page: int, angle: float) -> Line | None:
             names.append(ch)
         # a raised mark after a word is a footnote's ("Bengio∗", "competitions¹"): it stays, raised, so the
         # word reads whole; the author reader splits names there
-        elif ch == "," or (ch in _MARKS or ch.isdigit()) and _after_word(plain):
-            plain.append(ch.translate(_RAISED))
+        elif ch == "," or (ch in MARKS or ch.isdigit()) and after_word(plain):
+            plain.append(ch.translate(RAISED))
             names.append(", ")
         else:
             plain.append(ch)
@@ -211,7 +211,7 @@ def new_line(
     )
 
 
-def _after_word(plain: list[str]) -> bool:
+def after_word(plain: list[str]) -> bool:
     """A footnote number follows a word of three letters or more ('competitions1'), not a variable ('x2')."""
     tail = re.search(r"([^\W\d_]+)[.,;:)]?\s*$", "".join(plain[-12:]))
     return bool(tail) and len(tail.group(1)) >= 3
@@ -227,7 +227,7 @@ def _superscript(a: Line, b: Line) -> bool:
     )
 
 
-def _mergeable(a: Line, b: Line) -> bool:
+def mergeable(a: Line, b: Line) -> bool:
     """b continues a on the same baseline (PDFium split a line at a kern, a hyphen glyph or a superscript)."""
     if a.rotated or b.rotated:
         return False
@@ -237,11 +237,11 @@ def _mergeable(a: Line, b: Line) -> bool:
     return same_line or _superscript(a, b)
 
 
-def _merge(a: Line, b: Line) -> Line:
+def merge(a: Line, b: Line) -> Line:
     if _superscript(a, b):
-        marks = (all(ch in _MARKS or ch in ", " for ch in b.text) or b.text.isdigit()) and _after_word(list(a.plain))
+        marks = (all(ch in MARKS or ch in ", " for ch in b.text) or b.text.isdigit()) and after_word(list(a.plain))
         a.text, a.names = a.text + b.text, a.names + ", "
-        a.plain += "".join(b.plain.split()).translate(_RAISED) if marks else b.plain
+        a.plain += "".join(b.plain.split()).translate(RAISED) if marks else b.plain
         a.x1 = max(a.x1, b.x1)
         return a
     glue = "" if b.x0 - a.x1 < 0.15 * a.size or b.text == "-" else " "

@@ -4,7 +4,7 @@ Most printed lines have one font size, nothing raised and no wide gap: their siz
 and bounds are reduced over the page's arrays at once (numpy's `reduceat` over each line's range of
 characters), and their text is the characters joined. Only the others are read line by line
 (`_page_line`), and of those only a line with an accent to move or a raised letter character by
-character (pdf_layout.py's `_make_line`). What a line is and what the layout says about it:
+character (pdf_layout.py's `make_line`). What a line is and what the layout says about it:
 pdf_layout.py.
 """
 
@@ -17,14 +17,14 @@ import numpy as np
 
 from thoth.writes.parsers.pdf_chars import Char, PageChars, char_angle, read_page
 from thoth.writes.parsers.pdf_layout import (
-    _ACCENTS,
-    _MARKS,
-    _RAISED,
+    ACCENTS,
+    MARKS,
+    RAISED,
     Line,
-    _after_word,
-    _make_line,
-    _merge,
-    _mergeable,
+    after_word,
+    make_line,
+    merge,
+    mergeable,
     new_line,
 )
 from thoth.writes.parsers.pdf_text import HYPHEN
@@ -38,11 +38,11 @@ def read_lines(textpage, page: int) -> list[Line]:
     angles = map(char_angle, repeat(chars.handle), [start for start, _ in groups])  # a line's first character's
     for (start, end), facts, angle in zip(groups, _line_facts(chars, groups), angles, strict=True):
         joined = "".join(chars.chs[start:end])
-        accents = not _ACCENTS.isdisjoint(joined)
+        accents = not ACCENTS.isdisjoint(joined)
         if facts is None and not accents:
             continue  # nothing but blanks
         if accents or (facts[-1] and "" in chars.chs[start:end]):  # ('': half of an emoji, rare)
-            line = _make_line(chars.chars(start, end, accents), page, angle)
+            line = make_line(chars.chars(start, end, accents), page, angle)
         elif facts[-1]:  # raised letters, maybe wide gaps too
             line = _marked_line(chars.chs[start:end], start, facts, page, angle)
         elif facts[-2]:  # wide gaps: a space in the text, a name's end for the author reader
@@ -53,8 +53,8 @@ def read_lines(textpage, page: int) -> list[Line]:
         else:  # most lines: the three texts are the characters as they come
             line = new_line(joined, joined, joined, *facts[:3], facts[3:7], page, angle)
         if line is not None:
-            if lines and _mergeable(lines[-1], line):
-                _merge(lines[-1], line)
+            if lines and mergeable(lines[-1], line):
+                merge(lines[-1], line)
             else:
                 lines.append(line)
     for i, line in enumerate(lines):
@@ -63,7 +63,7 @@ def read_lines(textpage, page: int) -> list[Line]:
 
 
 def _marked_line(chs: list[str], start: int, facts: tuple, page: int, angle: float) -> Line:
-    """A line with raised letters (`facts[-1]`, their indices), as `_make_line` reads it: a raised mark
+    """A line with raised letters (`facts[-1]`, their indices), as `make_line` reads it: a raised mark
     after a word stays in `plain`, raised ('competitions¹'); every raised letter ends a name in `names`;
     a wide gap (`facts[-2]`) is a space, or a name's end."""
     cuts, ups = facts[-2], facts[-1]
@@ -77,15 +77,15 @@ def _marked_line(chs: list[str], start: int, facts: tuple, page: int, angle: flo
     for i in ups:  # in order: a mark's test reads the marks before it as they were set
         at = i - start + bisect_right(cuts, i)
         ch = plain[at]
-        if ch == "," or (ch in _MARKS or ch.isdigit()) and _after_word(plain[max(0, at - 12) : at]):
-            plain[at] = ch.translate(_RAISED)
+        if ch == "," or (ch in MARKS or ch.isdigit()) and after_word(plain[max(0, at - 12) : at]):
+            plain[at] = ch.translate(RAISED)
     return new_line("".join(text), "".join(plain), "".join(names), *facts[:3], facts[3:7], page, angle)
 
 
 def _line_facts(chars: PageChars, groups: list[tuple[int, int]]) -> list[tuple | None]:
     """Per line (an index range of `groups`): None without ink, else (size, bold, top, left, bottom,
     right, top edge, where wide gaps cut it, its raised letters: smaller ones above the baseline): the
-    figures `_make_line` gives, computed over the page's arrays at once."""
+    figures `make_line` gives, computed over the page's arrays at once."""
     out: list[tuple | None] = [None] * len(groups)
     n = len(chars.ink)
     if not n or not groups:

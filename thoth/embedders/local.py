@@ -84,10 +84,10 @@ class OnnxEmbedder(EmbedderBase):
         # concurrent request's BM25 wants, so two sleeping threads answer a query sooner than one for
         # about the same CPU. Batches (ingest) run as fast either way (docs/performance.md, "Embedding").
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        # onnxruntime's CPU arena keeps a query's buffers for the next one (without it a query costs ~1 ms
-        # more CPU over HTTP); a batch of several texts (a write's) shrinks it again after its run, so the
-        # largest batch's activations (hundreds of MB for 64 long texts) are not kept for the life of the
-        # process. No memory pattern: it keeps buffers per input shape (docs/operations.md, "Memory").
+        # onnxruntime's CPU arena keeps a run's buffers for the next (a write's batches embed faster with
+        # it); a batch of several texts (a write's) shrinks it after its run, so the largest batch's
+        # activations (hundreds of MB for 64 long texts) are not kept for the life of the process. No
+        # memory pattern: it keeps buffers per input shape (docs/operations.md, "Memory").
         opts.enable_mem_pattern = False
         self._shrink = ort.RunOptions()
         self._shrink.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")

@@ -16,7 +16,9 @@ Per folder (papers, edge cases), over the chunks the ingest job would write (the
   chunks holding a numbered heading of the paper inside their text (straddling), captions
   ("Figure 2: ") spliced into the running text's chunks, interrupted sentences (those captions plus
   sentences cut at a page break: a page's text ending mid-sentence, the next page's going on in lower
-  case, in two partitions under one heading), whether the
+  case, in two partitions under one heading, and words cut by a line-break hyphen that run on, in the
+  running text, into something other than their continuation: a table's text, "ap-Model", or a
+  footnote, "us-12All"), whether the
   reference list is marked, arXiv ids of the PDF's text kept in the chunks, letters and digits of
   the PDF's text missing from the parsed text (furniture lines and page numbers left out, also a page
   number PDFium glued to the page's last line after a line-break hyphen), and
@@ -104,6 +106,7 @@ class Paper:
     straddling: int = 0
     floats_in_text: int = 0
     page_breaks_cut: int = 0
+    hyphens_cut: int = 0
     ref_entries: int = 0  # reference-list entries, and those that give a cited work's BibTeX
     ref_cited: int = 0
     references_marked: bool = False
@@ -111,6 +114,10 @@ class Paper:
     arxiv_kept: int = 0
     dropped: int = 0
     unmapped: int = 0
+
+    @property
+    def interrupted(self) -> int:
+        return self.floats_in_text + self.page_breaks_cut + self.hyphens_cut
 
 
 def _norm(text: str) -> str:
@@ -121,6 +128,25 @@ def _letters(text: str) -> Counter:
     """Letters and digits, accents and case aside (headings are recased, accents composed)."""
     bare = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
     return Counter(c for c in bare.casefold() if c.isalnum() and unicodedata.category(c) != "Lm")  # "ˆ" is an accent
+
+
+_RAW_HYPHEN = re.compile(r"(\S+ \S+ [^\W\d_]+)[\x02\ufffe](\S*)")  # two words, the cut word's head, what follows
+_GLUED_MARK = re.compile(r"^\d{1,2}[A-Z][a-z]")  # a footnote's number glued to its first word: "12All"
+
+
+def _hyphens_cut(pages: list[str], text: str) -> int:
+    """Words cut by a line-break hyphen (PDFium's U+0002) that the running text never continues as PDFium
+    drew them (joined, or on in lower case, or with what PDFium drew after the hyphen) but with a capital
+    or a digit: "also ap-" then a table's "Model" (PDFium drew the page number after it), or a footnote's
+    mark, "us-12All". A float cut the sentence."""
+    text = " ".join(unicodedata.normalize("NFKC", text).split())
+    cut = 0
+    for page in pages:
+        for m in _RAW_HYPHEN.finditer(" ".join(unicodedata.normalize("NFKC", page).split())):
+            found = [(x.group(1), x.group(2)) for x in re.finditer(re.escape(m.group(1)) + r"(-\s*|)(\S+)", text)]
+            good = any(a[:1].islower() or a == m.group(2) and not _GLUED_MARK.match(a) for _, a in found)
+            cut += not good and any(hyphen for hyphen, _ in found)
+    return cut
 
 
 _OPEN_END = re.compile(r"[^.!?:\"'”’)\]]\s*$")
@@ -154,6 +180,8 @@ def _paper(doc, chunks, pages: list[str], headings: list[str]) -> Paper:
         if chunk.content_type == "text":
             out.floats_in_text += len(_CAPTION_IN_TEXT.findall(chunk.text))
     out.page_breaks_cut = _page_breaks_cut(doc.sections)
+    running = "\n".join(b.text for s in doc.sections for b in s.blocks if b.kind == "text")
+    out.hyphens_cut = _hyphens_cut(pages, running)
     entries = [e for s in doc.sections for b in s.blocks if b.kind == "references" for e in b.text.splitlines()]
     out.ref_entries, out.ref_cited = len(entries), sum(parse_reference(e) is not None for e in entries)
     text = "\n".join(c.text for c in chunks)
@@ -282,7 +310,7 @@ def _report_papers(papers: dict[str, Paper]) -> None:
     for name, p in sorted(papers.items()):
         print(
             f"{name:16s} {p.chunks:7d} {p.section_right:8d} {_pct(p.section_right, p.chunks)} {p.straddling:11d} "
-            f"{p.floats_in_text:17d} {p.floats_in_text + p.page_breaks_cut:12d} "
+            f"{p.floats_in_text:17d} {p.interrupted:12d} "
             f"{'yes' if p.references_marked else 'NO':>12s} {p.arxiv_kept:8d} of {p.arxiv_ids:3d} {p.dropped:14d} "
             f"{p.unmapped:9d}"
         )
@@ -292,6 +320,7 @@ def _report_papers(papers: dict[str, Paper]) -> None:
             "straddling",
             "floats_in_text",
             "page_breaks_cut",
+            "hyphens_cut",
             "ref_entries",
             "ref_cited",
             "arxiv_ids",
@@ -303,7 +332,7 @@ def _report_papers(papers: dict[str, Paper]) -> None:
         total.references_marked += p.references_marked
     print(
         f"{'all':16s} {total.chunks:7d} {total.section_right:8d} {_pct(total.section_right, total.chunks)} "
-        f"{total.straddling:11d} {total.floats_in_text:17d} {total.floats_in_text + total.page_breaks_cut:12d} "
+        f"{total.straddling:11d} {total.floats_in_text:17d} {total.interrupted:12d} "
         f"{int(total.references_marked):6d} of {len(papers):3d} "
         f"{total.arxiv_kept:8d} of {total.arxiv_ids:3d} {total.dropped:14d} {total.unmapped:9d}"
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench.pdf_fidelity import _hyphens_cut
 from examples.pdfgen import write_paper_pdf
 from thoth.writes.parsers import parse
 
@@ -58,3 +59,38 @@ def test_an_algorithm_box_is_its_own_block_and_a_sentence_runs_over_a_page_break
     assert (first.page_start, first.page_end) == (1, 2)
     second = next(p for p in doc.sections if p.page_start == 2)
     assert second.blocks[0].text.startswith("Retrieval augmented models")
+
+
+def test_a_ruled_table_between_a_hyphen_and_its_word_goes_with_its_caption(tmp_path: Path) -> None:
+    # Its rows are as long as a sentence's line, but numbers and cells ("Top-1", "7.96%") are no words:
+    # the table is a float, and the word cut at the page's end reads whole over it.
+    pages = [
+        [("h1", "1 Conclusion"), ("p", BODY * 3 + "\nIt is based on the premise that the shift also ap-")],
+        [
+            ("table", "Table 4: Single crop error rates of the compared models."),
+            ("p", "plies to sub-networks and layers, and removing it may aid in training. " + BODY),
+        ],
+    ]
+    path = write_paper_pdf(tmp_path / "t.pdf", "A Paper With A Table", [("Ann Lee", "")], pages)
+    doc = parse("t.pdf", path.read_bytes())
+    first = next(p for p in doc.sections if p.page_start == 1 and p.heading_path == ["1 Conclusion"])
+    assert first.blocks[0].text.endswith(
+        "the shift also applies to sub-networks and layers, and removing it may aid in training."
+    )
+    assert (first.page_start, first.page_end) == (1, 2)
+    second = next(p for p in doc.sections if p.page_start == 2)
+    caption = next(b.text for b in second.blocks if b.kind == "caption")
+    assert caption.startswith("Model Resolution Crops Models Top-1 error Top-5 error GoogLeNet ensemble")
+    assert caption.endswith("5.98% Table 4: Single crop error rates of the compared models.")
+    running = " ".join(b.text for s in doc.sections for b in s.blocks if b.kind == "text")
+    assert "GoogLeNet" not in running and "ap-" not in running
+
+
+def test_the_fidelity_measure_counts_a_hyphen_cut_word_that_runs_into_a_float() -> None:
+    # PDFium marks the break hyphen U+0002 and draws what comes next after it: here the page number.
+    raw = ["the premise that the shift, also ap\x027", "known to com\x02plicate the training, a k\x02Simplex"]
+    whole = "the premise that the shift, also applies to layers. known to complicate the training, a k-Simplex"
+    assert _hyphens_cut(raw, whole) == 0
+    assert _hyphens_cut(raw, whole.replace("applies", "ap-Model Resolution 224 plies")) == 1
+    footnote = ["we train for 10 epochs us\x0212All texts are tokenized"]
+    assert _hyphens_cut(footnote, "we train for 10 epochs us-12All texts are tokenized") == 1

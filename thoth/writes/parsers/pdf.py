@@ -34,7 +34,7 @@ from thoth.writes.parsers.pdf_ocr import OcrPage, read_page
 from thoth.writes.parsers.pdf_text import UNMAPPED, clean_text, join_hyphens, vocabulary
 
 # Part of a document's identity (thoth/writes/writer.py): a new version re-parses every PDF once.
-PARSER_VERSION = "pdf-7"  # pdf-7: a raised mark after a word is searchable apart from it (prepare.searchable)
+PARSER_VERSION = "pdf-8"  # pdf-8: a ruled table's rows (numbers, cells) are no prose: the table is a float
 
 
 def _year(date: str) -> int | None:

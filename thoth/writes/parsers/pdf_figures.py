@@ -108,7 +108,8 @@ def _inside(line: Line, region: Box) -> bool:
 def _prose(line: Line) -> bool:
     """A line of a sentence: eight words or more. Numbers and cells like "Top-1" or "7.96%" are no words,
     so a table's rows (its rules are a drawing) are not taken for prose: "Deep Image low-res 256 - 1 - 7.96%"."""
-    return sum(bool(_WORD.match(token)) for token in line.plain.split()) >= 8
+    tokens = line.plain.split()
+    return len(tokens) >= 8 and sum(t.isalpha() or _WORD.match(t) is not None for t in tokens) >= 8
 
 
 def mark_figure_text(lines: list[Line], regions: list[Box]) -> None:

@@ -231,7 +231,8 @@ def write_paper_pdf(
     (12pt bold heading), "h2" (10pt bold heading), "sc" (a heading in small caps, as ICLR sets it),
     "figure" (a plot whose bold labels and ticks look like headings; the text is its caption),
     "table" (a ruled table of results, rows of eight cells and more; the text is its caption, under it),
-    "footnote" (8pt, at the foot of the page) or "p"
+    "footnote" (8pt, at the foot of the page), "note" (a footnote right under the line before it: its
+    number raised in 6pt, its text in 8pt) or "p"
     (10pt body; a "\\n" in the text breaks the line there, so a test can place a hyphen at a line
     end). `stamp` is drawn rotated in the left margin of page one (as arXiv does); `header` at the
     top of every page after the first, and each page gets its number at the bottom.
@@ -283,6 +284,14 @@ def write_paper_pdf(
                 continue
             if kind == "table":
                 y = _table(c, y, body)
+                continue
+            if kind == "note":  # right under the text, as TeX sets a footnote under a column's last line
+                mark, text = body.split(" ", 1)
+                y -= 11
+                c.setFont(BODY_FONT, 6)
+                c.drawString(MARGIN, y + 3, mark)
+                c.setFont(BODY_FONT, 8)
+                c.drawString(MARGIN + c.stringWidth(mark, BODY_FONT, 6), y, text)
                 continue
             if kind == "footnote":  # at the foot of the page, in 8pt
                 c.setFont(BODY_FONT, 8)

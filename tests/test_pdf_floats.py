@@ -94,3 +94,21 @@ def test_the_fidelity_measure_counts_a_hyphen_cut_word_that_runs_into_a_float() 
     assert _hyphens_cut(raw, whole.replace("applies", "ap-Model Resolution 224 plies")) == 1
     footnote = ["we train for 10 epochs us\x0212All texts are tokenized"]
     assert _hyphens_cut(footnote, "we train for 10 epochs us-12All texts are tokenized") == 1
+
+
+def test_a_footnote_under_a_hyphen_cut_line_is_its_own_block(tmp_path: Path) -> None:
+    # PDFium gives no line break after a line-break hyphen: the footnote set right under the line (in
+    # another size) ended up on it, "us-12All texts", until a change of size under the hyphen ended the line.
+    pages = [
+        [
+            ("h1", "1 Training"),
+            ("p", BODY * 28 + "\nWe train for ten epochs us-"),
+            ("note", "12 All texts are tokenized."),
+        ],
+        [("p", "ing plain stochastic gradient descent. " + BODY)],
+    ]
+    path = write_paper_pdf(tmp_path / "n.pdf", "A Paper With A Footnote", [("Ann Lee", "")], pages)
+    doc = parse("n.pdf", path.read_bytes())
+    first = next(p for p in doc.sections if p.page_start == 1 and p.heading_path == ["1 Training"])
+    assert first.blocks[0].text.endswith("We train for ten epochs using plain stochastic gradient descent.")
+    assert [b.text for b in first.blocks if b.kind == "footnote"] == ["12All texts are tokenized."]

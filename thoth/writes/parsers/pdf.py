@@ -34,7 +34,7 @@ from thoth.writes.parsers.pdf_ocr import OcrPage, read_page
 from thoth.writes.parsers.pdf_text import UNMAPPED, clean_text, join_hyphens, vocabulary
 
 # Part of a document's identity (thoth/writes/writer.py): a new version re-parses every PDF once.
-PARSER_VERSION = "pdf-8"  # pdf-8: a ruled table's rows (numbers, cells) are no prose: the table is a float
+PARSER_VERSION = "pdf-8"  # pdf-8: ruled tables and footnotes under a hyphen-cut line leave the running text
 
 
 def _year(date: str) -> int | None:

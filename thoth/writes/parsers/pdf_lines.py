@@ -184,6 +184,10 @@ def _line_breaks(chars: PageChars) -> list[tuple[int, int]]:
 
 def _jumps(a: Char, b: Char) -> bool:
     """After a line-break hyphen `a` PDFium gives no line break: where the next character sits more than
-    a line's height away (the page number under a page's last line, 'high-2'), the line ends there."""
+    a line's height away (the page number under a page's last line, 'high-2'), or on a line below in
+    another size (a footnote under a column's last line, 'us-12All texts': a word's rest keeps its
+    size), the line ends there."""
     height = max(a.box[3] - a.box[1], b.box[3] - b.box[1])
-    return b.box[3] < a.box[1] - height or b.box[1] > a.box[3] + height
+    if b.box[3] < a.box[1] - height or b.box[1] > a.box[3] + height:
+        return True
+    return b.box[3] < (a.box[1] + a.box[3]) / 2 and not 0.85 * a.size <= b.size <= a.size / 0.85

@@ -15,10 +15,11 @@ from __future__ import annotations
 import argparse
 import ctypes
 import json
+import os
 import random
 import time
-from pathlib import Path
 
+from bench.search import rss_mb
 from bench.text import TOPICS, passage, queries
 from thoth.config import Settings
 from thoth.embed import get_embedder
@@ -26,10 +27,7 @@ from thoth.freed import cap_malloc_arenas
 
 
 def anonymous_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("RssAnon:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    return rss_mb(os.getpid())["anon"]
 
 
 def main(argv: list[str] | None = None) -> int:

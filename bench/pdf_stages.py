@@ -18,8 +18,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from bench.pdfs import DEFAULT_DATA
-from bench.pdfs import _reference as pdfium_text
+from bench.pdfs import DEFAULT_DATA, pdfium_text
 from thoth.writes.parsers import ParseError, parse, pdf_lines
 from thoth.writes.parsers import pdf as pdf_parser
 

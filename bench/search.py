@@ -456,7 +456,12 @@ def call(client: httpx.Client, url: str, query: str, k: int) -> None:
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds a process has used (all its threads)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return stat_cpu_seconds(Path(f"/proc/{pid}/stat"))
+
+
+def stat_cpu_seconds(stat: Path) -> float:
+    """User + system CPU seconds from a /proc stat file: a process's, or one thread's (/proc/PID/task/TID/stat)."""
+    fields = stat.read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.search import call, start_server
+from bench.search import call, start_server, stat_cpu_seconds
 from bench.text import queries
 
 # Run by each process, with only the checkout under test on PYTHONPATH: thoth's public entry points that
@@ -76,12 +76,10 @@ def thread_cpu(pid: int, names: dict[str, str]) -> collections.Counter:
     seconds: collections.Counter = collections.Counter()
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
-            stat = (task / "stat").read_text()
+            name = names.get(task.name) or _unnumbered((task / "comm").read_text().strip())
+            seconds[name] += stat_cpu_seconds(task / "stat")
         except OSError:  # the thread ended meanwhile
             continue
-        fields = stat.rsplit(")", 1)[1].split()
-        name = names.get(task.name) or re.sub(r"[-_ ]?\d+$", "", stat[stat.index("(") + 1 : stat.rindex(")")])
-        seconds[name] += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return seconds
 
 
@@ -92,7 +90,12 @@ def python_thread_names(pid: int) -> dict[str, str]:
         return {}
     dump = subprocess.run([spy, "dump", "--pid", str(pid)], capture_output=True, text=True).stdout
     found = re.findall(r'^Thread (\S+) \([^)]*\): "([^"]*)"', dump, flags=re.MULTILINE)
-    return {str(int(tid, 0)): re.sub(r"[-_ ]?\d+$", "", name) for tid, name in found}
+    return {str(int(tid, 0)): _unnumbered(name) for tid, name in found}
+
+
+def _unnumbered(name: str) -> str:
+    """A thread's name without its number: a pool's workers counted together."""
+    return re.sub(r"[-_ ]?\d+$", "", name)
 
 
 def http_cpu_per_call(checkout: Path, db: str, asked: list[str]) -> tuple[float, dict[str, float]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -50,9 +51,12 @@ class Citation:
 # -- signing ------------------------------------------------------------------------------------
 
 
+_loading = threading.Lock()  # functools.cache alone lets two first callers both load
+
+
 @functools.cache
 def _signer(key_file: str, gcp_project: str) -> tuple[Any, Any]:
-    """(storage client, credentials), loaded once per process."""
+    """(storage client, credentials), loaded once per process (under `_loading`)."""
     from google.cloud import storage
 
     if key_file:
@@ -84,7 +88,8 @@ def signed_url(
     from google.auth.credentials import Signing
     from google.auth.transport.requests import Request
 
-    client, credentials = _signer(settings.signing_key_file, settings.gcp_project)
+    with _loading:
+        client, credentials = _signer(settings.signing_key_file, settings.gcp_project)
     lifetime = timedelta(seconds=settings.signed_url_seconds)
     extra: dict[str, Any] = {}
     if not isinstance(credentials, Signing) or settings.signing_service_account:

@@ -140,18 +140,22 @@ class CrossEncoderReranker:
         return [float(s) for s in self._model.predict([(query, t) for t in texts], batch_size=32)]
 
 
+_loading = threading.Lock()
+
+
 def configured_reranker(settings: Settings) -> Reranker | None:
     """The process-wide reranker `settings` configure, or None (the default: no reranking)."""
     if settings.rerank_provider == "none":
         return None
-    return _reranker(
-        settings.rerank_provider,
-        settings.rerank_url,
-        settings.rerank_model,
-        settings.rerank_api_key,
-        settings.rerank_timeout_seconds,
-        settings.gcp_project,
-    )
+    with _loading:  # functools.cache alone lets two first searches both load a model
+        return _reranker(
+            settings.rerank_provider,
+            settings.rerank_url,
+            settings.rerank_model,
+            settings.rerank_api_key,
+            settings.rerank_timeout_seconds,
+            settings.gcp_project,
+        )
 
 
 @functools.cache

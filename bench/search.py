@@ -420,7 +420,7 @@ def start_server(env: dict[str, str], workers: int = 1) -> tuple[subprocess.Pope
     that many worker processes (THOTH_WORKERS), each with its own model and tables."""
     port = free_port()
     command = [sys.executable, "-m", "thoth.mcp.server"]
-    server = subprocess.Popen(command, env={**env, "PORT": str(port), "THOTH_WORKERS": str(workers)})
+    server = subprocess.Popen(command, env={**checkout_env(env), "PORT": str(port), "THOTH_WORKERS": str(workers)})
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 300
     while True:
@@ -439,6 +439,13 @@ def start_server(env: dict[str, str], workers: int = 1) -> tuple[subprocess.Pope
         for q in queries(WARM_UP_CALLS, seed=999):
             call(client, url, q, 5)
     return server, url
+
+
+def checkout_env(env: dict[str, str]) -> dict[str, str]:
+    """`env` for a child Python that must import thoth from the checkout its PYTHONPATH names: `-m` and
+    `-c` put the working directory first on sys.path, so without PYTHONSAFEPATH a bench run from one
+    checkout would import that checkout's thoth for every other one too."""
+    return {**env, "PYTHONSAFEPATH": "1"} if env.get("PYTHONPATH") else env
 
 
 def call(client: httpx.Client, url: str, query: str, k: int) -> None:

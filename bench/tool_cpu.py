@@ -32,7 +32,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.search import call, start_server, stat_cpu_seconds
+from bench.search import call, checkout_env, start_server, stat_cpu_seconds
 from bench.text import queries
 
 # Run by each process, with only the checkout under test on PYTHONPATH: thoth's public entry points that
@@ -64,7 +64,7 @@ anyio.run(calls)
 
 
 def cpu_per_call(checkout: Path, db: str, asked: list[str]) -> float:
-    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    env = checkout_env({**os.environ, "PYTHONPATH": str(checkout)})
     out = subprocess.run(
         [sys.executable, "-c", CHILD, db, json.dumps(asked)], env=env, capture_output=True, text=True, check=True
     )

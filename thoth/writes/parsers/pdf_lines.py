@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from itertools import pairwise, repeat
+from typing import NamedTuple
 
 import numpy as np
 
@@ -41,17 +42,16 @@ def read_lines(textpage, page: int) -> list[Line]:
         accents = not ACCENTS.isdisjoint(joined)
         if facts is None and not accents:
             continue  # nothing but blanks
-        if accents or (facts[-1] and "" in chars.chs[start:end]):  # ('': half of an emoji, rare)
+        if accents or (facts.raised and "" in chars.chs[start:end]):  # ('': half of an emoji, rare)
             line = make_line(chars.chars(start, end, accents), page, angle)
-        elif facts[-1]:  # raised letters, maybe wide gaps too
+        elif facts.raised:  # raised letters, maybe wide gaps too
             line = _marked_line(chars.chs[start:end], start, facts, page, angle)
-        elif facts[-2]:  # wide gaps: a space in the text, a name's end for the author reader
-            cuts = facts[-2]
-            pieces = ["".join(chars.chs[p:q]) for p, q in pairwise([start, *cuts, end])]
+        elif facts.cuts:  # wide gaps: a space in the text, a name's end for the author reader
+            pieces = ["".join(chars.chs[p:q]) for p, q in pairwise([start, *facts.cuts, end])]
             text = " ".join(pieces)
-            line = new_line(text, text, ", ".join(pieces), *facts[:3], facts[3:7], page, angle)
+            line = new_line(text, text, ", ".join(pieces), *facts.looks, page, angle)
         else:  # most lines: the three texts are the characters as they come
-            line = new_line(joined, joined, joined, *facts[:3], facts[3:7], page, angle)
+            line = new_line(joined, joined, joined, *facts.looks, page, angle)
         if line is not None:
             if lines and mergeable(lines[-1], line):
                 merge(lines[-1], line)
@@ -62,11 +62,27 @@ def read_lines(textpage, page: int) -> list[Line]:
     return lines
 
 
-def _marked_line(chs: list[str], start: int, facts: tuple, page: int, angle: float) -> Line:
-    """A line with raised letters (`facts[-1]`, their indices), as `make_line` reads it: a raised mark
-    after a word stays in `plain`, raised ('competitions¹'); every raised letter ends a name in `names`;
-    a wide gap (`facts[-2]`) is a space, or a name's end."""
-    cuts, ups = facts[-2], facts[-1]
+class _Facts(NamedTuple):
+    """What a line's characters say about it, as `make_line` would find it."""
+
+    size: float
+    bold: bool
+    top: float  # its letters' largest size (small caps: the capitals')
+    bounds: tuple[float, float, float, float]  # left, bottom, right, top edge
+    cuts: list[int] | tuple  # the character indices where a wide gap cuts it
+    raised: list[int] | tuple  # the indices of its raised letters: smaller ones above the baseline
+
+    @property
+    def looks(self) -> tuple:
+        """size, bold, top and bounds, as `new_line` takes them."""
+        return self.size, self.bold, self.top, self.bounds
+
+
+def _marked_line(chs: list[str], start: int, facts: _Facts, page: int, angle: float) -> Line:
+    """A line with raised letters (`facts.raised`), as `make_line` reads it: a raised mark after a word
+    stays in `plain`, raised ('competitions¹'); every raised letter ends a name in `names`; a wide gap
+    (`facts.cuts`) is a space, or a name's end."""
+    cuts, ups = facts.cuts, facts.raised
     text, names = list(chs), list(chs)
     for i in ups:
         names[i - start] = ", "
@@ -79,14 +95,13 @@ def _marked_line(chs: list[str], start: int, facts: tuple, page: int, angle: flo
         ch = plain[at]
         if ch == "," or (ch in MARKS or ch.isdigit()) and after_word(plain[max(0, at - 12) : at]):
             plain[at] = ch.translate(RAISED)
-    return new_line("".join(text), "".join(plain), "".join(names), *facts[:3], facts[3:7], page, angle)
+    return new_line("".join(text), "".join(plain), "".join(names), *facts.looks, page, angle)
 
 
-def _line_facts(chars: PageChars, groups: list[tuple[int, int]]) -> list[tuple | None]:
-    """Per line (an index range of `groups`): None without ink, else (size, bold, top, left, bottom,
-    right, top edge, where wide gaps cut it, its raised letters: smaller ones above the baseline): the
-    figures `make_line` gives, computed over the page's arrays at once."""
-    out: list[tuple | None] = [None] * len(groups)
+def _line_facts(chars: PageChars, groups: list[tuple[int, int]]) -> list[_Facts | None]:
+    """Per line (an index range of `groups`): None without ink, else its `_Facts`, computed over the
+    page's arrays at once."""
+    out: list[_Facts | None] = [None] * len(groups)
     n = len(chars.ink)
     if not n or not groups:
         return out
@@ -104,39 +119,37 @@ def _line_facts(chars: PageChars, groups: list[tuple[int, int]]) -> list[tuple |
     has_small = (smallest < small)[line_of]  # only there can a letter be raised: the baseline is needed
     base = _modes(bottom, line_of, len(at), has_small & (np.abs(sizes - size[line_of]) < 0.3))
     up = (sizes < small[line_of]) & (bottom > (base + 0.1 * size)[line_of])
-    raised: list = [()] * len(at)  # most lines: none (a list only where there are)
-    for line, k in zip(line_of[up].tolist(), chars.ink[up].tolist(), strict=True):
-        if not raised[line]:
-            raised[line] = []
-        raised[line].append(k)
+    raised = _by_line(line_of[up], chars.ink[up], len(at))
     gaps = np.full(n, -np.inf)
     gaps[:-1] = left[1:] - right[:-1]
     gaps[after[has] - 1] = -np.inf  # the gap to the next line's first character is no gap of this one
     wide = np.flatnonzero(gaps > (1.2 * size)[line_of])
-    cuts: list = [()] * len(at)
-    for line, k in zip(line_of[wide].tolist(), chars.ink[wide + 1].tolist(), strict=True):
-        if not cuts[line]:
-            cuts[line] = []
-        cuts[line].append(k)
+    cuts = _by_line(line_of[wide], chars.ink[wide + 1], len(at))
     light, heavy = np.minimum.reduceat(weights, at), np.maximum.reduceat(weights, at)
     bold_share = np.add.reduceat((weights >= 600).astype(np.int64), at) / count
     bold = np.where(light == heavy, light >= 600, bold_share > 0.8)
     letters = np.maximum.reduceat(np.where(chars.ink_alpha, sizes, -np.inf), at)
     tops = np.where(letters > -np.inf, letters, size)  # the letters' largest size (small caps: the capitals')
-    facts = zip(
-        size.tolist(),
-        bold.tolist(),
-        tops.tolist(),
+    bounds = zip(
         np.minimum.reduceat(left, at).tolist(),
         np.minimum.reduceat(bottom, at).tolist(),
         np.maximum.reduceat(right, at).tolist(),
         np.maximum.reduceat(top, at).tolist(),
-        cuts,
-        raised,
         strict=True,
     )
+    facts = map(_Facts, size.tolist(), bold.tolist(), tops.tolist(), bounds, cuts, raised)
     for k, fact in zip(np.flatnonzero(has).tolist(), facts, strict=True):
         out[k] = fact
+    return out
+
+
+def _by_line(line_of: np.ndarray, indices: np.ndarray, lines: int) -> list[list[int] | tuple]:
+    """`indices` grouped by their line (`line_of`, ascending), in order; () for a line with none (most)."""
+    out: list = [()] * lines
+    for line, k in zip(line_of.tolist(), indices.tolist(), strict=True):
+        if not out[line]:
+            out[line] = []
+        out[line].append(k)
     return out
 
 

@@ -215,8 +215,12 @@ def _no_text(page_count: int, ocr: bool) -> ParseError:
     return ParseError(f"no text layer (image-only PDF, {page_count} pages): it would need OCR (set THOTH_PDF_OCR=true)")
 
 
-_PAUSE = threading.Lock()
-_pausing = [0, False]  # parses under way, and whether the cyclic collector ran before the first began
+class _Collector:
+    """The cyclic collector's state across the parses under way in this process (thread-safe)."""
+
+    lock = threading.Lock()
+    parses = 0  # parses under way
+    was_enabled = False  # whether the collector ran before the first of them began
 
 
 @contextmanager
@@ -225,17 +229,17 @@ def _collector_paused() -> Iterator[None]:
     small objects and no cycles, and the collector's passes over them cost a tenth of its time. Memory is
     still freed as objects go (reference counts); the collector runs again when the last parse under way
     ends, in whatever state it was before the first began (re-entrant, thread-safe)."""
-    with _PAUSE:
-        if not _pausing[0]:
-            _pausing[1] = gc.isenabled()
+    with _Collector.lock:
+        if not _Collector.parses:
+            _Collector.was_enabled = gc.isenabled()
             gc.disable()
-        _pausing[0] += 1
+        _Collector.parses += 1
     try:
         yield
     finally:
-        with _PAUSE:
-            _pausing[0] -= 1
-            if not _pausing[0] and _pausing[1]:
+        with _Collector.lock:
+            _Collector.parses -= 1
+            if not _Collector.parses and _Collector.was_enabled:
                 gc.enable()
 
 
@@ -243,14 +247,14 @@ def _collector_paused() -> Iterator[None]:
 def _collector_running() -> Iterator[None]:
     """The cyclic collector as it was before parsing paused it, for a stretch that is slow and makes garbage
     of its own: OCR takes a minute or more a page, and a server's searches go on meanwhile."""
-    with _PAUSE:
-        if _pausing[1]:
+    with _Collector.lock:
+        if _Collector.was_enabled:
             gc.enable()
     try:
         yield
     finally:
-        with _PAUSE:
-            if _pausing[0]:
+        with _Collector.lock:
+            if _Collector.parses:
                 gc.disable()
 
 

@@ -27,8 +27,8 @@ class TreeIndex:
     pages: dict[str, list[tuple[str, int]]]  # node id -> (page, chunks of it below the node), most first
     key: dict[str, str]  # chunk id -> its page (document key)
 
-    def named_pages(self, node_id: str, limit: int = PAGES_NAMED) -> list[str]:
-        return [page for page, _ in self.pages.get(node_id, [])[:limit]]
+    def named_pages(self, node_id: str) -> list[str]:
+        return [page for page, _ in self.pages.get(node_id, [])[:PAGES_NAMED]]
 
     def ancestors(self, node_id: str) -> list[str]:
         out = []

@@ -214,7 +214,7 @@ def _index(store: Store, source_id: str, scope: Match | None) -> TreeIndex | Non
     pointer is not read again."""
     if scope is None:
         return None
-    return tree_index(store, source_id, str(scope["tree_version"]), scope)
+    return tree_index(store, source_id, scope)
 
 
 def tree_index_of(store: Store, source_id: str) -> TreeIndex | None:

@@ -144,7 +144,7 @@ def test_collapsed_keeps_the_flat_ranking_and_its_first_pages(topic_index) -> No
 
 
 def test_summaries_naming_new_pages_wait_for_the_protected_pages() -> None:
-    index = TreeIndex(parent={}, level={"s": 1, "t": 1}, children={}, key={}, pages={"s": [("x", 2)], "t": [("a", 3)]})
+    index = TreeIndex(parent={}, pages={"s": [("x", 2)], "t": [("a", 3)]})
     hits = [
         _hit("a1", 0, "a"),
         _hit("s", 1),  # names x, a page not yet named: waits until a and b are named

@@ -118,10 +118,10 @@ def resolve_model(name: str) -> ModelRef:
     return ModelRef(name, None)
 
 
-def max_seq_length(model_dir: Path | None, default: int = 256) -> int:
+def max_seq_length(model_dir: Path | None) -> int:
     if model_dir and (model_dir / "sentence_bert_config.json").exists():
         return int(json.loads((model_dir / "sentence_bert_config.json").read_text())["max_seq_length"])
-    return default
+    return 256  # no sentence-transformers config: the bundled model's window
 
 
 class Tokenizer:

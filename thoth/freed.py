@@ -49,8 +49,8 @@ MMAP_THRESHOLD = 1 << 20
 _M_MMAP_THRESHOLD = -3
 
 
-def cap_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
-    """Let glibc's malloc keep at most `arenas` arenas in this process. By default every thread that
+def cap_malloc_arenas() -> bool:
+    """Let glibc's malloc keep at most MALLOC_ARENAS arenas in this process. By default every thread that
     allocates may get its own, up to 8 a core, and each keeps the memory freed in it: the server's
     threads (HTTP loop, search pool, lancedb's runtime, onnxruntime) held more memory at 1M chunks
     for no speed (docs/benchmarks.md, "Memory: two malloc arenas"). Only arenas made after the call are
@@ -65,7 +65,7 @@ def cap_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
         return False
     if not os.environ.get("MALLOC_MMAP_THRESHOLD_"):
         mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
-    return not os.environ.get("MALLOC_ARENA_MAX") and bool(mallopt(_M_ARENA_MAX, arenas))
+    return not os.environ.get("MALLOC_ARENA_MAX") and bool(mallopt(_M_ARENA_MAX, MALLOC_ARENAS))
 
 
 def memory_limit_bytes() -> int:

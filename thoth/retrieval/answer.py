@@ -79,7 +79,7 @@ def _candidates(query: str, citations: list[Citation]) -> list[tuple[int, str, s
     return out[:MAX_CANDIDATES]
 
 
-def _extractive(embedder: Embedder, query: str, citations: list[Citation], min_similarity: float) -> str:
+def _extractive(embedder: Embedder, query: str, citations: list[Citation]) -> str:
     """One sentence per page, the one closest to the question, for the pages most relevant first."""
     candidates = _candidates(query, citations)
     if not candidates:
@@ -93,7 +93,7 @@ def _extractive(embedder: Embedder, query: str, citations: list[Citation], min_s
     chosen: list[int] = []
     pages: set[str] = set()
     for i in (int(i) for i in np.argsort(-scores, kind="stable")):
-        if candidates[i][1] in pages or (chosen and scores[i] < min_similarity):
+        if candidates[i][1] in pages or (chosen and scores[i] < MIN_SIMILARITY):
             continue
         pages.add(candidates[i][1])
         chosen.append(i)
@@ -130,7 +130,7 @@ def answer_question(
         )
     llm = get_llm(settings)
     if llm is None:
-        return answer(_extractive(embedder, query, list(citations), MIN_SIMILARITY), "extractive")
+        return answer(_extractive(embedder, query, list(citations)), "extractive")
     context = "\n\n".join(f"[{c.number}] {c.text}" for c in citations)
     prompt = f"Passages:\n\n{context}\n\nQuestion: {query}\n\nAnswer, citing the passages by number:"
     text = llm.complete(prompt, system=ANSWER_SYSTEM, temperature=temperature, max_tokens=512)

@@ -81,9 +81,7 @@ def _signer(key_file: str, gcp_project: str) -> tuple[Any, Any]:
     return storage.Client(project=gcp_project or project, credentials=credentials), credentials
 
 
-def signed_url(
-    settings: Settings, bucket: str, key: str, now: datetime | None = None, generation: str | None = None
-) -> tuple[str, datetime]:
+def signed_url(settings: Settings, bucket: str, key: str, generation: str | None = None) -> tuple[str, datetime]:
     """A V4 signed GET URL for gs://bucket/key (that generation of it, if given) and when it expires."""
     from google.auth.credentials import Signing
     from google.auth.transport.requests import Request
@@ -113,7 +111,7 @@ def signed_url(
         generation=int(generation) if generation else None,
         **extra,
     )
-    return url, (now or datetime.now(UTC)) + lifetime
+    return url, datetime.now(UTC) + lifetime
 
 
 def current_generation(settings: Settings, bucket: str, key: str, generation: str | None) -> tuple[bool, str | None]:

@@ -74,6 +74,7 @@ class DocumentPage:
 
 DOCUMENT_SORTS = ("name", "date")
 DOCUMENT_STATUSES = ("ok", "failed")
+OUTLINE_PARTITIONS = 200  # the partitions an outline lists: a long PDF's pages without flooding the answer
 # what a listing shows of a document (not its BibTeX or sidecar)
 _LISTED = ["source_id", "key", "uri", "url", "bucket", "version", "object_id", "title", "authors", "year",
            "page_count", "byte_size", "status", "error", "ingested_at"]  # fmt: skip
@@ -266,9 +267,9 @@ def chunk_bibtex(store: Store, chunk_id: str, source_id: str | None) -> Bibtex:
     return Bibtex(chunk=chunk, bibtex=document.bibtex, bibtex_source=document.bibtex_source or "generated")
 
 
-def document_outline(store: Store, source_id: str, document_id: str, limit: int = 200) -> Outline:
+def document_outline(store: Store, source_id: str, document_id: str) -> Outline:
     """A document's pages (PDF) or sections (Markdown, workshop) in order, without their text."""
     fields = ["ordinal", "kind", "heading_path", "page_start", "page_end"]
     found = store.find(Partition, {"source_id": source_id, "doc_id": document_id}, fields=fields)
     found.sort(key=lambda p: (p.ordinal, p.partition_id))
-    return Outline(total=len(found), partitions=tuple(found[:limit]))
+    return Outline(total=len(found), partitions=tuple(found[:OUTLINE_PARTITIONS]))

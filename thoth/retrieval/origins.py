@@ -103,14 +103,12 @@ class Update:
     url: str
 
 
-def recent_updates(
-    store: Store, settings: Settings, days: int, topic: str | None = None, now: datetime | None = None
-) -> list[Update]:
+def recent_updates(store: Store, settings: Settings, days: int, topic: str | None = None) -> list[Update]:
     """Files of git sources whose last change is at most `days` old (in `topic` if given), newest first.
 
     NotFound names the topics there are when `topic` is none of them.
     """
-    since = (now or datetime.now(UTC)) - timedelta(days=days)
+    since = datetime.now(UTC) - timedelta(days=days)
     found: list[Update] = []
     topics: set[str] = set()
     sources = (

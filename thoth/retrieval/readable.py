@@ -19,6 +19,7 @@ from thoth.store import IndexMissing, Store
 
 _PARTITION_FIELDS = ["ordinal", "kind", "heading_path", "page_start", "page_end", "text"]
 _DOCUMENT_FIELDS = ["source_id", "bucket", "key", "version", "title", "page_count"]
+TOP_SUMMARIES = 3  # the broadest summaries a dataset overview quotes
 
 
 @dataclass(frozen=True)
@@ -120,11 +121,11 @@ def page_count(store: Store, container: str, key: str) -> int:
     return (info.page_count or 0) if info else 0
 
 
-def top_summaries(store: Store, source_id: str, limit: int = 3) -> list[tuple[str, str]]:
+def top_summaries(store: Store, source_id: str) -> list[tuple[str, str]]:
     """(node id, text) of the top layer of a source's RAPTOR tree (the broadest summaries); [] without a tree."""
     pointer = store.tree_pointer(source_id)
     if not pointer or not pointer.nodes or not pointer.levels:
         return []
     match = {"source_id": source_id, "tree_version": pointer.version, "level": pointer.levels}
-    nodes = store.find(TreeNode, match, fields=["text"], limit=limit)
+    nodes = store.find(TreeNode, match, fields=["text"], limit=TOP_SUMMARIES)
     return sorted((n.node_id, n.text) for n in nodes)

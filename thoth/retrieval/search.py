@@ -370,7 +370,6 @@ def explained_search(
     *,
     alpha: float | None = None,
     match: Match | None = None,
-    prefetch: int | None = None,
     as_if: int | None = None,
 ) -> list[Hit]:
     """hybrid_search's hits, each also with `vector_rank` and `keyword_rank` (1-based), so a reader sees
@@ -392,4 +391,4 @@ def explained_search(
             for hit in fuse_lists(lists, limit, ranking)
         ]
 
-    return _search(store, embedder, query, as_if or limit, alpha, match, prefetch, ranking, keep)
+    return _search(store, embedder, query, as_if or limit, alpha, match, None, ranking, keep)

@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from thoth.gcs import split_gs_uri
-from thoth.records import Chunk, Match, Source
+from thoth.records import Chunk, Source
 from thoth.store import IndexMissing, Store
 
 TOP_LEVEL = "(top level)"
@@ -53,12 +53,12 @@ def source_prefixes(store: Store) -> dict[str, str]:
     }
 
 
-def list_topics(store: Store, match: Match | None = None) -> Topics:
+def list_topics(store: Store) -> Topics:
     prefixes = source_prefixes(store)
     chunks_per_topic: Counter[str] = Counter()
     files_per_topic: defaultdict[str, set[str]] = defaultdict(set)
     total = 0
-    for batch in store.scan_of(Chunk, ["key", "source_id"], match):
+    for batch in store.scan_of(Chunk, ["key", "source_id"]):
         for key, source_id in zip(batch.column("key").to_pylist(), batch.column("source_id").to_pylist(), strict=True):
             topic = topic_of(key, prefixes.get(source_id, ""))
             chunks_per_topic[topic] += 1

@@ -214,7 +214,7 @@ def _index(store: Store, source_id: str, scope: Match | None) -> TreeIndex | Non
     pointer is not read again."""
     if scope is None:
         return None
-    return tree_index(store, source_id, str(scope["tree_version"]), scope)
+    return tree_index(store, source_id, scope)
 
 
 def tree_index_of(store: Store, source_id: str) -> TreeIndex | None:
@@ -362,12 +362,11 @@ def traversal(
     *,
     expand_k: int = 3,
     levels_cap: int | None = None,
-    alpha: float | None = None,
 ) -> list[NodeHit]:
     """Top-down through the tree, scoring every level by keyword and vector evidence together.
 
     A node's vector evidence is its cosine to the query; its keyword evidence is the best rank,
-    in the flat hybrid search (`hybrid_search`, with `alpha`), of a chunk below it. Each level keeps
+    in the flat hybrid search (`hybrid_search`), of a chunk below it. Each level keeps
     its best `expand_k` nodes by the two fused, and never drops a node holding one of the flat
     search's best `top_k` chunks (a branch whose chunks score well on their own). The nodes kept and
     the chunks reached are ranked by the same fusion, at most PER_PAGE chunks of one page, and name
@@ -375,10 +374,9 @@ def traversal(
     """
     vector = embedder.embed_queries([query])[0]
     depth = max(MIN_PREFETCH, 3 * top_k)
-    found = hybrid_search(store, embedder, query, depth, alpha=alpha, match={"source_id": source_id})
+    found = hybrid_search(store, embedder, query, depth, match={"source_id": source_id})
     flat = [NodeHit(chunk_node(h.chunk, h.similarity), h.score) for h in found]
     must = _flat_pages(flat, top_k)
-    alpha = 0.5 if alpha is None else alpha
     pointer = store.tree_pointer(source_id)
     scope = _scope(source_id, pointer)
     level = min(pointer.levels if pointer else 0, levels_cap if levels_cap is not None else 10**6) if scope else 0
@@ -399,22 +397,23 @@ def traversal(
         if layer[0].level == 0:
             kept += layer
             break
-        ranked = [h.node for h in _fused_nodes(layer, evidence, alpha)]
+        ranked = [h.node for h in _fused_nodes(layer, evidence)]
         best = ranked[:expand_k] + [n for n in ranked[expand_k:] if n.node_id in protected]
         kept += best
         ids = list(dict.fromkeys(c for n in best for c in n.children))
         layer = _nodes(store, source_id, ids)
     for rank, hit in enumerate(flat, start=1):
         evidence.setdefault(hit.node_id, rank)
-    return diverse(_fused_nodes(kept, evidence, alpha), top_k, index, must=must)
+    return diverse(_fused_nodes(kept, evidence), top_k, index, must=must)
 
 
-def _fused_nodes(nodes: list[TreeNode], evidence: dict[str, int], alpha: float) -> list[NodeHit]:
-    """Nodes ranked by reciprocal rank fusion of their cosine ranking and their keyword-evidence ranking."""
+def _fused_nodes(nodes: list[TreeNode], evidence: dict[str, int]) -> list[NodeHit]:
+    """Nodes ranked by reciprocal rank fusion of their cosine ranking and their keyword-evidence ranking,
+    weighed the same."""
     by_cosine = sorted(nodes, key=lambda n: (-(n.similarity or 0.0), n.node_id))
     with_words = [n for n in nodes if n.node_id in evidence]
     by_words = sorted(with_words, key=lambda n: (evidence[n.node_id], n.node_id))
-    lists = [(alpha, by_cosine)] + ([(1 - alpha, by_words)] if by_words and alpha < 1 else [])
+    lists = [(0.5, by_cosine)] + ([(0.5, by_words)] if by_words else [])
     return [NodeHit(node, score) for node, score in rrf(lists, len(nodes), lambda n: n.node_id)]
 
 

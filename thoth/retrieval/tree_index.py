@@ -22,13 +22,10 @@ _CACHE_SIZE = 8
 @dataclass
 class TreeIndex:
     parent: dict[str, str]  # chunk or node id -> the node one level up holding it
-    level: dict[str, int]  # node id -> level (chunks are 0 and not listed)
-    children: dict[str, list[str]]
     pages: dict[str, list[tuple[str, int]]]  # node id -> (page, chunks of it below the node), most first
-    key: dict[str, str]  # chunk id -> its page (document key)
 
-    def named_pages(self, node_id: str, limit: int = PAGES_NAMED) -> list[str]:
-        return [page for page, _ in self.pages.get(node_id, [])[:limit]]
+    def named_pages(self, node_id: str) -> list[str]:
+        return [page for page, _ in self.pages.get(node_id, [])[:PAGES_NAMED]]
 
     def ancestors(self, node_id: str) -> list[str]:
         out = []
@@ -42,9 +39,9 @@ _lock = threading.Lock()
 _cache: dict[tuple[str, str, str], TreeIndex] = {}
 
 
-def tree_index(store: Store, source_id: str, version: str, node_match: Match) -> TreeIndex:
-    """The index of the tree `version` of a source (whose summary nodes `node_match` selects)."""
-    cache_key = (str(store.uri), source_id, version)
+def tree_index(store: Store, source_id: str, node_match: Match) -> TreeIndex:
+    """The index of the tree of a source whose summary nodes `node_match` (with its `tree_version`) selects."""
+    cache_key = (str(store.uri), source_id, str(node_match["tree_version"]))
     with _lock:
         found = _cache.get(cache_key)
     if found is not None:
@@ -65,13 +62,7 @@ def tree_index(store: Store, source_id: str, version: str, node_match: Match) ->
             else:
                 counter.update(counts.get(child, Counter()))
         counts[node.node_id] = counter
-    index = TreeIndex(
-        parent=parent,
-        level={n.node_id: int(n.level) for n in nodes},
-        children={n.node_id: list(n.children) for n in nodes},
-        pages={n: sorted(c.items(), key=lambda kv: (-kv[1], kv[0])) for n, c in counts.items()},
-        key=keys,
-    )
+    index = TreeIndex(parent, {n: sorted(c.items(), key=lambda kv: (-kv[1], kv[0])) for n, c in counts.items()})
     with _lock:
         if len(_cache) >= _CACHE_SIZE:
             _cache.pop(next(iter(_cache)))

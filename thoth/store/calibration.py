@@ -35,28 +35,28 @@ class Calibration:
         self._read: tuple[float, Floor | None] | None = None  # (when, what) a server last read
         self._lock = threading.Lock()
 
-    def _sampled(self, n: int, seed: int, columns: list[str]) -> dict[str, list] | None:
-        # the same rows for the same table and seed: a re-embedding samples the chunks a fresh ingest would
+    def _sampled(self, n: int, columns: list[str]) -> dict[str, list] | None:
+        # a fixed seed, so the same rows for the same table: a re-embedding samples the chunks a fresh ingest would
         if CHUNKS not in self.tables.names():
             return None
         table = self.tables.table(CHUNKS)
         total = table.count_rows()
-        offsets = sorted(np.random.default_rng(seed).choice(total, size=min(n, total), replace=False).tolist())
+        offsets = sorted(np.random.default_rng(0).choice(total, size=min(n, total), replace=False).tolist())
         if not offsets:
             return None
         return table.take_offsets(offsets).select(columns).to_arrow().to_pydict()
 
-    def sample(self, n: int, seed: int = 0) -> tuple[list[str], np.ndarray]:
-        """Up to `n` chunks' (doc ids, vectors), drawn at random with `seed` (the same rows each time)."""
-        rows = self._sampled(n, seed, ["doc_id", "vector"])
+    def sample(self, n: int) -> tuple[list[str], np.ndarray]:
+        """Up to `n` chunks' (doc ids, vectors), drawn at random (the same rows each time)."""
+        rows = self._sampled(n, ["doc_id", "vector"])
         if rows is None:
             return [], np.zeros((0, 0), dtype=np.float32)
         return rows["doc_id"], np.asarray(rows["vector"], dtype=np.float32)
 
-    def sample_ids(self, n: int, seed: int = 0) -> tuple[list[str], list[str]]:
+    def sample_ids(self, n: int) -> tuple[list[str], list[str]]:
         """The (chunk ids, doc ids) of the chunks `sample` draws: a re-embedding measures its new vectors'
         floor on them."""
-        rows = self._sampled(n, seed, ["chunk_id", "doc_id"])
+        rows = self._sampled(n, ["chunk_id", "doc_id"])
         return (rows["chunk_id"], rows["doc_id"]) if rows else ([], [])
 
     def chunk_count(self) -> int:

@@ -160,9 +160,7 @@ class Store:
             return 0
         return self.table(TABLE_OF[record]).count_rows(filters.where(match or {}))
 
-    def scan_of(
-        self, record: type, fields: list[str], match: Match | None = None, batch_size: int = 8192
-    ) -> Iterator[pa.RecordBatch]:
+    def scan_of(self, record: type, fields: list[str], match: Match | None = None) -> Iterator[pa.RecordBatch]:
         """`fields` of `record`'s table in Arrow record batches (never the whole table in memory)."""
         if self._absent(record):
             return iter(())
@@ -170,7 +168,7 @@ class Store:
         where = filters.where(match or {})
         if where:
             query = query.where(where)
-        return query.limit(None).to_batches(batch_size)
+        return query.limit(None).to_batches(8192)
 
     def vectors(self, record: type, ids: list[str]) -> dict[str, Any]:
         """The embedding of each of `ids` (chunk or tree-node ids) that exists."""

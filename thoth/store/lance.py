@@ -77,14 +77,7 @@ class Lance:
     """How the store reaches lancedb's async API: `public` picks lancedb's published API over its
     private attributes. `uri`, `consistency` and `options` open the public path's own connection."""
 
-    def __init__(
-        self,
-        public: bool = False,
-        uri: str = "",
-        consistency: float = -1,
-        options: dict[str, str] | None = None,
-        cache_mb: int = 256,
-    ):
+    def __init__(self, public: bool, uri: str, consistency: float, options: dict[str, str], cache_mb: int):
         self.public = public
         self._uri, self._consistency, self._options, self._cache_mb = uri, consistency, options, cache_mb
         self._own: _Loop | None = None

@@ -182,10 +182,10 @@ class Tables:
         retry_on_conflict(lambda: self.db.create_table(name, data=data, schema=wanted, mode="overwrite"), name)
         self._tables.pop(name, None)
 
-    def ensure_one(self, name: str, dim: int = 0) -> None:
-        """Create one table if it is missing (e.g. `sessions` on an index built before it existed)."""
+    def ensure_one(self, name: str) -> None:
+        """Create one vectorless table if it is missing (e.g. `sessions` on an index built before it existed)."""
         if name not in self.names():
-            self.db.create_table(name, schema=schema_for(name, dim), exist_ok=True)
+            self.db.create_table(name, schema=schema_for(name, 0), exist_ok=True)
             self._tables.pop(name, None)
 
     def check_readable(self, versions: dict[str, int]) -> None:

@@ -17,12 +17,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from thoth.config import Settings
 from thoth.logs import SAMPLED_KEY, SPAN_KEY, TRACE_KEY, request_context
+from thoth.mcp.correlation import CORRELATION_FIELD, CORRELATION_HEADER, valid_correlation_id
 
 log = logging.getLogger("thoth.http")
 
 _CLOUD_TRACE = re.compile(r"^([0-9a-fA-F]{32})(?:/(\d+))?(?:;o=([01]))?")
 _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
-_SAFE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _QUIET_PATHS = frozenset({"/", "/health"})  # probes: no access line
 
 
@@ -71,10 +71,10 @@ class RequestContextMiddleware:
             await self.app(scope, receive, send)
             return
         fields = trace_fields(scope, self.project)
-        given = _header(scope, b"x-correlation-id") or _header(scope, b"x-request-id")
+        given = _header(scope, CORRELATION_HEADER.encode()) or _header(scope, b"x-request-id")
         trace = str(fields.get(TRACE_KEY, "")).rsplit("/", 1)[-1]
-        correlation = given if _SAFE_ID.match(given) else (trace or uuid.uuid4().hex)
-        token = request_context.set({**fields, "correlationId": correlation})
+        correlation = valid_correlation_id(given) or trace or uuid.uuid4().hex
+        token = request_context.set({**fields, CORRELATION_FIELD: correlation})
         started = time.perf_counter()
         status = 500  # what the client gets when the app fails before it answers (Starlette's error response)
         responded = gone = False
@@ -89,7 +89,7 @@ class RequestContextMiddleware:
             nonlocal status, responded
             if message["type"] == "http.response.start":
                 status, responded = message["status"], True
-                headers = [*message.get("headers", []), (b"x-correlation-id", correlation.encode())]
+                headers = [*message.get("headers", []), (CORRELATION_HEADER.encode(), correlation.encode())]
                 message = {**message, "headers": headers}
             await send(message)
 

@@ -32,10 +32,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from thoth.config import Settings
 from thoth.errors import ThothError
+from thoth.mcp.hosts import PROBE_PATHS
 
 log = logging.getLogger("thoth.auth")
 
-OPEN_PATHS = frozenset({"/", "/health"})  # health probes: always answered
 INTERNAL_PREFIX = "/internal/"
 GOOGLE_ISSUERS = frozenset({"accounts.google.com", "https://accounts.google.com"})
 EDGE_SIGNATURE = "SIGNATURE_REMOVED_BY_GOOGLE"
@@ -299,7 +299,7 @@ class AuthMiddleware:
         self.auth = Authenticator(settings)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+        if scope["type"] != "http" or scope["path"] in PROBE_PATHS:  # health probes: always answered
             await self.app(scope, receive, send)
             return
         request = Request(scope)

@@ -18,12 +18,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from thoth.config import Settings
 from thoth.logs import SAMPLED_KEY, SPAN_KEY, TRACE_KEY, request_context
 from thoth.mcp.correlation import CORRELATION_FIELD, CORRELATION_HEADER, valid_correlation_id
+from thoth.mcp.hosts import PROBE_PATHS
 
 log = logging.getLogger("thoth.http")
 
 _CLOUD_TRACE = re.compile(r"^([0-9a-fA-F]{32})(?:/(\d+))?(?:;o=([01]))?")
 _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
-_QUIET_PATHS = frozenset({"/", "/health"})  # probes: no access line
 
 
 def _header(scope: Scope, name: bytes) -> str:
@@ -98,7 +98,7 @@ class RequestContextMiddleware:
         finally:
             if gone and not responded:
                 status = CLIENT_GONE
-            if scope["path"] not in _QUIET_PATHS:
+            if scope["path"] not in PROBE_PATHS:  # probes: no access line
                 latency = time.perf_counter() - started
                 log.info(
                     "%s %s %d %.1f ms",

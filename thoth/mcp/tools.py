@@ -273,12 +273,7 @@ def build_mcp(app: Thoth) -> MCPServer:
     if missing := [name for name in tools.names() if not tools.title_of(name)]:
         log.warning("tools without a title in their toolset's declaration: %s", ", ".join(missing))
 
-    writers = {name for name in tools.names() if writer_meta(tools.meta_of(name))}  # fixed once registered
-
-    async def writer_tools() -> set[str]:
-        return writers
-
-    mcp.middleware.append(RoleMiddleware(writer_tools))
+    mcp.middleware.append(RoleMiddleware({name for name in tools.names() if writer_meta(tools.meta_of(name))}))
     return mcp
 
 

@@ -17,7 +17,7 @@ from pydantic import Field
 from thoth.app import Thoth
 from thoth.embed import get_tokenizer
 from thoth.errors import ClientError
-from thoth.mcp.completions import source_names
+from thoth.mcp.completions import RAPTOR_TEMPLATE, source_names
 from thoth.mcp.failures import answered
 from thoth.mcp.outputs.raptor import Answer, DatasetList, Hits, Ingested, Node, NodeList, Session, Summary, node_uri
 from thoth.mcp.outputs.raptor import Dataset as DatasetOut
@@ -276,7 +276,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         expose(mcp, app, body)
 
     @mcp.resource(
-        "raptor://{dataset_id}/nodes/{node_id}",
+        RAPTOR_TEMPLATE,  # the template completion/complete answers for
         name="raptor_node",
         description="A RAPTOR tree node's text: a chunk (level 0) or a summary of the nodes below it",
         mime_type="text/plain",

@@ -26,7 +26,8 @@ _CLOUD_TRACE = re.compile(r"^([0-9a-fA-F]{32})(?:/(\d+))?(?:;o=([01]))?")
 _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
 
 
-def _header(scope: Scope, name: bytes) -> str:
+def header(scope: Scope, name: bytes) -> str:
+    """The request's first `name` header (lower-case bytes, as ASGI gives them), decoded and stripped; "" if none."""
     for key, value in scope["headers"]:
         if key == name:
             return value.decode("latin-1").strip()
@@ -37,12 +38,12 @@ def trace_fields(scope: Scope, project: str) -> dict[str, object]:
     """Cloud Logging's trace fields for this request ({} when it carries no trace header)."""
     trace = span = ""
     sampled = None
-    match = _CLOUD_TRACE.match(_header(scope, b"x-cloud-trace-context"))
+    match = _CLOUD_TRACE.match(header(scope, b"x-cloud-trace-context"))
     if match:
         trace, span = match.group(1).lower(), match.group(2) or ""
         sampled = match.group(3) == "1" if match.group(3) else None
     else:
-        match = _TRACEPARENT.match(_header(scope, b"traceparent").lower())
+        match = _TRACEPARENT.match(header(scope, b"traceparent").lower())
         if match:
             trace, span = match.group(1), str(int(match.group(2), 16))
             sampled = bool(int(match.group(3), 16) & 1)
@@ -71,7 +72,7 @@ class RequestContextMiddleware:
             await self.app(scope, receive, send)
             return
         fields = trace_fields(scope, self.project)
-        given = _header(scope, CORRELATION_HEADER.encode()) or _header(scope, b"x-request-id")
+        given = header(scope, CORRELATION_HEADER.encode()) or header(scope, b"x-request-id")
         trace = str(fields.get(TRACE_KEY, "")).rsplit("/", 1)[-1]
         correlation = valid_correlation_id(given) or trace or uuid.uuid4().hex
         token = request_context.set({**fields, CORRELATION_FIELD: correlation})

@@ -32,7 +32,7 @@ from thoth.config import ConfigError, Settings
 from thoth.freed import cap_malloc_arenas
 from thoth.logs import setup_logging
 from thoth.mcp.auth import AuthMiddleware
-from thoth.mcp.context import RequestContextMiddleware
+from thoth.mcp.context import RequestContextMiddleware, header
 from thoth.mcp.hosts import HostCheckMiddleware
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ class _DefaultAccept:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] == "/mcp":
             headers = [(k, v) for k, v in scope["headers"] if k != b"accept"]
-            accept = next((v for k, v in scope["headers"] if k == b"accept"), b"").decode("latin-1")
+            accept = header(scope, b"accept")
             if "application/json" not in accept and "*/*" not in accept:
                 accept = ", ".join(filter(None, [accept, "application/json, text/event-stream"]))
             scope = {**scope, "headers": [*headers, (b"accept", accept.encode("latin-1"))]}

@@ -75,10 +75,6 @@ class _DefaultAccept:
 STARTUP_PROBE_HEADER = "x-thoth-probe"  # terraform's startup probe sends `X-Thoth-Probe: startup`
 
 
-def _startup_probe(request: Request) -> bool:
-    return request.headers.get(STARTUP_PROBE_HEADER, "").lower() == "startup"
-
-
 async def _no_event_stream(request: Request) -> JSONResponse:
     """GET /mcp opens the standalone event stream; this stateless server sends nothing on it, and an endless
     stream holds a Cloud Run instance's request slot. 405 (as the transport spec allows) says so at once."""
@@ -121,7 +117,8 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
 
     async def health(request: Request) -> JSONResponse:
         report = await run_in_threadpool(thoth.health)  # may wait for the tables: not on the event loop
-        if not report.ok and _startup_probe(request) and report.readable_but_empty:
+        startup = request.headers.get(STARTUP_PROBE_HEADER, "").lower() == "startup"
+        if not report.ok and startup and report.readable_but_empty:
             # Cloud Run's startup probe: a first deploy comes before the first ingest. An unreadable
             # index (wrong bucket, no permission) or a model mismatch still fails the deploy.
             return JSONResponse({**report.to_json(), "status": "empty"}, status_code=200)

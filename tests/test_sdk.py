@@ -34,8 +34,9 @@ def test_a_request_handler_is_installed_where_the_public_constructor_puts_it() -
     mcp = ThothMCP(name="adapter")
     sdk.add_request_handler(mcp, "resources/list", PaginatedRequestParams, _list_resources)
     sdk.add_request_handler(mcp, "logging/setLevel", SetLevelRequestParams, _set_level)
-    assert sdk.request_handler(mcp, "resources/list") is _list_resources
-    assert sdk.request_handler(mcp, "logging/setLevel") is _set_level
+    lowlevel = mcp._lowlevel_server  # the server MCPServer builds and keeps private
+    assert lowlevel.get_request_handler("resources/list").handler is _list_resources  # type: ignore[union-attr]
+    assert lowlevel.get_request_handler("logging/setLevel").handler is _set_level  # type: ignore[union-attr]
 
 
 def test_the_managers_installed_are_the_ones_the_public_listings_read() -> None:

@@ -12,15 +12,15 @@ from thoth.embed import EmbedderBase, EmbedderUnavailable, ModelRef, available_c
 
 
 class SentenceTransformerEmbedder(EmbedderBase):
-    """sentence-transformers on torch (CPU or CUDA)."""
+    """sentence-transformers on torch (on the device it picks: CUDA when there is one, else CPU)."""
 
-    def __init__(self, model: ModelRef, batch_size: int = 64, device: str | None = None):
+    def __init__(self, model: ModelRef, batch_size: int = 64):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub at run time
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         try:
             from sentence_transformers import SentenceTransformer
 
-            self._model = SentenceTransformer(str(model.path or model.name), device=device)
+            self._model = SentenceTransformer(str(model.path or model.name))
         except Exception as exc:  # the library raises many kinds; the message is what matters
             raise EmbedderUnavailable(f"cannot load embedding model {model.name!r}: {exc}") from exc
         self.model_name = model.name

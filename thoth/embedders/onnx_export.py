@@ -22,17 +22,10 @@ from thoth.embed import EmbedderUnavailable, ModelRef
 ONNX_OPSET = 17
 
 
-def _safe_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "--", name).strip("-.") or "model"
-
-
-def onnx_dir(model: ModelRef, cache_dir: str | Path) -> Path:
-    return Path(cache_dir).expanduser() / "onnx" / _safe_name(model.name)
-
-
 def onnx_path(model: ModelRef, cache_dir: str | Path, int8: bool = False) -> Path:
     """Where `export_onnx` writes (or has written) the model; it may not exist yet."""
-    return onnx_dir(model, cache_dir) / ("model.int8.onnx" if int8 else "model.onnx")
+    folder = re.sub(r"[^A-Za-z0-9._-]+", "--", model.name).strip("-.") or "model"  # the model's name, path-safe
+    return Path(cache_dir).expanduser() / "onnx" / folder / ("model.int8.onnx" if int8 else "model.onnx")
 
 
 def _tmp_beside(path: Path) -> Path:

@@ -137,7 +137,6 @@ class RemoteEmbedder(EmbedderBase):
         return self.wire.vectors(response.json())
 
     def _batch(self, texts: list[str], task: str = "") -> list[list[float]]:
-        url = self.where
         for attempt in range(self.retries + 1):
             with self._count:
                 self.sent.requests += 1
@@ -147,7 +146,7 @@ class RemoteEmbedder(EmbedderBase):
             except self.transient as exc:
                 if attempt == self.retries:
                     raise EmbedderUnavailable(
-                        f"the {self.wire.name} embedding endpoint {url} did not answer after "
+                        f"the {self.wire.name} embedding endpoint {self.where} did not answer after "
                         f"{attempt + 1} attempts ({type(exc).__name__}: {exc}); check THOTH_EMBED_URL"
                     ) from exc
                 self.sleep(self._backoff(attempt, None))
@@ -156,7 +155,7 @@ class RemoteEmbedder(EmbedderBase):
                 if refused.status in RETRIED_STATUSES and attempt < self.retries:
                     self.sleep(self._backoff(attempt, refused.retry_after))
                     continue
-                raise EmbedderUnavailable(self._refusal(url, refused, attempt + 1)) from None
+                raise EmbedderUnavailable(self._refusal(refused, attempt + 1)) from None
             vectors = self._checked(vectors, len(texts))
             with self._count:
                 self.sent.texts += len(texts)
@@ -184,9 +183,9 @@ class RemoteEmbedder(EmbedderBase):
             asked = 0.0
         return min(MAX_BACKOFF_SECONDS, max(asked, BACKOFF_SECONDS * 2**attempt))
 
-    def _refusal(self, url: str, refused: Refused, attempts: int) -> str:
+    def _refusal(self, refused: Refused, attempts: int) -> str:
         status, said = refused.status, refused.said
-        where = f"the {self.wire.name} embedding endpoint {url}"
+        where = f"the {self.wire.name} embedding endpoint {self.where}"
         if status in (401, 403):
             return f"{where} refused the key ({status}: {said}); {self.key_hint}"
         if status == 404 or (status in (400, 422) and "model" in said.lower()):

@@ -32,10 +32,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from thoth.config import Settings
 from thoth.errors import ThothError
+from thoth.mcp.hosts import PROBE_PATHS
 
 log = logging.getLogger("thoth.auth")
 
-OPEN_PATHS = frozenset({"/", "/health"})  # health probes: always answered
 INTERNAL_PREFIX = "/internal/"
 GOOGLE_ISSUERS = frozenset({"accounts.google.com", "https://accounts.google.com"})
 EDGE_SIGNATURE = "SIGNATURE_REMOVED_BY_GOOGLE"
@@ -115,9 +115,9 @@ def _split(token: str) -> tuple[dict, dict, str]:
     return header, claims, parts[2]
 
 
-def _check_claims(claims: Mapping[str, Any], audiences: tuple[str, ...] | None, now: float | None = None) -> str:
+def _check_claims(claims: Mapping[str, Any], audiences: tuple[str, ...] | None) -> str:
     """The token's email after the time, issuer and audience checks (audiences None: not checked)."""
-    now = time.time() if now is None else now
+    now = time.time()
     exp, iat = claims.get("exp"), claims.get("iat")
     if not isinstance(exp, int | float) or not isinstance(iat, int | float):
         raise AuthError("malformed token: no exp/iat claims")
@@ -201,7 +201,7 @@ class GoogleVerifier:
         return Identity("google", _check_claims(claims, self.audiences))
 
 
-def edge_identity(request: Request, audiences: tuple[str, ...] | None = None) -> Identity | None:
+def edge_identity(request: Request) -> Identity | None:
     """The identity Cloud Run's IAM check verified, from the token it passed on with its signature removed.
 
     Only call this behind Cloud Run with IAM invocation required (THOTH_TRUST_CLOUD_RUN_IAM).
@@ -212,7 +212,7 @@ def edge_identity(request: Request, audiences: tuple[str, ...] | None = None) ->
     _, claims, signature = _split(token)
     if signature != EDGE_SIGNATURE:
         return None  # not the token the edge checked
-    return Identity("cloud-run-iam", _check_claims(claims, audiences))
+    return Identity("cloud-run-iam", _check_claims(claims, None))  # the edge checked the audience
 
 
 class Authenticator:
@@ -299,7 +299,7 @@ class AuthMiddleware:
         self.auth = Authenticator(settings)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+        if scope["type"] != "http" or scope["path"] in PROBE_PATHS:  # health probes: always answered
             await self.app(scope, receive, send)
             return
         request = Request(scope)

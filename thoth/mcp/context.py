@@ -17,16 +17,17 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from thoth.config import Settings
 from thoth.logs import SAMPLED_KEY, SPAN_KEY, TRACE_KEY, request_context
+from thoth.mcp.correlation import CORRELATION_FIELD, CORRELATION_HEADER, valid_correlation_id
+from thoth.mcp.hosts import PROBE_PATHS
 
 log = logging.getLogger("thoth.http")
 
 _CLOUD_TRACE = re.compile(r"^([0-9a-fA-F]{32})(?:/(\d+))?(?:;o=([01]))?")
 _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
-_SAFE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
-_QUIET_PATHS = frozenset({"/", "/health"})  # probes: no access line
 
 
-def _header(scope: Scope, name: bytes) -> str:
+def header(scope: Scope, name: bytes) -> str:
+    """The request's first `name` header (lower-case bytes, as ASGI gives them), decoded and stripped; "" if none."""
     for key, value in scope["headers"]:
         if key == name:
             return value.decode("latin-1").strip()
@@ -37,12 +38,12 @@ def trace_fields(scope: Scope, project: str) -> dict[str, object]:
     """Cloud Logging's trace fields for this request ({} when it carries no trace header)."""
     trace = span = ""
     sampled = None
-    match = _CLOUD_TRACE.match(_header(scope, b"x-cloud-trace-context"))
+    match = _CLOUD_TRACE.match(header(scope, b"x-cloud-trace-context"))
     if match:
         trace, span = match.group(1).lower(), match.group(2) or ""
         sampled = match.group(3) == "1" if match.group(3) else None
     else:
-        match = _TRACEPARENT.match(_header(scope, b"traceparent").lower())
+        match = _TRACEPARENT.match(header(scope, b"traceparent").lower())
         if match:
             trace, span = match.group(1), str(int(match.group(2), 16))
             sampled = bool(int(match.group(3), 16) & 1)
@@ -71,10 +72,10 @@ class RequestContextMiddleware:
             await self.app(scope, receive, send)
             return
         fields = trace_fields(scope, self.project)
-        given = _header(scope, b"x-correlation-id") or _header(scope, b"x-request-id")
+        given = header(scope, CORRELATION_HEADER.encode()) or header(scope, b"x-request-id")
         trace = str(fields.get(TRACE_KEY, "")).rsplit("/", 1)[-1]
-        correlation = given if _SAFE_ID.match(given) else (trace or uuid.uuid4().hex)
-        token = request_context.set({**fields, "correlationId": correlation})
+        correlation = valid_correlation_id(given) or trace or uuid.uuid4().hex
+        token = request_context.set({**fields, CORRELATION_FIELD: correlation})
         started = time.perf_counter()
         status = 500  # what the client gets when the app fails before it answers (Starlette's error response)
         responded = gone = False
@@ -89,7 +90,7 @@ class RequestContextMiddleware:
             nonlocal status, responded
             if message["type"] == "http.response.start":
                 status, responded = message["status"], True
-                headers = [*message.get("headers", []), (b"x-correlation-id", correlation.encode())]
+                headers = [*message.get("headers", []), (CORRELATION_HEADER.encode(), correlation.encode())]
                 message = {**message, "headers": headers}
             await send(message)
 
@@ -98,7 +99,7 @@ class RequestContextMiddleware:
         finally:
             if gone and not responded:
                 status = CLIENT_GONE
-            if scope["path"] not in _QUIET_PATHS:
+            if scope["path"] not in PROBE_PATHS:  # probes: no access line
                 latency = time.perf_counter() - started
                 log.info(
                     "%s %s %d %.1f ms",

@@ -6,14 +6,16 @@ import re
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-
-from mcp.server.mcpserver import Context
+from typing import TYPE_CHECKING
 
 from thoth.logs import request_context
 
+if TYPE_CHECKING:  # the SDK is imported with the first MCP request, not with the HTTP layer that uses this
+    from mcp.server.mcpserver import Context
+
 CORRELATION_FIELD = "correlationId"  # the key in the log context (thoth.mcp.context sets it per HTTP request)
 CORRELATION_HEADER = "x-correlation-id"
-_SAFE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # as thoth.mcp.context accepts: nothing that could forge a log line
+_SAFE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # nothing that could forge a log line
 
 
 def valid_correlation_id(value: object) -> str | None:

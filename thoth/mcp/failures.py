@@ -63,11 +63,6 @@ def in_own_words(message: str, arguments: dict) -> str:
     return clipped(message)
 
 
-def is_clients(exc: BaseException) -> bool:
-    """Whether the message is for the caller (their mistake, or a service Thoth calls), not a fault to correlate."""
-    return isinstance(exc, ClientError | UpstreamError)
-
-
 def server_fault(tool: str, exc: BaseException, cid: str) -> str:
     """The one message shape of a server's own failure, on every surface (tool error or JSON-RPC -32603)."""
     reason = str(exc) if isinstance(exc, ServerFault) else f"an internal error ({type(exc).__name__})"
@@ -91,7 +86,7 @@ def to_client(name: str, exc: BaseException, surface: Surface = "tool") -> Excep
     A server fault is logged here, once, with the call's correlation id."""
     if isinstance(exc, ToolError | ResourceError | MCPError):  # already in the client's words
         return exc
-    if is_clients(exc):
+    if isinstance(exc, ClientError | UpstreamError):  # for the caller (their mistake, or a service Thoth calls)
         if surface != "resource":
             return ToolError(str(exc))  # ThothMCP.call_tool puts it in the tool's own words
         message = clipped(str(exc))

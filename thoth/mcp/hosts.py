@@ -20,7 +20,7 @@ from thoth.config import Settings
 log = logging.getLogger("thoth.hosts")
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-PROBE_PATHS = frozenset({"/", "/health"})
+PROBE_PATHS = frozenset({"/", "/health"})  # the health routes; also exempt from auth and the access log
 
 
 def allowed_hosts(settings: Settings) -> tuple[str, ...]:

@@ -74,10 +74,10 @@ class ProgressEmbedder:
     """An embedder that reports each step of texts embedded: "embedded 64 of 130 chunks", then any
     later batches (the RAPTOR tree's summaries) as they come."""
 
-    def __init__(self, embedder: Embedder, progress: Progress, what: str = "chunks"):
+    def __init__(self, embedder: Embedder, progress: Progress):
         self._embedder = embedder
         self._progress = progress
-        self._what = what
+        self._what = "chunks"  # then "summaries", once every announced chunk is embedded
         self._done = 0
         self._total: int | None = None  # the chunks announced by `expect`; else the first call's texts
 

@@ -92,8 +92,8 @@ def _without_writer_tools(result: HandlerResult) -> HandlerResult:
 class RoleMiddleware:
     """MCP server middleware: sets the caller for the message, hides and refuses writer tools for readers."""
 
-    def __init__(self, writer_tools: Any):
-        self._writer_tools = writer_tools  # async () -> set of tool names that need the writer role
+    def __init__(self, writer_tools: set[str]):
+        self._writer_tools = writer_tools  # the tools that need the writer role (fixed once registered)
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         caller = caller_of(ctx.request)
@@ -102,7 +102,7 @@ class RoleMiddleware:
         try:
             if not caller.writer and ctx.method == "tools/call":
                 name = (ctx.params or {}).get("name")
-                if isinstance(name, str) and name in await self._writer_tools():
+                if isinstance(name, str) and name in self._writer_tools:
                     return CallToolResult(content=[TextContent(type="text", text=refusal(name))], is_error=True)
             result = await call_next(ctx)
             if not caller.writer and ctx.method == "tools/list":

@@ -26,12 +26,6 @@ def add_request_handler(mcp: MCPServer, method: str, params_type: type, handler:
     mcp._lowlevel_server.add_request_handler(method, params_type, handler)
 
 
-def request_handler(mcp: MCPServer, method: str) -> Callable[..., Any] | None:
-    """The handler that answers `method` (the low-level server's public `get_request_handler`)."""
-    entry = mcp._lowlevel_server.get_request_handler(method)
-    return entry.handler if entry is not None else None
-
-
 def tool_manager(mcp: MCPServer) -> ToolManager:
     """The server's tool manager. Public path: `await mcp.list_tools()` (which builds every tool)."""
     return mcp._tool_manager

@@ -32,7 +32,7 @@ from thoth.config import ConfigError, Settings
 from thoth.freed import cap_malloc_arenas
 from thoth.logs import setup_logging
 from thoth.mcp.auth import AuthMiddleware
-from thoth.mcp.context import RequestContextMiddleware
+from thoth.mcp.context import RequestContextMiddleware, header
 from thoth.mcp.hosts import HostCheckMiddleware
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ class _DefaultAccept:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] == "/mcp":
             headers = [(k, v) for k, v in scope["headers"] if k != b"accept"]
-            accept = next((v for k, v in scope["headers"] if k == b"accept"), b"").decode("latin-1")
+            accept = header(scope, b"accept")
             if "application/json" not in accept and "*/*" not in accept:
                 accept = ", ".join(filter(None, [accept, "application/json, text/event-stream"]))
             scope = {**scope, "headers": [*headers, (b"accept", accept.encode("latin-1"))]}
@@ -73,10 +73,6 @@ class _DefaultAccept:
 
 
 STARTUP_PROBE_HEADER = "x-thoth-probe"  # terraform's startup probe sends `X-Thoth-Probe: startup`
-
-
-def _startup_probe(request: Request) -> bool:
-    return request.headers.get(STARTUP_PROBE_HEADER, "").lower() == "startup"
 
 
 async def _no_event_stream(request: Request) -> JSONResponse:
@@ -121,7 +117,8 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
 
     async def health(request: Request) -> JSONResponse:
         report = await run_in_threadpool(thoth.health)  # may wait for the tables: not on the event loop
-        if not report.ok and _startup_probe(request) and report.readable_but_empty:
+        startup = request.headers.get(STARTUP_PROBE_HEADER, "").lower() == "startup"
+        if not report.ok and startup and report.readable_but_empty:
             # Cloud Run's startup probe: a first deploy comes before the first ingest. An unreadable
             # index (wrong bucket, no permission) or a model mismatch still fails the deploy.
             return JSONResponse({**report.to_json(), "status": "empty"}, status_code=200)

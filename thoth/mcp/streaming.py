@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from thoth.mcp.context import header
+
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.transport_security import TransportSecuritySettings
@@ -38,11 +40,6 @@ def wants_stream(body: bytes) -> bool:
     params = message.get("params") if isinstance(message, dict) else None
     meta = params.get("_meta") if isinstance(params, dict) else None
     return isinstance(meta, dict) and ("progressToken" in meta or LOG_LEVEL_META in meta)
-
-
-def _accepts_stream(scope: Scope) -> bool:
-    accept = next((v for k, v in scope["headers"] if k == b"accept"), b"")
-    return b"text/event-stream" in accept
 
 
 class _StreamRouter:
@@ -75,7 +72,8 @@ class _StreamRouter:
         async def replayed() -> Message:
             return next(replay, None) or await receive()
 
-        target = self.streaming if complete and _accepts_stream(scope) and wants_stream(body) else self.plain
+        streams = complete and "text/event-stream" in header(scope, b"accept") and wants_stream(body)
+        target = self.streaming if streams else self.plain
         await target(scope, replayed, send)
 
 

@@ -71,7 +71,6 @@ def expose(
     surface: Surface = "tool",
     annotations: ToolAnnotations = READ_ONLY,
     writer: bool = False,
-    title: str | None = None,
     description: str | None = None,
     bind: Mapping[str, Callable[[], object]] | None = None,
     schema: Mapping[str, tuple[Any, Any]] | None = None,
@@ -140,7 +139,7 @@ def expose(
     tool.__annotations__ = {p.name: p.annotation for p in [*params, context]} | {"return": returns}
     meta = dict(WRITER_META) if writer else None
     doc = inspect.cleandoc(body.__doc__ or "") if description is None else description
-    mcp.tool(title=title, annotations=annotations, description=doc, meta=meta)(tool)
+    mcp.tool(annotations=annotations, description=doc, meta=meta)(tool)
 
 
 @contextmanager
@@ -274,12 +273,7 @@ def build_mcp(app: Thoth) -> MCPServer:
     if missing := [name for name in tools.names() if not tools.title_of(name)]:
         log.warning("tools without a title in their toolset's declaration: %s", ", ".join(missing))
 
-    writers = {name for name in tools.names() if writer_meta(tools.meta_of(name))}  # fixed once registered
-
-    async def writer_tools() -> set[str]:
-        return writers
-
-    mcp.middleware.append(RoleMiddleware(writer_tools))
+    mcp.middleware.append(RoleMiddleware({name for name in tools.names() if writer_meta(tools.meta_of(name))}))
     return mcp
 
 

@@ -92,7 +92,7 @@ def _choice(request: Request, name: str, allowed: tuple[str, ...], default: str)
 
 
 class Console:
-    """The pages over one Thoth app; `base` is where they are mounted (for links)."""
+    """The pages over one Thoth app."""
 
     def __init__(self, app: Thoth):
         self.app = app
@@ -103,15 +103,11 @@ class Console:
 
     # -- rendering -------------------------------------------------------------------------------
 
-    @staticmethod
-    def link(request: Request, path: str, **params: object) -> str:
-        """A console URL: the mount point, a path, and the non-empty parameters."""
-        query = urlencode({k: v for k, v in params.items() if v not in (None, "", False)})
-        return request.scope.get("root_path", "") + path + (f"?{query}" if query else "")
-
     def _render(self, request: Request, template: str, status: int = 200, **context: object) -> HTMLResponse:
         def link(path: str, **params: object) -> str:
-            return self.link(request, path, **params)
+            """A console URL: the mount point, a path, and the non-empty parameters."""
+            query = urlencode({k: v for k, v in params.items() if v not in (None, "", False)})
+            return request.scope.get("root_path", "") + path + (f"?{query}" if query else "")
 
         html = _templates().get_template(template).render(request=request, link=link, q=quote, **context)
         return HTMLResponse(html, status_code=status)

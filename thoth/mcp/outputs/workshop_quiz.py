@@ -204,11 +204,8 @@ def _optional_text(name: str, value: str | None) -> str | None:
     return text
 
 
-def quiz_instructions(
-    topic: str | None = None, learner_goal: str | None = None, question_count: int | None = None
-) -> QuizInstructions:
+def quiz_instructions(topic: str | None, learner_goal: str | None, count: int) -> QuizInstructions:
     """The protocol, checklist, question types and closing steps, tailored to the topic, goal and length."""
-    count = DEFAULT_QUESTION_COUNT if question_count is None else question_count
     if not 1 <= count <= MAX_QUESTION_COUNT:
         raise ClientError(
             f"questionCount must be between 1 and {MAX_QUESTION_COUNT}, got {count}", argument="questionCount"

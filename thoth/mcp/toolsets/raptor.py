@@ -17,7 +17,7 @@ from pydantic import Field
 from thoth.app import Thoth
 from thoth.embed import get_tokenizer
 from thoth.errors import ClientError
-from thoth.mcp.completions import source_names
+from thoth.mcp.completions import RAPTOR_TEMPLATE, source_names
 from thoth.mcp.failures import answered
 from thoth.mcp.outputs.raptor import Answer, DatasetList, Hits, Ingested, Node, NodeList, Session, Summary, node_uri
 from thoth.mcp.outputs.raptor import Dataset as DatasetOut
@@ -239,26 +239,19 @@ def rag_summarize(
     return Summary(node_ids=[n.node_id for n in nodes], summary=text, summariser=summariser.name)
 
 
+def _node_resource(uri: str, text: str, **meta: dict) -> EmbeddedResource:
+    """A tree node as an embedded text resource raptor://{dataset_id}/nodes/{node_id}; `_meta` only when
+    given (stdio and SSE send fields that were set, a None too)."""
+    return EmbeddedResource(
+        type="resource", resource=TextResourceContents(uri=uri, mime_type="text/plain", text=text, **meta)
+    )
+
+
 def rag_retrieve_content(data: Hits) -> CallToolResult:
     """rag_retrieve's result: each hit a resource raptor://{dataset_id}/nodes/{node_id} with its scores."""
+    scores = ("score", "similarity", "chunk_id", "doc_id", "level", "node_id")
     content: list[TextContent | EmbeddedResource] = [
-        EmbeddedResource(
-            type="resource",
-            resource=TextResourceContents(
-                uri=h.uri,
-                mime_type="text/plain",
-                text=h.text,
-                _meta={
-                    "score": h.score,
-                    "similarity": h.similarity,
-                    "chunk_id": h.chunk_id,
-                    "doc_id": h.doc_id,
-                    "level": h.level,
-                    "node_id": h.node_id,
-                },
-            ),
-        )
-        for h in data.results
+        _node_resource(h.uri, h.text, _meta={name: getattr(h, name) for name in scores}) for h in data.results
     ]
     if not content:
         content = [TextContent(type="text", text=f"No results for {data.query!r} in dataset {data.dataset_id}.")]
@@ -276,7 +269,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         expose(mcp, app, body)
 
     @mcp.resource(
-        "raptor://{dataset_id}/nodes/{node_id}",
+        RAPTOR_TEMPLATE,  # the template completion/complete answers for
         name="raptor_node",
         description="A RAPTOR tree node's text: a chunk (level 0) or a summary of the nodes below it",
         mime_type="text/plain",
@@ -295,15 +288,7 @@ def prompts(mcp: MCPServer, app: Thoth) -> None:
         which = f'dataset_id="{dataset}"' if dataset else "a dataset_id from list_datasets"
         overview = readable.top_summaries(app.store, dataset) if dataset else []
         embedded: list[Message] = [
-            UserMessage(
-                EmbeddedResource(
-                    type="resource",
-                    resource=TextResourceContents(
-                        uri=node_uri(dataset or "", node_id), mime_type="text/plain", text=text
-                    ),
-                )
-            )
-            for node_id, text in overview
+            UserMessage(_node_resource(node_uri(dataset or "", node_id), text)) for node_id, text in overview
         ]
         return [
             *embedded,

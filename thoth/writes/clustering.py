@@ -198,9 +198,7 @@ def cluster_layer(vectors: np.ndarray, tokens: np.ndarray, params: TreeParams) -
     return out
 
 
-def hard_clusters(
-    vectors: np.ndarray, tokens: np.ndarray, params: TreeParams, *, merge: bool = True
-) -> list[list[int]]:
+def hard_clusters(vectors: np.ndarray, tokens: np.ndarray, params: TreeParams) -> list[list[int]]:
     """One layer's clusters as a strict partition: each point in its most likely cluster only, and
     clusters of fewer than `min_children` merged into their nearest cluster with room."""
     if len(vectors) == 0:
@@ -213,7 +211,5 @@ def hard_clusters(
         seen.update(mine)
         if mine:
             parts.append(mine)
-    if not merge:
-        return parts
     merged, _ = merge_small(parts, vectors, lambda g: int(tokens[g].sum()), params.cluster_tokens, params.min_children)
     return merged

@@ -21,8 +21,6 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urldefrag, urljoin, urlsplit
 
-import httpx
-
 from thoth.config import Settings
 from thoth.retrieval.source_ref import content_hash
 from thoth.writes.objects import SourceError, SourceObject
@@ -283,14 +281,12 @@ class _Crawler:
                 self.crawl.pages[url] = page
 
 
-def crawl(
-    start: str, settings: Settings, previous: Previous | None = None, transport: httpx.BaseTransport | None = None
-) -> Crawl:
+def crawl(start: str, settings: Settings, previous: Previous | None = None) -> Crawl:
     """Crawl the site under `start`, with conditional requests for the pages and seeds in `previous`."""
     began = time.perf_counter()
     scope = Scope(start)
     previous = previous or Previous()
-    fetcher = Fetcher(settings, scope.origin, transport, previous.seeds)
+    fetcher = Fetcher(settings, scope.origin, previous.seeds)
     try:
         result = _Crawler(settings, scope, previous.pages, fetcher).run()
     finally:

@@ -24,7 +24,7 @@ from thoth.records import Chunk, NodeWithVector, Source, TreeNode, TreePointer, 
 from thoth.retrieval.summarise import Summariser
 from thoth.store import Store
 from thoth.writes.clustering import TreeParams, hard_clusters
-from thoth.writes.tree_update import Layer, UpdateStats, update_nodes
+from thoth.writes.tree_update import Layer, UpdateStats, node_id, update_nodes
 
 log = logging.getLogger("thoth.tree")
 
@@ -65,10 +65,6 @@ class TreeResult:
 
 
 # -- building ---------------------------------------------------------------------------------------------
-
-
-def node_id(source_id: str, level: int, children: list[str]) -> str:
-    return hashlib.sha256("\x1f".join([source_id, str(level), *children]).encode()).hexdigest()[:32]
 
 
 def fingerprint(chunk_ids: list[str], params: TreeParams, summariser: str, model: str) -> str:
@@ -187,9 +183,7 @@ def update_rows(
         tokenizer,
         summariser,
         params,
-        cluster=lambda v, t: hard_clusters(v, t, params),
         grow=lambda below, level, rows: _grow(source_id, below, level, rows, embed, tokenizer, summariser, params),
-        node_id=node_id,
     )
 
 

@@ -24,7 +24,7 @@ from thoth.records import Chunk, NodeWithVector, Source, TreeNode, TreePointer, 
 from thoth.retrieval.summarise import Summariser
 from thoth.store import Store
 from thoth.writes.clustering import TreeParams, hard_clusters
-from thoth.writes.tree_update import Layer, UpdateStats, node_id, update_nodes
+from thoth.writes.tree_update import Layer, UpdateStats, node_id, set_parents, update_nodes
 
 log = logging.getLogger("thoth.tree")
 
@@ -102,10 +102,7 @@ def _grow(
         summary_vectors = np.asarray(embed(summaries), dtype=np.float32)
         new_ids = [node_id(source_id, level, [ids[i] for i in g]) for g in groups]
         if level > 1:  # the layer below is made of summary nodes: set their parent
-            offset = len(rows) - len(ids)
-            for c, g in enumerate(groups):
-                for i in g:
-                    rows[offset + i] = replace(rows[offset + i], parent=new_ids[c])
+            set_parents(rows, len(rows) - len(ids), groups, new_ids)
         counts = [int(leaves[g].sum()) for g in groups]
         for c, g in enumerate(groups):
             rows.append(

@@ -62,6 +62,13 @@ def node_id(source_id: str, level: int, children: list[str]) -> str:
     return hashlib.sha256("\x1f".join([source_id, str(level), *children]).encode()).hexdigest()[:32]
 
 
+def set_parents(rows: list[NodeWithVector], at: int, groups: list[list[int]], parents: list[str]) -> None:
+    """The layer whose rows start at `at`: each row's parent is the node of the group it is in."""
+    for parent, members in zip(parents, groups, strict=True):
+        for i in members:
+            rows[at + i] = replace(rows[at + i], parent=parent)
+
+
 def _place(
     groups: list[list[int]], orphans: list[int], below: Layer, limit: int
 ) -> tuple[list[list[int]], set[int], list[int]]:
@@ -195,9 +202,7 @@ def update_nodes(
                 )
             )
         if prev_at is not None:
-            for n, members in enumerate(groups):
-                for i in members:
-                    rows[prev_at + i] = replace(rows[prev_at + i], parent=out[n].node_id)
+            set_parents(rows, prev_at, groups, [node.node_id for node in out])
         kept_ids = {o.node_id for o in origin if o is not None}
         gone = {r.node_id for r in olds} - kept_ids
         renamed = {o.node_id: out[n].node_id for n, o in enumerate(origin) if o is not None}

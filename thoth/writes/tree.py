@@ -67,11 +67,14 @@ class TreeResult:
 # -- building ---------------------------------------------------------------------------------------------
 
 
-def fingerprint(chunk_ids: list[str], params: TreeParams, summariser: str, model: str) -> str:
+def prints(chunk_ids: list[str], params: TreeParams, summariser: str, model: str) -> tuple[str, str]:
+    """(fingerprint, config): what a tree covers and how it is built, and how it is built alone (an
+    incremental update only continues a tree built the same way)."""
     digest = hashlib.sha256(f"{sorted(asdict(params).items())}|{summariser}|{model}".encode())
+    config = digest.hexdigest()[:16]
     for chunk_id in sorted(chunk_ids):
         digest.update(chunk_id.encode())
-    return digest.hexdigest()
+    return digest.hexdigest(), config
 
 
 def _grow(
@@ -215,11 +218,6 @@ def _chunk_ids(store: Store, source_id: str) -> list[str]:
 POLICIES = ("run", "event", "document")
 
 
-def config_print(params: TreeParams, summariser: str, model: str) -> str:
-    """What a tree was built with: an incremental update only continues a tree built the same way."""
-    return hashlib.sha256(f"{sorted(asdict(params).items())}|{summariser}|{model}".encode()).hexdigest()[:16]
-
-
 def mark_stale(store: Store, source_id: str, reason: str) -> bool:
     """Keep readers off a tree that no longer matches its chunks (tree retrieval skips a stale tree);
     the next run rebuilds it. False when the source has no tree."""
@@ -269,8 +267,7 @@ def build_tree(
     started = time.perf_counter()
     chunk_ids = _chunk_ids(store, source_id) if store.has(Chunk) else []
     written_by = f"{summariser.name}/{getattr(summariser, 'budget', '')}"  # a new summary budget: a new tree
-    print_ = fingerprint(chunk_ids, params, written_by, model_name)
-    config = config_print(params, written_by, model_name)
+    print_, config = prints(chunk_ids, params, written_by, model_name)
     current = store.tree_pointer(source_id)
     if not force and current and current.fingerprint == print_ and not current.stale:
         return TreeResult(source_id, built=False, chunks=len(chunk_ids))

@@ -59,11 +59,11 @@ def merge_small(
     groups: list[list[int]],
     vectors: np.ndarray,
     size: Callable[[list[int]], int],
-    limit: int,
-    min_children: int,
+    params: TreeParams,
     candidates: set[int] | None = None,
 ) -> tuple[list[list[int]], dict[int, int]]:
-    """Groups with fewer than `min_children` members merge into their nearest group with room.
+    """Groups with fewer than `params.min_children` members merge into their nearest group with room
+    (`size` of both within `params.cluster_tokens`).
 
     Only groups in `candidates` (positions; all when None) may be merged away. Returns the groups
     left (in order; a receiver's members appended) and {old position: new position} for them.
@@ -71,7 +71,7 @@ def merge_small(
     groups = [list(g) for g in groups]
     alive = [True] * len(groups)
     for i in range(len(groups)):
-        if len(groups[i]) >= min_children or (candidates is not None and i not in candidates):
+        if len(groups[i]) >= params.min_children or (candidates is not None and i not in candidates):
             continue
         others = [j for j in range(len(groups)) if alive[j] and j != i]
         if not others:
@@ -81,7 +81,7 @@ def merge_small(
         need = size(groups[i])
         for k in np.argsort(-sims, kind="stable"):
             j = others[int(k)]
-            if size(groups[j]) + need <= limit:
+            if size(groups[j]) + need <= params.cluster_tokens:
                 groups[j] += groups[i]
                 alive[i] = False
                 break
@@ -253,5 +253,5 @@ def hard_clusters(vectors: np.ndarray, tokens: np.ndarray, params: TreeParams) -
         seen.update(mine)
         if mine:
             parts.append(mine)
-    merged, _ = merge_small(parts, vectors, lambda g: int(tokens[g].sum()), params.cluster_tokens, params.min_children)
+    merged, _ = merge_small(parts, vectors, lambda g: int(tokens[g].sum()), params)
     return merged

@@ -162,9 +162,7 @@ def update_nodes(
         def size(g: list[int], tokens: Callable[[list[int]], np.ndarray] = below.tokens) -> int:
             return int(tokens(g).sum())
 
-        groups, moved = merge_small(
-            groups, below.vectors, size, params.cluster_tokens, params.min_children, candidates=changed
-        )
+        groups, moved = merge_small(groups, below.vectors, size, params, candidates=changed)
         origin = [origin[i] for i in sorted(moved)]
         # changed: new, or children not as they were (lost, gained, merged in, or renamed below)
         changed = {

@@ -73,7 +73,7 @@ def test_step_sections_slugless_folders_diffignore_and_binary_files(tmp_path: Pa
     )
     objects = {obj.key: obj for obj in list_all(str(root))}
     assert list(objects) == ["exercises/01.basics/01", "exercises/01.basics/02"]
-    step = workshop.parse("exercises/01.basics/01", objects["exercises/01.basics/01"].read())
+    step = workshop.parse(objects["exercises/01.basics/01"].read())
     assert step.title == "basics"
     kinds = [(p.kind, p.path) for p in step.sections]
     assert kinds == [  # yarn.lock is hidden by the workshop's defaults (and *.lock by its .diffignore)
@@ -88,7 +88,7 @@ def test_step_sections_slugless_folders_diffignore_and_binary_files(tmp_path: Pa
     diff = step.sections[-1]
     assert diff.is_diff and diff.blocks[0].kind == "diff" and diff.blocks[0].language == "javascript"
     assert "-export const add = () => 0" in diff.text and "+export const add = (a, b) => a + b" in diff.text
-    only = workshop.parse("exercises/01.basics/02", objects["exercises/01.basics/02"].read())
+    only = workshop.parse(objects["exercises/01.basics/02"].read())
     assert [p.kind for p in only.sections] == ["problem-code"]  # one side: nothing to diff
     assert only.sections[0].heading_path[1] == "Step 2: only"
 
@@ -109,11 +109,11 @@ def test_unreadable_notes_and_empty_units_are_parse_errors(tmp_path: Path) -> No
     )
     objects = {obj.key: obj for obj in list_all(str(root))}
     with pytest.raises(ParseError, match="UTF-8"):
-        workshop.parse("exercises", objects["exercises"].read())
+        workshop.parse(objects["exercises"].read())
     with pytest.raises(ParseError, match="no content"):
-        workshop.parse("exercises/01.a", objects["exercises/01.a"].read())
+        workshop.parse(objects["exercises/01.a"].read())
     with pytest.raises(ParseError):
-        workshop.parse("x", b"not a unit")
+        workshop.parse(b"not a unit")
 
 
 def test_hidden_files_stay_out_of_units_so_changing_them_changes_nothing(tmp_path: Path) -> None:

@@ -20,8 +20,8 @@ SAMPLE_CHUNKS = 400  # up to 79,800 pairs: the 75th percentile to about ±0.005 
 MIN_PAIRS = 100  # fewer pairs (a handful of documents) say too little: measured at a later ingest
 
 
-def measure(doc_ids: list[str], vectors: np.ndarray, quantile: float = FLOOR_QUANTILE) -> Floor | None:
-    """The `quantile` of the cosines of every pair of these (unit) vectors from different documents."""
+def measure(doc_ids: list[str], vectors: np.ndarray) -> Floor | None:
+    """The FLOOR_QUANTILE of the cosines of every pair of these (unit) vectors from different documents."""
     if len(doc_ids) < 2:
         return None
     cosines = vectors @ vectors.T
@@ -30,7 +30,7 @@ def measure(doc_ids: list[str], vectors: np.ndarray, quantile: float = FLOOR_QUA
     pairs = cosines[upper & (docs[:, None] != docs[None, :])]
     if len(pairs) < MIN_PAIRS:
         return None
-    return Floor(round(float(np.quantile(pairs, quantile)), 4), quantile, len(doc_ids), int(len(pairs)))
+    return Floor(round(float(np.quantile(pairs, FLOOR_QUANTILE)), 4), FLOOR_QUANTILE, len(doc_ids), int(len(pairs)))
 
 
 def calibrate(store: Store) -> Floor | None:

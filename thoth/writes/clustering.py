@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from thoth.config import Settings
-from thoth.writes.tree_update import merge_small
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,48 @@ class TreeParams:
     @classmethod
     def from_settings(cls, settings: Settings) -> TreeParams:
         return cls(reducer=settings.tree_reducer, cluster_tokens=settings.tree_cluster_tokens)
+
+
+def unit(v: np.ndarray) -> np.ndarray:
+    return v / max(float(np.linalg.norm(v)), 1e-12)
+
+
+def centroid(vectors: np.ndarray, members: list[int]) -> np.ndarray:
+    return unit(vectors[members].mean(axis=0))
+
+
+def merge_small(
+    groups: list[list[int]],
+    vectors: np.ndarray,
+    size: Callable[[list[int]], int],
+    params: TreeParams,
+    candidates: set[int] | None = None,
+) -> tuple[list[list[int]], dict[int, int]]:
+    """Groups with fewer than `params.min_children` members merge into their nearest group with room
+    (`size` of both within `params.cluster_tokens`).
+
+    Only groups in `candidates` (positions; all when None) may be merged away. Returns the groups
+    left (in order; a receiver's members appended) and {old position: new position} for them.
+    """
+    groups = [list(g) for g in groups]
+    alive = [True] * len(groups)
+    for i in range(len(groups)):
+        if len(groups[i]) >= params.min_children or (candidates is not None and i not in candidates):
+            continue
+        others = [j for j in range(len(groups)) if alive[j] and j != i]
+        if not others:
+            continue
+        mine = centroid(vectors, groups[i])
+        sims = np.array([float(centroid(vectors, groups[j]) @ mine) for j in others])
+        need = size(groups[i])
+        for k in np.argsort(-sims, kind="stable"):
+            j = others[int(k)]
+            if size(groups[j]) + need <= params.cluster_tokens:
+                groups[j] += groups[i]
+                alive[i] = False
+                break
+    kept = [i for i in range(len(groups)) if alive[i]]
+    return [groups[i] for i in kept], {i: n for n, i in enumerate(kept)}
 
 
 def _reduce(x: np.ndarray, dims: int, params: TreeParams, neighbours: int) -> np.ndarray:
@@ -198,9 +240,7 @@ def cluster_layer(vectors: np.ndarray, tokens: np.ndarray, params: TreeParams) -
     return out
 
 
-def hard_clusters(
-    vectors: np.ndarray, tokens: np.ndarray, params: TreeParams, *, merge: bool = True
-) -> list[list[int]]:
+def hard_clusters(vectors: np.ndarray, tokens: np.ndarray, params: TreeParams) -> list[list[int]]:
     """One layer's clusters as a strict partition: each point in its most likely cluster only, and
     clusters of fewer than `min_children` merged into their nearest cluster with room."""
     if len(vectors) == 0:
@@ -213,7 +253,5 @@ def hard_clusters(
         seen.update(mine)
         if mine:
             parts.append(mine)
-    if not merge:
-        return parts
-    merged, _ = merge_small(parts, vectors, lambda g: int(tokens[g].sum()), params.cluster_tokens, params.min_children)
+    merged, _ = merge_small(parts, vectors, lambda g: int(tokens[g].sum()), params)
     return merged

@@ -19,7 +19,7 @@ import os
 import re
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -73,7 +73,6 @@ class GitRead:
     commit: str
     objects: list[SourceObject]
     changes: dict[str, Change]  # key -> its last change
-    changed_paths: list[str] = field(default_factory=list)  # `git diff --name-status` old..new, for the summary
 
     def state_json(self) -> str:
         files = {k: [c.commit, c.date, c.subject] for k, c in sorted(self.changes.items())}
@@ -267,4 +266,4 @@ def read(source: str, settings: Settings, previous: dict) -> GitRead:
     log.info("git %s at %s (%s): %d files", shown_location(url), ref or "HEAD", commit[:12], len(objects))
     if since:  # what git says changed since the last run: the plan re-reads exactly these (and renames' targets)
         log.info("since %s: %s", since[:12], "; ".join(changed_paths) or "no file changed")
-    return GitRead(url, ref, commit, objects, changes, changed_paths)
+    return GitRead(url, ref, commit, objects, changes)

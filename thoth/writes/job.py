@@ -217,7 +217,3 @@ def run_maintenance(settings: Settings) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

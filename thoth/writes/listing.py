@@ -20,7 +20,6 @@ class Listing:
     failures: list[tuple[str, str]] = field(default_factory=list)  # (key or URL, reason): in the run summary
     kind: str | None = None  # the source's kind when the files do not decide it
     state: dict[str, str] = field(default_factory=dict)  # settings to write once the run is written
-    report: object | None = None  # the crawl or git read, for the command line and the benchmark
 
     def save(self, store: Store) -> None:
         for key, value in self.state.items():
@@ -32,9 +31,9 @@ def list_source(store: Store, settings: Settings, source: str, source_id: str) -
     if kind == "web":
         key = WEB_STATE_KEY.format(source_id=source_id)
         crawl = web.crawl(source, settings, web.load_state(saved_state(store, key)))
-        return Listing(crawl.objects, crawl.failures, "handbook", {key: crawl.state_json()}, crawl)
+        return Listing(crawl.objects, crawl.failures, "handbook", {key: crawl.state_json()})
     if kind == "git":
         key = GIT_STATE_KEY.format(source_id=source_id)
         read = git_source.read(source, settings, saved_state(store, key))
-        return Listing(read.objects, [], None, {key: read.state_json()}, read)
+        return Listing(read.objects, state={key: read.state_json()})
     return Listing(list_all(source, settings))

@@ -24,11 +24,11 @@ class OrderedWorker(Generic[T]):
     or at `close`), and nothing submitted after the failing item runs.
     """
 
-    def __init__(self, fn: Callable[[T], int], pending: int = 2, name: str = "thoth-ingest-write"):
+    def __init__(self, fn: Callable[[T], int], pending: int = 2):
         self._fn = fn
         self._pending = max(1, pending)
         self._futures: deque[Future[int]] = deque()
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thoth-ingest-write")
         self._failed = False
         self.total = 0  # sum of fn's results for the items done so far
 

@@ -43,10 +43,6 @@ def _copied(source: object, names: tuple[str, ...]) -> dict[str, Any]:
     return {name: getattr(source, name) for name in names}
 
 
-def _hash(*parts: object) -> str:
-    return _sha256(*parts)[:32]
-
-
 def _sha256(*parts: object) -> str:
     return hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()
 
@@ -181,7 +177,7 @@ def prepare(
         return Prepared(obj, document, [], [])
     partitions = [
         Partition(
-            partition_id=_hash(source_id, doc_id, i, _normalise(s.text)),
+            partition_id=_sha256(source_id, doc_id, i, _normalise(s.text))[:32],
             partition_hash=_sha256("partition", doc_id, i, _normalise(s.text)),
             doc_id=doc_id,
             source_id=source_id,

@@ -62,7 +62,6 @@ class ReembedResult:
 
 def reembed(
     settings: Settings,
-    store: Store | None = None,
     embedder: Embedder | None = None,
     stop: threading.Event | None = None,
     after_batch: Callable[[str, int], None] | None = None,
@@ -72,7 +71,7 @@ def reembed(
     `stop` set: return after the batch being staged (`interrupted`). `after_batch(table, rows)` is told
     of each staged batch (progress)."""
     started = time.perf_counter()
-    store = store or Store(settings)
+    store = Store(settings)
     if not store.has(Chunk):
         raise StoreError(f"there is no index at {settings.db_uri} to re-embed: run `python -m ingest --source` first")
     model = embedder or get_embedder(settings)

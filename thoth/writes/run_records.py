@@ -31,14 +31,13 @@ def summarise(
     trigger: str,
     started_by: str,
     started_at: datetime,
-    source_id: str = "",
     error: str = "",
 ) -> IngestRun:
     """One run record for what `summaries` did (a sidecar event rewrites several documents: one run)."""
     tree = [s.tree.render() for s in summaries if s.tree is not None]
     return IngestRun(
         run_id=uuid.uuid4().hex,
-        source_id=source_id or (summaries[0].source_id if summaries else ""),
+        source_id=summaries[0].source_id if summaries else "",
         trigger=trigger,
         started_by=started_by,
         started_at=started_at,

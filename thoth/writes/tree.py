@@ -24,7 +24,7 @@ from thoth.records import Chunk, NodeWithVector, Source, TreeNode, TreePointer, 
 from thoth.retrieval.summarise import Summariser
 from thoth.store import Store
 from thoth.writes.clustering import TreeParams, hard_clusters
-from thoth.writes.tree_update import Layer, UpdateStats, update_nodes
+from thoth.writes.tree_update import Layer, UpdateStats, node_id, set_parents, update_nodes
 
 log = logging.getLogger("thoth.tree")
 
@@ -67,15 +67,14 @@ class TreeResult:
 # -- building ---------------------------------------------------------------------------------------------
 
 
-def node_id(source_id: str, level: int, children: list[str]) -> str:
-    return hashlib.sha256("\x1f".join([source_id, str(level), *children]).encode()).hexdigest()[:32]
-
-
-def fingerprint(chunk_ids: list[str], params: TreeParams, summariser: str, model: str) -> str:
+def prints(chunk_ids: list[str], params: TreeParams, summariser: str, model: str) -> tuple[str, str]:
+    """(fingerprint, config): what a tree covers and how it is built, and how it is built alone (an
+    incremental update only continues a tree built the same way)."""
     digest = hashlib.sha256(f"{sorted(asdict(params).items())}|{summariser}|{model}".encode())
+    config = digest.hexdigest()[:16]
     for chunk_id in sorted(chunk_ids):
         digest.update(chunk_id.encode())
-    return digest.hexdigest()
+    return digest.hexdigest(), config
 
 
 def _grow(
@@ -106,10 +105,7 @@ def _grow(
         summary_vectors = np.asarray(embed(summaries), dtype=np.float32)
         new_ids = [node_id(source_id, level, [ids[i] for i in g]) for g in groups]
         if level > 1:  # the layer below is made of summary nodes: set their parent
-            offset = len(rows) - len(ids)
-            for c, g in enumerate(groups):
-                for i in g:
-                    rows[offset + i] = replace(rows[offset + i], parent=new_ids[c])
+            set_parents(rows, len(rows) - len(ids), groups, new_ids)
         counts = [int(leaves[g].sum()) for g in groups]
         for c, g in enumerate(groups):
             rows.append(
@@ -187,9 +183,7 @@ def update_rows(
         tokenizer,
         summariser,
         params,
-        cluster=lambda v, t: hard_clusters(v, t, params),
         grow=lambda below, level, rows: _grow(source_id, below, level, rows, embed, tokenizer, summariser, params),
-        node_id=node_id,
     )
 
 
@@ -222,11 +216,6 @@ def _chunk_ids(store: Store, source_id: str) -> list[str]:
 
 
 POLICIES = ("run", "event", "document")
-
-
-def config_print(params: TreeParams, summariser: str, model: str) -> str:
-    """What a tree was built with: an incremental update only continues a tree built the same way."""
-    return hashlib.sha256(f"{sorted(asdict(params).items())}|{summariser}|{model}".encode()).hexdigest()[:16]
 
 
 def mark_stale(store: Store, source_id: str, reason: str) -> bool:
@@ -278,8 +267,7 @@ def build_tree(
     started = time.perf_counter()
     chunk_ids = _chunk_ids(store, source_id) if store.has(Chunk) else []
     written_by = f"{summariser.name}/{getattr(summariser, 'budget', '')}"  # a new summary budget: a new tree
-    print_ = fingerprint(chunk_ids, params, written_by, model_name)
-    config = config_print(params, written_by, model_name)
+    print_, config = prints(chunk_ids, params, written_by, model_name)
     current = store.tree_pointer(source_id)
     if not force and current and current.fingerprint == print_ and not current.stale:
         return TreeResult(source_id, built=False, chunks=len(chunk_ids))

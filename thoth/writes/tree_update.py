@@ -23,6 +23,7 @@ removing it again gives back the tree from before, node for node.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -31,6 +32,7 @@ import numpy as np
 from thoth.embed import Tokenizer
 from thoth.records import NodeWithVector
 from thoth.retrieval.summarise import Summariser
+from thoth.writes.clustering import TreeParams, centroid, hard_clusters, merge_small
 
 PLACE_CANDIDATES = 3  # nearest nodes an orphan tries before it opens a new cluster
 
@@ -56,46 +58,15 @@ class Layer:
     tokens: Callable[[list[int]], np.ndarray]
 
 
-def unit(v: np.ndarray) -> np.ndarray:
-    return v / max(float(np.linalg.norm(v)), 1e-12)
+def node_id(source_id: str, level: int, children: list[str]) -> str:
+    return hashlib.sha256("\x1f".join([source_id, str(level), *children]).encode()).hexdigest()[:32]
 
 
-def centroid(vectors: np.ndarray, members: list[int]) -> np.ndarray:
-    return unit(vectors[members].mean(axis=0))
-
-
-def merge_small(
-    groups: list[list[int]],
-    vectors: np.ndarray,
-    size: Callable[[list[int]], int],
-    limit: int,
-    min_children: int,
-    candidates: set[int] | None = None,
-) -> tuple[list[list[int]], dict[int, int]]:
-    """Groups with fewer than `min_children` members merge into their nearest group with room.
-
-    Only groups in `candidates` (positions; all when None) may be merged away. Returns the groups
-    left (in order; a receiver's members appended) and {old position: new position} for them.
-    """
-    groups = [list(g) for g in groups]
-    alive = [True] * len(groups)
-    for i in range(len(groups)):
-        if len(groups[i]) >= min_children or (candidates is not None and i not in candidates):
-            continue
-        others = [j for j in range(len(groups)) if alive[j] and j != i]
-        if not others:
-            continue
-        mine = centroid(vectors, groups[i])
-        sims = np.array([float(centroid(vectors, groups[j]) @ mine) for j in others])
-        need = size(groups[i])
-        for k in np.argsort(-sims, kind="stable"):
-            j = others[int(k)]
-            if size(groups[j]) + need <= limit:
-                groups[j] += groups[i]
-                alive[i] = False
-                break
-    kept = [i for i in range(len(groups)) if alive[i]]
-    return [groups[i] for i in kept], {i: n for n, i in enumerate(kept)}
+def set_parents(rows: list[NodeWithVector], at: int, groups: list[list[int]], parents: list[str]) -> None:
+    """The layer whose rows start at `at`: each row's parent is the node of the group it is in."""
+    for parent, members in zip(parents, groups, strict=True):
+        for i in members:
+            rows[at + i] = replace(rows[at + i], parent=parent)
 
 
 def _place(
@@ -138,15 +109,13 @@ def update_nodes(
     embed: Callable[[list[str]], np.ndarray],
     tokenizer: Tokenizer,
     summariser: Summariser,
-    params,  # thoth.writes.tree.TreeParams
-    cluster: Callable[[np.ndarray, np.ndarray], list[list[int]]],
+    params: TreeParams,
     grow: Callable[[Layer, int, list[NodeWithVector]], list[int]],
-    node_id: Callable[[str, int, list[str]], str],
 ) -> tuple[list[NodeWithVector], UpdateStats]:
     """The tree's rows after its chunks became `chunks`; `old_rows` are the current tree's (with vectors).
 
-    `cluster` clusters a group of points (hard, small ones merged) as a build does; `grow` builds
-    the levels above a layer as a build does, appending rows and returning the layer sizes above.
+    `grow` builds the levels above a layer as a build does, appending rows and returning the layer
+    sizes above.
     """
     stats = UpdateStats()
     by_level: dict[int, list[NodeWithVector]] = {}
@@ -185,7 +154,7 @@ def update_nodes(
         orphans = [i for i in range(len(below.ids)) if i not in placed]
         groups, touched, unplaced = _place(groups, orphans, below, params.cluster_tokens)
         changed |= touched
-        for members in cluster(below.vectors[unplaced], below.tokens(unplaced)) if unplaced else []:
+        for members in hard_clusters(below.vectors[unplaced], below.tokens(unplaced), params) if unplaced else []:
             changed.add(len(groups))
             groups.append([unplaced[m] for m in members])
             origin.append(None)
@@ -193,9 +162,7 @@ def update_nodes(
         def size(g: list[int], tokens: Callable[[list[int]], np.ndarray] = below.tokens) -> int:
             return int(tokens(g).sum())
 
-        groups, moved = merge_small(
-            groups, below.vectors, size, params.cluster_tokens, params.min_children, candidates=changed
-        )
+        groups, moved = merge_small(groups, below.vectors, size, params, candidates=changed)
         origin = [origin[i] for i in sorted(moved)]
         # changed: new, or children not as they were (lost, gained, merged in, or renamed below)
         changed = {
@@ -233,9 +200,7 @@ def update_nodes(
                 )
             )
         if prev_at is not None:
-            for n, members in enumerate(groups):
-                for i in members:
-                    rows[prev_at + i] = replace(rows[prev_at + i], parent=out[n].node_id)
+            set_parents(rows, prev_at, groups, [node.node_id for node in out])
         kept_ids = {o.node_id for o in origin if o is not None}
         gone = {r.node_id for r in olds} - kept_ids
         renamed = {o.node_id: out[n].node_id for n, o in enumerate(origin) if o is not None}

@@ -21,8 +21,6 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urldefrag, urljoin, urlsplit
 
-import httpx
-
 from thoth.config import Settings
 from thoth.retrieval.source_ref import content_hash
 from thoth.writes.objects import SourceError, SourceObject
@@ -195,15 +193,13 @@ class _Crawler:
         got = self.fetcher.get(url, accept=accept, **validators)
         if got.not_modified and before is not None:
             self.crawl.not_modified += 1
-            self._list(url, before, None)
-            self.crawl.pages[url] = PageState(**{**asdict(before), "in_sitemap": in_sitemap})
+            self._list(url, PageState(**{**asdict(before), "in_sitemap": in_sitemap}), None)
             return before.links
         if not got.ok:
             self.crawl.failures.append((url, got.reason or f"HTTP {got.status}"))
             passing = got.status == 0 and got.reason.startswith(("timeout", "request failed")) or got.status >= 500
             if before is not None and passing:  # the page is still there, as far as anyone knows: keep it
                 self._list(url, before, None)
-                self.crawl.pages[url] = before
             return []
         self.crawl.downloaded += 1
         if _is_markdown(got.final_url) and not got.content_type.startswith(HTML_TYPES):
@@ -221,10 +217,11 @@ class _Crawler:
         )
         page.in_sitemap = in_sitemap
         self._list(url, page, got.body)
-        self.crawl.pages[url] = page
         return links
 
     def _list(self, url: str, page: PageState, body: bytes | None) -> None:
+        """The page at `url` is the crawl's, and its document listed (once, by key)."""
+        self.crawl.pages[url] = page
         with self.lock:
             if page.key in self.keys:  # two URLs of one page (a redirect and its target): listed once
                 return
@@ -280,17 +277,14 @@ class _Crawler:
         for url, page in sorted(self.previous.items()):
             if url not in visited and url not in dropped:
                 self._list(url, page, None)
-                self.crawl.pages[url] = page
 
 
-def crawl(
-    start: str, settings: Settings, previous: Previous | None = None, transport: httpx.BaseTransport | None = None
-) -> Crawl:
+def crawl(start: str, settings: Settings, previous: Previous | None = None) -> Crawl:
     """Crawl the site under `start`, with conditional requests for the pages and seeds in `previous`."""
     began = time.perf_counter()
     scope = Scope(start)
     previous = previous or Previous()
-    fetcher = Fetcher(settings, scope.origin, transport, previous.seeds)
+    fetcher = Fetcher(settings, scope.origin, previous.seeds)
     try:
         result = _Crawler(settings, scope, previous.pages, fetcher).run()
     finally:

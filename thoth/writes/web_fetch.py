@@ -56,19 +56,12 @@ class Fetched:
 class Fetcher:
     """One crawl's HTTP client: its robots.txt rules, rate and counters."""
 
-    def __init__(
-        self,
-        settings: Settings,
-        origin: str,
-        transport: httpx.BaseTransport | None = None,
-        seeds: dict[str, dict] | None = None,
-    ):
+    def __init__(self, settings: Settings, origin: str, seeds: dict[str, dict]):
         self.settings = settings
         self.client = httpx.Client(
             timeout=settings.crawl_timeout_seconds,
             follow_redirects=False,  # followed by _once, on the site's own origin only
             headers={"User-Agent": settings.crawl_user_agent},
-            transport=transport,
         )
         self.robots = robotparser.RobotFileParser()
         self.robots.parse([])  # allow all until robots.txt says otherwise
@@ -78,7 +71,7 @@ class Fetcher:
         self.conditional = 0
         self._count = threading.Lock()
         self.origin = origin
-        self.previous_seeds = seeds or {}
+        self.previous_seeds = seeds
         self.seeds: dict[str, dict] = {}  # what the next crawl asks conditionally: robots.txt, sitemaps, llms.txt
         self._read_robots(origin)
 

@@ -223,8 +223,6 @@ class Writer:
                 break
             fingerprint = plan.fingerprints.get(obj.key)
             prepared = prepare(self.settings, source_id, obj, fingerprint, plan.sidecars, chunker, stored)
-            if prepared is not None:
-                prepared.tags = list(plan.tags)
             if prepared is None:
                 summary.failed.append((obj.key, "could not be read; the next run retries it"))
             elif prepared.document.status == "failed":
@@ -238,6 +236,7 @@ class Writer:
                     referenced.add(prepared.doc_id)  # known content under a new key or generation
                 stored.add(prepared.doc_id)
             if prepared is not None:
+                prepared.tags = list(plan.tags)
                 batch.append(prepared)
             if sum(len(p.chunks) for p in batch) >= self.settings.ingest_batch_chunks:
                 writer.submit(batch)

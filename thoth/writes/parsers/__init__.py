@@ -122,7 +122,7 @@ def parse(
     if fmt == WORKSHOP_FORMAT:
         from thoth.writes.parsers import workshop
 
-        return workshop.parse(key, data)
+        return workshop.parse(data)
     if fmt == HTML_FORMAT or suffix in HTML_SUFFIXES:
         from thoth.writes.parsers import html
 

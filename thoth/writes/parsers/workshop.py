@@ -125,7 +125,7 @@ def _notes(folder: Path, root: Path) -> list[str]:
     return out
 
 
-def ignore_patterns(diffignore: str = "", gitignore: str = "") -> list[str]:
+def ignore_patterns(diffignore: str, gitignore: str) -> list[str]:
     """The patterns a step's files are checked against: the defaults, then the workshop's own lists."""
     return [*DEFAULT_DIFFIGNORE, *diffignore.splitlines(), *gitignore.splitlines()]
 
@@ -140,14 +140,14 @@ def _root_patterns(root: Path) -> tuple[list[str], list[str]]:
     return ignore_patterns(texts.get(DIFFIGNORE, ""), texts.get(GITIGNORE, "")), sorted(texts)
 
 
-def _content_files(folder: Path, root: Path, patterns: list[str] = []) -> list[str]:  # noqa: B006 - never mutated
+def _content_files(folder: Path, root: Path, patterns: list[str]) -> list[str]:
     """The files of a step folder a reader should see: not hidden, not huge, not ignored (notes always kept)."""
     files = []
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder)
         if any(part.startswith(".") or part in LEFT_OUT_NAMES for part in rel.parts) or not path.is_file():
             continue
-        is_note = len(rel.parts) == 1 and _note_kind(rel.as_posix(), "") != ""
+        is_note = len(rel.parts) == 1 and _note_kind(rel.as_posix()) != ""
         if not is_note and _diff_ignored(rel.as_posix(), patterns):
             continue
         if path.stat().st_size > MAX_FILE_BYTES:
@@ -291,7 +291,7 @@ def _step_sections(exercise: str, ex: int, step: int, files: dict[str, bytes]) -
 
     sections: list[Section] = []
     for side in ("problem", "solution"):
-        note = next((p for p in sorted(sides[side]) if "/" not in p and _note_kind(p, "") == "instructions"), None)
+        note = next((p for p in sorted(sides[side]) if "/" not in p and _note_kind(p) == "instructions"), None)
         if note is not None:
             path = f"exercises/{exercise}/{folders[side]}/{note}"
             label = f"{side.title()} instructions"
@@ -303,7 +303,7 @@ def _step_sections(exercise: str, ex: int, step: int, files: dict[str, bytes]) -
     for side in ("problem", "solution"):
         for path in sorted(sides[side]):
             text = _text(sides[side][path])
-            if text is None or _note_kind(path, "") or _diff_ignored(path, patterns):
+            if text is None or _note_kind(path) or _diff_ignored(path, patterns):
                 continue  # binary files, notes and what the workshop hides are not code to read
             texts[side][path] = text
             if text.strip():
@@ -336,7 +336,7 @@ def _step_sections(exercise: str, ex: int, step: int, files: dict[str, bytes]) -
 def _notes_sections(files: dict[str, bytes], scope: str, heading: list[str], ex: int | None) -> list[Section]:
     sections = []
     for path in sorted(files, key=lambda p: NOTE_STEMS.index(PurePosixPath(p).stem.upper())):
-        kind = _note_kind(path, scope)
+        kind = _note_kind(path)
         label = f"{scope.title()} {'finished notes' if kind == 'finished' else 'instructions'}"
         section = _note_section(path, files[path], f"{scope}-{kind}", [*heading, label], ex, None)
         if section is not None:
@@ -344,7 +344,7 @@ def _notes_sections(files: dict[str, bytes], scope: str, heading: list[str], ex:
     return sections
 
 
-def parse(key: str, data: bytes) -> ParsedDocument:
+def parse(data: bytes) -> ParsedDocument:
     """One unit's bytes -> its sections (partitions) in reading order."""
     unit_key, files = unbundle(data)
     match = _UNIT_KEY.match(unit_key)
@@ -366,7 +366,7 @@ def parse(key: str, data: bytes) -> ParsedDocument:
     return ParsedDocument(title=title, sections=sections)
 
 
-def _note_kind(path: str, scope: str) -> str:
+def _note_kind(path: str) -> str:
     """'instructions' for README.*, 'finished' for FINISHED.* (Markdown/MDX), '' for anything else."""
     pure = PurePosixPath(path)
     if pure.suffix.lower() not in (".md", ".mdx") or pure.stem.upper() not in NOTE_STEMS:

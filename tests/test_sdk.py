@@ -8,8 +8,9 @@ from __future__ import annotations
 import warnings
 
 import anyio
+from mcp.client import Client
 from mcp.server.lowlevel import Server
-from mcp.types import EmptyResult, ListResourcesResult, PaginatedRequestParams, SetLevelRequestParams
+from mcp.types import EmptyResult, ListResourcesResult, PaginatedRequestParams, Resource, SetLevelRequestParams
 
 from thoth.mcp import sdk
 from thoth.mcp.lazy_tools import LazyPromptManager, LazyResourceManager, LazyToolManager
@@ -17,7 +18,7 @@ from thoth.mcp.tools import ThothMCP
 
 
 async def _list_resources(_ctx: object, _params: PaginatedRequestParams | None) -> ListResourcesResult:
-    return ListResourcesResult(resources=[])
+    return ListResourcesResult(resources=[Resource(name="installed by the adapter", uri="note://adapter")])
 
 
 async def _set_level(_ctx: object, _params: SetLevelRequestParams) -> EmptyResult:
@@ -33,10 +34,12 @@ def test_a_request_handler_is_installed_where_the_public_constructor_puts_it() -
 
     mcp = ThothMCP(name="adapter")
     sdk.add_request_handler(mcp, "resources/list", PaginatedRequestParams, _list_resources)
-    sdk.add_request_handler(mcp, "logging/setLevel", SetLevelRequestParams, _set_level)
-    lowlevel = mcp._lowlevel_server  # the server MCPServer builds and keeps private
-    assert lowlevel.get_request_handler("resources/list").handler is _list_resources  # type: ignore[union-attr]
-    assert lowlevel.get_request_handler("logging/setLevel").handler is _set_level  # type: ignore[union-attr]
+
+    async def listed() -> list[str]:  # a client connected in process asks the server, as any client would
+        async with Client(mcp) as client:
+            return [r.name for r in (await client.list_resources()).resources]
+
+    assert anyio.run(listed) == ["installed by the adapter"]
 
 
 def test_the_managers_installed_are_the_ones_the_public_listings_read() -> None:

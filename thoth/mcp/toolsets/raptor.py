@@ -7,7 +7,7 @@ A dataset is a source; its tree's nodes are its chunks (level 0) and RAPTOR summ
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.prompts.base import Message, UserMessage
@@ -239,19 +239,23 @@ def rag_summarize(
     return Summary(node_ids=[n.node_id for n in nodes], summary=text, summariser=summariser.name)
 
 
-def _node_resource(uri: str, text: str, **meta: dict) -> EmbeddedResource:
-    """A tree node as an embedded text resource raptor://{dataset_id}/nodes/{node_id}; `_meta` only when
-    given (stdio and SSE send fields that were set, a None too)."""
+# What each rag_retrieve hit carries in its resource's `_meta`, beside its text.
+_HIT_META = ("score", "similarity", "chunk_id", "doc_id", "level", "node_id")
+
+
+def _node_resource(uri: str, text: str, meta: dict[str, Any] | None = None) -> EmbeddedResource:
+    """A tree node as an embedded text resource raptor://{dataset_id}/nodes/{node_id}. `_meta` is set only
+    when `meta` is given: stdio and SSE send every field that was set, a None too."""
+    extra = {"_meta": meta} if meta is not None else {}
     return EmbeddedResource(
-        type="resource", resource=TextResourceContents(uri=uri, mime_type="text/plain", text=text, **meta)
+        type="resource", resource=TextResourceContents(uri=uri, mime_type="text/plain", text=text, **extra)
     )
 
 
 def rag_retrieve_content(data: Hits) -> CallToolResult:
     """rag_retrieve's result: each hit a resource raptor://{dataset_id}/nodes/{node_id} with its scores."""
-    scores = ("score", "similarity", "chunk_id", "doc_id", "level", "node_id")
     content: list[TextContent | EmbeddedResource] = [
-        _node_resource(h.uri, h.text, _meta={name: getattr(h, name) for name in scores}) for h in data.results
+        _node_resource(h.uri, h.text, {name: getattr(h, name) for name in _HIT_META}) for h in data.results
     ]
     if not content:
         content = [TextContent(type="text", text=f"No results for {data.query!r} in dataset {data.dataset_id}.")]

@@ -391,4 +391,4 @@ def explained_search(
             for hit in fuse_lists(lists, limit, ranking)
         ]
 
-    return _search(store, embedder, query, as_if or limit, alpha, match, None, ranking, keep)
+    return _search(store, embedder, query, as_if or limit, alpha, match, prefetch=None, ranking=ranking, keep=keep)

@@ -62,7 +62,8 @@ def tree_index(store: Store, source_id: str, node_match: Match) -> TreeIndex:
             else:
                 counter.update(counts.get(child, Counter()))
         counts[node.node_id] = counter
-    index = TreeIndex(parent, {n: sorted(c.items(), key=lambda kv: (-kv[1], kv[0])) for n, c in counts.items()})
+    pages = {n: sorted(c.items(), key=lambda kv: (-kv[1], kv[0])) for n, c in counts.items()}
+    index = TreeIndex(parent=parent, pages=pages)
     with _lock:
         if len(_cache) >= _CACHE_SIZE:
             _cache.pop(next(iter(_cache)))

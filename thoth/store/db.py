@@ -168,7 +168,7 @@ class Store:
         where = filters.where(match or {})
         if where:
             query = query.where(where)
-        return query.limit(None).to_batches(8192)
+        return query.limit(None).to_batches(batch_size=8192)
 
     def vectors(self, record: type, ids: list[str]) -> dict[str, Any]:
         """The embedding of each of `ids` (chunk or tree-node ids) that exists."""

@@ -1,14 +1,16 @@
 """Memory and CPU of embedding a write's batches, and CPU a query after them, in one process.
 
     python -m bench.embed_memory [--texts 256] [--sentences 14]
-    cd CHECKOUT && python -m bench.embed_memory             # another checkout's embedder (this bench copied in)
+    PYTHONSAFEPATH=1 PYTHONPATH=CHECKOUT:. python -m bench.embed_memory   # another checkout's embedder
 
-Run it in the checkout to measure: `python -m` imports thoth from the working directory first,
-whatever PYTHONPATH says. The process caps malloc as the server does, loads the configured embedder
-(the bundled model on ONNX by default), embeds 20 queries, then `--texts` generated passages as a write
-does (embed_documents, the provider's batch size), then 280 queries one at a time. Printed: anonymous
-memory before the write's batches, after them, after a malloc trim and after the queries (MB), the
-batches' CPU and wall seconds, and the CPU ms a query.
+For another checkout, PYTHONSAFEPATH keeps `python -m` from putting this folder's thoth first (as
+bench.search.checkout_env does for the benches that start children); `:.` still finds this bench.
+
+The process caps malloc as the server does, loads the configured embedder (the bundled model on ONNX by
+default), embeds 20 queries, then `--texts` generated passages as a write does (embed_documents, the
+provider's batch size), then 280 queries one at a time. Printed: anonymous memory before the write's
+batches, after them, after a malloc trim and after the queries (MB), the batches' CPU and wall seconds,
+and the CPU ms a query.
 """
 
 from __future__ import annotations

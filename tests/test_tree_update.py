@@ -18,7 +18,7 @@ from thoth.retrieval import tree as reading
 from thoth.retrieval.sources import listing
 from thoth.store import Store
 from thoth.writes.source_files import SourceObject
-from thoth.writes.tree import node_id
+from thoth.writes.tree_update import node_id
 from thoth.writes.writer import Writer
 
 BREAD = (

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from thoth.config import ConfigError, Settings
+from thoth.config import READERS, SETTINGS, ConfigError, Settings, markdown_table
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -86,23 +86,75 @@ class _Recording(dict[str, str]):
         return super().__contains__(key)
 
 
-# Read by the process before Thoth's settings exist, by glibc and cap_malloc_arenas (server and ingest job).
-READ_ELSEWHERE = {"MALLOC_ARENA_MAX": "thoth/freed.py"}
-
-
-def _readme_settings() -> set[str]:
-    """Every variable named in the first column of README's "Configuration" table."""
+def _readme_table() -> str:
+    """The table under README's "Configuration" heading, as lines starting with `|`."""
     text = (ROOT / "README.md").read_text()
     section = text.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    return "".join(line + "\n" for line in section.splitlines() if line.startswith("|"))
+
+
+def _names(table: str) -> set[str]:
+    """Every variable named in a table's first column."""
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
     return {name for row in rows for name in re.findall(r"`([A-Z][A-Z0-9_]*)`", row.split("|")[1])}
 
 
-def test_every_setting_read_is_in_the_readme_table_and_the_reverse() -> None:
+def test_every_setting_read_is_a_row_of_the_table_and_the_reverse() -> None:
     env = _Recording()
     Settings.from_env(env)  # with nothing set, every variable is asked for (no setting hides another)
-    documented = _readme_settings()
-    assert sorted(env.asked - documented) == [], "settings read by thoth/config.py but missing from README"
-    assert sorted(documented - env.asked - set(READ_ELSEWHERE)) == [], "README rows that nothing reads"
-    for name, path in READ_ELSEWHERE.items():
-        assert name in documented and f'"{name}"' in (ROOT / path).read_text()
+    in_table = {name for setting in SETTINGS for name in (setting.name, *setting.aliases)}
+    assert sorted(env.asked - in_table) == [], "variables thoth/config.py reads outside its table"
+    assert sorted(in_table - env.asked) == [], "rows of the table that from_env never reads"
+
+
+def test_readme_configuration_table_is_the_settings_table() -> None:
+    readme, table = _readme_table(), markdown_table()
+    documented, rows = _names(readme), _names(table)
+    assert sorted(rows - documented) == [], "settings missing from README: python -m thoth.config --markdown"
+    assert sorted(documented - rows) == [], "README rows that are not settings: python -m thoth.config --markdown"
+    assert readme == table, "README's configuration table differs from python -m thoth.config --markdown"
+
+
+def test_each_row_fills_a_field_with_its_default() -> None:
+    defaults = Settings()
+    assert Settings.from_env({}) == defaults
+    for setting in SETTINGS:
+        if setting.field:
+            assert getattr(defaults, setting.field) == setting.default, setting.name
+        assert setting.type in READERS, setting.name
+        if setting.type in ("int", "float"):
+            lo, hi = setting.allowed
+            assert lo <= setting.default <= hi, setting.name  # type: ignore[operator]
+        if setting.type == "choice":
+            assert setting.allowed and (setting.default in setting.allowed or setting.default == ""), setting.name
+        if setting.secret and setting.field:
+            assert f"{setting.field}=" not in repr(defaults), setting.name
+
+
+@pytest.mark.parametrize("word", ["1", "true", "TRUE", "yes", "On", " on "])
+def test_booleans_read_true(word: str) -> None:
+    settings = Settings.from_env({"THOTH_EMBED_INT8": word, "THOTH_PDF_OCR": word})
+    assert settings.embed_int8 is True and settings.pdf_ocr is True
+
+
+@pytest.mark.parametrize("word", ["0", "false", "False", "no", "OFF"])
+def test_booleans_read_false(word: str) -> None:
+    settings = Settings.from_env({"THOTH_TREE_BUILD": word, "THOTH_TRUST_CLOUD_RUN_IAM": word})
+    assert settings.tree_build is False and settings.auth_trust_edge is False
+
+
+@pytest.mark.parametrize(("name", "word"), [("THOTH_EMBED_INT8", "enabled"), ("THOTH_TREE_BUILD", "flase")])
+def test_a_boolean_it_does_not_know_is_refused_naming_the_variable(name: str, word: str) -> None:
+    with pytest.raises(ConfigError, match=rf"^{name} must be true or false \(or 1/0, yes/no, on/off\), got '{word}'$"):
+        Settings.from_env({name: word})
+
+
+def test_bad_values_are_refused_with_what_is_allowed() -> None:
+    with pytest.raises(ConfigError, match=r"^THOTH_CHUNK_TOKENS must be an integer between 32 and 254, got 'many'$"):
+        Settings.from_env({"THOTH_CHUNK_TOKENS": "many"})
+    with pytest.raises(ConfigError, match=r"^THOTH_LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL"):
+        Settings.from_env({"THOTH_LOG_LEVEL": "loud"})
+    with pytest.raises(ConfigError, match=r"^THOTH_TOOLSETS has unknown value\(s\) quiz; allowed: handbook, qurio"):
+        Settings.from_env({"THOTH_TOOLSETS": "handbook,quiz"})
+    assert Settings.from_env({"LOG_LEVEL": "debug"}).log_level == "DEBUG"  # an alias, spelled as the table does
+    assert Settings.from_env({"THOTH_EMBED_BACKEND": " Torch "}).embed_backend == "torch"

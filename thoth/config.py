@@ -1,17 +1,22 @@
-"""Every setting Thoth reads, from the environment, in one place.
+"""Every setting Thoth reads from the environment, as one table of `Setting` rows.
 
-Only this module reads environment variables. Everything else receives a
-`Settings` object (usually through `Settings.from_env()` once per process).
+Only this module reads environment variables. Everything else receives a `Settings` object (usually
+through `Settings.from_env()` once per process). The table `SETTINGS` drives reading the environment,
+the error for a bad value (naming the variable and what is allowed), the defaults of `Settings`, and
+README's configuration table: `python -m thoth.config --markdown` prints that table, and
+tests/test_config.py holds README to it. A new setting is one row here, one annotated field of
+`Settings`, and the README table printed again.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from thoth.errors import ThothError, check_choice
+from thoth.errors import ThothError
 
 DEFAULT_DB_URI = "./.thoth/lancedb"
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -24,149 +29,137 @@ RERANK_PROVIDERS = ("none", "cohere", "tei", "vertex", "cross-encoder")
 ALL_TOOLSETS = ("handbook", "qurio", "workshop", "research", "raptor")
 AUTH_MODES = ("off", "google", "tokens")
 GOOGLE_CERTS_URL = "https://www.googleapis.com/oauth2/v1/certs"
-_PROJECT_VARS = ("THOTH_GCP_PROJECT", "GOOGLE_CLOUD_PROJECT", "GCP_PROJECT_ID")  # the last: the seed's name
 CITATION_MODES = ("signed", "gs", "portal", "file")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+GEMINI_MODEL = "gemini-2.0-flash"  # the LLM when THOTH_LLM_PROVIDER=gemini names none
 # The GCS emulator (fake-gcs-server) takes Lance writes only through the OpenDAL backend, in one upload.
 EMULATOR_UPLOAD_SIZE = "1073741824"
+# The one spelling of a boolean: anything else is refused, never read as false (or true).
+TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("0", "false", "no", "off")
 
 
 class ConfigError(ThothError, ValueError):
     """A setting has a value Thoth cannot use; the message names the variable."""
 
 
-def _int(env: Mapping[str, str], name: str, default: int, lo: int, hi: int) -> int:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
+@dataclass(frozen=True)
+class Setting:
+    """One environment variable: its name, type, default, what it may be, and what it is for."""
+
+    name: str
+    type: str  # how the variable's text is read: a key of READERS
+    default: object  # the value when the variable is unset or empty
+    allowed: tuple = ()  # int and float: (smallest, largest); choice and list: the values allowed
+    help: str = ""  # README's "meaning" column
+    # The Settings field it fills: by default the name without THOTH_, lower case; "" when from_env
+    # combines the row with others (_combined)
+    field: str | None = None
+    shown: str = ""  # README's default column, where the default alone would mislead
+    aliases: tuple[str, ...] = ()  # other names, read in order when this one is unset
+    secret: bool = False  # kept out of `repr(settings)`
+
+    def __post_init__(self) -> None:
+        if self.field is None:
+            object.__setattr__(self, "field", self.name.removeprefix("THOTH_").lower())
+
+    def read(self, env: Mapping[str, str]) -> object:
+        for name in (self.name, *self.aliases):
+            raw = env.get(name)
+            if raw is not None and raw != "":
+                return READERS[self.type](self, raw)
+        return self.default
+
+    def what_is_allowed(self) -> str:
+        """What the variable may be, as an error message says it."""
+        if self.type == "bool":
+            return "true or false (or 1/0, yes/no, on/off)"
+        if self.type in ("int", "float"):
+            lo, hi = (_number(bound) for bound in self.allowed)
+            return f"between {lo} and {hi}"
+        return f"one of {', '.join(self.allowed)}"
+
+    def shown_default(self) -> str:
+        if self.shown:
+            return self.shown
+        default = self.default
+        if default in ("", ()):
+            return ""
+        if isinstance(default, bool):
+            return "`true`" if default else "`false`"
+        if isinstance(default, tuple):
+            return f"`{','.join(default)}`"
+        return f"`{_number(default) if isinstance(default, float) else default}`"
+
+
+def _number(value: object) -> object:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _refuse(setting: Setting, got: object, kind: str = "") -> ConfigError:
+    return ConfigError(f"{setting.name} must be {kind}{setting.what_is_allowed()}, got {got!r}")
+
+
+def _int(setting: Setting, raw: str) -> int:
     try:
-        value = int(raw)
+        value = int(raw.strip())
     except ValueError:
-        raise ConfigError(f"{name} must be an integer between {lo} and {hi}, got {raw!r}") from None
+        raise _refuse(setting, raw, "an integer ") from None
+    lo, hi = setting.allowed
     if not lo <= value <= hi:
-        raise ConfigError(f"{name} must be between {lo} and {hi}, got {value}")
+        raise _refuse(setting, value)
     return value
 
 
-def _float(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
+def _float(setting: Setting, raw: str) -> float:
     try:
-        return float(raw)
+        value = float(raw.strip())
     except ValueError:
-        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
-
-
-def _list(env: Mapping[str, str], name: str) -> list[str]:
-    return [item.strip() for item in env.get(name, "").split(",") if item.strip()]
-
-
-def _db_uri(env: Mapping[str, str]) -> str:
-    if env.get("THOTH_DB_URI"):
-        return env["THOTH_DB_URI"]
-    if env.get("GCS_BUCKET_NAME"):  # the seed systems' convention
-        return f"gs://{env['GCS_BUCKET_NAME']}/lancedb"
-    return DEFAULT_DB_URI
-
-
-def _base_urls(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    """THOTH_SOURCE_BASE_URLS=source_id=https://base,other=https://...: public page URLs per source."""
-    pairs = []
-    for item in _list(env, "THOTH_SOURCE_BASE_URLS"):
-        source_id, sep, url = item.partition("=")
-        source_id, url = source_id.strip(), url.strip()
-        if not sep or not source_id or not url.startswith(("http://", "https://")):
-            raise ConfigError(
-                f"THOTH_SOURCE_BASE_URLS entries must look like source_id=https://host/path, got {item!r}"
-            )
-        pairs.append((source_id, url))
-    return tuple(pairs)
-
-
-def _citation_mode(env: Mapping[str, str]) -> str:
-    mode = env.get("THOTH_CITATION_MODE", "").strip().lower()
-    if mode:
-        check_choice("THOTH_CITATION_MODE", mode, CITATION_MODES, ConfigError)
-    return mode
-
-
-def _choice(env: Mapping[str, str], name: str, default: str, allowed: tuple[str, ...]) -> str:
-    value = env.get(name, "").strip().lower() or default
-    if value not in allowed:
-        raise ConfigError(f"{name} must be one of {', '.join(repr(a) for a in allowed)}, got {value!r}")
+        raise _refuse(setting, raw, "a number ") from None
+    lo, hi = setting.allowed
+    if not lo <= value <= hi:  # NaN fails too
+        raise _refuse(setting, value)
     return value
 
 
-def _check_reranker(settings: Settings) -> None:
-    """A reranker that cannot run is said at start, not skipped at every search."""
-    provider = settings.rerank_provider
-    if provider in ("cohere", "tei") and not settings.rerank_url:
-        raise ConfigError(f"THOTH_RERANK_PROVIDER={provider} needs THOTH_RERANK_URL, e.g. http://127.0.0.1:8080/rerank")
-    if provider == "vertex" and not settings.gcp_project:
-        raise ConfigError("THOTH_RERANK_PROVIDER=vertex needs THOTH_GCP_PROJECT, the project the ranking API bills")
-    if provider == "cross-encoder" and not settings.rerank_model:
-        raise ConfigError("THOTH_RERANK_PROVIDER=cross-encoder needs THOTH_RERANK_MODEL, the model's folder")
+def _bool(setting: Setting, raw: str) -> bool:
+    word = raw.strip().lower()
+    if word in TRUE_WORDS or word in FALSE_WORDS:
+        return word in TRUE_WORDS
+    raise _refuse(setting, raw)
 
 
-def _llm(env: Mapping[str, str]) -> dict[str, object]:
-    """The optional LLM (answers, and tree summaries when THOTH_TREE_SUMMARISER=llm)."""
-    provider = _choice(env, "THOTH_LLM_PROVIDER", "none", ("none", "openai", "gemini"))
-    model = env.get("THOTH_LLM_MODEL", "").strip()
-    url = env.get("THOTH_LLM_URL", "").strip()
-    if provider == "openai" and not (url and model):
-        raise ConfigError("THOTH_LLM_PROVIDER=openai needs THOTH_LLM_URL (the /v1 base URL) and THOTH_LLM_MODEL")
-    if provider == "gemini" and not model:
-        model = "gemini-2.0-flash"
-    summariser = _choice(env, "THOTH_TREE_SUMMARISER", Settings.tree_summariser, ("extractive", "llm"))
-    if summariser == "llm" and provider == "none":
-        raise ConfigError("THOTH_TREE_SUMMARISER=llm needs an LLM: set THOTH_LLM_PROVIDER to 'openai' or 'gemini'")
-    return {
-        "llm_provider": "" if provider == "none" else provider,
-        "llm_model": model,
-        "llm_url": url,
-        "llm_api_key": env.get("THOTH_LLM_API_KEY", ""),
-        "llm_rpm": _int(env, "THOTH_LLM_RPM", Settings.llm_rpm, 1, 100_000),
-        "gcp_location": env.get("GOOGLE_CLOUD_LOCATION", Settings.gcp_location),
-        "tree_summariser": summariser,
-    }
+def _choice(setting: Setting, raw: str) -> str:
+    """Case-insensitive; the value as the table spells it."""
+    spelled = {choice.lower(): choice for choice in setting.allowed}
+    value = raw.strip().lower()
+    if value not in spelled:
+        raise _refuse(setting, value)
+    return spelled[value]
 
 
-def _toolsets(env: Mapping[str, str]) -> tuple[str, ...]:
-    names = _list(env, "THOTH_TOOLSETS") or list(ALL_TOOLSETS)
-    unknown = [n for n in names if n not in ALL_TOOLSETS]
+def _items(raw: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(item.strip() for item in raw.split(",") if item.strip()))
+
+
+def _list(setting: Setting, raw: str) -> tuple[str, ...]:
+    """Comma-separated, each item once; with choices, every item one of them."""
+    items = _items(raw)
+    unknown = [item for item in items if setting.allowed and item not in setting.allowed]
     if unknown:
-        raise ConfigError(
-            f"THOTH_TOOLSETS has unknown toolset(s) {', '.join(unknown)}; allowed: {', '.join(ALL_TOOLSETS)}"
-        )
-    return tuple(dict.fromkeys(names))
+        allowed = ", ".join(setting.allowed)
+        raise ConfigError(f"{setting.name} has unknown value(s) {', '.join(unknown)}; allowed: {allowed}")
+    return items or setting.default  # type: ignore[return-value]
 
 
-def _auth_tokens(env: Mapping[str, str], name: str = "THOTH_AUTH_TOKENS") -> tuple[str, ...]:
-    """Static bearer tokens: `name` (comma-separated) and/or `name`_FILE (one a line).
-
-    The file form is how a Secret Manager secret is mounted on Cloud Run; `#` lines are comments.
-    """
-    tokens = _list(env, name)
-    path = env.get(f"{name}_FILE", "")
-    if path:
-        try:
-            lines = Path(path).read_text().splitlines()
-        except OSError as exc:
-            raise ConfigError(f"{name}_FILE {path!r} cannot be read: {exc.strerror}") from None
-        tokens += [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
-    if any(len(t) < 16 for t in tokens):  # never echo a token, not even a bad one
-        raise ConfigError(f"{name}: every token must be at least 16 characters")
-    return tuple(dict.fromkeys(tokens))
-
-
-def _members(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+def _members(setting: Setting, raw: str) -> tuple[str, ...]:
     """IAM-style members a token's identity can be checked against: emails or `domain:example.com`.
 
     `user:` and `serviceAccount:` prefixes are accepted (and dropped) so the same list can be given to
     terraform's invoker bindings; `group:` cannot be checked from a token and is refused.
     """
     members = []
-    for item in _list(env, name):
+    for item in _items(raw):
         kind, sep, value = item.partition(":")
         if not sep:
             kind, value = "user", item
@@ -177,268 +170,412 @@ def _members(env: Mapping[str, str], name: str) -> tuple[str, ...]:
             members.append(f"domain:{value.lower()}")
         else:
             raise ConfigError(
-                f"{name}: {item!r} is not an email, user:EMAIL, serviceAccount:EMAIL or domain:NAME "
+                f"{setting.name}: {item!r} is not an email, user:EMAIL, serviceAccount:EMAIL or domain:NAME "
                 "(groups cannot be checked from a token)"
             )
     return tuple(dict.fromkeys(members))
 
 
-def _bool(env: Mapping[str, str], name: str) -> bool:
-    raw = env.get(name, "").strip().lower()
-    if raw in ("", "0", "false", "no", "off"):
-        return False
-    if raw in ("1", "true", "yes", "on"):
-        return True
-    raise ConfigError(f"{name} must be true or false, got {raw!r}")
+def _base_urls(setting: Setting, raw: str) -> tuple[tuple[str, str], ...]:
+    """source_id=https://base,other=https://...: public page URLs per source."""
+    pairs = []
+    for item in _items(raw):
+        source_id, sep, url = item.partition("=")
+        source_id, url = source_id.strip(), url.strip()
+        if not sep or not source_id or not url.startswith(("http://", "https://")):
+            raise ConfigError(f"{setting.name} entries must look like source_id=https://host/path, got {item!r}")
+        pairs.append((source_id, url))
+    return tuple(pairs)
 
 
-def _auth(env: Mapping[str, str]) -> dict[str, object]:
-    mode = env.get("THOTH_AUTH", "").strip().lower() or Settings.auth_mode
-    check_choice("THOTH_AUTH", mode, AUTH_MODES, ConfigError)
-    public_url = env.get("THOTH_PUBLIC_URL", "").rstrip("/")
-    audiences = tuple(_list(env, "THOTH_AUTH_AUDIENCES")) or ((public_url,) if public_url else ())
-    trust_edge = _bool(env, "THOTH_TRUST_CLOUD_RUN_IAM")
-    tokens = _auth_tokens(env)
-    writer_tokens = _auth_tokens(env, "THOTH_AUTH_WRITER_TOKENS")
-    if set(tokens) & set(writer_tokens):  # one token, two roles: which one was meant is unclear
-        raise ConfigError("a token is in both THOTH_AUTH_TOKENS and THOTH_AUTH_WRITER_TOKENS; list it once")
-    if mode == "tokens" and not (tokens or writer_tokens):
-        raise ConfigError("THOTH_AUTH=tokens needs THOTH_AUTH_TOKENS or THOTH_AUTH_TOKENS_FILE")
-    if mode == "google" and not audiences and not trust_edge:
-        raise ConfigError("THOTH_AUTH=google needs THOTH_AUTH_AUDIENCES or THOTH_PUBLIC_URL (the expected audience)")
-    return {
-        "auth_mode": mode,
-        "auth_audiences": audiences,
-        "auth_members": _members(env, "THOTH_AUTH_MEMBERS"),
-        "auth_tokens": tokens,
-        "auth_writer_tokens": writer_tokens,
-        "auth_writers": _members(env, "THOTH_AUTH_WRITERS"),
-        "auth_trust_edge": trust_edge,
-        "auth_certs_url": env.get("THOTH_AUTH_CERTS_URL", Settings.auth_certs_url),
-        "internal_identities": _members(env, "THOTH_INTERNAL_IDENTITIES"),
-    }
+# How each type of setting is read from its variable's text (never empty: an empty variable is unset).
+READERS: dict[str, Callable[[Setting, str], object]] = {
+    "text": lambda setting, raw: raw,  # verbatim, spaces included
+    "str": lambda setting, raw: raw.strip(),
+    "upper": lambda setting, raw: raw.strip().upper(),
+    "url": lambda setting, raw: raw.strip().rstrip("/"),
+    "int": _int,
+    "float": _float,
+    "bool": _bool,
+    "choice": _choice,
+    "list": _list,
+    "members": _members,
+    "base_urls": _base_urls,
+}
+
+# One row a setting, laid out to be read as a table.
+# fmt: off
+SETTINGS: tuple[Setting, ...] = (
+    # Storage
+    Setting("THOTH_DB_URI", "str", "", (),
+            "the LanceDB database: a folder, or `gs://bucket/prefix`", field="", shown="`./.thoth/lancedb`"),
+    Setting("GCS_BUCKET_NAME", "str", "", (),
+            "when set and `THOTH_DB_URI` is not: `gs://$GCS_BUCKET_NAME/lancedb`", field=""),
+    Setting("THOTH_READ_CONSISTENCY_SECONDS", "float", 5.0, (0, 86_400),
+            "how often the server looks for tables written by a later ingest run"),
+    Setting("THOTH_LANCE_CACHE_MB", "int", 0, (0, 1_000_000),
+            "a cap in MB on LanceDB's caches: the metadata cache (manifests) a quarter of it, at most 16, the "
+            "index cache the rest. `0` sizes it from the container's memory limit (Cloud Run's), else the "
+            "machine's: 256 on a 1 GiB instance. A 1M-chunk index wants about 1024 (docs/operations.md)",
+            shown="`0` (a quarter of the instance's memory, 64–1024)"),
+    Setting("THOTH_MAINTAIN_RETENTION_MINUTES", "int", 60, (0, 10_000_000),
+            "maintenance removes table versions older than this; keep it above the longest search or write"),
+    Setting("THOTH_MAINTAIN_AFTER_WRITES", "int", 50, (0, 1_000_000),
+            "the server compacts and cleans the index in the background after this many writes (`0`: only `python"
+            " -m ingest maintain`)"),
+    Setting("THOTH_WRITE_WAIT_SECONDS", "float", 30.0, (0, 86_400),
+            'how long `ingest_document` waits for another write on the same instance before answering "busy, '
+            'retry later" (one write at a time bounds its memory)'),
+    Setting("THOTH_CACHE_DIR", "str", "./.thoth", (), "exported ONNX models and other derived files"),
+    # Serving
+    Setting("PORT", "int", 8080, (0, 65_535), "HTTP port"),
+    Setting("THOTH_HOST", "str", "127.0.0.1", (),
+            "interface to listen on (`0.0.0.0` in containers)", aliases=("HOST",)),
+    Setting("THOTH_ALLOWED_HOSTS", "list", (), (),
+            "comma-separated Host headers to accept (DNS-rebinding protection); a loopback server accepts "
+            "loopback names only, a public one leaves the check to the platform"),
+    Setting("THOTH_TOOLSETS", "list", ALL_TOOLSETS, ALL_TOOLSETS,
+            "comma-separated tool surfaces to serve (`handbook`, `qurio`, `workshop`, `research`, `raptor`)",
+            shown="all"),
+    Setting("THOTH_WORKERS", "int", 1, (1, 64),
+            "server processes sharing the port, each with its own model and tables (~560 MB each at 1M chunks); "
+            "on 2 vCPUs one is the measured choice ([docs/performance.md](docs/performance.md))"),
+    Setting("THOTH_SEARCH_THREADS", "int", 0, (0, 1024),
+            "threads running blocking tool calls (LanceDB, ONNX); `0`: two per core "
+            '([docs/benchmarks.md](docs/benchmarks.md), "Latency")'),
+    Setting("THOTH_QUERY_CACHE_SIZE", "int", 1024, (0, 1_000_000),
+            "the server's LRU of query embeddings (a repeated query is not embedded again; `0`: none)"),
+    Setting("THOTH_SHUTDOWN_GRACE_SECONDS", "int", 8, (0, 3600),
+            "after SIGTERM, how long requests in flight may take to finish"),
+    Setting("THOTH_MAX_CHARS", "int", 20_000, (100, 10_000_000),
+            "default size of a long answer's part (`qurio_read_page`, workshop bundles)", field=""),
+    Setting("THOTH_MAX_CHARS_LIMIT", "int", 100_000, (1000, 10_000_000),
+            "the most characters a client may ask for in one part"),
+    Setting("THOTH_SOURCE_BASE_URLS", "base_urls", (), (),
+            "`source_id=https://base,…`: public page URLs per source (`handbook=https://handbook.example.com`)"),
+    # Access (thoth.mcp.auth, thoth.mcp.roles)
+    Setting("THOTH_PUBLIC_URL", "url", "", (), "the server's public URL: the default accepted audience of ID tokens"),
+    Setting("THOTH_AUTH", "choice", "off", AUTH_MODES,
+            "who may call `/mcp`: `off`, `google` (Google-signed ID tokens, verified by the app) or `tokens` "
+            "(static bearer tokens); see docs/deploy.md", field="auth_mode"),
+    Setting("THOTH_AUTH_AUDIENCES", "list", (), (),
+            "accepted `aud` of ID tokens, comma-separated", field="", shown="`THOTH_PUBLIC_URL`"),
+    Setting("THOTH_AUTH_MEMBERS", "members", (), (),
+            "with `google`: allowed emails / `user:`/`serviceAccount:` emails / `domain:NAME`, comma-separated",
+            shown="(any)"),
+    Setting("THOTH_AUTH_TOKENS", "list", (), (),
+            "with `tokens`: the accepted bearer tokens, comma-separated (16+ characters each)", field="", secret=True),
+    Setting("THOTH_AUTH_TOKENS_FILE", "str", "", (),
+            "with `tokens`: a file of tokens, one a line (a mounted secret)", field=""),
+    Setting("THOTH_AUTH_WRITER_TOKENS", "list", (), (),
+            "with `tokens`: bearer tokens with the writer role (may call `ingest_document`); the others only read"
+            " ([docs/security.md](docs/security.md))", field="", secret=True),
+    Setting("THOTH_AUTH_WRITER_TOKENS_FILE", "str", "", (),
+            "a file of writer tokens, one a line (a mounted secret)", field=""),
+    Setting("THOTH_AUTH_WRITERS", "members", (), (),
+            "with `google`, or `off` behind Cloud Run IAM: identities with the writer role, as "
+            "`THOTH_AUTH_MEMBERS`", shown="(none)"),
+    Setting("THOTH_TRUST_CLOUD_RUN_IAM", "bool", False, (),
+            "trust the identity Cloud Run's IAM check verified (its token arrives with the signature removed); "
+            "only on a service that is not public", field="auth_trust_edge"),
+    Setting("THOTH_AUTH_CERTS_URL", "str", GOOGLE_CERTS_URL, (),
+            "where ID-token signing certificates are fetched", shown="Google's v1 certs"),
+    Setting("THOTH_ADMIN_TOKEN", "text", "", (),
+            "bearer token for `/internal/*` routes (disabled unless it or `THOTH_INTERNAL_IDENTITIES` is set)",
+            secret=True),
+    Setting("THOTH_INTERNAL_IDENTITIES", "members", (), (),
+            "service accounts allowed on `/internal/*` besides `THOTH_ADMIN_TOKEN` (e.g. the Pub/Sub push "
+            "identity)"),
+    Setting("THOTH_MAX_DOCUMENT_BYTES", "int", 2_097_152, (1, 16_777_216),
+            "`ingest_document`'s size limit (UTF-8 bytes)"),
+    # Embedding (docs/models.md)
+    Setting("THOTH_EMBED_PROVIDER", "choice", "local", EMBED_PROVIDERS,
+            "where vectors come from ([docs/models.md](docs/models.md)): `local` (the bundled or a local model, "
+            "run by `THOTH_EMBED_BACKEND`), `sentence-transformers` (a local model folder on torch), `openai` "
+            "(any OpenAI-compatible `/v1/embeddings`: OpenAI, vLLM, text-embeddings-inference, Ollama) or "
+            "`vertex` (Vertex AI text embeddings with application default credentials, project "
+            "`THOTH_GCP_PROJECT`, region `GOOGLE_CLOUD_LOCATION`; `pip install 'thoth[vertex]'`)"),
+    Setting("THOTH_EMBED_MODEL", "str", DEFAULT_MODEL, (),
+            "embedding model: the bundled one, a sentence-transformers folder or name, or the model an `openai` "
+            "endpoint serves (hybrid search scales cosines from a floor: the bundled model's dev-chosen 0.2, any "
+            "other model's measured on its index at ingest)"),
+    Setting("THOTH_EMBED_BACKEND", "choice", "onnx", ("onnx", "torch"),
+            "the `local` provider's runtime: `onnx` (onnxruntime, no torch; exported once under "
+            "`THOTH_CACHE_DIR`, in a child process on first use) or `torch` (sentence-transformers: GPUs, any "
+            "sentence-transformers model)"),
+    Setting("THOTH_EMBED_INT8", "bool", False, (),
+            "`onnx` only: dynamically quantised int8 weights (faster, cosine ≈ 0.99 to fp32)"),
+    Setting("THOTH_EMBED_URL", "url", "", (),
+            "`openai` provider: the endpoint's base URL, e.g. `http://127.0.0.1:8000/v1` (`/embeddings` is "
+            "added); `vertex`: another API endpoint than `https://{location}-aiplatform.googleapis.com` (Private "
+            "Service Connect)"),
+    Setting("THOTH_EMBED_API_KEY", "text", "", (),
+            "`openai` provider: the bearer key (none sent when empty)", secret=True),
+    Setting("THOTH_EMBED_API_KEY_FILE", "str", "", (),
+            "a file holding that key (a mounted secret), read when `THOTH_EMBED_API_KEY` is unset"),
+    Setting("THOTH_EMBED_DIMENSIONS", "int", 0, (0, 65_536),
+            "`openai` and `vertex` providers: the vector size to ask for (Vertex's `outputDimensionality`) "
+            "(models with shortened embeddings); every answer is checked against it. `0`: the model's own"),
+    Setting("THOTH_EMBED_CONCURRENCY", "int", 4, (1, 256), "`openai` provider: batches in flight at once"),
+    Setting("THOTH_EMBED_RETRIES", "int", 4, (0, 20),
+            "`openai` provider: retries of a 429, a 5xx, a timeout or a refused connection, waiting 0.5 s, then "
+            "twice as long each time (or the `Retry-After` asked, up to 20 s)"),
+    Setting("THOTH_EMBED_TIMEOUT_SECONDS", "float", 30.0, (0.001, 3600),
+            "`openai` provider: how long one request may take"),
+    Setting("THOTH_EMBED_QUERY_PROMPT", "text", "", (),
+            "put before every query embedded, verbatim (e5: `query: `; bge: `Represent this sentence for "
+            "searching relevant passages: `); recorded with the index ([docs/models.md](docs/models.md))"),
+    Setting("THOTH_EMBED_DOCUMENT_PROMPT", "text", "", (),
+            "put before every chunk and tree summary embedded, verbatim (e5: `passage: `); recorded with the "
+            "index"),
+    Setting("THOTH_EMBED_QUERY_TASK", "upper", "RETRIEVAL_QUERY", (),
+            "`vertex`: the task type queries are embedded with (`QUESTION_ANSWERING`, `CODE_RETRIEVAL_QUERY`, "
+            "...); recorded with the index"),
+    Setting("THOTH_EMBED_DOCUMENT_TASK", "upper", "RETRIEVAL_DOCUMENT", (),
+            "`vertex`: the task type chunks and tree summaries are embedded with; recorded with the index"),
+    Setting("THOTH_EMBED_BATCH_SIZE", "int", 0, (0, 4096),
+            "texts per embedding batch; `0`: the provider's, 8 for a local model (its activations, and so a "
+            "write's peak memory, grow with the batch: [docs/operations.md](docs/operations.md)), 64 for a remote"
+            " one (texts per request)"),
+    # The optional reranker (thoth/retrieval/rerank.py)
+    Setting("THOTH_RERANK_PROVIDER", "choice", "none", RERANK_PROVIDERS,
+            "the optional reranker of hybrid search's first hits ([docs/models.md](docs/models.md)): `none`, "
+            "`cohere` (a `/rerank` endpoint in Cohere's shape: Cohere, Jina, vLLM), `tei` "
+            "(text-embeddings-inference's `/rerank`), `vertex` (the Vertex AI ranking API of Discovery Engine, "
+            "with application default credentials, project `THOTH_GCP_PROJECT`) or `cross-encoder` (a local "
+            "sentence-transformers cross-encoder folder, on torch)"),
+    Setting("THOTH_RERANK_URL", "str", "", (),
+            "`cohere`/`tei`: the endpoint's full URL, e.g. `http://127.0.0.1:8080/rerank`; `vertex`: another API "
+            "root than `https://discoveryengine.googleapis.com` (a Private Service Connect endpoint)"),
+    Setting("THOTH_RERANK_MODEL", "str", "", (),
+            "`cohere`: the model the endpoint serves; `vertex`: the ranking model (default "
+            "`semantic-ranker-default@latest`); `cross-encoder`: the model's folder"),
+    Setting("THOTH_RERANK_API_KEY", "text", "", (),
+            "`cohere`/`tei`: the bearer key (none sent when empty)", secret=True),
+    Setting("THOTH_RERANK_TOP_N", "int", 20, (1, 1000),
+            "how many fused hits the reranker reorders (a search asking for more gets the rest in fused order "
+            "after them)"),
+    Setting("THOTH_RERANK_TIMEOUT_SECONDS", "float", 2.0, (0.001, 3600),
+            "the reranker's time budget per search; past it, or on any failure, the fused ranking stands"),
+    # Chunks and RAPTOR trees
+    Setting("THOTH_CHUNK_TOKENS", "int", 200, (32, 254),
+            "chunk size in word pieces (32–254); consecutive chunks overlap by 32, at most half a chunk"),
+    Setting("THOTH_TREE_BUILD", "bool", True, (), "build RAPTOR trees in the ingest job (`0` turns them off)"),
+    Setting("THOTH_TREE_REDUCER", "choice", "pca", ("pca", "umap"),
+            "dimension reduction before clustering: `pca` or `umap` (the `umap` extra)"),
+    Setting("THOTH_TREE_CLUSTER_TOKENS", "int", 3500, (256, 1_000_000),
+            "the summariser's input limit in word pieces; larger clusters are split again"),
+    Setting("THOTH_TREE_SUMMARY_TOKENS", "int", 200, (32, 254),
+            "tree summary length budget in the embedder's word pieces (32–254)"),
+    Setting("THOTH_TREE_SUMMARISER", "choice", "extractive", ("extractive", "llm"),
+            "who writes tree summaries: `extractive` or `llm`"),
+    Setting("THOTH_TREE_DRIFT_MAX", "float", 0.25, (0, 1),
+            "share of a tree's chunks inserted or deleted in place since its last full build past which the batch"
+            " run rebuilds it (docs/raptor.md)"),
+    Setting("THOTH_VECTOR_INDEX_MIN_ROWS", "int", 20_000, (0, 1_000_000_000_000),
+            "ingest builds the ANN index on chunk vectors once the table has this many rows (`0`: never; exact "
+            "search below)"),
+    # The optional LLM: generated answers, and tree summaries when THOTH_TREE_SUMMARISER=llm
+    Setting("THOTH_LLM_PROVIDER", "choice", "none", ("none", "openai", "gemini"),
+            "optional LLM: `openai` (any OpenAI-compatible endpoint) or `gemini` (Vertex AI, the `gemini` extra)",
+            field=""),
+    Setting("THOTH_LLM_URL", "str", "", (), "`openai`: base URL, e.g. `http://127.0.0.1:8000/v1`"),
+    Setting("THOTH_LLM_MODEL", "str", "", (), "LLM model name", field="", shown="`gemini-2.0-flash` (gemini)"),
+    Setting("THOTH_LLM_API_KEY", "text", "", (), "`openai`: bearer token", secret=True),
+    Setting("THOTH_LLM_RPM", "int", 60, (1, 100_000), "LLM requests per minute per process"),
+    Setting("GOOGLE_CLOUD_LOCATION", "str", "us-central1", (),
+            "`gemini` LLM and `vertex` embeddings: Vertex AI region", field="gcp_location"),
+    Setting("THOTH_GCP_PROJECT", "str", "", (),
+            "project of the Cloud Logging trace ids (and of Vertex AI): the first of the three that is set",
+            aliases=("GOOGLE_CLOUD_PROJECT", "GCP_PROJECT_ID")),
+    # Ingest
+    Setting("THOTH_PDF_PASSWORD", "text", "", (), "password tried on encrypted PDFs", secret=True),
+    Setting("THOTH_PDF_OCR", "bool", False, (),
+            "read PDF pages without a text layer by OCR (RapidOCR on onnxruntime, models in the package); their "
+            "chunks are `content_type` `ocr` and their partition stores the recogniser's confidence "
+            "(`partitions.ocr_confidence`)", shown="`false` (`true` in the image)"),
+    Setting("THOTH_INGEST_BATCH_CHUNKS", "int", 512, (1, 100_000), "chunks embedded and written per commit by ingest"),
+    Setting("THOTH_PROGRESS_SECONDS", "float", 5.0, (0, 86_400),
+            "without a terminal, the ingest job prints a JSON progress line this often "
+            "([docs/gcs.md](docs/gcs.md))"),
+    Setting("CLOUD_RUN_TASK_INDEX", "int", 0, (0, 9999),
+            "this ingest task's share of the work (set by Cloud Run Jobs): its index, below "
+            "`CLOUD_RUN_TASK_COUNT`", field=""),
+    Setting("CLOUD_RUN_TASK_COUNT", "int", 1, (1, 10_000),
+            "the number of ingest tasks splitting the work (set by Cloud Run Jobs)", field="task_count"),
+    # Web and git sources (docs/sources.md)
+    Setting("THOTH_CRAWL_MAX_PAGES", "int", 1000, (1, 1_000_000),
+            "web sources: pages one crawl fetches at most ([docs/sources.md](docs/sources.md))"),
+    Setting("THOTH_CRAWL_MAX_DEPTH", "int", 8, (0, 100),
+            "web sources: link hops from the start URL and the sitemap / `llms.txt` seeds"),
+    Setting("THOTH_CRAWL_MAX_BYTES", "int", 5_242_880, (1024, 1_073_741_824),
+            "web sources: a larger page is recorded as too large, not read"),
+    Setting("THOTH_CRAWL_TIMEOUT_SECONDS", "float", 15.0, (0.001, 3600), "web sources: one request's timeout"),
+    Setting("THOTH_CRAWL_CONCURRENCY", "int", 2, (1, 64), "web sources: requests in flight at once"),
+    Setting("THOTH_CRAWL_RATE", "float", 2.0, (0.001, 1000),
+            "web sources: requests started per second at most (`robots.txt` Crawl-delay slows it further)"),
+    Setting("THOTH_CRAWL_RETRIES", "int", 2, (0, 10),
+            "web sources: retries of a timeout, 429 or 5xx, with exponential backoff (`Retry-After` honoured)"),
+    Setting("THOTH_CRAWL_USER_AGENT", "str", "ThothBot/1.0 (+https://github.com/thoth)", (),
+            "web sources: the User-Agent sent and matched against `robots.txt`"),
+    Setting("THOTH_GIT_TOKEN", "text", "", (),
+            "git sources: a token for private HTTPS repositories (sent as an HTTP header, never logged or put on "
+            "a command line)", secret=True),
+    Setting("THOTH_GIT_TOKEN_FILE", "str", "", (),
+            "git sources: a file (a mounted secret) holding that token, read when `THOTH_GIT_TOKEN` is unset"),
+    # Citations
+    Setting("THOTH_CITATION_MODE", "choice", "", CITATION_MODES,
+            "`resolve_citation`'s default mode: `signed`, `gs`, `portal` or `file`", shown="by source"),
+    Setting("THOTH_PORTAL_BASE_URL", "url", "", (),
+            "base URL of a document portal (`portal` citations; the default mode when set)"),
+    Setting("THOTH_SIGNED_URL_SECONDS", "int", 900, (1, 604_800), "lifetime of signed citation URLs (at most 604800)"),
+    Setting("THOTH_SIGNING_KEY_FILE", "str", "", (),
+            "a service-account JSON key to sign URLs with; without it ADC signs (IAM signBlob on Cloud Run)"),
+    Setting("THOTH_SIGNING_SERVICE_ACCOUNT", "str", "", (),
+            "the service account IAM signBlob signs as", shown="the ADC account"),
+    # Logging and the platform
+    Setting("THOTH_LOG_LEVEL", "choice", "INFO", LOG_LEVELS, "log level", aliases=("LOG_LEVEL",)),
+    Setting("THOTH_LOG_FORMAT", "choice", "text", ("text", "json"),
+            "`json` for one JSON object per line (automatic on Cloud Run, where `K_SERVICE` is set)",
+            field="", shown="text"),
+    Setting("K_SERVICE", "str", "", (), "set by Cloud Run (the service's name): logs are JSON", field=""),
+    Setting("STORAGE_EMULATOR_HOST", "url", "", (),
+            "a GCS emulator's URL: google-cloud-storage talks to it anonymously and LanceDB uses the "
+            "emulator-only storage options ([docs/gcs.md](docs/gcs.md)); never set in production"),
+    # Read by glibc and by thoth/freed.py before settings exist: a row so that README says it
+    Setting("MALLOC_ARENA_MAX", "str", "", (),
+            "glibc's malloc arenas: the server and the ingest job cap them at 2 unless this is set (every "
+            "thread's own arena held ~40 MB more at 1M chunks for no speed); both also fix glibc's mmap threshold"
+            " at 1 MiB unless `MALLOC_MMAP_THRESHOLD_` is set", field="", shown="`2` in the server and the ingest job"),
+)
+# fmt: on
+SETTING = {setting.name: setting for setting in SETTINGS}
+
+
+def _defaults_from_table(cls: type) -> type:
+    """Give each field its row's default (kept out of repr when secret): one place says a default."""
+    for setting in SETTINGS:
+        if setting.field:
+            if setting.field not in cls.__annotations__:
+                raise TypeError(f"{setting.name} fills {setting.field!r}, which Settings does not have")
+            setattr(cls, setting.field, field(default=setting.default, repr=not setting.secret))
+    return cls
 
 
 @dataclass(frozen=True)
+@_defaults_from_table
 class Settings:
+    """What a process runs with: the rows of SETTINGS read once, and the fields several rows decide."""
+
     # Storage
-    db_uri: str = DEFAULT_DB_URI
-    read_consistency_seconds: float = 5.0
-    lance_cache_mb: int = 0  # LanceDB's caches together; 0: a quarter of the instance's memory, 64-1024 MB
-    maintain_retention_minutes: int = 60  # versions older than this are cleaned; longer than any reader holds one
-    maintain_after_writes: int = 50  # the server maintains the index after this many writes; 0: never
-    write_wait_seconds: float = 30.0  # a write tool call waits this long for another write to end, then: busy
-    # Embedding
-    embed_provider: str = "local"  # one of EMBED_PROVIDERS; "local" runs `embed_backend`
-    embed_model: str = DEFAULT_MODEL
-    embed_backend: str = "onnx"  # "onnx" (onnxruntime, no torch) or "torch" (sentence-transformers, GPUs)
-    embed_batch_size: int = 0  # texts per embedding batch; 0: the provider's (thoth.embed.embed_batch)
-    embed_int8: bool = False  # onnx only: dynamically quantised int8 weights
-    # Put before every query and every document embedded (e5: "query: " / "passage: "); kept verbatim,
-    # spaces included, and recorded with the index
-    embed_query_prompt: str = ""
-    embed_document_prompt: str = ""
-    # Remote providers (thoth/embedders/): the endpoint, its key, and how hard to press it
-    embed_url: str = ""
-    embed_api_key: str = field(default="", repr=False)
-    embed_api_key_file: str = ""  # a file holding the key (a mounted secret), read when the key is unset
-    embed_dimensions: int = 0  # asked of the endpoint and checked on every answer; 0: the model's own
-    embed_concurrency: int = 4  # batches in flight at once
-    embed_retries: int = 4  # retries of a 429, a 5xx or a timeout, with doubling waits
-    embed_timeout_seconds: float = 30.0
-    # Vertex AI task types (vertex only): how queries and documents are embedded; recorded with the index
-    embed_query_task: str = "RETRIEVAL_QUERY"
-    embed_document_task: str = "RETRIEVAL_DOCUMENT"
-    # The reranker: off by default; it reorders the first `rerank_top_n` hybrid hits within the time budget
-    rerank_provider: str = "none"
-    rerank_model: str = ""  # the endpoint's model name, or the cross-encoder's folder
-    rerank_url: str = ""  # the endpoint's full URL, e.g. http://127.0.0.1:8080/rerank
-    rerank_api_key: str = field(default="", repr=False)
-    rerank_top_n: int = 20
-    rerank_timeout_seconds: float = 2.0  # past it, the fused ranking stands
-    cache_dir: str = "./.thoth"  # exported models and other derived files
-    query_cache_size: int = 1024  # the server's LRU of query embeddings (one vector each); 0: none
-    search_threads: int = 0  # threads running blocking tool calls (search, ONNX); 0: two per core
-    # Chunking: the model reads 256 word pieces (254 plus [CLS]/[SEP]); chunks stay well inside.
-    # Their overlap is thoth.writes.chunking.OVERLAP_TOKENS.
-    chunk_tokens: int = 200
-    # RAPTOR trees (built by the ingest job per source)
-    tree_build: bool = True
-    tree_reducer: str = "pca"  # "pca" or "umap" (needs the `umap` extra); see docs/raptor.md
-    tree_cluster_tokens: int = 3500  # the summariser's input limit: larger clusters are split again
-    tree_summary_tokens: int = 200  # summary length budget, in the embedder's word pieces
-    tree_drift_max: float = 0.25  # share of a tree changed in place before a run rebuilds it (docs/raptor.md)
-    tree_summariser: str = "extractive"  # "extractive" (offline, deterministic) or "llm"
-    # The optional LLM: generated answers, and tree summaries when tree_summariser == "llm"
-    llm_provider: str = ""  # "", "openai" (any OpenAI-compatible endpoint) or "gemini" (Vertex AI)
-    llm_model: str = ""
-    llm_url: str = ""  # OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1
-    llm_api_key: str = field(default="", repr=False)
-    llm_rpm: int = 60  # requests per minute, per process
-    gcp_location: str = "us-central1"  # Vertex AI region (the project is gcp_project, below)
-    # ANN index on chunk vectors: built by ingest once the table has this many rows (0: never). Below
-    # it an exact search is fast enough and holds little; past it every concurrent query would read
-    # every vector (docs/performance.md, "ANN index").
-    vector_index_min_rows: int = 20_000
+    db_uri: str = DEFAULT_DB_URI  # THOTH_DB_URI, else GCS_BUCKET_NAME's lancedb prefix
+    read_consistency_seconds: float
+    lance_cache_mb: int
+    maintain_retention_minutes: int
+    maintain_after_writes: int
+    write_wait_seconds: float
+    cache_dir: str
+    storage_emulator_host: str  # switches on emulator-only storage options
     # Serving
-    host: str = "127.0.0.1"
-    port: int = 8080
-    # Server processes sharing the port, each with its own model and tables: a second one doubles the
-    # memory for little more throughput on a small machine (docs/performance.md, "Workers").
-    workers: int = 1
-    toolsets: tuple[str, ...] = ALL_TOOLSETS
-    allowed_hosts: tuple[str, ...] = ()
-    shutdown_grace_seconds: int = 8  # after SIGTERM, requests in flight get this long; Cloud Run kills at 10 s
-    admin_token: str = field(default="", repr=False)
-    public_url: str = ""
-    # Auth (thoth.mcp.auth): who may call /mcp, and who may call /internal/*
-    auth_mode: str = "off"  # off | google (Google-signed ID tokens) | tokens (static bearer tokens)
-    auth_audiences: tuple[str, ...] = ()  # accepted `aud` of ID tokens; default THOTH_PUBLIC_URL
-    auth_members: tuple[str, ...] = ()  # emails / domain:NAME allowed in google mode; empty = any verified
-    auth_tokens: tuple[str, ...] = field(default=(), repr=False)  # readers
-    # The writer role (thoth.mcp.roles): tokens, or Google members, that may call tools writing the index.
-    auth_writer_tokens: tuple[str, ...] = field(default=(), repr=False)
-    auth_writers: tuple[str, ...] = ()  # emails / domain:NAME with the writer role in google mode
-    auth_trust_edge: bool = False  # Cloud Run's IAM check verified the token (and stripped its signature)
-    auth_certs_url: str = GOOGLE_CERTS_URL
-    internal_identities: tuple[str, ...] = ()  # service accounts allowed on /internal/* besides the admin token
-    source_base_urls: tuple[tuple[str, str], ...] = ()  # (source_id, base URL) for public page URLs
-    # Bounded results (read_page, context bundles): the default size and the hard maximum, in characters.
-    max_chars: int = 20_000
-    max_chars_limit: int = 100_000
-    # Logging
-    log_level: str = "INFO"
-    log_json: bool = False
-    gcp_project: str = ""  # for Cloud Logging trace ids: projects/{gcp_project}/traces/{trace}
-    # GCS: the emulator's URL (STORAGE_EMULATOR_HOST) switches on emulator-only storage options.
-    storage_emulator_host: str = ""
+    host: str
+    port: int
+    workers: int
+    toolsets: tuple[str, ...]
+    allowed_hosts: tuple[str, ...]
+    search_threads: int
+    query_cache_size: int
+    shutdown_grace_seconds: int
+    max_chars: int = 20_000  # THOTH_MAX_CHARS, at most max_chars_limit
+    max_chars_limit: int
+    source_base_urls: tuple[tuple[str, str], ...]
+    # Access (thoth.mcp.auth and thoth.mcp.roles)
+    public_url: str
+    auth_mode: str
+    auth_audiences: tuple[str, ...] = ()  # THOTH_AUTH_AUDIENCES, else the public URL
+    auth_members: tuple[str, ...]
+    auth_tokens: tuple[str, ...] = field(default=(), repr=False)  # THOTH_AUTH_TOKENS and its file
+    auth_writer_tokens: tuple[str, ...] = field(default=(), repr=False)  # the writer role's, likewise
+    auth_writers: tuple[str, ...]
+    auth_trust_edge: bool
+    auth_certs_url: str
+    admin_token: str
+    internal_identities: tuple[str, ...]
+    max_document_bytes: int
+    # Embedding
+    embed_provider: str
+    embed_model: str
+    embed_backend: str
+    embed_int8: bool
+    embed_url: str
+    embed_api_key: str
+    embed_api_key_file: str
+    embed_dimensions: int
+    embed_concurrency: int
+    embed_retries: int
+    embed_timeout_seconds: float
+    embed_query_prompt: str
+    embed_document_prompt: str
+    embed_query_task: str
+    embed_document_task: str
+    embed_batch_size: int
+    # Reranking
+    rerank_provider: str
+    rerank_url: str
+    rerank_model: str
+    rerank_api_key: str
+    rerank_top_n: int
+    rerank_timeout_seconds: float
+    # Chunks and RAPTOR trees
+    chunk_tokens: int
+    tree_build: bool
+    tree_reducer: str
+    tree_cluster_tokens: int
+    tree_summary_tokens: int
+    tree_summariser: str
+    tree_drift_max: float
+    vector_index_min_rows: int
+    # The optional LLM
+    llm_provider: str = ""  # "" (none), "openai" or "gemini"
+    llm_model: str = ""  # THOTH_LLM_MODEL, else gemini's default
+    llm_url: str
+    llm_api_key: str
+    llm_rpm: int
+    gcp_location: str
+    gcp_project: str
     # Ingest
-    pdf_password: str = ""
-    # Scanned PDF pages (no text layer) read by OCR (thoth/writes/parsers/pdf_ocr.py): seconds a page on
-    # a laptop core, so off by default; the container image turns it on.
-    pdf_ocr: bool = False
-    max_document_bytes: int = 2 * 1024 * 1024  # ingest_document's limit (UTF-8 bytes of file_content)
-    ingest_batch_chunks: int = 512  # chunks embedded and written together (one commit per table)
-    progress_seconds: float = 5.0  # a JSON progress line this often when stderr is not a terminal
-    task_index: int = 0  # Cloud Run Jobs: this task's index and the number of tasks splitting the plan
-    task_count: int = 1
-    # Web sources (thoth/writes/web.py): politeness a public site accepts, and bounds on one crawl.
-    crawl_max_pages: int = 1000
-    crawl_max_depth: int = 8  # link hops from the start URL and the sitemap / llms.txt seeds
-    crawl_max_bytes: int = 5 * 1024 * 1024  # a page larger than this is recorded as too large, not read
-    crawl_timeout_seconds: float = 15.0
-    crawl_concurrency: int = 2  # requests in flight at once
-    crawl_rate: float = 2.0  # requests started per second at most (robots.txt's Crawl-delay can slow it further)
-    crawl_retries: int = 2  # retries of a timeout, 429 or 5xx, with exponential backoff (Retry-After honoured)
-    crawl_user_agent: str = "ThothBot/1.0 (+https://github.com/thoth)"
-    # Git sources (thoth/writes/git_source.py): a token for private repositories, never logged.
-    git_token: str = field(default="", repr=False)
-    git_token_file: str = ""  # a mounted secret holding the token (read when THOTH_GIT_TOKEN is unset)
+    pdf_password: str
+    pdf_ocr: bool
+    ingest_batch_chunks: int
+    progress_seconds: float
+    task_index: int = 0  # CLOUD_RUN_TASK_INDEX, below task_count
+    task_count: int
+    # Web and git sources
+    crawl_max_pages: int
+    crawl_max_depth: int
+    crawl_max_bytes: int
+    crawl_timeout_seconds: float
+    crawl_concurrency: int
+    crawl_rate: float
+    crawl_retries: int
+    crawl_user_agent: str
+    git_token: str
+    git_token_file: str
     # Citations
-    citation_mode: str = ""  # signed | gs | portal | file; empty: portal if a base URL is set, else by source
-    portal_base_url: str = ""
-    signed_url_seconds: int = 900
-    signing_key_file: str = ""  # a service-account JSON key; without it ADC signs (IAM signBlob on Cloud Run)
-    signing_service_account: str = ""  # the account IAM signBlob signs as (default: the ADC account)
-    # Free-form extras for storage (e.g. GCS emulator options); filled by `storage_options()`.
-    env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    citation_mode: str
+    portal_base_url: str
+    signed_url_seconds: int
+    signing_key_file: str
+    signing_service_account: str
+    # Logging
+    log_level: str
+    log_json: bool = False  # THOTH_LOG_FORMAT=json, or on Cloud Run
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
         env: Mapping[str, str] = os.environ if environ is None else environ  # read, never copied: see tests
-        backend = env.get("THOTH_EMBED_BACKEND", cls.embed_backend).strip().lower()
-        if backend not in ("torch", "onnx"):
-            raise ConfigError(f"THOTH_EMBED_BACKEND must be 'torch' or 'onnx', got {backend!r}")
-        level = env.get("THOTH_LOG_LEVEL", env.get("LOG_LEVEL", cls.log_level)).upper()
-        if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
-            raise ConfigError(f"THOTH_LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL, got {level!r}")
-        chunk_tokens = _int(env, "THOTH_CHUNK_TOKENS", cls.chunk_tokens, 32, 254)
-        max_chars_limit = _int(env, "THOTH_MAX_CHARS_LIMIT", cls.max_chars_limit, 1_000, 10_000_000)
-        max_chars = _int(env, "THOTH_MAX_CHARS", min(cls.max_chars, max_chars_limit), 100, max_chars_limit)
-        task_count = _int(env, "CLOUD_RUN_TASK_COUNT", cls.task_count, 1, 10_000)
-        task_index = _int(env, "CLOUD_RUN_TASK_INDEX", cls.task_index, 0, task_count - 1)
-        settings = cls(
-            db_uri=_db_uri(env),
-            read_consistency_seconds=_float(env, "THOTH_READ_CONSISTENCY_SECONDS", cls.read_consistency_seconds),
-            embed_provider=_choice(env, "THOTH_EMBED_PROVIDER", cls.embed_provider, EMBED_PROVIDERS),
-            lance_cache_mb=_int(env, "THOTH_LANCE_CACHE_MB", cls.lance_cache_mb, 0, 1_000_000),
-            maintain_retention_minutes=_int(
-                env, "THOTH_MAINTAIN_RETENTION_MINUTES", cls.maintain_retention_minutes, 0, 10_000_000
-            ),
-            maintain_after_writes=_int(env, "THOTH_MAINTAIN_AFTER_WRITES", cls.maintain_after_writes, 0, 1_000_000),
-            write_wait_seconds=_float(env, "THOTH_WRITE_WAIT_SECONDS", cls.write_wait_seconds),
-            embed_model=env.get("THOTH_EMBED_MODEL", cls.embed_model),
-            embed_url=env.get("THOTH_EMBED_URL", "").rstrip("/"),
-            embed_api_key=env.get("THOTH_EMBED_API_KEY", ""),
-            embed_api_key_file=env.get("THOTH_EMBED_API_KEY_FILE", ""),
-            embed_dimensions=_int(env, "THOTH_EMBED_DIMENSIONS", cls.embed_dimensions, 0, 65_536),
-            embed_concurrency=_int(env, "THOTH_EMBED_CONCURRENCY", cls.embed_concurrency, 1, 256),
-            embed_retries=_int(env, "THOTH_EMBED_RETRIES", cls.embed_retries, 0, 20),
-            embed_timeout_seconds=_float(env, "THOTH_EMBED_TIMEOUT_SECONDS", cls.embed_timeout_seconds),
-            embed_backend=backend,
-            embed_batch_size=_int(env, "THOTH_EMBED_BATCH_SIZE", cls.embed_batch_size, 0, 4096),
-            embed_int8=env.get("THOTH_EMBED_INT8", "").lower() in ("1", "true", "yes"),
-            embed_query_prompt=env.get("THOTH_EMBED_QUERY_PROMPT", ""),
-            embed_document_prompt=env.get("THOTH_EMBED_DOCUMENT_PROMPT", ""),
-            embed_query_task=env.get("THOTH_EMBED_QUERY_TASK", cls.embed_query_task).strip().upper(),
-            embed_document_task=env.get("THOTH_EMBED_DOCUMENT_TASK", cls.embed_document_task).strip().upper(),
-            rerank_provider=_choice(env, "THOTH_RERANK_PROVIDER", cls.rerank_provider, RERANK_PROVIDERS),
-            rerank_model=env.get("THOTH_RERANK_MODEL", "").strip(),
-            rerank_url=env.get("THOTH_RERANK_URL", "").strip(),
-            rerank_api_key=env.get("THOTH_RERANK_API_KEY", ""),
-            rerank_top_n=_int(env, "THOTH_RERANK_TOP_N", cls.rerank_top_n, 1, 1000),
-            rerank_timeout_seconds=_float(env, "THOTH_RERANK_TIMEOUT_SECONDS", cls.rerank_timeout_seconds),
-            query_cache_size=_int(env, "THOTH_QUERY_CACHE_SIZE", cls.query_cache_size, 0, 1_000_000),
-            search_threads=_int(env, "THOTH_SEARCH_THREADS", cls.search_threads, 0, 1024),
-            cache_dir=env.get("THOTH_CACHE_DIR", cls.cache_dir),
-            chunk_tokens=chunk_tokens,
-            tree_build=env.get("THOTH_TREE_BUILD", "1").strip().lower() not in ("0", "false", "no", "off"),
-            tree_reducer=_choice(env, "THOTH_TREE_REDUCER", cls.tree_reducer, ("pca", "umap")),
-            tree_cluster_tokens=_int(env, "THOTH_TREE_CLUSTER_TOKENS", cls.tree_cluster_tokens, 256, 1_000_000),
-            tree_summary_tokens=_int(env, "THOTH_TREE_SUMMARY_TOKENS", cls.tree_summary_tokens, 32, 254),
-            tree_drift_max=_float(env, "THOTH_TREE_DRIFT_MAX", cls.tree_drift_max),
-            **_llm(env),  # type: ignore[arg-type]
-            vector_index_min_rows=_int(env, "THOTH_VECTOR_INDEX_MIN_ROWS", cls.vector_index_min_rows, 0, 10**12),
-            host=env.get("THOTH_HOST", env.get("HOST", cls.host)),
-            port=_int(env, "PORT", cls.port, 0, 65535),
-            workers=_int(env, "THOTH_WORKERS", cls.workers, 1, 64),
-            toolsets=_toolsets(env),
-            allowed_hosts=tuple(_list(env, "THOTH_ALLOWED_HOSTS")),
-            shutdown_grace_seconds=_int(env, "THOTH_SHUTDOWN_GRACE_SECONDS", cls.shutdown_grace_seconds, 0, 3600),
-            admin_token=env.get("THOTH_ADMIN_TOKEN", ""),
-            public_url=env.get("THOTH_PUBLIC_URL", "").rstrip("/"),
-            **_auth(env),  # type: ignore[arg-type]
-            source_base_urls=_base_urls(env),
-            max_chars=max_chars,
-            max_chars_limit=max_chars_limit,
-            log_level=level,
-            storage_emulator_host=env.get("STORAGE_EMULATOR_HOST", "").rstrip("/"),
-            pdf_password=env.get("THOTH_PDF_PASSWORD", ""),
-            pdf_ocr=_bool(env, "THOTH_PDF_OCR"),
-            max_document_bytes=_int(env, "THOTH_MAX_DOCUMENT_BYTES", cls.max_document_bytes, 1, 16 * 1024 * 1024),
-            ingest_batch_chunks=_int(env, "THOTH_INGEST_BATCH_CHUNKS", cls.ingest_batch_chunks, 1, 100_000),
-            progress_seconds=_float(env, "THOTH_PROGRESS_SECONDS", cls.progress_seconds),
-            task_index=task_index,
-            task_count=task_count,
-            crawl_max_pages=_int(env, "THOTH_CRAWL_MAX_PAGES", cls.crawl_max_pages, 1, 1_000_000),
-            crawl_max_depth=_int(env, "THOTH_CRAWL_MAX_DEPTH", cls.crawl_max_depth, 0, 100),
-            crawl_max_bytes=_int(env, "THOTH_CRAWL_MAX_BYTES", cls.crawl_max_bytes, 1024, 1024**3),
-            crawl_timeout_seconds=_float(env, "THOTH_CRAWL_TIMEOUT_SECONDS", cls.crawl_timeout_seconds),
-            crawl_concurrency=_int(env, "THOTH_CRAWL_CONCURRENCY", cls.crawl_concurrency, 1, 64),
-            crawl_rate=_float(env, "THOTH_CRAWL_RATE", cls.crawl_rate),
-            crawl_retries=_int(env, "THOTH_CRAWL_RETRIES", cls.crawl_retries, 0, 10),
-            crawl_user_agent=env.get("THOTH_CRAWL_USER_AGENT", cls.crawl_user_agent),
-            git_token=env.get("THOTH_GIT_TOKEN", ""),
-            git_token_file=env.get("THOTH_GIT_TOKEN_FILE", ""),
-            citation_mode=_citation_mode(env),
-            portal_base_url=env.get("THOTH_PORTAL_BASE_URL", "").rstrip("/"),
-            signed_url_seconds=_int(env, "THOTH_SIGNED_URL_SECONDS", cls.signed_url_seconds, 1, 604800),
-            signing_key_file=env.get("THOTH_SIGNING_KEY_FILE", ""),
-            signing_service_account=env.get("THOTH_SIGNING_SERVICE_ACCOUNT", ""),
-            log_json=bool(env.get("K_SERVICE")) or env.get("THOTH_LOG_FORMAT", "").lower() == "json",
-            gcp_project=next((env[k] for k in _PROJECT_VARS if env.get(k)), ""),
-            env=dict(env),
-        )
+        values = {setting.name: setting.read(env) for setting in SETTINGS}
+        fields_ = {setting.field: values[setting.name] for setting in SETTINGS if setting.field}
+        settings = cls(**fields_, **_combined(values))  # type: ignore[arg-type]
         _check_reranker(settings)
         return replace(settings, **overrides) if overrides else settings
 
@@ -451,7 +588,7 @@ class Settings:
 
         In production (gs:// on GCP) none are needed: credentials come from the environment (ADC, the
         Cloud Run service account). Against the emulator, Lance's default GCS backend cannot write, the
-        OpenDAL one can (DESIGN.md "Testing against real parts"); those options never apply otherwise.
+        OpenDAL one can (docs/gcs.md); those options never apply otherwise.
         """
         if self.is_local_db or not self.uses_emulator:
             return {}
@@ -475,3 +612,98 @@ class Settings:
 
     def base_url(self, source_id: str) -> str | None:
         return dict(self.source_base_urls).get(source_id)
+
+
+def _combined(values: Mapping[str, object]) -> dict[str, object]:
+    """The fields more than one row decides, after the checks across rows."""
+    bucket = values["GCS_BUCKET_NAME"]
+    db_uri = values["THOTH_DB_URI"] or (f"gs://{bucket}/lancedb" if bucket else DEFAULT_DB_URI)
+    task_index, task_count = values["CLOUD_RUN_TASK_INDEX"], values["CLOUD_RUN_TASK_COUNT"]
+    if task_index >= task_count:  # type: ignore[operator]
+        raise ConfigError(f"CLOUD_RUN_TASK_INDEX must be between 0 and {task_count - 1}, got {task_index}")  # type: ignore[operator]
+    limit, max_chars = values["THOTH_MAX_CHARS_LIMIT"], values["THOTH_MAX_CHARS"]
+    if max_chars == SETTING["THOTH_MAX_CHARS"].default:
+        max_chars = min(max_chars, limit)  # type: ignore[type-var]
+    elif max_chars > limit:  # type: ignore[operator]
+        raise ConfigError(f"THOTH_MAX_CHARS must be between 100 and THOTH_MAX_CHARS_LIMIT ({limit}), got {max_chars}")
+    log_json = bool(values["K_SERVICE"]) or values["THOTH_LOG_FORMAT"] == "json"
+    return {
+        "db_uri": db_uri,
+        "task_index": task_index,
+        "max_chars": max_chars,
+        "log_json": log_json,
+        **_llm(values),
+        **_auth(values),
+    }
+
+
+def _llm(values: Mapping[str, object]) -> dict[str, object]:
+    """The optional LLM (answers, and tree summaries when THOTH_TREE_SUMMARISER=llm)."""
+    provider, model = values["THOTH_LLM_PROVIDER"], values["THOTH_LLM_MODEL"]
+    if provider == "openai" and not (values["THOTH_LLM_URL"] and model):
+        raise ConfigError("THOTH_LLM_PROVIDER=openai needs THOTH_LLM_URL (the /v1 base URL) and THOTH_LLM_MODEL")
+    if values["THOTH_TREE_SUMMARISER"] == "llm" and provider == "none":
+        raise ConfigError("THOTH_TREE_SUMMARISER=llm needs an LLM: set THOTH_LLM_PROVIDER to 'openai' or 'gemini'")
+    return {
+        "llm_provider": "" if provider == "none" else provider,
+        "llm_model": model or (GEMINI_MODEL if provider == "gemini" else ""),
+    }
+
+
+def _tokens(values: Mapping[str, object], name: str) -> tuple[str, ...]:
+    """Static bearer tokens: `name` (comma-separated) and/or `name`_FILE (one a line).
+
+    The file form is how a Secret Manager secret is mounted on Cloud Run; `#` lines are comments.
+    """
+    tokens = list(values[name])  # type: ignore[call-overload]
+    path = values[f"{name}_FILE"]
+    if path:
+        try:
+            lines = Path(str(path)).read_text().splitlines()
+        except OSError as exc:
+            raise ConfigError(f"{name}_FILE {path!r} cannot be read: {exc.strerror}") from None
+        tokens += [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    if any(len(t) < 16 for t in tokens):  # never echo a token, not even a bad one
+        raise ConfigError(f"{name}: every token must be at least 16 characters")
+    return tuple(dict.fromkeys(tokens))
+
+
+def _auth(values: Mapping[str, object]) -> dict[str, object]:
+    mode, public_url = values["THOTH_AUTH"], values["THOTH_PUBLIC_URL"]
+    audiences = values["THOTH_AUTH_AUDIENCES"] or ((public_url,) if public_url else ())
+    tokens = _tokens(values, "THOTH_AUTH_TOKENS")
+    writer_tokens = _tokens(values, "THOTH_AUTH_WRITER_TOKENS")
+    if set(tokens) & set(writer_tokens):  # one token, two roles: which one was meant is unclear
+        raise ConfigError("a token is in both THOTH_AUTH_TOKENS and THOTH_AUTH_WRITER_TOKENS; list it once")
+    if mode == "tokens" and not (tokens or writer_tokens):
+        raise ConfigError("THOTH_AUTH=tokens needs THOTH_AUTH_TOKENS or THOTH_AUTH_TOKENS_FILE")
+    if mode == "google" and not audiences and not values["THOTH_TRUST_CLOUD_RUN_IAM"]:
+        raise ConfigError("THOTH_AUTH=google needs THOTH_AUTH_AUDIENCES or THOTH_PUBLIC_URL (the expected audience)")
+    return {"auth_audiences": audiences, "auth_tokens": tokens, "auth_writer_tokens": writer_tokens}
+
+
+def _check_reranker(settings: Settings) -> None:
+    """A reranker that cannot run is said at start, not skipped at every search."""
+    provider = settings.rerank_provider
+    if provider in ("cohere", "tei") and not settings.rerank_url:
+        raise ConfigError(f"THOTH_RERANK_PROVIDER={provider} needs THOTH_RERANK_URL, e.g. http://127.0.0.1:8080/rerank")
+    if provider == "vertex" and not settings.gcp_project:
+        raise ConfigError("THOTH_RERANK_PROVIDER=vertex needs THOTH_GCP_PROJECT, the project the ranking API bills")
+    if provider == "cross-encoder" and not settings.rerank_model:
+        raise ConfigError("THOTH_RERANK_PROVIDER=cross-encoder needs THOTH_RERANK_MODEL, the model's folder")
+
+
+def markdown_table() -> str:
+    """README's configuration table, one line a row of SETTINGS."""
+    lines = ["| variable | default | meaning |", "|---|---|---|"]
+    for setting in SETTINGS:
+        names = ", ".join(f"`{name}`" for name in (setting.name, *setting.aliases))
+        default = setting.shown_default()
+        lines.append(f"| {names} | {default + ' ' if default else ''}| {setting.help} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--markdown"]:
+        sys.exit("usage: python -m thoth.config --markdown   (prints README's configuration table)")
+    sys.stdout.write(markdown_table())

@@ -34,7 +34,7 @@ from thoth.writes.parsers.pdf_ocr import OcrPage, read_page
 from thoth.writes.parsers.pdf_text import UNMAPPED, clean_text, join_hyphens, vocabulary
 
 # Part of a document's identity (thoth/writes/writer.py): a new version re-parses every PDF once.
-PARSER_VERSION = "pdf-8"  # pdf-8: ruled tables and footnotes under a hyphen-cut line leave the running text
+PARSER_VERSION = "pdf-9"  # pdf-9: text a person cannot see is left out (pdf_hidden.py)
 
 
 def _year(date: str) -> int | None:
@@ -280,11 +280,12 @@ def _parse(data: bytes, fallback_title: str, password: str | None, ocr: bool) ->
         pages: list[list[Line]] = []
         heights: list[float] = []
         scanned: dict[int, OcrPage] = {}  # page number -> its OCR'd text, for pages without a text layer
+        hidden: Counter[str] = Counter()  # characters left out, by reason (pdf_hidden.py)
         for number in range(1, len(pdf) + 1):
             page = pdf[number - 1]
             textpage = page.get_textpage()
             try:
-                lines = read_lines(textpage, number)
+                lines = read_lines(textpage, number, hidden)
                 if lines:  # a page without text has no label to mark: its drawing is not walked
                     mark_figure_text(lines, graphic_regions(page, page.get_width(), page.get_height()))
                 pages.append(lines)
@@ -312,6 +313,7 @@ def _parse(data: bytes, fallback_title: str, password: str | None, ocr: bool) ->
             sections=_ocr_sections(scanned, [], None),
             page_count=page_count,
             year=_year(meta.get("CreationDate", "")),
+            hidden_dropped=dict(hidden),
         )
 
     front = mark_furniture(pages)
@@ -352,4 +354,5 @@ def _parse(data: bytes, fallback_title: str, password: str | None, ocr: bool) ->
         title_from_metadata=bool(title),
         front_matter=front,
         unmapped_glyphs=sum(x.text.count(UNMAPPED) for lines in pages for x in lines if not x.furniture),
+        hidden_dropped=dict(hidden),
     )

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import ctypes
 import re
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import repeat
 from typing import NamedTuple
 
-import cffi
 import numpy as np
 import pypdfium2.raw as pdfium_c
 
+from thoth.writes.parsers.pdf_calls import FFI, fast
+from thoth.writes.parsers.pdf_hidden import hidden_chars
 from thoth.writes.parsers.pdf_text import HYPHEN, UNMAPPED, symbol_glyph
 
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|medi\b|-medi|^(?:\w{6}\+)?CMBX|\.B$", re.I)
@@ -42,14 +43,6 @@ def _by_address(function, restype, *argtypes):
     """A PDFium function called with plain addresses: pypdfium2's bindings convert pointer objects on
     every call, which costs more than the call itself when it is made once per character."""
     return ctypes.CFUNCTYPE(restype, *argtypes)(ctypes.cast(function, ctypes.c_void_p).value)
-
-
-FFI = cffi.FFI()
-
-
-def fast(function, signature: str):
-    """The same function through cffi, whose calls cost about half of ctypes' (ABI mode: nothing compiled)."""
-    return FFI.cast(signature, ctypes.cast(function, ctypes.c_void_p).value)
 
 
 _VOID = ctypes.c_void_p
@@ -157,11 +150,13 @@ class PageChars:
         return [c for c in out if c.ch] if "" in chs else out
 
 
-def read_page(textpage) -> PageChars:
+def read_page(textpage, hidden: Counter) -> PageChars:
     """Every character of the page: codes in one call (`_codes`), then each character's text object and
     box asked of PDFium by `map` over the indices (the loop runs in C, one cffi call a character, no
     Python frame), fonts once per text object. Spaces and line breaks are never asked: only the
     characters around them are read, and whether a space is generated only where accents move (`char`).
+    Characters a person cannot see (pdf_hidden.py) are left out as blanks with no text, and counted by
+    reason in `hidden`.
     """
     raw = textpage.raw
     address = textpage_address(textpage)
@@ -192,6 +187,9 @@ def read_page(textpage) -> PageChars:
     blank[asked[plain]] = _SPACE[codes[asked[plain]]]
     for i in special:
         blank[i] = not chs[i] or chs[i].isspace()
+    unseen = hidden_chars(textpage.page.raw, asked, objects, boxes, hidden)
+    if unseen.any():
+        _leave_out(asked, unseen, codes, chs, blank)
     ink = asked[~blank[asked]]
     breaks = np.flatnonzero((codes == 10) | (codes == 13)).tolist()
     groups = [(a + 1, b) for a, b in zip([-1, *breaks], [*breaks, count], strict=True) if b > a + 1]
@@ -203,6 +201,18 @@ def read_page(textpage) -> PageChars:
         address, handle, codes, chs, groups, ink, size_at[ink], weight_at[ink], boxes[ink].astype(np.float64), alpha,
         size_at, weight_at, boxes,
     )  # fmt: skip
+
+
+def _leave_out(asked: np.ndarray, unseen: np.ndarray, codes: np.ndarray, chs: list[str], blank: np.ndarray) -> None:
+    """The unseen characters become blanks with no text, and so does a space after one: hidden words
+    leave no gap of their own between the words around them."""
+    for i in asked[unseen].tolist():
+        chs[i] = ""
+        blank[i] = True
+    spaces = np.flatnonzero(codes == 32)
+    before = np.searchsorted(asked, spaces) - 1  # the character read last before each space
+    for i in spaces[(before >= 0) & unseen[np.maximum(before, 0)]].tolist():
+        chs[i] = ""
 
 
 def _fonts(

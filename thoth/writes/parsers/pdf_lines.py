@@ -11,6 +11,7 @@ pdf_layout.py.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections import Counter
 from itertools import pairwise, repeat
 from typing import NamedTuple
 
@@ -31,9 +32,10 @@ from thoth.writes.parsers.pdf_layout import (
 from thoth.writes.parsers.pdf_text import HYPHEN
 
 
-def read_lines(textpage, page: int) -> list[Line]:
-    """The page's lines in PDFium's reading order, fragments of one printed line merged."""
-    chars = read_page(textpage)
+def read_lines(textpage, page: int, hidden: Counter) -> list[Line]:
+    """The page's lines in PDFium's reading order, fragments of one printed line merged; characters a
+    person cannot see are left out and counted in `hidden` (pdf_hidden.py)."""
+    chars = read_page(textpage, hidden)
     groups = _line_breaks(chars)
     lines: list[Line] = []
     angles = map(char_angle, repeat(chars.handle), [start for start, _ in groups])  # a line's first character's

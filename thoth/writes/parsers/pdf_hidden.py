@@ -1,0 +1,121 @@
+"""Which characters of a PDF page a person never sees, so the text read is what the page shows (issue 52).
+
+A file can carry text for a machine only: instructions for an AI assistant that no reader sees. Three
+kinds are left out, each counted (`hidden_chars` adds to a `Counter` by reason):
+
+- `pdf_invisible`: text drawn in render mode 3 (neither filled nor stroked) or 7 (clip only), except
+  over an image: a scanned page's OCR text layer is invisible text over the picture of the same words.
+- `pdf_background`: text painted in the page's colour: fully transparent, or near white (every channel
+  at least `_WHITE`) where no image, included graphic (form) or darker filled shape lies beneath it.
+- `pdf_tiny`: a glyph under 1 pt: its box (font size times every scale the page applies) is smaller
+  than `_TINY` points both ways.
+
+Not caught: text covered by a shape drawn after it, text outside the page's box, text in a colour close
+to a non-white background. Only the text objects of the page's characters are asked (once each), and the
+page's drawing is walked only when a character is invisible or white, so a page without any costs one
+call per text object.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections import Counter
+from itertools import repeat
+
+import numpy as np
+import pypdfium2.raw as pdfium_c
+
+from thoth.writes.parsers.pdf_calls import FFI, fast
+
+_TINY = 1.0  # points: a glyph box smaller than this both ways is no text a person reads
+_WHITE = 245  # of 255, every channel: paint this light is the white page's colour
+_INVISIBLE_MODES = (pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE, pdfium_c.FPDF_TEXTRENDERMODE_CLIP)
+_STROKED_ONLY = (pdfium_c.FPDF_TEXTRENDERMODE_STROKE, pdfium_c.FPDF_TEXTRENDERMODE_STROKE_CLIP)
+_FILLED_ONLY = (pdfium_c.FPDF_TEXTRENDERMODE_FILL, pdfium_c.FPDF_TEXTRENDERMODE_FILL_CLIP)
+
+_MODE = fast(pdfium_c.FPDFTextObj_GetTextRenderMode, "int(*)(uintptr_t)")
+_RGBA = "int(*)(uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t)"  # into four unsigned ints' addresses
+_FILL = fast(pdfium_c.FPDFPageObj_GetFillColor, _RGBA)
+_STROKE = fast(pdfium_c.FPDFPageObj_GetStrokeColor, _RGBA)
+_OBJECT = fast(pdfium_c.FPDFPage_GetObject, "uintptr_t(*)(void *, int)")
+_TYPE = fast(pdfium_c.FPDFPageObj_GetType, "int(*)(uintptr_t)")
+_BOUNDS = fast(pdfium_c.FPDFPageObj_GetBounds, "int(*)(uintptr_t, float *, float *, float *, float *)")
+_DRAW_MODE = fast(pdfium_c.FPDFPath_GetDrawMode, "int(*)(uintptr_t, int *, int *)")
+
+
+def _faint(get, objects: list[int]) -> np.ndarray:
+    """Whether each object's paint read by `get` (fill or stroke) cannot be seen on a white page:
+    transparent or near white. One call an object, by `map` (a loop in C)."""
+    rgba = np.zeros((len(objects), 4), np.uint32)
+    at = list(range(rgba.ctypes.data, rgba.ctypes.data + 16 * len(objects), 16))
+    found = np.fromiter(map(get, objects, at, [a + 4 for a in at], [a + 8 for a in at], [a + 12 for a in at]), bool)
+    return found & ((rgba[:, 3] == 0) | (rgba[:, :3].min(axis=1) >= _WHITE))  # no colour to tell: seen
+
+
+def _looks(objects: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(invisible, faint) per text object: its render mode, and whether the paint that mode uses is faint."""
+    modes = np.fromiter(map(_MODE, objects), np.int64, len(objects))
+    invisible = np.isin(modes, _INVISIBLE_MODES)
+    fill, stroke = _faint(_FILL, objects), _faint(_STROKE, objects)
+    faint = np.where(np.isin(modes, _FILLED_ONLY), fill, np.where(np.isin(modes, _STROKED_ONLY), stroke, fill & stroke))
+    return invisible, faint & ~invisible
+
+
+def _backdrops(page) -> tuple[np.ndarray, np.ndarray]:
+    """Boxes (left, bottom, right, top) of what text can lie on: images (with included graphics, whose
+    content is not walked), and shapes filled darker than white."""
+    handle = FFI.cast("void *", ctypes.cast(page, ctypes.c_void_p).value)
+    count = pdfium_c.FPDFPage_CountObjects(page)
+    images, shapes = [], []
+    sides = [FFI.new("float *") for _ in range(4)]
+    fill, stroke = FFI.new("int *"), FFI.new("int *")
+    for obj in map(_OBJECT, repeat(handle), range(count)):
+        kind = _TYPE(obj)
+        if kind == pdfium_c.FPDF_PAGEOBJ_PATH:
+            if not (_DRAW_MODE(obj, fill, stroke) and fill[0]) or _faint(_FILL, [obj])[0]:
+                continue
+            into = shapes
+        elif kind in (pdfium_c.FPDF_PAGEOBJ_IMAGE, pdfium_c.FPDF_PAGEOBJ_FORM):
+            into = images
+        else:
+            continue
+        if _BOUNDS(obj, *sides):
+            into.append([s[0] for s in sides])
+    return np.array(images, np.float64).reshape(-1, 4), np.array(shapes, np.float64).reshape(-1, 4)
+
+
+def _over(centres: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """Whether each centre (x, y) lies inside any of the boxes."""
+    if not len(boxes) or not len(centres):
+        return np.zeros(len(centres), bool)
+    x, y = centres[:, :1], centres[:, 1:]
+    inside = (x >= boxes[:, 0]) & (x <= boxes[:, 2]) & (y >= boxes[:, 1]) & (y <= boxes[:, 3])
+    return inside.any(axis=1)
+
+
+def hidden_chars(page, asked: np.ndarray, objects: np.ndarray, boxes: np.ndarray, counts: Counter) -> np.ndarray:
+    """Which of the characters `asked` (indices, with their text `objects` and loose `boxes` per index:
+    left, top, right, bottom) a person cannot see; their number by reason is added to `counts`."""
+    hidden = np.zeros(len(asked), bool)
+    if not len(asked):
+        return hidden
+    box = boxes[asked].astype(np.float64)
+    width, height = np.abs(box[:, 2] - box[:, 0]), np.abs(box[:, 1] - box[:, 3])
+    side = np.maximum(width, height)
+    tiny = (side > 0) & (side < _TINY)  # a box never read (0) says nothing
+    known, inverse = np.unique(objects, return_inverse=True)
+    # each text object asked once; a character without one (0: PDFium checks for NULL) reads as seen
+    invisible_of, faint_of = _looks(known.tolist())
+    invisible, faint = invisible_of[inverse], faint_of[inverse]
+    if invisible.any() or faint.any():
+        images, shapes = _backdrops(page)
+        centres = np.column_stack(((box[:, 0] + box[:, 2]) / 2, (box[:, 1] + box[:, 3]) / 2))
+        on_image = _over(centres, images)
+        invisible &= ~on_image  # a scan's OCR layer
+        faint &= ~(on_image | _over(centres, shapes))
+    tiny &= ~(invisible | faint)
+    for reason, mask in (("pdf_invisible", invisible), ("pdf_background", faint), ("pdf_tiny", tiny)):
+        if found := int(mask.sum()):
+            counts[reason] += found
+            hidden |= mask
+    return hidden

@@ -22,13 +22,20 @@ Per folder (papers, edge cases), over the chunks the ingest job would write (the
   reference list is marked, arXiv ids of the PDF's text kept in the chunks, letters and digits of
   the PDF's text missing from the parsed text (furniture lines and page numbers left out, also a page
   number PDFium glued to the page's last line after a line-break hyphen), and
-  glyphs without Unicode (kept as U+FFFD); reference entries that give the cited work's BibTeX.
+  glyphs without Unicode (kept as U+FFFD); reference entries that give the cited work's BibTeX;
+- tables, against bench/data/papers_tables.json (every table of the dev papers, written down by hand
+  from the printed pages: caption, columns, and the body rows of most): tables found as chunks of
+  content type `table` that start with their caption; of those written down cell by cell, rows and
+  columns as printed, and numeric cells in the right row and column (the Markdown table of the chunks,
+  header rows left out, a long table's chunks joined); rows of a table (two numbers or more, in order)
+  inside another table's chunks.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import re
 import sys
 import unicodedata
@@ -43,11 +50,13 @@ from thoth.embed import get_tokenizer
 from thoth.writes.bibtex import Citation, describe, parse_reference
 from thoth.writes.chunking import Chunker
 from thoth.writes.parsers import ParseError, parse
+from thoth.writes.parsers.pdf_tables import is_number
 from thoth.writes.parsers.pdf_text import has_controls
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "pdfs"
 TRUTH = Path(__file__).resolve().parent / "data" / "papers_bibtex.tsv"
 SECTIONS = Path(__file__).resolve().parent / "data" / "papers_sections.tsv"
+TABLES = Path(__file__).resolve().parent / "data" / "papers_tables.json"
 _CAPTION_IN_TEXT = re.compile(r"\b(?:Figure|Table|Algorithm) \d{1,2}: ")  # a caption spliced into running text
 _ARXIV_ID = re.compile(r"(?:arXiv:\s*|abs/)(\d{4}\.\d{4,5})", re.I)
 _RAW_BREAK = re.compile(r"[\x02\ufffe]|[^\W\d_]-\r?\n[a-z]")
@@ -114,6 +123,7 @@ class Paper:
     arxiv_kept: int = 0
     dropped: int = 0
     unmapped: int = 0
+    tables: list[str] = field(default_factory=list)  # the text of its table chunks, in order
 
     @property
     def interrupted(self) -> int:
@@ -229,6 +239,7 @@ def measure(data: Path, password: str | None = None) -> tuple[dict[str, Row], di
         row.chunks += len(chunks)
         if path.name in headings:
             papers[path.name] = _paper(doc, chunks, pages, headings[path.name])
+            papers[path.name].tables = [c.text for c in chunks if c.content_type == "table"]
         for chunk in chunks:
             if has_controls(chunk.text):
                 row.control_chunks += 1
@@ -296,7 +307,74 @@ def report(data: Path, password: str | None = None) -> int:
     print(f"BibTeX right (all four fields): {right} of {len(_truth())} papers")
     print()
     _report_papers(papers)
+    print()
+    _report_tables(papers)
     return 0
+
+
+def _cells(markdown: str) -> tuple[str, list[list[str]]]:
+    """A table chunk's caption and body rows (header and delimiter rows left out)."""
+    caption, _, table = markdown.partition("\n\n") if not markdown.startswith("|") else ("", "", markdown)
+    lines = [x for x in table.splitlines() if x.startswith("|")]
+    cut = next((i for i, x in enumerate(lines) if set(x) <= set("|-: ")), -1)
+    return caption, [[c.strip() for c in x.strip().strip("|").split("|")] for x in lines[cut + 1 :]]
+
+
+def _label(caption: str) -> str:
+    match = re.match(r"^(Table\s*\d+)[:.]", caption)
+    return " ".join(match.group(1).split()) if match else ""
+
+
+def _numbers(row: list[str]) -> list[str]:
+    return [c.replace(" ", "") for c in row if is_number(c)]
+
+
+def _report_tables(papers: dict[str, Paper]) -> None:
+    """Tables found with their caption, rows and columns as printed, numeric cells in place, rows leaked."""
+    truth = json.loads(TABLES.read_text())["tables"]
+    found = shaped = written = cells = right = leaks = 0
+    for paper_name, paper in sorted(papers.items()):
+        tables: dict[str, list[list[str]]] = {}  # caption label -> body rows, over the table's chunks
+        for text in paper.tables:
+            caption, rows = _cells(text)
+            label = _label(caption)
+            if label:
+                tables.setdefault(label, [])
+                if not tables[label] or rows != tables[label][: len(rows)]:
+                    tables[label] += rows
+        for table in (t for t in truth if t["file"] == paper_name):
+            got = tables.get(table["caption"])
+            found += got is not None
+            if got is None:
+                print(f"{paper_name:16s} {table['caption']:9s} NOT FOUND")
+            if table["rows"] is None:
+                continue
+            written += 1
+            rows = got or []
+            width = max((len(r) for r in rows), default=0)
+            ok = len(rows) == len(table["rows"]) and width == table["columns"]
+            shaped += ok
+            numeric = [(i, j, c) for i, r in enumerate(table["rows"]) for j, c in enumerate(r) if is_number(c)]
+            hits = sum(
+                i < len(rows) and j < len(rows[i]) and rows[i][j].replace(" ", "") == c.replace(" ", "")
+                for i, j, c in numeric
+            )
+            cells += len(numeric)
+            right += hits
+            if not ok or hits < len(numeric):
+                print(
+                    f"{paper_name:16s} {table['caption']:9s} rows {len(rows)} of {len(table['rows'])}, "
+                    f"columns {width} of {table['columns']}, numeric cells {hits} of {len(numeric)}"
+                )
+            for label, other in tables.items():  # its rows in another table's chunks
+                if label == table["caption"]:
+                    continue
+                mine = {tuple(_numbers(r)) for r in table["rows"] if len(_numbers(r)) >= 2}
+                leaks += sum(tuple(_numbers(r)) in mine for r in other)
+    print(f"tables found with their caption: {found} of {len(truth)}")
+    print(f"tables with rows and columns as printed: {shaped} of {written} written down cell by cell")
+    print(f"numeric cells in the right row and column: {right} of {cells} {_pct(right, cells)}")
+    print(f"rows of one table in another table's chunks: {leaks}")
 
 
 def _report_papers(papers: dict[str, Paper]) -> None:

@@ -5,8 +5,9 @@
 Each round parses every PDF once (one untimed parse first: imports are not page time), then reads
 every page's plain text with PDFium alone (the reference of `python -m bench.pdfs --parse-only`).
 The stages are the parser's own functions, timed where pdf.py and pdf_lines.py call them: reading
-characters (pdf_chars.read_page), making lines of them (pdf_lines.read_lines without read_page),
-figure regions, headings, floats, furniture, vocabularies, partitions. "the rest" is what no stage
+characters (pdf_chars.read_page), making lines of them (pdf_lines.read_lines),
+figure regions, tables (pdf_tables.py, on the pages with a table caption), headings, floats,
+furniture, vocabularies, partitions. "the rest" is what no stage
 holds: PDFium's own page and text-page loading (about the reference's time), the title page, the
 document's metadata. CPU seconds (time.process_time), so a loaded machine's waiting is left out.
 """
@@ -19,14 +20,15 @@ from collections import defaultdict
 from pathlib import Path
 
 from bench.pdfs import DEFAULT_DATA, pdfium_text
-from thoth.writes.parsers import ParseError, parse, pdf_lines
+from thoth.writes.parsers import ParseError, parse
 from thoth.writes.parsers import pdf as pdf_parser
 
 # (module, function, stage): the functions timed, where their callers look them up
 _STAGES = [
-    (pdf_lines, "read_page", "reading characters"),
-    (pdf_parser, "read_lines", "characters and lines"),
+    (pdf_parser, "read_chars", "reading characters"),
+    (pdf_parser, "read_lines", "lines from characters"),
     (pdf_parser, "graphic_regions", "figure regions"),
+    (pdf_parser, "_read_tables", "tables"),
     (pdf_parser, "mark_figure_text", "figure regions"),
     (pdf_parser, "mark_headings", "headings"),
     (pdf_parser, "body_size", "headings"),
@@ -88,8 +90,7 @@ def main(argv: list[str] | None = None) -> None:
             seconds.clear()
             total = _parse_all(files, blobs)
             reference = _reference(files)
-            lines = seconds.pop("characters and lines", 0.0) - seconds["reading characters"]
-            parts = {**seconds, "lines from characters": lines}
+            parts = dict(seconds)
             parts["the rest"] = total - sum(parts.values())
             shown = ", ".join(f"{k} {v:.2f}" for k, v in sorted(parts.items(), key=lambda kv: -kv[1]))
             print(f"round {round_}: parser {total:.2f}, PDFium {reference:.2f} ({total / reference:.2f}x): {shown}")

@@ -7,6 +7,8 @@
   stamp rotated in the margin, numbered section headings (bold or small caps), figures with labels,
   a running header and page numbers.
 - `write_symbol_font_pdf`: one line in a font whose codes map to control characters (TeX's cmsy).
+- `write_tables_pdf`: tables as papers set them: ruled (booktabs rules, a header spanning two
+  columns), unruled (columns by alignment alone), and a long ruled one running over a page break.
 - `python -m examples.pdfgen OUT_DIR`: the demo collection (see `DEMO_DOCUMENTS`).
 
 Output is deterministic: every canvas is made with ``invariant=1`` (fixed dates and file id), so the
@@ -359,6 +361,128 @@ def _table(c: canvas.Canvas, y: float, caption: str) -> float:
         c.drawString(MARGIN + 50, top - 13 - 14 * i, row)
     c.drawString(MARGIN, bottom - 20, caption)
     return bottom - 24
+
+
+TABLE_PROSE = (
+    "The models were trained on the same data and evaluated on the held out test set. We report the "
+    "error rates of single models and ensembles, and the number of parameters each one needs. "
+)
+RULED_TABLE = {
+    "caption": "Table 1. Error rates (%) of single models on the validation set.",
+    "header": [["model", "error (%)", "", "params"], ["", "top-1", "top-5", ""]],
+    "rows": [
+        ["VGG-16", "28.07", "9.33", "138M"],
+        ["GoogLeNet", "-", "9.15", "7M"],
+        ["PReLU-net", "24.27", "7.38", "60M"],
+        ["ResNet-50", "22.85", "6.71", "25M"],
+        ["ResNet-152", "21.43", "5.71", "60M"],
+    ],
+}
+UNRULED_TABLE = {
+    "caption": "Table 2: Exact match on three question answering benchmarks.",
+    "header": [["system", "NQ", "WQ", "CT"]],
+    "rows": [
+        ["BM25 reader", "26.5", "17.7", "21.3"],
+        ["Dense retriever", "33.3", "36.4", "30.1"],
+        ["Retrieval pretraining", "40.4", "40.7", "42.9"],
+    ],
+}
+LONG_TABLE = {
+    "caption": "Table 3. Learning rate sweep: loss per step for every run.",
+    "header": [["run", "step", "loss", "accuracy"]],
+    "rows": [
+        [f"sweep-{i:02d}", str(1000 * (i + 1)), f"{4.0 - i * 0.05:.2f}", f"{50 + i * 0.5:.1f}"] for i in range(60)
+    ],
+}
+_COLUMNS = [0.0, 150.0, 230.0, 310.0]  # each column's left edge, from the table's left
+_ROW = 14.0
+
+
+def _rules(c: canvas.Canvas, left: float, y: float, width: float = 380.0) -> None:
+    c.setLineWidth(0.6)
+    c.line(left, y, left + width, y)
+
+
+def _cells(c: canvas.Canvas, left: float, y: float, cells: list[str]) -> None:
+    for x, cell in zip(_COLUMNS, cells, strict=True):
+        if cell:
+            c.drawString(left + x + 4, y, cell)
+
+
+def write_tables_pdf(path: str | Path) -> Path:
+    """Page 1: prose, the ruled table (caption over it, a header "error (%)" over two columns with a
+    partial rule under it), prose, the unruled table (caption under it), prose. Pages 2-3: prose, then
+    the long table from the foot of page 2 over the break, its header repeated on page 3, then prose."""
+    buf = io.BytesIO()
+    c = _new_canvas(buf)
+    left = MARGIN + 20
+    width = PAGE_WIDTH - 2 * MARGIN
+
+    def prose(y: float, text: str) -> float:
+        c.setFont(BODY_FONT, 10)
+        for line in simpleSplit(text, BODY_FONT, 10, width):
+            y -= 12.5
+            c.drawString(MARGIN, y, line)
+        return y - 8
+
+    y = prose(PAGE_HEIGHT - MARGIN, TABLE_PROSE * 2)
+    c.setFont(BODY_FONT, 9)
+    y -= 12
+    c.drawString(MARGIN, y, RULED_TABLE["caption"])
+    y -= 8
+    _rules(c, left, y)
+    y -= 11
+    c.setFont(BODY_FONT, 9)
+    c.drawString(left + _COLUMNS[0] + 4, y - 6, "model")
+    c.drawString(left + 185, y, "error (%)")
+    c.drawString(left + _COLUMNS[3] + 4, y - 6, "params")
+    c.setLineWidth(0.4)
+    c.line(left + _COLUMNS[1], y - 3, left + _COLUMNS[3] - 10, y - 3)  # under the spanning header
+    y -= _ROW
+    _cells(c, left, y, ["", "top-1", "top-5", ""])
+    y -= 5
+    _rules(c, left, y)
+    for row in RULED_TABLE["rows"]:
+        y -= _ROW
+        _cells(c, left, y, row)
+    y -= 6
+    _rules(c, left, y)
+    y = prose(y - 12, TABLE_PROSE)
+    y -= 6
+    c.setFont(BODY_FONT, 9)
+    for row in [*UNRULED_TABLE["header"], *UNRULED_TABLE["rows"]]:
+        y -= _ROW
+        _cells(c, left, y, row)
+    y -= 20
+    c.drawString(MARGIN, y, UNRULED_TABLE["caption"])
+    prose(y - 16, TABLE_PROSE)
+    c.showPage()
+
+    y = prose(PAGE_HEIGHT - MARGIN, TABLE_PROSE * 3)
+    c.setFont(BODY_FONT, 9)
+    y -= 12
+    c.drawString(MARGIN, y, LONG_TABLE["caption"])
+    rows = list(LONG_TABLE["rows"])
+    while rows:
+        y -= 8
+        _rules(c, left, y)
+        y -= 11
+        c.setFont(BODY_FONT, 9)
+        _cells(c, left, y, LONG_TABLE["header"][0])
+        y -= 5
+        _rules(c, left, y)
+        while rows and y - _ROW > MARGIN:
+            y -= _ROW
+            _cells(c, left, y, rows.pop(0))
+        y -= 6
+        _rules(c, left, y)
+        if rows:
+            c.showPage()
+            y = PAGE_HEIGHT - MARGIN + 8
+    prose(y - 12, TABLE_PROSE)
+    c.showPage()
+    c.save()
+    return _write(path, buf.getvalue())
 
 
 def _raw_pdf(objects: list[bytes]) -> bytes:

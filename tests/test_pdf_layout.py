@@ -171,9 +171,9 @@ def test_the_cyclic_collector_is_paused_during_a_parse_and_restored_after(
     seen: list[bool] = []
     real = pdf_parser.read_lines
 
-    def watching(textpage, page: int, hidden):  # the real reader, noting the collector's state as each page is read
+    def watching(*args):  # the real reader, noting the collector's state as each page is read
         seen.append(gc.isenabled())
-        return real(textpage, page, hidden)
+        return real(*args)
 
     monkeypatch.setattr(pdf_parser, "read_lines", watching)
     assert gc.isenabled()

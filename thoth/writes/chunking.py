@@ -5,7 +5,10 @@ embedded text (its heading context plus its body) is kept within
 `max_tokens`. Bodies are packed from whole paragraphs and sentences; a sentence
 too long for one chunk is cut between words, never inside one. Consecutive text
 chunks share up to `overlap_tokens` of trailing sentences. Code blocks and
-tables become chunks of their own, kept whole where they fit.
+tables become chunks of their own, kept whole where they fit; a table too long
+for one chunk is cut between rows, and each chunk repeats its caption and header
+(what comes before the Markdown delimiter row `| --- |`), so every chunk reads
+as a table of its own.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from thoth.writes.parsers import Block, Section
 OVERLAP_TOKENS = 32
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])")
+_DELIMITER_ROW = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")  # a Markdown table's | --- | row
 
 
 @dataclass
@@ -109,6 +113,33 @@ class Chunker:
                 units.extend(self._pack_lines(lines, budget))
         return units
 
+    def _table_units(self, text: str, budget: int) -> list[_Unit]:
+        """A table in pieces of whole rows, each under the table's head (caption and header rows, up to
+        and including the delimiter row) when the whole does not fit."""
+        whole = self.tok.count([text])[0]
+        if whole <= budget:
+            return [_Unit(text, whole)]
+        lines = text.split("\n")
+        cut = next((i + 1 for i, line in enumerate(lines) if _DELIMITER_ROW.match(line.strip())), 0)
+        head, rows = "\n".join(lines[:cut]), lines[cut:]
+        if not head or not rows:
+            return self._pack_lines(lines, budget)
+        head_tokens = self.tok.count([head])[0] + 1
+        if head_tokens <= budget // 2:
+            pieces = self._pack_lines(rows, budget - head_tokens)
+            return [_Unit(f"{head}\n{p.text}", p.tokens + head_tokens) for p in pieces]
+        # a long caption: the first piece has it whole, the others its first words (and the header rows)
+        caption, header = "\n".join(lines[: cut - 2]).strip(), "\n".join(lines[cut - 2 : cut])
+        header_tokens = self.tok.count([header])[0] + 1
+        if header_tokens > budget // 2:  # a header wider than half a chunk: the table is cut like code
+            return self._pack_lines(lines, budget)
+        short = self._word_windows(caption, budget // 4)[0].text if caption else ""
+        short_head = f"{short} …\n\n{header}" if short else header
+        short_tokens = self.tok.count([short_head])[0] + 1
+        first = [_Unit(head, head_tokens)] if head_tokens <= budget else self._pack_lines(lines[:cut], budget)
+        pieces = self._pack_lines(rows, budget - short_tokens)
+        return first + [_Unit(f"{short_head}\n{p.text}", p.tokens + short_tokens) for p in pieces]
+
     def _pack_lines(self, lines: list[str], budget: int) -> list[_Unit]:
         out: list[_Unit] = []
         current: list[str] = []
@@ -177,6 +208,9 @@ class Chunker:
                     continue
                 pieces += [(text, "text", "") for text in self._pack(pending, budget, " ")]
                 pending = []
+                if block.kind == "table":  # each piece under the table's head: never packed with another
+                    pieces += [(u.text, "table", "") for u in self._table_units(block.text, budget)]
+                    continue
                 units = self._units(block, budget)
                 pieces += [(text, block.kind, block.language) for text in self._pack(units, budget, "\n")]
             pieces += [(text, "text", "") for text in self._pack(pending, budget, " ")]

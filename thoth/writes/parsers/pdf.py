@@ -25,16 +25,18 @@ from contextlib import contextmanager
 import pypdfium2 as pdfium
 
 from thoth.writes.parsers import Block, ParsedDocument, ParseError, Section
+from thoth.writes.parsers.pdf_chars import read_page as read_chars
 from thoth.writes.parsers.pdf_figures import graphic_regions, mark_figure_text
 from thoth.writes.parsers.pdf_floats import mark_floats, split_floats
 from thoth.writes.parsers.pdf_headings import body_size, mark_headings, person_case
 from thoth.writes.parsers.pdf_layout import DOI, REFERENCES, Line, mark_furniture, read_title_page
 from thoth.writes.parsers.pdf_lines import read_lines
 from thoth.writes.parsers.pdf_ocr import OcrPage, read_page
+from thoth.writes.parsers.pdf_tables import Table, continue_table, find_tables, markdown, needs_look
 from thoth.writes.parsers.pdf_text import UNMAPPED, clean_text, join_hyphens, vocabulary
 
 # Part of a document's identity (thoth/writes/writer.py): a new version re-parses every PDF once.
-PARSER_VERSION = "pdf-9"  # pdf-9: text a person cannot see is left out (pdf_hidden.py)
+PARSER_VERSION = "pdf-10"  # pdf-9: hidden text left out (pdf_hidden.py); pdf-10: tables as Markdown tables
 
 
 def _year(date: str) -> int | None:
@@ -117,33 +119,50 @@ def _unheaded_references(pages: list[list[Line]]) -> tuple[int, int] | None:
     return None
 
 
-def _partitions(pages: list[list[Line]], vocab, words: Counter[str]) -> list[Section]:
-    """One partition per page and section: chunks never straddle a section break or a page."""
+def _table_partition(table: Table, path: list[str], vocab) -> Section:
+    text = markdown(table, lambda s: " ".join(clean_text(s, vocab).split()))
+    return Section("page", [Block(text, kind="table")], list(path), page_start=table.pages[0], page_end=table.pages[-1])
+
+
+def _flush(partitions: list, body: list[Line], held: list[Section], path: list[str], references: bool, vocab) -> None:
+    """The running text gathered so far as a partition, then the tables met in it (both emptied)."""
+    if body:
+        partitions.append(_section_partition(body, path, references, vocab))
+        body.clear()
+    partitions.extend(held)
+    held.clear()
+
+
+def _partitions(pages: list[list[Line]], vocab, words: Counter[str], tables: list[Table]) -> list[Section]:
+    """One partition per page and section: chunks never straddle a section break or a page. A table is a
+    partition of its own, after the running text it interrupts (which reads on across it)."""
     partitions: list[Section | None] = []
     path: list[str] = []
     references = False
     unheaded = _unheaded_references(pages)
+    written: set[int] = set()
     for lines in pages:
         body: list[Line] = []
+        held: list[Section] = []  # the tables met in `body`, written after it
         for line in lines:
             if line.furniture or line.heading_level < 0:
                 continue
+            if line.table >= 0:
+                if line.table not in written:
+                    written.add(line.table)
+                    held.append(_table_partition(tables[line.table], path, vocab))
+                continue
             if (line.page, line.index) == unheaded:
-                if body:
-                    partitions.append(_section_partition(body, path, references, vocab))
-                    body = []
+                _flush(partitions, body, held, path, references, vocab)
                 references = True
             if line.heading_level == 0:
                 body.append(line)
                 continue
-            if body:
-                partitions.append(_section_partition(body, path, references, vocab))
-                body = []
+            _flush(partitions, body, held, path, references, vocab)
             heading = person_case(" ".join(clean_text(line.plain).split()), words)
             path = [*path[: line.heading_level - 1], heading]
             references = _is_references(heading)
-        if body:
-            partitions.append(_section_partition(body, path, references, vocab))
+        _flush(partitions, body, held, path, references, vocab)
     return [p for p in partitions if p is not None]
 
 
@@ -158,7 +177,8 @@ def _join_page_breaks(partitions: list[Section], vocab) -> list[Section]:
     page ends on a hyphen or a comma)."""
     out: list[Section] = []
     for section in partitions:
-        prev = out[-1] if out else None
+        # a table between two pages' text is passed over: the sentence it interrupts still joins
+        prev = next((s for s in reversed(out) if s.blocks[0].kind != "table"), None)
         if (
             prev is not None
             and section.page_start == (prev.page_end or 0) + 1
@@ -258,6 +278,23 @@ def _collector_running() -> Iterator[None]:
                 gc.disable()
 
 
+def _read_tables(page, chars, lines: list[Line], number: int, open_table: Table | None, tables: list[Table]):
+    """The page's tables added to `tables` (a table going on from the page before joins it), their lines
+    marked with the table's number; returns the table that reaches the page's foot, if one does."""
+    last = None
+    for table in find_tables(page, chars, lines, number, open_table):
+        if not table.caption and open_table is not None:
+            continue_table(open_table, table)
+            table, at = open_table, next(i for i, t in enumerate(tables) if t is open_table)
+        else:
+            tables.append(table)
+            at = len(tables) - 1
+        for line in table.lines:
+            line.table = at
+        last = table
+    return last if last is not None and last.open_end else None
+
+
 def parse(data: bytes, fallback_title: str, password: str | None = None, ocr: bool = False) -> ParsedDocument:
     with _collector_paused():
         return _parse(data, fallback_title, password, ocr)
@@ -281,13 +318,20 @@ def _parse(data: bytes, fallback_title: str, password: str | None, ocr: bool) ->
         heights: list[float] = []
         scanned: dict[int, OcrPage] = {}  # page number -> its OCR'd text, for pages without a text layer
         hidden: Counter[str] = Counter()  # characters left out, by reason (pdf_hidden.py)
+        tables: list[Table] = []
+        open_table: Table | None = None  # the last table, while it reaches the foot of its page
         for number in range(1, len(pdf) + 1):
             page = pdf[number - 1]
             textpage = page.get_textpage()
             try:
-                lines = read_lines(textpage, number, hidden)
+                chars = read_chars(textpage, hidden)
+                lines = read_lines(textpage, number, hidden, chars)
                 if lines:  # a page without text has no label to mark: its drawing is not walked
                     mark_figure_text(lines, graphic_regions(page, page.get_width(), page.get_height()))
+                if lines and needs_look(lines, open_table is not None):
+                    open_table = _read_tables(page, chars, lines, number, open_table, tables)
+                else:
+                    open_table = None
                 pages.append(lines)
                 heights.append(page.get_height())
                 if ocr and not lines:
@@ -329,7 +373,7 @@ def _parse(data: bytes, fallback_title: str, password: str | None, ocr: bool) ->
     text = "\n".join(x.text for lines in pages for x in lines if not x.furniture)
     vocab = vocabulary(text)
     words = _written_words(pages, start)
-    partitions = _ocr_sections(scanned, _join_page_breaks(_partitions(pages, vocab, words), vocab), vocab)
+    partitions = _ocr_sections(scanned, _join_page_breaks(_partitions(pages, vocab, words, tables), vocab), vocab)
     if not partitions:
         raise _no_text(page_count, ocr)
     first_page = clean_text("\n".join(x.text for x in first), vocab)

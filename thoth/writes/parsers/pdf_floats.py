@@ -24,7 +24,7 @@ _FOOTNOTE_START = re.compile(r"^(?:\d{1,2}|[∗*†‡§¶⋆])\s*[^\W\d_]")
 _LOW = 0.4  # of the page's height: where footnotes sit
 
 
-def _caption_lines(lines: list[Line], start: int) -> list[Line]:
+def caption_lines(lines: list[Line], start: int) -> list[Line]:
     first = lines[start]
     out = [first]
     for line in lines[start + 1 :]:
@@ -49,7 +49,11 @@ def _footnote_lines(lines: list[Line], start: int, body: float) -> list[Line]:
 def mark_floats(pages: list[list[Line]], body: float, heights: list[float]) -> None:
     """Set `role` ('caption' or 'footnote') on the lines of captions and footnotes."""
     for lines, height in zip(pages, heights, strict=True):
-        lines = [x for x in lines if not (x.furniture or x.heading_level) and (x.in_figure or not x.rotated)]
+        lines = [
+            x
+            for x in lines
+            if not (x.furniture or x.heading_level or x.role == "table") and (x.in_figure or not x.rotated)
+        ]
         # a figure's labels join its caption; a page without captions (a form, text over an image) keeps them
         captioned = any(_CAPTION.match(x.plain.strip()) for x in lines)
         i = 0
@@ -59,7 +63,7 @@ def mark_floats(pages: list[list[Line]], body: float, heights: list[float]) -> N
             found: list[Line] = []
             role = ""
             if _CAPTION.match(text) and not line.in_figure:
-                found, role = _caption_lines(lines, i), "caption"
+                found, role = caption_lines(lines, i), "caption"
             elif (
                 line.size <= body - 0.8
                 and line.y1 < _LOW * height

@@ -54,7 +54,14 @@ def _shape(line: Line) -> bool:
     """A heading's words: a few, with letters, not a sentence's middle or end, no address."""
     text = line.plain.strip()
     words = text.split()
-    if line.rotated or line.furniture or line.in_figure or not 1 <= len(words) <= 14 or len(text) > 100:
+    if (
+        line.rotated
+        or line.furniture
+        or line.in_figure
+        or line.role == "table"
+        or not 1 <= len(words) <= 14
+        or len(text) > 100
+    ):
         return False
     if not re.search(r"[^\W\d_]{2}", text) or text.endswith((",", ";", ":")) or "@" in text:
         return False

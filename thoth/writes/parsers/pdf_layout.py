@@ -61,7 +61,8 @@ class Line:
     furniture: bool = False
     top: float = 0.0  # the largest size of its letters (small caps: the capitals' size)
     in_figure: bool = False  # inside a figure's drawing (pdf_figures.py): a label, never a heading
-    role: str = ""  # caption | footnote (pdf_floats.py): kept out of the running text
+    role: str = ""  # caption | footnote (pdf_floats.py) | table (pdf_tables.py): kept out of the running text
+    table: int = -1  # a table's line (its caption's too): the table's number in the document (pdf.py)
 
 
 def _attach_accents(chars: list[Char]) -> list[Char]:

@@ -32,10 +32,11 @@ from thoth.writes.parsers.pdf_layout import (
 from thoth.writes.parsers.pdf_text import HYPHEN
 
 
-def read_lines(textpage, page: int, hidden: Counter) -> list[Line]:
+def read_lines(textpage, page: int, hidden: Counter, chars: PageChars | None = None) -> list[Line]:
     """The page's lines in PDFium's reading order, fragments of one printed line merged; characters a
-    person cannot see are left out and counted in `hidden` (pdf_hidden.py)."""
-    chars = read_page(textpage, hidden)
+    person cannot see are left out and counted in `hidden` (pdf_hidden.py). `chars`: the page's
+    characters, when the caller has read them already."""
+    chars = read_page(textpage, hidden) if chars is None else chars
     groups = _line_breaks(chars)
     lines: list[Line] = []
     angles = map(char_angle, repeat(chars.handle), [start for start, _ in groups])  # a line's first character's

@@ -329,6 +329,11 @@ def _numbers(row: list[str]) -> list[str]:
     return [c.replace(" ", "") for c in row if is_number(c)]
 
 
+def _signature(row: list[str]) -> tuple[str, ...]:
+    """A row by its label and its numbers (another table may quote a number, not the row)."""
+    return (_norm(row[0]) if row else "", *_numbers(row))
+
+
 def _report_tables(papers: dict[str, Paper]) -> None:
     """Tables found with their caption, rows and columns as printed, numeric cells in place, rows leaked."""
     truth = json.loads(TABLES.read_text())["tables"]
@@ -369,8 +374,11 @@ def _report_tables(papers: dict[str, Paper]) -> None:
             for label, other in tables.items():  # its rows in another table's chunks
                 if label == table["caption"]:
                     continue
-                mine = {tuple(_numbers(r)) for r in table["rows"] if len(_numbers(r)) >= 2}
-                leaks += sum(tuple(_numbers(r)) in mine for r in other)
+                mine = {_signature(r) for r in table["rows"] if len(_numbers(r)) >= 2}
+                leaked = [r for r in other if _signature(r) in mine]
+                for row in leaked:
+                    print(f"{paper_name:16s} {table['caption']:9s} row in {label}'s chunks: {' | '.join(row)}")
+                leaks += len(leaked)
     print(f"tables found with their caption: {found} of {len(truth)}")
     print(f"tables with rows and columns as printed: {shaped} of {written} written down cell by cell")
     print(f"numeric cells in the right row and column: {right} of {cells} {_pct(right, cells)}")

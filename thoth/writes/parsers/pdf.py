@@ -36,7 +36,7 @@ from thoth.writes.parsers.pdf_tables import Table, continue_table, find_tables, 
 from thoth.writes.parsers.pdf_text import UNMAPPED, clean_text, join_hyphens, vocabulary
 
 # Part of a document's identity (thoth/writes/writer.py): a new version re-parses every PDF once.
-PARSER_VERSION = "pdf-10"  # pdf-9: hidden text left out (pdf_hidden.py); pdf-10: tables as Markdown tables
+PARSER_VERSION = "pdf-11"  # pdf-9: hidden text left out (pdf_hidden.py); pdf-10/11: tables as Markdown tables
 
 
 def _year(date: str) -> int | None:

@@ -61,7 +61,8 @@ class Table:
 
 
 def is_number(cell: str) -> bool:
-    return bool(_NUMBER.match(cell.strip().replace(" ", "")))
+    cell = cell.strip().replace(" ", "")
+    return bool(_NUMBER.match(cell)) and cell.count("(") == cell.count(")") and cell.count("[") == cell.count("]")
 
 
 # -- ruling lines ----------------------------------------------------------------------------------
@@ -136,7 +137,7 @@ def _overlap(a0: float, a1: float, b0: float, b1: float) -> float:
 
 
 def _ruled_regions(
-    horizontal: list[Box], vertical: list[Box], captions: list[Line], prose: list[Line] = ()
+    horizontal: list[Box], vertical: list[Box], captions: list[Line], prose: list[Line] = (), lines: list[Line] = ()
 ) -> list[tuple[Box, list[Box]]]:
     """Stacks of horizontal rules of about one width, no caption or running text between two of them:
     (region, its rules)."""
@@ -150,6 +151,13 @@ def _ruled_regions(
             if _overlap(x0, x1, rule[0], rule[2]) < 0.5 * width or low - rule[3] > _STACK_GAP:
                 continue
             if any(_overlap(x0, x1, c.x0, c.x1) > 0 and rule[3] < c.y0 and c.y1 < low for c in [*captions, *prose]):
+                continue
+            between = [x for x in lines if rule[3] < (x.y0 + x.y1) / 2 < low and _overlap(x0, x1, x.x0, x.x1) > 0]
+            if low - rule[3] > 24 and (  # a wide empty space under one or over the other: not one table's
+                not between
+                or low - max(x.y1 for x in between) > 2.5 * between[0].size
+                or min(x.y0 for x in between) - rule[3] > 2.5 * between[0].size
+            ):
                 continue
             group.append(rule)
             break
@@ -242,10 +250,10 @@ def _separators(rows: list[list[_Word]], box: Box, forced: list[float]) -> list[
     size = sizes[len(sizes) // 2]
     for row in rows:
         covered = np.zeros(n, bool)
-        for w in row:
+        for w in _phrases(row):  # a word space inside a cell is no gap
             covered[int((w.x0 - x0) / step) : int((w.x1 - x0) / step) + 1] = True
         counts += covered
-    allowed = 0 if len(rows) < 4 else max(1, len(rows) // 8)
+    allowed = 0 if len(rows) < 4 else max(1, len(rows) // 4)  # a spanning cell or two may cross a gap
     gap = max(4.0, 0.6 * size) / step
     empty = counts <= allowed
     cuts: list[float] = []
@@ -275,16 +283,22 @@ def _column(x: float, cuts: list[float]) -> int:
 
 
 def _is_numeric_row(row: list[_Word]) -> bool:
-    return any(is_number(w.text) for w in row[1:])
+    """A row of values: it ends in a number, or half its words after the first are numbers ("VOC 07 test"
+    is a header's)."""
+    rest = [is_number(w.text) for w in row[1:]]
+    return bool(rest) and (rest[-1] or sum(rest) >= len(rest) / 2)
 
 
 def _header_count(rows: list[list[_Word]], inner_rules: list[float]) -> int:
     """Rows above the first inner rule that has rows under it, or those before the first with a number."""
-    for y in sorted(inner_rules, reverse=True):
+    best = 0
+    for y in sorted(inner_rules, reverse=True):  # the lowest rule with no row of numbers over it
         above = sum(1 for r in rows if min(w.y0 for w in r) > y)
-        if 0 < above < len(rows) and not any(map(_is_numeric_row, rows[:above])):  # numbers: rows of a group
-            return above if above <= max(3, len(rows) // 2) else 1
-    for k, row in enumerate(rows[:4]):
+        if 0 < above < len(rows) and above <= max(3, len(rows) // 2) and not any(map(_is_numeric_row, rows[:above])):
+            best = max(best, above)
+    if best:
+        return best
+    for k, row in enumerate(rows[: max(2, len(rows) // 2 + 1)]):  # a header's cells may stack in lines
         if _is_numeric_row(row):
             return max(1, k)
     return 1
@@ -377,7 +391,7 @@ def _unruled_body(chars: PageChars, lines: list[Line], caption: list[Line]) -> l
                 loose = 0
             else:
                 loose += 1
-                if loose > 1 or not found:
+                if loose > 1:
                     break
             found.append(x)
             prev = min(prev, x.y0) if down else max(prev, x.y1)
@@ -406,7 +420,9 @@ def find_tables(page, chars: PageChars, lines: list[Line], number: int, open_tab
         return []
     horizontal, vertical = rulings(page)
     captions = [_before_rule(c, horizontal) for c in captions]
-    regions = _ruled_regions(horizontal, vertical, [c[0] for c in captions], [x for x in lines if _sentence(x)])
+    regions = _ruled_regions(
+        horizontal, vertical, [c[0] for c in captions], [x for x in lines if _sentence(chars, x)], lines
+    )
     tables: list[Table] = []
     used: set[int] = set()
     side = _caption_side(captions, regions)
@@ -453,10 +469,13 @@ def find_tables(page, chars: PageChars, lines: list[Line], number: int, open_tab
     return sorted(tables, key=lambda t: min((x.index for x in t.lines), default=0))
 
 
-def _sentence(line: Line) -> bool:
-    """A line of running text: ten words or more, most of them words of letters (a table's cells are not)."""
+def _sentence(chars: PageChars, line: Line) -> bool:
+    """A line of running text: ten words or more, most of them words of letters, set a word space apart
+    (a header row of words stands apart in columns)."""
     words = line.plain.split()
-    return len(words) >= 10 and sum(w.strip(".,;:()").isalpha() for w in words) >= 0.7 * len(words)
+    if len(words) < 10 or sum(w.strip(".,;:()").isalpha() for w in words) < 0.7 * len(words):
+        return False
+    return not _table_like(chars, line)
 
 
 def _spread(caption: list[Line]) -> Box:
@@ -503,16 +522,23 @@ def _ruled_table(
     chars: PageChars, lines: list[Line], box: Box, rules: list[Box], caption: list[Line], number: int
 ) -> Table | None:
     taken = {id(x) for x in caption}
-    # a header set over the top rule (a table ruled only under its header): the line right above it
-    over = [
+    # a table ruled only under its header, or over its last row: the line just over or under the rules
+    free = [
         x
         for x in lines
         if id(x) not in taken
-        and 0 <= x.y0 - box[3] < 0.8 * (x.size or 10.0)
+        and not x.role
+        and not TABLE_CAPTION.match(x.plain.strip())
+        and not _sentence(chars, x)
         and _overlap(box[0], box[2], x.x0, x.x1) > 0
     ]
-    if over:
-        box = (box[0], box[1], box[2], max(x.y1 for x in over))
+    grown = True
+    while grown:  # line by line, while the next one is as close as a row's
+        over = [x for x in free if 0 <= x.y0 - box[3] < 0.8 * (x.size or 10.0)]
+        under = [x for x in free if -0.3 * (x.size or 10.0) <= box[1] - x.y1 < 0.8 * (x.size or 10.0)]
+        grown = bool(over or under)
+        box = (box[0], min([box[1], *(x.y0 for x in under)]), box[2], max([box[3], *(x.y1 for x in over)]))
+        free = [x for x in free if x not in over and x not in under]
     inside = [x for x in lines if _holds(box, x) and not x.furniture]
     return _table(chars, box, rules, caption, number, inside)
 

@@ -1,11 +1,15 @@
 # Web and git sources (docs/sources.md): each is refreshed on its own schedule by a run of the ingest job
 # with its arguments overridden: a re-crawl sends conditional requests, a git source reads only the
-# commits since the last run, so an unchanged source costs a few requests and writes nothing.
+# commits since the last run, so an unchanged source costs a few requests and writes nothing. Its scope
+# (path, include, exclude) is passed on every run, so the schedule reads exactly what it was given.
 variable "remote_sources" {
   type = list(object({
     name     = string # the collection: --name
     source   = string # https://docs.example.com/guide/ or a git URL
     ref      = optional(string, "")
+    path     = optional(string, "")       # git: only this folder of the repository
+    include  = optional(list(string), []) # globs of paths (or URL paths) to take
+    exclude  = optional(list(string), []) # globs of paths to leave out
     schedule = optional(string, "0 4 * * *")
   }))
   description = "Websites and git repositories the ingest job refreshes on a schedule: one Cloud Scheduler trigger each."
@@ -32,6 +36,9 @@ resource "google_cloud_scheduler_job" "source" {
           args = concat(
             ["-m", "ingest", "--source", each.value.source, "--name", each.key, "--db", local.db_uri],
             each.value.ref != "" ? ["--ref", each.value.ref] : [],
+            each.value.path != "" ? ["--path", each.value.path] : [],
+            flatten([for glob in each.value.include : ["--include", glob]]),
+            flatten([for glob in each.value.exclude : ["--exclude", glob]]),
           )
         }]
       }

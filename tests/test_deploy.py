@@ -227,7 +227,9 @@ def test_cloud_run_service_job_and_events(module: Module) -> None:
     assert ":run" in str(maintain["uri"]) and '"maintain"' in str(maintain["body"])  # the job, as `maintain`
     source = module.resources["google_cloud_scheduler_job.source"]  # one trigger per web or git source
     assert "var.remote_sources" in str(source["for_each"]) and ":run" in str(source["http_target"][0]["uri"])
-    assert '"--source"' in str(source["http_target"][0]["body"]) and '"--ref"' in str(source["http_target"][0]["body"])
+    body = str(source["http_target"][0]["body"])
+    assert '"--source"' in body and '"--ref"' in body
+    assert all(f'"--{flag}"' in body for flag in ("path", "include", "exclude"))  # each source's scope
     docs = module.resources["google_storage_bucket.docs"]
     index = module.resources["google_storage_bucket.index"]
     for bucket in (docs, index):

@@ -14,6 +14,7 @@ import pytest
 from tests.conftest import LiveServer, error_text, job_env, make_settings, ok, run_ingest
 from thoth.records import Chunk, Document, Source
 from thoth.retrieval.origins import shown_location
+from thoth.source_spec import SourceSpec
 from thoth.store import Store
 from thoth.writes import git_source
 from thoth.writes.objects import SourceError
@@ -116,7 +117,7 @@ def test_git_source_commits_renames_deletes_and_refs(repo: Path, tmp_path: Path)
         "2026-11-26T08:00:00+00:00",
     )
     git(repo, "checkout", "-q", "main")
-    branch = Writer(settings).run(git_source.with_ref(str(repo), "freeze"), name="handbook-freeze")
+    branch = Writer(settings).run(SourceSpec.parse(str(repo), ref="freeze"), name="handbook-freeze")
     assert branch.source_id == "handbook-freeze" and len(branch.ingested) == 3
     frozen = store.first(Document, {"source_id": "handbook-freeze", "key": "engineering/deploys.md"})
     assert frozen is not None and frozen.version == git(repo, "rev-parse", "freeze").strip()

@@ -35,6 +35,8 @@ class Source:
     chunk_count: int = 0
     embed_model: str | None = None
     updated_at: datetime | None = None
+    include: tuple[str, ...] = ()  # the scope runs apply (thoth.source_spec.SourceSpec): globs of keys taken
+    exclude: tuple[str, ...] = ()  # and of keys left out
 
 
 @dataclass(frozen=True)

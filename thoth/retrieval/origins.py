@@ -8,7 +8,6 @@ thoth/writes/git_source.py): `crawl:{source_id}` and `git:{source_id}`, JSON. Th
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
@@ -20,24 +19,11 @@ from thoth.retrieval.collections import shown_source
 from thoth.retrieval.pages import page_url
 from thoth.retrieval.source_ref import SourceRef
 from thoth.retrieval.topics import topic_of
+from thoth.source_spec import origin_kind
 from thoth.store import Store, StoreError
 
 WEB_STATE_KEY = "crawl:{source_id}"
 GIT_STATE_KEY = "git:{source_id}"
-_GIT_URL = re.compile(r"^(ssh|git|file)://|^git@[^:]+:|^https?://\S+\.git/?(#.*)?$")
-
-
-def is_git_url(source: str) -> bool:
-    return bool(_GIT_URL.match(source))
-
-
-def origin_kind(uri: str) -> str:
-    """folder, bucket, web or git: what a source's URI says it is."""
-    if is_git_url(uri):
-        return "git"
-    if uri.startswith(("http://", "https://")):
-        return "web"
-    return "bucket" if uri.startswith("gs://") else "folder"
 
 
 def shown_location(uri: str) -> str:

@@ -223,6 +223,7 @@ class Store:
             self.tables.delete(TABLE_OF[record], filters.where({**scope, key: stale}))
 
     def upsert_source(self, row: dict) -> None:
+        self.tables.add_missing_columns(SOURCES, schema_for(SOURCES, 0))  # a column newer than the table (scope)
         self.tables.merge(SOURCES, "source_id", [row], "sources")
 
     def repoint_chunks(self, source_id: str, doc_id: str, key: str, ref_base: str) -> None:

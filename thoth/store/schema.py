@@ -74,6 +74,9 @@ SOURCES_SCHEMA = pa.schema(
         ("chunk_count", pa.int64()),
         ("embed_model", pa.string()),
         ("updated_at", pa.timestamp("us", tz="UTC")),
+        # the scope every run of the source applies (thoth/source_spec.py); a git path is in `uri` (#ref:path)
+        ("include", pa.list_(pa.string())),  # added: NULL (no scope) in older rows
+        ("exclude", pa.list_(pa.string())),
     ]
 )
 

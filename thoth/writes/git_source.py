@@ -1,4 +1,5 @@
-"""Git sources: `python -m ingest --source <git URL> [--ref REF]` reads a repository at a ref (docs/sources.md).
+"""Git sources: `python -m ingest --source <git URL> [--ref REF] [--path DIR]` reads a repository at a ref
+(docs/sources.md); only files the source's scope wants (thoth/source_spec.py) are listed and walked.
 
 The repository is mirrored (bare) under THOTH_CACHE_DIR/git and fetched on every run; files are listed
 from the commit's tree without reading them, each versioned by the last commit that changed it, so the
@@ -25,7 +26,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from thoth.config import Settings
-from thoth.retrieval.origins import is_git_url, shown_location
+from thoth.retrieval.origins import shown_location
+from thoth.source_spec import SourceSpec, split_fragment
 from thoth.writes.objects import SourceError, SourceObject, is_sidecar
 from thoth.writes.parsers import is_supported
 
@@ -34,25 +36,9 @@ log = logging.getLogger("thoth.ingest")
 GIT_TIMEOUT_SECONDS = 600  # a clone of a large repository; each later command is much faster
 
 
-def split_ref(source: str) -> tuple[str, str]:
-    """(the repository URL, the ref or '' for the remote's HEAD)."""
-    url, _, ref = source.partition("#")
-    return url, ref
-
-
-def with_ref(source: str, ref: str | None) -> str:
-    """The source string a run stores: a local clone as its file:// URL, `#ref` appended."""
-    if not is_git_url(source):
-        path = Path(source).expanduser()
-        if not path.exists():
-            raise SourceError(f"git source {source!r} is neither a git URL nor a local clone")
-        source = path.resolve().as_uri()
-    return f"{split_ref(source)[0]}#{ref}" if ref else source
-
-
 def collection_name(source: str) -> str:
     """`https://gitlab.com/acme/handbook.git#main` -> `handbook`."""
-    url = split_ref(source)[0].rstrip("/")
+    url = split_fragment(source)[0].rstrip("/")
     name = re.split(r"[/:]", url)[-1]
     return name[:-4] if name.endswith(".git") else name
 
@@ -228,13 +214,13 @@ def _name_status(out: str) -> list[str]:
     return lines
 
 
-def read(source: str, settings: Settings, previous: dict) -> GitRead:
-    """Mirror the repository, resolve the ref and list its files, each versioned by its last change."""
-    url, ref = split_ref(source)
+def read(spec: SourceSpec, settings: Settings, previous: dict) -> GitRead:
+    """Mirror the repository, resolve the ref and list its files in scope, each versioned by its last change."""
+    url, ref = spec.location, spec.ref
     repo = Repo(settings, url)
     repo.sync()
     commit = repo.resolve(ref)
-    files = repo.files(commit)
+    files = {path: blob for path, blob in repo.files(commit).items() if spec.wants(path)}
     old_commit = str(previous.get("commit") or "")
     known = {k: Change(*v) for k, v in (previous.get("files") or {}).items() if isinstance(v, list) and len(v) == 3}
     since = ""
@@ -263,7 +249,8 @@ def read(source: str, settings: Settings, previous: dict) -> GitRead:
         )
         for path, (sha, size) in sorted(files.items())
     ]
-    log.info("git %s at %s (%s): %d files", shown_location(url), ref or "HEAD", commit[:12], len(objects))
+    scope = f" ({spec.describe()})" if spec.scoped else ""
+    log.info("git %s at %s (%s): %d files%s", shown_location(url), ref or "HEAD", commit[:12], len(objects), scope)
     if since:  # what git says changed since the last run: the plan re-reads exactly these (and renames' targets)
         log.info("since %s: %s", since[:12], "; ".join(changed_paths) or "no file changed")
     return GitRead(url, ref, commit, objects, changes)

@@ -26,9 +26,9 @@ from thoth.embedders.remote import RemoteEmbedder
 from thoth.gcs import StorageUnavailable
 from thoth.logs import setup_logging
 from thoth.records import Source
+from thoth.source_spec import ScopeError, SourceSpec
 from thoth.store import Store, StoreError
 from thoth.store.maintenance import maintain
-from thoth.writes import git_source
 from thoth.writes.objects import SourceError
 from thoth.writes.progress import ProgressMeter
 from thoth.writes.run_records import record_run, summarise
@@ -75,6 +75,22 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest") -> int:
         "prefix) or a git repository (a git URL, or a local clone with --ref); see docs/sources.md",
     )
     parser.add_argument("--ref", help="git sources: the branch, tag or commit to read (default: HEAD)")
+    parser.add_argument(
+        "--path", help="git sources: only this folder of the repository (as `url#ref:path`); keys keep the full path"
+    )
+    parser.add_argument(
+        "--include",
+        action="append",
+        metavar="GLOB",
+        help="only files (or the web's URL paths) matching this glob, e.g. 'docs/en/**' (repeatable)",
+    )
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        metavar="GLOB",
+        help="leave out files matching this glob, e.g. '**/changelog/**' (repeatable); the scope given is "
+        "recorded with the collection, and a run given none applies the recorded one (docs/sources.md)",
+    )
     parser.add_argument("--db", help="database URI (folder or gs://bucket/prefix); default THOTH_DB_URI")
     parser.add_argument(
         "--name", help="collection name (default: the bucket's or folder's name); its slug is the collection id"
@@ -122,12 +138,11 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest") -> int:
         return reembed_index(settings, stop, received)
     if not args.source:
         return rebuild_trees(settings)
-    if args.ref:
-        try:
-            args.source = git_source.with_ref(args.source, args.ref)
-        except SourceError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 1
+    try:
+        spec = SourceSpec.parse(args.source, ref=args.ref, path=args.path, include=args.include, exclude=args.exclude)
+    except ScopeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1 if exc.argument == "source" else 2  # a source that is not there, or a bad scope argument
     writer = Writer(settings)
     writer.meter = meter
     started_at = datetime.now(UTC)
@@ -135,7 +150,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest") -> int:
     try:
         with meter:
             summary = writer.run(
-                args.source, name=args.name, progress=progress, stop=stop, only_missing=args.command == "missing"
+                spec, name=args.name, progress=progress, stop=stop, only_missing=args.command == "missing"
             )
             if args.rebuild_trees and not summary.interrupted and settings.task_count <= 1:
                 meter.stage("tree")
@@ -144,7 +159,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest") -> int:
         print(f"error: {exc}", file=sys.stderr)
         if isinstance(exc, (SourceError, ValueError)):  # the index is there to record it (never created for it)
             failed = summarise([], trigger="job", started_by=started_by, started_at=started_at, error=str(exc))
-            record_run(writer.store, replace(failed, source_id=_source_id(args.source, args.name)), existing=True)
+            record_run(writer.store, replace(failed, source_id=_source_id(spec.uri, args.name)), existing=True)
         return 1
     finally:
         if bar is not None:

@@ -1,13 +1,15 @@
 """What a run lists, by the kind of source: a folder or gs:// prefix (source_files.py), a website
-(web.py) or a git repository (git_source.py). Web and git sources remember what the last run saw
-(validators, the commit) in the store's settings, saved only after the run wrote its documents."""
+(web.py) or a git repository (git_source.py), each within the source's scope (thoth/source_spec.py).
+Web and git sources remember what the last run saw (validators, the commit) in the store's settings,
+saved only after the run wrote its documents."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from thoth.config import Settings
-from thoth.retrieval.origins import GIT_STATE_KEY, WEB_STATE_KEY, origin_kind, saved_state
+from thoth.retrieval.origins import GIT_STATE_KEY, WEB_STATE_KEY, saved_state
+from thoth.source_spec import SourceSpec
 from thoth.store import Store
 from thoth.writes import git_source, web
 from thoth.writes.objects import SourceObject
@@ -26,14 +28,14 @@ class Listing:
             store.set_setting(key, value)
 
 
-def list_source(store: Store, settings: Settings, source: str, source_id: str) -> Listing:
-    kind = origin_kind(source)
-    if kind == "web":
+def list_source(store: Store, settings: Settings, spec: SourceSpec, source_id: str) -> Listing:
+    """The objects of the source that its scope wants (the lister of each kind asks `spec.wants`)."""
+    if spec.kind == "web":
         key = WEB_STATE_KEY.format(source_id=source_id)
-        crawl = web.crawl(source, settings, web.load_state(saved_state(store, key)))
+        crawl = web.crawl(spec, settings, web.load_state(saved_state(store, key)))
         return Listing(crawl.objects, crawl.failures, "handbook", {key: crawl.state_json()})
-    if kind == "git":
+    if spec.kind == "git":
         key = GIT_STATE_KEY.format(source_id=source_id)
-        read = git_source.read(source, settings, saved_state(store, key))
+        read = git_source.read(spec, settings, saved_state(store, key))
         return Listing(read.objects, state={key: read.state_json()})
-    return Listing(list_all(source, settings))
+    return Listing([o for o in list_all(spec.location, settings) if spec.wants(o.key)])

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from thoth.gcs import GcsUriError, split_gs_uri
 from thoth.records import Document, Source
+from thoth.source_spec import SourceSpec
 from thoth.store import Store
 from thoth.writes.objects import is_sidecar, sidecar_keys
 from thoth.writes.parsers import is_supported
@@ -26,13 +27,14 @@ from thoth.writes.writer import Writer
 log = logging.getLogger("thoth.events")
 
 
-def collection_for(writer: Writer, bucket: str, key: str) -> tuple[str, str, str]:
+def collection_for(writer: Writer, bucket: str, key: str) -> tuple[str, str, str] | None:
     """(collection id, name, uri) an object belongs to: the collection ingested from the longest gs:// prefix
-    holding it, else the bucket's own collection (one per bucket, as the batch job makes by default)."""
+    holding it, else the bucket's own collection (one per bucket, as the batch job makes by default); None
+    when that collection's scope (its include and exclude globs) leaves the object out."""
     store = writer.store
     best: Source | None = None
     if store.has(Source):
-        for source in store.find(Source, fields=["name", "uri"]):
+        for source in store.find(Source, fields=["name", "uri", "include", "exclude"]):
             try:
                 source_bucket, prefix = split_gs_uri(source.uri)
             except GcsUriError:
@@ -41,7 +43,7 @@ def collection_for(writer: Writer, bucket: str, key: str) -> tuple[str, str, str
                 if best is None or len(source.uri) > len(best.uri):
                     best = source
     if best is not None:
-        return best.source_id, best.name, best.uri
+        return (best.source_id, best.name, best.uri) if SourceSpec.of(best).wants(key) else None
     name = collection_name(f"gs://{bucket}")
     return slug(name), name, f"gs://{bucket}"
 
@@ -69,6 +71,9 @@ def apply_event(writer: Writer, event: ObjectEvent) -> list[RunSummary]:
     if event.event_type not in HANDLED:
         return []
     target = collection_for(writer, event.bucket, event.key)
+    if target is None:
+        log.info("event %s: gs://%s/%s is outside its collection's scope", event.message_id, event.bucket, event.key)
+        return []
     source_id, name, uri = target
     if is_sidecar(event.key):  # an edited (or removed) BibTeX file: rewrite its documents' rows
         keys = _documents_with_sidecar(writer, source_id, event.key)

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from thoth.gcs import split_gs_uri
 from thoth.records import Document, Source
-from thoth.retrieval.origins import is_git_url
 from thoth.retrieval.source_ref import content_hash
+from thoth.source_spec import SourceSpec, is_git_url
 from thoth.writes import git_source, web
 from thoth.writes.objects import SourceError, SourceObject, is_sidecar
 from thoth.writes.parsers import MARKDOWN_SUFFIXES, PDF_SUFFIXES
@@ -196,7 +196,7 @@ def reingest(writer: Writer, kind: str, started_by: str = "reindex") -> list[Rei
     for source in sorted(writer.store.find(Source, {"kind": kind}), key=lambda s: s.source_id):
         started_at = datetime.now(UTC)
         try:
-            summary = writer.run(source.uri, name=source.name, source_id=source.source_id)
+            summary = writer.run(SourceSpec.of(source), name=source.name, source_id=source.source_id)
             results.append(Reingested(source.source_id, summary))
         except (SourceError, ValueError) as exc:  # that source is gone or unreadable; the others go on
             log.warning("reingest %s: %s", source.source_id, exc)

@@ -23,6 +23,7 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 
 from thoth.config import Settings
 from thoth.retrieval.source_ref import content_hash
+from thoth.source_spec import SourceSpec, glob_regex
 from thoth.writes.objects import SourceError, SourceObject
 from thoth.writes.parsers import HTML_FORMAT, MARKDOWN_SUFFIXES
 from thoth.writes.web_fetch import HTML_TYPES, Fetcher, origin_of
@@ -94,9 +95,12 @@ def collection_name(url: str) -> str:
 
 
 class Scope:
-    """The URLs a crawl may visit: same scheme and host, under the start URL's path."""
+    """The URLs a crawl may visit: same scheme and host, under the start URL's path, not excluded by the
+    source's globs. A page the include globs leave out is visited for its links but not listed."""
 
-    def __init__(self, start: str):
+    def __init__(self, spec: SourceSpec):
+        self.spec = spec
+        start = spec.location
         parts = urlsplit(start)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise SourceError(f"web source {start!r} must be an http(s)://host/… URL")
@@ -110,13 +114,22 @@ class Scope:
         if absolute.lower().endswith(_SKIPPED_SUFFIXES):
             return None
         if absolute == self.prefix.rstrip("/") or absolute.startswith(self.prefix):
-            return absolute
+            return absolute if not any(glob_regex(p).match(_path(absolute)) for p in self.spec.exclude) else None
         return None
+
+    def listed(self, url: str) -> bool:
+        """Whether the page at `url` is one of the source's documents (include and exclude globs)."""
+        return self.spec.wants(_path(url))
 
     def key(self, url: str) -> str:
         parts = urlsplit(url)
         key = parts.path.lstrip("/") or "index"
         return f"{key}?{parts.query}" if parts.query else key
+
+
+def _path(url: str) -> str:
+    """What scope globs match for a URL: its path without the leading slash."""
+    return urlsplit(url).path.lstrip("/")
 
 
 def _is_markdown(url: str) -> bool:
@@ -222,6 +235,8 @@ class _Crawler:
     def _list(self, url: str, page: PageState, body: bytes | None) -> None:
         """The page at `url` is the crawl's, and its document listed (once, by key)."""
         self.crawl.pages[url] = page
+        if not self.scope.listed(page.url):  # visited for its links only
+            return
         with self.lock:
             if page.key in self.keys:  # two URLs of one page (a redirect and its target): listed once
                 return
@@ -279,10 +294,11 @@ class _Crawler:
                 self._list(url, page, None)
 
 
-def crawl(start: str, settings: Settings, previous: Previous | None = None) -> Crawl:
-    """Crawl the site under `start`, with conditional requests for the pages and seeds in `previous`."""
+def crawl(spec: SourceSpec, settings: Settings, previous: Previous | None = None) -> Crawl:
+    """Crawl the site under the spec's URL, with conditional requests for the pages and seeds in `previous`."""
     began = time.perf_counter()
-    scope = Scope(start)
+    start = spec.location
+    scope = Scope(spec)
     previous = previous or Previous()
     fetcher = Fetcher(settings, scope.origin, previous.seeds)
     try:

@@ -19,6 +19,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from thoth.records import Chunk as StoredChunk  # a chunk as the index holds it 
 from thoth.records import Document, Partition, Source, to_row
 from thoth.retrieval.source_ref import SourceRef, content_hash
 from thoth.retrieval.summarise import tree_summariser
+from thoth.source_spec import SourceSpec
 from thoth.store import Store
 from thoth.writes import parsers
 from thoth.writes.calibrate import calibrate
@@ -68,7 +70,7 @@ class Writer:
 
     def run(
         self,
-        source: str,
+        source: str | SourceSpec,
         name: str | None = None,
         progress: Callable[[int, int, str], None] | None = None,
         stop: threading.Event | None = None,
@@ -79,12 +81,17 @@ class Writer:
         """Bring the collection in line with `source`; `only_missing` ingests only keys it does not know yet.
 
         The collection is `source_id` if given, else the slug of `name`, else of the bucket's or folder's name.
+        A source given without a scope (path, include, exclude) gets the one the collection was ingested with.
         """
         started = time.perf_counter()
-        if name is None and source.startswith("gs://"):
-            name = collection_name(source)  # one collection per bucket, named after it
-        source_id = source_id or slug(collection_name(source, name))
-        listed = list_source(self.store, self.settings, source, source_id)  # a folder, bucket, site or repository
+        spec = source if isinstance(source, SourceSpec) else SourceSpec.parse(source)
+        if name is None and spec.kind == "bucket":
+            name = collection_name(spec.location)  # one collection per bucket, named after it
+        source_id = source_id or slug(collection_name(spec.uri, name))
+        recorded = self.store.first(Source, {"source_id": source_id}) if self.store.has(Source) else None
+        if recorded is not None:
+            spec = spec.with_scope_of(SourceSpec.of(recorded))
+        listed = list_source(self.store, self.settings, spec, source_id)  # a folder, bucket, site or repository
         listing = listed.objects
         plan = plan_run(self, source_id, listing, only_missing=only_missing)
         log.info(
@@ -95,7 +102,10 @@ class Writer:
             len(plan.removed),
         )
         kind = listed.kind or (source_kind([o.key for o in listing]) if listing else None)
-        summary = self.execute(plan, name=name, uri=source, kind=kind, progress=progress, stop=stop)
+        summary = self.execute(plan, name=name, uri=spec, kind=kind, progress=progress, stop=stop)
+        if plan.empty and recorded is not None and SourceSpec.of(recorded) != spec:  # a new scope, no file changed
+            scoped = replace(recorded, uri=spec.uri, include=spec.include, exclude=spec.exclude)
+            self.store.upsert_source(to_row(scoped))
         summary.failed += listed.failures  # pages a crawl could not use, with their reasons
         if not summary.interrupted:
             listed.save(self.store)
@@ -196,7 +206,7 @@ class Writer:
         plan: Plan,
         *,
         name: str | None,
-        uri: str,
+        uri: str | SourceSpec,
         kind: str | None = None,
         progress: Callable[[int, int, str], None] | None = None,
         stop: threading.Event | None = None,
@@ -392,8 +402,12 @@ class Writer:
     def _has_diffs(self, source_id: str) -> bool:
         return self.store.count_of(Partition, {"source_id": source_id, "is_diff": True}) > 0
 
-    def _update_source(self, source_id: str, name: str | None, uri: str, kind: str | None) -> None:
+    def _update_source(self, source_id: str, name: str | None, uri: str | SourceSpec, kind: str | None) -> None:
+        """Write the source's row: counts, kind, and the spec a run read it with (a single object's write
+        keeps the row's scope)."""
         previous = self.store.first(Source, {"source_id": source_id}) or Source(source_id)
+        scope = (uri.include, uri.exclude) if isinstance(uri, SourceSpec) else (previous.include, previous.exclude)
+        uri = uri.uri if isinstance(uri, SourceSpec) else uri
         kind = kind or previous.kind or "pdf"
         product = previous.product
         local = None if "://" in uri else Path(uri).expanduser().resolve()
@@ -422,6 +436,8 @@ class Writer:
                 chunk_count=counts[1],
                 embed_model=self.embedder.model_name,
                 updated_at=datetime.now(UTC),
+                include=scope[0],
+                exclude=scope[1],
             )
             if _unchanged(source, previous):
                 return  # nothing in the row changed: no new version of `sources`

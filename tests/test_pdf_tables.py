@@ -11,7 +11,7 @@ from examples.pdfgen import LONG_TABLE, RULED_TABLE, UNRULED_TABLE, write_tables
 from tests.conftest import make_settings
 from thoth.embed import get_embedder, get_tokenizer
 from thoth.records import Chunk
-from thoth.retrieval import pages
+from thoth.retrieval import pages, research
 from thoth.store import Store
 from thoth.writes.chunking import Chunker
 from thoth.writes.parsers import ParsedDocument, parse
@@ -108,3 +108,7 @@ def test_tables_are_found_by_caption_and_cell_and_filtered_by_type(pdf: Path, tm
     assert "| PReLU-net | 24.27 | 7.38 | 60M |" in by_cell[0].hit.chunk.text
     by_caption = found("exact match on question answering benchmarks", 1.0, {"type": "table"})
     assert by_caption[0].hit.chunk.text.startswith(UNRULED_TABLE["caption"])
+    # the research surface's search (tool `search`, argument content_type)
+    cited = research.search(store, get_embedder(settings), "error rates of single models", content_type="table")
+    assert cited and {c.hit.chunk.content_type for c in cited} == {"table"}
+    assert cited[0].hit.chunk.text.startswith(RULED_TABLE["caption"])

@@ -54,13 +54,16 @@ def search(
     include_document: bool = False,
     exclude_references: bool = False,
     reference_weight: float = REFERENCE_WEIGHT,
+    content_type: str | None = None,
 ) -> list[CitedHit]:
     """`exclude_references`: a paper's own text only, its bibliography left out (topical questions);
-    otherwise reference chunks rank with their score times `reference_weight`."""
+    otherwise reference chunks rank with their score times `reference_weight`. `content_type`: only
+    chunks of that type (a paper's tables: "table")."""
     check_choice("retrieval_mode", retrieval_mode, RETRIEVAL_MODES)
     alpha = 1.0 if retrieval_mode == "cosine" else None
     prefetch = max(prefetch_k, top_k)  # each list must hold top_k: the schema allows top_k above the default 40
-    match = {"source_id": source_id, "content_type": Excluding(("references",)) if exclude_references else None}
+    kinds = content_type if content_type else Excluding(("references",)) if exclude_references else None
+    match = {"source_id": source_id, "content_type": kinds}
     # A few more candidates than asked, so a down-weighted reference chunk can give its place away.
     depth = top_k if exclude_references else max(top_k, min(2 * top_k, prefetch))
     hits = hybrid_search(store, embedder, query, depth, alpha=alpha, match=match, prefetch=prefetch)

@@ -112,6 +112,10 @@ def search(
     exclude_references: Annotated[
         bool | None, Field(description="leave the papers' reference lists out (content_type references)")
     ] = None,
+    content_type: Annotated[
+        Literal["text", "table", "caption", "footnote", "algorithm", "references", "ocr", "code"] | None,
+        Field(description="only hits of this type: table for a paper's tables (a Markdown table under its caption)"),
+    ] = None,
 ) -> SearchResults:
     """Search the research library; hits are chunks with document, page and a source_ref to cite.
 
@@ -129,6 +133,7 @@ def search(
         include_partition=bool(include_partition),
         include_document=bool(include_document),
         exclude_references=bool(exclude_references),
+        content_type=content_type,
     )
     return SearchResults.from_record(query, source_id, retrieval_mode, hits)
 

@@ -67,6 +67,9 @@ class Document:
     # glyphs the file draws that no table maps to Unicode (PDFs), kept in the text as U+FFFD; None: read
     # before this was counted
     unmapped_glyphs: int | None = None
+    # characters of text a person never sees that the parser left out, (reason, count) in reason order
+    # (docs/security.md); () none; None: read before this was counted
+    hidden_dropped: tuple[tuple[str, int], ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,7 @@ DOCUMENT_STATUSES = ("ok", "failed")
 OUTLINE_PARTITIONS = 200  # the partitions an outline lists: a long PDF's pages without flooding the answer
 # what a listing shows of a document (not its BibTeX or sidecar)
 _LISTED = ["source_id", "key", "uri", "url", "bucket", "version", "object_id", "title", "authors", "year",
-           "page_count", "byte_size", "status", "error", "ingested_at"]  # fmt: skip
+           "page_count", "byte_size", "status", "error", "ingested_at", "hidden_dropped"]  # fmt: skip
 
 
 def list_documents(

@@ -107,6 +107,8 @@ DOCUMENTS_SCHEMA = pa.schema(
         ("sidecar", pa.string()),  # fingerprint of that .bib file ('' when there is none)
         ("parser", pa.string()),  # the parser version that read it (thoth.writes.parsers.parser_version)
         ("unmapped_glyphs", pa.int32()),  # glyphs without Unicode, kept as U+FFFD (added: NULL in older rows)
+        # characters of hidden text left out, by reason (docs/security.md) (added: NULL in older rows)
+        ("hidden_dropped", pa.map_(pa.string(), pa.int32())),
     ]
 )
 

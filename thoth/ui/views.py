@@ -230,6 +230,7 @@ class Console:
             doc=doc,
             bibtex=first.bibtex,
             unmapped=first.unmapped_glyphs,
+            hidden=first.hidden_dropped or (),
             outline=outline,
             listing=listing,
             chunk_id=chunk_id,

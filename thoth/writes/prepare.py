@@ -169,6 +169,7 @@ def prepare(
         year=cited.year,
         page_count=parsed.page_count,
         unmapped_glyphs=parsed.unmapped_glyphs,
+        hidden_dropped=tuple(sorted(parsed.hidden_dropped.items())),
         url=parsed.url,
         bibtex=entry,
         bibtex_source=origin,

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from thoth.mcp.outputs import Output, from_fields
+from thoth.mcp.outputs import Flagged, Output, from_fields
 from thoth.records import Hit
 from thoth.retrieval import origins, topics
 
 
-class HandbookHit(Output):
+class HandbookHit(Flagged):
     rank: int
     score: float = Field(description="fused relevance, 1.0 = ranked first by both keyword and vector search")
     similarity: float | None = Field(description="cosine similarity of query and passage, when vector search saw it")
@@ -34,6 +34,7 @@ class HandbookHit(Output):
             source=chunk.key,
             page=chunk.page_start,
             content=chunk.text,
+            flags=cls.flags_of(chunk.text),
         )
 
 
@@ -54,7 +55,7 @@ class HandbookResults(Output):
             where = hit.source + (f" (page {hit.page})" if hit.page else "")
             parts.append(
                 f"\n## {hit.rank}. {hit.section or hit.title or hit.source}\n"
-                f"Source: {where}\nRelevance: {hit.score:.3f}{similarity}\n\n{hit.content}"
+                f"Source: {where}\nRelevance: {hit.score:.3f}{similarity}\n{hit.flag_note()}\n{hit.content}"
             )
         return "\n".join(parts)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from thoth.mcp.outputs import Output, from_fields
+from thoth.mcp.outputs import Flagged, Output, from_fields
 from thoth.records import Source
 from thoth.retrieval.origins import Origin
 from thoth.retrieval.pages import Page, PageHit, PageList, PageText
@@ -24,7 +24,7 @@ URL_ADVICE = "; use a URL from qurio_search or qurio_list_pages(source_id=...)"
 READ_HINT = 'Use qurio_read_page(url="...") to read the full content of any result.'
 
 
-class QurioResult(Output):
+class QurioResult(Flagged):
     title: str | None
     type: str = Field(description="content type: text, code, table or diff")
     language: str | None
@@ -46,6 +46,7 @@ class QurioResult(Output):
             section=chunk.section or None,
             score=found.hit.score,
             content=chunk.text,
+            flags=cls.flags_of(chunk.text),
         )
 
 
@@ -67,7 +68,10 @@ class QurioResults(Output):
             lines.append(
                 f"\n## {i}. {hit.title or hit.url}\n"
                 f"Type: {hit.type} | Language: {hit.language or '-'} | SourceID: {hit.source_id}\n"
-                f"URL: {hit.url}\n" + (f"Section: {hit.section}\n" if hit.section else "") + f"\n{hit.content}"
+                f"URL: {hit.url}\n"
+                + (f"Section: {hit.section}\n" if hit.section else "")
+                + hit.flag_note()
+                + f"\n{hit.content}"
             )
         lines.append(f"\n{READ_HINT}")
         return "\n".join(lines)

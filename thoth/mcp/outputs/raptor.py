@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from thoth.mcp.outputs import Output, from_fields
+from thoth.mcp.outputs import Flagged, Output, from_fields
 from thoth.records import Session as SessionRecord
 from thoth.records import TreeNode
 from thoth.retrieval import answer as answers
@@ -139,7 +139,7 @@ def _node_fields(node: TreeNode) -> dict:
     }
 
 
-class Hit(Node):
+class Hit(Node, Flagged):
     rank: int
     score: float = Field(description="rank score: fused (collapsed) or cosine similarity (traversal)")
     similarity: float | None = Field(description="cosine similarity of the query and the node")
@@ -154,10 +154,11 @@ class Hit(Node):
             rank=rank,
             score=round(float(hit.score), 6),
             similarity=round(float(similarity), 4) if similarity is not None else None,
+            flags=cls.flags_of(hit.node.text),
         )
 
     def render(self) -> str:
-        return f"{self.rank}. {self.label()} score {self.score:.3f}\n{excerpt(self.text, 600)}"
+        return f"{self.rank}. {self.label()} score {self.score:.3f}\n{self.flag_note()}{excerpt(self.text, 600)}"
 
 
 class Hits(Output):

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
-from thoth.mcp.outputs import Output, from_fields
+from thoth.mcp.outputs import Flagged, Output, from_fields
 from thoth.records import Document, Partition
 from thoth.retrieval import citations, documents, research
 from thoth.retrieval.documents import CitedChunk, pages
@@ -35,12 +35,20 @@ class ObjectInfo(Output):
     page_count: int | None
     status: str = Field(description="ok, or failed (see error)")
     error: str | None
+    hidden_dropped: dict[str, int] | None = Field(
+        None,
+        description="characters of text a person never sees that were left out, by reason (html_hidden, "
+        "html_comment, zero_width, pdf_invisible, pdf_background, pdf_tiny); {} none; null: indexed before "
+        "this was counted",
+    )
 
     @classmethod
     def from_record(cls, document: Document) -> ObjectInfo:
+        hidden = document.hidden_dropped
         return from_fields(
             cls,
             document,
+            hidden_dropped=dict(hidden) if hidden is not None else None,
             document_id=document.doc_id,
             collection=document.source_id,
             source_id=document.object_id,
@@ -148,7 +156,7 @@ def render_chunks(chunks: Sequence[ChunkInfo]) -> str:
     return "\n\n".join(f"### {c.chunk_index}. {c.where()}\nid: {c.id}\n{c.text}" for c in chunks)
 
 
-class SearchHit(ChunkInfo):
+class SearchHit(ChunkInfo, Flagged):
     score: float = Field(description="fused relevance, 1.0 = ranked first by every search that ran")
     similarity: float | None = Field(description="cosine similarity, when vector search saw the chunk")
     partition: PartitionInfo | None = None
@@ -165,6 +173,7 @@ class SearchHit(ChunkInfo):
             similarity=round(hit.similarity, 4) if hit.similarity is not None else None,
             partition=PartitionInfo.from_record(cited.partition) if cited.partition else None,
             document=DocumentInfo.from_record(cited.copies) if cited.copies else None,
+            flags=cls.flags_of(hit.chunk.text),
         )
 
 
@@ -282,7 +291,8 @@ class SearchResults(Output):
             return f"No results for {self.query!r}."
         parts = [f"{len(self.hits)} hits for {self.query!r}:"]
         parts += [
-            f"\n## {i}. {h.where()} (score {h.score:.3f})\nid: {h.id}\n{h.text}" for i, h in enumerate(self.hits, 1)
+            f"\n## {i}. {h.where()} (score {h.score:.3f})\nid: {h.id}\n{h.flag_note()}{h.text}"
+            for i, h in enumerate(self.hits, 1)
         ]
         return "\n".join(parts)
 

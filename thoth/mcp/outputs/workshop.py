@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from thoth.mcp.outputs import Output, from_fields, workshop_quiz
+from thoth.mcp.outputs import Flagged, Output, from_fields, workshop_quiz
 from thoth.retrieval.paging import OffsetCursor
 from thoth.retrieval.workshop_topics import TopicHit, TopicSearch
 from thoth.retrieval.workshops import Bundle, IndexedWorkshop, ScopeWords, SectionPiece, WorkshopPage
@@ -180,7 +180,7 @@ class ContextBundle(Output):
         return "\n".join(lines)
 
 
-class TopicMatch(Output):
+class TopicMatch(Flagged):
     rank: int
     score: float
     workshop: str
@@ -210,6 +210,7 @@ class TopicMatch(Output):
             contentType=chunk.content_type or "text",
             language=chunk.language or None,
             chunk=chunk.text,
+            flags=cls.flags_of(chunk.text),
         )
 
 
@@ -244,7 +245,8 @@ class TopicResults(Output):
             where = f"{m.workshop} exercise {m.exerciseNumber}" + (f" step {m.stepNumber}" if m.stepNumber else "")
             source = f"\n_Source_: `{m.sourcePath}`" if m.sourcePath else ""
             lines.append(
-                f"\n## {m.rank}. {m.sectionLabel or where} ({where}, score {m.score:.3f}){source}\n\n{m.chunk}"
+                f"\n## {m.rank}. {m.sectionLabel or where} ({where}, score {m.score:.3f}){source}\n"
+                f"{m.flag_note()}\n{m.chunk}"
             )
         return "\n".join(lines)
 

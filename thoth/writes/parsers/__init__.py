@@ -8,6 +8,7 @@ read raises `ParseError` with a reason meant for people (it is stored in the
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -115,8 +116,38 @@ def parse(
     """Parse one source object; `fmt` names a parser when the key's suffix does not (e.g. "workshop").
 
     The PDF and workshop parsers (and their libraries) load on first use: a server that only ever
-    ingests text never loads them.
+    ingests text never loads them. Whatever the format, zero-width and bidi control characters leave
+    the text here (unseen.py), counted with what the parser itself left out.
     """
+    parsed = _parse(key, data, pdf_password=pdf_password, fmt=fmt, pdf_ocr=pdf_ocr, base_url=base_url)
+    _drop_invisible_chars(parsed)
+    return parsed
+
+
+def _drop_invisible_chars(parsed: ParsedDocument) -> None:
+    """The parsed text without invisible characters (unseen.py); those of the blocks and of each distinct
+    heading are counted (a title and a section's stored body repeat them)."""
+    from thoth.writes.parsers.unseen import drop_invisible_chars
+
+    hidden: Counter[str] = Counter(parsed.hidden_dropped)
+    headings: dict[str, str] = {}
+    for section in parsed.sections:
+        for block in section.blocks:
+            block.text = drop_invisible_chars(block.text, hidden)
+        for heading in section.heading_path:
+            if heading not in headings:
+                headings[heading] = drop_invisible_chars(heading, hidden)
+        section.heading_path = [headings[h] for h in section.heading_path]
+        if section.body is not None:
+            section.body = drop_invisible_chars(section.body, Counter())
+    parsed.title = drop_invisible_chars(parsed.title, Counter())
+    parsed.first_page = drop_invisible_chars(parsed.first_page, Counter())
+    parsed.hidden_dropped = {reason: n for reason, n in hidden.items() if n}
+
+
+def _parse(
+    key: str, data: bytes, *, pdf_password: str | None, fmt: str, pdf_ocr: bool, base_url: str | None
+) -> ParsedDocument:
     from thoth.writes.parsers import markdown, text
 
     suffix = PurePosixPath(key).suffix.lower()

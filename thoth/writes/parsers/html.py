@@ -10,12 +10,14 @@ The crawler (thoth/writes/web.py) and a folder's `.html` files use this one conv
 from __future__ import annotations
 
 import re
+from collections import Counter
 from urllib.parse import urljoin, urlsplit
 
 from thoth.writes.parsers import ParsedDocument, ParseError, markdown
+from thoth.writes.parsers.unseen import drop_hidden_elements
 
 _LANGUAGE_CLASS = re.compile(r"^(?:language|lang|highlight-source|highlight)-([\w+#.-]+)$")
-_DROPPED = ("script", "style", "noscript", "nav", "header", "footer", "aside", "form", "template", "svg", "button")
+_DROPPED = ("script", "style", "nav", "header", "footer", "aside", "form", "svg", "button")  # not content
 _MAIN = ("//main", "//article", "//*[@role='main']")
 _MIN_MAIN_CHARS = 40  # a <main> with less text than this is a shell; let readability look instead
 
@@ -46,11 +48,14 @@ def _main_html(tree) -> str:  # noqa: ANN001 — an lxml element
     return Readable(lxml_html.tostring(tree, encoding="unicode")).summary(html_partial=True)
 
 
-def to_markdown(data: bytes | str, base_url: str | None = None) -> tuple[str, str, str | None]:
+def to_markdown(
+    data: bytes | str, base_url: str | None = None, hidden: Counter | None = None
+) -> tuple[str, str, str | None]:
     """(title, Markdown of the main content, canonical URL or None) of an HTML page.
 
     Relative links are made absolute against `base_url` (the page's URL) so a cited passage's links
-    still open from wherever it is read.
+    still open from wherever it is read. What a reader never sees (unseen.py: hidden elements, comments)
+    is left out first, counted in `hidden`.
     """
     from lxml import etree
     from lxml import html as lxml_html
@@ -62,6 +67,7 @@ def to_markdown(data: bytes | str, base_url: str | None = None) -> tuple[str, st
         raise ParseError(f"not an HTML page ({exc})") from None
     title = " ".join(" ".join(tree.xpath("//title//text()")).split())
     canonical = next(iter(tree.xpath("//link[@rel='canonical']/@href")), None)
+    drop_hidden_elements(tree, Counter() if hidden is None else hidden)
     for element in tree.xpath("|".join(f"//{name}" for name in _DROPPED)):
         if element.getparent() is not None:
             element.drop_tree()
@@ -77,10 +83,12 @@ def to_markdown(data: bytes | str, base_url: str | None = None) -> tuple[str, st
 
 
 def parse(data: bytes, fallback_title: str, base_url: str | None = None) -> ParsedDocument:
-    title, text, canonical = to_markdown(data, base_url)
+    hidden: Counter[str] = Counter()
+    title, text, canonical = to_markdown(data, base_url, hidden)
     if not text:
         raise ParseError("no text (the HTML page has no main content)")
     parsed = markdown.parse(text, fallback_title=title or fallback_title)
+    parsed.hidden_dropped = dict(hidden + Counter(parsed.hidden_dropped))
     if title:  # the page's <title> names it, not its first heading (often the same, sometimes the site's)
         parsed.title = title
     parsed.url = canonical

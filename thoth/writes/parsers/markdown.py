@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 
 import yaml
 
 from thoth.writes.parsers import Block, ParsedDocument, ParseError, Section
+from thoth.writes.parsers.unseen import drop_comments, drop_hidden_markup
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([\w+#.-]*)")
@@ -95,15 +97,53 @@ def _prose_flags(body: str) -> Iterator[tuple[str, bool]]:
             yield line, True
 
 
+def _visible(body: str, counts: Counter) -> str:
+    """The body without what a reader of the rendered page never sees (unseen.py): HTML comments, a
+    comment's lines included, and raw-HTML elements that hide themselves, both outside fenced code. A
+    comment opened at a line's start runs to its `-->`, fences inside it included, as CommonMark reads it."""
+    if "<" not in body:
+        return body
+    out: list[str] = []
+    prose: list[str] = []
+    fence: str | None = None
+    in_comment = False
+
+    def flush() -> None:
+        if prose:
+            out.append(drop_hidden_markup("\n".join(prose), counts))
+            prose.clear()
+
+    for line in body.splitlines():
+        if fence is not None:
+            out.append(line)
+            if line.strip().startswith(fence):
+                fence = None
+            continue
+        opened = _FENCE.match(line) if not in_comment else None
+        if opened:
+            flush()
+            fence = opened.group(1)
+            out.append(line)
+            continue
+        kept, in_comment = drop_comments(line, counts, in_comment)
+        prose.append(kept)
+    flush()
+    return "\n".join(out)
+
+
 def readable(text: str) -> str:
-    """The Markdown as a person reads it: no front matter, no MDX import/export lines (outside code)."""
+    """The Markdown as a person reads it: no front matter, no MDX import/export lines (outside code), nothing
+    the rendered page hides (comments, hidden HTML)."""
     _, body = _front_matter(text)
+    body = _visible(body, Counter())
     kept = [line for line, prose in _prose_flags(body) if not (prose and _MDX_IMPORT.match(line))]
     return "\n".join(kept).strip()
 
 
 def parse(text: str, fallback_title: str) -> ParsedDocument:
     meta, body = _front_matter(text)
+    hidden: Counter[str] = Counter()
+    body = _visible(body, hidden)
     sections: list[tuple[list[str], list[str]]] = []  # (heading path, lines)
     stack: list[tuple[int, str]] = []
     lines: list[str] = []
@@ -135,4 +175,5 @@ def parse(text: str, fallback_title: str) -> ParsedDocument:
         sections=partitions,
         authors=[str(a) for a in (authors if isinstance(authors, list) else [authors])],
         url=str(url) if url else None,
+        hidden_dropped=dict(hidden),
     )

@@ -27,7 +27,8 @@ REMOTE_EMBED_PROVIDERS = ("openai", "vertex")
 # vLLM) or text-embeddings-inference's, the Vertex AI ranking API, or a local sentence-transformers cross-encoder
 RERANK_PROVIDERS = ("none", "cohere", "tei", "vertex", "cross-encoder")
 ALL_TOOLSETS = ("handbook", "qurio", "workshop", "research", "raptor")
-AUTH_MODES = ("off", "google", "tokens")
+AUTH_MODES = ("off", "google", "tokens", "oauth")
+GOOGLE_ISSUER = "https://accounts.google.com"
 GOOGLE_CERTS_URL = "https://www.googleapis.com/oauth2/v1/certs"
 CITATION_MODES = ("signed", "gs", "portal", "file")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -254,14 +255,29 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("THOTH_SOURCE_BASE_URLS", "base_urls", (), (),
             "`source_id=https://base,…`: public page URLs per source (`handbook=https://handbook.example.com`)"),
     # Access (thoth.mcp.auth, thoth.mcp.roles)
-    Setting("THOTH_PUBLIC_URL", "url", "", (), "the server's public URL: the default accepted audience of ID tokens"),
+    Setting("THOTH_PUBLIC_URL", "url", "", (),
+            "the server's public URL: the default accepted audience of ID tokens; with `oauth`, the issuer and "
+            "(with `/mcp`) the resource"),
     Setting("THOTH_AUTH", "choice", "off", AUTH_MODES,
-            "who may call `/mcp`: `off`, `google` (Google-signed ID tokens, verified by the app) or `tokens` "
-            "(static bearer tokens); see docs/deploy.md", field="auth_mode"),
+            "who may call `/mcp`: `off`, `google` (Google-signed ID tokens, verified by the app), `tokens` "
+            "(static bearer tokens) or `oauth` (people sign in: MCP OAuth, "
+            "[docs/deploy.md](docs/deploy.md#people-sign-in-thoth_authoauth))", field="auth_mode"),
+    Setting("THOTH_OAUTH_ISSUER", "url", GOOGLE_ISSUER, (),
+            "with `oauth`: the upstream OpenID Connect provider's issuer URL, found by discovery (Google, Okta, "
+            "Entra ID, Keycloak, Auth0)"),
+    Setting("THOTH_OAUTH_CLIENT_ID", "str", "", (), "with `oauth`: Thoth's own client id at that provider"),
+    Setting("THOTH_OAUTH_CLIENT_SECRET", "text", "", (),
+            "with `oauth`: that client's secret", field="", secret=True),
+    Setting("THOTH_OAUTH_CLIENT_SECRET_FILE", "str", "", (),
+            "with `oauth`: a file holding that secret instead (a mounted secret)", field=""),
+    Setting("THOTH_OAUTH_KEY_FILE", "str", "", (),
+            "with `oauth`: a PEM private key (EC P-256 or RSA) that signs and seals what Thoth issues; every "
+            "instance mounts the same one"),
     Setting("THOTH_AUTH_AUDIENCES", "list", (), (),
             "accepted `aud` of ID tokens, comma-separated", field="", shown="`THOTH_PUBLIC_URL`"),
     Setting("THOTH_AUTH_MEMBERS", "members", (), (),
-            "with `google`: allowed emails / `user:`/`serviceAccount:` emails / `domain:NAME`, comma-separated",
+            "with `google` or `oauth`: allowed emails / `user:`/`serviceAccount:` emails / `domain:NAME`, "
+            "comma-separated",
             shown="(any)"),
     Setting("THOTH_AUTH_TOKENS", "list", (), (),
             "with `tokens`: the accepted bearer tokens, comma-separated (16+ characters each)", field="", secret=True),
@@ -273,7 +289,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("THOTH_AUTH_WRITER_TOKENS_FILE", "str", "", (),
             "a file of writer tokens, one a line (a mounted secret)", field=""),
     Setting("THOTH_AUTH_WRITERS", "members", (), (),
-            "with `google`, or `off` behind Cloud Run IAM: identities with the writer role, as "
+            "with `google` or `oauth`, or `off` behind Cloud Run IAM: identities with the writer role, as "
             "`THOTH_AUTH_MEMBERS`", shown="(none)"),
     Setting("THOTH_TRUST_CLOUD_RUN_IAM", "bool", False, (),
             "trust the identity Cloud Run's IAM check verified (its token arrives with the signature removed); "
@@ -498,6 +514,10 @@ class Settings:
     auth_writers: tuple[str, ...]
     auth_trust_edge: bool
     auth_certs_url: str
+    oauth_issuer: str  # THOTH_AUTH=oauth (thoth.mcp.oauth): the upstream OpenID Connect provider
+    oauth_client_id: str
+    oauth_client_secret: str = field(default="", repr=False)  # THOTH_OAUTH_CLIENT_SECRET or its file
+    oauth_key_file: str
     admin_token: str
     internal_identities: tuple[str, ...]
     max_document_bytes: int
@@ -679,7 +699,40 @@ def _auth(values: Mapping[str, object]) -> dict[str, object]:
         raise ConfigError("THOTH_AUTH=tokens needs THOTH_AUTH_TOKENS or THOTH_AUTH_TOKENS_FILE")
     if mode == "google" and not audiences and not values["THOTH_TRUST_CLOUD_RUN_IAM"]:
         raise ConfigError("THOTH_AUTH=google needs THOTH_AUTH_AUDIENCES or THOTH_PUBLIC_URL (the expected audience)")
-    return {"auth_audiences": audiences, "auth_tokens": tokens, "auth_writer_tokens": writer_tokens}
+    return {
+        "auth_audiences": audiences,
+        "auth_tokens": tokens,
+        "auth_writer_tokens": writer_tokens,
+        "oauth_client_secret": _oauth(values),
+    }
+
+
+def _oauth(values: Mapping[str, object]) -> str:
+    """THOTH_AUTH=oauth's checks across rows; the upstream client's secret (from its variable or file)."""
+    secret, path = str(values["THOTH_OAUTH_CLIENT_SECRET"]), values["THOTH_OAUTH_CLIENT_SECRET_FILE"]
+    if path:
+        try:
+            secret = Path(str(path)).read_text().strip()
+        except OSError as exc:
+            raise ConfigError(f"THOTH_OAUTH_CLIENT_SECRET_FILE {path!r} cannot be read: {exc.strerror}") from None
+    if values["THOTH_AUTH"] != "oauth":
+        return secret
+    needed = {
+        "THOTH_PUBLIC_URL": values["THOTH_PUBLIC_URL"],
+        "THOTH_OAUTH_CLIENT_ID": values["THOTH_OAUTH_CLIENT_ID"],
+        "THOTH_OAUTH_CLIENT_SECRET or THOTH_OAUTH_CLIENT_SECRET_FILE": secret,
+        "THOTH_OAUTH_KEY_FILE": values["THOTH_OAUTH_KEY_FILE"],
+    }
+    missing = [name for name, value in needed.items() if not value]
+    if missing:
+        raise ConfigError(f"THOTH_AUTH=oauth needs {', '.join(missing)}")
+    for name in ("THOTH_PUBLIC_URL", "THOTH_OAUTH_ISSUER"):
+        url = str(values[name])
+        scheme, _, rest = url.partition("://")
+        loopback = rest.split("/")[0].rsplit(":", 1)[0] in ("127.0.0.1", "localhost", "[::1]")
+        if not (scheme == "https" or (scheme == "http" and loopback)):
+            raise ConfigError(f"{name} must be an https URL (http only on a loopback address), got {url!r}")
+    return secret
 
 
 def _check_reranker(settings: Settings) -> None:

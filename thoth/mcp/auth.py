@@ -1,13 +1,14 @@
 """Who may call the server: bearer tokens checked by a small ASGI middleware, plus the /internal check.
 
 THOTH_AUTH: `off` (default; on Cloud Run the IAM check at the edge is the first line), `google` (a
-Google-signed ID token verified here; its email or domain in THOTH_AUTH_MEMBERS when that is set) or
-`tokens` (static reader and writer tokens). An accepted caller gets an `Identity` whose principal comes
-only from what was verified, never from what the client claims. `/internal/*` needs the admin token or
-an identity in THOTH_INTERNAL_IDENTITIES; with neither configured it refuses everything, never falls open.
-THOTH_TRUST_CLOUD_RUN_IAM trusts the claims of the token Cloud Run checked (it arrives with its signature
-removed); only on a service that is not publicly invokable. Comparisons are constant-time; tokens are
-never logged nor echoed in an error.
+Google-signed ID token verified here; its email or domain in THOTH_AUTH_MEMBERS when that is set), `tokens`
+(static reader and writer tokens) or `oauth` (access tokens Thoth issued itself after a sign-in at the
+upstream OpenID Connect provider: thoth.mcp.oauth; static tokens are accepted too, for scripts). An accepted
+caller gets an `Identity` whose principal comes only from what was verified, never from what the client
+claims. `/internal/*` needs the admin token or an identity in THOTH_INTERNAL_IDENTITIES; with neither
+configured it refuses everything, never falls open. THOTH_TRUST_CLOUD_RUN_IAM trusts the claims of the token
+Cloud Run checked (it arrives with its signature removed); only on a service that is not publicly invokable.
+Comparisons are constant-time; tokens are never logged nor echoed in an error.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 from starlette.requests import Request
@@ -33,6 +34,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from thoth.config import Settings
 from thoth.errors import ThothError
 from thoth.mcp.hosts import PROBE_PATHS
+
+if TYPE_CHECKING:
+    from thoth.mcp.oauth import ThothProvider
 
 log = logging.getLogger("thoth.auth")
 
@@ -50,10 +54,11 @@ class AuthError(ThothError):
 
 @dataclass(frozen=True)
 class Identity:
-    kind: str  # "admin", "token", "google", "cloud-run-iam"
+    kind: str  # "admin", "token", "google", "cloud-run-iam", "oauth"
     email: str | None = None
     principal: str = ""  # stable and verified: "email:{email}", "token:{hash}" or "admin"
     writer: bool = False  # may call the tools that write the shared index (thoth.mcp.roles)
+    groups: tuple[str, ...] = ()  # the upstream provider's verified `groups` claim, where it sends one
 
     def matches(self, members: tuple[str, ...]) -> bool:
         if not self.email:
@@ -216,10 +221,11 @@ def edge_identity(request: Request) -> Identity | None:
 
 
 class Authenticator:
-    """Decides each request from the settings; one per app."""
+    """Decides each request from the settings; one per app (`oauth`: the THOTH_AUTH=oauth provider)."""
 
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, oauth: ThothProvider | None = None):
         self.settings = settings
+        self.oauth = oauth
         audiences = settings.auth_audiences or ((settings.public_url,) if settings.public_url else ())
         self.google = GoogleVerifier(settings.auth_certs_url, audiences)
         if settings.auth_mode == "google" and not settings.auth_members:
@@ -250,6 +256,8 @@ class Authenticator:
                 return Identity("anonymous", principal="anonymous", writer=False)
             return email_identity(edge, self.settings.auth_writers)
         token = bearer_token(request)
+        if mode == "oauth":
+            return await self._oauth_identity(token)
         if mode == "tokens":
             if token is None:
                 raise AuthError("missing token: send Authorization: Bearer <token>")
@@ -269,6 +277,30 @@ class Authenticator:
             return identity
         raise AuthError(f"unknown THOTH_AUTH mode {mode!r}")  # settings built by hand; refuse, never fall open
 
+    async def _oauth_identity(self, token: str | None) -> Identity:
+        """An access token this server issued, or a static token (scripts, the job) where some are set."""
+        from thoth.mcp.oauth import SCOPE_WRITE, TokenRefused
+
+        if token is None:
+            raise AuthError("missing token: sign in (the 401's WWW-Authenticate names the metadata)")
+        settings = self.settings
+        if settings.auth_tokens or settings.auth_writer_tokens:
+            reader = _matches_any(token, settings.auth_tokens)
+            writer = _matches_any(token, settings.auth_writer_tokens)
+            if reader or writer:
+                return Identity("token", principal=token_principal(token), writer=writer)
+        if self.oauth is None:
+            raise AuthError("THOTH_AUTH=oauth without its provider")  # an app built by hand; refuse, never fall open
+        try:
+            grant = await self.oauth.verify_access_token(token)
+        except TokenRefused as exc:
+            raise AuthError(str(exc)) from None
+        claims = grant.claims or {}
+        email = str(claims["email"])
+        writer = SCOPE_WRITE in grant.scopes and Identity("oauth", email).matches(settings.auth_writers)
+        groups = tuple(g for g in claims.get("groups", ()) if isinstance(g, str))
+        return Identity("oauth", email, f"email:{email.lower()}", writer, groups)
+
     async def internal(self, request: Request) -> Identity:
         """The caller of an /internal route: the admin token or an allowed service account."""
         settings = self.settings
@@ -285,21 +317,26 @@ class Authenticator:
         return identity
 
 
-def _refusal(message: str) -> JSONResponse:
-    challenge = f'Bearer error="invalid_token", error_description="{message}"'
+def _refusal(message: str, challenge: str | None = None) -> JSONResponse:
+    challenge = challenge or f'Bearer error="invalid_token", error_description="{message}"'
     return JSONResponse({"error": message}, status_code=401, headers={"WWW-Authenticate": challenge})
 
 
 class AuthMiddleware:
     """Checks every HTTP request but the health routes before it reaches a route (pure ASGI, streams intact)."""
 
-    def __init__(self, app: ASGIApp, settings: Settings):
+    def __init__(self, app: ASGIApp, settings: Settings, oauth: ThothProvider | None = None):
         self.app = app
         self.settings = settings
-        self.auth = Authenticator(settings)
+        self.auth = Authenticator(settings, oauth)
+        self.open_paths = PROBE_PATHS  # health probes: always answered
+        if oauth is not None:
+            from thoth.mcp.oauth import OPEN_PATHS
+
+            self.open_paths = PROBE_PATHS | OPEN_PATHS  # metadata, sign-in and token routes: before any token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in PROBE_PATHS:  # health probes: always answered
+        if scope["type"] != "http" or scope["path"] in self.open_paths:
             await self.app(scope, receive, send)
             return
         request = Request(scope)
@@ -311,7 +348,9 @@ class AuthMiddleware:
             identity = await (self.auth.internal(request) if internal else self.auth.public(request))
         except AuthError as exc:
             log.info("refused %s %s: %s", scope.get("method"), scope["path"], exc)
-            await _refusal(str(exc))(scope, receive, send)
+            oauth = self.auth.oauth
+            challenge = oauth.challenge(str(exc)) if oauth is not None and not internal else None
+            await _refusal(str(exc), challenge)(scope, receive, send)
             return
         scope[_SCOPE_IDENTITY] = identity
         if internal:

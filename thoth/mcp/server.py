@@ -134,10 +134,17 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
             log.info("Thoth MCP server ready: db=%s toolsets=%s", settings.db_uri, ",".join(settings.toolsets))
             yield
 
+    oauth = None
+    if settings.auth_mode == "oauth":  # Thoth is also the authorization server (thoth.mcp.oauth)
+        from thoth.mcp.oauth import ThothProvider
+
+        oauth = ThothProvider(settings, thoth.store.oauth_state)
+
     starlette = Starlette(
         routes=[
             Route("/", health, methods=["GET"]),
             Route("/health", health, methods=["GET"]),
+            *(oauth.routes() if oauth is not None else ()),
             *internal_routes(thoth),
             Route("/ui", lambda _: RedirectResponse("/ui/"), methods=["GET"]),
             Mount("/ui", app=console_app(thoth)),  # the read-only console, behind the same auth as /mcp
@@ -149,7 +156,7 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
     )
     starlette.state.thoth = thoth
     starlette.add_middleware(_DefaultAccept)
-    starlette.add_middleware(AuthMiddleware, settings=settings)
+    starlette.add_middleware(AuthMiddleware, settings=settings, oauth=oauth)
     starlette.add_middleware(HostCheckMiddleware, settings=settings)  # every route, before auth
     starlette.add_middleware(RequestContextMiddleware, settings=settings)  # added last: runs first
     return starlette

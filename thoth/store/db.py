@@ -32,6 +32,7 @@ from thoth.store.chunks import ChunkSearch, present
 from thoth.store.indexes import VECTOR_COLUMN, Indexes
 from thoth.store.lance import Lance
 from thoth.store.metadata import NO_PROMPTS, Metadata
+from thoth.store.oauth_state import OAuthState
 from thoth.store.reembed import Reembedding
 from thoth.store.runs import Runs
 from thoth.store.schema import CHUNKS, DOCUMENTS, PARTITIONS, SESSIONS, SOURCES, TREE_NODES, schema_for
@@ -69,6 +70,7 @@ class Store:
         self.lance = lance
         self.chunks = ChunkSearch(self.tables, lance)
         self.runs = Runs(self.tables)
+        self.oauth_state = OAuthState(self.tables)  # THOTH_AUTH=oauth: used codes, refresh-token families
         self.calibration = Calibration(self.tables, self.metadata)
         self.reembedding = Reembedding(self.tables, self.metadata)  # `python -m ingest --reembed`'s staging
         # Vector and keyword search over chunks, whole hits of what the caller's fusion keeps

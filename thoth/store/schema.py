@@ -15,6 +15,8 @@ ALL_TABLES = (SOURCES, DOCUMENTS, PARTITIONS, CHUNKS, SETTINGS, TREE_NODES, SESS
 # History, not index content: one row per write to the index (thoth.store.runs). Kept out of ALL_TABLES, so
 # the index's table listing, versions and snapshots describe the searchable index alone.
 INGEST_RUNS = "ingest_runs"
+# Sign-in state shared by every instance (thoth.store.oauth_state): used codes, refresh-token families.
+OAUTH_STATE = "oauth_state"
 
 # Keys in the `settings` table that describe the index as a whole.
 META_EMBED_MODEL = "index.embed_model"
@@ -222,6 +224,16 @@ SETTINGS_SCHEMA = pa.schema(
 )
 
 
+OAUTH_STATE_SCHEMA = pa.schema(
+    [
+        pa.field("key", pa.string(), nullable=False, metadata=PRIMARY_KEY_METADATA),
+        ("generation", pa.int64()),  # a refresh-token family's current generation; 0 for a used code
+        ("revoked", pa.bool_()),
+        ("expires_at", pa.float64()),  # epoch seconds: the row is pruned after this
+    ]
+)
+
+
 def schema_for(table: str, dim: int) -> pa.Schema:
     return {
         SOURCES: SOURCES_SCHEMA,
@@ -232,4 +244,5 @@ def schema_for(table: str, dim: int) -> pa.Schema:
         TREE_NODES: tree_nodes_schema(dim),
         SESSIONS: SESSIONS_SCHEMA,
         INGEST_RUNS: INGEST_RUNS_SCHEMA,
+        OAUTH_STATE: OAUTH_STATE_SCHEMA,
     }[table]

@@ -1,0 +1,498 @@
+"""THOTH_AUTH=oauth: Thoth as the protected resource and the authorization server its metadata names.
+
+Built on the MCP SDK's server auth (mcp.server.auth): its routes and handlers serve `/authorize`, `/token`,
+`/register` (RFC 7591) and `/revoke`, and call `ThothProvider`, an `OAuthAuthorizationServerProvider`.
+The person signs in at the upstream OpenID Connect provider (thoth.mcp.oauth_upstream). The flow:
+
+  client -> /authorize -> /oauth/consent (the person approves this client) -> upstream sign-in
+         -> /oauth/callback (verified email, membership) -> client's redirect URI ?code&state&iss
+         -> /token (PKCE S256) -> access token (a JWT for this resource) + refresh token
+
+Any instance completes any step: the pending sign-in, the code and the refresh token are sealed blobs
+(thoth.mcp.oauth_keys), registrations are sealed client ids (thoth.mcp.oauth_clients); the index keeps only
+what must be agreed on (thoth.store.oauth_state): a code is redeemed once, a refresh token rotates once
+(presenting an old one revokes its family), a revoked family's access tokens are refused.
+
+The resource is THOTH_PUBLIC_URL + "/mcp" (the origin is accepted too: a client that found the root's
+metadata asks for it). Access tokens are checked for signature, issuer, audience, expiry and scope, and the
+person's membership again on every request, so removing someone from THOTH_AUTH_MEMBERS takes effect at once.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import logging
+import secrets
+import time
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import anyio.to_thread
+from mcp.server.auth.handlers.metadata import MetadataHandler, ProtectedResourceMetadataHandler
+from mcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    AuthorizeError,
+    RefreshToken,
+    TokenError,
+    construct_redirect_uri,
+)
+from mcp.server.auth.routes import build_metadata, cors_middleware, create_auth_routes
+from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
+from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, OAuthToken, ProtectedResourceMetadata
+from pydantic import AnyHttpUrl, ConfigDict, TypeAdapter
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from thoth.config import Settings
+from thoth.mcp.auth import Identity
+from thoth.mcp.oauth_clients import Clients, loopback_url
+from thoth.mcp.oauth_keys import Keys
+from thoth.mcp.oauth_upstream import Upstream, UpstreamError, UpstreamIdentity
+from thoth.store.oauth_state import OAuthState
+
+log = logging.getLogger("thoth.oauth")
+
+SCOPE_READ = "thoth:read"
+SCOPE_WRITE = "thoth:write"  # the writer role, for a person THOTH_AUTH_WRITERS lists
+SCOPES = (SCOPE_READ, SCOPE_WRITE)
+ACCESS_SECONDS = 3600
+REFRESH_SECONDS = 30 * 86400
+CODE_SECONDS = 300
+PENDING_SECONDS = 600
+LIVE_KEEP_SECONDS = 5.0  # a family's revocation, as read, is kept this long per instance
+CONSENT_PATH = "/oauth/consent"
+CALLBACK_PATH = "/oauth/callback"
+RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource"
+CONSENT_COOKIE = "thoth_oauth_consent"
+# The routes a person or client reaches before holding a token (the auth middleware lets them through).
+OPEN_PATHS = frozenset(
+    {
+        RESOURCE_METADATA_PATH,
+        RESOURCE_METADATA_PATH + "/mcp",
+        "/.well-known/oauth-authorization-server",
+        "/authorize",
+        "/token",
+        "/register",
+        "/revoke",
+        CONSENT_PATH,
+        CALLBACK_PATH,
+    }
+)
+_URL = TypeAdapter(AnyHttpUrl, config=ConfigDict(url_preserve_empty_path=True))  # issuers compare as strings
+
+
+class TokenRefused(Exception):
+    """An access token was refused; the message is safe to show."""
+
+
+class ThothCode(AuthorizationCode):
+    jti: str
+    email: str
+    groups: list[str] = []
+
+
+class ThothRefreshToken(RefreshToken):
+    family: str
+    generation: int
+    email: str
+    groups: list[str] = []
+
+
+def _challenge(verifier: str) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+
+
+class ThothProvider:
+    """The SDK's authorization server provider (mcp.server.auth.provider.OAuthAuthorizationServerProvider)."""
+
+    def __init__(self, settings: Settings, state: OAuthState, keys: Keys | None = None):
+        self.settings = settings
+        self.issuer = settings.public_url
+        self.resource = settings.public_url + "/mcp"
+        self.resources = (self.resource, settings.public_url)
+        self.keys = keys or Keys.from_file(settings.oauth_key_file)
+        self.state = state
+        self.clients = Clients(self.keys, SCOPES, loopback_allowed=loopback_url(settings.public_url))
+        self.upstream = Upstream(settings.oauth_issuer, settings.oauth_client_id, settings.oauth_client_secret)
+        self._live: dict[str, tuple[float, bool]] = {}
+
+    # -- who may sign in --------------------------------------------------------------------
+
+    def allowed(self, email: str) -> bool:
+        members, person = self.settings.auth_members, Identity("oauth", email)
+        return not members or person.matches(members) or person.matches(self.settings.auth_writers)
+
+    def refusal(self, person: UpstreamIdentity) -> str | None:
+        if not person.email_verified:
+            return f"the sign-in provider has not verified the email address {person.email}; Thoth needs a verified one"
+        if not self.allowed(person.email):
+            return f"{person.email} is not a member of this Thoth server (THOTH_AUTH_MEMBERS); ask its operator"
+        return None
+
+    # -- clients ----------------------------------------------------------------------------
+
+    async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        return await self.clients.get(client_id)
+
+    async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        self.clients.register(client_info)
+
+    # -- authorization ----------------------------------------------------------------------
+
+    async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+        resource = (params.resource or self.resource).rstrip("/")
+        if resource not in self.resources:
+            raise AuthorizeError("invalid_target", f"resource must be {self.resource}, not {params.resource}")
+        scopes = params.scopes or (client.scope or " ".join(SCOPES)).split()
+        pending = {
+            "client_id": client.client_id,
+            "redirect_uri": str(params.redirect_uri),
+            "explicit": params.redirect_uri_provided_explicitly,
+            "code_challenge": params.code_challenge,
+            "state": params.state,
+            "scopes": [s for s in scopes if s in SCOPES],
+            "resource": resource,
+            "client_name": client.client_name,
+        }
+        request = self.keys.seal("pending", pending, PENDING_SECONDS)
+        return f"{self.issuer}{CONSENT_PATH}?{urlencode({'request': request})}"
+
+    def _client_redirect(self, pending: dict[str, Any], **params: str | None) -> RedirectResponse:
+        url = construct_redirect_uri(pending["redirect_uri"], state=pending.get("state"), iss=self.issuer, **params)
+        response = RedirectResponse(url, status_code=302, headers={"Cache-Control": "no-store"})
+        response.delete_cookie(CONSENT_COOKIE, path=CALLBACK_PATH)
+        return response
+
+    async def consent(self, request: Request) -> Response:
+        """GET: the page where the person approves the client; POST: on to the upstream sign-in."""
+        form = await request.form() if request.method == "POST" else request.query_params
+        blob = form.get("request")
+        pending = self.keys.open("pending", blob) if isinstance(blob, str) else None
+        if pending is None:
+            return _page("This sign-in has expired or was not started here. Start again from your client.", 400)
+        if request.method == "GET":
+            return _consent_page(pending, blob, self.settings.public_url)
+        origin = request.headers.get("origin")
+        if origin is not None and origin != _origin(self.settings.public_url):  # a cross-site form post
+            return _page("This approval did not come from this server's page.", 403)
+        if form.get("action") != "approve":
+            return self._client_redirect(pending, error="access_denied", error_description="the person declined")
+        verifier, nonce, binding = secrets.token_urlsafe(48), secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+        upstream_state = self.keys.seal(
+            "upstream", {**pending, "verifier": verifier, "nonce": nonce, "binding": binding}, PENDING_SECONDS
+        )
+        try:
+            url = await self.upstream.authorization_url(
+                self.issuer + CALLBACK_PATH, upstream_state, nonce, _challenge(verifier)
+            )
+        except UpstreamError as exc:
+            return _page(str(exc), 502)
+        response = RedirectResponse(url, status_code=302, headers={"Cache-Control": "no-store"})
+        # ties the callback to the browser that approved: a link that lands someone else on the callback fails
+        response.set_cookie(
+            CONSENT_COOKIE,
+            binding,
+            max_age=PENDING_SECONDS,
+            path=CALLBACK_PATH,
+            httponly=True,
+            secure=self.settings.public_url.startswith("https://"),
+            samesite="lax",
+        )
+        return response
+
+    async def callback(self, request: Request) -> Response:
+        """The upstream provider's redirect back: check the person, then send the client its code."""
+        params = request.query_params
+        pending = self.keys.open("upstream", params.get("state") or "")
+        if pending is None:
+            return _page("This sign-in has expired or was not started here. Start again from your client.", 400)
+        binding = request.cookies.get(CONSENT_COOKIE, "")
+        if not secrets.compare_digest(binding.encode(), pending["binding"].encode()):
+            return _page("This sign-in was started in another browser. Start again from your client.", 400)
+        if params.get("error") or not params.get("code"):
+            reason = params.get("error_description") or params.get("error") or "no code"
+            return self._client_redirect(pending, error="access_denied", error_description=f"sign-in failed: {reason}")
+        try:
+            person = await self.upstream.exchange(
+                params["code"], self.issuer + CALLBACK_PATH, pending["verifier"], pending["nonce"]
+            )
+        except UpstreamError as exc:
+            return self._client_redirect(pending, error="temporarily_unavailable", error_description=str(exc))
+        refusal = self.refusal(person)
+        if refusal is not None:
+            log.info("sign-in refused: %s", refusal)
+            return self._client_redirect(pending, error="access_denied", error_description=refusal)
+        code = {
+            k: pending[k] for k in ("client_id", "redirect_uri", "explicit", "code_challenge", "scopes", "resource")
+        }
+        code |= {"jti": secrets.token_urlsafe(24), "sub": person.subject, "email": person.email}
+        code["groups"] = list(person.groups)
+        return self._client_redirect(pending, code=self.keys.seal("code", code, CODE_SECONDS))
+
+    async def load_authorization_code(
+        self, client: OAuthClientInformationFull, authorization_code: str
+    ) -> ThothCode | None:
+        claims = self.keys.open("code", authorization_code)
+        if claims is None or claims["client_id"] != client.client_id:
+            return None
+        return ThothCode(
+            code=authorization_code,
+            scopes=claims["scopes"],
+            expires_at=claims["exp"],
+            client_id=claims["client_id"],
+            code_challenge=claims["code_challenge"],
+            redirect_uri=claims["redirect_uri"],
+            redirect_uri_provided_explicitly=claims["explicit"],
+            resource=claims["resource"],
+            subject=claims["sub"],
+            jti=claims["jti"],
+            email=claims["email"],
+            groups=claims["groups"],
+        )
+
+    async def exchange_authorization_code(
+        self, client: OAuthClientInformationFull, authorization_code: ThothCode
+    ) -> OAuthToken:
+        family = authorization_code.jti  # a code starts one refresh-token family, named after it
+        if not await anyio.to_thread.run_sync(self.state.claim, f"code:{family}", time.time() + CODE_SECONDS):
+            await self._revoke_family(family)  # RFC 6749 10.5: a replayed code revokes what it was exchanged for
+            raise TokenError("invalid_grant", "this authorization code was already used")
+        await anyio.to_thread.run_sync(self.state.start, f"family:{family}", time.time() + REFRESH_SECONDS)
+        return self._tokens(client, authorization_code, family, 0)
+
+    def _tokens(
+        self, client: OAuthClientInformationFull, grant: ThothCode | ThothRefreshToken, family: str, generation: int
+    ) -> OAuthToken:
+        now = int(time.time())
+        access = self.keys.sign(
+            {
+                "iss": self.issuer,
+                "aud": grant.resource,
+                "sub": grant.subject,
+                "client_id": client.client_id,
+                "scope": " ".join(grant.scopes),
+                "email": grant.email,
+                "groups": list(grant.groups),
+                "fam": family,
+                "iat": now,
+                "exp": now + ACCESS_SECONDS,
+                "jti": secrets.token_urlsafe(16),
+            }
+        )
+        refresh = None
+        if "refresh_token" in client.grant_types:
+            refresh = self.keys.seal(
+                "refresh",
+                {
+                    "client_id": client.client_id,
+                    "scopes": grant.scopes,
+                    "resource": grant.resource,
+                    "sub": grant.subject,
+                    "email": grant.email,
+                    "groups": list(grant.groups),
+                    "fam": family,
+                    "gen": generation,
+                },
+                REFRESH_SECONDS,
+            )
+        return OAuthToken(
+            access_token=access, expires_in=ACCESS_SECONDS, scope=" ".join(grant.scopes), refresh_token=refresh
+        )
+
+    # -- refresh and revocation ---------------------------------------------------------------
+
+    async def load_refresh_token(
+        self, client: OAuthClientInformationFull, refresh_token: str
+    ) -> ThothRefreshToken | None:
+        claims = self.keys.open("refresh", refresh_token)
+        if claims is None or claims["client_id"] != client.client_id:
+            return None
+        return ThothRefreshToken(
+            token=refresh_token,
+            client_id=claims["client_id"],
+            scopes=claims["scopes"],
+            expires_at=claims["exp"],
+            resource=claims["resource"],
+            subject=claims["sub"],
+            family=claims["fam"],
+            generation=claims["gen"],
+            email=claims["email"],
+            groups=claims["groups"],
+        )
+
+    async def exchange_refresh_token(
+        self, client: OAuthClientInformationFull, refresh_token: ThothRefreshToken, scopes: list[str]
+    ) -> OAuthToken:
+        family = refresh_token.family
+        if not self.allowed(refresh_token.email):
+            await self._revoke_family(family)
+            raise TokenError("invalid_grant", f"{refresh_token.email} is no longer a member of this Thoth server")
+        advanced = await anyio.to_thread.run_sync(
+            self.state.advance, f"family:{family}", refresh_token.generation, time.time() + REFRESH_SECONDS
+        )
+        if not advanced:
+            self._live[family] = (time.monotonic() + LIVE_KEEP_SECONDS, False)
+            raise TokenError("invalid_grant", "this refresh token was already used or revoked; sign in again")
+        narrowed = refresh_token.model_copy(update={"scopes": scopes})
+        return self._tokens(client, narrowed, family, refresh_token.generation + 1)
+
+    async def load_access_token(self, token: str) -> AccessToken | None:
+        try:
+            return await self.verify_access_token(token)
+        except TokenRefused:
+            return None
+
+    async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
+        family = token.family if isinstance(token, ThothRefreshToken) else (token.claims or {}).get("fam")
+        if isinstance(family, str):
+            await self._revoke_family(family)
+
+    async def _revoke_family(self, family: str) -> None:
+        await anyio.to_thread.run_sync(self.state.revoke, f"family:{family}")
+        self._live[family] = (time.monotonic() + LIVE_KEEP_SECONDS, False)
+
+    async def _family_live(self, family: str) -> bool:
+        kept = self._live.get(family)
+        if kept is not None and kept[0] > time.monotonic():
+            return kept[1]
+        live = await anyio.to_thread.run_sync(self.state.live, f"family:{family}")
+        self._live[family] = (time.monotonic() + LIVE_KEEP_SECONDS, live)
+        if len(self._live) > 10_000:  # keep the memo small: drop what has gone stale
+            now = time.monotonic()
+            self._live = {k: v for k, v in self._live.items() if v[0] > now}
+        return live
+
+    # -- the protected resource ---------------------------------------------------------------
+
+    async def verify_access_token(self, token: str) -> AccessToken:
+        """The access token's grant after every check; raises TokenRefused saying which failed."""
+        claims = self.keys.verify(token)
+        if claims is None:
+            raise TokenRefused("not an access token this server issued (bad signature or format)")
+        if claims.get("iss") != self.issuer:
+            raise TokenRefused("token issued by another issuer")
+        if claims.get("aud") not in self.resources:
+            raise TokenRefused(f"token issued for another resource: this one is {self.resource}")
+        exp = claims.get("exp")
+        if not isinstance(exp, int) or exp < time.time():
+            raise TokenRefused("token expired")
+        scopes = str(claims.get("scope") or "").split()
+        if SCOPE_READ not in scopes:
+            raise TokenRefused(f"token lacks the {SCOPE_READ} scope")
+        email = claims.get("email")
+        if not isinstance(email, str) or not self.allowed(email):
+            raise TokenRefused("this identity is not allowed: not in THOTH_AUTH_MEMBERS")
+        family = claims.get("fam")
+        if not isinstance(family, str) or not await self._family_live(family):
+            raise TokenRefused("token revoked")
+        return AccessToken(
+            token=token,
+            client_id=str(claims.get("client_id")),
+            scopes=scopes,
+            expires_at=exp,
+            resource=claims["aud"],
+            subject=claims.get("sub"),
+            claims={"iss": self.issuer, "email": email, "groups": claims.get("groups") or [], "fam": family},
+        )
+
+    def challenge(self, description: str) -> str:
+        """The WWW-Authenticate value of a 401: where the metadata is, and the scopes to ask for."""
+        description = description.replace('"', "'")
+        return (
+            f'Bearer error="invalid_token", error_description="{description}", '
+            f'resource_metadata="{self.issuer}{RESOURCE_METADATA_PATH}/mcp", scope="{" ".join(SCOPES)}"'
+        )
+
+    # -- metadata and routes ------------------------------------------------------------------
+
+    def metadata(self) -> OAuthMetadata:
+        """RFC 8414 metadata: the SDK's, plus client ID metadata documents and RFC 9207's `iss`."""
+        built = build_metadata(
+            _URL.validate_python(self.issuer),
+            None,
+            ClientRegistrationOptions(enabled=True, valid_scopes=list(SCOPES), default_scopes=list(SCOPES)),
+            RevocationOptions(enabled=True),
+        )
+        fields = built.model_dump(mode="json", exclude_none=True)
+        fields |= {
+            "issuer": self.issuer,
+            "scopes_supported": list(SCOPES),
+            "client_id_metadata_document_supported": True,
+            "authorization_response_iss_parameter_supported": True,
+            "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic", "none"],
+        }
+        return OAuthMetadata.model_validate(fields)
+
+    def resource_metadata(self, resource: str) -> ProtectedResourceMetadata:
+        return ProtectedResourceMetadata.model_validate(
+            {
+                "resource": resource,
+                "authorization_servers": [self.issuer],
+                "scopes_supported": list(SCOPES),
+                "resource_name": "Thoth",
+                "bearer_methods_supported": ["header"],
+            }
+        )
+
+    def routes(self) -> list[Route]:
+        sdk_routes = create_auth_routes(
+            self,  # type: ignore[arg-type]  # the provider protocol, with Thoth's code and token records
+            _URL.validate_python(self.issuer),
+            client_registration_options=ClientRegistrationOptions(
+                enabled=True, valid_scopes=list(SCOPES), default_scopes=list(SCOPES)
+            ),
+            revocation_options=RevocationOptions(enabled=True),
+        )
+        metadata_path = "/.well-known/oauth-authorization-server"
+        methods = ["GET", "OPTIONS"]
+        return [
+            Route(metadata_path, cors_middleware(MetadataHandler(self.metadata()).handle, methods), methods=methods),
+            *(r for r in sdk_routes if r.path != metadata_path),
+            Route(
+                RESOURCE_METADATA_PATH + "/mcp",
+                cors_middleware(
+                    ProtectedResourceMetadataHandler(self.resource_metadata(self.resource)).handle, methods
+                ),
+                methods=methods,
+            ),
+            Route(
+                RESOURCE_METADATA_PATH,
+                cors_middleware(ProtectedResourceMetadataHandler(self.resource_metadata(self.issuer)).handle, methods),
+                methods=methods,
+            ),
+            Route(CONSENT_PATH, self.consent, methods=["GET", "POST"]),
+            Route(CALLBACK_PATH, self.callback, methods=["GET"]),
+        ]
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _page(message: str, status: int) -> HTMLResponse:
+    body = f"<!doctype html><title>Thoth sign-in</title><h1>Thoth sign-in</h1><p>{html.escape(message)}</p>"
+    return HTMLResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+def _consent_page(pending: dict[str, Any], blob: str, public_url: str) -> HTMLResponse:
+    name = pending.get("client_name") or "An application"
+    target = urlsplit(pending["redirect_uri"])
+    body = f"""<!doctype html><title>Sign in to Thoth</title>
+<h1>Sign in to Thoth</h1>
+<p><strong>{html.escape(name)}</strong> asks to search and read Thoth at {html.escape(public_url)} as you.
+After you sign in, you are sent back to <code>{html.escape(f"{target.scheme}://{target.netloc}")}</code>.</p>
+<form method="post" action="{CONSENT_PATH}">
+<input type="hidden" name="request" value="{html.escape(blob)}">
+<button name="action" value="approve">Continue to sign in</button>
+<button name="action" value="deny">Cancel</button>
+</form>"""
+    return HTMLResponse(body, headers={"Cache-Control": "no-store", "X-Frame-Options": "DENY"})
+
+
+__all__ = ["OPEN_PATHS", "SCOPES", "ThothProvider", "TokenRefused"]

@@ -42,6 +42,14 @@ resource "google_secret_manager_secret_iam_member" "server_reads_writer_tokens" 
   member    = google_service_account.server.member
 }
 
+# THOTH_AUTH=oauth: the upstream client's secret (an environment variable) and the signing key (a mounted file)
+resource "google_secret_manager_secret_iam_member" "server_reads_oauth_secrets" {
+  for_each  = toset(compact([var.oauth_client_secret_secret, var.oauth_key_secret]))
+  secret_id = each.value
+  role      = "roles/secretmanager.secretAccessor"
+  member    = google_service_account.server.member
+}
+
 resource "google_cloud_run_v2_service_iam_member" "invokers" {
   for_each = toset(var.invoker_members)
   name     = google_cloud_run_v2_service.server.name
@@ -59,7 +67,7 @@ resource "google_cloud_run_v2_service_iam_member" "public" {
   lifecycle {
     precondition {
       condition     = var.app_auth != "off"
-      error_message = "allow_unauthenticated = true needs app_auth = \"tokens\" or \"google\": the app must check callers itself."
+      error_message = "allow_unauthenticated = true needs app_auth = \"tokens\", \"google\" or \"oauth\": the app must check callers itself."
     }
   }
 }

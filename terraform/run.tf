@@ -14,7 +14,11 @@ locals {
     THOTH_AUTH_MEMBERS        = join(",", var.app_auth_members)
     THOTH_AUTH_WRITERS        = join(",", var.app_auth_writers) # empty: no caller may write the index
     THOTH_TRUST_CLOUD_RUN_IAM = var.allow_unauthenticated ? "false" : "true"
+    THOTH_OAUTH_ISSUER        = var.oauth_issuer
+    THOTH_OAUTH_CLIENT_ID     = var.oauth_client_id
+    THOTH_OAUTH_KEY_FILE      = var.oauth_key_secret != "" ? "${local.oauth_key_dir}/key.pem" : ""
   })
+  oauth_key_dir = "/secrets/oauth-key" # the signing key's secret, mounted as a file
   events_env = merge(local.common_env, {
     THOTH_PUBLIC_URL               = local.events_url
     THOTH_INTERNAL_IDENTITIES      = google_service_account.trigger.email
@@ -24,6 +28,7 @@ locals {
   server_secrets = merge(
     var.auth_tokens_secret != "" ? { THOTH_AUTH_TOKENS = var.auth_tokens_secret } : {},
     var.auth_writer_tokens_secret != "" ? { THOTH_AUTH_WRITER_TOKENS = var.auth_writer_tokens_secret } : {},
+    var.oauth_client_secret_secret != "" ? { THOTH_OAUTH_CLIENT_SECRET = var.oauth_client_secret_secret } : {},
   )
   events_secrets = var.admin_token_secret != "" ? { THOTH_ADMIN_TOKEN = var.admin_token_secret } : {}
 }
@@ -42,8 +47,28 @@ resource "google_cloud_run_v2_service" "server" {
       min_instance_count = var.min_instances
       max_instance_count = var.max_instances
     }
+    dynamic "volumes" {
+      for_each = var.oauth_key_secret != "" ? [var.oauth_key_secret] : []
+      content {
+        name = "oauth-key"
+        secret {
+          secret = volumes.value
+          items {
+            version = "latest"
+            path    = "key.pem"
+          }
+        }
+      }
+    }
     containers {
       image = local.image
+      dynamic "volume_mounts" {
+        for_each = var.oauth_key_secret != "" ? [local.oauth_key_dir] : []
+        content {
+          name       = "oauth-key"
+          mount_path = volume_mounts.value
+        }
+      }
       ports {
         container_port = 8080
       }
@@ -97,11 +122,16 @@ resource "google_cloud_run_v2_service" "server" {
 
   lifecycle {
     ignore_changes = [template[0].containers[0].image, client, client_version]
+    precondition {
+      condition     = var.app_auth != "oauth" || (var.oauth_client_id != "" && var.oauth_client_secret_secret != "" && var.oauth_key_secret != "")
+      error_message = "app_auth = \"oauth\" needs oauth_client_id, oauth_client_secret_secret and oauth_key_secret."
+    }
   }
   depends_on = [
     terraform_data.image,
     google_storage_bucket_iam_member.server_reads_index,
     google_secret_manager_secret_iam_member.server_reads_tokens,
+    google_secret_manager_secret_iam_member.server_reads_oauth_secrets,
   ]
 }
 

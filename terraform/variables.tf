@@ -38,23 +38,47 @@ variable "invoker_members" {
 
 variable "allow_unauthenticated" {
   type        = bool
-  description = "Let anyone reach the service past Cloud Run's IAM check (for MCP clients that cannot send Google ID tokens). Requires app_auth = \"tokens\" or \"google\"."
+  description = "Let anyone reach the service past Cloud Run's IAM check (for MCP clients that cannot send Google ID tokens). Requires app_auth = \"tokens\", \"google\" or \"oauth\"."
   default     = false
 }
 
 variable "app_auth" {
   type        = string
-  description = "THOTH_AUTH inside the app: off (Cloud Run IAM is the check), google (Google ID tokens verified by the app) or tokens (static bearer tokens from auth_tokens_secret)."
+  description = "THOTH_AUTH inside the app: off (Cloud Run IAM is the check), google (Google ID tokens verified by the app), tokens (static bearer tokens from auth_tokens_secret) or oauth (people sign in with the oauth_issuer provider; MCP clients connect as custom connectors)."
   default     = "off"
   validation {
-    condition     = contains(["off", "google", "tokens"], var.app_auth)
-    error_message = "app_auth must be off, google or tokens."
+    condition     = contains(["off", "google", "tokens", "oauth"], var.app_auth)
+    error_message = "app_auth must be off, google, tokens or oauth."
   }
+}
+
+variable "oauth_issuer" {
+  type        = string
+  description = "THOTH_OAUTH_ISSUER with app_auth = oauth: the issuer URL of the OpenID Connect provider people sign in with (Google by default; Okta, Entra ID, Keycloak, Auth0 too)."
+  default     = "https://accounts.google.com"
+}
+
+variable "oauth_client_id" {
+  type        = string
+  description = "THOTH_OAUTH_CLIENT_ID with app_auth = oauth: Thoth's client id at that provider (a web application client whose redirect URI is SERVICE_URL/oauth/callback)."
+  default     = ""
+}
+
+variable "oauth_client_secret_secret" {
+  type        = string
+  description = "Secret Manager secret id holding that client's secret (THOTH_OAUTH_CLIENT_SECRET), for app_auth = oauth."
+  default     = ""
+}
+
+variable "oauth_key_secret" {
+  type        = string
+  description = "Secret Manager secret id holding the PEM private key (EC P-256 or RSA) that signs and seals what Thoth issues, mounted as THOTH_OAUTH_KEY_FILE, for app_auth = oauth."
+  default     = ""
 }
 
 variable "app_auth_members" {
   type        = list(string)
-  description = "THOTH_AUTH_MEMBERS with app_auth = google: emails or domain:NAME allowed; empty allows any Google identity with the right audience."
+  description = "THOTH_AUTH_MEMBERS with app_auth = google or oauth: emails or domain:NAME allowed; empty allows any Google identity with the right audience."
   default     = []
 }
 

@@ -238,6 +238,36 @@ def test_cloud_run_service_job_and_events(module: Module) -> None:
     assert docs["versioning"][0]["enabled"] is True and index["versioning"][0]["enabled"] is False
 
 
+def test_oauth_sign_in_variables(module: Module) -> None:
+    """app_auth = "oauth": the issuer and client id as variables, the client secret from Secret Manager as an
+    environment variable, the signing key from Secret Manager as a mounted file the app is pointed at."""
+    assert "oauth" in str(module.variables["app_auth"]["validation"])
+    assert unquote(module.variables["oauth_issuer"]["default"]) == "https://accounts.google.com"
+    env = module.locals["server_env"]
+    env_text = str(env)
+    for name, variable in (
+        ("THOTH_OAUTH_ISSUER", "var.oauth_issuer"),
+        ("THOTH_OAUTH_CLIENT_ID", "var.oauth_client_id"),
+    ):
+        assert name in env_text and variable in env_text
+    assert "THOTH_OAUTH_CLIENT_SECRET" in str(module.locals["server_secrets"])
+    assert "var.oauth_client_secret_secret" in str(module.locals["server_secrets"])
+    mount_dir = unquote(module.locals["oauth_key_dir"])
+    assert "THOTH_OAUTH_KEY_FILE" in env_text and "local.oauth_key_dir}/key.pem" in env_text
+    template = module.resources["google_cloud_run_v2_service.server"]["template"][0]
+    volume = template["dynamic"][0]['"volumes"']
+    assert "var.oauth_key_secret" in str(volume["for_each"]) and '"key.pem"' in str(volume["content"])
+    mounts = template["containers"][0]["dynamic"][0]['"volume_mounts"']
+    assert "local.oauth_key_dir" in str(mounts["for_each"]) and mount_dir.startswith("/secrets/")
+    grant = module.resources["google_secret_manager_secret_iam_member.server_reads_oauth_secrets"]
+    assert "var.oauth_client_secret_secret" in str(grant["for_each"]) and "var.oauth_key_secret" in str(
+        grant["for_each"]
+    )
+    assert "google_service_account.server.member" in str(grant["member"])
+    preconditions = str(module.resources["google_cloud_run_v2_service.server"]["lifecycle"])
+    assert "var.oauth_key_secret" in preconditions and "var.oauth_client_id" in preconditions
+
+
 @pytest.mark.skipif(shutil.which("terraform") is None, reason="terraform binary not installed")
 def test_terraform_fmt() -> None:
     run = subprocess.run(["terraform", "fmt", "-check", "-diff", str(TERRAFORM)], capture_output=True, text=True)

@@ -47,18 +47,29 @@ def _faint(get, objects: list[int]) -> np.ndarray:
     """Whether each object's paint read by `get` (fill or stroke) cannot be seen on a white page:
     transparent or near white. One call an object, by `map` (a loop in C)."""
     rgba = np.zeros((len(objects), 4), np.uint32)
-    at = list(range(rgba.ctypes.data, rgba.ctypes.data + 16 * len(objects), 16))
-    found = np.fromiter(map(get, objects, at, [a + 4 for a in at], [a + 8 for a in at], [a + 12 for a in at]), bool)
+    at = np.arange(len(objects), dtype=np.int64) * 16 + rgba.ctypes.data
+    red, green, blue, alpha = at.tolist(), (at + 4).tolist(), (at + 8).tolist(), (at + 12).tolist()
+    found = np.fromiter(map(get, objects, red, green, blue, alpha), bool, len(objects))
     return found & ((rgba[:, 3] == 0) | (rgba[:, :3].min(axis=1) >= _WHITE))  # no colour to tell: seen
 
 
 def _looks(objects: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """(invisible, faint) per text object: its render mode, and whether the paint that mode uses is faint."""
+    """(invisible, faint) per text object: its render mode, and whether the paint that mode uses is faint.
+    The stroke's colour is asked only of the few objects whose mode strokes."""
     modes = np.fromiter(map(_MODE, objects), np.int64, len(objects))
-    invisible = np.isin(modes, _INVISIBLE_MODES)
-    fill, stroke = _faint(_FILL, objects), _faint(_STROKE, objects)
-    faint = np.where(np.isin(modes, _FILLED_ONLY), fill, np.where(np.isin(modes, _STROKED_ONLY), stroke, fill & stroke))
-    return invisible, faint & ~invisible
+    invisible = np.zeros(len(objects), bool)
+    for mode in _INVISIBLE_MODES:
+        invisible |= modes == mode
+    stroked = np.zeros(len(objects), bool)
+    for mode in _STROKED_ONLY:
+        stroked |= modes == mode
+    faint = np.zeros(len(objects), bool)
+    filled = np.flatnonzero(~(invisible | stroked))  # fill modes, with or without stroke (and unknown: none)
+    faint[filled] = _faint(_FILL, [objects[i] for i in filled.tolist()])
+    ask = np.flatnonzero(stroked | (faint & ~np.isin(modes, _FILLED_ONLY)))  # stroked, or filled faint and stroked
+    if len(ask):
+        faint[ask] = _faint(_STROKE, [objects[i] for i in ask.tolist()])
+    return invisible, faint
 
 
 def _backdrops(page) -> tuple[np.ndarray, np.ndarray]:
@@ -99,17 +110,20 @@ def hidden_chars(page, asked: np.ndarray, objects: np.ndarray, boxes: np.ndarray
     hidden = np.zeros(len(asked), bool)
     if not len(asked):
         return hidden
-    box = boxes[asked].astype(np.float64)
-    width, height = np.abs(box[:, 2] - box[:, 0]), np.abs(box[:, 1] - box[:, 3])
-    side = np.maximum(width, height)
+    box = boxes[asked]
+    side = np.maximum(np.abs(box[:, 2] - box[:, 0]), np.abs(box[:, 1] - box[:, 3]))
     tiny = (side > 0) & (side < _TINY)  # a box never read (0) says nothing
-    known, inverse = np.unique(objects, return_inverse=True)
-    # each text object asked once; a character without one (0: PDFium checks for NULL) reads as seen
-    invisible_of, faint_of = _looks(known.tolist())
-    invisible, faint = invisible_of[inverse], faint_of[inverse]
+    # each run of one text object asked once (its characters follow each other: no sort); a character
+    # without one (0: PDFium checks for NULL) reads as seen
+    changes = np.empty(len(objects), bool)
+    changes[0] = True
+    np.not_equal(objects[1:], objects[:-1], out=changes[1:])
+    invisible_of, faint_of = _looks(objects[changes].tolist())
+    run = np.cumsum(changes) - 1
+    invisible, faint = invisible_of[run], faint_of[run]
     if invisible.any() or faint.any():
         images, shapes = _backdrops(page)
-        centres = np.column_stack(((box[:, 0] + box[:, 2]) / 2, (box[:, 1] + box[:, 3]) / 2))
+        centres = np.column_stack(((box[:, 0] + box[:, 2]) / 2, (box[:, 1] + box[:, 3]) / 2)).astype(np.float64)
         on_image = _over(centres, images)
         invisible &= ~on_image  # a scan's OCR layer
         faint &= ~(on_image | _over(centres, shapes))

@@ -1,6 +1,8 @@
 """Text a person never sees is not indexed (issue 52): hidden HTML, Markdown comments, zero-width and bidi
 controls, PDF text that is invisible, painted in the page's colour or under 1 pt. Every drop is counted per
-document. Real PDFs made here with reportlab; the parsers as the writer calls them."""
+document (`documents`, list_collection_files, the console), and a visible instruction to AI assistants comes
+back flagged from a search. Real PDFs made here with reportlab, a folder and a crawled site on loopback
+ingested by the real writer into LanceDB in a temp folder with the real model, a real server."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from reportlab.pdfgen import canvas
 
 from examples.pdfgen import _raster
 from tests.conftest import LiveServer, call, make_settings, ok
+from tests.web_site import Site, serve
 from thoth.config import Settings
 from thoth.records import Chunk, Document, Partition
 from thoth.store import Store
@@ -198,6 +201,13 @@ def hidden_index(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     settings = make_settings(root / "db")
     summary = Writer(settings).run(str(folder), name="notes")
     assert not summary.failed, summary.render()
+    site = Site({"/docs/": HTML_PAGE}, ["/docs/"])  # the same page crawled from a site on loopback
+    server = serve(site)
+    try:
+        crawled = Writer(settings).run(f"{site.url}/docs/")
+    finally:
+        server.shutdown()
+    assert "docs/" in crawled.ingested, crawled.render()
     return settings
 
 
@@ -210,7 +220,7 @@ def hidden_server(hidden_index: Settings) -> Iterator[LiveServer]:
 def test_no_hidden_text_reaches_the_index_and_the_visible_text_is_whole(hidden_index: Settings) -> None:
     store = Store(hidden_index)
     chunks = store.find(Chunk, {"source_id": "notes"})
-    stored = [c.text for c in chunks] + [p.text for p in store.find(Partition, {"source_id": "notes"})]
+    stored = [c.text for c in store.find(Chunk)] + [p.text for p in store.find(Partition)]  # every source's
     assert not [(w, t) for t in stored for w in SECRET_WORDS if w in t]
     by_key: dict[str, str] = {}
     for chunk in sorted(chunks, key=lambda c: c.chunk_index):
@@ -222,6 +232,10 @@ def test_no_hidden_text_reaches_the_index_and_the_visible_text_is_whole(hidden_i
     ):
         flat = " ".join(by_key[key].split())
         assert [p for p in phrases if " ".join(p.split()) not in flat] == [], flat
+    (page,) = store.find(Document, {"key": "docs/"})  # the crawled copy
+    crawled = " ".join(" ".join(c.text for c in store.find(Chunk, {"doc_id": page.doc_id})).split())
+    assert all(phrase in crawled for phrase in HTML_VISIBLE) and not [w for w in SECRET_WORDS if w in crawled]
+    assert dict(page.hidden_dropped or ()) == parse("x.html", HTML_PAGE.encode()).hidden_dropped
 
 
 def test_every_drop_is_counted_in_documents_and_list_collection_files(

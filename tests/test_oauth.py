@@ -625,3 +625,35 @@ def test_oauth_settings(tmp_path: Path, key_file: Path) -> None:
     bad.write_text("not a key")
     with pytest.raises(ConfigError, match="PEM"):
         Keys(bad.read_bytes())
+
+
+def test_console_signs_in_with_the_same_provider(thoth: Thoth) -> None:
+    """/ui without a session: to the provider's sign-in and back, with a session cookie any instance reads;
+    a non-member gets a page saying so, never the console."""
+
+    async def browse(person: str) -> tuple[httpx2.Response, httpx2.AsyncClient]:
+        http = httpx2.AsyncClient(transport=thoth.front, follow_redirects=False, timeout=60)
+        thoth.front.target = "A"
+        first = await http.get(f"{thoth.public_url}/ui/search?q=time+off")
+        assert first.status_code == 302 and first.headers["location"].startswith("/oauth/console?next=")
+        login = await http.get(thoth.public_url + first.headers["location"])
+        assert login.status_code == 302
+        upstream_url = login.headers["location"]
+        assert (await http.get(upstream_url)).status_code == 200
+        back = await http.post(upstream_url, data={"sub": person})
+        thoth.front.target = "B"  # the callback, and the console after it, on the other instance
+        return await http.get(back.headers["location"]), http
+
+    async def run() -> None:
+        signed_in, http = await browse(MEMBER)
+        assert signed_in.status_code == 302 and signed_in.headers["location"] == "/ui/search?q=time+off"
+        page = await http.get(f"{thoth.public_url}/ui/search?q=time+off")
+        assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+        thoth.front.target = "A"
+        assert (await http.get(f"{thoth.public_url}/ui/")).status_code == 200
+        assert (await http.post(f"{thoth.public_url}/mcp", json={})).status_code == 401  # the cookie is the console's
+        refused, _ = await browse(OUTSIDER)
+        assert refused.status_code == 403 and "not a member" in refused.text
+        thoth.front.target = "A"
+
+    anyio.run(run)

@@ -257,7 +257,7 @@ class Authenticator:
             return email_identity(edge, self.settings.auth_writers)
         token = bearer_token(request)
         if mode == "oauth":
-            return await self._oauth_identity(token)
+            return await self._oauth_identity(token, request)
         if mode == "tokens":
             if token is None:
                 raise AuthError("missing token: send Authorization: Bearer <token>")
@@ -277,13 +277,21 @@ class Authenticator:
             return identity
         raise AuthError(f"unknown THOTH_AUTH mode {mode!r}")  # settings built by hand; refuse, never fall open
 
-    async def _oauth_identity(self, token: str | None) -> Identity:
-        """An access token this server issued, or a static token (scripts, the job) where some are set."""
+    async def _oauth_identity(self, token: str | None, request: Request) -> Identity:
+        """An access token this server issued, a static token (scripts, the job) where some are set, or on
+        the console's pages its session cookie (thoth.mcp.oauth_console)."""
         from thoth.mcp.oauth import SCOPE_WRITE, TokenRefused
+        from thoth.mcp.oauth_console import session
 
+        settings = self.settings
+        person = session(self.oauth, request) if token is None and self.oauth is not None else None
+        if person is not None:
+            email, groups = person
+            return Identity(
+                "oauth", email, f"email:{email}", Identity("oauth", email).matches(settings.auth_writers), groups
+            )
         if token is None:
             raise AuthError("missing token: sign in (the 401's WWW-Authenticate names the metadata)")
-        settings = self.settings
         if settings.auth_tokens or settings.auth_writer_tokens:
             reader = _matches_any(token, settings.auth_tokens)
             writer = _matches_any(token, settings.auth_writer_tokens)
@@ -349,8 +357,13 @@ class AuthMiddleware:
         except AuthError as exc:
             log.info("refused %s %s: %s", scope.get("method"), scope["path"], exc)
             oauth = self.auth.oauth
-            challenge = oauth.challenge(str(exc)) if oauth is not None and not internal else None
-            await _refusal(str(exc), challenge)(scope, receive, send)
+            if oauth is not None and not internal:
+                from thoth.mcp.oauth_console import login_redirect
+
+                response = login_redirect(request) or _refusal(str(exc), oauth.challenge(str(exc)))
+                await response(scope, receive, send)
+                return
+            await _refusal(str(exc))(scope, receive, send)
             return
         scope[_SCOPE_IDENTITY] = identity
         if internal:

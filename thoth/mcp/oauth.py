@@ -26,6 +26,7 @@ import html
 import logging
 import secrets
 import time
+from functools import partial
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -49,8 +50,10 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from thoth.config import Settings
+from thoth.mcp import oauth_console
 from thoth.mcp.auth import Identity
 from thoth.mcp.oauth_clients import Clients, loopback_url
+from thoth.mcp.oauth_console import CONSOLE_LOGIN_PATH
 from thoth.mcp.oauth_keys import Keys
 from thoth.mcp.oauth_upstream import Upstream, UpstreamError, UpstreamIdentity
 from thoth.store.oauth_state import OAuthState
@@ -81,6 +84,7 @@ OPEN_PATHS = frozenset(
         "/revoke",
         CONSENT_PATH,
         CALLBACK_PATH,
+        CONSOLE_LOGIN_PATH,
     }
 )
 _URL = TypeAdapter(AnyHttpUrl, config=ConfigDict(url_preserve_empty_path=True))  # issuers compare as strings
@@ -182,6 +186,10 @@ class ThothProvider:
             return _page("This approval did not come from this server's page.", 403)
         if form.get("action") != "approve":
             return self._client_redirect(pending, error="access_denied", error_description="the person declined")
+        return await self.to_upstream(pending)
+
+    async def to_upstream(self, pending: dict[str, Any]) -> Response:
+        """On to the upstream provider's sign-in, `pending` sealed into its state, bound to this browser."""
         verifier, nonce, binding = secrets.token_urlsafe(48), secrets.token_urlsafe(24), secrets.token_urlsafe(24)
         upstream_state = self.keys.seal(
             "upstream", {**pending, "verifier": verifier, "nonce": nonce, "binding": binding}, PENDING_SECONDS
@@ -214,19 +222,28 @@ class ThothProvider:
         binding = request.cookies.get(CONSENT_COOKIE, "")
         if not secrets.compare_digest(binding.encode(), pending["binding"].encode()):
             return _page("This sign-in was started in another browser. Start again from your client.", 400)
+        console = pending.get("console", False)  # the console's own sign-in (thoth.mcp.oauth_console)
         if params.get("error") or not params.get("code"):
             reason = params.get("error_description") or params.get("error") or "no code"
+            if console:
+                return _page(f"Sign-in failed: {reason}", 400)
             return self._client_redirect(pending, error="access_denied", error_description=f"sign-in failed: {reason}")
         try:
             person = await self.upstream.exchange(
                 params["code"], self.issuer + CALLBACK_PATH, pending["verifier"], pending["nonce"]
             )
         except UpstreamError as exc:
+            if console:
+                return _page(str(exc), 502)
             return self._client_redirect(pending, error="temporarily_unavailable", error_description=str(exc))
         refusal = self.refusal(person)
         if refusal is not None:
             log.info("sign-in refused: %s", refusal)
+            if console:
+                return _page(f"Refused: {refusal}.", 403)
             return self._client_redirect(pending, error="access_denied", error_description=refusal)
+        if console:
+            return oauth_console.signed_in(self, pending, person)
         code = {
             k: pending[k] for k in ("client_id", "redirect_uri", "explicit", "code_challenge", "scopes", "resource")
         }
@@ -467,6 +484,7 @@ class ThothProvider:
             ),
             Route(CONSENT_PATH, self.consent, methods=["GET", "POST"]),
             Route(CALLBACK_PATH, self.callback, methods=["GET"]),
+            Route(CONSOLE_LOGIN_PATH, partial(oauth_console.login, self), methods=["GET"]),
         ]
 
 

@@ -1,0 +1,73 @@
+"""The console's sign-in with THOTH_AUTH=oauth: the same upstream provider, a session cookie sealed with the
+same key.
+
+A browser that opens `/ui` without a session is sent to `/oauth/console?next=…`, which goes straight to the
+upstream sign-in (the console is Thoth's own page: no client to consent to); the shared callback
+(thoth.mcp.oauth) checks the person as for any client, then sets the `thoth_console` cookie (path `/ui`,
+HttpOnly, SameSite=Lax, Secure on https; 8 hours) and returns to `next`. Membership is checked again on every
+request, as for access tokens. Any instance reads the cookie: it is sealed, not kept.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from thoth.mcp.oauth_upstream import UpstreamIdentity
+
+if TYPE_CHECKING:
+    from thoth.mcp.oauth import ThothProvider
+
+CONSOLE_LOGIN_PATH = "/oauth/console"
+SESSION_COOKIE = "thoth_console"
+SESSION_SECONDS = 8 * 3600
+CONSOLE_PREFIX = "/ui"
+
+
+def safe_next(value: str | None) -> str:
+    """Where to return after sign-in: a console path of this server only (never another site)."""
+    if value and value.startswith(CONSOLE_PREFIX) and not value.startswith("//") and "\\" not in value:
+        return value
+    return CONSOLE_PREFIX + "/"
+
+
+async def login(provider: ThothProvider, request: Request) -> Response:
+    return await provider.to_upstream({"console": True, "next": safe_next(request.query_params.get("next"))})
+
+
+def signed_in(provider: ThothProvider, pending: dict[str, Any], person: UpstreamIdentity) -> Response:
+    session = provider.keys.seal(
+        "console", {"sub": person.subject, "email": person.email, "groups": list(person.groups)}, SESSION_SECONDS
+    )
+    response = RedirectResponse(safe_next(pending.get("next")), status_code=302, headers={"Cache-Control": "no-store"})
+    response.set_cookie(
+        SESSION_COOKIE,
+        session,
+        max_age=SESSION_SECONDS,
+        path=CONSOLE_PREFIX,
+        httponly=True,
+        secure=provider.settings.public_url.startswith("https://"),
+        samesite="lax",
+    )
+    return response
+
+
+def session(provider: ThothProvider, request: Request) -> tuple[str, tuple[str, ...]] | None:
+    """The signed-in person's (email, groups) from the console's cookie, when it is valid and still a member."""
+    if not request.url.path.startswith(CONSOLE_PREFIX):
+        return None
+    claims = provider.keys.open("console", request.cookies.get(SESSION_COOKIE, ""))
+    if claims is None or not provider.allowed(claims["email"]):
+        return None
+    return claims["email"], tuple(g for g in claims.get("groups", ()) if isinstance(g, str))
+
+
+def login_redirect(request: Request) -> RedirectResponse | None:
+    """For a browser's GET of a console page without a session: to the sign-in, then back here."""
+    if request.method != "GET" or not request.url.path.startswith(CONSOLE_PREFIX):
+        return None
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return RedirectResponse(f"{CONSOLE_LOGIN_PATH}?{urlencode({'next': target})}", status_code=302)

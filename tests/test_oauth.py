@@ -596,6 +596,13 @@ def test_refused_tokens_for_another_audience_expired_or_forged(thoth: Thoth) -> 
     assert forged.status_code == 401 and "not an access token" in forged.json()["error"]
 
 
+def test_refused_a_callback_in_another_browser(thoth: Thoth) -> None:
+    """The upstream's redirect replayed without the browser's sign-in cookie: a page, never a code or a 500."""
+    port = thoth.front.instances["A"]
+    response = httpx.get(f"http://127.0.0.1:{port}/oauth/callback", params={"state": "forged", "code": "x"})
+    assert response.status_code == 400 and "another browser" in response.text
+
+
 def test_health_and_metadata_stay_open(thoth: Thoth) -> None:
     port = thoth.front.instances["B"]
     assert httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200

@@ -71,7 +71,9 @@ LIVE_KEEP_SECONDS = 5.0  # a family's revocation, as read, is kept this long per
 CONSENT_PATH = "/oauth/consent"
 CALLBACK_PATH = "/oauth/callback"
 RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource"
-CONSENT_COOKIE = "thoth_oauth_consent"
+# A sign-in in flight: the cookie named by the upstream `state` holds it, sealed (path /oauth/callback), so the
+# state stays short for any provider and the callback works only in the browser that approved.
+SIGN_IN_COOKIE = "thoth_signin_"
 # The routes a person or client reaches before holding a token (the auth middleware lets them through).
 OPEN_PATHS = frozenset(
     {
@@ -105,6 +107,11 @@ class ThothRefreshToken(RefreshToken):
     generation: int
     email: str
     groups: list[str] = []
+
+
+def _digest(client_id: str) -> str:
+    """What a code or refresh token keeps of its client's id (a registration's id is long): enough to match."""
+    return hashlib.sha256(client_id.encode()).hexdigest()[:32]
 
 
 def _challenge(verifier: str) -> str:
@@ -168,9 +175,7 @@ class ThothProvider:
 
     def _client_redirect(self, pending: dict[str, Any], **params: str | None) -> RedirectResponse:
         url = construct_redirect_uri(pending["redirect_uri"], state=pending.get("state"), iss=self.issuer, **params)
-        response = RedirectResponse(url, status_code=302, headers={"Cache-Control": "no-store"})
-        response.delete_cookie(CONSENT_COOKIE, path=CALLBACK_PATH)
-        return response
+        return RedirectResponse(url, status_code=302, headers={"Cache-Control": "no-store"})
 
     async def consent(self, request: Request) -> Response:
         """GET: the page where the person approves the client; POST: on to the upstream sign-in."""
@@ -189,22 +194,16 @@ class ThothProvider:
         return await self.to_upstream(pending)
 
     async def to_upstream(self, pending: dict[str, Any]) -> Response:
-        """On to the upstream provider's sign-in, `pending` sealed into its state, bound to this browser."""
-        verifier, nonce, binding = secrets.token_urlsafe(48), secrets.token_urlsafe(24), secrets.token_urlsafe(24)
-        upstream_state = self.keys.seal(
-            "upstream", {**pending, "verifier": verifier, "nonce": nonce, "binding": binding}, PENDING_SECONDS
-        )
+        """On to the upstream provider's sign-in; `pending` goes sealed into the cookie its `state` names."""
+        verifier, nonce, state = secrets.token_urlsafe(48), secrets.token_urlsafe(24), secrets.token_urlsafe(24)
         try:
-            url = await self.upstream.authorization_url(
-                self.issuer + CALLBACK_PATH, upstream_state, nonce, _challenge(verifier)
-            )
+            url = await self.upstream.authorization_url(self.issuer + CALLBACK_PATH, state, nonce, _challenge(verifier))
         except UpstreamError as exc:
             return _page(str(exc), 502)
         response = RedirectResponse(url, status_code=302, headers={"Cache-Control": "no-store"})
-        # ties the callback to the browser that approved: a link that lands someone else on the callback fails
         response.set_cookie(
-            CONSENT_COOKIE,
-            binding,
+            SIGN_IN_COOKIE + state,
+            self.keys.seal("upstream", {**pending, "verifier": verifier, "nonce": nonce}, PENDING_SECONDS),
             max_age=PENDING_SECONDS,
             path=CALLBACK_PATH,
             httponly=True,
@@ -215,13 +214,18 @@ class ThothProvider:
 
     async def callback(self, request: Request) -> Response:
         """The upstream provider's redirect back: check the person, then send the client its code."""
-        params = request.query_params
-        pending = self.keys.open("upstream", params.get("state") or "")
+        cookie = SIGN_IN_COOKIE + (request.query_params.get("state") or "")
+        pending = self.keys.open("upstream", request.cookies.get(cookie, ""))
         if pending is None:
-            return _page("This sign-in has expired or was not started here. Start again from your client.", 400)
-        binding = request.cookies.get(CONSENT_COOKIE, "")
-        if not secrets.compare_digest(binding.encode(), pending["binding"].encode()):
-            return _page("This sign-in was started in another browser. Start again from your client.", 400)
+            return _page(
+                "This sign-in has expired, or was started in another browser. Start again from your client.", 400
+            )
+        response = await self._signed_in(request, pending)
+        response.delete_cookie(cookie, path=CALLBACK_PATH)
+        return response
+
+    async def _signed_in(self, request: Request, pending: dict[str, Any]) -> Response:
+        params = request.query_params
         console = pending.get("console", False)  # the console's own sign-in (thoth.mcp.oauth_console)
         if params.get("error") or not params.get("code"):
             reason = params.get("error_description") or params.get("error") or "no code"
@@ -244,10 +248,13 @@ class ThothProvider:
             return self._client_redirect(pending, error="access_denied", error_description=refusal)
         if console:
             return oauth_console.signed_in(self, pending, person)
-        code = {
-            k: pending[k] for k in ("client_id", "redirect_uri", "explicit", "code_challenge", "scopes", "resource")
+        code = {k: pending[k] for k in ("redirect_uri", "explicit", "code_challenge", "scopes", "resource")}
+        code |= {
+            "client": _digest(pending["client_id"]),
+            "jti": secrets.token_urlsafe(24),
+            "sub": person.subject,
+            "email": person.email,
         }
-        code |= {"jti": secrets.token_urlsafe(24), "sub": person.subject, "email": person.email}
         code["groups"] = list(person.groups)
         return self._client_redirect(pending, code=self.keys.seal("code", code, CODE_SECONDS))
 
@@ -255,13 +262,13 @@ class ThothProvider:
         self, client: OAuthClientInformationFull, authorization_code: str
     ) -> ThothCode | None:
         claims = self.keys.open("code", authorization_code)
-        if claims is None or claims["client_id"] != client.client_id:
+        if claims is None or claims["client"] != _digest(client.client_id):
             return None
         return ThothCode(
             code=authorization_code,
             scopes=claims["scopes"],
             expires_at=claims["exp"],
-            client_id=claims["client_id"],
+            client_id=client.client_id,
             code_challenge=claims["code_challenge"],
             redirect_uri=claims["redirect_uri"],
             redirect_uri_provided_explicitly=claims["explicit"],
@@ -306,7 +313,7 @@ class ThothProvider:
             refresh = self.keys.seal(
                 "refresh",
                 {
-                    "client_id": client.client_id,
+                    "client": _digest(client.client_id),
                     "scopes": grant.scopes,
                     "resource": grant.resource,
                     "sub": grant.subject,
@@ -327,11 +334,11 @@ class ThothProvider:
         self, client: OAuthClientInformationFull, refresh_token: str
     ) -> ThothRefreshToken | None:
         claims = self.keys.open("refresh", refresh_token)
-        if claims is None or claims["client_id"] != client.client_id:
+        if claims is None or claims["client"] != _digest(client.client_id):
             return None
         return ThothRefreshToken(
             token=refresh_token,
-            client_id=claims["client_id"],
+            client_id=client.client_id,
             scopes=claims["scopes"],
             expires_at=claims["exp"],
             resource=claims["resource"],

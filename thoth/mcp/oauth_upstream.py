@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import httpx
 from joserfc import jws, jwt
@@ -48,6 +48,7 @@ class Endpoints:
     authorization: str
     token: str
     jwks: str
+    secret_in_form: bool  # client_secret_post where the provider lists it (or lists nothing), else HTTP Basic
 
 
 class Upstream:
@@ -82,8 +83,13 @@ class Upstream:
                     f"the sign-in provider's discovery names issuer {config.get('issuer')!r}, not {self.issuer!r}"
                 )
             try:
+                methods = config.get("token_endpoint_auth_methods_supported") or ["client_secret_post"]
                 self._endpoints = Endpoints(
-                    self.issuer, config["authorization_endpoint"], config["token_endpoint"], config["jwks_uri"]
+                    self.issuer,
+                    config["authorization_endpoint"],
+                    config["token_endpoint"],
+                    config["jwks_uri"],
+                    "client_secret_post" in methods,
                 )
             except KeyError as exc:
                 raise UpstreamError(f"the sign-in provider's discovery lacks {exc.args[0]}") from None
@@ -100,7 +106,6 @@ class Upstream:
             "nonce": nonce,
             "code_challenge": code_challenge,
             "code_challenge_method": "S256",
-            "prompt": "select_account",
         }
         separator = "&" if "?" in endpoints.authorization else "?"
         return f"{endpoints.authorization}{separator}{urlencode(query)}"
@@ -125,13 +130,18 @@ class Upstream:
             "grant_type": "authorization_code",
             "code": code,
             "redirect_uri": redirect_uri,
-            "client_id": self.client_id,
-            "client_secret": self._client_secret,
             "code_verifier": code_verifier,
         }
+        auth = None
+        if endpoints.secret_in_form:
+            form |= {"client_id": self.client_id, "client_secret": self._client_secret}
+        else:  # RFC 6749 2.3.1: both form-encoded, then HTTP Basic
+            auth = httpx.BasicAuth(quote(self.client_id, safe=""), quote(self._client_secret, safe=""))
         try:
             async with httpx.AsyncClient(timeout=TIMEOUT_SECONDS) as client:
-                response = await client.post(endpoints.token, data=form, headers={"Accept": "application/json"})
+                response = await client.post(
+                    endpoints.token, data=form, headers={"Accept": "application/json"}, auth=auth
+                )
             body = response.json()
         except (httpx.HTTPError, ValueError) as exc:
             log.warning("sign-in provider: token request failed: %s", type(exc).__name__)

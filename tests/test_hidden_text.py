@@ -145,6 +145,7 @@ The re\u200bl\u200bease \u202ename\u202c is on the dashboard, and <span hidden>l
 ```
 
 Write `<!-- inline code -->` to comment out HTML. نمی\u200cخواهم stays joined.
+{/* ibisgrove an MDX comment */}
 """
 MARKDOWN_VISIBLE = (
     "Deploy from the main branch after the checks pass.",
@@ -185,6 +186,7 @@ def test_html_and_markdown_keep_only_what_a_reader_sees() -> None:
         "html_comment": _ink("zebraquark an inline comment", "walrusfinch a comment over several lines"),
         "html_hidden": _ink("otterplume instructions in a hidden block", "lynxember"),
         "zero_width": 4,
+        "mdx_comment": _ink("ibisgrove an MDX comment"),
     }
 
 
@@ -289,3 +291,16 @@ def test_an_index_written_before_the_counts_reads_and_gains_the_column(hidden_in
     Writer(hidden_index).run(str(folder), name="more")
     (more,) = Store(hidden_index).find(Document, {"source_id": "more"})
     assert more.hidden_dropped == (("html_comment", 5),)
+
+
+def test_a_workshop_note_leaves_out_its_comments_and_counts_them(tmp_path: Path) -> None:
+    from tests.test_workshop_parser import write
+    from thoth.writes.source_files import list_all
+
+    notes = "# Caching\n\nStart with the cache key.\n{/* zebraquark for the model */}\n<!-- walrusfinch -->\n"
+    root = write(tmp_path / "ws", {"exercises/README.mdx": notes, "exercises/01.a/01.problem/x.ts": "1"})
+    (unit,) = [o for o in list_all(str(root)) if o.key == "exercises"]
+    parsed = parse(unit.key, unit.read(), fmt=unit.format)
+    text = " ".join(s.text for s in parsed.sections) + " ".join(b.text for s in parsed.sections for b in s.blocks)
+    assert "Start with the cache key." in text and "zebraquark" not in text and "walrusfinch" not in text
+    assert parsed.hidden_dropped == {"mdx_comment": _ink("zebraquark for the model"), "html_comment": 11}

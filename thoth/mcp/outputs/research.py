@@ -38,8 +38,8 @@ class ObjectInfo(Output):
     hidden_dropped: dict[str, int] | None = Field(
         None,
         description="characters of text a person never sees that were left out, by reason (html_hidden, "
-        "html_comment, zero_width, pdf_invisible, pdf_background, pdf_tiny); {} none; null: indexed before "
-        "this was counted",
+        "html_comment, mdx_comment, zero_width, pdf_invisible, pdf_background, pdf_tiny); {} none; null: indexed "
+        "before this was counted",
     )
 
     @classmethod
@@ -263,6 +263,7 @@ class FileList(Output):
     def render(self) -> str:
         lines = [
             f"- {f.key} ({f.status}{': ' + f.error if f.error else ''}) {f.title or ''} document_id={f.document_id}"
+            + (f" hidden_dropped={f.hidden_dropped}" if f.hidden_dropped else "")
             for f in self.files
         ]
         more = f"\nMore: offset={self.next_offset}" if self.next_offset is not None else ""

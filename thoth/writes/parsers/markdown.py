@@ -98,15 +98,15 @@ def _prose_flags(body: str) -> Iterator[tuple[str, bool]]:
 
 
 def _visible(body: str, counts: Counter) -> str:
-    """The body without what a reader of the rendered page never sees (unseen.py): HTML comments, a
-    comment's lines included, and raw-HTML elements that hide themselves, both outside fenced code. A
-    comment opened at a line's start runs to its `-->`, fences inside it included, as CommonMark reads it."""
-    if "<" not in body:
+    """The body without what a reader of the rendered page never sees (unseen.py): HTML and MDX comments,
+    a comment's lines included, and raw-HTML elements that hide themselves, both outside fenced code. A
+    comment opened at a line's start runs to its end, fences inside it included, as CommonMark reads it."""
+    if "<" not in body and "{/*" not in body:
         return body
     out: list[str] = []
     prose: list[str] = []
     fence: str | None = None
-    in_comment = False
+    in_comment: str | None = None  # the opening of a comment still open
 
     def flush() -> None:
         if prose:
@@ -119,7 +119,7 @@ def _visible(body: str, counts: Counter) -> str:
             if line.strip().startswith(fence):
                 fence = None
             continue
-        opened = _FENCE.match(line) if not in_comment else None
+        opened = _FENCE.match(line) if in_comment is None else None
         if opened:
             flush()
             fence = opened.group(1)

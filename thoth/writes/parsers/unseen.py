@@ -8,7 +8,8 @@ reason; the counts reach the document's `documents.hidden_dropped` (docs/securit
   `hidden`, `aria-hidden="true"`, or an inline style of `display: none`, `visibility: hidden|collapse`,
   `opacity: 0` or `font-size: 0`; and `<template>` and `<noscript>` (a browser that runs scripts, as a
   reader's does, shows neither).
-- `html_comment`: `<!-- … -->` in a page's body, or in Markdown outside code.
+- `html_comment`: `<!-- … -->` in a page's body, or in Markdown outside code; `mdx_comment`: MDX's
+  `{/* … */}`, in Markdown outside code.
 - `zero_width`: zero-width and bidirectional control characters, and Unicode tag characters (an
   invisible copy of ASCII) outside an emoji flag. A zero-width joiner or non-joiner stays between two
   characters beyond Latin (Arabic, Indic scripts, emoji sequences need them); next to ASCII, a space
@@ -111,28 +112,34 @@ _ATTRIBUTE = re.compile(r"([^\s=>/]+)(?:\s*=\s*(\"[^\"]*\"|'[^']*'|[^\s>]+))?")
 _VOID = {"br", "img", "input", "hr", "meta", "link", "source", "wbr", "area", "col", "embed", "track"}
 
 
-def drop_comments(line: str, counts: Counter, in_comment: bool = False) -> tuple[str, bool]:
-    """A line of Markdown prose without its HTML comments (code spans kept as written), and whether a
-    comment is still open at its end; `in_comment`: the line starts inside one."""
+# a comment's opening -> (its closing, the reason it is counted under)
+COMMENTS = {"<!--": ("-->", "html_comment"), "{/*": ("*/}", "mdx_comment")}
+
+
+def drop_comments(line: str, counts: Counter, open_comment: str | None = None) -> tuple[str, str | None]:
+    """A line of Markdown prose without its comments (`COMMENTS`; code spans kept as written), and the
+    opening of a comment still open at its end (None: none); `open_comment`: the line starts inside one."""
     kept: list[str] = []
     at = 0
     while True:
-        if in_comment:
-            close = line.find("-->", at)
-            counts["html_comment"] += ink(line[at : close if close >= 0 else len(line)])
+        if open_comment is not None:
+            closing, reason = COMMENTS[open_comment]
+            close = line.find(closing, at)
+            counts[reason] += ink(line[at : close if close >= 0 else len(line)])
             if close < 0:
-                return "".join(kept), True
-            at, in_comment = close + 3, False
-        opening = line.find("<!--", at)
-        if opening < 0:
-            return "".join(kept) + line[at:], False
-        code = next((m for m in _CODE_SPAN.finditer(line, at) if m.start() < opening < m.end()), None)
+                return "".join(kept), open_comment
+            at, open_comment = close + len(closing), None
+        found = [(i, opening) for opening in COMMENTS if (i := line.find(opening, at)) >= 0]
+        if not found:
+            return "".join(kept) + line[at:], None
+        start, opening = min(found)
+        code = next((m for m in _CODE_SPAN.finditer(line, at) if m.start() < start < m.end()), None)
         if code is not None:
             kept.append(line[at : code.end()])
             at = code.end()
             continue
-        kept.append(line[at:opening])
-        at, in_comment = opening + 4, True
+        kept.append(line[at:start])
+        at, open_comment = start + len(opening), opening
 
 
 def _attributes(text: str) -> dict[str, str | None]:

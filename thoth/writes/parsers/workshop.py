@@ -24,6 +24,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
@@ -216,9 +217,10 @@ def _text(data: bytes) -> str | None:
 
 
 def _note_section(
-    path: str, data: bytes, kind: str, heading: list[str], ex: int | None, step: int | None
+    path: str, data: bytes, kind: str, heading: list[str], ex: int | None, step: int | None, hidden: Counter
 ) -> Section | None:
-    """A README/FINISHED file as one section: stored as written (less front matter), chunked as Markdown."""
+    """A README/FINISHED file as one section: stored as written (less front matter and what a reader never
+    sees), chunked as Markdown; what was left out is counted in `hidden`."""
     text = _text(data)
     if text is None:
         raise ParseError(f"{path}: not UTF-8 text")
@@ -227,7 +229,9 @@ def _note_section(
         return None
     blocks: list[Block] = []
     try:
-        for part in markdown.parse(text, fallback_title=heading[-1]).sections:
+        parsed = markdown.parse(text, fallback_title=heading[-1])
+        hidden.update(parsed.hidden_dropped)
+        for part in parsed.sections:
             if part.heading_path:
                 blocks.append(Block(part.heading_path[-1]))
             blocks.extend(part.blocks)
@@ -265,7 +269,7 @@ def _unified(path: str, before: str | None, after: str | None) -> str:
     return "\n".join(lines)
 
 
-def _step_sections(exercise: str, ex: int, step: int, files: dict[str, bytes]) -> list[Section]:
+def _step_sections(exercise: str, ex: int, step: int, files: dict[str, bytes], hidden: Counter) -> list[Section]:
     sides: dict[str, dict[str, bytes]] = {"problem": {}, "solution": {}}  # path inside the step folder -> bytes
     folders: dict[str, str] = {}  # side -> its folder, e.g. 01.problem.memo-fn
     for path, data in files.items():
@@ -295,7 +299,7 @@ def _step_sections(exercise: str, ex: int, step: int, files: dict[str, bytes]) -
         if note is not None:
             path = f"exercises/{exercise}/{folders[side]}/{note}"
             label = f"{side.title()} instructions"
-            section = _note_section(path, sides[side][note], f"{side}-instructions", heading(label), ex, step)
+            section = _note_section(path, sides[side][note], f"{side}-instructions", heading(label), ex, step, hidden)
             if section is not None:
                 sections.append(section)
     patterns = ignore_patterns(_text(files.get(DIFFIGNORE, b"")) or "", _text(files.get(GITIGNORE, b"")) or "")
@@ -333,12 +337,14 @@ def _step_sections(exercise: str, ex: int, step: int, files: dict[str, bytes]) -
     return sections
 
 
-def _notes_sections(files: dict[str, bytes], scope: str, heading: list[str], ex: int | None) -> list[Section]:
+def _notes_sections(
+    files: dict[str, bytes], scope: str, heading: list[str], ex: int | None, hidden: Counter
+) -> list[Section]:
     sections = []
     for path in sorted(files, key=lambda p: NOTE_STEMS.index(PurePosixPath(p).stem.upper())):
         kind = _note_kind(path)
         label = f"{scope.title()} {'finished notes' if kind == 'finished' else 'instructions'}"
-        section = _note_section(path, files[path], f"{scope}-{kind}", [*heading, label], ex, None)
+        section = _note_section(path, files[path], f"{scope}-{kind}", [*heading, label], ex, None, hidden)
         if section is not None:
             sections.append(section)
     return sections
@@ -351,19 +357,20 @@ def parse(data: bytes) -> ParsedDocument:
     if match is None:
         raise ParseError(f"not a workshop unit key: {unit_key!r}")
     ex_text, exercise_title, step_text = match.groups()
+    hidden: Counter[str] = Counter()
     if ex_text is None:  # the workshop's own notes; the title is the instructions' first heading
-        sections = _notes_sections(files, "workshop", [], None)
+        sections = _notes_sections(files, "workshop", [], None, hidden)
         first = re.search(r"^#\s+(.+?)\s*$", sections[0].text, re.MULTILINE) if sections else None
         title = first.group(1) if first else "Workshop"
     elif step_text is None:  # an exercise's notes
-        sections = _notes_sections(files, "exercise", [exercise_title], int(ex_text))
+        sections = _notes_sections(files, "exercise", [exercise_title], int(ex_text), hidden)
         title = exercise_title
     else:
-        sections = _step_sections(unit_key.split("/")[1], int(ex_text), int(step_text), files)
+        sections = _step_sections(unit_key.split("/")[1], int(ex_text), int(step_text), files, hidden)
         title = exercise_title
     if not sections:
         raise ParseError("no content (empty notes, or only binary code files)")
-    return ParsedDocument(title=title, sections=sections)
+    return ParsedDocument(title=title, sections=sections, hidden_dropped=dict(hidden))
 
 
 def _note_kind(path: str) -> str:

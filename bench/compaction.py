@@ -3,7 +3,7 @@
     python -m bench.compaction [--chunks 100000] [--writes 200] [--db PATH]
 
 1. A chunk table of `--chunks` generated chunks (bench.search.build_table: 200 embedded with the real model,
-   the rest near them), its BM25 and (from THOTH_VECTOR_INDEX_MIN_ROWS) ANN index built.
+   the rest near them), its BM25 and (from Settings.vector_index_min_rows) ANN index built.
 2. `--writes` small appends of 10 chunks each, as many small writes leave the table: a fragment and a
    version apiece, in the indexes' unindexed tail.
 3. maintenance (retention 0) as a process of its own, as `python -m ingest maintain` runs it:
@@ -48,7 +48,9 @@ MAINTAIN = (  # what `python -m ingest maintain --db PATH` runs
     "import sys; from thoth.config import Settings; from thoth.store import Store; "
     "from datetime import timedelta; from thoth.store.maintenance import maintain; "
     # build_table's chunks have no documents rows: orphans to maintenance, which would sweep them all
-    "maintain(Store(Settings.from_env(db_uri=sys.argv[1])), orphan_grace=timedelta(days=3650))" + PEAK
+    # no other reader of this index: versions are cleaned at once
+    "maintain(Store(Settings.from_env(db_uri=sys.argv[1], maintain_retention_minutes=0)), "
+    "orphan_grace=timedelta(days=3650))" + PEAK
 )
 
 
@@ -80,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         store.insert(Chunk, sample.set_column(sample.schema.get_field_index("chunk_id"), "chunk_id", ids))
     before = health(store)
     disk_before = disk_mb(db)
-    env = {**os.environ, "THOTH_MAINTAIN_RETENTION_MINUTES": "0"}  # no other reader of this index
+    env = dict(os.environ)
     opened = peak_of(OPEN_ONLY, db, env)
     started = time.perf_counter()
     maintained = peak_of(MAINTAIN, db, env)

@@ -4,7 +4,7 @@
 
 1. A generated documentation site (tests/web_site.py: `--pages` topic pages, a sitemap index, llms.txt,
    robots.txt) on 127.0.0.1. Crawl only (no parsing or embedding), `--repeats` times, at the default
-   THOTH_CRAWL_RATE / THOTH_CRAWL_CONCURRENCY: pages per second, and the ratio to the rate limit (1.0 =
+   Settings.crawl_rate / Settings.crawl_concurrency: pages per second, and the ratio to the rate limit (1.0 =
    the crawler is as fast as its politeness allows).
 2. The same site ingested (crawled, parsed, embedded, written), then crawled again unchanged: the page
    requests it sent, how many were conditional, how many answered 304, and the chunks embedded (0).

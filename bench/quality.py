@@ -335,8 +335,11 @@ _OPTIONS = {
     "--rerank-provider": "none, cohere, tei or cross-encoder",
     "--rerank-url": "the /rerank endpoint's full URL",
     "--rerank-model": "the endpoint's model, or the cross-encoder's folder",
-    "--rerank-top-n": "how many fused hits the reranker reorders",
-    "--rerank-timeout": "the reranker's budget per search, in seconds",
+}
+# Options naming a Settings field no variable sets: (field, type, help)
+_TUNING = {
+    "--rerank-top-n": ("rerank_top_n", int, "how many fused hits the reranker reorders"),
+    "--rerank-timeout": ("rerank_timeout_seconds", float, "the reranker's budget per search, in seconds"),
 }
 
 
@@ -346,8 +349,7 @@ def _environment(args: argparse.Namespace) -> dict[str, str]:
     for option in _OPTIONS:
         value = getattr(args, option[2:].replace("-", "_"))
         if value is not None:
-            name = "THOTH_" + option[2:].replace("-", "_").upper()
-            env[name + "_SECONDS" if name == "THOTH_RERANK_TIMEOUT" else name] = value
+            env["THOTH_" + option[2:].replace("-", "_").upper()] = value
     return env
 
 
@@ -375,6 +377,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
     for option, help_ in _OPTIONS.items():
         parser.add_argument(option, help=help_)
+    for option, (name, kind, help_) in _TUNING.items():
+        parser.add_argument(option, dest=name, type=kind, help=help_)
     parser.add_argument(
         "--cosine-floor",
         default="",
@@ -389,7 +393,8 @@ def main(argv: list[str] | None = None) -> int:
     data = Path(args.data)
     cache = Path(args.db)
     Runner.cosine_floor = args.cosine_floor
-    base = Settings.from_env(_environment(args))
+    tuning = {name: getattr(args, name) for name, _, _ in _TUNING.values() if getattr(args, name) is not None}
+    base = Settings.from_env(_environment(args), **tuning)
     settings = dataclasses.replace(base, db_uri=str(cache / index_name(base)))  # each model in an index of its own
     int8 = base.embed_backend == "onnx" and base.embed_int8
     where = f" at {base.embed_url}" if base.embed_url else ""

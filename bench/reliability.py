@@ -58,7 +58,7 @@ SEARCH_TOOLS = {
     "answer_question": {"dataset_id": DATASET, "top_k": 3},
     "search_topic_context": {"limit": 3},
 }
-HUGE = "x" * 3_000_000  # over THOTH_MAX_DOCUMENT_BYTES, under the HTTP body limit
+HUGE = "x" * 3_000_000  # over Settings.max_document_bytes, under the HTTP body limit
 
 
 class Tally:

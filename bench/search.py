@@ -31,6 +31,7 @@ What it does, all in one run so the ratios compare like with like:
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import random
@@ -275,13 +276,14 @@ CPU_MS: list[float] = []
 
 def tool_calls(env: dict[str, str], qs: list[str], k: int, clients: int) -> tuple[list[float], list[Any]]:
     """search_handbook through the MCP server object in this process (validation, tool, result conversion),
-    `clients` calls at a time on one event loop as the server does; milliseconds per call and the results."""
+    `clients` calls at a time on one event loop as the server does, its query cache off; milliseconds per
+    call and the results."""
     import anyio
 
     from thoth.app import Thoth
     from thoth.mcp.tools import build_mcp
 
-    app = Thoth(Settings.from_env(env))
+    app = Thoth(Settings.from_env(env, query_cache_size=0))
     app.warm_up(background=False)
     app.store.warm_copies()  # and a large table's ranking columns, which the server reads beside its first calls
     mcp = build_mcp(app)
@@ -372,7 +374,7 @@ def profile_stages(
     cpu = dict(zip(p50, CPU_MS, strict=True))
     # The tool call on the hybrid stage's own queries, its query cache off: at 1M chunks one query's BM25
     # costs several times another's, so a difference over two query sets was mostly the queries' own.
-    tool_ms, results = tool_calls({**env, "THOTH_QUERY_CACHE_SIZE": "0"}, qs["hybrid search"], k, clients)
+    tool_ms, results = tool_calls(env, qs["hybrid search"], k, clients)
     out["tool call"], cpu["tool call"] = percentile(tool_ms, 50), CPU_MS[-1]
     out["MCP layer"] = max(0.0, out["tool call"] - out["hybrid search"])
     cpu["MCP layer"] = max(0.0, cpu["tool call"] - cpu["hybrid search"])
@@ -415,11 +417,15 @@ def print_profile(profiles: dict[int, dict[str, float]], http: dict[int, dict[st
 # -- 3. search_handbook over HTTP, concurrent clients ---------------------------------------
 
 
-def start_server(env: dict[str, str], workers: int = 1) -> tuple[subprocess.Popen, str]:
+def start_server(env: dict[str, str], workers: int = 1, **tuning: object) -> tuple[subprocess.Popen, str]:
     """The server on a free port: `python -m thoth.mcp.server`, with `workers` > 1 a supervisor and
-    that many worker processes (THOTH_WORKERS), each with its own model and tables."""
+    that many worker processes (THOTH_WORKERS), each with its own model and tables. `tuning`: Settings
+    fields no variable sets, for one worker."""
     port = free_port()
     command = [sys.executable, "-m", "thoth.mcp.server"]
+    if tuning:
+        run = "import json, sys; from thoth.mcp.server import main; main(**json.loads(sys.argv[1]))"
+        command = [sys.executable, "-c", run, json.dumps(tuning)]
     server = subprocess.Popen(command, env={**checkout_env(env), "PORT": str(port), "THOTH_WORKERS": str(workers)})
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 300

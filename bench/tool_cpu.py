@@ -45,7 +45,7 @@ from thoth.config import Settings
 from thoth.mcp.tools import build_mcp
 
 db, asked = sys.argv[1], json.loads(sys.argv[2])
-app = Thoth(Settings.from_env({"THOTH_DB_URI": db, "THOTH_QUERY_CACHE_SIZE": "0", "THOTH_TOOLSETS": "handbook"}))
+app = Thoth(Settings.from_env({"THOTH_DB_URI": db, "THOTH_TOOLSETS": "handbook"}, query_cache_size=0))
 app.warm_up(background=False)
 app.store.warm_copies()
 mcp = build_mcp(app)

@@ -131,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--db", help="folder for the corpus (and the two indexes without --gcs; default: temporary)")
     parser.add_argument("--no-arena-cap", action="store_true", help="glibc's default malloc arenas, not the server's 2")
     parser.add_argument("--tracemalloc", action="store_true", help="Python's allocations from write 10 to the last")
+    parser.add_argument("--cache-mb", type=int, default=0, help="the writer's cap on LanceDB's caches (0: sized)")
     parser.add_argument("--search", action="store_true", help=argparse.SUPPRESS)  # one search process (compare)
     args = parser.parse_args(argv)
     if args.search:
@@ -152,10 +153,10 @@ def main(argv: list[str] | None = None) -> int:
     uris = {name: f"gs://{BUCKET}/{name}" if args.gcs else str(root / name) for name in ("maintained", "fresh")}
     envs = {name: {**env, "THOTH_DB_URI": uri} for name, uri in uris.items()}
     try:
-        settings = Settings.from_env(envs["maintained"])
+        settings = Settings.from_env(envs["maintained"], lance_cache_mb=args.cache_mb)
         if args.gcs:
             storage_client(settings).create_bucket(BUCKET)
-        result = run(args, settings, Settings.from_env(envs["fresh"]), pages, root)
+        result = run(args, settings, Settings.from_env(envs["fresh"], lance_cache_mb=args.cache_mb), pages, root)
         result["malloc_arenas_capped"] = capped
         print(json.dumps(result), file=sys.stderr, flush=True)  # kept should the searches fail
         result["search"] = compare(envs, args.rounds)

@@ -7,6 +7,7 @@ model, uvicorn serving the app on a free loopback port.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import socket
@@ -289,9 +290,22 @@ def job_env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
-def run_ingest(*args: str, env: dict[str, str], timeout: int = 300) -> subprocess.CompletedProcess:
+# `python -m ingest` with tuning values no variable sets (Settings fields), as JSON in the first argument
+INGEST_WITH_TUNING = (
+    "import json, sys; from thoth.writes.job import main; sys.exit(main(sys.argv[2:], **json.loads(sys.argv[1])))"
+)
+
+
+def ingest_command(*args: str, **tuning: object) -> list[str]:
+    """The job's command line; `tuning` sets Settings fields no variable sets (small batches, a short interval)."""
+    if not tuning:
+        return [sys.executable, "-m", "ingest", *args]
+    return [sys.executable, "-c", INGEST_WITH_TUNING, json.dumps(tuning), *args]
+
+
+def run_ingest(*args: str, env: dict[str, str], timeout: int = 300, **tuning: object) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "ingest", *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout
+        ingest_command(*args, **tuning), cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout
     )
 
 
@@ -382,11 +396,13 @@ def write_topic_corpus(root: Path, files_per_topic: int = 4, seed: int = 7) -> P
     return root
 
 
+# Trees of several levels on a small corpus: a small summariser input limit, short summaries and chunks
+TREE_TUNING: dict[str, object] = {"tree_cluster_tokens": 400, "tree_summary_tokens": 60, "chunk_tokens": 80}
+
+
 def tree_settings(db: Path, **overrides: object) -> Settings:
-    """Settings whose trees have several levels on a small corpus (a small summariser input limit)."""
-    values: dict[str, object] = {"tree_cluster_tokens": 400, "tree_summary_tokens": 60, "chunk_tokens": 80}
-    values.update(overrides)
-    return make_settings(db, **values)
+    """Settings whose trees have several levels on a small corpus (TREE_TUNING)."""
+    return make_settings(db, **(TREE_TUNING | overrides))
 
 
 @pytest.fixture(scope="session")

@@ -94,7 +94,7 @@ def library(gcs_emulator: GcsEmulator, onnx_cache: Path, tmp_path_factory: pytes
         THOTH_SIGNING_KEY_FILE=str(key_file),
         THOTH_PORTAL_BASE_URL=PORTAL,
         THOTH_CITATION_MODE="signed",
-        GOOGLE_CLOUD_PROJECT="thoth-test",
+        THOTH_GCP_PROJECT="thoth-test",
     )
     settings = Settings.from_env(env)
     assert settings.db_uri == f"gs://{BUCKET}/lancedb"
@@ -495,7 +495,7 @@ def test_missing_backfill_ingests_only_unknown_objects(library: Library) -> None
 def test_signing_lifetime_is_configurable(library: Library) -> None:
     from thoth.retrieval.citations import signed_url
 
-    settings = Settings.from_env({**library.env, "THOTH_SIGNED_URL_SECONDS": "60"})
+    settings = Settings.from_env(library.env, signed_url_seconds=60)
     url, expires = signed_url(settings, BUCKET, "papers/harbour.pdf")
     assert dict(parse_qsl(urlsplit(url).query))["X-Goog-Expires"] == "60"
     assert timedelta(seconds=50) < expires - expires.now(expires.tzinfo) <= timedelta(seconds=60)

@@ -1,5 +1,5 @@
 """Progress without a terminal: `python -m ingest` prints JSON progress lines while it runs (every
-THOTH_PROGRESS_SECONDS) and one at the end, with documents and chunks done, the rate and the stage."""
+Settings.progress_seconds) and one at the end, with documents and chunks done, the rate and the stage."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ def progress_lines(stderr: str) -> list[dict]:
 
 def test_ingest_without_a_terminal_prints_progress_lines(tmp_path: Path, onnx_cache: Path) -> None:
     corpus = write_corpus(tmp_path / "corpus")
-    env = job_env(THOTH_PROGRESS_SECONDS="0.2", THOTH_INGEST_BATCH_CHUNKS="2")
-    run = run_ingest("--source", str(corpus), "--db", str(tmp_path / "db"), env=env)
+    tuning = {"progress_seconds": 0.2, "ingest_batch_chunks": 2}
+    run = run_ingest("--source", str(corpus), "--db", str(tmp_path / "db"), env=job_env(), **tuning)
     assert run.returncode == 0, run.stderr
     lines = progress_lines(run.stderr)
     assert len(lines) >= 2, run.stderr  # at least one while running (a run takes seconds), one at the end

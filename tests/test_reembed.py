@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -17,8 +16,10 @@ import pytest
 from tests.conftest import (
     ONNX_CACHE,
     REPO_ROOT,
+    TREE_TUNING,
     LiveServer,
     call,
+    ingest_command,
     job_env,
     run_ingest,
     tree_settings,
@@ -72,12 +73,11 @@ def new_env(settings: Settings, endpoint: EmbeddingServer) -> dict[str, str]:
         THOTH_EMBED_DIMENSIONS="128",
         THOTH_EMBED_QUERY_PROMPT="query: ",
         THOTH_EMBED_DOCUMENT_PROMPT="passage: ",
-        THOTH_EMBED_BATCH_SIZE="4",
-        THOTH_EMBED_CONCURRENCY="1",
-        THOTH_TREE_CLUSTER_TOKENS="400",
-        THOTH_TREE_SUMMARY_TOKENS="60",
-        THOTH_CHUNK_TOKENS="80",
     )
+
+
+# What new_settings sets beyond the environment: the job takes it as tuning (no variable sets these)
+NEW_TUNING: dict[str, object] = {"embed_batch_size": 4, "embed_concurrency": 1, **TREE_TUNING}
 
 
 def ranking(settings: Settings, query: str) -> list[tuple[str, float]]:
@@ -160,7 +160,7 @@ def test_a_killed_job_continues_where_it_stopped(endpoint: EmbeddingServer, buil
     env = new_env(new, endpoint)
     endpoint.script[:] = ["slow"] * 200  # each batch waits 0.4 s at the endpoint: time to kill mid-way
     try:
-        job = subprocess.Popen([sys.executable, "-m", "ingest", "--reembed"], cwd=REPO_ROOT, env=env)
+        job = subprocess.Popen(ingest_command("--reembed", **NEW_TUNING), cwd=REPO_ROOT, env=env)
         deadline = time.monotonic() + 120
         staged = 0
         while staged < 8 and time.monotonic() < deadline and job.poll() is None:
@@ -187,7 +187,7 @@ def test_a_killed_job_continues_where_it_stopped(endpoint: EmbeddingServer, buil
 
 
 def test_no_index_is_a_clear_error(endpoint: EmbeddingServer, tmp_path: Path) -> None:
-    done = run_ingest("--reembed", env=new_env(new_settings(tmp_path / "none", endpoint), endpoint))
+    done = run_ingest("--reembed", env=new_env(new_settings(tmp_path / "none", endpoint), endpoint), **NEW_TUNING)
     assert done.returncode == 1 and "no index" in done.stderr and "python -m ingest --source" in done.stderr
 
 

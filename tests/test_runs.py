@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from examples.pdfgen import write_image_only_pdf, write_text_pdf
-from tests.conftest import REPO_ROOT, job_env, make_settings, write_corpus
+from tests.conftest import REPO_ROOT, ingest_command, job_env, make_settings, write_corpus
 from thoth.config import Settings
 from thoth.records import Document
 from thoth.store import Store
@@ -150,11 +150,10 @@ def test_run_killed_mid_write_then_rerun_loses_and_doubles_nothing(tmp_path: Pat
     Writer(clean).run(str(corpus), name="docs")
 
     db = tmp_path / "killed"
-    env = job_env(THOTH_INGEST_BATCH_CHUNKS="2")  # many small commits: the kill lands between two of them
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ingest", "--source", str(corpus), "--db", str(db), "--name", "docs"],
+    proc = subprocess.Popen(  # many small commits: the kill lands between two of them
+        ingest_command("--source", str(corpus), "--db", str(db), "--name", "docs", ingest_batch_chunks=2),
         cwd=REPO_ROOT,
-        env=env,
+        env=job_env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -51,7 +51,7 @@ def test_server_process_answers_without_torch(indexed: Settings) -> None:
     [
         ({"THOTH_AUTH": "bogus"}, "THOTH_AUTH must be one of"),
         ({"THOTH_AUTH": "tokens"}, "THOTH_AUTH=tokens needs THOTH_AUTH_TOKENS"),
-        ({"THOTH_AUTH": "tokens", "THOTH_AUTH_TOKENS_FILE": "/no/such/file"}, "THOTH_AUTH_TOKENS_FILE"),
+        ({"THOTH_AUTH": "tokens", "THOTH_AUTH_TOKENS": "short"}, "THOTH_AUTH_TOKENS: every token"),
         ({"THOTH_AUTH": "google"}, "THOTH_AUTH=google needs THOTH_AUTH_AUDIENCES"),
     ],
 )

@@ -37,7 +37,7 @@ def test_the_public_api_path_finds_the_same_hits(indexed: Settings) -> None:
 
 
 def test_lancedb_caches_are_sized_for_the_instance() -> None:
-    """THOTH_LANCE_CACHE_MB splits into the index cache and at most 16 MB of metadata cache; 0 sizes both
+    """Settings.lance_cache_mb splits into the index cache and at most 16 MB of metadata cache; 0 sizes both
     from the memory the process may use (a quarter of it, 64-1024 MB)."""
     from thoth.freed import LANCE_CACHE_MAX_MB, LANCE_CACHE_MIN_MB, lance_cache_bytes, memory_limit_bytes
 
@@ -49,4 +49,4 @@ def test_lancedb_caches_are_sized_for_the_instance() -> None:
     expected = min(max(memory_limit_bytes() // 4 // mb, LANCE_CACHE_MIN_MB), LANCE_CACHE_MAX_MB)
     assert index + metadata == expected * mb and metadata == min(expected * mb // 4, 16 * mb)
     assert memory_limit_bytes() > 0
-    assert Settings.from_env(env={}).lance_cache_mb == 0
+    assert Settings.from_env({}).lance_cache_mb == 0

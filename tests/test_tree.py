@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import job_env, run_ingest, tree_settings, write_topic_corpus
+from tests.conftest import TREE_TUNING, job_env, run_ingest, tree_settings, write_topic_corpus
 from thoth.config import ConfigError, Settings
 from thoth.embed import get_embedder, get_tokenizer
 from thoth.records import Chunk, Source, TreeNode, to_row
@@ -150,11 +150,9 @@ def test_extractive_summary_is_deterministic_deduplicated_and_within_budget(topi
 
 
 def test_tree_and_llm_settings() -> None:
-    settings = Settings.from_env({"THOTH_TREE_REDUCER": "umap", "THOTH_TREE_CLUSTER_TOKENS": "900"})
+    settings = Settings.from_env({}, tree_reducer="umap", tree_cluster_tokens=900)
     params = TreeParams.from_settings(settings)
     assert params.reducer == "umap" and params.cluster_tokens == 900
-    with pytest.raises(ConfigError, match="THOTH_TREE_REDUCER"):
-        Settings.from_env({"THOTH_TREE_REDUCER": "tsne"})
     with pytest.raises(ConfigError, match="THOTH_LLM_URL"):
         Settings.from_env({"THOTH_LLM_PROVIDER": "openai"})
     with pytest.raises(ConfigError, match="THOTH_LLM_PROVIDER"):
@@ -166,8 +164,8 @@ def test_the_same_ingest_twice_keeps_the_tree(tmp_path: Path, onnx_cache: Path) 
     model, since nothing changed), then in this process with the model loaded: the tree is built once."""
     root = write_topic_corpus(tmp_path / "corpus", files_per_topic=2)
     db = tmp_path / "db"
-    env = job_env(THOTH_TREE_CLUSTER_TOKENS="400", THOTH_TREE_SUMMARY_TOKENS="60", THOTH_CHUNK_TOKENS="80")
-    first = run_ingest("--source", str(root), "--db", str(db), env=env)
+    env = job_env()
+    first = run_ingest("--source", str(root), "--db", str(db), env=env, **TREE_TUNING)
     assert first.returncode == 0, first.stderr
     settings = tree_settings(db, embed_backend="onnx", cache_dir=str(onnx_cache))
     store = Store(settings)
@@ -175,7 +173,7 @@ def test_the_same_ingest_twice_keeps_the_tree(tmp_path: Path, onnx_cache: Path) 
     assert pointer and pointer.nodes > 0
     written = store.table(TREE_NODES).version
 
-    second = run_ingest("--source", str(root), "--db", str(db), env=env)
+    second = run_ingest("--source", str(root), "--db", str(db), env=env, **TREE_TUNING)
     assert second.returncode == 0, second.stderr
     assert "up to date" in second.stdout + second.stderr
     for ingestor in (Writer(settings), Writer(settings, embedder=get_embedder(settings))):

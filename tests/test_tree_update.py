@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ingest.__main__ import main as ingest_main
-from tests.conftest import tree_settings, write_topic_corpus
+from tests.conftest import TREE_TUNING, tree_settings, write_topic_corpus
 from thoth.config import Settings
 from thoth.embed import get_embedder
 from thoth.records import Chunk, TreeNode, to_row
@@ -204,14 +204,11 @@ def test_drift_past_the_threshold_rebuilds_in_the_run(copy: tuple[Path, Settings
     assert pointer.drift_chunks == 0 and pointer.build_chunks == 73
 
 
-def test_rebuild_trees_command_forces_a_full_build(copy: tuple[Path, Settings], monkeypatch, capsys) -> None:
+def test_rebuild_trees_command_forces_a_full_build(copy: tuple[Path, Settings], capsys) -> None:
     root, settings = copy
     store = Store(settings)
     before = store.tree_pointer("topics")
-    monkeypatch.setenv("THOTH_TREE_CLUSTER_TOKENS", "400")
-    monkeypatch.setenv("THOTH_TREE_SUMMARY_TOKENS", "60")
-    monkeypatch.setenv("THOTH_CHUNK_TOKENS", "80")
-    assert ingest_main(["--rebuild-trees", "--db", settings.db_uri]) == 0
+    assert ingest_main(["--rebuild-trees", "--db", settings.db_uri], **TREE_TUNING) == 0
     out = capsys.readouterr().out
     assert "tree topics: built (forced)" in out
     after = store.tree_pointer("topics")

@@ -143,6 +143,15 @@ def _items(raw: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(item.strip() for item in raw.split(",") if item.strip()))
 
 
+def _tokens(setting: Setting, raw: str) -> tuple[str, ...]:
+    """Bearer tokens, comma-separated or one a line (a mounted secret's form); `#` lines are comments."""
+    lines = [line for line in raw.splitlines() if not line.lstrip().startswith("#")]
+    tokens = _items(",".join(lines))
+    if any(len(token) < 16 for token in tokens):  # never echo a token, not even a bad one
+        raise ConfigError(f"{setting.name}: every token must be at least 16 characters")
+    return tokens
+
+
 def _list(setting: Setting, raw: str) -> tuple[str, ...]:
     """Comma-separated, each item once; with choices, every item one of them."""
     items = _items(raw)
@@ -201,6 +210,7 @@ READERS: dict[str, Callable[[Setting, str], object]] = {
     "choice": _choice,
     "list": _list,
     "members": _members,
+    "tokens": _tokens,
     "base_urls": _base_urls,
 }
 
@@ -213,25 +223,17 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("GCS_BUCKET_NAME", "str", "", (),
             "when set and `THOTH_DB_URI` is not: `gs://$GCS_BUCKET_NAME/lancedb`", field=""),
     Setting("THOTH_READ_CONSISTENCY_SECONDS", "float", 5.0, (0, 86_400),
-            "how often the server looks for tables written by a later ingest run"),
-    Setting("THOTH_LANCE_CACHE_MB", "int", 0, (0, 1_000_000),
-            "a cap in MB on LanceDB's caches: the metadata cache (manifests) a quarter of it, at most 16, the "
-            "index cache the rest. `0` sizes it from the container's memory limit (Cloud Run's), else the "
-            "machine's: 256 on a 1 GiB instance. A 1M-chunk index wants about 1024 (docs/operations.md)",
-            shown="`0` (a quarter of the instance's memory, 64–1024)"),
-    Setting("THOTH_MAINTAIN_RETENTION_MINUTES", "int", 60, (0, 10_000_000),
-            "maintenance removes table versions older than this; keep it above the longest search or write"),
+            "how often the server looks for tables written by a later ingest run (`0`: at every read, for the "
+            "events service, which writes: terraform sets it)"),
     Setting("THOTH_MAINTAIN_AFTER_WRITES", "int", 50, (0, 1_000_000),
-            "the server compacts and cleans the index in the background after this many writes (`0`: only `python"
-            " -m ingest maintain`)"),
-    Setting("THOTH_WRITE_WAIT_SECONDS", "float", 30.0, (0, 86_400),
-            'how long `ingest_document` waits for another write on the same instance before answering "busy, '
-            'retry later" (one write at a time bounds its memory)'),
+            "the server compacts and cleans the index in the background after this many writes (`0`: only "
+            "`python -m ingest maintain`, for an instance too small to compact a large index: "
+            "[docs/operations.md](docs/operations.md))"),
     Setting("THOTH_CACHE_DIR", "str", "./.thoth", (), "exported ONNX models and other derived files"),
     # Serving
     Setting("PORT", "int", 8080, (0, 65_535), "HTTP port"),
     Setting("THOTH_HOST", "str", "127.0.0.1", (),
-            "interface to listen on (`0.0.0.0` in containers)", aliases=("HOST",)),
+            "interface to listen on (`0.0.0.0` in containers)"),
     Setting("THOTH_ALLOWED_HOSTS", "list", (), (),
             "comma-separated Host headers to accept (DNS-rebinding protection); a loopback server accepts "
             "loopback names only, a public one leaves the check to the platform"),
@@ -244,14 +246,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("THOTH_SEARCH_THREADS", "int", 0, (0, 1024),
             "threads running blocking tool calls (LanceDB, ONNX); `0`: two per core "
             '([docs/benchmarks.md](docs/benchmarks.md), "Latency")'),
-    Setting("THOTH_QUERY_CACHE_SIZE", "int", 1024, (0, 1_000_000),
-            "the server's LRU of query embeddings (a repeated query is not embedded again; `0`: none)"),
     Setting("THOTH_SHUTDOWN_GRACE_SECONDS", "int", 8, (0, 3600),
             "after SIGTERM, how long requests in flight may take to finish"),
-    Setting("THOTH_MAX_CHARS", "int", 20_000, (100, 10_000_000),
-            "default size of a long answer's part (`qurio_read_page`, workshop bundles)", field=""),
-    Setting("THOTH_MAX_CHARS_LIMIT", "int", 100_000, (1000, 10_000_000),
-            "the most characters a client may ask for in one part"),
     Setting("THOTH_SOURCE_BASE_URLS", "base_urls", (), (),
             "`source_id=https://base,…`: public page URLs per source (`handbook=https://handbook.example.com`)"),
     # Access (thoth.mcp.auth, thoth.mcp.roles)
@@ -279,31 +275,24 @@ SETTINGS: tuple[Setting, ...] = (
             "with `google` or `oauth`: allowed emails / `user:`/`serviceAccount:` emails / `domain:NAME`, "
             "comma-separated",
             shown="(any)"),
-    Setting("THOTH_AUTH_TOKENS", "list", (), (),
-            "with `tokens`: the accepted bearer tokens, comma-separated (16+ characters each)", field="", secret=True),
-    Setting("THOTH_AUTH_TOKENS_FILE", "str", "", (),
-            "with `tokens`: a file of tokens, one a line (a mounted secret)", field=""),
-    Setting("THOTH_AUTH_WRITER_TOKENS", "list", (), (),
-            "with `tokens`: bearer tokens with the writer role (may call `ingest_document`); the others only read"
-            " ([docs/security.md](docs/security.md))", field="", secret=True),
-    Setting("THOTH_AUTH_WRITER_TOKENS_FILE", "str", "", (),
-            "a file of writer tokens, one a line (a mounted secret)", field=""),
+    Setting("THOTH_AUTH_TOKENS", "tokens", (), (),
+            "with `tokens`: the accepted bearer tokens (16+ characters each), comma-separated or one a line (a "
+            "Secret Manager secret as the variable; `#` lines are comments)", secret=True),
+    Setting("THOTH_AUTH_WRITER_TOKENS", "tokens", (), (),
+            "with `tokens`: bearer tokens with the writer role (may call `ingest_document`), as "
+            "`THOTH_AUTH_TOKENS`; the others only read ([docs/security.md](docs/security.md))", secret=True),
     Setting("THOTH_AUTH_WRITERS", "members", (), (),
             "with `google` or `oauth`, or `off` behind Cloud Run IAM: identities with the writer role, as "
             "`THOTH_AUTH_MEMBERS`", shown="(none)"),
     Setting("THOTH_TRUST_CLOUD_RUN_IAM", "bool", False, (),
             "trust the identity Cloud Run's IAM check verified (its token arrives with the signature removed); "
             "only on a service that is not public", field="auth_trust_edge"),
-    Setting("THOTH_AUTH_CERTS_URL", "str", GOOGLE_CERTS_URL, (),
-            "where ID-token signing certificates are fetched", shown="Google's v1 certs"),
     Setting("THOTH_ADMIN_TOKEN", "text", "", (),
             "bearer token for `/internal/*` routes (disabled unless it or `THOTH_INTERNAL_IDENTITIES` is set)",
             secret=True),
     Setting("THOTH_INTERNAL_IDENTITIES", "members", (), (),
             "service accounts allowed on `/internal/*` besides `THOTH_ADMIN_TOKEN` (e.g. the Pub/Sub push "
             "identity)"),
-    Setting("THOTH_MAX_DOCUMENT_BYTES", "int", 2_097_152, (1, 16_777_216),
-            "`ingest_document`'s size limit (UTF-8 bytes)"),
     # Embedding (docs/models.md)
     Setting("THOTH_EMBED_PROVIDER", "choice", "local", EMBED_PROVIDERS,
             "where vectors come from ([docs/models.md](docs/models.md)): `local` (the bundled or a local model, "
@@ -332,12 +321,6 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("THOTH_EMBED_DIMENSIONS", "int", 0, (0, 65_536),
             "`openai` and `vertex` providers: the vector size to ask for (Vertex's `outputDimensionality`) "
             "(models with shortened embeddings); every answer is checked against it. `0`: the model's own"),
-    Setting("THOTH_EMBED_CONCURRENCY", "int", 4, (1, 256), "`openai` provider: batches in flight at once"),
-    Setting("THOTH_EMBED_RETRIES", "int", 4, (0, 20),
-            "`openai` provider: retries of a 429, a 5xx, a timeout or a refused connection, waiting 0.5 s, then "
-            "twice as long each time (or the `Retry-After` asked, up to 20 s)"),
-    Setting("THOTH_EMBED_TIMEOUT_SECONDS", "float", 30.0, (0.001, 3600),
-            "`openai` provider: how long one request may take"),
     Setting("THOTH_EMBED_QUERY_PROMPT", "text", "", (),
             "put before every query embedded, verbatim (e5: `query: `; bge: `Represent this sentence for "
             "searching relevant passages: `); recorded with the index ([docs/models.md](docs/models.md))"),
@@ -349,10 +332,6 @@ SETTINGS: tuple[Setting, ...] = (
             "...); recorded with the index"),
     Setting("THOTH_EMBED_DOCUMENT_TASK", "upper", "RETRIEVAL_DOCUMENT", (),
             "`vertex`: the task type chunks and tree summaries are embedded with; recorded with the index"),
-    Setting("THOTH_EMBED_BATCH_SIZE", "int", 0, (0, 4096),
-            "texts per embedding batch; `0`: the provider's, 8 for a local model (its activations, and so a "
-            "write's peak memory, grow with the batch: [docs/operations.md](docs/operations.md)), 64 for a remote"
-            " one (texts per request)"),
     # The optional reranker (thoth/retrieval/rerank.py)
     Setting("THOTH_RERANK_PROVIDER", "choice", "none", RERANK_PROVIDERS,
             "the optional reranker of hybrid search's first hits ([docs/models.md](docs/models.md)): `none`, "
@@ -368,29 +347,10 @@ SETTINGS: tuple[Setting, ...] = (
             "`semantic-ranker-default@latest`); `cross-encoder`: the model's folder"),
     Setting("THOTH_RERANK_API_KEY", "text", "", (),
             "`cohere`/`tei`: the bearer key (none sent when empty)", secret=True),
-    Setting("THOTH_RERANK_TOP_N", "int", 20, (1, 1000),
-            "how many fused hits the reranker reorders (a search asking for more gets the rest in fused order "
-            "after them)"),
-    Setting("THOTH_RERANK_TIMEOUT_SECONDS", "float", 2.0, (0.001, 3600),
-            "the reranker's time budget per search; past it, or on any failure, the fused ranking stands"),
     # Chunks and RAPTOR trees
-    Setting("THOTH_CHUNK_TOKENS", "int", 200, (32, 254),
-            "chunk size in word pieces (32–254); consecutive chunks overlap by 32, at most half a chunk"),
     Setting("THOTH_TREE_BUILD", "bool", True, (), "build RAPTOR trees in the ingest job (`0` turns them off)"),
-    Setting("THOTH_TREE_REDUCER", "choice", "pca", ("pca", "umap"),
-            "dimension reduction before clustering: `pca` or `umap` (the `umap` extra)"),
-    Setting("THOTH_TREE_CLUSTER_TOKENS", "int", 3500, (256, 1_000_000),
-            "the summariser's input limit in word pieces; larger clusters are split again"),
-    Setting("THOTH_TREE_SUMMARY_TOKENS", "int", 200, (32, 254),
-            "tree summary length budget in the embedder's word pieces (32–254)"),
     Setting("THOTH_TREE_SUMMARISER", "choice", "extractive", ("extractive", "llm"),
             "who writes tree summaries: `extractive` or `llm`"),
-    Setting("THOTH_TREE_DRIFT_MAX", "float", 0.25, (0, 1),
-            "share of a tree's chunks inserted or deleted in place since its last full build past which the batch"
-            " run rebuilds it (docs/raptor.md)"),
-    Setting("THOTH_VECTOR_INDEX_MIN_ROWS", "int", 20_000, (0, 1_000_000_000_000),
-            "ingest builds the ANN index on chunk vectors once the table has this many rows (`0`: never; exact "
-            "search below)"),
     # The optional LLM: generated answers, and tree summaries when THOTH_TREE_SUMMARISER=llm
     Setting("THOTH_LLM_PROVIDER", "choice", "none", ("none", "openai", "gemini"),
             "optional LLM: `openai` (any OpenAI-compatible endpoint) or `gemini` (Vertex AI, the `gemini` extra)",
@@ -402,18 +362,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("GOOGLE_CLOUD_LOCATION", "str", "us-central1", (),
             "`gemini` LLM and `vertex` embeddings: Vertex AI region", field="gcp_location"),
     Setting("THOTH_GCP_PROJECT", "str", "", (),
-            "project of the Cloud Logging trace ids (and of Vertex AI): the first of the three that is set",
-            aliases=("GOOGLE_CLOUD_PROJECT", "GCP_PROJECT_ID")),
+            "the Google Cloud project: of the Cloud Logging trace ids, and the one Vertex AI bills"),
     # Ingest
     Setting("THOTH_PDF_PASSWORD", "text", "", (), "password tried on encrypted PDFs", secret=True),
     Setting("THOTH_PDF_OCR", "bool", False, (),
             "read PDF pages without a text layer by OCR (RapidOCR on onnxruntime, models in the package); their "
             "chunks are `content_type` `ocr` and their partition stores the recogniser's confidence "
             "(`partitions.ocr_confidence`)", shown="`false` (`true` in the image)"),
-    Setting("THOTH_INGEST_BATCH_CHUNKS", "int", 512, (1, 100_000), "chunks embedded and written per commit by ingest"),
-    Setting("THOTH_PROGRESS_SECONDS", "float", 5.0, (0, 86_400),
-            "without a terminal, the ingest job prints a JSON progress line this often "
-            "([docs/gcs.md](docs/gcs.md))"),
     Setting("CLOUD_RUN_TASK_INDEX", "int", 0, (0, 9999),
             "this ingest task's share of the work (set by Cloud Run Jobs): its index, below "
             "`CLOUD_RUN_TASK_COUNT`", field=""),
@@ -422,16 +377,6 @@ SETTINGS: tuple[Setting, ...] = (
     # Web and git sources (docs/sources.md)
     Setting("THOTH_CRAWL_MAX_PAGES", "int", 1000, (1, 1_000_000),
             "web sources: pages one crawl fetches at most ([docs/sources.md](docs/sources.md))"),
-    Setting("THOTH_CRAWL_MAX_DEPTH", "int", 8, (0, 100),
-            "web sources: link hops from the start URL and the sitemap / `llms.txt` seeds"),
-    Setting("THOTH_CRAWL_MAX_BYTES", "int", 5_242_880, (1024, 1_073_741_824),
-            "web sources: a larger page is recorded as too large, not read"),
-    Setting("THOTH_CRAWL_TIMEOUT_SECONDS", "float", 15.0, (0.001, 3600), "web sources: one request's timeout"),
-    Setting("THOTH_CRAWL_CONCURRENCY", "int", 2, (1, 64), "web sources: requests in flight at once"),
-    Setting("THOTH_CRAWL_RATE", "float", 2.0, (0.001, 1000),
-            "web sources: requests started per second at most (`robots.txt` Crawl-delay slows it further)"),
-    Setting("THOTH_CRAWL_RETRIES", "int", 2, (0, 10),
-            "web sources: retries of a timeout, 429 or 5xx, with exponential backoff (`Retry-After` honoured)"),
     Setting("THOTH_CRAWL_USER_AGENT", "str", "ThothBot/1.0 (+https://github.com/thoth)", (),
             "web sources: the User-Agent sent and matched against `robots.txt`"),
     Setting("THOTH_GIT_TOKEN", "text", "", (),
@@ -444,13 +389,12 @@ SETTINGS: tuple[Setting, ...] = (
             "`resolve_citation`'s default mode: `signed`, `gs`, `portal` or `file`", shown="by source"),
     Setting("THOTH_PORTAL_BASE_URL", "url", "", (),
             "base URL of a document portal (`portal` citations; the default mode when set)"),
-    Setting("THOTH_SIGNED_URL_SECONDS", "int", 900, (1, 604_800), "lifetime of signed citation URLs (at most 604800)"),
     Setting("THOTH_SIGNING_KEY_FILE", "str", "", (),
             "a service-account JSON key to sign URLs with; without it ADC signs (IAM signBlob on Cloud Run)"),
     Setting("THOTH_SIGNING_SERVICE_ACCOUNT", "str", "", (),
             "the service account IAM signBlob signs as", shown="the ADC account"),
     # Logging and the platform
-    Setting("THOTH_LOG_LEVEL", "choice", "INFO", LOG_LEVELS, "log level", aliases=("LOG_LEVEL",)),
+    Setting("THOTH_LOG_LEVEL", "choice", "INFO", LOG_LEVELS, "log level"),
     Setting("THOTH_LOG_FORMAT", "choice", "text", ("text", "json"),
             "`json` for one JSON object per line (automatic on Cloud Run, where `K_SERVICE` is set)",
             field="", shown="text"),
@@ -458,14 +402,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("STORAGE_EMULATOR_HOST", "url", "", (),
             "a GCS emulator's URL: google-cloud-storage talks to it anonymously and LanceDB uses the "
             "emulator-only storage options ([docs/gcs.md](docs/gcs.md)); never set in production"),
-    # Read by glibc and by thoth/freed.py before settings exist: a row so that README says it
-    Setting("MALLOC_ARENA_MAX", "str", "", (),
-            "glibc's malloc arenas: the server and the ingest job cap them at 2 unless this is set (every "
-            "thread's own arena held ~40 MB more at 1M chunks for no speed); both also fix glibc's mmap threshold"
-            " at 1 MiB unless `MALLOC_MMAP_THRESHOLD_` is set", field="", shown="`2` in the server and the ingest job"),
 )
 # fmt: on
-SETTING = {setting.name: setting for setting in SETTINGS}
 
 
 def _defaults_from_table(cls: type) -> type:
@@ -486,11 +424,8 @@ class Settings:
     # Storage
     db_uri: str = DEFAULT_DB_URI  # THOTH_DB_URI, else GCS_BUCKET_NAME's lancedb prefix
     read_consistency_seconds: float
-    lance_cache_mb: int
-    maintain_retention_minutes: int
-    maintain_after_writes: int
-    write_wait_seconds: float
     cache_dir: str
+    maintain_after_writes: int
     storage_emulator_host: str  # switches on emulator-only storage options
     # Serving
     host: str
@@ -499,29 +434,24 @@ class Settings:
     toolsets: tuple[str, ...]
     allowed_hosts: tuple[str, ...]
     search_threads: int
-    query_cache_size: int
     shutdown_grace_seconds: int
-    max_chars: int = 20_000  # THOTH_MAX_CHARS, at most max_chars_limit
-    max_chars_limit: int
     source_base_urls: tuple[tuple[str, str], ...]
     # Access (thoth.mcp.auth and thoth.mcp.roles)
     public_url: str
     auth_mode: str
     auth_audiences: tuple[str, ...] = ()  # THOTH_AUTH_AUDIENCES, else the public URL
     auth_members: tuple[str, ...]
-    auth_tokens: tuple[str, ...] = field(default=(), repr=False)  # THOTH_AUTH_TOKENS and its file
-    auth_writer_tokens: tuple[str, ...] = field(default=(), repr=False)  # the writer role's, likewise
+    auth_tokens: tuple[str, ...]
+    auth_writer_tokens: tuple[str, ...]
     auth_writers: tuple[str, ...]
     auth_trust_edge: bool
-    auth_certs_url: str
     oauth_issuer: str  # THOTH_AUTH=oauth (thoth.mcp.oauth): the upstream OpenID Connect provider
     oauth_client_id: str
     oauth_client_secret: str = field(default="", repr=False)  # THOTH_OAUTH_CLIENT_SECRET or its file
     oauth_key_file: str
     admin_token: str
     internal_identities: tuple[str, ...]
-    max_document_bytes: int
-    # Embedding
+    # Embedding and reranking
     embed_provider: str
     embed_model: str
     embed_backend: str
@@ -530,31 +460,17 @@ class Settings:
     embed_api_key: str
     embed_api_key_file: str
     embed_dimensions: int
-    embed_concurrency: int
-    embed_retries: int
-    embed_timeout_seconds: float
     embed_query_prompt: str
     embed_document_prompt: str
     embed_query_task: str
     embed_document_task: str
-    embed_batch_size: int
-    # Reranking
     rerank_provider: str
     rerank_url: str
     rerank_model: str
     rerank_api_key: str
-    rerank_top_n: int
-    rerank_timeout_seconds: float
-    # Chunks and RAPTOR trees
-    chunk_tokens: int
+    # RAPTOR trees and the optional LLM
     tree_build: bool
-    tree_reducer: str
-    tree_cluster_tokens: int
-    tree_summary_tokens: int
     tree_summariser: str
-    tree_drift_max: float
-    vector_index_min_rows: int
-    # The optional LLM
     llm_provider: str = ""  # "" (none), "openai" or "gemini"
     llm_model: str = ""  # THOTH_LLM_MODEL, else gemini's default
     llm_url: str
@@ -562,33 +478,67 @@ class Settings:
     llm_rpm: int
     gcp_location: str
     gcp_project: str
-    # Ingest
+    # Ingest, web and git sources
     pdf_password: str
     pdf_ocr: bool
-    ingest_batch_chunks: int
-    progress_seconds: float
     task_index: int = 0  # CLOUD_RUN_TASK_INDEX, below task_count
     task_count: int
-    # Web and git sources
     crawl_max_pages: int
-    crawl_max_depth: int
-    crawl_max_bytes: int
-    crawl_timeout_seconds: float
-    crawl_concurrency: int
-    crawl_rate: float
-    crawl_retries: int
     crawl_user_agent: str
     git_token: str
     git_token_file: str
     # Citations
     citation_mode: str
     portal_base_url: str
-    signed_url_seconds: int
     signing_key_file: str
     signing_service_account: str
     # Logging
     log_level: str
     log_json: bool = False  # THOTH_LOG_FORMAT=json, or on Cloud Run
+
+    # Tuning: no variable sets these (an operator has no reason to); each default says why it is what it
+    # is. A test or a bench passes another value in process (`Settings.from_env(chunk_tokens=80)`); the
+    # ingest job's and the server's `main` take them as keyword arguments for a test that runs a process.
+    lance_cache_mb: int = 0  # a cap on LanceDB's caches; 0: a quarter of the instance's memory, 64-1024 MB
+    maintain_retention_minutes: int = 60  # versions older are cleaned: longer than any reader holds one
+    write_wait_seconds: float = 30.0  # a write tool call waits this long for another write to end, then: busy
+    query_cache_size: int = 1024  # the server's LRU of query embeddings (one vector each); 0: none
+    # Bounded results (read_page, context bundles): the default size and the hard maximum, in characters
+    max_chars: int = 20_000
+    max_chars_limit: int = 100_000
+    max_document_bytes: int = 2 * 1024 * 1024  # ingest_document's limit: one write's memory stays small
+    auth_certs_url: str = GOOGLE_CERTS_URL  # where Google's ID-token signing certificates are
+    # Embedding: texts a batch (0: the provider's, thoth.embed.embed_batch); a remote provider's batches
+    # in flight, its retries of a 429, a 5xx or a timeout (with doubling waits) and one request's timeout
+    embed_batch_size: int = 0
+    embed_concurrency: int = 4
+    embed_retries: int = 4
+    embed_timeout_seconds: float = 30.0
+    rerank_top_n: int = 20  # hybrid hits the reranker reorders
+    rerank_timeout_seconds: float = 2.0  # past it, the fused ranking stands
+    # Chunks: the model reads 256 word pieces (254 plus [CLS]/[SEP]); chunks stay well inside. Their
+    # overlap is thoth.writes.chunking.OVERLAP_TOKENS. Chosen on the dev splits (docs/benchmarks.md).
+    chunk_tokens: int = 200
+    ingest_batch_chunks: int = 512  # chunks embedded and written together (one commit per table)
+    progress_seconds: float = 5.0  # a JSON progress line this often when stderr is not a terminal
+    # ANN index on chunk vectors once the table has this many rows (0: never): below it an exact search is
+    # fast enough and holds little (docs/performance.md, "ANN index")
+    vector_index_min_rows: int = 20_000
+    # RAPTOR trees (docs/raptor.md): the reducer ("pca", or "umap" with the `umap` extra), the summariser's
+    # input limit (larger clusters are split again), a summary's budget in word pieces, and the share of a
+    # tree changed in place before a batch run rebuilds it
+    tree_reducer: str = "pca"
+    tree_cluster_tokens: int = 3500
+    tree_summary_tokens: int = 200
+    tree_drift_max: float = 0.25
+    # Web sources (thoth/writes/web_fetch.py): politeness a public site accepts and bounds on one crawl
+    crawl_max_depth: int = 8  # link hops from the start URL and the sitemap / llms.txt seeds
+    crawl_max_bytes: int = 5 * 1024 * 1024  # a larger page is recorded as too large, not read
+    crawl_timeout_seconds: float = 15.0
+    crawl_concurrency: int = 2  # requests in flight at once
+    crawl_rate: float = 2.0  # requests started per second at most (robots.txt's Crawl-delay can slow it further)
+    crawl_retries: int = 2  # retries of a timeout, 429 or 5xx, with exponential backoff (Retry-After honoured)
+    signed_url_seconds: int = 900  # a signed citation URL's lifetime
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
@@ -641,16 +591,10 @@ def _combined(values: Mapping[str, object]) -> dict[str, object]:
     task_index, task_count = values["CLOUD_RUN_TASK_INDEX"], values["CLOUD_RUN_TASK_COUNT"]
     if task_index >= task_count:  # type: ignore[operator]
         raise ConfigError(f"CLOUD_RUN_TASK_INDEX must be between 0 and {task_count - 1}, got {task_index}")  # type: ignore[operator]
-    limit, max_chars = values["THOTH_MAX_CHARS_LIMIT"], values["THOTH_MAX_CHARS"]
-    if max_chars == SETTING["THOTH_MAX_CHARS"].default:
-        max_chars = min(max_chars, limit)  # type: ignore[type-var]
-    elif max_chars > limit:  # type: ignore[operator]
-        raise ConfigError(f"THOTH_MAX_CHARS must be between 100 and THOTH_MAX_CHARS_LIMIT ({limit}), got {max_chars}")
     log_json = bool(values["K_SERVICE"]) or values["THOTH_LOG_FORMAT"] == "json"
     return {
         "db_uri": db_uri,
         "task_index": task_index,
-        "max_chars": max_chars,
         "log_json": log_json,
         **_llm(values),
         **_auth(values),
@@ -670,41 +614,17 @@ def _llm(values: Mapping[str, object]) -> dict[str, object]:
     }
 
 
-def _tokens(values: Mapping[str, object], name: str) -> tuple[str, ...]:
-    """Static bearer tokens: `name` (comma-separated) and/or `name`_FILE (one a line).
-
-    The file form is how a Secret Manager secret is mounted on Cloud Run; `#` lines are comments.
-    """
-    tokens = list(values[name])  # type: ignore[call-overload]
-    path = values[f"{name}_FILE"]
-    if path:
-        try:
-            lines = Path(str(path)).read_text().splitlines()
-        except OSError as exc:
-            raise ConfigError(f"{name}_FILE {path!r} cannot be read: {exc.strerror}") from None
-        tokens += [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
-    if any(len(t) < 16 for t in tokens):  # never echo a token, not even a bad one
-        raise ConfigError(f"{name}: every token must be at least 16 characters")
-    return tuple(dict.fromkeys(tokens))
-
-
 def _auth(values: Mapping[str, object]) -> dict[str, object]:
     mode, public_url = values["THOTH_AUTH"], values["THOTH_PUBLIC_URL"]
     audiences = values["THOTH_AUTH_AUDIENCES"] or ((public_url,) if public_url else ())
-    tokens = _tokens(values, "THOTH_AUTH_TOKENS")
-    writer_tokens = _tokens(values, "THOTH_AUTH_WRITER_TOKENS")
-    if set(tokens) & set(writer_tokens):  # one token, two roles: which one was meant is unclear
+    tokens, writer_tokens = values["THOTH_AUTH_TOKENS"], values["THOTH_AUTH_WRITER_TOKENS"]
+    if set(tokens) & set(writer_tokens):  # type: ignore[call-overload]  # one token, two roles: which one was meant is unclear
         raise ConfigError("a token is in both THOTH_AUTH_TOKENS and THOTH_AUTH_WRITER_TOKENS; list it once")
     if mode == "tokens" and not (tokens or writer_tokens):
-        raise ConfigError("THOTH_AUTH=tokens needs THOTH_AUTH_TOKENS or THOTH_AUTH_TOKENS_FILE")
+        raise ConfigError("THOTH_AUTH=tokens needs THOTH_AUTH_TOKENS or THOTH_AUTH_WRITER_TOKENS")
     if mode == "google" and not audiences and not values["THOTH_TRUST_CLOUD_RUN_IAM"]:
         raise ConfigError("THOTH_AUTH=google needs THOTH_AUTH_AUDIENCES or THOTH_PUBLIC_URL (the expected audience)")
-    return {
-        "auth_audiences": audiences,
-        "auth_tokens": tokens,
-        "auth_writer_tokens": writer_tokens,
-        "oauth_client_secret": _oauth(values),
-    }
+    return {"auth_audiences": audiences, "oauth_client_secret": _oauth(values)}
 
 
 def _oauth(values: Mapping[str, object]) -> str:

@@ -226,7 +226,7 @@ REMOTE_EMBED_BATCH = 64
 
 
 def embed_batch(settings: Settings) -> int:
-    """Texts per embedding batch: THOTH_EMBED_BATCH_SIZE, or by default the provider's. The embedders batch by
+    """Texts per embedding batch: Settings.embed_batch_size, or by default the provider's. The embedders batch by
     it and a write embeds one batch at a time (thoth/writes/writer.py), so there is one batch size."""
     if settings.embed_batch_size:
         return settings.embed_batch_size
@@ -235,7 +235,7 @@ def embed_batch(settings: Settings) -> int:
 
 def texts_per_call(settings: Settings) -> int:
     """Texts a write hands the embedder at once: one batch for a local model (its activations are the
-    write's peak), as many as a remote provider sends at once (THOTH_EMBED_CONCURRENCY batches)."""
+    write's peak), as many as a remote provider sends at once (Settings.embed_concurrency batches)."""
     remote = settings.embed_provider in REMOTE_EMBED_PROVIDERS
     return embed_batch(settings) * (settings.embed_concurrency if remote else 1)
 

@@ -82,7 +82,7 @@ def memory_limit_bytes() -> int:
         return 1 << 30
 
 
-# LanceDB's caches when THOTH_LANCE_CACHE_MB is 0: a quarter of the process's memory, within these bounds.
+# LanceDB's caches when Settings.lance_cache_mb is 0: a quarter of the process's memory, within these bounds.
 # At 1M chunks the index pages searches touch (IVF_RQ partitions, BM25 postings) do not fit in 192 MB: the
 # cache evicted and read them again on every search, for more CPU and more RSS, not less (docs/operations.md,
 # "Memory"). A 1 GiB instance gets 256 MB.
@@ -92,7 +92,7 @@ LANCE_METADATA_CACHE_MB = 16  # manifests and fragment metadata: what grows with
 
 
 def lance_cache_bytes(cache_mb: int) -> tuple[int, int]:
-    """(index cache, metadata cache) in bytes for a THOTH_LANCE_CACHE_MB of `cache_mb` (0: sized from
+    """(index cache, metadata cache) in bytes for a Settings.lance_cache_mb of `cache_mb` (0: sized from
     `memory_limit_bytes`). The metadata cache takes a quarter, at most LANCE_METADATA_CACHE_MB."""
     if cache_mb <= 0:
         cache_mb = min(max(memory_limit_bytes() // 4 >> 20, LANCE_CACHE_MIN_MB), LANCE_CACHE_MAX_MB)

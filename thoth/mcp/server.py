@@ -215,12 +215,15 @@ def _uvicorn_options(settings: Settings) -> dict:
     }
 
 
-def main() -> None:
+def main(**tuning: object) -> None:
+    """The server; `tuning` passes Settings fields no variable sets (a bench's), with one worker only."""
     try:
-        settings = Settings.from_env()
+        settings = Settings.from_env(**tuning)
     except ConfigError as exc:  # a setting the operator must change: one line, exit 2 (README)
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
+    if tuning and settings.workers != 1:  # each worker process reads its settings from the environment again
+        sys.exit("error: tuning values reach a single worker only (THOTH_WORKERS=1)")
     if settings.workers == 1:
         app = app_from_env(settings)  # before importing uvicorn: the warm-up runs during that import
         import uvicorn

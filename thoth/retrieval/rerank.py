@@ -1,7 +1,7 @@
 """The optional reranker (THOTH_RERANK_PROVIDER, off by default): it reorders hybrid search's first fused
 hits by a model that reads the query and each passage together: a `/rerank` endpoint in Cohere's shape
 (`cohere`: Cohere, Jina, vLLM) or TEI's (`tei`), the Vertex AI ranking API (`vertex`), or a local
-cross-encoder folder (`cross-encoder`). A reranker that is slow (past THOTH_RERANK_TIMEOUT_SECONDS), down
+cross-encoder folder (`cross-encoder`). A reranker that is slow (past Settings.rerank_timeout_seconds), down
 or failing leaves the fused ranking as it was: a search never fails or waits longer because of it.
 docs/models.md ("Reranking") has what it was measured to do.
 """

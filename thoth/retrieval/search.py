@@ -268,7 +268,7 @@ def hybrid_search(
     With `documents`, the best documents instead, each by its best chunk (`by_document`).
     `match`: which chunks may be found; `ranking`: by default the one for the embedder's model
     (`ranking_for`). A configured reranker (thoth.retrieval.rerank, off by default) reorders the first
-    `THOTH_RERANK_TOP_N` fused hits, or documents, before the first `limit` are kept."""
+    `Settings.rerank_top_n` fused hits, or documents, before the first `limit` are kept."""
     ranking = ranking or ranking_for(embedder, store)
     settings = store.settings
     reranker = configured_reranker(settings)

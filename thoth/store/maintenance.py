@@ -3,7 +3,7 @@ and rows no document owns swept away (`python -m ingest maintain`, and the serve
 
 Every write adds table versions and small files; each open and refresh reads their manifests (on GCS,
 listings). Maintenance compacts each table's small files, removes versions older than the retention
-window (THOTH_MAINTAIN_RETENTION_MINUTES: a reader holding an older version would lose its files),
+window (Settings.maintain_retention_minutes: a reader holding an older version would lose its files),
 folds new chunks into the BM25 and vector indexes, and sweeps orphans: chunks and partitions of a
 version no `documents` row points at, left by a write killed between switching a document's row and
 dropping its old rows. An orphan is swept only once it has been seen by a maintenance run at least

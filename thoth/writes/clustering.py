@@ -1,6 +1,6 @@
 """Clustering one layer of a RAPTOR tree (Sarthi et al., 2024, with the changes said here).
 
-1. reduce the vectors' dimension: PCA by default (`THOTH_TREE_REDUCER=umap` for the paper's UMAP;
+1. reduce the vectors' dimension: PCA by default (`Settings.tree_reducer="umap"` for the paper's UMAP;
    docs/raptor.md has the measurements behind the default);
 2. Gaussian-mixture clustering, the number of clusters chosen by BIC: globally, then locally
    inside each global cluster. Each point goes to its most likely cluster only (a strict tree: every
@@ -95,7 +95,7 @@ def _reduce(x: np.ndarray, dims: int, params: TreeParams, neighbours: int) -> np
         try:
             import umap
         except ImportError as exc:
-            raise RuntimeError("THOTH_TREE_REDUCER=umap needs umap-learn: pip install 'thoth[umap]'") from exc
+            raise RuntimeError("the umap tree reducer needs umap-learn: pip install 'thoth[umap]'") from exc
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # n_jobs is 1 with a random_state; it says so
             reducer = umap.UMAP(

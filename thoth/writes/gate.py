@@ -1,7 +1,7 @@
 """The server's writes, one at a time, and its index maintained in the background after enough of them.
 
 A write (ingest_document, a bucket event, a reindex) holds the gate while it runs, so an instance holds
-one write's batches at most. A tool call that cannot get it within THOTH_WRITE_WAIT_SECONDS gets `Busy`
+one write's batches at most. A tool call that cannot get it within Settings.write_wait_seconds gets `Busy`
 (a retryable tool error, never an HTTP 500); a bucket event waits its turn. Every
 THOTH_MAINTAIN_AFTER_WRITES writes the gate runs maintenance on a thread of its own; searches and writes
 go on meanwhile. At shutdown (`close`) no write starts any more (ShuttingDown, retryable) and the one in
@@ -69,7 +69,7 @@ class WriteGate:
         deadline = None if wait else time.monotonic() + self.wait_seconds
         while not self.closing.is_set():
             left = SLOT_POLL_SECONDS if deadline is None else min(SLOT_POLL_SECONDS, deadline - time.monotonic())
-            if self._slot.acquire(timeout=max(0.0, left)):  # 0: one try (THOTH_WRITE_WAIT_SECONDS=0)
+            if self._slot.acquire(timeout=max(0.0, left)):  # 0: one try (write_wait_seconds=0)
                 return True
             if deadline is not None and time.monotonic() >= deadline:
                 return False

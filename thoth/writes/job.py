@@ -59,7 +59,8 @@ def stop_on_signals(stop: threading.Event) -> dict[int, int]:
     return received
 
 
-def main(argv: list[str] | None = None, prog: str = "python -m ingest") -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning: object) -> int:
+    """The job; `tuning` passes Settings fields no variable sets (a test's small batches, say)."""
     parser = argparse.ArgumentParser(prog=prog, description="Ingest a folder or a bucket prefix into Thoth's index.")
     parser.add_argument(
         "command",
@@ -113,7 +114,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest") -> int:
         parser.error("--source is required (or --rebuild-trees alone, to rebuild every collection's tree)")
 
     try:
-        settings = Settings.from_env(**({"db_uri": args.db} if args.db else {}))
+        settings = Settings.from_env(**tuning, **({"db_uri": args.db} if args.db else {}))
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest") -> int:
     received = stop_on_signals(stop)
 
     bar = tqdm(unit="file", disable=None) if sys.stderr.isatty() else None
-    # no terminal (a Cloud Run Job's log): a JSON line every THOTH_PROGRESS_SECONDS instead of the bar
+    # no terminal (a Cloud Run Job's log): a JSON line every Settings.progress_seconds instead of the bar
     meter = ProgressMeter(settings.progress_seconds, printing=bar is None)
 
     def progress(done: int, total: int, key: str) -> None:

@@ -4,7 +4,7 @@ it all. Seeded: the same chunks give the same tree. Node ids are a hash of (sour
 
 A tree changes only when its chunks (or its parameters) did: their fingerprint is stored with the tree
 pointer. A tree built the same way is updated in place (thoth/writes/tree_update.py), recording its
-drift since its last full build; past THOTH_TREE_DRIFT_MAX a batch run rebuilds it. Either way the new
+drift since its last full build; past Settings.tree_drift_max a batch run rebuilds it. Either way the new
 tree replaces the old one in one pointer switch (`Store.replace_tree`).
 """
 

@@ -1,7 +1,7 @@
 """Web sources: `python -m ingest --source https://docs.example.com/guide/` crawls within that prefix.
 
 Seeds: the start URL, the sitemaps (robots.txt's, and `sitemap.xml` at the origin and the prefix) and
-`llms.txt` links; then links, breadth first, within THOTH_CRAWL_MAX_DEPTH and THOTH_CRAWL_MAX_PAGES.
+`llms.txt` links; then links, breadth first, within Settings.crawl_max_depth and THOTH_CRAWL_MAX_PAGES.
 Each page is a `SourceObject` whose uri is its canonical URL, keyed by its path, fingerprinted by its
 bytes' SHA-256, so the writer's plan does the rest. What a crawl learned of each page is kept under
 `crawl:{source_id}` in the store's settings: the next crawl sends conditional requests, and a 304 lists

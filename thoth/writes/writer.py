@@ -278,7 +278,7 @@ class Writer:
             self._repoint(source_id, doc_id)
         fold_in = self.store.fold_in_due()  # a few new chunks stay in the indexes' unindexed tail (a cheap write)
         if self.settings.task_index == 0:  # one task of a parallel job trains the ANN index, not every task
-            self.store.ensure_vector_index(fold_in=fold_in)  # once the table passes THOTH_VECTOR_INDEX_MIN_ROWS
+            self.store.ensure_vector_index(fold_in=fold_in)  # once the table passes Settings.vector_index_min_rows
         self.store.ensure_fts_index(fold_in=fold_in)
         self._update_source(source_id, name, uri, kind)
         calibrate(self.store)  # the model's cosine floor, measured on this index (thoth/writes/calibrate.py)
@@ -327,7 +327,7 @@ class Writer:
         return count
 
     def _stage(self, source_id: str, batch: list[Prepared], live: set[str]) -> int:
-        """Embed the batch's chunks one embedding batch at a time and add their rows THOTH_INGEST_BATCH_CHUNKS
+        """Embed the batch's chunks one embedding batch at a time and add their rows Settings.ingest_batch_chunks
         at a time, so a write's memory follows those batches, not the document. No `documents` row points at
         the staged rows yet: searches leave them out, and readers go on finding the old version."""
         partitions = [to_row(pt) for p in batch if p.doc_id not in live for pt in p.partitions]

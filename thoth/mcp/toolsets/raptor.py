@@ -95,8 +95,8 @@ def ingest_document(
     size = len(file_content.encode("utf-8", errors="replace"))
     if size > app.settings.max_document_bytes:
         raise ClientError(
-            f"file_content is {size} bytes; the limit is {app.settings.max_document_bytes} bytes "
-            "(THOTH_MAX_DOCUMENT_BYTES): split the document, or ingest large files with the ingest job",
+            f"file_content is {size} bytes; the limit is {app.settings.max_document_bytes} bytes: "
+            "split the document, or ingest large files with the ingest job",
             argument="file_content",
         )
     # the writer's modules (chunking, parsers, tree updates) load with the first ingest, not at every start

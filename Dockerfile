@@ -21,7 +21,6 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY thoth thoth
 COPY ingest ingest
-COPY bench bench
 RUN pip install .
 # fp32 (the default) and int8 (THOTH_EMBED_INT8=true) under /opt/thoth/cache/onnx/
 RUN THOTH_CACHE_DIR=/opt/thoth/cache python -m thoth.embed export --int8
@@ -49,7 +48,6 @@ COPY scripts/image_deps.py scripts/install_runtime.sh scripts/
 RUN sh scripts/install_runtime.sh deps /opt/venv /src
 COPY thoth thoth
 COPY ingest ingest
-COPY bench bench
 RUN sh scripts/install_runtime.sh app /opt/venv /src && rm -rf /src
 # model.onnx is the graph; its weights are the model.onnx.*.weights file beside it, which onnxruntime maps at
 # start instead of parsing them (a cheaper cold start): the folder is copied whole.

@@ -6,14 +6,13 @@ kinds are left out, each counted (`hidden_chars` adds to a `Counter` by reason):
 - `pdf_invisible`: text drawn in render mode 3 (neither filled nor stroked) or 7 (clip only), except
   over an image: a scanned page's OCR text layer is invisible text over the picture of the same words.
 - `pdf_background`: text painted in the page's colour: fully transparent, or near white (every channel
-  at least `_WHITE`) where no image, included graphic (form) or darker filled shape lies beneath it.
+  at least `_WHITE`) where no image or darker filled shape lies beneath it (inside included graphics too).
 - `pdf_tiny`: a glyph under 1 pt: its box (font size times every scale the page applies) is smaller
   than `_TINY` points both ways.
 
 Not caught: text covered by a shape drawn after it, text outside the page's box, text in a colour close
-to a non-white background. Only the text objects of the page's characters are asked (once each), and the
-page's drawing is walked only when a character is invisible or white, so a page without any costs one
-call per text object.
+to a non-white background. Each run of one text object is asked its render mode and colour once, and
+the page's drawing is walked only when a character is invisible or white.
 """
 
 from __future__ import annotations
@@ -72,26 +71,67 @@ def _looks(objects: list[int]) -> tuple[np.ndarray, np.ndarray]:
     return invisible, faint
 
 
+_IDENTITY = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+_MAX_DEPTH = 8  # included graphics inside included graphics: deeper ones are not walked
+_FORM_MATRIX = fast(pdfium_c.FPDFPageObj_GetMatrix, "int(*)(uintptr_t, float *)")  # into an FS_MATRIX (a..f)
+_FORM_COUNT = fast(pdfium_c.FPDFFormObj_CountObjects, "int(*)(uintptr_t)")
+_FORM_OBJECT = fast(pdfium_c.FPDFFormObj_GetObject, "uintptr_t(*)(uintptr_t, unsigned long)")
+
+
+def _then(outer: tuple, inner: tuple) -> tuple:
+    """The affine map that applies `inner`, then `outer` (PDF matrices: a, b, c, d, e, f)."""
+    a, b, c, d, e, f = outer
+    ia, ib, ic, id_, ie, if_ = inner
+    return (
+        a * ia + c * ib,
+        b * ia + d * ib,
+        a * ic + c * id_,
+        b * ic + d * id_,
+        a * ie + c * if_ + e,
+        b * ie + d * if_ + f,
+    )
+
+
+def _on_page(box: list[float], matrix: tuple) -> list[float]:
+    """A box in an included graphic's space as a box on the page: its corners mapped, then bounded."""
+    a, b, c, d, e, f = matrix
+    xs = [a * x + c * y + e for x in (box[0], box[2]) for y in (box[1], box[3])]
+    ys = [b * x + d * y + f for x in (box[0], box[2]) for y in (box[1], box[3])]
+    return [min(xs), min(ys), max(xs), max(ys)]
+
+
 def _backdrops(page) -> tuple[np.ndarray, np.ndarray]:
-    """Boxes (left, bottom, right, top) of what text can lie on: images (with included graphics, whose
-    content is not walked), and shapes filled darker than white."""
+    """Boxes (left, bottom, right, top) on the page of what text can lie on: images, and shapes filled
+    darker than white, at the page's top level or inside included graphics (form objects, walked with
+    their matrices: PDFium gives the bounds of what is inside one in the form's own space)."""
     handle = FFI.cast("void *", ctypes.cast(page, ctypes.c_void_p).value)
-    count = pdfium_c.FPDFPage_CountObjects(page)
-    images, shapes = [], []
+    images: list[list[float]] = []
+    shapes: list[list[float]] = []
     sides = [FFI.new("float *") for _ in range(4)]
     fill, stroke = FFI.new("int *"), FFI.new("int *")
-    for obj in map(_OBJECT, repeat(handle), range(count)):
-        kind = _TYPE(obj)
-        if kind == pdfium_c.FPDF_PAGEOBJ_PATH:
-            if not (_DRAW_MODE(obj, fill, stroke) and fill[0]) or _faint(_FILL, [obj])[0]:
+    matrix = FFI.new("float[6]")
+
+    def walk(objects, placed: tuple, depth: int) -> None:
+        for obj in objects:
+            kind = _TYPE(obj)
+            if kind == pdfium_c.FPDF_PAGEOBJ_FORM:
+                if depth < _MAX_DEPTH and _FORM_MATRIX(obj, matrix):
+                    inside = _then(placed, tuple(matrix))
+                    walk(map(_FORM_OBJECT, repeat(obj), range(_FORM_COUNT(obj))), inside, depth + 1)
                 continue
-            into = shapes
-        elif kind in (pdfium_c.FPDF_PAGEOBJ_IMAGE, pdfium_c.FPDF_PAGEOBJ_FORM):
-            into = images
-        else:
-            continue
-        if _BOUNDS(obj, *sides):
-            into.append([s[0] for s in sides])
+            if kind == pdfium_c.FPDF_PAGEOBJ_PATH:
+                if not (_DRAW_MODE(obj, fill, stroke) and fill[0]) or _faint(_FILL, [obj])[0]:
+                    continue
+                into = shapes
+            elif kind == pdfium_c.FPDF_PAGEOBJ_IMAGE:
+                into = images
+            else:
+                continue
+            if _BOUNDS(obj, *sides):
+                box = [s[0] for s in sides]
+                into.append(box if depth == 0 else _on_page(box, placed))
+
+    walk(map(_OBJECT, repeat(handle), range(pdfium_c.FPDFPage_CountObjects(page))), _IDENTITY, 0)
     return np.array(images, np.float64).reshape(-1, 4), np.array(shapes, np.float64).reshape(-1, 4)
 
 

@@ -24,9 +24,10 @@ from mcp.server.mcpserver.tools.tool_manager import ToolManager, logger
 class LazyToolManager(ToolManager):
     """The SDK's ToolManager, building each Tool on first use.
 
-    `default_title(name)` gives a tool registered without a title its title (thoth.mcp.titles), so the
-    titles are set without building every tool. A tool whose function cannot become a tool (a bad
-    signature) fails when it is first used instead of at registration; the golden test builds them all.
+    `default_title(name)` gives a tool registered without a title its title (each Toolset's `titles`,
+    gathered by thoth.mcp.tools.build_mcp), so the titles are set without building every tool. A tool
+    whose function cannot become a tool (a bad signature) fails when it is first used instead of at
+    registration; the golden test builds them all.
     """
 
     def __init__(

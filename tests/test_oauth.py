@@ -664,3 +664,46 @@ def test_console_signs_in_with_the_same_provider(thoth: Thoth) -> None:
         thoth.front.target = "A"
 
     anyio.run(run)
+
+
+def test_the_request_identity_carries_email_groups_and_role(tmp_path: Path, key_file: Path) -> None:
+    """What a tool (and the grants) sees of an OAuth caller: the verified email, the provider's groups, the
+    writer role only for a listed writer whose token has thoth:write; static tokens still work beside."""
+    from starlette.requests import Request
+
+    from thoth.mcp.auth import Authenticator
+    from thoth.mcp.oauth import ThothProvider
+    from thoth.store.db import Store
+
+    public_url = "https://thoth.example.com"
+    settings = Settings.from_env(
+        {},
+        db_uri=str(tmp_path / "lancedb"),
+        public_url=public_url,
+        auth_mode="oauth",
+        auth_members=("domain:x.test",),
+        auth_writers=("a@x.test",),
+        auth_tokens=("static-token-for-scripts-0123",),
+        oauth_client_id="c",
+        oauth_client_secret="s",
+        oauth_key_file=str(key_file),
+    )
+    provider = ThothProvider(settings, Store(settings).oauth_state)
+    provider.state.start("family:f1", time.time() + 60)
+    auth = Authenticator(settings, provider)
+
+    def identity(token: str):
+        headers = [(b"authorization", f"Bearer {token}".encode())]
+        scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers, "query_string": b""}
+        return anyio.run(auth.public, Request(scope))
+
+    now = int(time.time())
+    claims = {"iss": public_url, "aud": f"{public_url}/mcp", "sub": "1", "client_id": "c", "fam": "f1"}
+    claims |= {"iat": now, "exp": now + 60, "email": MEMBER, "groups": ["eng", "people"]}
+    writer = identity(provider.keys.sign({**claims, "scope": "thoth:read thoth:write"}))
+    assert (writer.kind, writer.email, writer.principal, writer.writer) == ("oauth", MEMBER, f"email:{MEMBER}", True)
+    assert writer.groups == ("eng", "people")
+    assert not identity(provider.keys.sign({**claims, "scope": "thoth:read"})).writer
+    other = identity(provider.keys.sign({**claims, "scope": "thoth:read thoth:write", "email": "b@x.test"}))
+    assert not other.writer and other.groups == ("eng", "people")
+    assert identity("static-token-for-scripts-0123").kind == "token"

@@ -159,14 +159,15 @@ class ThothProvider:
         resource = (params.resource or self.resource).rstrip("/")
         if resource not in self.resources:
             raise AuthorizeError("invalid_target", f"resource must be {self.resource}, not {params.resource}")
-        scopes = params.scopes or (client.scope or " ".join(SCOPES)).split()
+        asked = params.scopes or (client.scope or " ".join(SCOPES)).split()
+        scopes = [SCOPE_READ] + [s for s in asked if s == SCOPE_WRITE]  # reading is what a token is for
         pending = {
             "client_id": client.client_id,
             "redirect_uri": str(params.redirect_uri),
             "explicit": params.redirect_uri_provided_explicitly,
             "code_challenge": params.code_challenge,
             "state": params.state,
-            "scopes": [s for s in scopes if s in SCOPES],
+            "scopes": scopes,
             "resource": resource,
             "client_name": client.client_name,
         }
@@ -290,16 +291,24 @@ class ThothProvider:
         return self._tokens(client, authorization_code, family, 0)
 
     def _tokens(
-        self, client: OAuthClientInformationFull, grant: ThothCode | ThothRefreshToken, family: str, generation: int
+        self,
+        client: OAuthClientInformationFull,
+        grant: ThothCode | ThothRefreshToken,
+        family: str,
+        generation: int,
+        scopes: list[str] | None = None,
     ) -> OAuthToken:
+        """An access token (for `scopes`, a refresh's narrowing, else the grant's) and the family's next
+        refresh token (always the grant's scopes, RFC 6749 6)."""
         now = int(time.time())
+        scopes = scopes or grant.scopes
         access = self.keys.sign(
             {
                 "iss": self.issuer,
                 "aud": grant.resource,
                 "sub": grant.subject,
                 "client_id": client.client_id,
-                "scope": " ".join(grant.scopes),
+                "scope": " ".join(scopes),
                 "email": grant.email,
                 "groups": list(grant.groups),
                 "fam": family,
@@ -324,9 +333,7 @@ class ThothProvider:
                 },
                 REFRESH_SECONDS,
             )
-        return OAuthToken(
-            access_token=access, expires_in=ACCESS_SECONDS, scope=" ".join(grant.scopes), refresh_token=refresh
-        )
+        return OAuthToken(access_token=access, expires_in=ACCESS_SECONDS, scope=" ".join(scopes), refresh_token=refresh)
 
     # -- refresh and revocation ---------------------------------------------------------------
 
@@ -362,8 +369,7 @@ class ThothProvider:
         if not advanced:
             self._live[family] = (time.monotonic() + LIVE_KEEP_SECONDS, False)
             raise TokenError("invalid_grant", "this refresh token was already used or revoked; sign in again")
-        narrowed = refresh_token.model_copy(update={"scopes": scopes})
-        return self._tokens(client, narrowed, family, refresh_token.generation + 1)
+        return self._tokens(client, refresh_token, family, refresh_token.generation + 1, scopes)
 
     async def load_access_token(self, token: str) -> AccessToken | None:
         try:

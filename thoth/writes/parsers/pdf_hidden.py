@@ -56,16 +56,15 @@ def _looks(objects: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """(invisible, faint) per text object: its render mode, and whether the paint that mode uses is faint.
     The stroke's colour is asked only of the few objects whose mode strokes."""
     modes = np.fromiter(map(_MODE, objects), np.int64, len(objects))
-    invisible = np.zeros(len(objects), bool)
-    for mode in _INVISIBLE_MODES:
-        invisible |= modes == mode
-    stroked = np.zeros(len(objects), bool)
-    for mode in _STROKED_ONLY:
-        stroked |= modes == mode
+    if not modes.any():  # every object filled (mode 0): the usual page
+        return np.zeros(len(objects), bool), _faint(_FILL, objects)
+    invisible = (modes == _INVISIBLE_MODES[0]) | (modes == _INVISIBLE_MODES[1])
+    stroked = (modes == _STROKED_ONLY[0]) | (modes == _STROKED_ONLY[1])
+    filled_only = (modes == _FILLED_ONLY[0]) | (modes == _FILLED_ONLY[1])
     faint = np.zeros(len(objects), bool)
     filled = np.flatnonzero(~(invisible | stroked))  # fill modes, with or without stroke (and unknown: none)
     faint[filled] = _faint(_FILL, [objects[i] for i in filled.tolist()])
-    ask = np.flatnonzero(stroked | (faint & ~np.isin(modes, _FILLED_ONLY)))  # stroked, or filled faint and stroked
+    ask = np.flatnonzero(stroked | (faint & ~filled_only))  # stroked, or filled faint and stroked
     if len(ask):
         faint[ask] = _faint(_STROKE, [objects[i] for i in ask.tolist()])
     return invisible, faint
@@ -147,9 +146,8 @@ def _over(centres: np.ndarray, boxes: np.ndarray) -> np.ndarray:
 def hidden_chars(page, asked: np.ndarray, objects: np.ndarray, boxes: np.ndarray, counts: Counter) -> np.ndarray:
     """Which of the characters `asked` (indices, with their text `objects` and loose `boxes` per index:
     left, top, right, bottom) a person cannot see; their number by reason is added to `counts`."""
-    hidden = np.zeros(len(asked), bool)
     if not len(asked):
-        return hidden
+        return np.zeros(0, bool)
     box = boxes[asked]
     side = np.maximum(np.abs(box[:, 2] - box[:, 0]), np.abs(box[:, 1] - box[:, 3]))
     tiny = (side > 0) & (side < _TINY)  # a box never read (0) says nothing
@@ -159,17 +157,19 @@ def hidden_chars(page, asked: np.ndarray, objects: np.ndarray, boxes: np.ndarray
     changes[0] = True
     np.not_equal(objects[1:], objects[:-1], out=changes[1:])
     invisible_of, faint_of = _looks(objects[changes].tolist())
+    if not (invisible_of.any() or faint_of.any()):  # the usual page: only tiny glyphs to leave out
+        if found := int(tiny.sum()):
+            counts["pdf_tiny"] += found
+        return tiny
     run = np.cumsum(changes) - 1
     invisible, faint = invisible_of[run], faint_of[run]
-    if invisible.any() or faint.any():
-        images, shapes = _backdrops(page)
-        centres = np.column_stack(((box[:, 0] + box[:, 2]) / 2, (box[:, 1] + box[:, 3]) / 2)).astype(np.float64)
-        on_image = _over(centres, images)
-        invisible &= ~on_image  # a scan's OCR layer
-        faint &= ~(on_image | _over(centres, shapes))
+    images, shapes = _backdrops(page)
+    centres = np.column_stack(((box[:, 0] + box[:, 2]) / 2, (box[:, 1] + box[:, 3]) / 2)).astype(np.float64)
+    on_image = _over(centres, images)
+    invisible &= ~on_image  # a scan's OCR layer
+    faint &= ~(on_image | _over(centres, shapes))
     tiny &= ~(invisible | faint)
     for reason, mask in (("pdf_invisible", invisible), ("pdf_background", faint), ("pdf_tiny", tiny)):
         if found := int(mask.sum()):
             counts[reason] += found
-            hidden |= mask
-    return hidden
+    return invisible | faint | tiny

@@ -9,7 +9,8 @@ Two kinds of client id:
   Fetched with a 5-second timeout, no redirects, at most 5 KB, kept 5 minutes per instance. The host must
   resolve to public addresses only (no SSRF into the service's own network); a loopback host is allowed only
   when THOTH_PUBLIC_URL is itself on loopback (a server on a laptop, and the tests). Plain http is never
-  fetched: the MCP specification and the SDK's client both require https for these ids.
+  fetched: the MCP specification and the SDK's client both require https for these ids. (The name is resolved
+  for the check and again by the fetch: a name that changes its address in between is not caught.)
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ log = logging.getLogger("thoth.oauth")
 DOCUMENT_MAX_BYTES = 5_000
 DOCUMENT_TIMEOUT_SECONDS = 5
 DOCUMENT_KEEP_SECONDS = 300
+DOCUMENTS_KEPT = 1000  # documents kept per instance at most
 # What a registration keeps of the client's metadata (the rest of RFC 7591's fields are not used here).
 KEPT_FIELDS = ("redirect_uris", "token_endpoint_auth_method", "grant_types", "response_types", "scope", "client_name")
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
@@ -114,7 +116,11 @@ class Clients:
             return None
         client = self._from_document(url, document)
         if client is not None:
-            self._documents[url] = (time.monotonic() + DOCUMENT_KEEP_SECONDS, client)
+            now = time.monotonic()
+            if len(self._documents) >= DOCUMENTS_KEPT:  # many distinct ids: keep only the unexpired, else none
+                kept_now = {k: v for k, v in self._documents.items() if v[0] > now}
+                self._documents = kept_now if len(kept_now) < DOCUMENTS_KEPT else {}
+            self._documents[url] = (now + DOCUMENT_KEEP_SECONDS, client)
         return client
 
     def _from_document(self, url: str, document: Any) -> OAuthClientInformationFull | None:

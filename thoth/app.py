@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
+from thoth import access
 from thoth.config import Settings
 from thoth.embed import CachedEmbedder, Embedder, available_cpus, get_embedder
 from thoth.store import ModelMismatch, Store, StoreError
@@ -56,6 +57,11 @@ class Health:
         """The tables could be listed (so the URI and permissions are right) but hold no chunks yet."""
         return self.readable and not (self.tables or {}).get("chunks")
 
+    def without_index_details(self) -> Health:
+        """This report less what counts or names collections (row counts, versions, the last run's source):
+        /health where THOTH_ACCESS_FILE shares some collections with some people only."""
+        return replace(self, tables=None, table_versions=None, table_health=None, last_run=None)
+
     def to_json(self) -> dict[str, Any]:
         """/health's body; the keys in the order the route has always given them."""
         body: dict[str, Any] = {"service": "thoth", "embed_model": self.embed_model}
@@ -83,7 +89,8 @@ class Thoth:
     def __init__(self, settings: Settings, store: Store | None = None):
         self.settings = settings
         self.embed_threads = min(SERVER_EMBED_THREADS, available_cpus())
-        self.store = store or Store(settings)
+        self.index = store or Store(settings)  # every collection: the job's, warm-up's and /internal's view
+        self.access_rules = access.load_rules(settings.access_file)  # checked at start: a bad file stops it
         self._embedder: CachedEmbedder | None = None
         self._embedder_error: Exception | None = None
         self._model_checked = 0.0  # when the index's model was last found to be the loaded one
@@ -95,6 +102,18 @@ class Thoth:
         self._writes_lock = threading.Lock()  # not `_lock`: the model load holds that one for seconds
 
     @property
+    def store(self) -> Store:
+        """The index as the caller of the request being handled sees it: only the collections it may read
+        (thoth.access; every collection outside a request and with no THOTH_ACCESS_FILE)."""
+        return self.index.reading(access.readable())
+
+    @property
+    def shows_index_details(self) -> bool:
+        """Whether /health and the console may show table sizes and the last run: they count and name
+        every collection, so not where some are shared with some people only."""
+        return self.access_rules is None or access.readable().every
+
+    @property
     def writes(self) -> Any:
         """The instance's write gate (thoth/writes/gate.py): one write at a time, maintenance after enough."""
         with self._writes_lock:
@@ -102,7 +121,7 @@ class Thoth:
                 from thoth.writes.gate import WriteGate  # the write path loads with the first write
 
                 settings = self.settings
-                self._writes = WriteGate(self.store, settings.write_wait_seconds, settings.maintain_after_writes)
+                self._writes = WriteGate(self.index, settings.write_wait_seconds, settings.maintain_after_writes)
         return self._writes
 
     def bucket_problem(self) -> str | None:
@@ -125,13 +144,13 @@ class Thoth:
         if embedder is not None:
             if time.monotonic() - self._model_checked < MODEL_RECHECK_SECONDS:
                 return embedder
-            self.store.check_model(embedder.model_name, embedder.dim, embedder.prompts.pair)
+            self.index.check_model(embedder.model_name, embedder.dim, embedder.prompts.pair)
             self._model_checked = time.monotonic()  # only when it matched: a moved index is refused each time
             return embedder
         with self._lock:
             if self._embedder is None:
                 loaded = get_embedder(self.settings, self.embed_threads)
-                self.store.check_model(loaded.model_name, loaded.dim, loaded.prompts.pair)
+                self.index.check_model(loaded.model_name, loaded.dim, loaded.prompts.pair)
                 self._model_checked = time.monotonic()
                 self._embedder = CachedEmbedder(loaded, self.settings.query_cache_size)
             return self._embedder
@@ -151,8 +170,8 @@ class Thoth:
     def warm_up(self, background: bool = True) -> None:
         def open_tables() -> None:
             try:
-                self.store.row_counts()  # imports lancedb, opens every table
-                self.store.warm_copies(wait=False)  # the copies searches use: read now, not by the first search
+                self.index.row_counts()  # imports lancedb, opens every table
+                self.index.warm_copies(wait=False)  # the copies searches use: read now, not by the first search
             except Exception:  # said by self.embedder() below, which reads the index again
                 pass
 
@@ -181,7 +200,7 @@ class Thoth:
 
     def table_health(self) -> dict[str, dict]:
         """Per table: versions, files, fragments, unindexed rows, last maintained (as /health shows them)."""
-        return self._table_health(self.store.versions(self.store.table_names()))
+        return self._table_health(self.index.versions(self.index.table_names()))
 
     def _table_health(self, versions: dict[str, int]) -> dict[str, dict]:
         # listing versions and indexes costs requests on GCS: asked again only after a write
@@ -189,7 +208,7 @@ class Thoth:
         if cached is None or cached[0] != versions:
             from thoth.store.maintenance import table_health
 
-            cached = self._health_cache = (versions, {n: h.to_json() for n, h in table_health(self.store).items()})
+            cached = self._health_cache = (versions, {n: h.to_json() for n, h in table_health(self.index).items()})
         return cached[1]
 
     def _public(self, reason: str) -> str:
@@ -198,7 +217,7 @@ class Thoth:
 
     def _last_run(self) -> dict[str, Any] | None:
         try:
-            runs = self.store.recent_runs(limit=1)
+            runs = self.index.recent_runs(limit=1)
         except Exception as exc:  # the history is a report: the index's health does not depend on it
             log.warning("cannot read the ingest history: %s", exc)
             return None
@@ -217,11 +236,11 @@ class Thoth:
         try:
             if self._bucket_problem and self.bucket_problem():  # still missing: not worth Lance's retries
                 raise StoreError(self._bucket_problem)
-            names = self.store.table_names()  # listed once: on GCS every listing is a request
-            report = replace(report, tables=self.store.row_counts(names))
-            report = replace(report, table_versions=self.store.versions(names))
-            self.store.check_readable(report.table_versions)  # a missing or truncated data file: 503
-            report = replace(report, index_model=self.store.index_model()[0], readable=True)
+            names = self.index.table_names()  # listed once: on GCS every listing is a request
+            report = replace(report, tables=self.index.row_counts(names))
+            report = replace(report, table_versions=self.index.versions(names))
+            self.index.check_readable(report.table_versions)  # a missing or truncated data file: 503
+            report = replace(report, index_model=self.index.index_model()[0], readable=True)
             report = replace(report, table_health=self._table_health(report.table_versions))
             report = replace(report, last_run=self._last_run())
         except Exception as exc:  # any failure to read the index is a 503, never a 500

@@ -284,6 +284,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("THOTH_AUTH_WRITERS", "members", (), (),
             "with `google` or `oauth`, or `off` behind Cloud Run IAM: identities with the writer role, as "
             "`THOTH_AUTH_MEMBERS`", shown="(none)"),
+    Setting("THOTH_ACCESS_FILE", "str", "", (),
+            "a YAML file naming who may read and write each collection (docs/security.md, \"Collections shared "
+            "with some people\"); without it every caller reads every collection", shown="(none)"),
     Setting("THOTH_TRUST_CLOUD_RUN_IAM", "bool", False, (),
             "trust the identity Cloud Run's IAM check verified (its token arrives with the signature removed); "
             "only on a service that is not public", field="auth_trust_edge"),
@@ -441,6 +444,7 @@ class Settings:
     auth_mode: str
     auth_audiences: tuple[str, ...] = ()  # THOTH_AUTH_AUDIENCES, else the public URL
     auth_members: tuple[str, ...]
+    access_file: str
     auth_tokens: tuple[str, ...]
     auth_writer_tokens: tuple[str, ...]
     auth_writers: tuple[str, ...]

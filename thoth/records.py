@@ -217,6 +217,28 @@ class IngestRun:
 
 R = TypeVar("R")
 
+
+@dataclass(frozen=True)
+class Collections:
+    """A set of collections (source ids): those in `ids`, or with `all_but`, every one except those.
+
+    What a caller may read (or write), from THOTH_ACCESS_FILE (thoth.access); the store filters every read
+    by it (`Store.reading`). `all_but` keeps the set finite when a default grant covers the collections the
+    file does not name."""
+
+    ids: frozenset[str] = frozenset()
+    all_but: bool = True
+
+    def __contains__(self, source_id: object) -> bool:
+        return (source_id in self.ids) != self.all_but
+
+    @property
+    def every(self) -> bool:
+        return self.all_but and not self.ids
+
+
+EVERY_COLLECTION = Collections()
+
 # A Match names rows by their record's fields: a value means equal, a list/tuple/set means one of,
 # None means any, and the classes below say the rest. `thoth.store` turns it into the table's filter.
 Match = Mapping[str, object]

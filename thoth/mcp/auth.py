@@ -31,6 +31,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from thoth.access import FULL_ACCESS, Access, AccessRules, Person, reading
 from thoth.config import Settings
 from thoth.errors import ThothError
 from thoth.mcp.hosts import PROBE_PATHS
@@ -46,6 +47,7 @@ EDGE_SIGNATURE = "SIGNATURE_REMOVED_BY_GOOGLE"
 CLOCK_SKEW_SECONDS = 10
 _SCOPE_INTERNAL = "thoth.internal_identity"  # set by the middleware once /internal access is established
 _SCOPE_IDENTITY = "thoth.identity"
+_SCOPE_ACCESS = "thoth.access"  # what the verified caller may read and write (thoth.access)
 
 
 class AuthError(ThothError):
@@ -74,13 +76,43 @@ def token_principal(token: str) -> str:
 
 def email_identity(identity: Identity, writers: tuple[str, ...]) -> Identity:
     """A verified Google identity with its principal and role."""
-    return Identity(identity.kind, identity.email, f"email:{(identity.email or '').lower()}", identity.matches(writers))
+    email = (identity.email or "").lower()
+    return Identity(identity.kind, identity.email, f"email:{email}", identity.matches(writers), identity.groups)
+
+
+def groups_of(claims: Mapping[str, Any]) -> tuple[str, ...]:
+    """A token's `groups` claim (a list of names), where the provider sends one; () otherwise."""
+    groups = claims.get("groups")
+    if not isinstance(groups, list):
+        return ()
+    return tuple(g for g in groups if isinstance(g, str) and g)
+
+
+def person_of(identity: Identity | None) -> Person | None:
+    """Who the caller is as THOTH_ACCESS_FILE names people; None for a caller with every right (no auth on
+    a laptop, the admin token). A caller without a verified email (a static token, an anonymous caller
+    behind Cloud Run IAM) is a person with no email, whom only `*` names."""
+    if identity is None or identity.kind == "admin":
+        return None
+    return Person(identity.email, identity.groups)
+
+
+def access_of(identity: Identity | None, rules: AccessRules | None) -> Access:
+    """What `identity` may read and write under `rules` (everything without an access file)."""
+    person = person_of(identity)
+    return FULL_ACCESS if rules is None or person is None else rules.access(person)
 
 
 def identity_of(scope: Mapping[str, Any]) -> Identity | None:
     """The identity the auth middleware verified for this request (None: auth off, or not over HTTP)."""
     identity = scope.get(_SCOPE_IDENTITY)
     return identity if isinstance(identity, Identity) else None
+
+
+def request_access(scope: Mapping[str, Any]) -> Access:
+    """What the caller of this request may read and write (everything: auth off, or not over HTTP)."""
+    found = scope.get(_SCOPE_ACCESS)
+    return found if isinstance(found, Access) else FULL_ACCESS
 
 
 def bearer_token(request: Request, header: str = "authorization") -> str | None:
@@ -203,7 +235,7 @@ class GoogleVerifier:
             if "too early" in message:
                 raise AuthError("token used before its issue time") from None
             raise AuthError("bad token signature") from None
-        return Identity("google", _check_claims(claims, self.audiences))
+        return Identity("google", _check_claims(claims, self.audiences), groups=groups_of(claims))
 
 
 def edge_identity(request: Request) -> Identity | None:
@@ -217,7 +249,8 @@ def edge_identity(request: Request) -> Identity | None:
     _, claims, signature = _split(token)
     if signature != EDGE_SIGNATURE:
         return None  # not the token the edge checked
-    return Identity("cloud-run-iam", _check_claims(claims, None))  # the edge checked the audience
+    # the edge checked the audience
+    return Identity("cloud-run-iam", _check_claims(claims, None), groups=groups_of(claims))
 
 
 class Authenticator:
@@ -333,10 +366,13 @@ def _refusal(message: str, challenge: str | None = None) -> JSONResponse:
 class AuthMiddleware:
     """Checks every HTTP request but the health routes before it reaches a route (pure ASGI, streams intact)."""
 
-    def __init__(self, app: ASGIApp, settings: Settings, oauth: ThothProvider | None = None):
+    def __init__(
+        self, app: ASGIApp, settings: Settings, oauth: ThothProvider | None = None, rules: AccessRules | None = None
+    ):
         self.app = app
         self.settings = settings
         self.auth = Authenticator(settings, oauth)
+        self.rules = rules  # THOTH_ACCESS_FILE: which collections each caller reads and writes
         self.open_paths = PROBE_PATHS  # health probes: always answered
         if oauth is not None:
             from thoth.mcp.oauth import OPEN_PATHS
@@ -368,7 +404,11 @@ class AuthMiddleware:
         scope[_SCOPE_IDENTITY] = identity
         if internal:
             scope[_SCOPE_INTERNAL] = identity
-        await self.app(scope, receive, send)
+        # /internal routes (the admin, the push identity) write for the whole index
+        allowed = FULL_ACCESS if internal else access_of(identity, self.rules)
+        scope[_SCOPE_ACCESS] = allowed
+        with reading(allowed.read):  # every read of this request sees only these collections (thoth.app)
+            await self.app(scope, receive, send)
 
 
 def _disabled() -> JSONResponse:

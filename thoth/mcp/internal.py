@@ -69,7 +69,7 @@ class EventWorker:
             try:
                 from thoth.writes.writer import Writer
 
-                writer = Writer(self.app.settings, store=self.app.store, embedder=self.app.embedder())
+                writer = Writer(self.app.settings, store=self.app.index, embedder=self.app.embedder())
                 summaries = apply_event(writer, event)
                 entry["result"] = "; ".join(s.render() for s in summaries) or "nothing to do"
                 outcome = "processed"
@@ -78,7 +78,7 @@ class EventWorker:
                 entry["error"] = f"{type(exc).__name__}: {exc}"
                 outcome = "failed"
                 log.exception("event %s %s failed", event.message_id, event.describe())
-            record_event(self.app.store, event, summaries, at, entry.get("error", ""))
+            record_event(self.app.index, event, summaries, at, entry.get("error", ""))
         entry["seconds"] = round(time.perf_counter() - started, 3)
         self.count(outcome, entry)
 
@@ -134,7 +134,7 @@ def reindex_routes(app: Thoth) -> list[BaseRoute]:
 
         with app.writes.hold(wait=True):
             results = reingest(
-                Writer(app.settings, store=app.store, embedder=app.embedder()), "workshop", f"POST {REINDEX_PATH}"
+                Writer(app.settings, store=app.index, embedder=app.embedder()), "workshop", f"POST {REINDEX_PATH}"
             )
         workshops = [result.to_dict() for result in results]
         return {"status": "ok", "workshops": workshops, "seconds": round(time.perf_counter() - started, 3)}

@@ -51,11 +51,12 @@ def _unversioned(read_page: Callable[..., str]) -> Callable[[str, str, str], str
 
 
 def register_resources(mcp: MCPServer, app: Thoth) -> None:
-    store = app.store
-
+    # `app.store` asked at each read, never held: it is the index as that read's caller sees it (thoth.access)
     def document_page(collection: str, key: str, page: str, version_id: str | None = None) -> str:
         ref = SourceRef(collection, key, version_id)
-        return answered("document_page", lambda: readable.read_page(store, ref, _page_number(page)).text, "resource")
+        return answered(
+            "document_page", lambda: readable.read_page(app.store, ref, _page_number(page)).text, "resource"
+        )
 
     for template, name in ((PAGE_TEMPLATE, "document_page"), (VERSIONED_PAGE_TEMPLATE, "versioned_document_page")):
         mcp.resource(
@@ -75,7 +76,9 @@ def register_resources(mcp: MCPServer, app: Thoth) -> None:
     )
     def document(collection: str, key: str, version_id: str | None = None) -> str:
         return answered(
-            "document", lambda: readable.read_document(store, SourceRef(collection, key, version_id)).text, "resource"
+            "document",
+            lambda: readable.read_document(app.store, SourceRef(collection, key, version_id)).text,
+            "resource",
         )
 
     @mcp.resource(
@@ -86,13 +89,13 @@ def register_resources(mcp: MCPServer, app: Thoth) -> None:
         mime_type="text/markdown",
     )
     def chunk(collection: str, chunk_id: str) -> str:
-        return answered("chunk", lambda: readable.read_chunk(store, collection, chunk_id).text, "resource")
+        return answered("chunk", lambda: readable.read_chunk(app.store, collection, chunk_id).text, "resource")
 
     async def list_resources(_ctx: object, params: PaginatedRequestParams | None) -> ListResourcesResult:
         cursor = params.cursor if params else None
         try:
             infos, next_cursor = await anyio.to_thread.run_sync(
-                readable.list_documents, store, LIST_PAGE_SIZE, cursor, DOCUMENTS_CURSOR
+                readable.list_documents, app.store, LIST_PAGE_SIZE, cursor, DOCUMENTS_CURSOR
             )
         except ClientError as exc:  # a cursor from elsewhere
             raise MCPError(INVALID_PARAMS, str(exc)) from exc

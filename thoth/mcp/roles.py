@@ -17,7 +17,8 @@ from typing import Any
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool
 
-from thoth.mcp.auth import identity_of
+from thoth.access import FULL_ACCESS, Access, reading
+from thoth.mcp.auth import identity_of, request_access
 
 ROLE_KEY = "thoth/role"
 WRITER_META = {ROLE_KEY: "writer"}  # the `_meta` of a tool that needs the writer role
@@ -27,6 +28,11 @@ WRITER_META = {ROLE_KEY: "writer"}  # the `_meta` of a tool that needs the write
 class Caller:
     principal: str  # verified: "email:…", "token:{hash}", "admin", or "local" (no auth)
     writer: bool
+    access: Access = FULL_ACCESS  # the collections it may read and write (THOTH_ACCESS_FILE, thoth.access)
+
+    def may_write(self, source_id: str) -> bool:
+        """Whether this caller may write the collection `source_id`: the writer role and the file's grant."""
+        return self.writer and source_id in self.access.write
 
     @property
     def key(self) -> str:
@@ -55,7 +61,7 @@ def caller_of(request: Any) -> Caller:
     identity = identity_of(scope) if isinstance(scope, dict) else None
     if identity is None:
         return LOCAL
-    return Caller(identity.principal or identity.kind, identity.writer)
+    return Caller(identity.principal or identity.kind, identity.writer, request_access(scope))
 
 
 def writer_meta(meta: dict | None) -> bool:
@@ -104,7 +110,8 @@ class RoleMiddleware:
                 name = (ctx.params or {}).get("name")
                 if isinstance(name, str) and name in self._writer_tools:
                     return CallToolResult(content=[TextContent(type="text", text=refusal(name))], is_error=True)
-            result = await call_next(ctx)
+            with reading(caller.access.read):  # every read of this message sees only these (thoth.app)
+                result = await call_next(ctx)
             if not caller.writer and ctx.method == "tools/list":
                 result = _without_writer_tools(result)
             return result

@@ -121,8 +121,10 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
         if not report.ok and startup and report.readable_but_empty:
             # Cloud Run's startup probe: a first deploy comes before the first ingest. An unreadable
             # index (wrong bucket, no permission) or a model mismatch still fails the deploy.
+            report = report if thoth.access_rules is None else report.without_index_details()
             return JSONResponse({**report.to_json(), "status": "empty"}, status_code=200)
-        return JSONResponse(report.to_json(), status_code=report.http_status)
+        shown = report if thoth.access_rules is None else report.without_index_details()  # /health is open
+        return JSONResponse(shown.to_json(), status_code=report.http_status)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -156,7 +158,7 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
     )
     starlette.state.thoth = thoth
     starlette.add_middleware(_DefaultAccept)
-    starlette.add_middleware(AuthMiddleware, settings=settings, oauth=oauth)
+    starlette.add_middleware(AuthMiddleware, settings=settings, oauth=oauth, rules=thoth.access_rules)
     starlette.add_middleware(HostCheckMiddleware, settings=settings)  # every route, before auth
     starlette.add_middleware(RequestContextMiddleware, settings=settings)  # added last: runs first
     return starlette

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from thoth.records import Chunk, Hit, Match, field_names, from_row
+from thoth.records import EVERY_COLLECTION, Chunk, Collections, Hit, Match, field_names, from_row
 from thoth.store import filters
 from thoth.store.held import HeldCopy
 from thoth.store.indexes import FTS_COLUMN, VECTOR_COLUMN
@@ -111,7 +111,7 @@ class Reading:
     late: bool  # read row ids and ranking columns; complete the kept hits afterwards
     held: tuple[int, Any] | None = None  # (version, RankingColumns) the search takes its columns from
     copy: HeldCopy | None = None  # the copy `held` is of, read again when the table has moved on
-    memory: Any = None  # MemoryVectors: a small table's unfiltered vector search
+    memory: Any = None  # MemoryVectors: a small table's vector search unfiltered but for the readable collections
     # A late reading: candidates are read without their doc_id (from the table, a column more per list; from
     # a held copy, a dictionary column taken), and whether they are served is asked of the few kept hits,
     # read whole; only if one is not are the lists read again with it and filtered (ChunkSearch.search).
@@ -144,17 +144,20 @@ class ChunkSearch:
         words: str = "",
         phrases: tuple[str, ...] = (),
         keep: Callable[[Found], list[Hit]] | None = None,
+        readable: Collections = EVERY_COLLECTION,
     ) -> list[Hit]:
         """The chunks `keep` keeps of the vector and keyword searches' lists, `depth` deep, read whole.
 
         `vector` gives the query vector: it is called while the keyword search (any of `words`, every one
         of `phrases`) runs. `keep` gets the lists by name ("vector", "keyword": those that ran) and returns
         the hits to serve: on a large table only those are read whole. Without it, the hits of the one
-        list that ran."""
+        list that ran. Only chunks of the `readable` collections are searched (a prefilter; in memory a
+        mask)."""
         started = time.monotonic()
         table = self._chunks()
-        where = filters.where(match or {})
-        reading = self._reading(table, where, vector is not None)
+        matched = filters.where(match or {})
+        where = filters.both(matched, filters.within(readable))
+        reading = self._reading(table, matched, vector is not None)
         asked: list[Any] = []  # the query vector, asked of `vector` once
 
         def query() -> Any:
@@ -167,7 +170,7 @@ class ChunkSearch:
         def kept_of(lists: Found) -> list[Hit]:
             return keep(lists) if keep is not None else [hit for hits in lists.values() for hit in hits]
 
-        lists = self._lists(table, depth, where, ask, words, phrases, reading)
+        lists = self._lists(table, depth, where, ask, words, phrases, reading, readable)
         if reading.deferred:  # served is asked of the kept hits read whole; if one is not, as below. (An
             # unserved candidate that was not kept may have shifted the fusion's scaling: the kept are served.)
             kept = kept_of(lists)
@@ -176,7 +179,7 @@ class ChunkSearch:
             if all(pair_of(h) in live for h in done):
                 return done
             reading = replace(reading, deferred=False)
-            lists = self._lists(table, depth, where, ask, words, phrases, reading)
+            lists = self._lists(table, depth, where, ask, words, phrases, reading, readable)
 
         def again(name: str, excluded: str) -> list[Hit]:  # one list searched again, without some versions
             narrowed = f"({where}) AND {excluded}" if where else excluded
@@ -197,6 +200,7 @@ class ChunkSearch:
         words: str,
         phrases: tuple[str, ...],
         reading: Reading,
+        readable: Collections,
     ) -> Found:
         """The vector and keyword searches' lists, `depth` deep; the query vector asked while BM25 runs."""
         keyword = None
@@ -206,7 +210,8 @@ class ChunkSearch:
         if vector is not None:
             query = vector()
             if reading.memory is not None:
-                lists["vector"] = reading.memory.search(query, depth, present(Chunk, reading.memory.rows.column_names))
+                columns = present(Chunk, reading.memory.rows.column_names)
+                lists["vector"] = reading.memory.search(query, depth, columns, readable)
             else:
                 lists["vector"] = self.lance.run(self._vector_hits(table, query, depth, where, reading))
         if keyword is not None:
@@ -232,6 +237,7 @@ class ChunkSearch:
         return {name: [h for h in hits if pair_of(h) in live] for name, hits in lists.items()}
 
     def _reading(self, table: Any, where: str | None, vector: bool) -> Reading:
+        """How to read for a search whose match (the readable collections aside) is `where`."""
         if self._chunk_count() >= LATE_READ_ROWS:
             return Reading(late=True, held=self._held_ranking(table), copy=self._ranking, deferred=True)
         if MEMORY_SEARCH_ROWS <= 0 or self._chunk_count() > MEMORY_SEARCH_ROWS:

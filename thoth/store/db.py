@@ -4,6 +4,7 @@ tables (connect, migrate, write), metadata (settings, model, tree pointers), ind
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
@@ -11,7 +12,9 @@ import pyarrow as pa
 
 from thoth.config import Settings
 from thoth.records import (
+    EVERY_COLLECTION,
     Chunk,
+    Collections,
     Document,
     Hit,
     IngestRun,
@@ -56,7 +59,11 @@ R = TypeVar("R")
 
 class Store:
     """One LanceDB database (a folder or gs:// prefix) holding Thoth's tables. `public_api`: reach
-    lancedb's async API through its published functions only (thoth.store.lance)."""
+    lancedb's async API through its published functions only (thoth.store.lance).
+
+    `readable`: the collections this store's reads see (`reading` gives a store for a caller who may read
+    only some): every query of a record, search and tree pointer is filtered by it in the query itself (a
+    prefilter, so a search's top-k stays full), and what it leaves out does not exist for that caller."""
 
     def __init__(self, settings: Settings, public_api: bool = False):
         self.settings = settings
@@ -73,8 +80,19 @@ class Store:
         self.oauth_state = OAuthState(self.tables)  # THOTH_AUTH=oauth: used codes, refresh-token families
         self.calibration = Calibration(self.tables, self.metadata)
         self.reembedding = Reembedding(self.tables, self.metadata)  # `python -m ingest --reembed`'s staging
-        # Vector and keyword search over chunks, whole hits of what the caller's fusion keeps
-        self.search_chunks = self.chunks.search
+        self.readable: Collections = EVERY_COLLECTION
+
+    def reading(self, collections: Collections) -> Store:
+        """This store as a caller who may read only `collections` sees it (tables, copies and caches shared)."""
+        if collections == self.readable:
+            return self
+        view = copy.copy(self)
+        view.readable = collections
+        return view
+
+    def _where(self, match: Match | None) -> str | None:
+        """`match`'s where clause within the readable collections."""
+        return filters.both(filters.where(match or {}), filters.within(self.readable))
 
     # -- tables ---------------------------------------------------------------------------
 
@@ -122,7 +140,7 @@ class Store:
         return self.calibration.floor()
 
     def tree_pointer(self, source_id: str) -> TreePointer | None:
-        return self.metadata.tree_pointer(source_id)
+        return self.metadata.tree_pointer(source_id) if source_id in self.readable else None
 
     def set_tree_pointer(self, source_id: str, pointer: TreePointer) -> None:
         self.metadata.set_tree_pointer(source_id, pointer)
@@ -148,7 +166,7 @@ class Store:
             return []
         table = self.table(TABLE_OF[record])
         query = table.search().select(present(record, table.schema.names, fields))
-        where = filters.where(match or {})
+        where = self._where(match)
         if where:
             query = query.where(where)
         return [from_row(record, row) for row in query.limit(limit).to_list()]
@@ -160,14 +178,14 @@ class Store:
     def count_of(self, record: type, match: Match | None = None) -> int:
         if self._absent(record):
             return 0
-        return self.table(TABLE_OF[record]).count_rows(filters.where(match or {}))
+        return self.table(TABLE_OF[record]).count_rows(self._where(match))
 
     def scan_of(self, record: type, fields: list[str], match: Match | None = None) -> Iterator[pa.RecordBatch]:
         """`fields` of `record`'s table in Arrow record batches (never the whole table in memory)."""
         if self._absent(record):
             return iter(())
         query = self.table(TABLE_OF[record]).search().select(fields)
-        where = filters.where(match or {})
+        where = self._where(match)
         if where:
             query = query.where(where)
         return query.limit(None).to_batches(batch_size=8192)
@@ -177,7 +195,7 @@ class Store:
         if not ids or self._absent(record):
             return {}
         key = field_names(record)[0]
-        rows = self.table(TABLE_OF[record]).search().where(filters.is_in(key, ids)).select([key, VECTOR_COLUMN])
+        rows = self.table(TABLE_OF[record]).search().where(self._where({key: ids})).select([key, VECTOR_COLUMN])
         return {row[key]: row[VECTOR_COLUMN] for row in rows.limit(None).to_list()}
 
     def has(self, record: type) -> bool:
@@ -244,8 +262,12 @@ class Store:
         self.runs.record(run, keep, only_into_an_index)
 
     def recent_runs(self, source_id: str | None = None, limit: int | None = None) -> list[IngestRun]:
-        """The recorded runs, newest first: of one source, or of all."""
-        return self.runs.recent(source_id, limit)
+        """The recorded runs, newest first: of one source, or of all (of the readable collections)."""
+        if self.readable.every:
+            return self.runs.recent(source_id, limit)
+        if source_id is not None and source_id not in self.readable:
+            return []
+        return [run for run in self.runs.recent(source_id, None) if run.source_id in self.readable][:limit]
 
     # -- indexes ---------------------------------------------------------------------------
 
@@ -260,15 +282,20 @@ class Store:
 
     # -- search ----------------------------------------------------------------------------
 
+    def search_chunks(self, depth: int, match: Match | None = None, **search: Any) -> list[Hit]:
+        """Vector and keyword search over chunks, whole hits of what the caller's fusion keeps
+        (thoth.store.chunks.ChunkSearch.search), within the readable collections."""
+        return self.chunks.search(depth, match, readable=self.readable, **search)
+
     def vector_search(self, vector: Any, limit: int, match: Match | None = None) -> list[Hit]:
         """The chunks nearest `vector` by cosine."""
-        return self.chunks.search(limit, match, vector=lambda: vector)
+        return self.search_chunks(limit, match, vector=lambda: vector)
 
     def keyword_search(
         self, words: str, limit: int, match: Match | None = None, phrases: tuple[str, ...] = ()
     ) -> list[Hit]:
         """BM25 over chunks: any of `words`, and every one of `phrases` (words in that order)."""
-        return self.chunks.search(limit, match, words=words, phrases=phrases)
+        return self.search_chunks(limit, match, words=words, phrases=phrases)
 
     def warm_copies(self, wait: bool = True) -> None:
         self.chunks.warm(wait)
@@ -278,7 +305,7 @@ class Store:
         if TREE_NODES not in self.table_names():
             return []
         query = self.table(TREE_NODES).search(vector, vector_column_name=VECTOR_COLUMN).metric("cosine")
-        query = query.where(filters.where(match), prefilter=True).select([*NODE_COLUMNS, "_distance"])
+        query = query.where(self._where(match), prefilter=True).select([*NODE_COLUMNS, "_distance"])
         rows = query.limit(limit).to_list()
         return [from_row(TreeNode, {**row, "similarity": 1.0 - float(row["_distance"])}) for row in rows]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from thoth.errors import ClientError
-from thoth.records import AtLeast, AtMost, Contains, Excluding, Present
+from thoth.records import AtLeast, AtMost, Collections, Contains, Excluding, Present
 
 # Columns a filter may name, with the Python type their values must have.
 FILTERABLE: dict[str, type] = {
@@ -137,6 +137,23 @@ def where(conditions: Mapping[str, object | None]) -> str | None:
     """AND of a Match's conditions (thoth.records.Match); None values are skipped."""
     parts = [condition(column, value) for column, value in conditions.items() if value is not None]
     return " AND ".join(parts) or None
+
+
+def within(collections: Collections) -> str | None:
+    """The rows of `collections` (a caller's readable set), None for every collection: a prefilter."""
+    if collections.every:
+        return None
+    if collections.all_but:
+        return f"source_id NOT IN ({', '.join(quote(c) for c in sorted(collections.ids))})"
+    return is_in("source_id", sorted(collections.ids))
+
+
+def both(*clauses: str | None) -> str | None:
+    """The AND of the clauses given (None ones skipped)."""
+    present = [c for c in clauses if c]
+    if len(present) <= 1:
+        return present[0] if present else None
+    return " AND ".join(f"({c})" for c in present)
 
 
 def public(filters: Mapping[str, object] | None) -> str | None:

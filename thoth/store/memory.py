@@ -13,16 +13,17 @@ Cosine similarity as LanceDB computes it, the dot product over both norms, to fl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from thoth.records import Chunk, Hit, from_row
+from thoth.records import EVERY_COLLECTION, Chunk, Collections, Hit, from_row
 
 ROW_ID = "_rowid"
+MASKS_HELD = 64  # readable sets whose row masks a copy keeps (one per distinct set of grants in use)
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,8 @@ class MemoryVectors:
     unit: np.ndarray  # (rows, dim) float32
     rows: pa.Table  # the chunk columns and LanceDB's _rowid, in the same order
     by_row_id: RankingColumns  # the same rows by row id, for the rows other searches find
+    # per readable set, which rows it may see (a caller's grants; computed once per copy)
+    _masks: dict[Collections, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, table: pa.Table, vector_column: str) -> MemoryVectors:
@@ -44,8 +47,25 @@ class MemoryVectors:
         rows = table.drop_columns([vector_column])
         return cls(unit, rows, RankingColumns.of(rows))
 
-    def search(self, vector: Any, limit: int, columns: list[str]) -> list[Hit]:
-        """The `limit` chunks nearest `vector` by cosine, with `columns` read (the chunk id among them)."""
+    def mask(self, readable: Collections) -> np.ndarray | None:
+        """Which rows are of the `readable` collections (None: all are)."""
+        if readable.every:
+            return None
+        found = self._masks.get(readable)
+        if found is None:
+            ids = pa.array(sorted(readable.ids), type=pa.string())
+            inside = pc.is_in(self.rows.column("source_id"), value_set=ids).to_numpy(zero_copy_only=False)
+            found = ~inside if readable.all_but else inside
+            if len(self._masks) >= MASKS_HELD:
+                self._masks.pop(next(iter(self._masks)))
+            self._masks[readable] = found
+        return found
+
+    def search(
+        self, vector: Any, limit: int, columns: list[str], readable: Collections = EVERY_COLLECTION
+    ) -> list[Hit]:
+        """The `limit` chunks nearest `vector` by cosine, with `columns` read (the chunk id among them), of
+        the `readable` collections only."""
         count = len(self.rows)
         if count == 0 or limit <= 0:
             return []
@@ -54,8 +74,14 @@ class MemoryVectors:
         # einsum, not `@`: OpenBLAS threads a matrix-vector product, and with many searches at once on few
         # cores its threads contend, each search many times slower than einsum's (docs/benchmarks.md)
         similarity = np.einsum("ij,j->i", self.unit, query)
+        mask = self.mask(readable)
+        if mask is not None:  # rows of other collections are never candidates
+            similarity = np.where(mask, similarity, np.float32(-np.inf))
+            count = int(mask.sum())
+            if count == 0:
+                return []
         k = min(limit, count)
-        top = np.argpartition(-similarity, k - 1)[:k] if k < count else np.arange(count)
+        top = np.argpartition(-similarity, k - 1)[:k] if k < len(similarity) else np.arange(k)
         top = top[np.lexsort((top, -similarity[top]))]  # best first; equal scores in table order
         rows = self.rows.select([*columns, ROW_ID]).take(pa.array(top)).to_pylist()
         distance = np.float32(1.0) - similarity[top]  # as LanceDB reports it (float32), for the same figures

@@ -155,7 +155,9 @@ class Console:
             rows=rows,
             trees=trees,
             last_runs=last_runs,
-            health=self.app.table_health(),  # per table, as /health has it (docs/operations.md, "Health")
+            # per table, as /health has it (docs/operations.md, "Health"); counts of every collection: only
+            # for a caller who reads them all
+            health=self.app.table_health() if self.app.shows_index_details else {},
         )
 
     @page

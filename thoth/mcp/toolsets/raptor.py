@@ -92,6 +92,12 @@ def ingest_document(
 
     The same source (or, without one, the same text) replaces the earlier version.
     """
+    if not current_caller().may_write(dataset_id):  # said alike whether the dataset exists or not
+        raise ClientError(
+            f"dataset_id {dataset_id!r}: this caller may not write it: the access file (THOTH_ACCESS_FILE) names "
+            "who writes each dataset; see docs/security.md",
+            argument="dataset_id",
+        )
     size = len(file_content.encode("utf-8", errors="replace"))
     if size > app.settings.max_document_bytes:
         raise ClientError(
@@ -105,9 +111,10 @@ def ingest_document(
 
     with app.writes.hold():  # one write per instance (its memory); Busy, a retryable tool error, after a wait
         embedder = ProgressEmbedder(app.embedder(), progress)  # notifications/progress: chunks embedded
-        writer = Writer(app.settings, store=app.store, embedder=embedder)
+        # the whole index: the caller may write this dataset, and a write keeps the others' rows as they are
+        writer = Writer(app.settings, store=app.index, embedder=embedder)
         writer.abandon = app.writes.abandon  # SIGTERM: stops before writing, a retryable tool error
-        key, summary = ingest_text(writer, app.store, dataset_id, file_content, source, tags, started_by=caller)
+        key, summary = ingest_text(writer, app.index, dataset_id, file_content, source, tags, started_by=caller)
     if summary.failed:
         raise ClientError(f"file_content could not be ingested: {summary.failed[0][1]}")
     doc_id = content_hash(file_content.encode("utf-8"))

@@ -143,6 +143,10 @@ READS: list[tuple[str, str, dict]] = [
     ("pdf chunk", "fetch_chunk_document", {"id": PDF_CHUNK, "limit": 2}),
     ("pdf chunk", "fetch_chunk_partition", {"id": PDF_CHUNK}),
     ("pdf chunk", "fetch_chunk_bibtex", {"id": PDF_CHUNK}),
+    # the golden corpus's PDFs hold no figure: these are the refusals
+    ("error: a text chunk", "get_figure", {"id": PDF_CHUNK}),
+    ("error: no figure in the document", "get_figure", {"key": "reports/quarterly.pdf", "figure": 1}),
+    ("error: nothing named", "get_figure", {}),
     # raptor
     ("all", "list_datasets", {}),
     ("extractive", "answer_question", {"dataset_id": "topics", "query": "How are varroa mites treated?", "top_k": 3}),

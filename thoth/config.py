@@ -372,6 +372,10 @@ SETTINGS: tuple[Setting, ...] = (
             "read PDF pages without a text layer by OCR (RapidOCR on onnxruntime, models in the package); their "
             "chunks are `content_type` `ocr` and their partition stores the recogniser's confidence "
             "(`partitions.ocr_confidence`)", shown="`false` (`true` in the image)"),
+    Setting("THOTH_PDF_FIGURES", "bool", True, (),
+            "keep each captioned PDF figure as a PNG beside the index (`figures/` of the database folder or "
+            "bucket, named by content hash; at most 1600 pixels a side, 60 a document); its caption is a chunk "
+            "of `content_type` `figure` that `get_figure` shows as an image"),
     Setting("CLOUD_RUN_TASK_INDEX", "int", 0, (0, 9999),
             "this ingest task's share of the work (set by Cloud Run Jobs): its index, below "
             "`CLOUD_RUN_TASK_COUNT`", field=""),
@@ -485,6 +489,7 @@ class Settings:
     # Ingest, web and git sources
     pdf_password: str
     pdf_ocr: bool
+    pdf_figures: bool
     task_index: int = 0  # CLOUD_RUN_TASK_INDEX, below task_count
     task_count: int
     crawl_max_pages: int

@@ -110,7 +110,7 @@ class Chunk:
     text: str = ""
     page_start: int | None = None
     page_end: int | None = None
-    content_type: str | None = None  # text | code | table | diff
+    content_type: str | None = None  # text | code | table | figure | diff | ...
     language: str | None = None
     exercise_number: int | None = None
     step_number: int | None = None
@@ -118,6 +118,8 @@ class Chunk:
     source_ref: str = ""
     chunk_hash: str | None = None
     partition_hash: str | None = None
+    figure: str | None = None  # a figure's caption: its picture's name (thoth.store.figures), on page_start
+    figure_box: tuple[float, ...] | None = None  # that figure's box on its page: left, bottom, right, top (points)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 Templates, most specific first (the SDK tries them in registration order):
 - `doc://{collection}/{+key}#page={page}` (and with `{?version_id}`): one page of a paged document (a PDF);
 - `doc://{collection}/{+key}{?version_id}`: the whole document, sections under their headings;
-- `chunk://{collection}/{chunk_id}`: one chunk (a search hit's `id`) under its section.
+- `chunk://{collection}/{chunk_id}`: one chunk (a search hit's `id`) under its section;
+- `figure://{collection}/{chunk_id}`: a figure's picture (PNG), by its caption chunk's id.
 `{collection}` is what the citation names first: the bucket of a gs:// collection, else the collection id.
 `resources/list` pages through every collection's documents with a cursor, so a client can browse.
 """
@@ -22,7 +23,7 @@ from thoth.app import Thoth
 from thoth.errors import ClientError
 from thoth.mcp import sdk
 from thoth.mcp.failures import answered, to_client
-from thoth.retrieval import readable
+from thoth.retrieval import figures, readable
 from thoth.retrieval.paging import OffsetCursor
 from thoth.retrieval.source_ref import SourceRef
 
@@ -31,6 +32,7 @@ PAGE_TEMPLATE = "doc://{collection}/{+key}#page={page}"
 # The SDK's matcher needs the query present when the template names one before a fragment: a second template.
 VERSIONED_PAGE_TEMPLATE = "doc://{collection}/{+key}{?version_id}#page={page}"
 CHUNK_TEMPLATE = "chunk://{collection}/{chunk_id}"
+FIGURE_TEMPLATE = "figure://{collection}/{chunk_id}"
 LIST_PAGE_SIZE = 100
 DOCUMENTS_CURSOR = OffsetCursor(
     "resources/list", "cursor is not valid: pass the nextCursor of a previous resources/list unchanged"
@@ -79,6 +81,18 @@ def register_resources(mcp: MCPServer, app: Thoth) -> None:
             "document",
             lambda: readable.read_document(app.store, SourceRef(collection, key, version_id)).text,
             "resource",
+        )
+
+    @mcp.resource(
+        FIGURE_TEMPLATE,
+        name="figure",
+        title="A figure's picture",
+        description="A paper's figure as a PNG (the `id` of a search hit of content_type figure)",
+        mime_type="image/png",
+    )
+    def figure(collection: str, chunk_id: str) -> bytes:
+        return answered(
+            "figure", lambda: figures.figure(app.store, chunk_id=chunk_id, source_id=collection).png, "resource"
         )
 
     @mcp.resource(
@@ -131,4 +145,9 @@ def citation_links(data: dict) -> list[ResourceLink]:
         name = item.get("source") or item.get("key") or ref.removeprefix("doc://")
         title = " · ".join(filter(None, [item.get("title") or name, where]))
         links[ref] = ResourceLink(name=str(name), title=title, uri=ref, mime_type="text/markdown")
+    for item in items:  # a figure's caption: its picture too
+        if isinstance(item, dict) and item.get("content_type") == figures.FIGURE and item.get("id"):
+            uri = figures.figure_uri(str(item.get("collection")), str(item["id"]))
+            title = (item.get("text") or "figure").split(". ")[0][:80]
+            links[uri] = ResourceLink(name=str(item["id"]), title=title, uri=uri, mime_type="image/png")
     return list(links.values())

@@ -32,6 +32,7 @@ from thoth.records import (
 from thoth.store import filters
 from thoth.store.calibration import Calibration, Floor
 from thoth.store.chunks import ChunkSearch, present
+from thoth.store.figures import Figures
 from thoth.store.indexes import VECTOR_COLUMN, Indexes
 from thoth.store.lance import Lance
 from thoth.store.metadata import NO_PROMPTS, Metadata
@@ -80,6 +81,7 @@ class Store:
         self.oauth_state = OAuthState(self.tables)  # THOTH_AUTH=oauth: used codes, refresh-token families
         self.calibration = Calibration(self.tables, self.metadata)
         self.reembedding = Reembedding(self.tables, self.metadata)  # `python -m ingest --reembed`'s staging
+        self.figures = Figures(settings)  # figure pictures beside the tables
         self.readable: Collections = EVERY_COLLECTION
 
     def reading(self, collections: Collections) -> Store:
@@ -95,6 +97,14 @@ class Store:
         return filters.both(filters.where(match or {}), filters.within(self.readable))
 
     # -- tables ---------------------------------------------------------------------------
+
+    def put_figure(self, name: str, data: bytes) -> None:
+        """Keep a figure's picture beside the tables (thoth.store.figures)."""
+        self.figures.put(name, data)
+
+    def figure(self, name: str) -> bytes:
+        """A figure's picture by its name (NotFound when the index has none by that name)."""
+        return self.figures.get(name)
 
     def table(self, name: str) -> Any:
         return self.tables.table(name)

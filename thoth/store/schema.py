@@ -61,6 +61,8 @@ HELD_COLUMNS = (
     "step_number",
     "tags",
     "partition_hash",
+    "figure",
+    "figure_box",
 )
 
 SOURCES_SCHEMA = pa.schema(
@@ -160,6 +162,8 @@ def chunks_schema(dim: int) -> pa.Schema:
             ("source_ref", pa.string()),
             ("chunk_hash", pa.string()),  # SHA-256 of (doc, position, normalised text); chunk_id is
             ("partition_hash", pa.string()),  # UUIDv5 of {collection}|{doc_id}|{chunk_hash}
+            ("figure", pa.string()),  # a figure caption's picture (thoth.store.figures; added: NULL in older rows)
+            ("figure_box", pa.list_(pa.float64())),  # its box on the page: left, bottom, right, top
         ]
     )
 

@@ -36,6 +36,7 @@ class Chunk:
     language: str = ""
     page_start: int | None = None
     page_end: int | None = None
+    figure: str = ""  # a figure's caption: the name of its picture (ParsedDocument.figures)
 
     @property
     def embed_text(self) -> str:
@@ -200,22 +201,23 @@ class Chunker:
         for index, section in enumerate(sections):
             context, context_tokens = self._context(title, section.heading_path)
             budget = self.max_tokens - context_tokens - 1
-            pieces: list[tuple[str, str, str]] = []  # (text, content type, language)
+            pieces: list[tuple[str, str, str, str]] = []  # (text, content type, language, figure)
             pending: list[_Unit] = []  # consecutive text blocks are packed together
             for block in section.blocks:
                 if block.kind == "text":
                     pending.extend(self._units(block, budget))
                     continue
-                pieces += [(text, "text", "") for text in self._pack(pending, budget, " ")]
+                pieces += [(text, "text", "", "") for text in self._pack(pending, budget, " ")]
                 pending = []
                 if block.kind == "table":  # each piece under the table's head: never packed with another
-                    pieces += [(u.text, "table", "") for u in self._table_units(block.text, budget)]
+                    pieces += [(u.text, "table", "", "") for u in self._table_units(block.text, budget)]
                     continue
                 units = self._units(block, budget)
-                pieces += [(text, block.kind, block.language) for text in self._pack(units, budget, "\n")]
-            pieces += [(text, "text", "") for text in self._pack(pending, budget, " ")]
+                packed = self._pack(units, budget, "\n")
+                pieces += [(text, block.kind, block.language, block.figure) for text in packed]
+            pieces += [(text, "text", "", "") for text in self._pack(pending, budget, " ")]
             chunks += [
-                Chunk(text, context, index, kind, language, section.page_start, section.page_end)
-                for text, kind, language in pieces
+                Chunk(text, context, index, kind, language, section.page_start, section.page_end, figure)
+                for text, kind, language, figure in pieces
             ]
         return chunks

@@ -37,6 +37,7 @@ CHUNK_ID_NAMESPACE = uuid.UUID("5d1f3c9e-7a0b-5c7e-9f43-2b8d6e1a4c70")
 FROM_SECTION = ("kind", "page_start", "page_end", "text", "exercise_number", "step_number", "path", "is_diff",
                 "ocr_confidence")  # fmt: skip
 FROM_CHUNK = ("text", "page_start", "page_end", "content_type", "language")
+FIGURE_TYPE = "figure"  # a figure caption's chunks: they name the figure's picture
 
 
 def _copied(source: object, names: tuple[str, ...]) -> dict[str, Any]:
@@ -97,6 +98,7 @@ class Prepared:
     partitions: list[Partition]
     chunks: list[Chunk]
     tags: list[str] = field(default_factory=list)
+    figures: dict = field(default_factory=dict)  # picture name -> pdf_images.FigureImage (PDF figures)
 
     @property
     def doc_id(self) -> str:
@@ -146,6 +148,7 @@ def prepare(
             pdf_password=settings.pdf_password or None,
             fmt=obj.format,
             pdf_ocr=settings.pdf_ocr,
+            pdf_figures=settings.pdf_figures,
             base_url=web,
         )
     except ParseError as exc:
@@ -188,7 +191,7 @@ def prepare(
         )
         for i, s in enumerate(parsed.sections)
     ]
-    return Prepared(obj, document, partitions, chunker.chunk(cited.title, parsed.sections))
+    return Prepared(obj, document, partitions, chunker.chunk(cited.title, parsed.sections), figures=parsed.figures)
 
 
 def _bibtex(
@@ -206,6 +209,19 @@ def _bibtex(
             return text, "sidecar"
         log.warning("%s holds no BibTeX entry; generating one for %s", sidecar.key, obj.key)
     return bibtex.make_entry(cited, doc_id, note=source_ref(source_id, obj).base), "generated"
+
+
+def _figure(prepared: Prepared, chunk: Chunk) -> dict[str, Any]:
+    picture = prepared.figures.get(chunk.figure) if chunk.figure else None
+    if picture is None:
+        return {}
+    return {"figure": picture.name, "figure_box": tuple(round(v, 2) for v in picture.box)}
+
+
+def pictures(prepared: Prepared) -> dict[str, bytes]:
+    """The pictures the prepared object's chunks name, by name."""
+    named = {c.figure for c in prepared.chunks if c.figure}
+    return {name: picture.png for name, picture in prepared.figures.items() if name in named}
 
 
 def chunk_rows(source_id: str, chunks: list[tuple[Prepared, int, Chunk]], vectors: Sequence) -> list[dict]:
@@ -231,6 +247,7 @@ def chunk_rows(source_id: str, chunks: list[tuple[Prepared, int, Chunk]], vector
             step_number=partition.step_number,
             tags=tuple(prepared.tags),
             source_ref=str(source_ref(source_id, prepared.obj, chunk.page_start)),
+            **_figure(prepared, chunk),
         )
         rows.append({**to_row(record), "search_text": f"{chunk.context}\n{searchable(chunk.text)}", "vector": vector})
     return rows

@@ -40,7 +40,7 @@ from thoth.writes.listing import list_source
 from thoth.writes.objects import SourceObject
 from thoth.writes.overlap import OrderedWorker
 from thoth.writes.parsers import workshop
-from thoth.writes.prepare import Prepared, chunk_rows, prepare, sidecar_fingerprint
+from thoth.writes.prepare import Prepared, chunk_rows, pictures, prepare, sidecar_fingerprint
 from thoth.writes.progress import Meter
 from thoth.writes.runs import Plan, RunSummary, collection_name, plan_run, row_fingerprint, slug, source_kind
 from thoth.writes.tree import TreeResult, build_tree, mark_stale
@@ -331,6 +331,9 @@ class Writer:
         at a time, so a write's memory follows those batches, not the document. No `documents` row points at
         the staged rows yet: searches leave them out, and readers go on finding the old version."""
         partitions = [to_row(pt) for p in batch if p.doc_id not in live for pt in p.partitions]
+        for prepared in batch:  # pictures first: a figure chunk a search finds has its picture
+            for name, data in pictures(prepared).items():
+                self.store.put_figure(name, data)
         pending: list[dict] = []
         reparsed: list[dict] = []  # rows of `live` documents: merged in at the end, by id
         count = 0

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from thoth.mcp.outputs import Flagged, Output, from_fields
 from thoth.records import Document, Partition
-from thoth.retrieval import citations, documents, research
+from thoth.retrieval import citations, documents, figures, research
 from thoth.retrieval.documents import CitedChunk, pages
 from thoth.retrieval.origins import Origin
 from thoth.retrieval.source_ref import SourceRef
@@ -402,3 +402,51 @@ class ChunkBibtex(Output):
 
     def render(self) -> str:
         return self.bibtex
+
+
+class FigureInfo(Output):
+    """A figure: its caption chunk's citation fields, and its picture's page, box and size (the picture itself
+    is the result's image content, and `uri` reads it again)."""
+
+    id: str = Field(description="the figure's caption chunk id")
+    collection: str
+    key: str
+    title: str | None
+    label: str = Field(description='"Figure N" as the caption names it')
+    caption: str
+    page: int | None
+    box: list[float] | None = Field(description="the figure on its page: left, bottom, right, top, in points")
+    width: int = Field(description="the picture's width in pixels")
+    height: int = Field(description="the picture's height in pixels")
+    mime_type: str = "image/png"
+    source_ref: str = Field(description="doc://…#page=N of the figure's page: give it to resolve_citation")
+    uri: str = Field(description="figure://{collection}/{id}: the picture as a resource (resources/read)")
+    _png: bytes = PrivateAttr(default=b"")
+
+    @classmethod
+    def from_record(cls, picture: figures.Picture) -> FigureInfo:
+        chunk = picture.chunk
+        info = cls(
+            id=chunk.chunk_id,
+            collection=chunk.source_id,
+            key=chunk.key,
+            title=chunk.title,
+            label=picture.label,
+            caption=chunk.text,
+            page=chunk.page_start,
+            box=list(chunk.figure_box) if chunk.figure_box else None,
+            width=picture.width,
+            height=picture.height,
+            source_ref=chunk.source_ref,
+            uri=figures.figure_uri(chunk.source_id, chunk.chunk_id),
+        )
+        info._png = picture.png
+        return info
+
+    @property
+    def png(self) -> bytes:
+        return self._png
+
+    def render(self) -> str:
+        where = f"{self.title or self.key}, p. {self.page}" if self.page else self.title or self.key
+        return f"{self.label} ({self.width}x{self.height} PNG) — {where} [{self.source_ref}]\n\n{self.caption}"

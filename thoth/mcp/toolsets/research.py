@@ -5,10 +5,11 @@ thoth.mcp.internal.
 
 from __future__ import annotations
 
+import base64
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import Field
 
 from thoth.app import Thoth
@@ -23,6 +24,7 @@ from thoth.mcp.outputs.research import (
     CollectionList,
     DefaultCollection,
     DocumentChunks,
+    FigureInfo,
     FileList,
     Pong,
     SearchResults,
@@ -31,7 +33,7 @@ from thoth.mcp.prompts import Question
 from thoth.mcp.roles import current_caller
 from thoth.mcp.tools import advice, expose
 from thoth.mcp.toolsets import Toolset
-from thoth.retrieval import citations, collections, documents, origins, research
+from thoth.retrieval import citations, collections, documents, figures, origins, research
 
 WRITES_SETTING = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -113,7 +115,7 @@ def search(
         bool | None, Field(description="leave the papers' reference lists out (content_type references)")
     ] = None,
     content_type: Annotated[
-        Literal["text", "table", "caption", "footnote", "algorithm", "references", "ocr", "code"] | None,
+        Literal["text", "table", "figure", "caption", "footnote", "algorithm", "references", "ocr", "code"] | None,
         Field(description="only hits of this type: table for a paper's tables (a Markdown table under its caption)"),
     ] = None,
 ) -> SearchResults:
@@ -216,6 +218,42 @@ def fetch_chunk_bibtex(app: Thoth, id: ChunkId, collection: Collection = None) -
     return ChunkBibtex.from_record(documents.chunk_bibtex(app.store, id, _named(app, collection)))
 
 
+def get_figure(
+    app: Thoth,
+    id: Annotated[
+        str | None, Field(description="a figure chunk's id (a search hit of content_type figure)", max_length=200)
+    ] = None,
+    source_ref: Annotated[
+        str | None,
+        Field(description="doc://{bucket}/{key}[#page=N]: the figure's document (and page)", max_length=2000),
+    ] = None,
+    key: Annotated[str | None, Field(description="the figure's document, by key", max_length=1024)] = None,
+    figure: Annotated[int | None, Field(description='the figure\'s number: 3 for "Figure 3"', ge=1, le=999)] = None,
+    collection: Collection = None,
+) -> FigureInfo:
+    """Show a paper's figure: its picture (a PNG cut from the page) with its caption, page and box.
+
+    By id (a search hit of content_type figure), or by figure number of a document (source_ref or key);
+    a source_ref with #page=N and no number gives that page's first figure.
+    """
+    picture = figures.figure(
+        app.store,
+        chunk_id=id,
+        source_ref=source_ref,
+        key=key,
+        number=figure,
+        source_id=_named(app, collection),
+    )
+    return FigureInfo.from_record(picture)
+
+
+def _with_picture(info: FigureInfo) -> CallToolResult:
+    """The figure as MCP image content (base64 PNG), then its caption as text; its fields as structured content."""
+    image = ImageContent(type="image", data=base64.b64encode(info.png).decode("ascii"), mime_type=info.mime_type)
+    text = TextContent(type="text", text=info.render())
+    return CallToolResult(content=[image, text], structured_content=info.model_dump(mode="json"))
+
+
 def register(mcp: MCPServer, app: Thoth) -> None:
     for body in (ping, list_collections):
         expose(mcp, app, body)
@@ -234,6 +272,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         fetch_chunk_bibtex,
     ):
         expose(mcp, app, body)
+    expose(mcp, app, get_figure, result=_with_picture)
 
 
 def prompts(mcp: MCPServer, _app: Thoth) -> None:
@@ -266,6 +305,7 @@ TOOLSET = Toolset(
         "list_collection_files": "List files of a collection",
         "search": "Search the research library",
         "fetch": "Fetch a chunk",
+        "get_figure": "Show a figure",
         "resolve_citation": "Open a citation",
         "fetch_document_chunks": "Read a document's chunks",
         "fetch_chunk_document": "Get a chunk's document",

@@ -22,8 +22,9 @@ class ParseError(ThothError):
 @dataclass
 class Block:
     text: str
-    kind: str = "text"  # text | code | table | diff | references | caption | algorithm | footnote | ocr
+    kind: str = "text"  # text | code | table | diff | references | caption | figure | algorithm | footnote | ocr
     language: str = ""
+    figure: str = ""  # a figure's caption (kind figure): the name of its picture in `ParsedDocument.figures`
 
 
 @dataclass
@@ -65,6 +66,7 @@ class ParsedDocument:
     # id's), arxiv_version, arxiv_date, doi. It beats the metadata, which is often empty or a file name.
     front_matter: dict = field(default_factory=dict)
     unmapped_glyphs: int = 0  # PDFs: glyphs the page shows that no Unicode was found for (kept as U+FFFD)
+    figures: dict = field(default_factory=dict)  # PDFs: picture name -> pdf_images.FigureImage
     # characters of text left out because a person never sees them, by reason (docs/security.md)
     hidden_dropped: dict[str, int] = field(default_factory=dict)
 
@@ -112,6 +114,7 @@ def parse(
     fmt: str = "",
     pdf_ocr: bool = False,
     base_url: str | None = None,
+    pdf_figures: bool = False,
 ) -> ParsedDocument:
     """Parse one source object; `fmt` names a parser when the key's suffix does not (e.g. "workshop").
 
@@ -119,7 +122,9 @@ def parse(
     ingests text never loads them. Whatever the format, zero-width and bidi control characters leave
     the text here (unseen.py), counted with what the parser itself left out.
     """
-    parsed = _parse(key, data, pdf_password=pdf_password, fmt=fmt, pdf_ocr=pdf_ocr, base_url=base_url)
+    parsed = _parse(
+        key, data, pdf_password=pdf_password, fmt=fmt, pdf_ocr=pdf_ocr, base_url=base_url, pdf_figures=pdf_figures
+    )
     _drop_invisible_chars(parsed)
     return parsed
 
@@ -146,7 +151,14 @@ def _drop_invisible_chars(parsed: ParsedDocument) -> None:
 
 
 def _parse(
-    key: str, data: bytes, *, pdf_password: str | None, fmt: str, pdf_ocr: bool, base_url: str | None
+    key: str,
+    data: bytes,
+    *,
+    pdf_password: str | None,
+    fmt: str,
+    pdf_ocr: bool,
+    base_url: str | None,
+    pdf_figures: bool,
 ) -> ParsedDocument:
     from thoth.writes.parsers import markdown, text
 
@@ -163,7 +175,7 @@ def _parse(
     if suffix in PDF_SUFFIXES:
         from thoth.writes.parsers import pdf
 
-        return pdf.parse(data, fallback_title=stem, password=pdf_password, ocr=pdf_ocr)
+        return pdf.parse(data, fallback_title=stem, password=pdf_password, ocr=pdf_ocr, figures=pdf_figures)
     if suffix in MARKDOWN_SUFFIXES:
         return markdown.parse(decode_text(data), fallback_title=stem)
     if suffix in TEXT_SUFFIXES:

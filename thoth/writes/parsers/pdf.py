@@ -29,6 +29,7 @@ from thoth.writes.parsers.pdf_chars import read_page as read_chars
 from thoth.writes.parsers.pdf_figures import graphic_regions, mark_figure_text
 from thoth.writes.parsers.pdf_floats import mark_floats, split_floats
 from thoth.writes.parsers.pdf_headings import body_size, mark_headings, person_case
+from thoth.writes.parsers.pdf_images import MAX_FIGURES, FigureImage, figure_boxes, label_of, render_figure
 from thoth.writes.parsers.pdf_layout import DOI, REFERENCES, Line, mark_furniture, read_title_page
 from thoth.writes.parsers.pdf_lines import read_lines
 from thoth.writes.parsers.pdf_ocr import OcrPage, read_page
@@ -36,7 +37,7 @@ from thoth.writes.parsers.pdf_tables import Table, continue_table, find_tables, 
 from thoth.writes.parsers.pdf_text import UNMAPPED, clean_text, join_hyphens, vocabulary
 
 # Part of a document's identity (thoth/writes/writer.py): a new version re-parses every PDF once.
-PARSER_VERSION = "pdf-11"  # pdf-9: hidden text left out (pdf_hidden.py); pdf-10/11: tables as Markdown tables
+PARSER_VERSION = "pdf-12"  # pdf-9: hidden text left out (pdf_hidden.py); pdf-10/11: tables; pdf-12: figures
 
 
 def _year(date: str) -> int | None:
@@ -91,14 +92,22 @@ def _section_partition(lines: list[Line], path: list[str], references: bool, voc
         blocks.append(
             Block(_reference_entries(body, vocab), kind="references") if references else Block(_prose(body, vocab))
         )
-    blocks += [
-        Block(_steps(float_lines, vocab) if role == "algorithm" else _prose(float_lines, vocab), kind=role)
-        for role, float_lines in floats
-    ]
+    blocks += [_float_block(role, float_lines, vocab) for role, float_lines in floats]
     blocks = [b for b in blocks if b.text.strip()]
     if not blocks:
         return None
     return Section("page", blocks, list(path), page_start=lines[0].page, page_end=lines[0].page)
+
+
+def _float_block(role: str, lines: list[Line], vocab) -> Block:
+    """A caption, algorithm box or footnote; a caption whose figure was cut as a picture is a `figure`
+    block naming it, its caption first and the labels inside the drawing after."""
+    if role == "algorithm":
+        return Block(_steps(lines, vocab), kind=role)
+    at = next((i for i, x in enumerate(lines) if x.figure), None)
+    if role == "caption" and at is not None:
+        return Block(_prose([*lines[at:], *lines[:at]], vocab), kind="figure", figure=lines[at].figure)
+    return Block(_prose(lines, vocab), kind=role)
 
 
 def _is_references(heading: str) -> bool:
@@ -278,6 +287,17 @@ def _collector_running() -> Iterator[None]:
                 gc.disable()
 
 
+def _cut_figures(page, lines: list[Line], regions, number: int, pictures: dict[str, FigureImage]) -> None:
+    """The page's captioned figures as pictures (pdf_images.py), named on their caption's first line."""
+    for caption, box in figure_boxes(lines, regions):
+        if len(pictures) >= MAX_FIGURES:
+            return
+        picture = render_figure(page, box, label_of(caption), number)
+        if picture is not None:
+            pictures[picture.name] = picture
+            caption.figure = picture.name
+
+
 def _read_tables(page, chars, lines: list[Line], number: int, open_table: Table | None, tables: list[Table]):
     """The page's tables added to `tables` (a table going on from the page before joins it), their lines
     marked with the table's number; returns the table that reaches the page's foot, if one does."""
@@ -295,12 +315,14 @@ def _read_tables(page, chars, lines: list[Line], number: int, open_table: Table 
     return last if last is not None and last.open_end else None
 
 
-def parse(data: bytes, fallback_title: str, password: str | None = None, ocr: bool = False) -> ParsedDocument:
+def parse(
+    data: bytes, fallback_title: str, password: str | None = None, ocr: bool = False, figures: bool = False
+) -> ParsedDocument:
     with _collector_paused():
-        return _parse(data, fallback_title, password, ocr)
+        return _parse(data, fallback_title, password, ocr, figures)
 
 
-def _parse(data: bytes, fallback_title: str, password: str | None, ocr: bool) -> ParsedDocument:
+def _parse(data: bytes, fallback_title: str, password: str | None, ocr: bool, figures: bool) -> ParsedDocument:
     if not data:
         raise ParseError("empty file")
     try:
@@ -319,6 +341,7 @@ def _parse(data: bytes, fallback_title: str, password: str | None, ocr: bool) ->
         scanned: dict[int, OcrPage] = {}  # page number -> its OCR'd text, for pages without a text layer
         hidden: Counter[str] = Counter()  # characters left out, by reason (pdf_hidden.py)
         tables: list[Table] = []
+        pictures: dict[str, FigureImage] = {}  # the figures cut as pictures, by name
         open_table: Table | None = None  # the last table, while it reaches the foot of its page
         for number in range(1, len(pdf) + 1):
             page = pdf[number - 1]
@@ -327,11 +350,14 @@ def _parse(data: bytes, fallback_title: str, password: str | None, ocr: bool) ->
                 chars = read_chars(textpage, hidden)
                 lines = read_lines(textpage, number, hidden, chars)
                 if lines:  # a page without text has no label to mark: its drawing is not walked
-                    mark_figure_text(lines, graphic_regions(page, page.get_width(), page.get_height()))
+                    regions = graphic_regions(page, page.get_width(), page.get_height())
+                    mark_figure_text(lines, regions)
                 if lines and needs_look(lines, open_table is not None):
                     open_table = _read_tables(page, chars, lines, number, open_table, tables)
                 else:
                     open_table = None
+                if figures and lines and len(pictures) < MAX_FIGURES:
+                    _cut_figures(page, lines, regions, number, pictures)
                 pages.append(lines)
                 heights.append(page.get_height())
                 if ocr and not lines:
@@ -398,5 +424,6 @@ def _parse(data: bytes, fallback_title: str, password: str | None, ocr: bool) ->
         title_from_metadata=bool(title),
         front_matter=front,
         unmapped_glyphs=sum(x.text.count(UNMAPPED) for lines in pages for x in lines if not x.furniture),
+        figures=pictures,
         hidden_dropped=dict(hidden),
     )

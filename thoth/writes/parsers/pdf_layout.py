@@ -63,6 +63,7 @@ class Line:
     in_figure: bool = False  # inside a figure's drawing (pdf_figures.py): a label, never a heading
     role: str = ""  # caption | footnote (pdf_floats.py) | table (pdf_tables.py): kept out of the running text
     table: int = -1  # a table's line (its caption's too): the table's number in the document (pdf.py)
+    figure: str = ""  # a figure caption's first line: the name of the figure's picture (pdf_images.py)
 
 
 def _attach_accents(chars: list[Char]) -> list[Char]:

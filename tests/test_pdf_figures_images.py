@@ -12,7 +12,9 @@ import pytest
 from PIL import Image
 
 from examples.pdfgen import write_paper_pdf
-from tests.conftest import LiveServer, call, error_text, make_settings, ok
+from tests.conftest import GcsEmulator, LiveServer, call, error_text, job_env, make_settings, ok
+from thoth.config import Settings
+from thoth.gcs import storage_client
 from thoth.records import Chunk
 from thoth.store import Store
 from thoth.writes.writer import Writer
@@ -72,3 +74,23 @@ def test_a_figure_hit_links_its_picture_and_the_resource_reads_it(live: tuple[Li
     read = server.rpc("resources/read", {"uri": links[0]["uri"]}).json()["result"]["contents"][0]
     assert read["mimeType"] == "image/png"
     assert Image.open(io.BytesIO(base64.b64decode(read["blob"]))).format == "PNG"
+
+
+def test_pictures_lie_in_the_bucket_beside_a_gs_index(
+    gcs_emulator: GcsEmulator, onnx_cache: Path, tmp_path: Path
+) -> None:
+    """With the tables in gs://, a figure's picture is written into the same bucket (figures/ under the
+    tables' prefix) and read back through the store."""
+    settings = Settings.from_env(job_env(STORAGE_EMULATOR_HOST=gcs_emulator.host, THOTH_DB_URI="gs://figs/lancedb"))
+    bucket = storage_client(settings).create_bucket("figs")
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    pages = [[("h1", "1 Introduction"), ("p", BODY), ("figure", CAPTION), ("p", BODY)]]
+    write_paper_pdf(folder / "paper.pdf", "Retrieval For Readers", [("Ann Lee", "")], pages)
+    Writer(settings).run(str(folder), name="papers")
+    store = Store(settings)
+    [figure] = store.find(Chunk, {"content_type": "figure"})
+    blob = bucket.get_blob(f"lancedb/figures/{figure.figure}")
+    assert blob is not None and blob.content_type == "image/png"
+    assert store.figure(figure.figure) == blob.download_as_bytes()
+    assert Image.open(io.BytesIO(store.figure(figure.figure))).format == "PNG"

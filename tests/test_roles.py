@@ -69,7 +69,9 @@ def call(server: LiveServer, token: str | None, name: str, arguments: dict) -> d
 def test_a_reader_is_not_offered_write_tools(token_server: LiveServer) -> None:
     reader, writer = tool_names(token_server, READER), tool_names(token_server, WRITER)
     assert "ingest_document" in writer and "ingest_document" not in reader
-    assert "search_handbook" in reader and reader == writer - {"ingest_document"}
+    sources = {"add_source", "refresh_source", "remove_source", "list_runs", "get_run", "cancel_run"}
+    assert "search_handbook" in reader and reader == writer - {"ingest_document"} - sources
+    assert sources <= writer and not sources & reader  # managing sources is the writer's (issue 52)
     assert tool_names(token_server, ADMIN) == writer
     # the list_tools tool tells the same story
     listed = call(token_server, READER, "list_tools", {})["structuredContent"]["tools"]

@@ -51,6 +51,7 @@ def test_seed_curl_sequence(server: LiveServer) -> None:
     assert (schema["minimum"], schema["maximum"], schema["default"]) == (1, 20, 5)
     # the research surface stores its default collection in the index; RAPTOR creates sessions and ingests text
     writes = {"set_default_collection", "create_chat_session", "ingest_document"}
+    writes |= {"add_source", "refresh_source", "remove_source", "cancel_run"}  # the sources surface (issue 52)
     assert all(tool["annotations"]["readOnlyHint"] for name, tool in tools.items() if name not in writes)
     assert all(tools[name]["annotations"]["readOnlyHint"] is False for name in writes & set(tools))
 

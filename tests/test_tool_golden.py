@@ -7,8 +7,8 @@ A real server (every toolset on, static reader and writer tokens) serves it. Eac
 is called with one or two representative argument sets and at least one error case per surface, and
 its whole result (every content block, structuredContent, isError) must equal the golden file
 tests/fixtures/tool_golden.json. `tools/list` itself (names, descriptions, schemas, annotations) is
-pinned too. The tools that write (set_default_collection, create_chat_session, ingest_document) run
-last, after every read has been recorded, so they cannot change what the reads answer.
+pinned too. The tools that write (set_default_collection, create_chat_session, ingest_document, the
+sources surface's) run last, after every read has been recorded, so they cannot change what the reads answer.
 
 Comparison: strings exactly after normalisation (see NORMALISERS), except numbers: a number in
 structured content, or a number inside a text, may differ by at most 1e-3, so a last-digit float
@@ -205,6 +205,18 @@ WRITES: list[tuple[str, str, dict, str]] = [
     ),
     ("error: bad dataset id", "ingest_document", {"dataset_id": "Not A Slug!", "file_content": DOG_NOTE}, WRITER),
     ("error: a reader may not", "ingest_document", {"dataset_id": "notes", "file_content": DOG_NOTE}, READER),
+    # sources (issue 52): runs are child processes, exercised in tests/test_source_tools.py; pinned here are
+    # the answers that start none
+    ("error: a folder", "add_source", {"uri": "/etc"}, WRITER),
+    ("error: bad glob", "add_source", {"uri": "https://docs.example.com/", "exclude": [""]}, WRITER),
+    ("error: a reader may not", "add_source", {"uri": "https://docs.example.com/"}, READER),
+    ("error: unknown source", "refresh_source", {"source": "no-such-source"}, WRITER),
+    ("error: a folder source", "refresh_source", {"source": "docs"}, WRITER),
+    ("no runs", "list_runs", {"source": "no-such-source"}, WRITER),
+    ("error: unknown run", "get_run", {"run_id": "no-such-run"}, WRITER),
+    ("error: unknown run", "cancel_run", {"run_id": "no-such-run"}, WRITER),
+    ("error: unknown source", "remove_source", {"source": "no-such-source"}, WRITER),
+    ("notes", "remove_source", {"source": "notes"}, WRITER),
 ]
 
 

@@ -26,7 +26,7 @@ REMOTE_EMBED_PROVIDERS = ("openai", "vertex")
 # The optional reranker (thoth/retrieval/rerank.py): none, a /rerank endpoint in Cohere's shape (Cohere, Jina,
 # vLLM) or text-embeddings-inference's, the Vertex AI ranking API, or a local sentence-transformers cross-encoder
 RERANK_PROVIDERS = ("none", "cohere", "tei", "vertex", "cross-encoder")
-ALL_TOOLSETS = ("handbook", "qurio", "workshop", "research", "raptor")
+ALL_TOOLSETS = ("handbook", "qurio", "workshop", "research", "raptor", "sources")
 AUTH_MODES = ("off", "google", "tokens", "oauth")
 GOOGLE_ISSUER = "https://accounts.google.com"
 GOOGLE_CERTS_URL = "https://www.googleapis.com/oauth2/v1/certs"
@@ -238,7 +238,8 @@ SETTINGS: tuple[Setting, ...] = (
             "comma-separated Host headers to accept (DNS-rebinding protection); a loopback server accepts "
             "loopback names only, a public one leaves the check to the platform"),
     Setting("THOTH_TOOLSETS", "list", ALL_TOOLSETS, ALL_TOOLSETS,
-            "comma-separated tool surfaces to serve (`handbook`, `qurio`, `workshop`, `research`, `raptor`)",
+            "comma-separated tool surfaces to serve (`handbook`, `qurio`, `workshop`, `research`, `raptor`, "
+            "`sources`: the writer's tools that add, refresh and remove sources)",
             shown="all"),
     Setting("THOTH_WORKERS", "int", 1, (1, 64),
             "server processes sharing the port, each with its own model and tables (~560 MB each at 1M chunks); "
@@ -391,6 +392,15 @@ SETTINGS: tuple[Setting, ...] = (
             "a command line)", secret=True),
     Setting("THOTH_GIT_TOKEN_FILE", "str", "", (),
             "git sources: a file (a mounted secret) holding that token, read when `THOTH_GIT_TOKEN` is unset"),
+    Setting("THOTH_RUN_LAUNCHER", "choice", "local", ("local", "cloud-run"),
+            "how `add_source` and `refresh_source` start an ingest run: `local` a child process of the server, "
+            "`cloud-run` an execution of `THOTH_INGEST_JOB` ([docs/sources.md](docs/sources.md))"),
+    Setting("THOTH_INGEST_JOB", "str", "", (),
+            "the ingest job `cloud-run` runs start: `projects/P/locations/R/jobs/J`"),
+    Setting("THOTH_RUN_API_URL", "url", "https://run.googleapis.com", (),
+            "the Cloud Run Admin API the `cloud-run` launcher calls"),
+    Setting("THOTH_DOCUMENT_RUN_BYTES", "int", 262_144, (1, 16_777_216),
+            "`ingest_document` of a longer text (UTF-8 bytes) starts a run and answers its id at once"),
     # Citations
     Setting("THOTH_CITATION_MODE", "choice", "", CITATION_MODES,
             "`resolve_citation`'s default mode: `signed`, `gs`, `portal` or `file`", shown="by source"),
@@ -496,6 +506,10 @@ class Settings:
     crawl_user_agent: str
     git_token: str
     git_token_file: str
+    run_launcher: str
+    ingest_job: str
+    run_api_url: str
+    document_run_bytes: int
     # Citations
     citation_mode: str
     portal_base_url: str

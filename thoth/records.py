@@ -215,6 +215,15 @@ class IngestRun:
     failures: tuple[str, ...] = ()  # "key: reason", one per failed file
     error: str = ""  # why the run could not finish ("" when it did)
     interrupted: bool = False  # stopped by a signal after a written batch; the next run finishes
+    # A run a writer started over MCP (add_source, refresh_source) is recorded when it starts and updated
+    # as it goes, so any server instance can report it: its state, progress and a cancel request.
+    state: str = ""  # queued | running | done | failed | cancelled | interrupted ("": an older row, ended)
+    uri: str = ""  # the source it reads (thoth.source_spec.SourceSpec.uri)
+    done_files: int = 0  # files of the plan handled so far
+    total_files: int = 0  # files the plan has to handle (0 until planned)
+    cancel: bool = False  # cancel_run asked the run to stop after its current batch
+    heartbeat_at: datetime | None = None  # the run's last sign of life, while it runs
+    execution: str = ""  # where it runs: a local process id, or the Cloud Run execution
 
 
 R = TypeVar("R")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pyarrow as pa
@@ -39,7 +40,7 @@ from thoth.store.metadata import NO_PROMPTS, Metadata
 from thoth.store.oauth_state import OAuthState
 from thoth.store.reembed import Reembedding
 from thoth.store.runs import Runs
-from thoth.store.schema import CHUNKS, DOCUMENTS, PARTITIONS, SESSIONS, SOURCES, TREE_NODES, schema_for
+from thoth.store.schema import CHUNKS, DOCUMENTS, PARTITIONS, SESSIONS, SETTINGS, SOURCES, TREE_NODES, schema_for
 from thoth.store.tables import IndexMissing, ModelMismatch, StoreError, Tables
 
 # The table each record is read from and written to.
@@ -109,6 +110,10 @@ class Store:
     def table(self, name: str) -> Any:
         return self.tables.table(name)
 
+    def exists(self) -> bool:
+        """Whether the database is there; asking never creates a local folder (connecting would)."""
+        return "://" in self.uri or Path(self.uri).is_dir()
+
     def table_names(self) -> list[str]:
         return self.tables.names()
 
@@ -132,6 +137,11 @@ class Store:
 
     def set_setting(self, key: str, value: str) -> None:
         self.metadata.set({key: value})
+
+    def delete_settings(self, keys: list[str]) -> None:
+        """Forget settings (what a removed source's runs remembered)."""
+        if keys and SETTINGS in self.table_names():
+            self.tables.delete(SETTINGS, filters.is_in("key", keys))
 
     def index_model(self) -> tuple[str | None, int | None]:
         return self.metadata.index_model()
@@ -270,6 +280,14 @@ class Store:
     def record_run(self, run: IngestRun, keep: int, only_into_an_index: bool = False) -> None:
         """Add one run to the history, keeping its source's newest `keep` (thoth.store.runs)."""
         self.runs.record(run, keep, only_into_an_index)
+
+    def update_run(self, run_id: str, values: dict[str, object]) -> None:
+        """Set some columns of one recorded run (progress, its end, a cancel request)."""
+        self.runs.update(run_id, values)
+
+    def run(self, run_id: str) -> IngestRun | None:
+        """One recorded run as the table holds it now."""
+        return self.runs.get(run_id)
 
     def recent_runs(self, source_id: str | None = None, limit: int | None = None) -> list[IngestRun]:
         """The recorded runs, newest first: of one source, or of all (of the readable collections)."""

@@ -22,6 +22,7 @@ class Runs:
         self.tables = tables
         self._found = False  # the table is never dropped: once seen, /health need not list the tables for it
         self._read: tuple[int, list[IngestRun]] | None = None  # (table version, every run newest first)
+        self._columns = False  # the table has this schema's columns
 
     def _exists(self) -> bool:
         if not self._found:
@@ -35,12 +36,35 @@ class Runs:
             return  # connecting would create the folder
         if only_into_an_index and SOURCES not in self.tables.names():
             return
-        if not self._exists():
-            self.tables.db.create_table(INGEST_RUNS, schema=schema_for(INGEST_RUNS, 0), exist_ok=True)
+        self._ensure()
         self.tables.add(INGEST_RUNS, [to_row(run)])
         older = self.recent(run.source_id)[keep:]
         if older:
             self.tables.delete(INGEST_RUNS, filters.is_in("run_id", [r.run_id for r in older]))
+
+    def _ensure(self) -> None:
+        if not self._exists():
+            self.tables.db.create_table(INGEST_RUNS, schema=schema_for(INGEST_RUNS, 0), exist_ok=True)
+            self._found = True
+        if not self._columns:  # a history written before the columns of runs started over MCP
+            self.tables.add_missing_columns(INGEST_RUNS, schema_for(INGEST_RUNS, 0))
+            self._columns = True
+
+    def update(self, run_id: str, values: dict[str, object]) -> None:
+        """Set some columns of one run (its progress, its end, a cancel request): only those, so a cancel
+        and the run's own progress never overwrite each other."""
+        self._ensure()
+        self.tables.update(INGEST_RUNS, filters.eq("run_id", run_id), values)
+
+    def get(self, run_id: str) -> IngestRun | None:
+        """One run, read from the table as it is now (another instance, or the run itself, may have
+        written it since)."""
+        if not self._exists():
+            return None
+        table = self.tables.table(INGEST_RUNS)
+        table.checkout_latest()
+        rows = table.search().where(filters.eq("run_id", run_id)).limit(1).to_list()
+        return from_row(IngestRun, rows[0]) if rows else None
 
     def recent(self, source_id: str | None = None, limit: int | None = None) -> list[IngestRun]:
         """Runs newest first: of `source_id`, or of every source."""

@@ -215,6 +215,14 @@ INGEST_RUNS_SCHEMA = pa.schema(
         ("failures", pa.list_(pa.string())),  # "key: reason" per failed file
         ("error", pa.string()),
         ("interrupted", pa.bool_()),
+        # runs started over MCP, recorded when they start (added: NULL in older rows)
+        ("state", pa.string()),  # queued | running | done | failed | cancelled | interrupted
+        ("uri", pa.string()),
+        ("done_files", pa.int64()),
+        ("total_files", pa.int64()),
+        ("cancel", pa.bool_()),  # cancel_run asked it to stop
+        ("heartbeat_at", pa.timestamp("us", tz="UTC")),
+        ("execution", pa.string()),  # a local process id, or the Cloud Run execution
     ]
 )
 

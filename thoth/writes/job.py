@@ -5,7 +5,8 @@ Each run is recorded in the ingest history (thoth/writes/run_records.py), a run 
 Exit codes: 0 the run finished (files that could not be read are recorded and listed, and do not change
 the code); 1 the run could not happen (source or database unreachable, embedding model mismatch); 2 bad
 arguments or settings; 143 stopped by SIGTERM (or 130 by Ctrl-C) after the batch being written: what was
-written stays, and running again finishes the work (Cloud Run Jobs retry such a task).
+written stays, and running again finishes the work (Cloud Run Jobs retry such a task). A recorded run
+(`--run-id`, started by add_source or refresh_source) that cancel_run stopped the same way exits 0.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from thoth.store import Store, StoreError
 from thoth.store.maintenance import maintain
 from thoth.writes.objects import SourceError
 from thoth.writes.progress import ProgressMeter
-from thoth.writes.run_records import record_run, summarise
+from thoth.writes.run_records import finish, record_run, summarise
+from thoth.writes.run_watch import RunWatch
 from thoth.writes.runs import collection_name, slug
 from thoth.writes.writer import Writer
 
@@ -107,6 +109,11 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
         help="re-embed the index's stored chunk and tree-node text with the configured model (no source is "
         "read), then switch the index to it in one step; stopped, the same command continues (docs/models.md)",
     )
+    parser.add_argument(
+        "--run-id",
+        help="the recorded run this is (add_source, refresh_source): its progress and end are written to it, "
+        "and cancel_run stops it",
+    )
     args = parser.parse_args(argv)
     if args.reembed and (args.source or args.rebuild_trees or args.command != "run"):
         parser.error("--reembed takes no --source, --rebuild-trees or command: it re-embeds the whole index")
@@ -128,8 +135,12 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
     # no terminal (a Cloud Run Job's log): a JSON line every Settings.progress_seconds instead of the bar
     meter = ProgressMeter(settings.progress_seconds, printing=bar is None)
 
+    watch: RunWatch | None = None
+
     def progress(done: int, total: int, key: str) -> None:
         meter(done, total, key)
+        if watch is not None:
+            watch.progress(done, total)
         if bar is not None:
             bar.total = total
             bar.set_postfix_str(key[-40:], refresh=False)
@@ -148,7 +159,10 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
     writer.meter = meter
     started_at = datetime.now(UTC)
     started_by = f"{prog} {args.command} (task {settings.task_index + 1}/{settings.task_count})"
+    watch = RunWatch(writer.store, args.run_id, stop) if args.run_id else None
     try:
+        if watch is not None:
+            watch.__enter__()
         with meter:
             summary = writer.run(
                 spec, name=args.name, progress=progress, stop=stop, only_missing=args.command == "missing"
@@ -158,19 +172,31 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
                 summary.tree = writer.update_tree(summary.source_id, force=True)
     except (SourceError, StoreError, StorageUnavailable, EmbedderUnavailable, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        if isinstance(exc, (SourceError, ValueError)):  # the index is there to record it (never created for it)
-            failed = summarise([], trigger="job", started_by=started_by, started_at=started_at, error=str(exc))
+        failed = summarise([], trigger="job", started_by=started_by, started_at=started_at, error=str(exc))
+        if watch is not None:
+            finish(writer.store, watch.run_id, failed)
+        elif isinstance(exc, (SourceError, ValueError)):  # the index is there to record it (never created for it)
             record_run(writer.store, replace(failed, source_id=_source_id(spec.uri, args.name)), existing=True)
         return 1
     finally:
+        if watch is not None:
+            watch.__exit__()
         if bar is not None:
             bar.close()
-    record_run(writer.store, summarise([summary], trigger="job", started_by=started_by, started_at=started_at))
+    run = summarise([summary], trigger="job", started_by=started_by, started_at=started_at)
+    if watch is not None:
+        finish(writer.store, watch.run_id, run, cancelled=watch.cancelled)
+    else:
+        record_run(writer.store, run)
     print(summary.render())
     _print_sent()
     if summary.interrupted:
-        code = next(iter(received.values()), 143)
-        log.warning("ingest stopped early by a signal; exit code %d; run again to finish", code)
+        code = 0 if watch is not None and watch.cancelled else next(iter(received.values()), 143)
+        log.warning(
+            "ingest stopped early (%s); exit code %d; run again to finish",
+            "cancelled" if code == 0 else "a signal",
+            code,
+        )
         return code
     return 0
 

@@ -52,6 +52,7 @@ def summarise(
         failures=tuple(f"{key}: {reason}" for s in summaries for key, reason in s.failed),
         error=error,
         interrupted=any(s.interrupted for s in summaries),
+        state="failed" if error else ("interrupted" if any(s.interrupted for s in summaries) else "done"),
     )
 
 
@@ -63,6 +64,43 @@ def record_run(store: Store, run: IngestRun, *, existing: bool = False) -> None:
         store.record_run(run, RUNS_KEPT, only_into_an_index=existing)
     except Exception as exc:  # the history is a report, not part of the write
         log.warning("could not record the %s run of %s: %s", run.trigger, run.source_id, exc)
+
+
+ENDED = ("done", "failed", "cancelled", "interrupted")
+# A running run writes its heartbeat every RUN_WATCH_SECONDS (thoth/writes/job.py); one silent this long
+# died without saying so (killed for memory, its machine gone): reported `lost`. A queued run may wait
+# minutes for a Cloud Run execution to start.
+RUN_WATCH_SECONDS = 2.0
+LOST_AFTER_SECONDS = {"running": 120.0, "queued": 900.0}
+
+
+def state_of(run: IngestRun, now: datetime | None = None) -> str:
+    """queued, running, done, failed, cancelled, interrupted, or lost (a run that stopped answering)."""
+    state = run.state or ("failed" if run.error else "interrupted" if run.interrupted else "done")
+    limit = LOST_AFTER_SECONDS.get(state)
+    if limit is not None:
+        seen = run.heartbeat_at or run.started_at
+        if seen is not None and ((now or datetime.now(UTC)) - seen).total_seconds() > limit:
+            return "lost"
+    return state
+
+
+def active(run: IngestRun) -> bool:
+    return state_of(run) in ("queued", "running")
+
+
+def finish(store: Store, run_id: str, run: IngestRun, *, cancelled: bool = False) -> None:
+    """A recorded run (started over MCP) ended as `run` says: its counts, failures and state."""
+    state = "cancelled" if cancelled and run.state in ("interrupted", "done") else run.state
+    ended = {
+        name: getattr(run, name)
+        for name in ("ended_at", "added", "updated", "removed", "failed", "unchanged", "chunks_written", "tree")
+    }
+    values = {**ended, "failures": list(run.failures), "error": run.error, "interrupted": run.interrupted}
+    try:
+        store.update_run(run_id, {**values, "state": state, "heartbeat_at": datetime.now(UTC)})
+    except Exception as exc:  # the history is a report, not part of the write
+        log.warning("could not record the end of run %s: %s", run_id, exc)
 
 
 def describe(run: IngestRun) -> str:

@@ -88,7 +88,8 @@ class Writer:
         if name is None and spec.kind == "bucket":
             name = collection_name(spec.location)  # one collection per bucket, named after it
         source_id = source_id or slug(collection_name(spec.uri, name))
-        recorded = self.store.first(Source, {"source_id": source_id}) if self.store.has(Source) else None
+        known = self.store.exists() and self.store.has(Source)
+        recorded = self.store.first(Source, {"source_id": source_id}) if known else None
         if recorded is not None:
             spec = spec.with_scope_of(SourceSpec.of(recorded))
         listed = list_source(self.store, self.settings, spec, source_id)  # a folder, bucket, site or repository

@@ -1,0 +1,179 @@
+"""Writers manage sources over MCP (issue 52): add_source, get_run, list_runs, refresh_source, cancel_run and
+remove_source against a real server process on loopback, its runs real child processes, the sites real
+HTTP servers on loopback (tests/web_site.py)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import ONNX_CACHE, make_settings, start_server_process, write_docs
+from tests.test_auth import bearer
+from tests.web_site import Site, guide_pages, serve
+from thoth.records import Chunk, Document, Partition
+from thoth.store import Store
+from thoth.writes.writer import Writer
+
+READER = "reader-token-0123456789abcdef"
+WRITER = "writer-token-0123456789abcdef"
+SERVER_DB: dict[str, str] = {}  # each server's index, by its URL
+SOURCE_TOOLS = {"add_source", "refresh_source", "remove_source", "list_runs", "get_run", "cancel_run"}
+ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "THOTH_EMBED_BACKEND": "onnx",
+    "THOTH_CACHE_DIR": str(ONNX_CACHE),
+    "THOTH_READ_CONSISTENCY_SECONDS": "0",
+    "THOTH_TREE_BUILD": "0",
+    "THOTH_AUTH": "tokens",
+    "THOTH_AUTH_TOKENS": READER,
+    "THOTH_AUTH_WRITER_TOKENS": WRITER,
+    "THOTH_CRAWL_RATE": "1000",
+    "THOTH_CRAWL_CONCURRENCY": "4",
+    "THOTH_CRAWL_TIMEOUT_SECONDS": "0.5",
+    "THOTH_CRAWL_RETRIES": "1",
+    "THOTH_CRAWL_MAX_BYTES": "8192",
+    "THOTH_INGEST_BATCH_CHUNKS": "1",  # a commit per chunk: a long run to cancel
+}
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[Site]:
+    served = Site(guide_pages(120), ["/docs/", "/docs/install", "/docs/missing", "/docs/topics/"])
+    server = serve(served)
+    yield served
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, onnx_cache: Path) -> Iterator[str]:
+    settings = make_settings(
+        tmp_path_factory.mktemp("db") / "lancedb", embed_backend="onnx", cache_dir=str(onnx_cache), tree_build=False
+    )
+    assert not Writer(settings).run(str(write_docs(tmp_path_factory.mktemp("docs"))), name="docs").failed
+    process, url = start_server_process(settings, **ENV)
+    SERVER_DB[url] = settings.db_uri
+    yield url
+    process.terminate()
+    process.wait(timeout=30)
+
+
+def call(url: str, token: str, name: str, arguments: dict) -> dict:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    answer = httpx.post(f"{url}/mcp", json=body, headers=bearer(token), timeout=60)
+    assert answer.status_code == 200, answer.text
+    return answer.json()["result"]
+
+
+def ok(url: str, name: str, arguments: dict) -> dict:
+    result = call(url, WRITER, name, arguments)
+    assert not result["isError"], result["content"][0]["text"]
+    return result["structuredContent"]
+
+
+def until_ended(url: str, run_id: str, timeout: float = 240) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        run = ok(url, "get_run", {"run_id": run_id})
+        if run["state"] not in ("queued", "running"):
+            return run
+        assert time.monotonic() < deadline, run
+        time.sleep(0.5)
+
+
+def test_a_reader_sees_and_calls_none_of_them(server: str) -> None:
+    def names(token: str) -> set[str]:
+        answer = httpx.post(
+            f"{server}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=bearer(token)
+        )
+        return {t["name"] for t in answer.json()["result"]["tools"]}
+
+    assert SOURCE_TOOLS <= names(WRITER) and not SOURCE_TOOLS & names(READER)
+    refused = call(server, READER, "add_source", {"uri": "https://docs.example.com/"})
+    assert refused["isError"] and "writer role" in refused["content"][0]["text"]
+
+
+def test_bad_arguments_are_named(server: str) -> None:
+    for arguments, words in [
+        ({"uri": "/etc"}, "uri must be an http(s) website, a git URL"),
+        ({"uri": "https://docs.example.com/", "include": [""]}, "include: each pattern must be a non-empty glob"),
+        ({"uri": "https://x.example.com/r.git", "ref": "-x"}, "ref must be a branch, tag or commit"),
+    ]:
+        result = call(server, WRITER, "add_source", arguments)
+        assert result["isError"] and words in result["content"][0]["text"], result
+    missing = call(server, WRITER, "get_run", {"run_id": "nope"})
+    assert missing["isError"] and "run_id 'nope' is not a recorded run" in missing["content"][0]["text"]
+    assert call(server, WRITER, "refresh_source", {"source": "docs"})["isError"]  # a folder: the command line's
+
+
+def test_add_source_then_get_run_until_done_then_search_refresh_and_remove(server: str, site: Site) -> None:
+    started = ok(server, "add_source", {"uri": f"{site.url}/docs/", "name": "guide", "exclude": ["docs/topics/**"]})
+    assert started["state"] in ("queued", "running") and started["source"] == "guide"
+    run = until_ended(server, started["run_id"])
+    assert run["state"] == "done" and run["trigger"] == "add_source", run
+    assert run["added"] >= 5 and run["duration_seconds"] > 0 and run["files_done"] == run["files_total"]
+    assert {f["key"]: f["reason"] for f in run["failures"]}[f"{site.url}/docs/missing"] == "HTTP 404"
+    assert not any(p.startswith("/docs/topics/t") for p, _, _ in site.requests)  # excluded: never fetched
+    hits = ok(server, "qurio_search", {"query": "zebrafish setting in agent.toml", "source_id": "guide", "limit": 3})
+    assert hits["results"] and hits["results"][0]["url"].startswith(f"{site.url}/docs/install")
+
+    again = until_ended(server, ok(server, "refresh_source", {"source": "guide"})["run_id"])
+    assert again["state"] == "done" and again["added"] == 0 and again["unchanged"] == run["added"]
+    assert not any(p.startswith("/docs/topics/t") for p, _, _ in site.requests)  # the recorded scope applied
+    listed = ok(server, "list_runs", {"source": "guide"})["runs"]
+    assert [r["run_id"] for r in listed[:2]] == [again["run_id"], run["run_id"]]
+
+    removed = ok(server, "remove_source", {"source": "guide"})
+    assert removed["documents"] == run["added"] and removed["chunks"] > 0
+    gone = call(server, WRITER, "qurio_search", {"query": "zebrafish", "source_id": "guide"})
+    assert gone["isError"] or not gone["structuredContent"]["results"]
+
+
+def rows(db: str, source_id: str) -> tuple[set, set, set]:
+    store = Store(make_settings(Path(db)))
+    scope = {"source_id": source_id}
+    documents = {(d.key, d.doc_id, d.status) for d in store.find(Document, scope)}
+    chunks = {(c.chunk_id, c.doc_id, c.text, c.source_ref) for c in store.find(Chunk, scope)}
+    partitions = {(p.partition_id, p.doc_id, p.text) for p in store.find(Partition, scope)}
+    return documents, chunks, partitions
+
+
+def test_cancel_run_leaves_what_a_run_of_the_written_pages_leaves(
+    server: str, site: Site, tmp_path: Path, onnx_cache: Path
+) -> None:
+    started = ok(server, "add_source", {"uri": f"{site.url}/docs/", "name": "long"})
+    deadline = time.monotonic() + 240
+    while (run := ok(server, "get_run", {"run_id": started["run_id"]}))["files_done"] < 3:
+        assert run["state"] in ("queued", "running") and time.monotonic() < deadline, run
+        time.sleep(0.3)
+    assert ok(server, "cancel_run", {"run_id": started["run_id"]})["cancel_requested"]
+    run = until_ended(server, started["run_id"])
+    assert run["state"] == "cancelled", run
+    documents, chunks, partitions = rows(SERVER_DB[server], "long")
+    assert 0 < len(documents) < len(guide_pages(120)) - 1, "the run was cancelled before its end"
+    assert {c[1] for c in chunks} == {d[1] for d in documents} == {p[1] for p in partitions}  # nothing half-written
+
+    # a run that never started the other pages: the same site serving only the written ones
+    written = {f"/{key}" for key, _, _ in documents}
+    pages, sitemap = dict(site.pages), list(site.sitemap)
+    site.pages = {path: html for path, html in pages.items() if path in written}
+    site.sitemap = sorted(written)
+    try:
+        reference = make_settings(
+            tmp_path / "reference",
+            embed_backend="onnx",
+            cache_dir=str(onnx_cache),
+            tree_build=False,
+            crawl_rate=1000.0,
+            crawl_concurrency=4,
+            crawl_timeout_seconds=0.5,
+            crawl_retries=0,
+            crawl_max_bytes=8192,
+        )
+        Writer(reference).run(f"{site.url}/docs/", name="long")
+    finally:
+        site.pages, site.sitemap = pages, sitemap
+    assert rows(str(tmp_path / "reference"), "long") == (documents, chunks, partitions)

@@ -1,0 +1,170 @@
+"""The sources surface: a writer adds, refreshes and removes sources, and follows their runs (issue 52).
+
+Every tool here needs the writer role (`expose(writer=True)`): a reader's tools/list has none of them. A run
+is never a thread of the server: thoth/writes/source_runs.py records it and starts it as a child process or
+a Cloud Run execution (THOTH_RUN_LAUNCHER), and any instance reports it from the index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from thoth.app import Thoth
+from thoth.mcp.outputs.sources import Run, RunList, SourceRemoved
+from thoth.mcp.roles import current_caller
+from thoth.mcp.tools import READ_ONLY, expose
+from thoth.mcp.toolsets import Toolset
+
+Report = Callable[..., None]  # progress(done, total, message): a Progress, or nothing for a direct call
+WAIT_SECONDS = 3600.0  # a client that asked for progress is answered when the run ends, or after this
+
+STARTS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True)
+REMOVES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+CANCELS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+SourceId = Annotated[str, Field(description="the collection's id (list_collections)", min_length=1, max_length=200)]
+RunId = Annotated[
+    str, Field(description="a run's id (add_source, refresh_source, list_runs)", min_length=1, max_length=64)
+]
+Include = Annotated[
+    list[str] | None,
+    Field(
+        description="only paths matching one of these globs (URL paths for websites), e.g. 'docs/en/**'",
+        max_length=50,
+    ),
+]
+Exclude = Annotated[
+    list[str] | None,
+    Field(description="leave out paths matching one of these globs, e.g. '**/changelog/**'", max_length=50),
+]
+
+
+def _silent(done: float, total: float | None = None, message: str | None = None) -> None:
+    pass
+
+
+def _followed(app: Thoth, run_id: str, progress: Report) -> Run:
+    """A client that asked for progress (a progressToken) gets it until the run ends; others the run at once."""
+    from thoth.writes import source_runs
+
+    if not getattr(progress, "enabled", False):
+        return Run.of(source_runs.get(app.store, run_id))
+
+    def report(run: object) -> None:
+        shown = Run.of(run)  # type: ignore[arg-type]
+        progress(shown.files_done, shown.files_total or None, shown.render().splitlines()[0])
+
+    return Run.of(source_runs.wait(app.store, run_id, report, WAIT_SECONDS))
+
+
+def add_source(
+    app: Thoth,
+    uri: Annotated[
+        str,
+        Field(
+            description="a website (https://host/prefix/), a git URL (optionally url#ref:path) or gs://bucket/prefix",
+            min_length=1,
+            max_length=2000,
+        ),
+    ],
+    name: Annotated[
+        str | None, Field(description="the collection's name (default: from the URI)", max_length=200)
+    ] = None,
+    include: Include = None,
+    exclude: Exclude = None,
+    ref: Annotated[
+        str | None, Field(description="git: the branch, tag or commit (default: HEAD)", max_length=200)
+    ] = None,
+    *,
+    progress: Report = _silent,
+    caller: str = "",
+) -> Run:
+    """Add a source (a website, git repository or bucket prefix) and start its first ingest run.
+
+    Answers at once with the run's id (get_run follows it); a client that sent a progressToken gets progress
+    and the finished run. The scope (include, exclude, a git path) is recorded: refresh_source applies it.
+    """
+    from thoth.writes import source_runs
+
+    spec = source_runs.spec_from(uri, ref=ref, include=include, exclude=exclude)
+    run = source_runs.add(app.store, app.settings, spec, name, caller=caller)
+    return _followed(app, run.run_id, progress)
+
+
+def refresh_source(app: Thoth, source: SourceId, *, progress: Report = _silent, caller: str = "") -> Run:
+    """Start a run that reads a source again as it was added (its scope and ref): changed files only.
+
+    Answers at once with the run's id (get_run follows it); a client that sent a progressToken gets progress
+    and the finished run.
+    """
+    from thoth.writes import source_runs
+
+    run = source_runs.refresh(app.store, app.settings, source, caller=caller)
+    return _followed(app, run.run_id, progress)
+
+
+def remove_source(app: Thoth, source: SourceId) -> SourceRemoved:
+    """Delete a source's collection: its documents, chunks, RAPTOR tree and what its runs remembered."""
+    from thoth.writes import source_runs
+
+    removed = source_runs.remove(app.store, source)
+    return SourceRemoved(source=removed.source_id, documents=removed.documents, chunks=removed.chunks)
+
+
+def list_runs(
+    app: Thoth,
+    source: Annotated[str | None, Field(description="only this collection's runs", max_length=200)] = None,
+    limit: Annotated[int, Field(description="runs to list, newest first", ge=1, le=200)] = 20,
+) -> RunList:
+    """List ingest runs, newest first: state, counts, failures and duration (every run of the job, bucket
+    events, ingest_document writes and the runs started here)."""
+    return RunList(runs=[Run.of(r) for r in app.store.recent_runs(source, limit=limit)])
+
+
+def get_run(app: Thoth, run_id: RunId) -> Run:
+    """One ingest run: its state (queued, running, done, failed, cancelled, interrupted, lost), files done of
+    its plan, counts, failures with reasons, error and duration."""
+    from thoth.writes import source_runs
+
+    return Run.of(source_runs.get(app.store, run_id))
+
+
+def cancel_run(app: Thoth, run_id: RunId) -> Run:
+    """Stop a run after the batch it is writing: what it wrote stays whole, what it had not started is not
+    written (as after a kill); a refresh_source later finishes the work."""
+    from thoth.writes import source_runs
+
+    return Run.of(source_runs.cancel(app.store, run_id))
+
+
+def register(mcp: MCPServer, app: Thoth) -> None:
+    who = {"caller": lambda: current_caller().who}
+    expose(mcp, app, add_source, annotations=STARTS, writer=True, bind=who)
+    expose(mcp, app, refresh_source, annotations=STARTS, writer=True, bind=who)
+    expose(mcp, app, remove_source, annotations=REMOVES, writer=True)
+    expose(mcp, app, list_runs, annotations=READ_ONLY, writer=True)
+    expose(mcp, app, get_run, annotations=READ_ONLY, writer=True)
+    expose(mcp, app, cancel_run, annotations=CANCELS, writer=True)
+
+
+TOOLSET = Toolset(
+    "sources",
+    register,
+    titles={
+        "add_source": "Add a source",
+        "refresh_source": "Refresh a source",
+        "remove_source": "Remove a source",
+        "list_runs": "List ingest runs",
+        "get_run": "Get an ingest run",
+        "cancel_run": "Cancel an ingest run",
+    },
+    instructions=(
+        " A writer can add websites, git repositories and bucket prefixes with add_source (optionally scoped "
+        "by include/exclude globs), follow the run with get_run, and refresh or remove sources."
+    ),
+)

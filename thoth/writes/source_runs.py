@@ -1,0 +1,179 @@
+"""Sources a writer manages over MCP: add one, refresh it, remove it; start, follow and cancel their runs.
+
+A run is recorded in the ingest history when it starts (`queued`), then launched (thoth/writes/launch.py)
+as a process that updates its own record as it goes (thoth/writes/job.py: `running`, files done, a
+heartbeat) and at its end. A cancel is a flag on that record, which the run reads between batches; it
+then stops as a SIGTERM stops it, after the batch being written. Everything is in the index, so any
+server instance answers for any run.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+
+from thoth.config import Settings
+from thoth.errors import ClientError, NotFound
+from thoth.records import Chunk, Document, IngestRun, Partition, Source
+from thoth.retrieval.origins import GIT_STATE_KEY, WEB_STATE_KEY
+from thoth.source_spec import ScopeError, SourceSpec
+from thoth.store import Store
+from thoth.writes.launch import ingest_args, launch
+from thoth.writes.run_records import ENDED, RUNS_KEPT, active, state_of
+from thoth.writes.runs import collection_name, slug
+
+WAIT_POLL_SECONDS = 0.5  # how often a tool that waits for its run reads the run's record
+
+
+def spec_from(uri: str, *, ref: str | None, include: object, exclude: object) -> SourceSpec:
+    """The spec of a source a writer names over MCP: a website, a git repository or a bucket prefix. A folder
+    or file:// repository on the server's own disk is the command line's (`thoth ingest`), not a caller's."""
+    try:
+        spec = SourceSpec.parse(uri, ref=ref, include=include, exclude=exclude)
+    except ScopeError as exc:
+        if exc.argument == "source":
+            raise ClientError(f"uri: {exc}", argument="uri") from None
+        raise
+    if spec.kind == "folder" or spec.location.startswith("file:"):
+        raise ClientError(
+            "uri must be an http(s) website, a git URL (https, ssh or git) or gs://bucket/prefix; folders on the "
+            "server's disk are ingested with `thoth ingest`",
+            argument="uri",
+        )
+    return spec
+
+
+def _source(store: Store, source_id: str) -> Source | None:
+    return store.first(Source, {"source_id": source_id}) if store.has(Source) else None
+
+
+def _running(store: Store, source_id: str) -> IngestRun | None:
+    return next((r for r in store.recent_runs(source_id, limit=20) if active(r)), None)
+
+
+def start(
+    store: Store, settings: Settings, spec: SourceSpec, name: str, source_id: str, *, trigger: str, caller: str
+) -> IngestRun:
+    """Record a run of `spec` into collection `source_id` and launch it; the run as recorded (`queued`)."""
+    running = _running(store, source_id)
+    if running is not None:
+        raise ClientError(
+            f"source: a run of {source_id!r} is already {state_of(running)} (run_id {running.run_id}); "
+            "wait for it (get_run) or cancel it (cancel_run)",
+            argument="source",
+        )
+    now = datetime.now(UTC)
+    run = IngestRun(
+        run_id=uuid.uuid4().hex,
+        source_id=source_id,
+        trigger=trigger,
+        started_by=caller or "local",
+        started_at=now,
+        state="queued",
+        uri=spec.uri,
+        heartbeat_at=now,
+    )
+    store.record_run(run, RUNS_KEPT)
+    try:
+        execution = launch(settings, ingest_args(spec, name, run.run_id, settings.db_uri))
+    except Exception as exc:
+        store.update_run(run.run_id, {"state": "failed", "error": str(exc), "ended_at": datetime.now(UTC)})
+        raise
+    store.update_run(run.run_id, {"execution": execution})
+    return replace(run, execution=execution)
+
+
+def add(store: Store, settings: Settings, spec: SourceSpec, name: str | None, *, caller: str) -> IngestRun:
+    """Start the first run of a new source (or a run of the same source with this scope)."""
+    try:
+        label = collection_name(spec.uri, name)
+        source_id = slug(label)
+    except ValueError as exc:
+        raise ClientError(f"name: {exc}", argument="name") from None
+    existing = _source(store, source_id)
+    if existing is not None and SourceSpec.of(existing).location != spec.location:
+        raise ClientError(
+            f"name: collection {source_id!r} already reads {SourceSpec.of(existing).location}; choose another "
+            "name, or refresh_source it",
+            argument="name",
+        )
+    return start(store, settings, spec, label, source_id, trigger="add_source", caller=caller)
+
+
+def refresh(store: Store, settings: Settings, source_id: str, *, caller: str) -> IngestRun:
+    """Start a run of a source as it was last ingested (its recorded scope)."""
+    source = _source(store, source_id)
+    if source is None:
+        raise NotFound(f"source {source_id!r} is not indexed (list_collections lists the sources)", argument="source")
+    spec = SourceSpec.of(source)
+    if spec.kind == "folder" or source.uri.startswith("mcp://"):
+        raise ClientError(
+            f"source {source_id!r} is {'a folder' if spec.kind == 'folder' else 'written by ingest_document'}: "
+            "only websites, git repositories and buckets are refreshed over MCP",
+            argument="source",
+        )
+    return start(store, settings, spec, source.name or source_id, source_id, trigger="refresh_source", caller=caller)
+
+
+def get(store: Store, run_id: str) -> IngestRun:
+    run = store.run(run_id)
+    if run is None:
+        raise NotFound(f"run_id {run_id!r} is not a recorded run (list_runs lists them)", argument="run_id")
+    return run
+
+
+def cancel(store: Store, run_id: str) -> IngestRun:
+    """Ask a run to stop after its current batch (what it wrote stays; nothing is half-written)."""
+    run = get(store, run_id)
+    if state_of(run) in (*ENDED, "lost"):
+        return run
+    store.update_run(run_id, {"cancel": True})
+    return replace(run, cancel=True)
+
+
+def wait(store: Store, run_id: str, report: Callable[[IngestRun], None], timeout: float) -> IngestRun:
+    """Follow a run until it ends (or `timeout` seconds), calling `report` with each new state of it."""
+    deadline = time.monotonic() + timeout
+    seen = None
+    while True:
+        run = get(store, run_id)
+        now = (state_of(run), run.done_files, run.total_files)
+        if now != seen:
+            report(run)
+            seen = now
+        if now[0] in (*ENDED, "lost") or time.monotonic() > deadline:
+            return run
+        time.sleep(WAIT_POLL_SECONDS)
+
+
+@dataclass(frozen=True)
+class Removed:
+    source_id: str
+    documents: int
+    chunks: int
+
+
+def remove(store: Store, source_id: str) -> Removed:
+    """Delete a collection: its tree, documents, chunks, partitions, its row and what its runs remembered.
+    Documents go first: searches serve only what a documents row points at."""
+    source = _source(store, source_id)
+    if source is None:
+        raise NotFound(f"source {source_id!r} is not indexed (list_collections lists the sources)", argument="source")
+    running = _running(store, source_id)
+    if running is not None:
+        raise ClientError(
+            f"source: a run of {source_id!r} is {state_of(running)} (run_id {running.run_id}); cancel it first",
+            argument="source",
+        )
+    scope = {"source_id": source_id}
+    documents = store.count_of(Document, {**scope, "status": "ok"})
+    chunks = store.count_of(Chunk, scope)
+    store.drop_tree(source_id)
+    for record in (Document, Chunk, Partition, Source):
+        if store.has(record):
+            store.remove(record, scope)
+    store.delete_settings([WEB_STATE_KEY.format(source_id=source_id), GIT_STATE_KEY.format(source_id=source_id)])
+    return Removed(source_id, documents, chunks)

@@ -4,8 +4,12 @@ HTTP servers on loopback (tests/web_site.py)."""
 
 from __future__ import annotations
 
+import shutil
+import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -14,8 +18,11 @@ import pytest
 from tests.conftest import ONNX_CACHE, make_settings, start_server_process, write_docs
 from tests.test_auth import bearer
 from tests.web_site import Site, guide_pages, serve
-from thoth.records import Chunk, Document, Partition
+from thoth.records import Chunk, Document, IngestRun, Partition
 from thoth.store import Store
+from thoth.writes import source_runs
+from thoth.writes.run_watch import RunWatch
+from thoth.writes.runs import RunSummary
 from thoth.writes.writer import Writer
 
 READER = "reader-token-0123456789abcdef"
@@ -31,18 +38,12 @@ ENV = {
     "THOTH_AUTH": "tokens",
     "THOTH_AUTH_TOKENS": READER,
     "THOTH_AUTH_WRITER_TOKENS": WRITER,
-    "THOTH_CRAWL_RATE": "1000",
-    "THOTH_CRAWL_CONCURRENCY": "4",
-    "THOTH_CRAWL_TIMEOUT_SECONDS": "0.5",
-    "THOTH_CRAWL_RETRIES": "1",
-    "THOTH_CRAWL_MAX_BYTES": "8192",
-    "THOTH_INGEST_BATCH_CHUNKS": "1",  # a commit per chunk: a long run to cancel
-}
+}  # the crawls keep the default politeness (2 requests a second): the site is small
 
 
 @pytest.fixture(scope="module")
 def site() -> Iterator[Site]:
-    served = Site(guide_pages(120), ["/docs/", "/docs/install", "/docs/missing", "/docs/topics/"])
+    served = Site(guide_pages(), ["/docs/", "/docs/install", "/docs/missing"])
     server = serve(served)
     yield served
     server.shutdown()
@@ -110,19 +111,21 @@ def test_bad_arguments_are_named(server: str) -> None:
 
 
 def test_add_source_then_get_run_until_done_then_search_refresh_and_remove(server: str, site: Site) -> None:
-    started = ok(server, "add_source", {"uri": f"{site.url}/docs/", "name": "guide", "exclude": ["docs/topics/**"]})
+    started = ok(
+        server, "add_source", {"uri": f"{site.url}/docs/", "name": "guide", "exclude": ["docs/big", "**/slow"]}
+    )
     assert started["state"] in ("queued", "running") and started["source"] == "guide"
     run = until_ended(server, started["run_id"])
     assert run["state"] == "done" and run["trigger"] == "add_source", run
     assert run["added"] >= 5 and run["duration_seconds"] > 0 and run["files_done"] == run["files_total"]
     assert {f["key"]: f["reason"] for f in run["failures"]}[f"{site.url}/docs/missing"] == "HTTP 404"
-    assert not any(p.startswith("/docs/topics/t") for p, _, _ in site.requests)  # excluded: never fetched
+    assert not any(p in ("/docs/big", "/docs/slow") for p, _, _ in site.requests)  # excluded: never fetched
     hits = ok(server, "qurio_search", {"query": "zebrafish setting in agent.toml", "source_id": "guide", "limit": 3})
     assert hits["results"] and hits["results"][0]["url"].startswith(f"{site.url}/docs/install")
 
     again = until_ended(server, ok(server, "refresh_source", {"source": "guide"})["run_id"])
     assert again["state"] == "done" and again["added"] == 0 and again["unchanged"] == run["added"]
-    assert not any(p.startswith("/docs/topics/t") for p, _, _ in site.requests)  # the recorded scope applied
+    assert not any(p in ("/docs/big", "/docs/slow") for p, _, _ in site.requests)  # the recorded scope applied
     listed = ok(server, "list_runs", {"source": "guide"})["runs"]
     assert [r["run_id"] for r in listed[:2]] == [again["run_id"], run["run_id"]]
 
@@ -141,39 +144,57 @@ def rows(db: str, source_id: str) -> tuple[set, set, set]:
     return documents, chunks, partitions
 
 
-def test_cancel_run_leaves_what_a_run_of_the_written_pages_leaves(
-    server: str, site: Site, tmp_path: Path, onnx_cache: Path
-) -> None:
-    started = ok(server, "add_source", {"uri": f"{site.url}/docs/", "name": "long"})
-    deadline = time.monotonic() + 240
-    while (run := ok(server, "get_run", {"run_id": started["run_id"]}))["files_done"] < 3:
-        assert run["state"] in ("queued", "running") and time.monotonic() < deadline, run
-        time.sleep(0.3)
-    assert ok(server, "cancel_run", {"run_id": started["run_id"]})["cancel_requested"]
+def test_cancel_run_over_http(server: str, site: Site) -> None:
+    started = ok(server, "add_source", {"uri": f"{site.url}/docs/", "name": "cancelled"})
+    asked = ok(server, "cancel_run", {"run_id": started["run_id"]})
+    assert asked["cancel_requested"] and asked["state"] in ("queued", "running")
     run = until_ended(server, started["run_id"])
-    assert run["state"] == "cancelled", run
-    documents, chunks, partitions = rows(SERVER_DB[server], "long")
-    assert 0 < len(documents) < len(guide_pages(120)) - 1, "the run was cancelled before its end"
+    assert run["state"] == "cancelled" and run["added"] == 0, run
+    assert rows(SERVER_DB[server], "cancelled") == (set(), set(), set())  # as if it never started
+    assert ok(server, "cancel_run", {"run_id": started["run_id"]})["state"] == "cancelled"  # ended: nothing to do
+
+
+def test_a_cancelled_run_leaves_what_a_run_of_the_written_files_leaves(tmp_path: Path, onnx_cache: Path) -> None:
+    """Between batches: a run writing a batch a file stops after the one it writes when cancel_run flags it."""
+    folder = tmp_path / "notes"
+    for i in range(80):
+        (folder / f"n{i:02d}").mkdir(parents=True)
+        (folder / f"n{i:02d}" / "note.md").write_text(
+            f"# Note {i}\n\nNote {i} says that feature {i} ships in week {i}.\n"
+        )
+    settings = make_settings(
+        tmp_path / "db", embed_backend="onnx", cache_dir=str(onnx_cache), tree_build=False, ingest_batch_chunks=1
+    )
+    store = Store(settings)
+    store.record_run(IngestRun(run_id="r1", source_id="notes", state="queued", started_at=datetime.now(UTC)), 10)
+    stop = threading.Event()
+    ended: list[RunSummary] = []
+
+    def run() -> None:
+        with RunWatch(Store(settings), "r1", stop) as watch:
+            ended.append(
+                Writer(settings).run(
+                    str(folder), progress=lambda done, total, key: watch.progress(done, total), stop=stop
+                )
+            )
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    deadline = time.monotonic() + 120
+    while (store.run("r1").done_files or 0) < 3:
+        assert worker.is_alive() and time.monotonic() < deadline
+        time.sleep(0.1)
+    source_runs.cancel(store, "r1")
+    worker.join(timeout=120)
+    assert ended and ended[0].interrupted
+    documents, chunks, partitions = rows(settings.db_uri, "notes")
+    assert 3 <= len(documents) < 80, len(documents)
     assert {c[1] for c in chunks} == {d[1] for d in documents} == {p[1] for p in partitions}  # nothing half-written
 
-    # a run that never started the other pages: the same site serving only the written ones
-    written = {f"/{key}" for key, _, _ in documents}
-    pages, sitemap = dict(site.pages), list(site.sitemap)
-    site.pages = {path: html for path, html in pages.items() if path in written}
-    site.sitemap = sorted(written)
-    try:
-        reference = make_settings(
-            tmp_path / "reference",
-            embed_backend="onnx",
-            cache_dir=str(onnx_cache),
-            tree_build=False,
-            crawl_rate=1000.0,
-            crawl_concurrency=4,
-            crawl_timeout_seconds=0.5,
-            crawl_retries=0,
-            crawl_max_bytes=8192,
-        )
-        Writer(reference).run(f"{site.url}/docs/", name="long")
-    finally:
-        site.pages, site.sitemap = pages, sitemap
-    assert rows(str(tmp_path / "reference"), "long") == (documents, chunks, partitions)
+    written = tmp_path / "written" / "notes"  # a run that never started the others: only the written files
+    for key, _, _ in documents:
+        (written / key).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(folder / key, written / key)
+    reference = replace(settings, db_uri=str(tmp_path / "reference"))
+    Writer(reference).run(str(written))
+    assert rows(reference.db_uri, "notes") == (documents, chunks, partitions)

@@ -34,7 +34,7 @@ from thoth.writes.objects import SourceError
 from thoth.writes.progress import ProgressMeter
 from thoth.writes.run_records import finish, record_run, summarise
 from thoth.writes.run_watch import RunWatch
-from thoth.writes.runs import collection_name, slug
+from thoth.writes.runs import RunSummary, collection_name, slug
 from thoth.writes.writer import Writer
 
 log = logging.getLogger("thoth.ingest")
@@ -164,9 +164,12 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
         if watch is not None:
             watch.__enter__()
         with meter:
-            summary = writer.run(
-                spec, name=args.name, progress=progress, stop=stop, only_missing=args.command == "missing"
-            )
+            if stop.is_set():  # cancelled before it started: nothing listed, nothing written
+                summary = RunSummary(_source_id(spec.uri, args.name), interrupted=True)
+            else:
+                summary = writer.run(
+                    spec, name=args.name, progress=progress, stop=stop, only_missing=args.command == "missing"
+                )
             if args.rebuild_trees and not summary.interrupted and settings.task_count <= 1:
                 meter.stage("tree")
                 summary.tree = writer.update_tree(summary.source_id, force=True)

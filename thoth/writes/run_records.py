@@ -96,7 +96,9 @@ def finish(store: Store, run_id: str, run: IngestRun, *, cancelled: bool = False
         name: getattr(run, name)
         for name in ("ended_at", "added", "updated", "removed", "failed", "unchanged", "chunks_written", "tree")
     }
-    values = {**ended, "failures": list(run.failures), "error": run.error, "interrupted": run.interrupted}
+    values = {**ended, "error": run.error, "interrupted": run.interrupted}
+    if run.failures:  # (Lance cannot set a list column to an empty list; the row has none yet)
+        values["failures"] = list(run.failures)
     try:
         store.update_run(run_id, {**values, "state": state, "heartbeat_at": datetime.now(UTC)})
     except Exception as exc:  # the history is a report, not part of the write

@@ -86,13 +86,18 @@ def start(
     return replace(run, execution=execution)
 
 
-def add(store: Store, settings: Settings, spec: SourceSpec, name: str | None, *, caller: str) -> IngestRun:
-    """Start the first run of a new source (or a run of the same source with this scope)."""
+def collection_of(spec: SourceSpec, name: str | None) -> tuple[str, str]:
+    """(collection id, name) a source goes into."""
     try:
         label = collection_name(spec.uri, name)
-        source_id = slug(label)
+        return slug(label), label
     except ValueError as exc:
         raise ClientError(f"name: {exc}", argument="name") from None
+
+
+def add(store: Store, settings: Settings, spec: SourceSpec, name: str | None, *, caller: str) -> IngestRun:
+    """Start the first run of a new source (or a run of the same source with this scope)."""
+    source_id, label = collection_of(spec, name)
     existing = _source(store, source_id)
     if existing is not None and SourceSpec.of(existing).location != spec.location:
         raise ClientError(

@@ -15,10 +15,12 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from thoth.app import Thoth
+from thoth.errors import ClientError, NotFound
 from thoth.mcp.outputs.sources import Run, RunList, SourceRemoved
 from thoth.mcp.roles import current_caller
 from thoth.mcp.tools import READ_ONLY, expose
 from thoth.mcp.toolsets import Toolset
+from thoth.records import IngestRun
 
 Report = Callable[..., None]  # progress(done, total, message): a Progress, or nothing for a direct call
 WAIT_SECONDS = 3600.0  # a client that asked for progress is answered when the run ends, or after this
@@ -42,6 +44,22 @@ Exclude = Annotated[
     list[str] | None,
     Field(description="leave out paths matching one of these globs, e.g. '**/changelog/**'", max_length=50),
 ]
+
+
+def _writable(source_id: str, argument: str) -> None:
+    if not current_caller().may_write(source_id):  # said alike whether the collection exists or not
+        raise ClientError(
+            f"{argument} {source_id!r}: this caller may not write it: the access file (THOTH_ACCESS_FILE) names "
+            "who writes each collection; see docs/security.md",
+            argument=argument,
+        )
+
+
+def _readable(run: IngestRun, run_id: str) -> IngestRun:
+    """The run, if the caller may read its collection; else as unknown as a run that never was."""
+    if run.source_id not in current_caller().access.read:
+        raise NotFound(f"run_id {run_id!r} is not a recorded run (list_runs lists them)", argument="run_id")
+    return run
 
 
 def _silent(done: float, total: float | None = None, message: str | None = None) -> None:
@@ -92,6 +110,7 @@ def add_source(
     from thoth.writes import source_runs
 
     spec = source_runs.spec_from(uri, ref=ref, include=include, exclude=exclude)
+    _writable(source_runs.collection_of(spec, name)[0], "name")
     run = source_runs.add(app.store, app.settings, spec, name, caller=caller)
     return _followed(app, run.run_id, progress)
 
@@ -104,6 +123,7 @@ def refresh_source(app: Thoth, source: SourceId, *, progress: Report = _silent, 
     """
     from thoth.writes import source_runs
 
+    _writable(source, "source")
     run = source_runs.refresh(app.store, app.settings, source, caller=caller)
     return _followed(app, run.run_id, progress)
 
@@ -112,6 +132,7 @@ def remove_source(app: Thoth, source: SourceId) -> SourceRemoved:
     """Delete a source's collection: its documents, chunks, RAPTOR tree and what its runs remembered."""
     from thoth.writes import source_runs
 
+    _writable(source, "source")
     removed = source_runs.remove(app.store, source)
     return SourceRemoved(source=removed.source_id, documents=removed.documents, chunks=removed.chunks)
 
@@ -123,7 +144,9 @@ def list_runs(
 ) -> RunList:
     """List ingest runs, newest first: state, counts, failures and duration (every run of the job, bucket
     events, ingest_document writes and the runs started here)."""
-    return RunList(runs=[Run.of(r) for r in app.store.recent_runs(source, limit=limit)])
+    readable = current_caller().access.read
+    runs = [r for r in app.store.recent_runs(source) if r.source_id in readable]
+    return RunList(runs=[Run.of(r) for r in runs[:limit]])
 
 
 def get_run(app: Thoth, run_id: RunId) -> Run:
@@ -131,7 +154,7 @@ def get_run(app: Thoth, run_id: RunId) -> Run:
     its plan, counts, failures with reasons, error and duration."""
     from thoth.writes import source_runs
 
-    return Run.of(source_runs.get(app.store, run_id))
+    return Run.of(_readable(source_runs.get(app.store, run_id), run_id))
 
 
 def cancel_run(app: Thoth, run_id: RunId) -> Run:
@@ -139,6 +162,7 @@ def cancel_run(app: Thoth, run_id: RunId) -> Run:
     written (as after a kill); a refresh_source later finishes the work."""
     from thoth.writes import source_runs
 
+    _writable(_readable(source_runs.get(app.store, run_id), run_id).source_id, "source")
     return Run.of(source_runs.cancel(app.store, run_id))
 
 

@@ -1,7 +1,8 @@
 # Least privilege, every grant on one resource (a bucket, a service, a job, an account), except
 # the build's log writing, which Cloud Logging only grants on the project.
 #
-#   server  (MCP service)    reads the index bucket; signs citation URLs for the documents bucket
+#   server  (MCP service)    reads the index bucket; signs citation URLs for the documents bucket; starts
+#                            the ingest job with overrides (writers' add_source, refresh_source)
 #   ingest  (job, events)    reads the documents bucket, writes the index bucket
 #   trigger (Pub/Sub, cron)  invokes the events service and runs the job; touches no data
 #   build   (Cloud Build)    pushes images, deploys the services and the job as server/ingest
@@ -101,6 +102,22 @@ resource "google_cloud_run_v2_service_iam_member" "trigger_invokes_events" {
   location = var.region
   role     = "roles/run.invoker"
   member   = google_service_account.trigger.member
+}
+
+# Writers' add_source and refresh_source (and cancel_run and remove_source, which the service, a reader of
+# the index, has the job do) are executions of the ingest job with their arguments as overrides: the MCP
+# service may start those, on this job, and nothing else (not even run.jobs.run without overrides).
+resource "google_project_iam_custom_role" "run_ingest_with_overrides" {
+  role_id     = "${replace(var.name, "-", "_")}_run_ingest_with_overrides"
+  title       = "Start the ${var.name} ingest job with overrides"
+  permissions = ["run.jobs.runWithOverrides"]
+}
+
+resource "google_cloud_run_v2_job_iam_member" "server_runs_ingest" {
+  name     = google_cloud_run_v2_job.ingest.name
+  location = var.region
+  role     = google_project_iam_custom_role.run_ingest_with_overrides.id
+  member   = google_service_account.server.member
 }
 
 resource "google_cloud_run_v2_job_iam_member" "trigger_runs_job" {

@@ -17,6 +17,9 @@ locals {
     THOTH_OAUTH_ISSUER        = var.oauth_issuer
     THOTH_OAUTH_CLIENT_ID     = var.oauth_client_id
     THOTH_OAUTH_KEY_FILE      = var.oauth_key_secret != "" ? "${local.oauth_key_dir}/key.pem" : ""
+    # add_source / refresh_source (writers) start executions of the ingest job (docs/sources.md)
+    THOTH_RUN_LAUNCHER = "cloud-run"
+    THOTH_INGEST_JOB   = "projects/${var.project_id}/locations/${var.region}/jobs/${var.name}-ingest"
   })
   oauth_key_dir = "/secrets/oauth-key" # the signing key's secret, mounted as a file
   events_env = merge(local.common_env, {

@@ -185,7 +185,15 @@ def iam_grants(module: Module) -> list[tuple[str, str, str]]:
 def test_iam_roles_are_least_and_on_single_resources(module: Module) -> None:
     grants = iam_grants(module)
     assert len(grants) >= 10
+    custom = {
+        "${google_project_iam_custom_role." + k.split(".", 1)[1] + ".id}": body
+        for k, body in module.resources.items()
+        if k.startswith("google_project_iam_custom_role.")
+    }
     for key, role, member in grants:
+        if role in custom:  # a role of one permission, granted on one resource
+            assert [unquote(p) for p in custom[role]["permissions"]] == ["run.jobs.runWithOverrides"], key
+            continue
         assert role in LEAST_ROLES, f"{key} grants {role}, which is not on the least-role list"
         if key.startswith("google_project_iam_"):
             assert role in PROJECT_LEVEL_ALLOWED, f"{key}: {role} granted on the whole project"
@@ -196,6 +204,10 @@ def test_iam_roles_are_least_and_on_single_resources(module: Module) -> None:
     assert by_key["google_storage_bucket_iam_member.server_reads_index"][0] == "roles/storage.objectViewer"
     assert by_key["google_storage_bucket_iam_member.ingest_writes_index"][0] == "roles/storage.objectUser"
     assert by_key["google_storage_bucket_iam_member.ingest_reads_docs"][0] == "roles/storage.objectViewer"
+    # the MCP service starts the ingest job with overrides (add_source), with that one permission on that job
+    runs = by_key["google_cloud_run_v2_job_iam_member.server_runs_ingest"]
+    assert runs[0] == "${google_project_iam_custom_role.run_ingest_with_overrides.id}"
+    assert "google_service_account.server.member" in runs[1]
     server_roles = [role for key, role, member in grants if "google_service_account.server.member" in member]
     assert "roles/storage.objectUser" not in server_roles  # the MCP service never writes
     invokers = module.resources["google_cloud_run_v2_service_iam_member.invokers"]

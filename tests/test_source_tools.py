@@ -4,13 +4,16 @@ HTTP servers on loopback (tests/web_site.py)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import httpx
 import pytest
@@ -19,8 +22,10 @@ from tests.conftest import ONNX_CACHE, make_settings, start_server_process, writ
 from tests.test_auth import bearer
 from tests.web_site import Site, guide_pages, serve
 from thoth.records import Chunk, Document, IngestRun, Partition
+from thoth.source_spec import SourceSpec
 from thoth.store import Store
 from thoth.writes import source_runs
+from thoth.writes.launch import LaunchError, ingest_args, launch_cloud_run, records_here
 from thoth.writes.run_watch import RunWatch
 from thoth.writes.runs import RunSummary
 from thoth.writes.writer import Writer
@@ -165,13 +170,16 @@ def test_a_cancelled_run_leaves_what_a_run_of_the_written_files_leaves(tmp_path:
     settings = make_settings(
         tmp_path / "db", embed_backend="onnx", cache_dir=str(onnx_cache), tree_build=False, ingest_batch_chunks=1
     )
-    store = Store(settings)
-    store.record_run(IngestRun(run_id="r1", source_id="notes", state="queued", started_at=datetime.now(UTC)), 10)
+    store = Store(settings)  # the run records itself, as one a Cloud Run service started does
     stop = threading.Event()
     ended: list[RunSummary] = []
 
     def run() -> None:
-        with RunWatch(Store(settings), "r1", stop) as watch:
+        with RunWatch(
+            Store(settings),
+            IngestRun(run_id="r1", source_id="notes", trigger="add_source", started_at=datetime.now(UTC)),
+            stop,
+        ) as watch:
             ended.append(
                 Writer(settings).run(
                     str(folder), progress=lambda done, total, key: watch.progress(done, total), stop=stop
@@ -181,10 +189,10 @@ def test_a_cancelled_run_leaves_what_a_run_of_the_written_files_leaves(tmp_path:
     worker = threading.Thread(target=run)
     worker.start()
     deadline = time.monotonic() + 120
-    while (store.run("r1").done_files or 0) < 3:
+    while (recorded := store.run("r1")) is None or recorded.done_files < 3:
         assert worker.is_alive() and time.monotonic() < deadline
         time.sleep(0.1)
-    source_runs.cancel(store, "r1")
+    source_runs.flag_cancel(store, "r1")
     worker.join(timeout=120)
     assert ended and ended[0].interrupted
     documents, chunks, partitions = rows(settings.db_uri, "notes")
@@ -198,3 +206,54 @@ def test_a_cancelled_run_leaves_what_a_run_of_the_written_files_leaves(tmp_path:
     reference = replace(settings, db_uri=str(tmp_path / "reference"))
     Writer(reference).run(str(written))
     assert rows(reference.db_uri, "notes") == (documents, chunks, partitions)
+
+
+class AdminApi(BaseHTTPRequestHandler):
+    """The Cloud Run Admin API's jobs.run, on loopback: it keeps what it was asked and answers an operation."""
+
+    asked: ClassVar[list[tuple[str, str, dict]]] = []
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802 — the http.server protocol
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        AdminApi.asked.append((self.path, self.headers.get("Content-Type", ""), body))
+        answer = json.dumps(
+            {"name": "operations/1", "metadata": {"name": "projects/p/locations/r/jobs/j/executions/j-x1"}}
+        )
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer.encode())
+
+
+def test_the_cloud_run_launcher_runs_the_job_with_overrides(tmp_path: Path) -> None:
+    from google.auth.credentials import AnonymousCredentials
+
+    api = ThreadingHTTPServer(("127.0.0.1", 0), AdminApi)
+    threading.Thread(target=api.serve_forever, daemon=True).start()
+    try:
+        settings = make_settings(
+            tmp_path / "db",
+            run_launcher="cloud-run",
+            ingest_job="projects/p/locations/r/jobs/j",
+            run_api_url=f"http://127.0.0.1:{api.server_address[1]}",
+        )
+        spec = SourceSpec.parse("https://docs.example.com/guide/", exclude=["blog/**"])
+        args = ingest_args(spec, "guide", "r9", settings.db_uri, trigger="add_source", started_by="email abc")
+        assert (
+            launch_cloud_run(settings, args, credentials=AnonymousCredentials())
+            == "projects/p/locations/r/jobs/j/executions/j-x1"
+        )
+        with pytest.raises(LaunchError, match="THOTH_INGEST_JOB must name the ingest job"):
+            launch_cloud_run(replace(settings, ingest_job=""), args, credentials=AnonymousCredentials())
+    finally:
+        api.shutdown()
+    path, kind, body = AdminApi.asked[-1]
+    assert path == "/v2/projects/p/locations/r/jobs/j:run" and kind == "application/json"
+    override = body["overrides"]
+    assert override["taskCount"] == 1 and override["containerOverrides"][0]["args"] == ["-m", "ingest", *args]
+    assert args[:2] == ["--source", "https://docs.example.com/guide/"] and "--exclude" in args and "r9" in args
+    assert not records_here(settings) and not Path(settings.db_uri).exists()  # the service only reads the index

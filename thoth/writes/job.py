@@ -26,7 +26,7 @@ from thoth.embed import EmbedderUnavailable, loaded_embedders
 from thoth.embedders.remote import RemoteEmbedder
 from thoth.gcs import StorageUnavailable
 from thoth.logs import setup_logging
-from thoth.records import Source
+from thoth.records import IngestRun, Source
 from thoth.source_spec import ScopeError, SourceSpec
 from thoth.store import Store, StoreError
 from thoth.store.maintenance import maintain
@@ -67,10 +67,11 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
     parser.add_argument(
         "command",
         nargs="?",
-        choices=["run", "missing", "maintain"],
+        choices=["run", "missing", "maintain", "cancel", "remove"],
         default="run",
         help="run: sync the collection with the source (default); missing: ingest only files it lacks; "
-        "maintain: compact the index and clean its old versions",
+        "maintain: compact the index and clean its old versions; cancel: ask the recorded run --run-id to stop "
+        "after its current batch; remove: delete the collection --name (documents, chunks, tree)",
     )
     parser.add_argument(
         "--source",
@@ -114,10 +115,16 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
         help="the recorded run this is (add_source, refresh_source): its progress and end are written to it, "
         "and cancel_run stops it",
     )
+    parser.add_argument("--trigger", default="job", help=argparse.SUPPRESS)  # what started a recorded run
+    parser.add_argument("--started-by", default="", help=argparse.SUPPRESS)  # and who
     args = parser.parse_args(argv)
     if args.reembed and (args.source or args.rebuild_trees or args.command != "run"):
         parser.error("--reembed takes no --source, --rebuild-trees or command: it re-embeds the whole index")
-    if not args.source and not args.rebuild_trees and not args.reembed and args.command != "maintain":
+    if args.command == "cancel" and not args.run_id:
+        parser.error("cancel needs --run-id")
+    if args.command == "remove" and not args.name:
+        parser.error("remove needs --name (the collection's id)")
+    if not args.source and not args.rebuild_trees and not args.reembed and args.command in ("run", "missing"):
         parser.error("--source is required (or --rebuild-trees alone, to rebuild every collection's tree)")
 
     try:
@@ -128,6 +135,8 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
     setup_logging(settings)
     if args.command == "maintain":
         return run_maintenance(settings)
+    if args.command in ("cancel", "remove"):
+        return manage(settings, args.command, args.run_id, args.name)
     stop = threading.Event()
     received = stop_on_signals(stop)
 
@@ -159,7 +168,15 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
     writer.meter = meter
     started_at = datetime.now(UTC)
     started_by = f"{prog} {args.command} (task {settings.task_index + 1}/{settings.task_count})"
-    watch = RunWatch(writer.store, args.run_id, stop) if args.run_id else None
+    recorded = IngestRun(
+        run_id=args.run_id or "",
+        source_id=_source_id(spec.uri, args.name),
+        trigger=args.trigger,
+        started_by=args.started_by or started_by,
+        started_at=started_at,
+        uri=spec.uri,
+    )
+    watch = RunWatch(writer.store, recorded, stop) if args.run_id else None
     try:
         if watch is not None:
             watch.__enter__()
@@ -248,6 +265,25 @@ def reembed_index(settings: Settings, stop: threading.Event, received: dict[int,
     print(result.render())
     _print_sent()
     return next(iter(received.values()), 143) if result.interrupted else 0
+
+
+def manage(settings: Settings, command: str, run_id: str | None, source_id: str | None) -> int:
+    """`cancel --run-id ID` (flag a recorded run) or `remove --name ID` (delete a collection): what a Cloud Run
+    service, which only reads the index, has the job do for cancel_run and remove_source."""
+    from thoth.writes import source_runs
+
+    try:
+        store = Store(settings)
+        if command == "cancel":
+            source_runs.flag_cancel(store, run_id or "")
+            print(f"run {run_id}: asked to stop after its current batch")
+        else:
+            source_runs.remove_collection(store, source_id or "")
+            print(f"collection {source_id}: removed")
+    except StoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def run_maintenance(settings: Settings) -> int:

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,17 @@ class LaunchError(ServerFault):
     """The run could not be started (the job is not configured, the Admin API refused); the message says why."""
 
 
-def ingest_args(spec: SourceSpec, name: str, run_id: str, db_uri: str) -> list[str]:
+def records_here(settings: Settings) -> bool:
+    """Whether the server writes a run's records itself. A Cloud Run service only reads the index (its identity
+    may not write it): there the job records the run when it starts, and cancel_run and remove_source are
+    executions of the job too (`thoth ingest cancel`, `thoth ingest remove`)."""
+    return settings.run_launcher == "local"
+
+
+def ingest_args(spec: SourceSpec, name: str, run_id: str, db_uri: str, *, trigger: str, started_by: str) -> list[str]:
     """The ingest command's arguments for one run of `spec` (its scope given, so the run records it)."""
     args = ["--source", spec.uri, "--name", name, "--db", db_uri, "--run-id", run_id]
+    args += ["--trigger", trigger, "--started-by", started_by]
     for glob in spec.include:
         args += ["--include", glob]
     for glob in spec.exclude:
@@ -47,7 +56,7 @@ def launch_local(settings: Settings, args: list[str]) -> str:
     not stop it), its output in THOTH_CACHE_DIR/runs/; the server's environment, its database named."""
     logs = Path(settings.cache_dir).expanduser() / "runs"
     logs.mkdir(parents=True, exist_ok=True)
-    run_id = args[args.index("--run-id") + 1]
+    run_id = args[args.index("--run-id") + 1] if "--run-id" in args else uuid.uuid4().hex
     env = {**os.environ, "THOTH_DB_URI": settings.db_uri}
     with open(logs / f"{run_id}.log", "ab") as out:
         process = subprocess.Popen(

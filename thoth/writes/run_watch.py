@@ -8,17 +8,21 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from dataclasses import replace
 from datetime import UTC, datetime
 
+from thoth.records import IngestRun
 from thoth.store import Store
-from thoth.writes.run_records import RUN_WATCH_SECONDS
+from thoth.writes.run_records import RUN_WATCH_SECONDS, RUNS_KEPT
 
 log = logging.getLogger("thoth.ingest")
 
 
 class RunWatch:
-    def __init__(self, store: Store, run_id: str, stop: threading.Event):
-        self.store, self.run_id, self.stop = store, run_id, stop
+    def __init__(self, store: Store, run: IngestRun, stop: threading.Event):
+        """`run`: the run as this process knows it, recorded here if the server did not (Cloud Run)."""
+        self.store, self.run_id, self.stop = store, run.run_id, stop
+        self._run = run
         self.cancelled = False
         self.done = self.total = 0
         self._written = (-1, -1)
@@ -30,6 +34,8 @@ class RunWatch:
 
     def __enter__(self) -> RunWatch:
         run = self.store.run(self.run_id)
+        if run is None:  # started by a server that only reads the index: recorded by the run itself
+            self.store.record_run(replace(self._run, state="queued"), RUNS_KEPT)
         values: dict[str, object] = {"state": "running", "heartbeat_at": datetime.now(UTC)}
         if run is not None and not run.execution:
             values["execution"] = f"process {os.getpid()}"

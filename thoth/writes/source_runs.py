@@ -21,7 +21,7 @@ from thoth.records import Chunk, Document, IngestRun, Partition, Source
 from thoth.retrieval.origins import GIT_STATE_KEY, WEB_STATE_KEY
 from thoth.source_spec import ScopeError, SourceSpec
 from thoth.store import Store
-from thoth.writes.launch import ingest_args, launch
+from thoth.writes.launch import ingest_args, launch, records_here
 from thoth.writes.run_records import ENDED, RUNS_KEPT, active, state_of
 from thoth.writes.runs import collection_name, slug
 
@@ -76,13 +76,18 @@ def start(
         uri=spec.uri,
         heartbeat_at=now,
     )
-    store.record_run(run, RUNS_KEPT)
+    here = records_here(settings)
+    if here:
+        store.record_run(run, RUNS_KEPT)
+    args = ingest_args(spec, name, run.run_id, settings.db_uri, trigger=trigger, started_by=run.started_by)
     try:
-        execution = launch(settings, ingest_args(spec, name, run.run_id, settings.db_uri))
+        execution = launch(settings, args)
     except Exception as exc:
-        store.update_run(run.run_id, {"state": "failed", "error": str(exc), "ended_at": datetime.now(UTC)})
+        if here:
+            store.update_run(run.run_id, {"state": "failed", "error": str(exc), "ended_at": datetime.now(UTC)})
         raise
-    store.update_run(run.run_id, {"execution": execution})
+    if here:
+        store.update_run(run.run_id, {"execution": execution})
     return replace(run, execution=execution)
 
 
@@ -130,13 +135,22 @@ def get(store: Store, run_id: str) -> IngestRun:
     return run
 
 
-def cancel(store: Store, run_id: str) -> IngestRun:
-    """Ask a run to stop after its current batch (what it wrote stays; nothing is half-written)."""
+def cancel(store: Store, settings: Settings, run_id: str) -> IngestRun:
+    """Ask a run to stop after its current batch (what it wrote stays; nothing is half-written): the flag on
+    its record, set here or, where the server only reads the index, by an execution of the job."""
     run = get(store, run_id)
     if state_of(run) in (*ENDED, "lost"):
         return run
-    store.update_run(run_id, {"cancel": True})
+    if records_here(settings):
+        flag_cancel(store, run_id)
+    else:
+        launch(settings, ["cancel", "--run-id", run_id, "--db", settings.db_uri])
     return replace(run, cancel=True)
+
+
+def flag_cancel(store: Store, run_id: str) -> None:
+    """The cancel flag on a run's record (`thoth ingest cancel --run-id ID`; the run reads it with its beat)."""
+    store.update_run(run_id, {"cancel": True})
 
 
 def wait(store: Store, run_id: str, report: Callable[[IngestRun], None], timeout: float) -> IngestRun:
@@ -161,9 +175,9 @@ class Removed:
     chunks: int
 
 
-def remove(store: Store, source_id: str) -> Removed:
-    """Delete a collection: its tree, documents, chunks, partitions, its row and what its runs remembered.
-    Documents go first: searches serve only what a documents row points at."""
+def remove(store: Store, settings: Settings, source_id: str) -> Removed:
+    """Delete a collection (here, or where the server only reads the index, by an execution of the job); what
+    it held."""
     source = _source(store, source_id)
     if source is None:
         raise NotFound(f"source {source_id!r} is not indexed (list_collections lists the sources)", argument="source")
@@ -174,11 +188,20 @@ def remove(store: Store, source_id: str) -> Removed:
             argument="source",
         )
     scope = {"source_id": source_id}
-    documents = store.count_of(Document, {**scope, "status": "ok"})
-    chunks = store.count_of(Chunk, scope)
+    held = Removed(source_id, store.count_of(Document, {**scope, "status": "ok"}), store.count_of(Chunk, scope))
+    if records_here(settings):
+        remove_collection(store, source_id)
+    else:
+        launch(settings, ["remove", "--name", source_id, "--db", settings.db_uri])
+    return held
+
+
+def remove_collection(store: Store, source_id: str) -> None:
+    """Delete a collection: its tree, documents, chunks, partitions, its row and what its runs remembered
+    (`thoth ingest remove --name ID`). Documents go first: searches serve only what a documents row points at."""
+    scope = {"source_id": source_id}
     store.drop_tree(source_id)
     for record in (Document, Chunk, Partition, Source):
         if store.has(record):
             store.remove(record, scope)
     store.delete_settings([WEB_STATE_KEY.format(source_id=source_id), GIT_STATE_KEY.format(source_id=source_id)])
-    return Removed(source_id, documents, chunks)

@@ -133,7 +133,7 @@ def remove_source(app: Thoth, source: SourceId) -> SourceRemoved:
     from thoth.writes import source_runs
 
     _writable(source, "source")
-    removed = source_runs.remove(app.store, source)
+    removed = source_runs.remove(app.store, app.settings, source)
     return SourceRemoved(source=removed.source_id, documents=removed.documents, chunks=removed.chunks)
 
 
@@ -163,7 +163,7 @@ def cancel_run(app: Thoth, run_id: RunId) -> Run:
     from thoth.writes import source_runs
 
     _writable(_readable(source_runs.get(app.store, run_id), run_id).source_id, "source")
-    return Run.of(source_runs.cancel(app.store, run_id))
+    return Run.of(source_runs.cancel(app.store, app.settings, run_id))
 
 
 def register(mcp: MCPServer, app: Thoth) -> None:

@@ -3,12 +3,13 @@
 It has what real sites have: robots.txt (disallowing /docs/private/, naming a sitemap index), a
 sitemap index and its sitemap, llms.txt, a redirect, a 404, a page slower than a short timeout, a
 non-HTML file, a page over a small size limit, and ETag / Last-Modified on every page, honoured with
-304. Pages can be changed, removed or dropped from the sitemap while it runs; every request is logged
-with whether it was conditional.
+304; or (`gzipped`) only a gzipped sitemap index of gzipped sitemaps. Pages can be changed, removed or
+dropped from the sitemap while it runs; every request is logged with whether it was conditional.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import threading
 import time
@@ -70,6 +71,7 @@ class Site:
     modified: dict[str, float] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     busy_once: set[str] = field(default_factory=set)
+    gzipped: bool = False  # publish only gzipped sitemaps: robots.txt names sitemap_index.xml.gz
 
     @property
     def url(self) -> str:
@@ -84,6 +86,15 @@ class Site:
         urls = "".join(f"<url><loc>{self.url}{p}</loc></url>" for p in self.sitemap)
         ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
         index = f"{self.url}/docs/sitemap-pages.xml"
+        if self.gzipped:  # what large sites do: a gzipped index of gzipped sitemaps, nothing else
+            pages_gz = gzip.compress(f"<urlset {ns}>{urls}</urlset>".encode())
+            index_xml = f"<sitemapindex {ns}><sitemap><loc>{index}.gz</loc></sitemap></sitemapindex>"
+            robots = f"User-agent: *\nSitemap: {self.url}/sitemap_index.xml.gz\n"
+            return {
+                "/robots.txt": ("text/plain", robots.encode()),
+                "/sitemap_index.xml.gz": ("application/gzip", gzip.compress(index_xml.encode())),
+                "/docs/sitemap-pages.xml.gz": ("application/x-gzip", pages_gz),
+            }
         return {
             "/robots.txt": (
                 "text/plain",

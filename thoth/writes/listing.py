@@ -22,9 +22,12 @@ class Listing:
     failures: list[tuple[str, str]] = field(default_factory=list)  # (key or URL, reason): in the run summary
     kind: str | None = None  # the source's kind when the files do not decide it
     state: dict[str, str] = field(default_factory=dict)  # settings to write once the run is written
+    by_key: tuple[int, int] | None = None  # (task, tasks): this task's share of a crawl split by key
 
     def save(self, store: Store) -> None:
         for key, value in self.state.items():
+            if self.by_key is not None:  # the other tasks' pages stay in the state the next crawl starts from
+                value = web.merged_state(saved_state(store, key), value, *self.by_key)
             store.set_setting(key, value)
 
 
@@ -33,7 +36,8 @@ def list_source(store: Store, settings: Settings, spec: SourceSpec, source_id: s
     if spec.kind == "web":
         key = WEB_STATE_KEY.format(source_id=source_id)
         crawl = web.crawl(spec, settings, web.load_state(saved_state(store, key)))
-        return Listing(crawl.objects, crawl.failures, "handbook", {key: crawl.state_json()})
+        share = (settings.task_index, settings.task_count) if crawl.split else None
+        return Listing(crawl.objects, crawl.failures, "handbook", {key: crawl.state_json()}, share)
     if spec.kind == "git":
         key = GIT_STATE_KEY.format(source_id=source_id)
         read = git_source.read(spec, settings, saved_state(store, key))

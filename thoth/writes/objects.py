@@ -7,6 +7,7 @@ document) are listed beside the documents they describe.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -30,6 +31,11 @@ class SourceObject:
     bucket: str | None = None
     fingerprint: str | None = None  # content identity from the listing (None: hash the bytes)
     format: str = ""  # names the parser when the key's suffix does not (workshop units)
+
+
+def in_shard(value: str, index: int, count: int) -> bool:
+    """Whether `value` (a content fingerprint, or a key) is the share of parallel task `index` of `count`."""
+    return count <= 1 or int(hashlib.sha256(value.encode()).hexdigest()[:12], 16) % count == index
 
 
 def is_sidecar(key: str) -> bool:

@@ -9,7 +9,6 @@ Parallel tasks leave the RAPTOR tree to a run with one task.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import logging
 import re
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ from thoth.records import Document, Source
 from thoth.retrieval.source_ref import content_hash
 from thoth.source_spec import SourceSpec, is_git_url
 from thoth.writes import git_source, web
-from thoth.writes.objects import SourceError, SourceObject, is_sidecar
+from thoth.writes.objects import SourceError, SourceObject, in_shard, is_sidecar
 from thoth.writes.parsers import MARKDOWN_SUFFIXES, PDF_SUFFIXES
 from thoth.writes.tree import TreeResult
 
@@ -123,10 +122,6 @@ def collection_name(source: str, name: str | None = None) -> str:
     return source.rstrip("/").rsplit("/", 1)[-1]
 
 
-def in_shard(fingerprint: str, index: int, count: int) -> bool:
-    return count <= 1 or int(hashlib.sha256(fingerprint.encode()).hexdigest()[:12], 16) % count == index
-
-
 def source_kind(keys: list[str]) -> str:
     suffixes = {k.rsplit(".", 1)[-1].lower() for k in keys}
     if suffixes & {s.lstrip(".") for s in MARKDOWN_SUFFIXES}:
@@ -136,25 +131,36 @@ def source_kind(keys: list[str]) -> str:
     return "text"
 
 
-def plan_run(writer: Writer, source_id: str, listing: list[SourceObject], *, only_missing: bool = False) -> Plan:
-    """What one run (or this task's share of it) has to do to bring `source_id` in line with `listing`."""
+def plan_run(
+    writer: Writer, source_id: str, listing: list[SourceObject], *, only_missing: bool = False, by_key: bool = False
+) -> Plan:
+    """What one run (or this task's share of it) has to do to bring `source_id` in line with `listing`.
+
+    `by_key`: the listing is already this task's share, split by key (a crawl split between parallel tasks,
+    thoth/writes/web.py): it is planned against the stored documents of those keys only, and not split again."""
     sidecars = {o.key: o for o in listing if is_sidecar(o.key)}
     objects = [o for o in listing if not is_sidecar(o.key)]
     existing = writer.existing_documents(source_id)
+    index, count = writer.settings.task_index, writer.settings.task_count
+    others: dict[str, Document] = {}
+    if by_key:  # other tasks' keys are theirs to keep, change or remove; their content stays listed
+        others = {k: r for k, r in existing.items() if not in_shard(k, index, count)}
+        existing = {k: r for k, r in existing.items() if k not in others}
+        index, count = 0, 1
     fingerprints = {o.key: o.fingerprint or content_hash(o.read()) for o in objects}
     changed = {o.key for o in objects if writer.changed(o, existing.get(o.key), fingerprints[o.key], sidecars)}
     if only_missing:
         changed = {key for key in changed if key not in existing}
     removed = [] if only_missing else sorted(set(existing) - set(fingerprints))
     # content that leaves with a removed or changed file, unless some listed file still has it
-    listed = set(fingerprints.values())
+    listed = set(fingerprints.values()) | {row_fingerprint(r) for r in others.values()}
     kept = {existing[k].doc_id for k in set(existing) & set(fingerprints) if k not in changed}
+    kept |= {r.doc_id for r in others.values()}
     outdated = [o for o in objects if o.key in changed and writer.outdated(o, existing.get(o.key))]
     reparse = {existing[o.key].doc_id for o in outdated}
     leaving = [existing[k] for k in removed] + [existing[k] for k in sorted(changed) if k in existing]
     stale_rows = {r.doc_id: r for r in leaving if row_fingerprint(r) not in listed and r.doc_id not in kept}
 
-    index, count = writer.settings.task_index, writer.settings.task_count
     mine = [o for o in objects if in_shard(fingerprints[o.key], index, count)]
     stale = {d for d, r in stale_rows.items() if in_shard(row_fingerprint(r), index, count)}
     return Plan(

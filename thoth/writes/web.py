@@ -24,9 +24,11 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 from thoth.config import Settings
 from thoth.retrieval.source_ref import content_hash
 from thoth.source_spec import SourceSpec, glob_regex
-from thoth.writes.objects import SourceError, SourceObject
+from thoth.writes.objects import SourceError, SourceObject, in_shard
 from thoth.writes.parsers import HTML_FORMAT, MARKDOWN_SUFFIXES
 from thoth.writes.web_fetch import HTML_TYPES, Fetcher, origin_of
+
+GZIP_TYPES = ("application/gzip", "application/x-gzip", "application/octet-stream")
 
 log = logging.getLogger("thoth.ingest")
 
@@ -63,6 +65,7 @@ class Crawl:
     seconds: float = 0.0
 
     seeds: dict[str, dict] = field(default_factory=dict)  # seed files' validators and bodies
+    split: bool = False  # one parallel task's share of the pages (by key): the others list the rest
 
     def state_json(self) -> str:
         pages = {url: asdict(page) for url, page in sorted(self.pages.items())}
@@ -86,6 +89,14 @@ def load_state(state: dict) -> Previous:
         return Previous(pages, seeds)
     except (ValueError, TypeError, AttributeError):  # an older or damaged state: crawl without validators
         return Previous()
+
+
+def merged_state(saved: dict, state_json: str, index: int, count: int) -> str:
+    """A split crawl's state with the pages the other tasks keep (each task saves only its share)."""
+    state = json.loads(state_json)
+    others = {u: p for u, p in (saved.get("pages") or {}).items() if not in_shard(str(p.get("key", "")), index, count)}
+    state["pages"] = {**others, **state["pages"]}
+    return json.dumps(state)
 
 
 def collection_name(url: str) -> str:
@@ -165,6 +176,7 @@ class _Crawler:
     def __init__(self, settings: Settings, scope: Scope, previous: dict[str, PageState], fetcher: Fetcher):
         self.settings, self.scope, self.previous, self.fetcher = settings, scope, previous, fetcher
         self.crawl = Crawl(scope.start)
+        self.shard = (settings.task_index, settings.task_count)
         self.seen: set[str] = set()
         self.keys: set[str] = set()
         self.lock = threading.Lock()  # visits run on a thread pool
@@ -176,7 +188,7 @@ class _Crawler:
         queue = named + [f"{scope.origin}/sitemap.xml", f"{scope.prefix}sitemap.xml"]
         read: set[str] = set()
         in_sitemap: list[str] = []
-        xml = ("application/xml", "text/xml", "application/x-xml")
+        xml = ("application/xml", "text/xml", "application/x-xml", *GZIP_TYPES)  # sitemap.xml.gz too
         while queue and len(read) < MAX_SITEMAPS:
             url = queue.pop(0)
             if url in read:
@@ -232,8 +244,15 @@ class _Crawler:
         self._list(url, page, got.body)
         return links
 
+    def mine(self, url_or_key: str, is_key: bool = False) -> bool:
+        """Whether a page is this task's share of a split crawl (every page is, when the crawl is not split)."""
+        key = url_or_key if is_key else self.scope.key(url_or_key)
+        return not self.crawl.split or in_shard(key, *self.shard)
+
     def _list(self, url: str, page: PageState, body: bytes | None) -> None:
         """The page at `url` is the crawl's, and its document listed (once, by key)."""
+        if not self.mine(page.key, is_key=True):  # another task's page (a redirect led here): theirs to list
+            return
         self.crawl.pages[url] = page
         if not self.scope.listed(page.url):  # visited for its links only
             return
@@ -262,9 +281,12 @@ class _Crawler:
 
     def run(self) -> Crawl:
         seeds, in_sitemap = self.seeds()
+        # Parallel tasks split a crawl by page key when a sitemap lists the pages: each fetches its share of
+        # them and follows links into its share only, so N tasks fetch each page once (docs/sources.md)
+        self.crawl.split = self.shard[1] > 1 and bool(in_sitemap)
         # pages a sitemap listed last time and no longer lists are gone, even if a link still points there
         dropped = {u for u, p in self.previous.items() if p.in_sitemap and in_sitemap and u not in in_sitemap}
-        frontier = [u for u in seeds if u not in dropped]
+        frontier = [u for u in seeds if u not in dropped and self.mine(u)]
         self.seen.update(frontier)
         visited: set[str] = set()
         cut = False  # the page or depth limit left URLs unvisited
@@ -278,7 +300,7 @@ class _Crawler:
                 found = list(pool.map(lambda u: self.visit(u, u in in_sitemap), wave))
                 frontier = []
                 for links in found:
-                    fresh = [u for u in links if u not in self.seen and u not in dropped]
+                    fresh = [u for u in links if u not in self.seen and u not in dropped and self.mine(u)]
                     self.seen.update(fresh)
                     frontier += fresh
             cut = cut or bool(frontier)

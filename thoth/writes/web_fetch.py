@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import zlib
 from dataclasses import dataclass, replace
 from email.utils import parsedate_to_datetime
 from urllib import robotparser
@@ -51,6 +52,19 @@ class Fetched:
     @property
     def not_modified(self) -> bool:
         return self.status == 304
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+MAX_UNZIPPED_BYTES = 50 * 1024 * 1024  # the sitemap protocol's limit for one sitemap, uncompressed
+
+
+def gunzip(body: bytes) -> bytes:
+    """A gzipped body, unzipped up to MAX_UNZIPPED_BYTES (a zip bomb stops there); b"" when it is not gzip."""
+    inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        return inflate.decompress(body, MAX_UNZIPPED_BYTES)
+    except zlib.error:
+        return b""
 
 
 class Fetcher:
@@ -103,6 +117,8 @@ class Fetcher:
             etag, modified = got.etag or before.get("etag"), got.last_modified or before.get("last_modified")
             body = before["body"].encode()
             got = replace(got, status=200, body=body, etag=etag, last_modified=modified, content_type=accept[0])
+        if got.ok and got.body[:2] == GZIP_MAGIC:  # a gzipped sitemap (sitemap.xml.gz): kept and read unzipped
+            got = replace(got, body=gunzip(got.body))
         if got.ok and len(got.body) <= MAX_SEED_BYTES and (got.etag or got.last_modified):
             body = got.body.decode("utf-8", "replace")
             self.seeds[url] = {"etag": got.etag, "last_modified": got.last_modified, "body": body}

@@ -94,7 +94,7 @@ class Writer:
             spec = spec.with_scope_of(SourceSpec.of(recorded))
         listed = list_source(self.store, self.settings, spec, source_id)  # a folder, bucket, site or repository
         listing = listed.objects
-        plan = plan_run(self, source_id, listing, only_missing=only_missing)
+        plan = plan_run(self, source_id, listing, only_missing=only_missing, by_key=listed.by_key is not None)
         log.info(
             "source %s: %d files, %d to ingest, %d removed",
             plan.source_id,

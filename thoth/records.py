@@ -120,6 +120,9 @@ class Chunk:
     partition_hash: str | None = None
     figure: str | None = None  # a figure's caption: its picture's name (thoth.store.figures), on page_start
     figure_box: tuple[float, ...] | None = None  # that figure's box on its page: left, bottom, right, top (points)
+    # PDFs: where its text is printed: (page, left, bottom, right, top) after each other, in points; read only
+    # when asked for (thoth.store.schema.ON_DEMAND_COLUMNS)
+    boxes: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)

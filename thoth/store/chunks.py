@@ -27,7 +27,7 @@ from thoth.store import filters
 from thoth.store.held import HeldCopy
 from thoth.store.indexes import FTS_COLUMN, VECTOR_COLUMN
 from thoth.store.lance import Lance
-from thoth.store.schema import CHUNKS, DOCUMENTS, HELD_COLUMNS, RANKING_COLUMNS
+from thoth.store.schema import CHUNKS, DOCUMENTS, HELD_COLUMNS, ON_DEMAND_COLUMNS, RANKING_COLUMNS
 from thoth.store.served import LiveDocuments, Pair, not_among, pair_of
 from thoth.store.tables import Tables, lance_message
 
@@ -97,10 +97,11 @@ async def _vector_index_type(table: Any) -> str | None:
 
 
 def present(record: type, names: list[str], fields: tuple[str, ...] | list[str] | None = None) -> list[str]:
-    """The columns to read for `record`: `fields` (default all its fields), its id always and first,
-    those that a table with columns `names` has."""
+    """The columns to read for `record`: `fields` (default all its fields but those read only when asked,
+    ON_DEMAND_COLUMNS), its id always and first, those that a table with columns `names` has."""
     have = set(names)
-    wanted = field_names(record) if fields is None else (field_names(record)[0], *fields)
+    every = [f for f in field_names(record) if f not in ON_DEMAND_COLUMNS]
+    wanted = every if fields is None else (field_names(record)[0], *fields)
     return [c for c in dict.fromkeys(wanted) if c in have]
 
 

@@ -65,6 +65,9 @@ HELD_COLUMNS = (
     "figure_box",
 )
 
+# Chunk columns read only when a caller names them (`fields`): never by a search, never held in memory.
+ON_DEMAND_COLUMNS = ("boxes",)
+
 SOURCES_SCHEMA = pa.schema(
     [
         pa.field("source_id", pa.string(), nullable=False, metadata=PRIMARY_KEY_METADATA),
@@ -164,6 +167,8 @@ def chunks_schema(dim: int) -> pa.Schema:
             ("partition_hash", pa.string()),  # UUIDv5 of {collection}|{doc_id}|{chunk_hash}
             ("figure", pa.string()),  # a figure caption's picture (thoth.store.figures; added: NULL in older rows)
             ("figure_box", pa.list_(pa.float64())),  # its box on the page: left, bottom, right, top
+            # PDFs: where the chunk's text is printed, (page, left, bottom, right, top) after each other
+            ("boxes", pa.list_(pa.float32())),
         ]
     )
 

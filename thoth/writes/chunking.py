@@ -37,6 +37,7 @@ class Chunk:
     page_start: int | None = None
     page_end: int | None = None
     figure: str = ""  # a figure's caption: the name of its picture (ParsedDocument.figures)
+    boxes: tuple[float, ...] = ()  # PDFs: where its text is printed: (page, left, bottom, right, top) after each other
 
     @property
     def embed_text(self) -> str:
@@ -53,6 +54,37 @@ def embed_text(context: str | None, text: str) -> str:
 class _Unit:
     text: str
     tokens: int
+    block: Block | None = None  # where it was cut from (a PDF block with boxes), and which share of its text
+    share: tuple[float, float] = (0.0, 1.0)
+
+
+def _boxes(units: list[_Unit]) -> tuple[float, ...]:
+    """The printed lines of the blocks `units` were cut from, those their share of the text covers, as
+    rectangles: a line joins the one before on its page when it sits right under it (one paragraph)."""
+    rects: list[list[float]] = []
+    for unit in units:
+        block = unit.block
+        if block is None or not block.boxes:
+            continue
+        start = 0.0
+        for page, left, bottom, right, top, end in block.boxes:
+            if end > unit.share[0] + 1e-9 and start < unit.share[1] - 1e-9:
+                last = rects[-1] if rects else None
+                if any(
+                    r[0] == page and r[1] <= left and r[2] <= bottom and r[3] >= right and r[4] >= top for r in rects
+                ):
+                    pass  # a line an overlap repeats: its rectangle is there
+                elif (
+                    last is not None
+                    and last[0] == page
+                    and -0.5 * (top - bottom) <= last[2] - top <= top - bottom
+                    and min(last[3], right) > max(last[1], left)
+                ):
+                    last[1], last[2], last[3] = min(last[1], left), min(last[2], bottom), max(last[3], right)
+                else:
+                    rects.append([page, left, bottom, right, top])
+            start = end
+    return tuple(round(v, 1) for rect in rects for v in rect)
 
 
 class Chunker:
@@ -112,6 +144,14 @@ class Chunker:
             else:  # code or table: split on lines, then pack lines
                 lines = part.split("\n")
                 units.extend(self._pack_lines(lines, budget))
+        if block.boxes:  # each unit's share of the block's text: where its lines are printed
+            size, at = max(1, len(block.text)), 0
+            for unit in units:
+                found = block.text.find(unit.text, at) if block.kind == "text" else -1
+                start = found if found >= 0 else 0
+                end = start + len(unit.text) if found >= 0 else size
+                unit.block, unit.share = block, (start / size, end / size)
+                at = max(at, start + 1) if found >= 0 else at
         return units
 
     def _table_units(self, text: str, budget: int) -> list[_Unit]:
@@ -163,13 +203,17 @@ class Chunker:
 
     # -- packing --------------------------------------------------------------
 
-    def _pack(self, units: list[_Unit], budget: int, sep: str) -> list[str]:
-        chunks: list[str] = []
+    def _pack(self, units: list[_Unit], budget: int, sep: str) -> list[tuple[str, tuple[float, ...]]]:
+        """Units packed into chunks: each chunk's text and where it is printed (`_boxes`)."""
+        return [(sep.join(u.text for u in group), _boxes(group)) for group in self._groups(units, budget)]
+
+    def _groups(self, units: list[_Unit], budget: int) -> list[list[_Unit]]:
+        chunks: list[list[_Unit]] = []
         current: list[_Unit] = []
         used = 0
         for unit in units:
             if current and used + unit.tokens > budget:
-                chunks.append(sep.join(u.text for u in current))
+                chunks.append(current)
                 carry: list[_Unit] = []  # trailing units of the chunk just closed, as overlap
                 carried = 0
                 for prev in reversed(current):
@@ -181,7 +225,7 @@ class Chunker:
             current.append(unit)
             used += unit.tokens
         if current:
-            chunks.append(sep.join(u.text for u in current))
+            chunks.append(current)
         return chunks
 
     def _context(self, title: str, heading_path: list[str]) -> tuple[str, int]:
@@ -201,23 +245,24 @@ class Chunker:
         for index, section in enumerate(sections):
             context, context_tokens = self._context(title, section.heading_path)
             budget = self.max_tokens - context_tokens - 1
-            pieces: list[tuple[str, str, str, str]] = []  # (text, content type, language, figure)
+            # (text, content type, language, figure, boxes)
+            pieces: list[tuple[str, str, str, str, tuple[float, ...]]] = []
             pending: list[_Unit] = []  # consecutive text blocks are packed together
             for block in section.blocks:
                 if block.kind == "text":
                     pending.extend(self._units(block, budget))
                     continue
-                pieces += [(text, "text", "", "") for text in self._pack(pending, budget, " ")]
+                pieces += [(text, "text", "", "", boxes) for text, boxes in self._pack(pending, budget, " ")]
                 pending = []
                 if block.kind == "table":  # each piece under the table's head: never packed with another
-                    pieces += [(u.text, "table", "", "") for u in self._table_units(block.text, budget)]
+                    boxes = _boxes([_Unit("", 0, block)])
+                    pieces += [(u.text, "table", "", "", boxes) for u in self._table_units(block.text, budget)]
                     continue
-                units = self._units(block, budget)
-                packed = self._pack(units, budget, "\n")
-                pieces += [(text, block.kind, block.language, block.figure) for text in packed]
-            pieces += [(text, "text", "", "") for text in self._pack(pending, budget, " ")]
+                packed = self._pack(self._units(block, budget), budget, "\n")
+                pieces += [(text, block.kind, block.language, block.figure, boxes) for text, boxes in packed]
+            pieces += [(text, "text", "", "", boxes) for text, boxes in self._pack(pending, budget, " ")]
             chunks += [
-                Chunk(text, context, index, kind, language, section.page_start, section.page_end, figure)
-                for text, kind, language, figure in pieces
+                Chunk(text, context, index, kind, language, section.page_start, section.page_end, figure, boxes)
+                for text, kind, language, figure, boxes in pieces
             ]
         return chunks

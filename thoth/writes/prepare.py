@@ -248,6 +248,7 @@ def chunk_rows(source_id: str, chunks: list[tuple[Prepared, int, Chunk]], vector
             tags=tuple(prepared.tags),
             source_ref=str(source_ref(source_id, prepared.obj, chunk.page_start)),
             **_figure(prepared, chunk),
+            boxes=chunk.boxes or None,
         )
         rows.append({**to_row(record), "search_text": f"{chunk.context}\n{searchable(chunk.text)}", "vector": vector})
     return rows

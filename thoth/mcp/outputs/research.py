@@ -13,7 +13,7 @@ from pydantic import Field, PrivateAttr
 
 from thoth.mcp.outputs import Flagged, Output, from_fields
 from thoth.records import Document, Partition
-from thoth.retrieval import citations, documents, figures, research
+from thoth.retrieval import citations, documents, figures, page_images, research
 from thoth.retrieval.documents import CitedChunk, pages
 from thoth.retrieval.origins import Origin
 from thoth.retrieval.source_ref import SourceRef
@@ -298,6 +298,20 @@ class SearchResults(Output):
         return "\n".join(parts)
 
 
+class PageImageInfo(Output):
+    id: str = Field(description="the chunk whose passage is highlighted")
+    page: int
+    width: int = Field(description="pixels")
+    height: int = Field(description="pixels")
+    boxes: list[list[float]] = Field(description="the highlighted rectangles: left, bottom, right, top, in points")
+    mime_type: str = "image/png"
+
+    @classmethod
+    def from_record(cls, page: page_images.PageImage) -> PageImageInfo:
+        boxes = [list(b) for b in page.boxes]
+        return cls(id=page.chunk.chunk_id, page=page.page, width=page.width, height=page.height, boxes=boxes)
+
+
 class Citation(Output):
     url: str
     mode: str = Field(description="signed | gs | portal | file")
@@ -316,6 +330,20 @@ class Citation(Output):
         None, description="signed mode: whether the cited generation can still be opened (false: see note)"
     )
     note: str | None = Field(None, description="what the URL opens when it is not the cited version")
+    page_image: PageImageInfo | None = Field(
+        None, description="page_image: the page shown (the result's image content) with the passage highlighted"
+    )
+    _png: bytes = PrivateAttr(default=b"")
+
+    @property
+    def png(self) -> bytes:
+        return self._png
+
+    def with_page(self, page: page_images.PageImage) -> Citation:
+        """This citation with the page of a passage, highlighted: the picture as image content, its facts here."""
+        shown = self.model_copy(update={"page_image": PageImageInfo.from_record(page)})
+        shown._png = page.png
+        return shown
 
     @classmethod
     def from_record(cls, citation: citations.Citation) -> Citation:

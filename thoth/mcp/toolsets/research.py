@@ -31,9 +31,9 @@ from thoth.mcp.outputs.research import (
 )
 from thoth.mcp.prompts import Question
 from thoth.mcp.roles import current_caller
-from thoth.mcp.tools import advice, expose
+from thoth.mcp.tools import advice, expose, respond
 from thoth.mcp.toolsets import Toolset
-from thoth.retrieval import citations, collections, documents, figures, origins, research
+from thoth.retrieval import citations, collections, documents, figures, origins, page_images, research
 
 WRITES_SETTING = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -164,8 +164,22 @@ def resolve_citation(
         Literal["signed", "gs", "portal", "file"] | None,
         Field(description="signed (V4 signed URL), gs (gs:// URI), portal (THOTH_PORTAL_BASE_URL), file (local)"),
     ] = None,
+    id: Annotated[
+        str | None,
+        Field(
+            description="a chunk id (a search hit's `id`): cite its page, and show it with page_image", max_length=200
+        ),
+    ] = None,
+    page_image: Annotated[
+        bool | None, Field(description="also return the chunk's page as a PNG with its passage highlighted (needs id)")
+    ] = None,
 ) -> Citation:
-    """Turn a source_ref (or bucket + key) into a URL that opens the document at the page."""
+    """Turn a source_ref (or bucket + key, or a chunk's id) into a URL that opens the document at the page;
+    with page_image, the page itself as a PNG, the chunk's passage highlighted."""
+    if page_image and not id:
+        raise ClientError("page_image needs id: the chunk whose passage is shown on its page")
+    if id and not (source_ref or bucket or key):
+        source_ref = documents.get_chunk(app.store, id).source_ref
     with advice(NotFound, "; list_collection_files shows what there is"):
         citation = citations.resolve_citation(
             app.store,
@@ -180,7 +194,19 @@ def resolve_citation(
             highlight=highlight,
             mode=mode,
         )
-    return Citation.from_record(citation)
+    answer = Citation.from_record(citation)
+    if page_image and id:
+        answer = answer.with_page(page_images.highlighted_page(app.store, app.settings, id))
+    return answer
+
+
+def _citation(answer: Citation) -> CallToolResult:
+    """A citation's URL as text (and its links); with page_image, the page as image content after it."""
+    result = respond(answer, answer.render())
+    if answer.png:
+        image = ImageContent(type="image", data=base64.b64encode(answer.png).decode("ascii"), mime_type="image/png")
+        result = result.model_copy(update={"content": [*result.content, image]})
+    return result
 
 
 def fetch_document_chunks(
@@ -271,7 +297,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
         fetch_chunk_partition,
         fetch_chunk_bibtex,
     ):
-        expose(mcp, app, body)
+        expose(mcp, app, body, **({"result": _citation} if body is resolve_citation else {}))
     expose(mcp, app, get_figure, result=_with_picture)
 
 

@@ -25,6 +25,9 @@ class Block:
     kind: str = "text"  # text | code | table | diff | references | caption | figure | algorithm | footnote | ocr
     language: str = ""
     figure: str = ""  # a figure's caption (kind figure): the name of its picture in `ParsedDocument.figures`
+    # PDFs: where the block's lines are printed, in order: (page, left, bottom, right, top, end) per line, `end`
+    # the share of the block's text (0..1) up to that line's end, so a chunk cut from part of it finds its lines
+    boxes: tuple[tuple[int, float, float, float, float, float], ...] = ()
 
 
 @dataclass

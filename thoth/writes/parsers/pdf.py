@@ -55,6 +55,26 @@ def _real_title(title: str) -> str:
     return "" if _PLACEHOLDER_TITLE.match(title) else title
 
 
+def _line_boxes(lines: list[Line]) -> tuple:
+    """Where `lines` are printed, each with the share of their text up to its end (Block.boxes)."""
+    total = sum(len(x.plain) + 1 for x in lines) or 1
+    out, at = [], 0
+    for x in lines:
+        at += len(x.plain) + 1
+        out.append((x.page, round(x.x0, 1), round(x.y0, 1), round(x.x1, 1), round(x.y1, 1), min(1.0, at / total)))
+    return tuple(out)
+
+
+def _shares(boxes: tuple, lo: float, hi: float, start: float, end: float) -> tuple:
+    """The lines of `boxes` over the share lo..hi of their text, that share mapped onto start..end of a new one."""
+    out, before = [], 0.0
+    for *box, share in boxes:
+        if share > lo and before < hi:
+            out.append((*box, start + (min(share, hi) - lo) / max(1e-9, hi - lo) * (end - start)))
+        before = share
+    return tuple(out)
+
+
 def _prose(lines: list[Line], vocab) -> str:
     text = clean_text("\n".join(x.plain for x in lines), vocab)
     return re.sub(r"\s*\n\s*", " ", text).strip()
@@ -90,7 +110,9 @@ def _section_partition(lines: list[Line], path: list[str], references: bool, voc
     blocks = []
     if body:
         blocks.append(
-            Block(_reference_entries(body, vocab), kind="references") if references else Block(_prose(body, vocab))
+            Block(_reference_entries(body, vocab), kind="references", boxes=_line_boxes(body))
+            if references
+            else Block(_prose(body, vocab), boxes=_line_boxes(body))
         )
     blocks += [_float_block(role, float_lines, vocab) for role, float_lines in floats]
     blocks = [b for b in blocks if b.text.strip()]
@@ -103,11 +125,12 @@ def _float_block(role: str, lines: list[Line], vocab) -> Block:
     """A caption, algorithm box or footnote; a caption whose figure was cut as a picture is a `figure`
     block naming it, its caption first and the labels inside the drawing after."""
     if role == "algorithm":
-        return Block(_steps(lines, vocab), kind=role)
+        return Block(_steps(lines, vocab), kind=role, boxes=_line_boxes(lines))
     at = next((i for i, x in enumerate(lines) if x.figure), None)
     if role == "caption" and at is not None:
-        return Block(_prose([*lines[at:], *lines[:at]], vocab), kind="figure", figure=lines[at].figure)
-    return Block(_prose(lines, vocab), kind=role)
+        ordered = [*lines[at:], *lines[:at]]
+        return Block(_prose(ordered, vocab), kind="figure", figure=lines[at].figure, boxes=_line_boxes(ordered))
+    return Block(_prose(lines, vocab), kind=role, boxes=_line_boxes(lines))
 
 
 def _is_references(heading: str) -> bool:
@@ -130,7 +153,8 @@ def _unheaded_references(pages: list[list[Line]]) -> tuple[int, int] | None:
 
 def _table_partition(table: Table, path: list[str], vocab) -> Section:
     text = markdown(table, lambda s: " ".join(clean_text(s, vocab).split()))
-    return Section("page", [Block(text, kind="table")], list(path), page_start=table.pages[0], page_end=table.pages[-1])
+    block = Block(text, kind="table", boxes=_line_boxes(table.lines))
+    return Section("page", [block], list(path), page_start=table.pages[0], page_end=table.pages[-1])
 
 
 def _flush(partitions: list, body: list[Line], held: list[Section], path: list[str], references: bool, vocab) -> None:
@@ -200,10 +224,16 @@ def _join_page_breaks(partitions: list[Section], vocab) -> list[Section]:
                 end = _SENTENCE_END.search(head)
                 cut = end.end() if end else len(head)
                 joined = join_hyphens(f"{tail}\n{head[:cut].rstrip()}", vocab)
-                prev.blocks[0] = Block(re.sub(r"\s*\n\s*", " ", joined))
+                text = re.sub(r"\s*\n\s*", " ", joined)
+                moved = cut / max(1, len(head))  # the share of the next page's text that joins this one
+                kept = len(tail) / max(1, len(text))
+                boxes = _shares(prev.blocks[0].boxes, 0.0, 1.0, 0.0, kept)
+                boxes += _shares(section.blocks[0].boxes, 0.0, moved, kept, 1.0)
+                prev.blocks[0] = Block(text, boxes=boxes)
                 prev.page_end = section.page_start
                 rest = head[cut:].strip()
-                section.blocks = ([Block(rest)] if rest else []) + section.blocks[1:]
+                rest_boxes = _shares(section.blocks[0].boxes, moved, 1.0, 0.0, 1.0)
+                section.blocks = ([Block(rest, boxes=rest_boxes)] if rest else []) + section.blocks[1:]
                 if not section.blocks:
                     continue
         out.append(section)

@@ -166,6 +166,12 @@ def test_search_then_follow_a_citation(browser, console_server: LiveServer, shot
     cited = browser.find_element("css selector", "li.chunk.cited")
     assert cited.is_displayed() and in_viewport(browser, cited)
     assert "The cited passage" in cited.text and "forklift operators" in cited.text
+    # the passage on its page: a PNG of the page, the passage highlighted (thoth/retrieval/page_images.py)
+    picture = cited.find_element("css selector", "figure.on-page img")
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(browser, 60).until(lambda b: b.execute_script("return arguments[0].complete", picture))
+    assert browser.execute_script("return arguments[0].naturalWidth", picture) > 500  # the page, not a broken image
     words = visible_text(browser)
     assert "Quarterly Report" in words and "Ada Lovelace" in words
     browser.find_element("css selector", "details.bibtex summary").click()

@@ -56,6 +56,12 @@ def _document_bytes(store: Store, settings: Settings, chunk: Chunk) -> bytes:
     return path.read_bytes()
 
 
+def has_place(store: Store, chunk_id: str) -> bool:
+    """Whether the index kept where chunk `chunk_id`'s text is printed (a PDF passage ingested with boxes)."""
+    found = store.first(Chunk, {"chunk_id": chunk_id.strip()}, fields=["boxes"])
+    return bool(found and found.boxes)
+
+
 def highlighted_page(store: Store, settings: Settings, chunk_id: str, source_id: str | None = None) -> PageImage:
     """The page of chunk `chunk_id` (its first) as a PNG, with the lines of its text highlighted there."""
     import pypdfium2 as pdfium

@@ -26,6 +26,7 @@ def console_app(app: Thoth) -> Router:
             Route("/collections/{name:path}", pages.collection, methods=["GET"], name="collection"),
             Route("/runs/{name:path}", pages.runs, methods=["GET"], name="runs"),
             Route("/documents/{document_id}", pages.document, methods=["GET"], name="document"),
+            Route("/documents/{document_id}/page.png", pages.page_image, methods=["GET"], name="page_image"),
             Route("/cite", pages.cite, methods=["GET"], name="cite"),
             Route("/search", pages.search, methods=["GET"], name="search"),
             Route("/trees/{collection}", pages.tree_levels, methods=["GET"], name="tree"),

@@ -23,7 +23,7 @@ from thoth.mcp.outputs.research import Citation as CitationInfo
 from thoth.mcp.outputs.research import CollectionInfo, DocumentChunks
 from thoth.mcp.outputs.workshop import ContextBundle
 from thoth.records import Hit, IngestRun, Source
-from thoth.retrieval import citations, collections, documents, origins, sources, tree, workshops
+from thoth.retrieval import citations, collections, documents, origins, page_images, sources, tree, workshops
 from thoth.retrieval.search import explained_search, ranking_for
 from thoth.retrieval.sources import source_ids
 from thoth.retrieval.workshops import StepChanges
@@ -236,9 +236,22 @@ class Console:
             outline=outline,
             listing=listing,
             chunk_id=chunk_id,
+            on_page=bool(chunk_id) and page_images.has_place(self.store, chunk_id),
             number=number,
             pages=pages,
         )
+
+    @page
+    def page_image(self, request: Request) -> Response:
+        """A document's page as a PNG with a passage highlighted (`?chunk=`): the cited passage where it is printed."""
+        chunk_id = request.query_params.get("chunk", "").strip()
+        if not chunk_id:
+            raise BadArgument("chunk must be the id of the passage to show on its page")
+        rows = documents.find_document(self.store, request.path_params["document_id"])
+        shown = page_images.highlighted_page(self.store, self.app.settings, chunk_id, rows[0].source_id)
+        if shown.chunk.doc_id != rows[0].doc_id:
+            raise NotFound(f"chunk {chunk_id!r} is not a passage of this document")
+        return Response(shown.png, media_type="image/png", headers={"cache-control": "private, max-age=300"})
 
     @page
     def cite(self, request: Request) -> Response:

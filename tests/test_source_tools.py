@@ -43,6 +43,7 @@ ENV = {
     "THOTH_AUTH": "tokens",
     "THOTH_AUTH_TOKENS": READER,
     "THOTH_AUTH_WRITER_TOKENS": WRITER,
+    "THOTH_DOCUMENT_RUN_BYTES": "4000",  # ingest_document of a longer text starts a run
 }  # the crawls keep the default politeness (2 requests a second): the site is small
 
 
@@ -138,6 +139,18 @@ def test_add_source_then_get_run_until_done_then_search_refresh_and_remove(serve
     assert removed["documents"] == run["added"] and removed["chunks"] > 0
     gone = call(server, WRITER, "qurio_search", {"query": "zebrafish", "source_id": "guide"})
     assert gone["isError"] or not gone["structuredContent"]["results"]
+
+
+def test_a_long_ingest_document_is_a_run(server: str) -> None:
+    text = "\n\n".join(f"Paragraph {i}: the lighthouse keeper logs the tide at {i} o'clock." for i in range(120))
+    started = ok(server, "ingest_document", {"dataset_id": "logbook", "file_content": text, "source": "log.md"})
+    assert started["status"] == "started" and started["run_id"] and started["chunks"] == 0
+    run = until_ended(server, started["run_id"])
+    assert run["state"] == "done" and run["trigger"] == "document" and run["added"] == 1, run
+    hits = ok(server, "retrieve_documents", {"dataset_id": "logbook", "query": "lighthouse keeper tide"})
+    assert "lighthouse keeper" in hits["results"][0]["text"]
+    short = ok(server, "ingest_document", {"dataset_id": "logbook", "file_content": "A short note.", "source": "n.md"})
+    assert short["status"] == "ingested" and short["run_id"] is None  # a short text is written at once
 
 
 def rows(db: str, source_id: str) -> tuple[set, set, set]:

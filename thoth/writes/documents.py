@@ -45,9 +45,30 @@ def ingest_text(
     tags: list[str] | None = None,
     *,
     started_by: str = "",
+    record: bool = True,
 ) -> tuple[str, RunSummary]:
     """(the document's key, what the run did); a run that wrote something is recorded in the ingest history
-    as started by `started_by` (the caller)."""
+    as started by `started_by` (the caller), unless `record` is off (a recorded run's own, thoth/writes/job.py)."""
+    check_document(store, dataset_id, content)
+    data = content.encode("utf-8")
+    key = document_key(data, source)
+    # a URL source is what citations show, so it must pass the citation URL rule; a bare path only names
+    # the document, which is then cited by Thoth's own doc:// reference
+    if source and citation_urls.is_url(source):
+        uri = citation_urls.check(source.strip(), "source", writer.settings)
+    else:
+        uri = format_ref(dataset_id, key)
+    obj = SourceObject(key=key, uri=uri, size=len(data), read=lambda: data)
+    started_at = datetime.now(UTC)
+    summary = writer.add_document(dataset_id, obj, name=dataset_id, uri=TEXT_URI, tags=tags)
+    if summary.changed and record:
+        run = summarise([summary], trigger="document", started_by=started_by or "local", started_at=started_at)
+        record_run(store, run)
+    return key, summary
+
+
+def check_document(store: Store, dataset_id: str, content: str) -> None:
+    """Refuse a dataset id or text `ingest_document` cannot take, naming the argument."""
     if not DATASET_ID.match(dataset_id):
         raise ClientError(
             f"dataset_id must be 1-64 lowercase letters, digits and '-', starting with a letter or digit; "
@@ -61,18 +82,3 @@ def ingest_text(
             f"dataset {dataset_id!r} is synced from a folder or bucket by the ingest job; ingest_document "
             f"adds to datasets it created itself: choose a new dataset_id"
         )
-    data = content.encode("utf-8")
-    key = document_key(data, source)
-    # a URL source is what citations show, so it must pass the citation URL rule; a bare path only names
-    # the document, which is then cited by Thoth's own doc:// reference
-    if source and citation_urls.is_url(source):
-        uri = citation_urls.check(source.strip(), "source", writer.settings)
-    else:
-        uri = format_ref(dataset_id, key)
-    obj = SourceObject(key=key, uri=uri, size=len(data), read=lambda: data)
-    started_at = datetime.now(UTC)
-    summary = writer.add_document(dataset_id, obj, name=dataset_id, uri=TEXT_URI, tags=tags)
-    if summary.changed:
-        run = summarise([summary], trigger="document", started_by=started_by or "local", started_at=started_at)
-        record_run(store, run)
-    return key, summary

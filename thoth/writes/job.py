@@ -12,6 +12,7 @@ written stays, and running again finishes the work (Cloud Run Jobs retry such a 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import signal
 import sys
@@ -67,11 +68,12 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
     parser.add_argument(
         "command",
         nargs="?",
-        choices=["run", "missing", "maintain", "cancel", "remove"],
+        choices=["run", "missing", "maintain", "cancel", "remove", "document"],
         default="run",
         help="run: sync the collection with the source (default); missing: ingest only files it lacks; "
         "maintain: compact the index and clean its old versions; cancel: ask the recorded run --run-id to stop "
-        "after its current batch; remove: delete the collection --name (documents, chunks, tree)",
+        "after its current batch; remove: delete the collection --name (documents, chunks, tree); document: "
+        "ingest_document's long text staged in --document (a recorded run the server started)",
     )
     parser.add_argument(
         "--source",
@@ -115,6 +117,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
         help="the recorded run this is (add_source, refresh_source): its progress and end are written to it, "
         "and cancel_run stops it",
     )
+    parser.add_argument("--document", help=argparse.SUPPRESS)  # a staged ingest_document (JSON), with `document`
     parser.add_argument("--trigger", default="job", help=argparse.SUPPRESS)  # what started a recorded run
     parser.add_argument("--started-by", default="", help=argparse.SUPPRESS)  # and who
     args = parser.parse_args(argv)
@@ -122,6 +125,8 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
         parser.error("--reembed takes no --source, --rebuild-trees or command: it re-embeds the whole index")
     if args.command == "cancel" and not args.run_id:
         parser.error("cancel needs --run-id")
+    if args.command == "document" and not (args.document and args.run_id):
+        parser.error("document needs --document and --run-id")
     if args.command == "remove" and not args.name:
         parser.error("remove needs --name (the collection's id)")
     if not args.source and not args.rebuild_trees and not args.reembed and args.command in ("run", "missing"):
@@ -137,6 +142,8 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
         return run_maintenance(settings)
     if args.command in ("cancel", "remove"):
         return manage(settings, args.command, args.run_id, args.name)
+    if args.command == "document":
+        return ingest_staged(settings, args.document, args.run_id, args.started_by)
     stop = threading.Event()
     received = stop_on_signals(stop)
 
@@ -283,6 +290,45 @@ def manage(settings: Settings, command: str, run_id: str | None, source_id: str 
     except StoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    return 0
+
+
+def ingest_staged(settings: Settings, staged: str, run_id: str, started_by: str) -> int:
+    """`document`: the long text an `ingest_document` call staged, ingested as its recorded run."""
+    from pathlib import Path
+
+    from thoth.writes.documents import ingest_text
+
+    path = Path(staged)
+    document = json.loads(path.read_text())
+    writer = Writer(settings)
+    started_at = datetime.now(UTC)
+    recorded = IngestRun(
+        run_id, document["dataset_id"], "document", started_by, started_at, uri="mcp://ingest_document"
+    )
+    stop = threading.Event()
+    watch = RunWatch(writer.store, recorded, stop)
+    try:
+        with watch:
+            _, summary = ingest_text(
+                writer,
+                writer.store,
+                document["dataset_id"],
+                document["content"],
+                document["source"],
+                document["tags"],
+                started_by=started_by,
+                record=False,
+            )
+    except (StoreError, EmbedderUnavailable, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        failed = summarise([], trigger="document", started_by=started_by, started_at=started_at, error=str(exc))
+        finish(writer.store, run_id, failed)
+        return 1
+    finally:
+        path.unlink(missing_ok=True)
+    finish(writer.store, run_id, summarise([summary], trigger="document", started_by=started_by, started_at=started_at))
+    print(summary.render())
     return 0
 
 

@@ -9,11 +9,13 @@ server instance answers for any run.
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from pathlib import Path
 
 from thoth.config import Settings
 from thoth.errors import ClientError, NotFound
@@ -21,7 +23,7 @@ from thoth.records import Chunk, Document, IngestRun, Partition, Source
 from thoth.retrieval.origins import GIT_STATE_KEY, WEB_STATE_KEY
 from thoth.source_spec import ScopeError, SourceSpec
 from thoth.store import Store
-from thoth.writes.launch import ingest_args, launch, records_here
+from thoth.writes.launch import ingest_args, launch, launch_local, records_here
 from thoth.writes.run_records import ENDED, RUNS_KEPT, active, state_of
 from thoth.writes.runs import collection_name, slug
 
@@ -126,6 +128,47 @@ def refresh(store: Store, settings: Settings, source_id: str, *, caller: str) ->
             argument="source",
         )
     return start(store, settings, spec, source.name or source_id, source_id, trigger="refresh_source", caller=caller)
+
+
+def start_document(
+    store: Store,
+    settings: Settings,
+    dataset_id: str,
+    content: str,
+    source: str | None,
+    tags: list[str] | None,
+    *,
+    caller: str,
+) -> IngestRun:
+    """`ingest_document` of a long text as a run of its own (a child process): the text is staged in
+    THOTH_CACHE_DIR/runs/ID.json for `thoth ingest document --document FILE`, which deletes it."""
+    from thoth.writes.documents import TEXT_URI, check_document
+
+    check_document(store, dataset_id, content)
+    run = IngestRun(
+        run_id=uuid.uuid4().hex,
+        source_id=dataset_id,
+        trigger="document",
+        started_by=caller or "local",
+        started_at=datetime.now(UTC),
+        state="queued",
+        uri=TEXT_URI,
+        heartbeat_at=datetime.now(UTC),
+    )
+    staged = Path(settings.cache_dir).expanduser() / "runs" / f"{run.run_id}.json"
+    staged.parent.mkdir(parents=True, exist_ok=True)
+    staged.write_text(json.dumps({"dataset_id": dataset_id, "content": content, "source": source, "tags": tags}))
+    store.record_run(run, RUNS_KEPT)
+    args = ["document", "--document", str(staged), "--db", settings.db_uri, "--run-id", run.run_id]
+    args += ["--trigger", "document", "--started-by", run.started_by]
+    try:
+        execution = launch_local(settings, args)
+    except Exception as exc:
+        staged.unlink(missing_ok=True)
+        store.update_run(run.run_id, {"state": "failed", "error": str(exc), "ended_at": datetime.now(UTC)})
+        raise
+    store.update_run(run.run_id, {"execution": execution})
+    return replace(run, execution=execution)
 
 
 def get(store: Store, run_id: str) -> IngestRun:

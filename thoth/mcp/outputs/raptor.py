@@ -88,11 +88,19 @@ class Ingested(Output):
     dataset_id: str
     doc_id: str
     key: str = Field(description="the document's path inside the dataset")
-    status: Literal["ingested", "unchanged"]
+    status: Literal["ingested", "unchanged", "started"]
     chunks: int
     tree: str | None = Field(description="what the tree update did")
+    run_id: str | None = Field(
+        default=None, description="a long text is ingested by a run of its own: follow it with get_run"
+    )
 
     def render(self) -> str:
+        if self.status == "started":
+            return (
+                f"Started ingesting the document into dataset {self.dataset_id} (document ID {self.doc_id}) as run "
+                f"{self.run_id}: follow it with get_run."
+            )
         return (
             f"Successfully ingested document into dataset {self.dataset_id}. Document ID: {self.doc_id}, "
             f"Chunks: {self.chunks}" + (f" ({self.status})" if self.status == "unchanged" else "")

@@ -90,7 +90,8 @@ def ingest_document(
 ) -> Ingested:
     """Ingest a text document into a dataset: chunked, embedded and indexed, and the dataset's tree updated.
 
-    The same source (or, without one, the same text) replaces the earlier version.
+    The same source (or, without one, the same text) replaces the earlier version. A long text is ingested
+    by a run of its own: the answer is its run_id (status 'started'), which get_run follows.
     """
     if not current_caller().may_write(dataset_id):  # said alike whether the dataset exists or not
         raise ClientError(
@@ -106,8 +107,24 @@ def ingest_document(
             argument="file_content",
         )
     # the writer's modules (chunking, parsers, tree updates) load with the first ingest, not at every start
-    from thoth.writes.documents import ingest_text
+    from thoth.writes.documents import document_key, ingest_text
+    from thoth.writes.launch import records_here
     from thoth.writes.writer import Writer
+
+    if size > app.settings.document_run_bytes and records_here(app.settings):  # a long text: a run of its own
+        from thoth.writes.source_runs import start_document
+
+        run = start_document(app.store, app.settings, dataset_id, file_content, source, tags, caller=caller)
+        data = file_content.encode("utf-8")
+        return Ingested(
+            dataset_id=dataset_id,
+            doc_id=content_hash(data),
+            key=document_key(data, source),
+            status="started",
+            chunks=0,
+            tree=None,
+            run_id=run.run_id,
+        )
 
     with app.writes.hold():  # one write per instance (its memory); Busy, a retryable tool error, after a wait
         embedder = ProgressEmbedder(app.embedder(), progress)  # notifications/progress: chunks embedded

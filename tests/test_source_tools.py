@@ -15,8 +15,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
+import anyio
 import httpx
 import pytest
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult
 
 from tests.conftest import ONNX_CACHE, make_settings, start_server_process, write_docs
 from tests.test_auth import bearer
@@ -139,6 +143,28 @@ def test_add_source_then_get_run_until_done_then_search_refresh_and_remove(serve
     assert removed["documents"] == run["added"] and removed["chunks"] > 0
     gone = call(server, WRITER, "qurio_search", {"query": "zebrafish", "source_id": "guide"})
     assert gone["isError"] or not gone["structuredContent"]["results"]
+
+
+def test_a_client_that_asks_for_progress_is_answered_when_the_run_ends(server: str, site: Site) -> None:
+    notes: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        notes.append((done, total, message))
+
+    async def call_it() -> CallToolResult:
+        async with (
+            httpx.AsyncClient(headers=bearer(WRITER), timeout=httpx.Timeout(30, read=300)) as http,
+            streamable_http_client(f"{server}/mcp", http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            arguments = {"uri": f"{site.url}/docs/", "name": "followed", "include": ["docs/install", "docs/config"]}
+            return await session.call_tool("add_source", arguments, progress_callback=progress)
+
+    result = anyio.run(call_it)
+    assert not result.is_error, result.content
+    assert result.structured_content["state"] == "done" and result.structured_content["added"] == 2
+    assert notes and all("Run " in (message or "") for _, _, message in notes), notes
 
 
 def test_a_long_ingest_document_is_a_run(server: str) -> None:

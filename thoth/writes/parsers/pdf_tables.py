@@ -194,11 +194,25 @@ class _Word:
         return (self.y0 + self.y1) / 2
 
 
+_CENTRES: dict[int, tuple[PageChars, np.ndarray, np.ndarray]] = {}  # the last page's, by id
+
+
+def _centres(chars: PageChars) -> tuple[np.ndarray, np.ndarray]:
+    """The centres of the page's letters, computed once a page (many regions and lines ask)."""
+    known = _CENTRES.get(id(chars))
+    if known is None or known[0] is not chars:
+        boxes = chars.ink_boxes
+        known = (chars, (boxes[:, 0] + boxes[:, 2]) / 2, (boxes[:, 1] + boxes[:, 3]) / 2)
+        _CENTRES.clear()  # one page at a time: the last page's only
+        _CENTRES[id(chars)] = known
+    return known[1], known[2]
+
+
 def _words(chars: PageChars, box: Box) -> list[_Word]:
     """The words whose letters lie in `box`: characters next to each other in PDFium's order, on one
     baseline, with no space and no gap between."""
     boxes = chars.ink_boxes  # left, top, right, bottom
-    cx, cy = (boxes[:, 0] + boxes[:, 2]) / 2, (boxes[:, 1] + boxes[:, 3]) / 2
+    cx, cy = _centres(chars)
     inside = np.flatnonzero((cx >= box[0]) & (cx <= box[2]) & (cy >= box[1]) & (cy <= box[3]))
     words: list[_Word] = []
     prev_index = -2
@@ -420,9 +434,7 @@ def find_tables(page, chars: PageChars, lines: list[Line], number: int, open_tab
         return []
     horizontal, vertical = rulings(page)
     captions = [_before_rule(c, horizontal) for c in captions]
-    regions = _ruled_regions(
-        horizontal, vertical, [c[0] for c in captions], [x for x in lines if _sentence(chars, x)], lines
-    )
+    regions = _ruled_regions(horizontal, vertical, [c[0] for c in captions], [x for x in lines if _sentence(x)], lines)
     tables: list[Table] = []
     used: set[int] = set()
     side = _caption_side(captions, regions)
@@ -469,13 +481,13 @@ def find_tables(page, chars: PageChars, lines: list[Line], number: int, open_tab
     return sorted(tables, key=lambda t: min((x.index for x in t.lines), default=0))
 
 
-def _sentence(chars: PageChars, line: Line) -> bool:
-    """A line of running text: ten words or more, most of them words of letters, set a word space apart
-    (a header row of words stands apart in columns)."""
+def _sentence(line: Line) -> bool:
+    """A line of running text: ten words or more, most of them words of letters, none set wide apart (a
+    header row of words stands apart in columns: the line reader marks such a gap in `names`)."""
     words = line.plain.split()
     if len(words) < 10 or sum(w.strip(".,;:()").isalpha() for w in words) < 0.7 * len(words):
         return False
-    return not _table_like(chars, line)
+    return line.names.count(", ") <= line.text.count(", ")
 
 
 def _spread(caption: list[Line]) -> Box:
@@ -529,7 +541,7 @@ def _ruled_table(
         if id(x) not in taken
         and not x.role
         and not TABLE_CAPTION.match(x.plain.strip())
-        and not _sentence(chars, x)
+        and not _sentence(x)
         and _overlap(box[0], box[2], x.x0, x.x1) > 0
     ]
     grown = True

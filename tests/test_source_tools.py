@@ -95,6 +95,28 @@ def until_ended(url: str, run_id: str, timeout: float = 240) -> dict:
         time.sleep(0.5)
 
 
+def followed(server: str, name: str, arguments: dict) -> dict:
+    """A call by the SDK's client with a progressToken: progress until the run ends, then the ended run."""
+    notes: list[str | None] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        notes.append(message)
+
+    async def call_it() -> CallToolResult:
+        async with (
+            httpx.AsyncClient(headers=bearer(WRITER), timeout=httpx.Timeout(30, read=300)) as http,
+            streamable_http_client(f"{server}/mcp", http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return await session.call_tool(name, arguments, progress_callback=progress)
+
+    result = anyio.run(call_it)
+    assert not result.is_error, result.content
+    assert notes and all(message and message.startswith("Run ") for message in notes), notes
+    return result.structured_content
+
+
 def test_a_reader_sees_and_calls_none_of_them(server: str) -> None:
     def names(token: str) -> set[str]:
         answer = httpx.post(
@@ -133,7 +155,7 @@ def test_add_source_then_get_run_until_done_then_search_refresh_and_remove(serve
     hits = ok(server, "qurio_search", {"query": "zebrafish setting in agent.toml", "source_id": "guide", "limit": 3})
     assert hits["results"] and hits["results"][0]["url"].startswith(f"{site.url}/docs/install")
 
-    again = until_ended(server, ok(server, "refresh_source", {"source": "guide"})["run_id"])
+    again = followed(server, "refresh_source", {"source": "guide"})  # a client that asked for progress
     assert again["state"] == "done" and again["added"] == 0 and again["unchanged"] == run["added"]
     assert not any(p in ("/docs/big", "/docs/slow") for p, _, _ in site.requests)  # the recorded scope applied
     listed = ok(server, "list_runs", {"source": "guide"})["runs"]
@@ -143,28 +165,6 @@ def test_add_source_then_get_run_until_done_then_search_refresh_and_remove(serve
     assert removed["documents"] == run["added"] and removed["chunks"] > 0
     gone = call(server, WRITER, "qurio_search", {"query": "zebrafish", "source_id": "guide"})
     assert gone["isError"] or not gone["structuredContent"]["results"]
-
-
-def test_a_client_that_asks_for_progress_is_answered_when_the_run_ends(server: str, site: Site) -> None:
-    notes: list[tuple[float, float | None, str | None]] = []
-
-    async def progress(done: float, total: float | None, message: str | None) -> None:
-        notes.append((done, total, message))
-
-    async def call_it() -> CallToolResult:
-        async with (
-            httpx.AsyncClient(headers=bearer(WRITER), timeout=httpx.Timeout(30, read=300)) as http,
-            streamable_http_client(f"{server}/mcp", http_client=http) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            arguments = {"uri": f"{site.url}/docs/", "name": "followed", "include": ["docs/install", "docs/config"]}
-            return await session.call_tool("add_source", arguments, progress_callback=progress)
-
-    result = anyio.run(call_it)
-    assert not result.is_error, result.content
-    assert result.structured_content["state"] == "done" and result.structured_content["added"] == 2
-    assert notes and all("Run " in (message or "") for _, _, message in notes), notes
 
 
 def test_a_long_ingest_document_is_a_run(server: str) -> None:

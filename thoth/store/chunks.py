@@ -353,7 +353,10 @@ class ChunkSearch:
             return []
         search = table.query().nearest_to_text(query)
         if where:
-            search = search.where(where)  # a prefilter, as for vectors
+            # a prefilter, as for vectors (a caller's readable collections too: the list stays full). Not a
+            # mask over a deeper unfiltered list: LanceDB scores the rows its index has not taken in yet
+            # otherwise with a filter, so the two orders differ (measured), and the prefilter is the reference
+            search = search.where(where)
         try:
             # _score named: Lance warns on every search whose columns leave it out
             rows = await self._search_rows(table, search, limit, "_score", reading)

@@ -5,6 +5,7 @@ A user's string only ever becomes a quoted SQL literal, never SQL.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 
 from thoth.errors import ClientError
@@ -139,6 +140,7 @@ def where(conditions: Mapping[str, object | None]) -> str | None:
     return " AND ".join(parts) or None
 
 
+@functools.lru_cache(maxsize=256)  # one per distinct set of grants in use; built on every search otherwise
 def within(collections: Collections) -> str | None:
     """The rows of `collections` (a caller's readable set), None for every collection: a prefilter."""
     if collections.every:

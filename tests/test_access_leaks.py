@@ -40,6 +40,8 @@ collections:
     writers: ["alice@example.com"]
   zorblax-hooks:
     readers: ["domain:people.example.com", "alice@example.com"]
+  quokka-notes:
+    writers: ["alice@example.com"]
 """
 ALICE = "alice@example.com"
 BOB = "bob@example.com"
@@ -244,6 +246,13 @@ def test_writes_need_the_write_grant(live: LiveServer, key: Key) -> None:
     assert twin["result"]["content"][0]["text"] == refused["result"]["content"][0]["text"].replace(
         "hr-quokka", "never-made"
     )
+    # alice creates quokka-notes (the file names her its writer), not the handbook (the default names no writer)
+    notes = {"dataset_id": "quokka-notes", "file_content": "A new quokka policy."}
+    written = rpc(live, alice(key), "tools/call", {"name": "ingest_document", "arguments": notes}).json()["result"]
+    assert not written["isError"] and written["structuredContent"]["chunks"] >= 1, written
+    handbook = {"dataset_id": "handbook", "file_content": "x"}
+    refused = rpc(live, alice(key), "tools/call", {"name": "ingest_document", "arguments": handbook}).json()
+    assert "may not write" in refused["result"]["content"][0]["text"]
 
 
 def test_resources_prompts_and_completions_hide_it(live: LiveServer, key: Key, hidden_ids: list[str]) -> None:
@@ -315,11 +324,11 @@ def test_the_store_filters_in_the_query_so_top_k_stays_full(shared_index: Settin
 
     store = Store(shared_index)
     handbook_only = store.reading(Collections(frozenset({"handbook"}), all_but=False))
-    not_hidden = store.reading(Collections(frozenset(HIDDEN), all_but=True))
+    not_hidden = store.reading(Collections(frozenset({*HIDDEN, "quokka-notes"}), all_but=True))  # alice wrote it
     vector = get_embedder(shared_index).embed_queries(["quokka payroll ledger entry"])[0]
     everything = store.vector_search(vector, 10)
     assert any(h.chunk.source_id == "hr-quokka" for h in everything)
-    assert {h.chunk.source_id for h in store.keyword_search("quokka zorblax", 10)} == set(HIDDEN)
+    assert set(HIDDEN) <= {h.chunk.source_id for h in store.keyword_search("quokka zorblax", 10)}
     for view, allowed in ((handbook_only, {"handbook"}), (not_hidden, {"handbook", "caching-fundamentals"})):
         in_memory = view.vector_search(vector, 10)  # the held copy, masked
         assert len(in_memory) == 10 and {h.chunk.source_id for h in in_memory} <= allowed

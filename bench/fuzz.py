@@ -235,6 +235,10 @@ def base_arguments(client: httpx.Client, url: str) -> dict[str, dict]:
     pages = tool_call(client, url, "qurio_list_pages", {"source_id": "handbook", "limit": 1}, READER)
     page = pages.result["structuredContent"]["pages"][0]["url"]
     workshop = {"workshop": "caching-fundamentals", "exerciseNumber": 1, "stepNumber": 1}
+    # a figure, where the index has one (a paper with a captioned plot); else a chunk (a refusal it names)
+    figures = tool_call(client, url, "search", {"query": "figure", "content_type": "figure", "top_k": 1}, READER)
+    found = (figures.result.get("structuredContent") or {}).get("hits") or []
+    figure = found[0]["id"] if found else chunk
     on_handbook = {"dataset_id": "handbook", "query": "time off"}
     return {
         "search_handbook": {"query": "time off"},
@@ -260,6 +264,7 @@ def base_arguments(client: httpx.Client, url: str) -> dict[str, dict]:
         "fetch_chunk_document": {"id": chunk},
         "fetch_chunk_partition": {"id": chunk},
         "fetch_chunk_bibtex": {"id": chunk},
+        "get_figure": {"id": figure},
         "list_datasets": {},
         "create_chat_session": {"dataset_id": "handbook"},
         "ingest_document": {"dataset_id": "fuzz-notes", "file_content": "Fuzzing notes: every door is checked."},

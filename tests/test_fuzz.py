@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from bench.fuzz import READER, WRITER, Answer, base_arguments, bounds, fuzz, list_tools, tool_call
+from examples.pdfgen import write_paper_pdf
 from tests.conftest import REPO_ROOT, WORKSHOP, LiveServer, make_settings, write_corpus
 from thoth.config import Settings
 from thoth.writes.writer import Writer
@@ -70,9 +71,14 @@ def log() -> Iterator[Collected]:
 def fuzzed(tmp_path_factory: pytest.TempPathFactory, log: Collected) -> Iterator[Fuzzed]:
     """Its own index (the fuzz writes): the handbook corpus and a workshop; tokens for a reader and a writer."""
     corpus = write_corpus(tmp_path_factory.mktemp("fuzz-handbook"))
+    papers = tmp_path_factory.mktemp("fuzz-papers")  # a paper with a figure: get_figure has one to show
+    body = "Dense retrieval finds passages by meaning. " * 6
+    write_paper_pdf(
+        papers / "paper.pdf", "Readers", [("Ann Lee", "")], [[("p", body), ("figure", "Figure 1: Recall.")]]
+    )
     db = tmp_path_factory.mktemp("fuzz") / "lancedb"
     settings = make_settings(db)
-    for root, name in [(corpus, "handbook"), (WORKSHOP, None)]:
+    for root, name in [(corpus, "handbook"), (WORKSHOP, None), (papers, "papers")]:
         summary = Writer(settings).run(str(root), name=name)
         assert not summary.failed, summary.render()
     served = dataclasses.replace(
@@ -83,7 +89,7 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory, log: Collected) -> Iterator
         portal_base_url=PORTAL,  # resolve_citation's mode without a bucket or file access
     )
     with LiveServer(served) as server, httpx.Client(timeout=120) as client:
-        private = (str(db), str(corpus), str(REPO_ROOT))
+        private = (str(db), str(corpus), str(papers), str(REPO_ROOT))
         yield Fuzzed(server, served, private, base_arguments(client, server.url), list_tools(client, server.url))
 
 

@@ -61,7 +61,10 @@ def test_resolve_citation_shows_the_passage_highlighted_on_its_page(live: tuple[
     assert outside == (255, 255, 255)
     plain = call(server, "resolve_citation", {"id": hit["id"]})
     assert not [c for c in plain["content"] if c["type"] == "image"]  # only when asked for
-    assert "needs id" in error_text(server, "resolve_citation", {"source_ref": hit["source_ref"], "page_image": True})
+    bare = call(server, "resolve_citation", {"source_ref": hit["source_ref"], "page_image": True})  # the page alone
+    assert bare["structuredContent"]["page_image"]["boxes"] == [] and bare["content"][-1]["type"] == "image"
+    assert "has no printed pages" in error_text(server, "resolve_citation", {"bucket": "papers", "key": "notes.md",
+                                                                             "page_image": True})  # fmt: skip
     markdown = ok(server, "search", {"query": "Markdown page printed page"})["hits"][0]
     assert markdown["key"] == "notes.md"
     assert "no place on a page" in error_text(server, "resolve_citation", {"id": markdown["id"], "page_image": True})

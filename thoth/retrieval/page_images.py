@@ -40,10 +40,16 @@ def passage_boxes(chunk: Chunk) -> list[tuple[int, tuple[float, float, float, fl
     return [(int(flat[i]), tuple(flat[i + 1 : i + 5])) for i in range(0, len(flat) - 4, 5)]  # type: ignore[misc]
 
 
-def _document_bytes(store: Store, settings: Settings, chunk: Chunk) -> bytes:
+def _chunk_document(store: Store, chunk: Chunk) -> Document:
     document = store.first(Document, {"source_id": chunk.source_id, "doc_id": chunk.doc_id, "status": "ok"})
     if document is None:
         raise NotFound(f"the document of chunk {chunk.chunk_id!r} is no longer in the index")
+    return document
+
+
+def _document_bytes(settings: Settings, document: Document) -> bytes:
+    if not document.page_count or not document.key.lower().endswith(".pdf"):
+        raise ClientError(f"{document.key} has no printed pages to show: a page picture is for PDFs")
     if document.bucket:
         from thoth.gcs import storage_client
 
@@ -52,7 +58,7 @@ def _document_bytes(store: Store, settings: Settings, chunk: Chunk) -> bytes:
     uri = document.uri or ""
     path = Path(unquote(urlsplit(uri).path)) if uri.startswith("file://") else None
     if path is None or not path.is_file():
-        raise NotFound(f"{document.key} is not where it was ingested from ({uri or 'no location'}): ingest it again")
+        raise NotFound(f"{document.key} has no file this server can read ({uri or 'no location'}): ingest it again")
     return path.read_bytes()
 
 
@@ -64,9 +70,6 @@ def has_place(store: Store, chunk_id: str) -> bool:
 
 def highlighted_page(store: Store, settings: Settings, chunk_id: str, source_id: str | None = None) -> PageImage:
     """The page of chunk `chunk_id` (its first) as a PNG, with the lines of its text highlighted there."""
-    import pypdfium2 as pdfium
-    from PIL import ImageDraw
-
     get_chunk(store, chunk_id, source_id)  # NotFound / a wrong collection, in its words
     chunk = store.first(Chunk, {"chunk_id": chunk_id.strip()}, fields=list(field_names(Chunk)))
     assert chunk is not None
@@ -77,7 +80,21 @@ def highlighted_page(store: Store, settings: Settings, chunk_id: str, source_id:
             "kept: ingest it again)"
         )
     page_number = boxes[0][0]
-    pdf = pdfium.PdfDocument(_document_bytes(store, settings, chunk))
+    return _render(_document_bytes(settings, _chunk_document(store, chunk)), page_number, chunk, boxes)
+
+
+def cited_page(settings: Settings, document: Document, page: int) -> PageImage:
+    """A cited page of `document` as a PNG, nothing highlighted (a citation without a passage)."""
+    if document.page_count and not 1 <= page <= document.page_count:
+        raise NotFound(f"{document.key} has no page {page}: it has pages 1 to {document.page_count}")
+    return _render(_document_bytes(settings, document), page, Chunk(chunk_id="", key=document.key), [])
+
+
+def _render(data: bytes, page_number: int, chunk: Chunk, boxes: list) -> PageImage:
+    import pypdfium2 as pdfium
+    from PIL import Image, ImageDraw
+
+    pdf = pdfium.PdfDocument(data)
     try:
         page = pdf[page_number - 1]
         height = page.get_height()
@@ -89,8 +106,6 @@ def highlighted_page(store: Store, settings: Settings, chunk_id: str, source_id:
     for left, bottom, right, top in on_page:
         xy = [(left - 1) * SCALE, (height - top - 1) * SCALE, (right + 1) * SCALE, (height - bottom + 1) * SCALE]
         layer.rectangle(xy, fill=_FILL, outline=_LINE, width=2)
-    from PIL import Image
-
     out = io.BytesIO()
     Image.alpha_composite(image, overlay).convert("RGB").save(out, format="PNG", compress_level=6)
     return PageImage(chunk, page_number, out.getvalue(), image.width, image.height, on_page)

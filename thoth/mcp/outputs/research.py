@@ -299,7 +299,7 @@ class SearchResults(Output):
 
 
 class PageImageInfo(Output):
-    id: str = Field(description="the chunk whose passage is highlighted")
+    id: str | None = Field(description="the chunk whose passage is highlighted (none: the page alone)")
     page: int
     width: int = Field(description="pixels")
     height: int = Field(description="pixels")
@@ -309,7 +309,7 @@ class PageImageInfo(Output):
     @classmethod
     def from_record(cls, page: page_images.PageImage) -> PageImageInfo:
         boxes = [list(b) for b in page.boxes]
-        return cls(id=page.chunk.chunk_id, page=page.page, width=page.width, height=page.height, boxes=boxes)
+        return cls(id=page.chunk.chunk_id or None, page=page.page, width=page.width, height=page.height, boxes=boxes)
 
 
 class Citation(Output):

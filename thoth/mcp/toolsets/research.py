@@ -171,13 +171,12 @@ def resolve_citation(
         ),
     ] = None,
     page_image: Annotated[
-        bool | None, Field(description="also return the chunk's page as a PNG with its passage highlighted (needs id)")
+        bool | None,
+        Field(description="also return the cited page as a PNG (a PDF's), with the passage of id highlighted"),
     ] = None,
 ) -> Citation:
     """Turn a source_ref (or bucket + key, or a chunk's id) into a URL that opens the document at the page;
     with page_image, the page itself as a PNG, the chunk's passage highlighted."""
-    if page_image and not id:
-        raise ClientError("page_image needs id: the chunk whose passage is shown on its page")
     if id and not (source_ref or bucket or key):
         source_ref = documents.get_chunk(app.store, id).source_ref
     with advice(NotFound, "; list_collection_files shows what there is"):
@@ -197,6 +196,8 @@ def resolve_citation(
     answer = Citation.from_record(citation)
     if page_image and id:
         answer = answer.with_page(page_images.highlighted_page(app.store, app.settings, id))
+    elif page_image:
+        answer = answer.with_page(page_images.cited_page(app.settings, citation.document, citation.page_start or 1))
     return answer
 
 

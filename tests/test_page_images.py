@@ -68,3 +68,12 @@ def test_resolve_citation_shows_the_passage_highlighted_on_its_page(live: tuple[
     markdown = ok(server, "search", {"query": "Markdown page printed page"})["hits"][0]
     assert markdown["key"] == "notes.md"
     assert "no place on a page" in error_text(server, "resolve_citation", {"id": markdown["id"], "page_image": True})
+
+
+def test_the_passage_resource_reads_the_highlighted_page(live: tuple[LiveServer, Path]) -> None:
+    server, _ = live
+    hit = ok(server, "search", {"query": "PReLU-net 24.27 error rates", "content_type": "table"})["hits"][0]
+    read = server.rpc("resources/read", {"uri": f"passage://{hit['collection']}/{hit['id']}"}).json()["result"]
+    content = read["contents"][0]
+    assert content["mimeType"] == "image/png"
+    assert Image.open(io.BytesIO(base64.b64decode(content["blob"]))).format == "PNG"

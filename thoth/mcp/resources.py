@@ -4,7 +4,8 @@ Templates, most specific first (the SDK tries them in registration order):
 - `doc://{collection}/{+key}#page={page}` (and with `{?version_id}`): one page of a paged document (a PDF);
 - `doc://{collection}/{+key}{?version_id}`: the whole document, sections under their headings;
 - `chunk://{collection}/{chunk_id}`: one chunk (a search hit's `id`) under its section;
-- `figure://{collection}/{chunk_id}`: a figure's picture (PNG), by its caption chunk's id.
+- `figure://{collection}/{chunk_id}`: a figure's picture (PNG), by its caption chunk's id;
+- `passage://{collection}/{chunk_id}`: a PDF passage's page (PNG), the passage highlighted.
 `{collection}` is what the citation names first: the bucket of a gs:// collection, else the collection id.
 `resources/list` pages through every collection's documents with a cursor, so a client can browse.
 """
@@ -23,7 +24,7 @@ from thoth.app import Thoth
 from thoth.errors import ClientError
 from thoth.mcp import sdk
 from thoth.mcp.failures import answered, to_client
-from thoth.retrieval import figures, readable
+from thoth.retrieval import figures, page_images, readable
 from thoth.retrieval.paging import OffsetCursor
 from thoth.retrieval.source_ref import SourceRef
 
@@ -33,6 +34,7 @@ PAGE_TEMPLATE = "doc://{collection}/{+key}#page={page}"
 VERSIONED_PAGE_TEMPLATE = "doc://{collection}/{+key}{?version_id}#page={page}"
 CHUNK_TEMPLATE = "chunk://{collection}/{chunk_id}"
 FIGURE_TEMPLATE = "figure://{collection}/{chunk_id}"
+PASSAGE_TEMPLATE = "passage://{collection}/{chunk_id}"
 LIST_PAGE_SIZE = 100
 DOCUMENTS_CURSOR = OffsetCursor(
     "resources/list", "cursor is not valid: pass the nextCursor of a previous resources/list unchanged"
@@ -93,6 +95,20 @@ def register_resources(mcp: MCPServer, app: Thoth) -> None:
     def figure(collection: str, chunk_id: str) -> bytes:
         return answered(
             "figure", lambda: figures.figure(app.store, chunk_id=chunk_id, source_id=collection).png, "resource"
+        )
+
+    @mcp.resource(
+        PASSAGE_TEMPLATE,
+        name="passage_on_page",
+        title="A cited passage on its page",
+        description="A PDF passage (the `id` of a search hit) on its printed page, as a PNG with its lines highlighted",
+        mime_type="image/png",
+    )
+    def passage(collection: str, chunk_id: str) -> bytes:
+        return answered(
+            "passage_on_page",
+            lambda: page_images.highlighted_page(app.store, app.settings, chunk_id, collection).png,
+            "resource",
         )
 
     @mcp.resource(

@@ -47,6 +47,8 @@ READER = "fuzz-reader-token-0123456789"
 WRITER = "fuzz-writer-token-0123456789"
 SERVER_FAULT = re.compile(r"failed: .*; correlation id ")
 NOT_FOUND = re.compile(r"\b(unknown|no |not indexed|does not exist|is not in|matches no|has no|belongs to no)", re.I)
+# A state refusal, not the value's: a source's run is already under way (the fuzz adds one source often)
+BUSY = re.compile(r"a run of '[^']*' is already (queued|running)")
 ODD_STRINGS = ("", " ", "\x00", "a\x00b", "../../etc/passwd", "%00", "😀" * 3, "\u202e", "x" * 5000, "null")
 ODD_NUMBERS = (0, -1, 2**31, -(2**31) - 1, 2**63, 10**30, 1.5, -0.0)
 
@@ -193,9 +195,10 @@ class Answer:
         return self.status >= 500 or self.error_code == -32603 or bool(SERVER_FAULT.search(self.message))
 
     def served(self) -> bool:
-        """Answered, or looked up and not found: not refused for the value itself."""
+        """Answered, looked up and not found, or busy: not refused for the value itself."""
         return not self.refused or (
-            not self.message.startswith("invalid arguments") and bool(NOT_FOUND.search(self.message))
+            not self.message.startswith("invalid arguments")
+            and bool(NOT_FOUND.search(self.message) or BUSY.search(self.message))
         )
 
 
@@ -240,6 +243,9 @@ def base_arguments(client: httpx.Client, url: str) -> dict[str, dict]:
     found = (figures.result.get("structuredContent") or {}).get("hits") or []
     figure = found[0]["id"] if found else chunk
     on_handbook = {"dataset_id": "handbook", "query": "time off"}
+    site = {"uri": "https://docs.example.invalid/guide/", "name": "fuzz-site"}  # a run that cannot reach its host
+    run = tool_call(client, url, "add_source", site, WRITER).result.get("structuredContent") or {}
+    run_id = run.get("run_id", "no-run")
     return {
         "search_handbook": {"query": "time off"},
         "list_topics": {},
@@ -277,6 +283,13 @@ def base_arguments(client: httpx.Client, url: str) -> dict[str, dict]:
         "rag_path_to_root": {"node_id": chunk},
         "rag_summarize": {"node_ids": [chunk]},
         "list_tools": {},
+        "get_figure": {"key": key, "figure": 1},
+        "add_source": site,
+        "refresh_source": {"source": "fuzz-site"},
+        "remove_source": {"source": "fuzz-notes"},
+        "list_runs": {},
+        "get_run": {"run_id": run_id},
+        "cancel_run": {"run_id": run_id},
     }
 
 

@@ -21,7 +21,7 @@ from thoth.config import Settings
 from thoth.errors import ClientError, NotFound
 from thoth.records import Chunk, Document, IngestRun, Partition, Source
 from thoth.retrieval.origins import GIT_STATE_KEY, WEB_STATE_KEY
-from thoth.source_spec import ScopeError, SourceSpec
+from thoth.source_spec import ScopeError, SourceSpec, origin_kind
 from thoth.store import Store
 from thoth.writes.launch import ingest_args, launch, launch_local, records_here
 from thoth.writes.run_records import ENDED, RUNS_KEPT, active, state_of
@@ -33,19 +33,20 @@ WAIT_POLL_SECONDS = 0.5  # how often a tool that waits for its run reads the run
 def spec_from(uri: str, *, ref: str | None, include: object, exclude: object) -> SourceSpec:
     """The spec of a source a writer names over MCP: a website, a git repository or a bucket prefix. A folder
     or file:// repository on the server's own disk is the command line's (`thoth ingest`), not a caller's."""
-    try:
-        spec = SourceSpec.parse(uri, ref=ref, include=include, exclude=exclude)
-    except ScopeError as exc:
-        if exc.argument == "source":
-            raise ClientError(f"uri: {exc}", argument="uri") from None
-        raise
-    if spec.kind == "folder" or spec.location.startswith("file:"):
+    location = uri.strip().split("#", 1)[0]
+    # Decided before parsing, which would look the name up on the server's disk (and answer what is there)
+    if origin_kind(location) == "folder" or location.startswith("file:"):
         raise ClientError(
             "uri must be an http(s) website, a git URL (https, ssh or git) or gs://bucket/prefix; folders on the "
             "server's disk are ingested with `thoth ingest`",
             argument="uri",
         )
-    return spec
+    try:
+        return SourceSpec.parse(uri, ref=ref, include=include, exclude=exclude)
+    except ScopeError as exc:
+        if exc.argument == "source":
+            raise ClientError(f"uri: {exc}", argument="uri") from None
+        raise
 
 
 def _source(store: Store, source_id: str) -> Source | None:

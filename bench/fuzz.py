@@ -283,7 +283,6 @@ def base_arguments(client: httpx.Client, url: str) -> dict[str, dict]:
         "rag_path_to_root": {"node_id": chunk},
         "rag_summarize": {"node_ids": [chunk]},
         "list_tools": {},
-        "get_figure": {"key": key, "figure": 1},
         "add_source": site,
         "refresh_source": {"source": "fuzz-site"},
         "remove_source": {"source": "fuzz-notes"},

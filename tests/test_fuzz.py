@@ -34,11 +34,10 @@ NEEDS = {
 }
 
 
-# Base arguments the fuzz corpus (Markdown, a workshop) may not serve, and what their refusal then says: it has
-# no PDF figure; fuzz-site (added by bench.fuzz.base_arguments, its host unreachable) is not indexed, and its
-# first run may still be queued when add_source is called again.
+# Base arguments the fuzz index may not serve, and what their refusal then says: fuzz-site (added by
+# bench.fuzz.base_arguments, its host unreachable) is not indexed, and its first run may still be queued when
+# add_source is called again.
 REFUSED_HERE = {
-    "get_figure": "has no Figure 1",
     "refresh_source": "'fuzz-site' is not indexed",
     "add_source": "a run of 'fuzz-site' is already",
 }

@@ -172,6 +172,7 @@ def test_sigterm_stops_a_long_write_retryably_and_the_document_stays_whole(tmp_p
         THOTH_SHUTDOWN_GRACE_SECONDS="4",  # the write may go on for 1 s, then stops before writing rows
         THOTH_TREE_BUILD="0",
         THOTH_LOG_LEVEL="DEBUG",  # "tool ... started" says when the write is in flight
+        THOTH_DOCUMENT_RUN_BYTES="16777216",  # the long text is written by the server itself, not a run
     )
     with stderr.open("w") as err:
         proc = subprocess.Popen([sys.executable, "-m", "thoth.mcp.server"], cwd=ROOT, env=env, stderr=err)

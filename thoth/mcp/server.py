@@ -55,7 +55,7 @@ def transport_security() -> TransportSecuritySettings:
 class _DefaultAccept:
     """Give POST /mcp requests without a usable Accept header the one the transport requires.
 
-    The seed's curl sequence sends `tools/list` with no Accept header (curl then sends `*/*`, or
+    README's curl sequence ("Try it with curl") sends `tools/list` with no Accept header (curl then sends `*/*`, or
     nothing at all from some clients); the SDK would answer 406. JSON responses are always fine.
     """
 

@@ -104,7 +104,7 @@ DOCUMENTS_SCHEMA = pa.schema(
         ("status", pa.string()),  # ok | failed
         ("error", pa.string()),
         ("ingested_at", pa.timestamp("us", tz="UTC")),
-        # SHA-1 of gs://{bucket}/{key}?version_id={version} (the research seed's per-object `source_id`)
+        # SHA-1 of gs://{bucket}/{key}?version_id={version} (the research surface's `source_id`, docs/gcs.md)
         ("object_id", pa.string()),
         # cheap content identity known before download (sha256 locally, md5/crc32c from GCS): ingest
         # tasks split the work by it, so identical bytes under two keys land in the same task

@@ -70,7 +70,7 @@ def chunk_identity(collection: str, doc_id: str, index: int, text: str) -> tuple
 
 
 def object_id(obj: SourceObject) -> str:
-    """The research seed's per-object id: SHA-1 of gs://{bucket}/{key}?version_id={generation}."""
+    """The research surface's per-object id (docs/gcs.md): SHA-1 of gs://{bucket}/{key}?version_id={generation}."""
     return hashlib.sha1(f"{obj.uri}?version_id={obj.version or ''}".encode()).hexdigest()
 
 

@@ -1,4 +1,4 @@
-"""The handbook surface's outputs (seed 004): its words are `source` for a file's path and `documents`
+"""The handbook surface's outputs (README.md, "Tools"): its words are `source` for a file's path and `documents`
 for passages (chunks)."""
 
 from __future__ import annotations

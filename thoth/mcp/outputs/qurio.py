@@ -1,4 +1,4 @@
-"""The Qurio surface's outputs (seed 001): a document is a `page` with an `id` (its doc_id) and a `url`,
+"""The Qurio surface's outputs (docs/qurio.md): a document is a `page` with an `id` (its doc_id) and a `url`,
 a partition's text is `content`, and the JSON keys are camelCase where Qurio's are."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The RAPTOR surface's outputs (seed 003): a source is a `dataset`, a chunk's document key its `source`.
+"""The RAPTOR surface's outputs (docs/raptor.md): a source is a `dataset`, a chunk's document key its `source`.
 
 Each model is built from records by `from_record` (the only place those names are applied) and
 renders the text the assistant reads with `render`.
@@ -138,7 +138,7 @@ class Node(Output):
 
 
 def _node_fields(node: TreeNode) -> dict:
-    """Node's fields in the seed's names; the rest (level, text, parent, section...) are the node's own."""
+    """Node's fields in the surface's names; the rest (level, text, parent, section...) are the node's own."""
     return {
         "dataset_id": node.source_id,
         "uri": node_uri(node.source_id, node.node_id),

@@ -1,6 +1,6 @@
-"""The research surface's (seed 002) output models, built from records.
+"""The research surface's (docs/research.md) output models, built from records.
 
-The seed's names are applied here and only here: a `Source` is a `collection`, a document's
+The surface's names are applied here and only here: a `Source` is a `collection`, a document's
 `doc_id` is `document_id` (and a chunk's `doc_hash`), a document record's `object_id` (SHA-1 of
 its gs:// URL and version) is `source_id`, its `version` is `version_id` and its `uri` is `source`.
 """
@@ -101,7 +101,7 @@ class PartitionInfo(Output):
 
 
 def _chunk_fields(cited: CitedChunk) -> dict:
-    """ChunkInfo's fields in the seed's names; the rest (key, title, text, pages...) are the chunk's own."""
+    """ChunkInfo's fields in the surface's names; the rest (key, title, text, pages...) are the chunk's own."""
     chunk, document = cited.chunk, cited.document
     return {
         "id": chunk.chunk_id,

@@ -1,5 +1,5 @@
-"""The workshop surface's answers (seed 000): the JSON its clients read, built from records, and the
-Markdown the assistant reads. The seed's names (workshop, exerciseNumber, sourcePath...) live here only."""
+"""The workshop surface's answers (docs/workshops.md): the JSON its clients read, built from records, and the
+Markdown the assistant reads. The surface's names (workshop, exerciseNumber, sourcePath...) live here only."""
 
 from __future__ import annotations
 

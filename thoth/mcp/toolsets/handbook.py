@@ -1,4 +1,4 @@
-"""The handbook surface (seed 004): search_handbook, list_topics and get_recent_updates."""
+"""The handbook surface (README.md, "Tools"): search_handbook, list_topics and get_recent_updates."""
 
 from __future__ import annotations
 

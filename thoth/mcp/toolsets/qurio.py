@@ -1,4 +1,4 @@
-"""The Qurio surface (seed 001): qurio_search, qurio_list_sources, qurio_list_pages, qurio_read_page.
+"""The Qurio surface (docs/qurio.md): qurio_search, qurio_list_sources, qurio_list_pages, qurio_read_page.
 
 Internal failures are JSON-RPC errors -32603 with a human message and the request's correlationId in
 `data`; a client's mistake (bad filter, unknown source or page) is a tool error naming the argument.

@@ -1,5 +1,5 @@
-"""The research surface (seed 002): a PDF research library with citations back to the page; its tools
-keep the seed's names and arguments (TOOLSET below), its HTTP route `POST /internal/gcs-events` is in
+"""The research surface (docs/research.md): a PDF research library with citations back to the page; its tools
+keep the surface's names and arguments (TOOLSET below), its HTTP route `POST /internal/gcs-events` is in
 thoth.mcp.internal.
 """
 
@@ -285,7 +285,7 @@ def register(mcp: MCPServer, app: Thoth) -> None:
     for body in (ping, list_collections):
         expose(mcp, app, body)
     # Its description keeps the indentation of the docstring it was first declared with (raw, not dedented):
-    # clients have seen it so since seed 002 (tests/fixtures/tool_golden.json pins it).
+    # clients have always seen it so (tests/fixtures/tool_golden.json pins it).
     raw = (set_default_collection.__doc__ or "").replace("\n    ", "\n        ")
     expose(mcp, app, set_default_collection, annotations=WRITES_SETTING, description=raw)
     for body in (

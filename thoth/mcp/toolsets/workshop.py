@@ -1,4 +1,4 @@
-"""The workshop surface for quiz authoring (seed 000, as its clients use it today): list_workshops,
+"""The workshop surface for quiz authoring (docs/workshops.md): list_workshops,
 retrieve_learning_context, retrieve_diff_context, search_topic_context, retrieve_quiz_instructions (its
 reindex route is in thoth.mcp.internal). Every failure comes back in one shape, with `next` hints.
 """
@@ -75,7 +75,7 @@ def failure(tool: str, title: str, exc: ToolError, default_next: tuple[str, ...]
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured, is_error=True)
 
 
-# -- the tools: each body's arguments after `app` are the schema clients see (their names are the seed's),
+# -- the tools: each body's arguments after `app` are the schema clients see (the surface's own names),
 # its docstring the description; callable without MCP -----------------------------------------------------
 
 
@@ -313,7 +313,7 @@ TOOLSET = Toolset(
         "retrieve_learning_context": "Get workshop learning context",
         "retrieve_diff_context": "Get problem-to-solution diffs",
         "search_topic_context": "Search workshop content",
-        "retrieve_quiz_instructions": "Retrieve Quiz Instructions",  # the seed's own title
+        "retrieve_quiz_instructions": "Retrieve Quiz Instructions",  # its clients' title, capitalised
     },
     prompts=prompts,
     completions={("quiz_me", "workshop"): workshop_names, ("quiz_me", "exerciseNumber"): exercise_numbers},

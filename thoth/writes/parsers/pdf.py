@@ -1,6 +1,6 @@
 """PDF text as the author wrote it, with pypdfium2 (PDFium: fast, keeps reading order; Apache-2.0/BSD).
 
-Measured on this machine (DESIGN.md): pypdfium2 about 1,100 pages/s, pypdf about
+Measured when the parser was chosen: pypdfium2 about 1,100 pages/s, pypdf about
 290, pdfplumber about 11; PyMuPDF is as fast but AGPL.
 
 Each page is read line by line with its geometry (pdf_chars.py, pdf_lines.py, pdf_layout.py):

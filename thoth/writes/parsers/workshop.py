@@ -1,6 +1,6 @@
 """Workshop repositories laid out like the Epic Web workshops -> units -> sections in reading order.
 
-Layout (DESIGN.md, "Workshop repositories"):
+Layout (docs/workshops.md):
 
     package.json                       epicshop.title; epicshop.product.displayNameShort (else .host, else .slug)
     epicshop/.diffignore               more patterns left out of diffs

@@ -50,8 +50,8 @@ from thoth.embed import get_tokenizer
 from thoth.writes.bibtex import Citation, describe, parse_reference
 from thoth.writes.chunking import Chunker
 from thoth.writes.parsers import ParseError, parse
-from thoth.writes.parsers.pdf_tables import is_number
-from thoth.writes.parsers.pdf_text import has_controls
+from thoth.writes.parsers.pdf.tables import is_number
+from thoth.writes.parsers.pdf.text import has_controls
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "pdfs"
 TRUTH = Path(__file__).resolve().parent / "data" / "papers_bibtex.tsv"

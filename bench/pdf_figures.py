@@ -1,4 +1,4 @@
-"""PDF figures as pictures (thoth/writes/parsers/pdf_images.py): their boxes against boxes written down by
+"""PDF figures as pictures (thoth/writes/parsers/pdf/figures.py): their boxes against boxes written down by
 hand, and what cutting them costs in parse time and storage.
 
     python -m bench.pdf_figures [--data ../shared/data/pdfs/papers] [--rounds 3]

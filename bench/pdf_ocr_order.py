@@ -1,10 +1,10 @@
 """OCR reading order on two-column pages: a paper's pages scanned here, read in the recogniser's order and in
-pdf_ocr.reading_order's (column by column), each scored by the share of the text layer's words recovered in order.
+ocr.reading_order's (column by column), each scored by the share of the text layer's words recovered in order.
 
     python -m bench.pdf_ocr_order [--data ../shared/data/pdfs] [--paper 1508.04025.pdf] [--pages 2 3]
 
 Each page is rendered at 150 dpi into an image-only PDF (a scan made here), then read as the parser
-reads a scanned page (pdf_ocr.RENDER_SCALE, the same engine): one recognition a page, both orders
+reads a scanned page (ocr.RENDER_SCALE, the same engine): one recognition a page, both orders
 scored from it. A dense page costs tens of seconds of CPU.
 """
 
@@ -21,7 +21,7 @@ import numpy as np
 import pypdfium2 as pdfium
 
 from bench.pdfs import DEFAULT_DATA
-from thoth.writes.parsers import pdf_ocr
+from thoth.writes.parsers.pdf import ocr
 
 
 def _in_order(truth: list[str], words: list[str]) -> float:
@@ -35,16 +35,16 @@ def score_page(page: pdfium.PdfPage) -> tuple[int, float, float, float]:
     buf = io.BytesIO()
     page.render(scale=150 / 72).to_pil().convert("L").save(buf, format="PDF", resolution=150)
     scan = pdfium.PdfDocument(buf.getvalue())
-    image = scan[0].render(scale=pdf_ocr.RENDER_SCALE).to_pil().convert("RGB")
+    image = scan[0].render(scale=ocr.RENDER_SCALE).to_pil().convert("RGB")
     started = time.perf_counter()
-    result = pdf_ocr.engine()(np.asarray(image))
+    result = ocr.engine()(np.asarray(image))
     seconds = time.perf_counter() - started
     texts, scores = result.txts or (), result.scores or ()
 
     def words(order) -> list[str]:
-        return re.findall(r"\w+", " ".join(texts[i] for i in order if scores[i] >= pdf_ocr.MIN_CONFIDENCE))
+        return re.findall(r"\w+", " ".join(texts[i] for i in order if scores[i] >= ocr.MIN_CONFIDENCE))
 
-    ordered = pdf_ocr.reading_order(pdf_ocr.line_boxes(result.boxes), image.width)
+    ordered = ocr.reading_order(ocr.line_boxes(result.boxes), image.width)
     return len(truth), _in_order(truth, words(range(len(texts)))), _in_order(truth, words(ordered)), seconds
 
 
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     if not path.is_file():
         print(f"skipped: no {path} (the benchmark data is optional)")
         return 0
-    pdf_ocr.engine()  # the model load is not page time
+    ocr.engine()  # the model load is not page time
     pdf = pdfium.PdfDocument(path.read_bytes())
     for number in args.pages:
         words, plain, ordered, seconds = score_page(pdf[number - 1])

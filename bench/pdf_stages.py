@@ -4,9 +4,9 @@
 
 Each round parses every PDF once (one untimed parse first: imports are not page time), then reads
 every page's plain text with PDFium alone (the reference of `python -m bench.pdfs --parse-only`).
-The stages are the parser's own functions, timed where pdf.py and pdf_lines.py call them: reading
-characters (pdf_chars.read_page), making lines of them (pdf_lines.read_lines),
-figure regions, tables (pdf_tables.py, on the pages with a table caption), headings, floats,
+The stages are the parser's own functions, timed where the parser (`parse`) and lines.py call them: reading
+characters (chars.read_page), making lines of them (lines.read_lines),
+figure regions, tables (tables.py, on the pages with a table caption), headings, floats,
 furniture, vocabularies, partitions. "the rest" is what no stage
 holds: PDFium's own page and text-page loading (about the reference's time), the title page, the
 document's metadata. CPU seconds (time.process_time), so a loaded machine's waiting is left out.

@@ -10,7 +10,7 @@ edge-cases/manifest.tsv), in one process:
 2. Thoth's parser alone (pages, blocks, metadata) with no password: what an operator sees unconfigured;
 3. the whole ingest (parse, BibTeX, chunk, embed, write LanceDB in a temp folder) with the password;
 4. the manifest's expectations: files with a text layer ingest, image-only ones are reported as such;
-5. OCR (thoth/writes/parsers/pdf_ocr.py): the files without a text layer parsed with OCR on, and
+5. OCR (thoth/writes/parsers/pdf/ocr.py): the files without a text layer parsed with OCR on, and
    pages of a paper rendered to images (a scan made here) read back: pages/s and the share of the
    text layer's words recovered in order;
 6. text fidelity (bench/pdf_fidelity.py): control characters, split words, furniture, BibTeX.
@@ -34,7 +34,8 @@ import pypdfium2 as pdfium
 
 from bench import pdf_fidelity as fidelity
 from thoth.config import Settings
-from thoth.writes.parsers import ParseError, parse, pdf_ocr
+from thoth.writes.parsers import ParseError, parse
+from thoth.writes.parsers.pdf import ocr
 from thoth.writes.writer import Writer
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "pdfs"
@@ -133,7 +134,7 @@ def _ocr(files: list[Path], data: Path, unconfigured: dict[str, str], scan_pages
     pdf.close()
     buf = io.BytesIO()
     images[0].save(buf, format="PDF", save_all=True, append_images=images[1:], resolution=150)
-    pdf_ocr.engine()  # the model load (about 2 s) is not page time
+    ocr.engine()  # the model load (about 2 s) is not page time
     started = time.perf_counter()
     doc = parse(paper.name, buf.getvalue(), pdf_ocr=True)
     seconds = time.perf_counter() - started

@@ -1,4 +1,4 @@
-"""A PDF's figures as pictures (thoth/writes/parsers/pdf_images.py, thoth.store.figures, get_figure): a generated
+"""A PDF's figures as pictures (thoth/writes/parsers/pdf/figures.py, thoth.store.figures, get_figure): a generated
 paper with a captioned plot, ingested, and its figure shown over HTTP as MCP image content."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Captions and footnotes (thoth/writes/parsers/pdf_floats.py) leave the running text on a generated paper."""
+"""Captions and footnotes (thoth/writes/parsers/pdf/floats.py) leave the running text on a generated paper."""
 
 from __future__ import annotations
 

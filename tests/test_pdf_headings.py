@@ -1,4 +1,4 @@
-"""Headings from a PDF's own typography (thoth/writes/parsers/pdf_headings.py) on generated papers."""
+"""Headings from a PDF's own typography (thoth/writes/parsers/pdf/headings.py) on generated papers."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from examples.pdfgen import write_paper_pdf
 from thoth.writes.parsers import parse
-from thoth.writes.parsers.pdf_headings import person_case
+from thoth.writes.parsers.pdf.headings import person_case
 
 BODY = (
     "Retrieval augmented models read a corpus while they answer. They keep their parameters small and "

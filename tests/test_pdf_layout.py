@@ -1,4 +1,4 @@
-"""A paper's layout (thoth/writes/parsers/pdf_layout.py) on a generated paper, and the parser version in identity."""
+"""A paper's layout (thoth/writes/parsers/pdf/layout.py) on a generated paper, and the parser version in identity."""
 
 from __future__ import annotations
 

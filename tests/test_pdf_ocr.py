@@ -1,4 +1,4 @@
-"""Scanned pages (no text layer) read by OCR (thoth/writes/parsers/pdf_ocr.py): a generated PDF whose
+"""Scanned pages (no text layer) read by OCR (thoth/writes/parsers/pdf/ocr.py): a generated PDF whose
 page is only a picture of text, parsed, ingested and found by search."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from thoth.retrieval import research
 from thoth.store import Store
 from thoth.writes.parsers import ParseError, parse
 from thoth.writes.parsers import pdf as pdf_parser
-from thoth.writes.parsers.pdf_ocr import reading_order
+from thoth.writes.parsers.pdf.ocr import reading_order
 from thoth.writes.writer import Writer
 
 LINES = [

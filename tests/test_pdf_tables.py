@@ -1,4 +1,4 @@
-"""Tables of a PDF (thoth/writes/parsers/pdf_tables.py) as partitions and chunks of Markdown tables, on a
+"""Tables of a PDF (thoth/writes/parsers/pdf/tables.py) as partitions and chunks of Markdown tables, on a
 generated PDF: a ruled table with a spanning header, an unruled one, and a long one over a page break."""
 
 from __future__ import annotations

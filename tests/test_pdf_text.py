@@ -1,4 +1,4 @@
-"""PDF text cleaning (thoth/writes/parsers/pdf_text.py): each rule on strings and through generated PDFs."""
+"""PDF text cleaning (thoth/writes/parsers/pdf/text.py): each rule on strings and through generated PDFs."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from reportlab.pdfgen import canvas
 
 from examples.pdfgen import write_symbol_font_pdf
 from thoth.writes.parsers import parse
-from thoth.writes.parsers.pdf_text import (
+from thoth.writes.parsers.pdf.text import (
     attach_accents,
     clean_text,
     drop_controls,

@@ -1,5 +1,5 @@
 """A paper's figure as a picture: by its caption chunk's id, by a citation of its page, or by "Figure N" of a
-document. The picture was cut from the page at ingest (thoth/writes/parsers/pdf_images.py) and lies beside
+document. The picture was cut from the page at ingest (thoth/writes/parsers/pdf/figures.py) and lies beside
 the index (thoth.store.figures); its caption chunk (content type `figure`) names it."""
 
 from __future__ import annotations

@@ -142,7 +142,7 @@ def _bibtex_author(author: str) -> str:
 def describe(parsed: ParsedDocument, fallback_title: str) -> Citation:
     """The citation fields: the first page's layout (PDFs), then the file's metadata, then line guesses.
 
-    The layout reader (thoth/writes/parsers/pdf_layout.py) sees font sizes, so its title and authors beat
+    The layout reader (thoth/writes/parsers/pdf/layout.py) sees font sizes, so its title and authors beat
     the metadata, which is often empty, a LaTeX file name, or a tool's placeholder.
     """
     front = parsed.front_matter

@@ -98,7 +98,7 @@ class Prepared:
     partitions: list[Partition]
     chunks: list[Chunk]
     tags: list[str] = field(default_factory=list)
-    figures: dict = field(default_factory=dict)  # picture name -> pdf_images.FigureImage (PDF figures)
+    figures: dict = field(default_factory=dict)  # picture name -> figures.FigureImage (PDF figures)
 
     @property
     def doc_id(self) -> str:

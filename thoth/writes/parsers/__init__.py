@@ -69,7 +69,7 @@ class ParsedDocument:
     # id's), arxiv_version, arxiv_date, doi. It beats the metadata, which is often empty or a file name.
     front_matter: dict = field(default_factory=dict)
     unmapped_glyphs: int = 0  # PDFs: glyphs the page shows that no Unicode was found for (kept as U+FFFD)
-    figures: dict = field(default_factory=dict)  # PDFs: picture name -> pdf_images.FigureImage
+    figures: dict = field(default_factory=dict)  # PDFs: picture name -> figures.FigureImage
     # characters of text left out because a person never sees them, by reason (docs/security.md)
     hidden_dropped: dict[str, int] = field(default_factory=dict)
 

@@ -9,14 +9,14 @@ and section where they sit; the body text then reads on across them.
   lines stay as tightly set as a paragraph's (a float is set apart by space);
 - a footnote is a run of lines set smaller than the body, low on the page, that starts with its
   number or mark;
-- the text inside a figure's drawing (pdf_figures.py: labels, ticks) goes with the figure's caption.
+- the text inside a figure's drawing (drawings.py: labels, ticks) goes with the figure's caption.
 """
 
 from __future__ import annotations
 
 import re
 
-from thoth.writes.parsers.pdf_layout import Line
+from thoth.writes.parsers.pdf.layout import Line
 
 _CAPTION = re.compile(r"^(?:Figure|Fig\.|Table|Algorithm)\s*\d{1,2}[:.]?\s", re.I)
 _ALGORITHM = re.compile(r"^Algorithm\s*\d{1,2}[:.]?\s", re.I)

@@ -1,13 +1,13 @@
 """Lines of a PDF page with their geometry, and what the layout says about them.
 
 PDFium gives every character its font size, weight and box (`FPDFText_GetFontSize`,
-`FPDFText_GetFontWeight`, `FPDFText_GetLooseCharBox`; pdf_chars.py). pdf_lines.py builds most
+`FPDFText_GetFontWeight`, `FPDFText_GetLooseCharBox`; chars.py). lines.py builds most
 lines from them page-wide; a line with a raised letter or an accent is built here, character by
 character (`make_line`). From the lines this module decides, for the PDF parser:
 
 - page furniture: running headers and footers (the same line at the same height on
   many pages), page numbers, the rotated arXiv margin stamp;
-- (section headings are pdf_headings.py's, from these lines);
+- (section headings are headings.py's, from these lines);
 - the first page's citation: the title is the largest text near the top, the
   authors the name lines under it (superscript marks dropped), the arXiv stamp's
   identifier, class and first-version year, a DOI.
@@ -21,8 +21,8 @@ from collections import Counter
 from dataclasses import dataclass
 from operator import sub
 
-from thoth.writes.parsers.pdf_chars import Char
-from thoth.writes.parsers.pdf_text import COMBINING, HYPHEN
+from thoth.writes.parsers.pdf.chars import Char
+from thoth.writes.parsers.pdf.text import COMBINING, HYPHEN
 
 MARKS = set("∗*†‡§¶⋆")
 ACCENTS = frozenset(COMBINING)
@@ -60,10 +60,10 @@ class Line:
     heading_level: int = 0  # >0: a section heading at that level
     furniture: bool = False
     top: float = 0.0  # the largest size of its letters (small caps: the capitals' size)
-    in_figure: bool = False  # inside a figure's drawing (pdf_figures.py): a label, never a heading
-    role: str = ""  # caption | footnote (pdf_floats.py) | table (pdf_tables.py): kept out of the running text
-    table: int = -1  # a table's line (its caption's too): the table's number in the document (pdf.py)
-    figure: str = ""  # a figure caption's first line: the name of the figure's picture (pdf_images.py)
+    in_figure: bool = False  # inside a figure's drawing (drawings.py): a label, never a heading
+    role: str = ""  # caption | footnote (floats.py) | table (tables.py): kept out of the running text
+    table: int = -1  # a table's line (its caption's too): the table's number in the document
+    figure: str = ""  # a figure caption's first line: the name of the figure's picture (figures.py)
 
 
 def _attach_accents(chars: list[Char]) -> list[Char]:

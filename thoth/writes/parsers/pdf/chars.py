@@ -17,9 +17,9 @@ from typing import NamedTuple
 import numpy as np
 import pypdfium2.raw as pdfium_c
 
-from thoth.writes.parsers.pdf_calls import FFI, fast
-from thoth.writes.parsers.pdf_hidden import hidden_chars
-from thoth.writes.parsers.pdf_text import HYPHEN, UNMAPPED, symbol_glyph
+from thoth.writes.parsers.pdf.calls import FFI, fast
+from thoth.writes.parsers.pdf.hidden import hidden_chars
+from thoth.writes.parsers.pdf.text import HYPHEN, UNMAPPED, symbol_glyph
 
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|medi\b|-medi|^(?:\w{6}\+)?CMBX|\.B$", re.I)
 
@@ -155,7 +155,7 @@ def read_page(textpage, hidden: Counter) -> PageChars:
     box asked of PDFium by `map` over the indices (the loop runs in C, one cffi call a character, no
     Python frame), fonts once per text object. Spaces and line breaks are never asked: only the
     characters around them are read, and whether a space is generated only where accents move (`char`).
-    Characters a person cannot see (pdf_hidden.py) are left out as blanks with no text, and counted by
+    Characters a person cannot see (hidden.py) are left out as blanks with no text, and counted by
     reason in `hidden`.
     """
     raw = textpage.raw

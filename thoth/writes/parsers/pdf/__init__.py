@@ -3,13 +3,13 @@
 Measured when the parser was chosen: pypdfium2 about 1,100 pages/s, pypdf about
 290, pdfplumber about 11; PyMuPDF is as fast but AGPL.
 
-Each page is read line by line with its geometry (pdf_chars.py, pdf_lines.py, pdf_layout.py):
+Each page is read line by line with its geometry (chars.py, lines.py, layout.py):
 running headers, page numbers and the arXiv stamp are left out of the text; the
 first page's layout gives the title, authors and arXiv identifier; section headings
-(pdf_headings.py, from the document's own typography; labels inside figures, pdf_figures.py,
+(headings.py, from the document's own typography; labels inside figures, drawings.py,
 never count) split the pages into partitions that carry their heading path, and the reference
 list is its own partition, marked `references`. The text is cleaned in one place
-(pdf_text.py): words joined at line-break hyphens, ligatures unfolded,
+(text.py): words joined at line-break hyphens, ligatures unfolded,
 no control characters.
 """
 
@@ -25,19 +25,19 @@ from contextlib import contextmanager
 import pypdfium2 as pdfium
 
 from thoth.writes.parsers import Block, ParsedDocument, ParseError, Section
-from thoth.writes.parsers.pdf_chars import read_page as read_chars
-from thoth.writes.parsers.pdf_figures import graphic_regions, mark_figure_text
-from thoth.writes.parsers.pdf_floats import mark_floats, split_floats
-from thoth.writes.parsers.pdf_headings import body_size, mark_headings, person_case
-from thoth.writes.parsers.pdf_images import MAX_FIGURES, FigureImage, figure_boxes, label_of, render_figure
-from thoth.writes.parsers.pdf_layout import DOI, REFERENCES, Line, mark_furniture, read_title_page
-from thoth.writes.parsers.pdf_lines import read_lines
-from thoth.writes.parsers.pdf_ocr import OcrPage, read_page
-from thoth.writes.parsers.pdf_tables import Table, continue_table, find_tables, markdown, needs_look
-from thoth.writes.parsers.pdf_text import UNMAPPED, clean_text, join_hyphens, vocabulary
+from thoth.writes.parsers.pdf.chars import read_page as read_chars
+from thoth.writes.parsers.pdf.drawings import graphic_regions, mark_figure_text
+from thoth.writes.parsers.pdf.figures import MAX_FIGURES, FigureImage, figure_boxes, label_of, render_figure
+from thoth.writes.parsers.pdf.floats import mark_floats, split_floats
+from thoth.writes.parsers.pdf.headings import body_size, mark_headings, person_case
+from thoth.writes.parsers.pdf.layout import DOI, REFERENCES, Line, mark_furniture, read_title_page
+from thoth.writes.parsers.pdf.lines import read_lines
+from thoth.writes.parsers.pdf.ocr import OcrPage, read_page
+from thoth.writes.parsers.pdf.tables import Table, continue_table, find_tables, markdown, needs_look
+from thoth.writes.parsers.pdf.text import UNMAPPED, clean_text, join_hyphens, vocabulary
 
 # Part of a document's identity (thoth/writes/writer.py): a new version re-parses every PDF once.
-PARSER_VERSION = "pdf-12"  # pdf-9: hidden text left out (pdf_hidden.py); pdf-10/11: tables; pdf-12: figures
+PARSER_VERSION = "pdf-12"  # pdf-9: hidden text left out (hidden.py); pdf-10/11: tables; pdf-12: figures
 
 
 def _year(date: str) -> int | None:
@@ -318,7 +318,7 @@ def _collector_running() -> Iterator[None]:
 
 
 def _cut_figures(page, lines: list[Line], regions, number: int, pictures: dict[str, FigureImage]) -> None:
-    """The page's captioned figures as pictures (pdf_images.py), named on their caption's first line."""
+    """The page's captioned figures as pictures (figures.py), named on their caption's first line."""
     for caption, box in figure_boxes(lines, regions):
         if len(pictures) >= MAX_FIGURES:
             return
@@ -369,7 +369,7 @@ def _parse(data: bytes, fallback_title: str, password: str | None, ocr: bool, fi
         pages: list[list[Line]] = []
         heights: list[float] = []
         scanned: dict[int, OcrPage] = {}  # page number -> its OCR'd text, for pages without a text layer
-        hidden: Counter[str] = Counter()  # characters left out, by reason (pdf_hidden.py)
+        hidden: Counter[str] = Counter()  # characters left out, by reason (hidden.py)
         tables: list[Table] = []
         pictures: dict[str, FigureImage] = {}  # the figures cut as pictures, by name
         open_table: Table | None = None  # the last table, while it reaches the foot of its page

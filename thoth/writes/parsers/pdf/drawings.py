@@ -18,8 +18,8 @@ from itertools import repeat
 import numpy as np
 import pypdfium2.raw as pdfium_c
 
-from thoth.writes.parsers.pdf_chars import FFI, fast
-from thoth.writes.parsers.pdf_layout import Line
+from thoth.writes.parsers.pdf.calls import FFI, fast
+from thoth.writes.parsers.pdf.layout import Line
 
 Box = tuple[float, float, float, float]  # left, bottom, right, top
 _MIN_SIDE = 30.0  # points: smaller drawings are rules, bars and marks, not figures

@@ -14,7 +14,7 @@ need it (a "Table N" caption on the page, or a table running on from the page be
   number; a header cell over several columns (its width, or the partial rule under it) is repeated
   in each.
 
-A table is kept as its caption and cells (`Table`); pdf.py renders it as Markdown (`markdown`), one
+A table is kept as its caption and cells (`Table`); the parser renders it as Markdown (`markdown`), one
 partition of its own, and the chunker repeats caption and header in each chunk of a long one.
 """
 
@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pypdfium2.raw as pdfium_c
 
-from thoth.writes.parsers.pdf_chars import PageChars
-from thoth.writes.parsers.pdf_floats import caption_lines
-from thoth.writes.parsers.pdf_layout import Line
+from thoth.writes.parsers.pdf.chars import PageChars
+from thoth.writes.parsers.pdf.floats import caption_lines
+from thoth.writes.parsers.pdf.layout import Line
 
 Box = tuple[float, float, float, float]  # left, bottom, right, top
 # "Table 4." / "Table 4:" / "TABLE IV" alone on its line; "Table 4 shows ..." is running text

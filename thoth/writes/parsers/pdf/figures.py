@@ -1,6 +1,6 @@
 """A PDF's figures as pictures: the region over (or under) each "Figure N" caption, cut from the page as a PNG.
 
-The figure's box is what the page draws there (pdf_figures.py's regions: images, included graphics and
+The figure's box is what the page draws there (drawings.py's regions: images, included graphics and
 groups of paths) together with the labels set around it; the caption names it. The crop is rendered by
 PDFium at `_SCALE` (144 dpi: a plot's ticks stay legible) and scaled down to `MAX_SIDE` pixels, so one
 picture stays small; a document keeps at most `MAX_FIGURES`.
@@ -13,8 +13,8 @@ import io
 import re
 from dataclasses import dataclass
 
-from thoth.writes.parsers.pdf_figures import Box
-from thoth.writes.parsers.pdf_layout import Line
+from thoth.writes.parsers.pdf.drawings import Box
+from thoth.writes.parsers.pdf.layout import Line
 
 FIGURE_CAPTION = re.compile(r"^(?:Figure|Fig\.)\s*(\d{1,3})[:.]\s", re.I)
 MAX_SIDE = 1600  # pixels: a larger crop is scaled down to this

@@ -42,7 +42,7 @@ _UNFOLD_TAGS = ("<compat>", "<noBreak>", "<wide>", "<narrow>", "<small>", "<vert
 _WORD = re.compile(r"[^\W\d_]+")
 _BREAK = re.compile(
     r"(-?)(?<![^\W\d_])([^\W\d_]+)(?:[\x02\ufffe]\n?|-\n)([^\W\d_]+)(-?)"
-)  # a break hyphen may end a line (pdf_lines._jumps); a word is tried from its start only (no quadratic retries)
+)  # a break hyphen may end a line (lines._jumps); a word is tried from its start only (no quadratic retries)
 
 
 def symbol_glyph(code: int, font_name: str) -> str:

@@ -1,4 +1,4 @@
-"""Section headings of a PDF from the document's own typography (lines from pdf_layout.py).
+"""Section headings of a PDF from the document's own typography (lines from layout.py).
 
 Each document sets its body text in one size; a heading is set apart from it (larger, bold, or in
 capitals: small caps or letter-spaced), stands on its own line with space above, and, where the
@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from thoth.writes.parsers.pdf_layout import NAMED, Line
+from thoth.writes.parsers.pdf.layout import NAMED, Line
 
 NUMBERED = re.compile(r"^(?P<num>\d{1,2}(?:\.\d{1,2}){0,3}\.?|[A-H](?:\.\d{1,2}){0,3}\.?)\s+(?P<title>\S.*)$")
 _SMALL_WORDS = {"a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or", "the", "to", "via"}

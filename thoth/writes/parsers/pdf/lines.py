@@ -1,11 +1,11 @@
-"""A PDF page's lines from its characters (pdf_chars.py), with no Python step a character.
+"""A PDF page's lines from its characters (chars.py), with no Python step a character.
 
 Most printed lines have one font size, nothing raised and no wide gap: their size, weight, letters
 and bounds are reduced over the page's arrays at once (numpy's `reduceat` over each line's range of
 characters), and their text is the characters joined. Only the others are read line by line
 (`_page_line`), and of those only a line with an accent to move or a raised letter character by
-character (pdf_layout.py's `make_line`). What a line is and what the layout says about it:
-pdf_layout.py.
+character (layout.py's `make_line`). What a line is and what the layout says about it:
+layout.py.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from thoth.writes.parsers.pdf_chars import Char, PageChars, char_angle, read_page
-from thoth.writes.parsers.pdf_layout import (
+from thoth.writes.parsers.pdf.chars import Char, PageChars, char_angle, read_page
+from thoth.writes.parsers.pdf.layout import (
     ACCENTS,
     MARKS,
     RAISED,
@@ -29,12 +29,12 @@ from thoth.writes.parsers.pdf_layout import (
     mergeable,
     new_line,
 )
-from thoth.writes.parsers.pdf_text import HYPHEN
+from thoth.writes.parsers.pdf.text import HYPHEN
 
 
 def read_lines(textpage, page: int, hidden: Counter, chars: PageChars | None = None) -> list[Line]:
     """The page's lines in PDFium's reading order, fragments of one printed line merged; characters a
-    person cannot see are left out and counted in `hidden` (pdf_hidden.py). `chars`: the page's
+    person cannot see are left out and counted in `hidden` (hidden.py). `chars`: the page's
     characters, when the caller has read them already."""
     chars = read_page(textpage, hidden) if chars is None else chars
     groups = _line_breaks(chars)

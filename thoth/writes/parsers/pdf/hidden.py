@@ -24,7 +24,7 @@ from itertools import repeat
 import numpy as np
 import pypdfium2.raw as pdfium_c
 
-from thoth.writes.parsers.pdf_calls import FFI, fast
+from thoth.writes.parsers.pdf.calls import FFI, fast
 
 _TINY = 1.0  # points: a glyph box smaller than this both ways is no text a person reads
 _WHITE = 245  # of 255, every channel: paint this light is the white page's colour

@@ -3,6 +3,7 @@ them ingested and searched with the `type` / `language` filters."""
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from tests.file_formats import page_html, write_docx, write_notebook
 from thoth.records import Document
 from thoth.retrieval.search import hybrid_search
 from thoth.store import Store
-from thoth.writes.parsers import ParseError, is_supported, parse
+from thoth.writes.parsers import FORMATS, ParseError, content_kind, is_supported, parse, parser_version
 from thoth.writes.writer import Writer
 
 HTML_BODY = (
@@ -85,6 +86,21 @@ def test_source_code_files_carry_their_language() -> None:
 def test_unreadable_new_formats_raise_parse_errors(key: str, data: bytes, reason: str) -> None:
     with pytest.raises(ParseError, match=reason):
         parse(key, data)
+
+
+def test_each_format_is_one_registry_row_and_one_module() -> None:
+    """`FORMATS` is all that names a format: its parser module's `read`, its suffixes (each one format's),
+    its version and the kind a collection of its files is."""
+    suffixes = [suffix for f in FORMATS for suffix in f.suffixes]
+    assert len(suffixes) == len(set(suffixes)) and all(s == s.lower() and s.startswith(".") for s in suffixes)
+    for found in FORMATS:
+        assert callable(importlib.import_module(f"thoth.writes.parsers.{found.name}").read), found.name
+        assert all(is_supported(f"a/b{suffix.upper()}") for suffix in found.suffixes)
+    assert parser_version("x.pdf") and parser_version("x.pdf", fmt="html") == "" and parser_version("x.md") == ""
+    assert content_kind(["a.txt", "b.pdf", "c.md"]) == "handbook" and content_kind(["a.py", "b.PDF"]) == "pdf"
+    assert content_kind(["a.txt", "b"]) == "text" and content_kind([]) is None
+    with pytest.raises(ParseError, match=r"unsupported file type \.csv; supported: \.md, \.mdx, "):
+        parse("data.csv", b"a,b")
 
 
 def test_a_folder_of_mixed_formats_is_searchable_by_type_and_language(tmp_path: Path) -> None:

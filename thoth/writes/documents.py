@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import UTC, datetime
-from pathlib import PurePosixPath
 
 from thoth.errors import ClientError
 from thoth.records import Source
@@ -18,7 +17,7 @@ from thoth.retrieval import citation_urls
 from thoth.retrieval.source_ref import format_ref
 from thoth.store import Store
 from thoth.writes.objects import SourceObject
-from thoth.writes.parsers import SUPPORTED_SUFFIXES
+from thoth.writes.parsers import is_supported
 from thoth.writes.run_records import record_run, summarise
 from thoth.writes.writer import RunSummary, Writer
 
@@ -33,7 +32,7 @@ def document_key(content: bytes, source: str | None) -> str:
     key = re.sub(r"^[a-z][a-z0-9+.-]*://", "", source.strip(), flags=re.I)  # a URL: keep host and path
     key = "/".join(part for part in re.split(r"[/\\]+", key) if part not in ("", ".", ".."))
     key = re.sub(r"[^A-Za-z0-9._/ -]+", "_", key)[:200] or "document"
-    return key if PurePosixPath(key).suffix.lower() in SUPPORTED_SUFFIXES else f"{key}.txt"
+    return key if is_supported(key) else f"{key}.txt"
 
 
 def ingest_text(

@@ -21,7 +21,6 @@ from thoth.retrieval.source_ref import content_hash
 from thoth.source_spec import SourceSpec, is_git_url
 from thoth.writes import git_source, web
 from thoth.writes.objects import SourceError, SourceObject, in_shard, is_sidecar
-from thoth.writes.parsers import MARKDOWN_SUFFIXES, PDF_SUFFIXES
 from thoth.writes.tree import TreeResult
 
 if TYPE_CHECKING:  # the writer imports this module: the names are for signatures only
@@ -120,15 +119,6 @@ def collection_name(source: str, name: str | None = None) -> str:
     if source.startswith(("http://", "https://")):  # a website: its host and path
         return web.collection_name(source)
     return source.rstrip("/").rsplit("/", 1)[-1]
-
-
-def source_kind(keys: list[str]) -> str:
-    suffixes = {k.rsplit(".", 1)[-1].lower() for k in keys}
-    if suffixes & {s.lstrip(".") for s in MARKDOWN_SUFFIXES}:
-        return "handbook"
-    if suffixes & {s.lstrip(".") for s in PDF_SUFFIXES}:
-        return "pdf"
-    return "text"
 
 
 def plan_run(

@@ -25,7 +25,7 @@ from thoth.config import Settings
 from thoth.retrieval.source_ref import content_hash
 from thoth.source_spec import SourceSpec, glob_regex
 from thoth.writes.objects import SourceError, SourceObject, in_shard
-from thoth.writes.parsers import HTML_FORMAT, MARKDOWN_SUFFIXES
+from thoth.writes.parsers import HTML_FORMAT, format_of
 from thoth.writes.web_fetch import HTML_TYPES, Fetcher, origin_of
 
 GZIP_TYPES = ("application/gzip", "application/x-gzip", "application/octet-stream")
@@ -144,7 +144,8 @@ def _path(url: str) -> str:
 
 
 def _is_markdown(url: str) -> bool:
-    return urlsplit(url).path.lower().endswith(MARKDOWN_SUFFIXES)
+    found = format_of(urlsplit(url).path)
+    return found is not None and found.name == "markdown"
 
 
 def _html_links(body: bytes, base: str) -> tuple[list[str], str | None]:

@@ -42,7 +42,7 @@ from thoth.writes.overlap import OrderedWorker
 from thoth.writes.parsers import workshop
 from thoth.writes.prepare import Prepared, chunk_rows, pictures, prepare, sidecar_fingerprint
 from thoth.writes.progress import Meter
-from thoth.writes.runs import Plan, RunSummary, collection_name, plan_run, row_fingerprint, slug, source_kind
+from thoth.writes.runs import Plan, RunSummary, collection_name, plan_run, row_fingerprint, slug
 from thoth.writes.tree import TreeResult, build_tree, mark_stale
 
 log = logging.getLogger("thoth.ingest")
@@ -102,7 +102,7 @@ class Writer:
             len(plan.todo),
             len(plan.removed),
         )
-        kind = listed.kind or (source_kind([o.key for o in listing]) if listing else None)
+        kind = listed.kind or parsers.content_kind([o.key for o in listing])
         summary = self.execute(plan, name=name, uri=spec, kind=kind, progress=progress, stop=stop)
         if plan.empty and recorded is not None and SourceSpec.of(recorded) != spec:  # a new scope, no file changed
             scoped = replace(recorded, uri=spec.uri, include=spec.include, exclude=spec.exclude)

@@ -1,13 +1,14 @@
 """Parsers turn one file's bytes into sections (pages, sections under headings) of blocks (text, code, tables).
 
-`parse(key, data)` picks the parser by file extension (Markdown, plain text, PDF, HTML, DOCX, Jupyter
-notebooks, source code), or by `fmt` for a workshop unit or a crawled web page (`fmt="html"`). A file that cannot be
-read raises `ParseError` with a reason meant for people (it is stored in the
-`documents` table and printed in the run summary).
+`parse(key, data)` picks the parser from the table `FORMATS` by file extension (Markdown, plain text, PDF, HTML,
+DOCX, Jupyter notebooks, source code), or by `fmt` for a workshop unit or a crawled web page (`fmt="html"`): a new
+format is one row there and one module here. A file that cannot be read raises `ParseError` with a reason meant for
+people (it is stored in the `documents` table and printed in the run summary).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -74,12 +75,6 @@ class ParsedDocument:
     hidden_dropped: dict[str, int] = field(default_factory=dict)
 
 
-MARKDOWN_SUFFIXES = (".md", ".mdx", ".markdown")
-PDF_SUFFIXES = (".pdf",)
-TEXT_SUFFIXES = (".txt",)
-HTML_SUFFIXES = (".html", ".htm")
-DOCX_SUFFIXES = (".docx",)
-NOTEBOOK_SUFFIXES = (".ipynb",)
 # suffix -> the language name fenced Markdown blocks use (what qurio_search's `language` filter matches)
 CODE_LANGUAGES = {
     ".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "jsx",
@@ -88,15 +83,71 @@ CODE_LANGUAGES = {
     ".hpp": "cpp", ".cs": "csharp", ".swift": "swift", ".sh": "bash", ".bash": "bash", ".sql": "sql",
     ".r": "r", ".lua": "lua", ".tf": "hcl",
 }  # fmt: skip
-CODE_SUFFIXES = tuple(CODE_LANGUAGES)
-SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES + PDF_SUFFIXES + TEXT_SUFFIXES + HTML_SUFFIXES + DOCX_SUFFIXES
-SUPPORTED_SUFFIXES += NOTEBOOK_SUFFIXES + CODE_SUFFIXES
-WORKSHOP_FORMAT = "workshop"  # a workshop unit's `SourceObject.format`: a bundle of files, not one suffix
-HTML_FORMAT = "html"  # a crawled page's `SourceObject.format`: its URL need not end in .html
+
+
+@dataclass(frozen=True)
+class Format:
+    """A file format Thoth reads: its parser is the module `thoth.writes.parsers.<name>`, whose `read(RawFile)`
+    returns the `ParsedDocument`; it loads on first use (a server that only ever reads text never loads PDFium)."""
+
+    name: str  # the module, and the `SourceObject.format` that picks it when the key's suffix does not
+    suffixes: tuple[str, ...]
+    kind: str = "text"  # what a collection of these files is (`content_kind`)
+    # stored with each document (`parser_version`): a new version re-parses that format's files once
+    version: str = ""
+
+
+FORMATS = (
+    Format("markdown", (".md", ".mdx", ".markdown"), kind="handbook"),
+    # pdf-9: hidden text left out (hidden.py); pdf-10/11: tables; pdf-12: figures
+    Format("pdf", (".pdf",), kind="pdf", version="pdf-12"),
+    Format("text", (".txt",)),
+    Format("html", (".html", ".htm")),  # also a crawled page, whatever its URL ends in
+    Format("docx", (".docx",)),
+    Format("notebook", (".ipynb",)),
+    Format("code", tuple(CODE_LANGUAGES)),
+    Format("workshop", ()),  # a workshop unit: a bundle of files, picked by its `SourceObject.format`
+)
+_BY_NAME = {f.name: f for f in FORMATS}
+_BY_SUFFIX = {suffix: f for f in FORMATS for suffix in f.suffixes}
+WORKSHOP_FORMAT = "workshop"
+HTML_FORMAT = "html"
+
+
+@dataclass(frozen=True)
+class RawFile:
+    """One file as its parser gets it: the key, the bytes, and what some formats read besides."""
+
+    key: str
+    data: bytes
+    pdf_password: str | None = None
+    pdf_ocr: bool = False  # read pages without a text layer by OCR
+    pdf_figures: bool = False  # cut figures out as pictures
+    base_url: str | None = None  # a crawled page's URL: its relative links resolve against it
+
+    @property
+    def title(self) -> str:
+        """The title when the file names none: its name without the suffix."""
+        return PurePosixPath(self.key).stem
+
+    def text(self) -> str:
+        return decode_text(self.data)
+
+
+def format_of(key: str, fmt: str = "") -> Format | None:
+    """The format named by `fmt`, else by the key's suffix; None when Thoth does not read it."""
+    return _BY_NAME.get(fmt) or _BY_SUFFIX.get(PurePosixPath(key).suffix.lower())
+
+
+def content_kind(keys: list[str]) -> str | None:
+    """What a collection of these files is: a handbook if any is Markdown, else pdf if any is a PDF, else text
+    (None: no files, the collection keeps the kind it has)."""
+    kinds = {found.kind for found in map(format_of, keys) if found}
+    return next((kind for kind in ("handbook", "pdf") if kind in kinds), "text") if keys else None
 
 
 def is_supported(key: str) -> bool:
-    return PurePosixPath(key).suffix.lower() in SUPPORTED_SUFFIXES
+    return format_of(key) is not None
 
 
 def decode_text(data: bytes) -> str:
@@ -119,15 +170,14 @@ def parse(
     base_url: str | None = None,
     pdf_figures: bool = False,
 ) -> ParsedDocument:
-    """Parse one source object; `fmt` names a parser when the key's suffix does not (e.g. "workshop").
-
-    The PDF and workshop parsers (and their libraries) load on first use: a server that only ever
-    ingests text never loads them. Whatever the format, zero-width and bidi control characters leave
-    the text here (unseen.py), counted with what the parser itself left out.
-    """
-    parsed = _parse(
-        key, data, pdf_password=pdf_password, fmt=fmt, pdf_ocr=pdf_ocr, base_url=base_url, pdf_figures=pdf_figures
-    )
+    """Parse one source object with its format's parser (`format_of`). Whatever the format, zero-width and
+    bidi control characters leave the text here (unseen.py), counted with what the parser itself left out."""
+    found = format_of(key, fmt)
+    if found is None:
+        suffix = PurePosixPath(key).suffix.lower() or "(none)"
+        raise ParseError(f"unsupported file type {suffix}; supported: {', '.join(_BY_SUFFIX)}")
+    parser = importlib.import_module(f"{__name__}.{found.name}")
+    parsed = parser.read(RawFile(key, data, pdf_password, pdf_ocr, pdf_figures, base_url))
     _drop_invisible_chars(parsed)
     return parsed
 
@@ -153,59 +203,8 @@ def _drop_invisible_chars(parsed: ParsedDocument) -> None:
     parsed.hidden_dropped = {reason: n for reason, n in hidden.items() if n}
 
 
-def _parse(
-    key: str,
-    data: bytes,
-    *,
-    pdf_password: str | None,
-    fmt: str,
-    pdf_ocr: bool,
-    base_url: str | None,
-    pdf_figures: bool,
-) -> ParsedDocument:
-    from thoth.writes.parsers import markdown, text
-
-    suffix = PurePosixPath(key).suffix.lower()
-    stem = PurePosixPath(key).stem
-    if fmt == WORKSHOP_FORMAT:
-        from thoth.writes.parsers import workshop
-
-        return workshop.parse(data)
-    if fmt == HTML_FORMAT or suffix in HTML_SUFFIXES:
-        from thoth.writes.parsers import html
-
-        return html.parse(data, fallback_title=stem, base_url=base_url)
-    if suffix in PDF_SUFFIXES:
-        from thoth.writes.parsers import pdf
-
-        return pdf.parse(data, fallback_title=stem, password=pdf_password, ocr=pdf_ocr, figures=pdf_figures)
-    if suffix in MARKDOWN_SUFFIXES:
-        return markdown.parse(decode_text(data), fallback_title=stem)
-    if suffix in TEXT_SUFFIXES:
-        return text.parse(decode_text(data), fallback_title=stem)
-    if suffix in DOCX_SUFFIXES:
-        from thoth.writes.parsers import docx
-
-        return docx.parse(data, fallback_title=stem)
-    if suffix in NOTEBOOK_SUFFIXES:
-        from thoth.writes.parsers import notebook
-
-        return notebook.parse(data, fallback_title=stem)
-    if suffix in CODE_SUFFIXES:
-        from thoth.writes.parsers import code
-
-        return code.parse(decode_text(data), key)
-    raise ParseError(f"unsupported file type {suffix or '(none)'}; supported: {', '.join(SUPPORTED_SUFFIXES)}")
-
-
 def parser_version(key: str, fmt: str = "") -> str:
-    """The version of the parser that reads `key`; '' for parsers that never changed their output.
-
-    It is stored with each document: a run over unchanged files re-parses those an older parser
-    read, once (thoth/writes/writer.py), so a better parser reaches an existing index.
-    """
-    if not fmt and PurePosixPath(key).suffix.lower() in PDF_SUFFIXES:
-        from thoth.writes.parsers.pdf import PARSER_VERSION
-
-        return PARSER_VERSION
-    return ""
+    """The version of the parser that reads `key` (stored with each document: a run over unchanged files
+    re-parses those an older parser read, once, thoth/writes/writer.py); '' for parsers never changed."""
+    found = format_of(key, fmt)
+    return found.version if found else ""

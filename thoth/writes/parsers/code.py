@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from thoth.writes.parsers import CODE_LANGUAGES, Block, ParsedDocument, ParseError, Section
+from thoth.writes.parsers import CODE_LANGUAGES, Block, ParsedDocument, ParseError, RawFile, Section
 
 _TOP_LEVEL = re.compile(r"^\S")
 _MAX_LINES = 60  # a block longer than this is cut at its next blank line
@@ -34,9 +34,9 @@ def _blocks(text: str, language: str) -> list[Block]:
     return blocks
 
 
-def parse(text: str, key: str) -> ParsedDocument:
-    language = language_of(key)
-    blocks = _blocks(text, language)
+def read(file: RawFile) -> ParsedDocument:
+    key = file.key
+    blocks = _blocks(file.text(), language_of(key))
     if not blocks:
         raise ParseError("no text")
     return ParsedDocument(title=PurePosixPath(key).name, sections=[Section("section", blocks, [key])])

@@ -6,12 +6,13 @@ from __future__ import annotations
 import io
 import zipfile
 
-from thoth.writes.parsers import ParsedDocument, ParseError, html
+from thoth.writes.parsers import ParsedDocument, ParseError, RawFile, html
 
 
-def parse(data: bytes, fallback_title: str) -> ParsedDocument:
+def read(file: RawFile) -> ParsedDocument:
     import mammoth
 
+    data = file.data
     try:
         result = mammoth.convert_to_html(io.BytesIO(data))
     except (zipfile.BadZipFile, KeyError, ValueError) as exc:
@@ -19,7 +20,7 @@ def parse(data: bytes, fallback_title: str) -> ParsedDocument:
     page = f"<html><body><main>{result.value}</main></body></html>"
     if not result.value.strip():
         raise ParseError("no text (the DOCX document is empty)")
-    parsed = html.parse(page.encode(), fallback_title)
+    parsed = html.parse(page.encode(), file.title)
     title = _core_title(data)
     if title:
         parsed.title = title

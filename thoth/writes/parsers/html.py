@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from urllib.parse import urljoin, urlsplit
 
-from thoth.writes.parsers import ParsedDocument, ParseError, markdown
+from thoth.writes.parsers import ParsedDocument, ParseError, RawFile, markdown
 from thoth.writes.parsers.unseen import drop_hidden_elements
 
 _LANGUAGE_CLASS = re.compile(r"^(?:language|lang|highlight-source|highlight)-([\w+#.-]+)$")
@@ -80,6 +80,10 @@ def to_markdown(
     if canonical and urlsplit(canonical).scheme not in ("http", "https"):
         canonical = None
     return title, text, canonical
+
+
+def read(file: RawFile) -> ParsedDocument:
+    return parse(file.data, file.title, file.base_url)
 
 
 def parse(data: bytes, fallback_title: str, base_url: str | None = None) -> ParsedDocument:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import yaml
 
-from thoth.writes.parsers import Block, ParsedDocument, ParseError, Section
+from thoth.writes.parsers import Block, ParsedDocument, ParseError, RawFile, Section
 from thoth.writes.parsers.unseen import drop_comments, drop_hidden_markup
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -138,6 +138,10 @@ def readable(text: str) -> str:
     body = _visible(body, Counter())
     kept = [line for line, prose in _prose_flags(body) if not (prose and _MDX_IMPORT.match(line))]
     return "\n".join(kept).strip()
+
+
+def read(file: RawFile) -> ParsedDocument:
+    return parse(file.text(), file.title)
 
 
 def parse(text: str, fallback_title: str) -> ParsedDocument:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from thoth.writes.parsers import ParsedDocument, ParseError, markdown
+from thoth.writes.parsers import ParsedDocument, ParseError, RawFile, markdown
 
 
 def _source(cell: dict) -> str:
@@ -38,8 +38,8 @@ def to_markdown(data: bytes) -> str:
     return "\n\n".join(parts)
 
 
-def parse(data: bytes, fallback_title: str) -> ParsedDocument:
-    text = to_markdown(data)
+def read(file: RawFile) -> ParsedDocument:
+    text = to_markdown(file.data)
     if not text:
         raise ParseError("no text (the notebook has no cells with content)")
-    return markdown.parse(text, fallback_title=fallback_title)
+    return markdown.parse(text, fallback_title=file.title)

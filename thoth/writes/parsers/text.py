@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import re
 
-from thoth.writes.parsers import Block, ParsedDocument, ParseError, Section
+from thoth.writes.parsers import Block, ParsedDocument, ParseError, RawFile, Section
 
 
 def paragraphs(text: str) -> list[Block]:
     return [Block(p.strip()) for p in re.split(r"\n\s*\n", text) if p.strip()]
 
 
-def parse(text: str, fallback_title: str) -> ParsedDocument:
-    blocks = paragraphs(text)
+def read(file: RawFile) -> ParsedDocument:
+    blocks = paragraphs(file.text())
     if not blocks:
         raise ParseError("no text")
-    return ParsedDocument(title=fallback_title, sections=[Section("section", blocks)])
+    return ParsedDocument(title=file.title, sections=[Section("section", blocks)])

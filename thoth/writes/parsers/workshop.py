@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 
-from thoth.writes.parsers import CODE_LANGUAGES, Block, ParsedDocument, ParseError, Section, markdown
+from thoth.writes.parsers import CODE_LANGUAGES, Block, ParsedDocument, ParseError, RawFile, Section, markdown
 
 # Version 2: ignored files are left out of units and diff paths are relative to the root. A new magic
 # changes every unit's bytes, so indexes built by version 1 are re-parsed on their next ingest.
@@ -348,6 +348,10 @@ def _notes_sections(
         if section is not None:
             sections.append(section)
     return sections
+
+
+def read(file: RawFile) -> ParsedDocument:
+    return parse(file.data)
 
 
 def parse(data: bytes) -> ParsedDocument:

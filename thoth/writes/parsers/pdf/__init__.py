@@ -24,7 +24,7 @@ from contextlib import contextmanager
 
 import pypdfium2 as pdfium
 
-from thoth.writes.parsers import Block, ParsedDocument, ParseError, Section
+from thoth.writes.parsers import Block, ParsedDocument, ParseError, RawFile, Section
 from thoth.writes.parsers.pdf.chars import read_page as read_chars
 from thoth.writes.parsers.pdf.drawings import graphic_regions, mark_figure_text
 from thoth.writes.parsers.pdf.figures import MAX_FIGURES, FigureImage, figure_boxes, label_of, render_figure
@@ -35,9 +35,6 @@ from thoth.writes.parsers.pdf.lines import read_lines
 from thoth.writes.parsers.pdf.ocr import OcrPage, read_page
 from thoth.writes.parsers.pdf.tables import Table, continue_table, find_tables, markdown, needs_look
 from thoth.writes.parsers.pdf.text import UNMAPPED, clean_text, join_hyphens, vocabulary
-
-# Part of a document's identity (thoth/writes/writer.py): a new version re-parses every PDF once.
-PARSER_VERSION = "pdf-12"  # pdf-9: hidden text left out (hidden.py); pdf-10/11: tables; pdf-12: figures
 
 
 def _year(date: str) -> int | None:
@@ -345,11 +342,9 @@ def _read_tables(page, chars, lines: list[Line], number: int, open_table: Table 
     return last if last is not None and last.open_end else None
 
 
-def parse(
-    data: bytes, fallback_title: str, password: str | None = None, ocr: bool = False, figures: bool = False
-) -> ParsedDocument:
+def read(file: RawFile) -> ParsedDocument:
     with _collector_paused():
-        return _parse(data, fallback_title, password, ocr, figures)
+        return _parse(file.data, file.title, file.pdf_password, file.pdf_ocr, file.pdf_figures)
 
 
 def _parse(data: bytes, fallback_title: str, password: str | None, ocr: bool, figures: bool) -> ParsedDocument:

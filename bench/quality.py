@@ -61,7 +61,7 @@ from thoth.embed import get_embedder
 from thoth.records import Hit
 from thoth.retrieval import tree
 from thoth.retrieval.answer import Answer
-from thoth.retrieval.search import DEFAULT_RANKING, Ranking, hybrid_search, keyword_search, vector_search
+from thoth.retrieval.search import DEFAULT_RANKING, Ranking, hybrid_search
 from thoth.store import Store
 from thoth.writes.calibrate import SAMPLE_CHUNKS, measure
 from thoth.writes.writer import Writer
@@ -104,10 +104,10 @@ class Runner:
         return _doc_ranking([h.chunk.key for h in hits])
 
     def keyword(self, query: str) -> list[str]:
-        return self._chunk_keys(keyword_search(self.store, query, DEPTH, self.match))
+        return self._chunk_keys(hybrid_search(self.store, None, query, DEPTH, alpha=0.0, match=self.match))
 
     def vector(self, query: str) -> list[str]:
-        return self._chunk_keys(vector_search(self.store, self.embedder, query, DEPTH, self.match))
+        return self._chunk_keys(hybrid_search(self.store, self.embedder, query, DEPTH, alpha=1.0, match=self.match))
 
     def hybrid(self, query: str) -> list[str]:
         hits = hybrid_search(self.store, self.embedder, query, DEPTH, match=self.match, ranking=self.ranking)

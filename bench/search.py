@@ -329,30 +329,20 @@ def profile_stages(
     vectors = dict(zip(qs["vector"], embedder.embed(qs["vector"]), strict=True))
     vectors |= dict(zip(qs["fetch rows"], embedder.embed(qs["fetch rows"]), strict=True))
     late = store.count_of(Chunk) >= chunks.LATE_READ_ROWS  # searches read ids first, then the hits kept whole
-    searched: dict[str, list[Hit]] = {}
 
-    def as_searched(lists: dict[str, list[Hit]]) -> list[Hit]:  # the lists as hybrid search gets them, unread
-        searched.update(lists)
-        return []
-
-    def fts(q: str) -> list[Hit]:
+    def fts(q: str) -> list[Hit]:  # the list as hybrid search gets it, unread
         words, phrases = keyword_query(q)
-        searched.clear()
-        store.search_chunks(depth, words=words, phrases=phrases, keep=as_searched)
-        return searched.get("keyword", [])
+        return store.keyword_candidates(store.search_reading(vector=False), words, phrases, depth).result()
 
     def vector(q: str) -> list[Hit]:
-        searched.clear()
-        store.search_chunks(depth, vector=lambda: vectors[q], keep=as_searched)
-        return searched.get("vector", [])
+        return store.vector_candidates(store.search_reading(vector=True), vectors[q], depth)
 
     def kept(q: str) -> list[Hit]:  # the k hits a search_handbook call keeps, as the searches return them
         weight = DEFAULT_RANKING.vector_weight
         return fuse_lists({"vector": (weight, vector(q)), "keyword": (1 - weight, fts(q))}, k)
 
     def complete(hits: list[Hit]) -> list[Hit]:  # what the store does with the hits kept on a large table
-        table = store.chunks._chunks()
-        return store.chunks.lance.run(store.chunks._complete(table, hits, store.chunks._held_ranking(table)))
+        return store.completed(store.search_reading(vector=True), hits)
 
     lists = [(q, vector(q), fts(q)) for q in qs["vector"]]
     to_fill = [kept(q) for q in qs["fetch rows"]] if late else []

@@ -29,6 +29,8 @@ from thoth.config import Settings
 from thoth.embed import BUNDLED_MODEL, resolve_model
 from thoth.embedders.onnx_export import export_onnx
 from thoth.mcp.server import create_app
+from thoth.records import Hit, Match
+from thoth.store import Store
 from thoth.writes.run_records import record_run, summarise
 from thoth.writes.writer import Writer
 
@@ -194,6 +196,19 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     summary = Writer(settings).run(str(root), name="handbook")
     assert not summary.failed, summary.render()
     return settings
+
+
+def nearest(store: Store, vector: object, limit: int, match: Match | None = None) -> list[Hit]:
+    """The store's `limit` chunks nearest `vector`, read whole: a search's store steps (thoth.retrieval.search)
+    for a vector that is not a query's (no fusion, no serve check)."""
+    reading = store.search_reading(match, vector=True)
+    return store.completed(reading, store.vector_candidates(reading, vector, limit))
+
+
+def bm25(store: Store, words: str, limit: int, match: Match | None = None, phrases: tuple[str, ...] = ()) -> list[Hit]:
+    """The store's `limit` best BM25 chunks for `words` and `phrases`, read whole (as `nearest`)."""
+    reading = store.search_reading(match, vector=False)
+    return store.completed(reading, store.keyword_candidates(reading, words, phrases, limit).result())
 
 
 def free_port() -> int:

@@ -22,7 +22,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from tests.conftest import WORKSHOP, LiveServer, tree_settings, write_corpus, write_topic_corpus
+from tests.conftest import WORKSHOP, LiveServer, bm25, nearest, tree_settings, write_corpus, write_topic_corpus
 from tests.test_auth import AUDIENCE, CertsServer, Key
 from thoth.config import Settings
 from thoth.records import Chunk, Collections, Document, Source, TreeNode
@@ -326,16 +326,16 @@ def test_the_store_filters_in_the_query_so_top_k_stays_full(shared_index: Settin
     handbook_only = store.reading(Collections(frozenset({"handbook"}), all_but=False))
     not_hidden = store.reading(Collections(frozenset({*HIDDEN, "quokka-notes"}), all_but=True))  # alice wrote it
     vector = get_embedder(shared_index).embed_queries(["quokka payroll ledger entry"])[0]
-    everything = store.vector_search(vector, 10)
+    everything = nearest(store, vector, 10)
     assert any(h.chunk.source_id == "hr-quokka" for h in everything)
-    assert set(HIDDEN) <= {h.chunk.source_id for h in store.keyword_search("quokka zorblax", 10)}
+    assert set(HIDDEN) <= {h.chunk.source_id for h in bm25(store, "quokka zorblax", 10)}
     for view, allowed in ((handbook_only, {"handbook"}), (not_hidden, {"handbook", "caching-fundamentals"})):
-        in_memory = view.vector_search(vector, 10)  # the held copy, masked
+        in_memory = nearest(view, vector, 10)  # the held copy, masked
         assert len(in_memory) == 10 and {h.chunk.source_id for h in in_memory} <= allowed
         # the same search through LanceDB's prefilter (a match makes it a filtered query): the same hits
-        through_lance = view.vector_search(vector, 10, {"content_type": ["text", "code", "diff", "table"]})
+        through_lance = nearest(view, vector, 10, {"content_type": ["text", "code", "diff", "table"]})
         assert [h.chunk_id for h in through_lance] == [h.chunk_id for h in in_memory]
-        words = view.keyword_search("quokka payroll zorblax counter cache request time off", 10)
+        words = bm25(view, "quokka payroll zorblax counter cache request time off", 10)
         assert words and {h.chunk.source_id for h in words} <= allowed
         assert {s.source_id for s in view.find(Source)} == allowed
         assert view.count_of(Chunk, {"source_id": "hr-quokka"}) == 0

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import make_settings, write_corpus
-from thoth.retrieval.search import keyword_query, keyword_search
+from thoth.retrieval.search import hybrid_search, keyword_query
 from thoth.store import Store
 from thoth.store.indexes import FTS_COLUMN
 from thoth.store.schema import CHUNKS
@@ -37,13 +37,13 @@ def test_an_index_without_positions_is_migrated_by_ingest(tmp_path: Path, caplog
     ingestor.run(str(root), name="handbook")
     store = Store(settings)
     assert store.indexes.fts_has_positions() is True
-    phrase = keyword_search(store, '"leave planner"', 5)
+    phrase = hybrid_search(store, None, '"leave planner"', 5, alpha=0.0)
     assert phrase and all("leave planner" in h.chunk.text for h in phrase)
 
     old_index(store)
     assert store.indexes.fts_has_positions() is False
     with caplog.at_level(logging.WARNING, logger="thoth.store"):
-        words = keyword_search(store, '"leave planner"', 5)  # searched as words, not an error
+        words = hybrid_search(store, None, '"leave planner"', 5, alpha=0.0)  # searched as words, not an error
         assert words and "python -m ingest" in caplog.text
 
     caplog.clear()

@@ -21,9 +21,7 @@ from thoth.retrieval.search import (
     fuse,
     fuse_lists,
     hybrid_search,
-    keyword_search,
     ranking_for,
-    vector_search,
 )
 from thoth.store import Store
 
@@ -127,8 +125,8 @@ def test_the_rrf_preset_is_weighted_reciprocal_rank_fusion_of_the_two_searches(t
     depth, match = 48, {"source_id": "split"}
     preset = Ranking(fusion="rrf", vector_weight=weight)
     for query in ("part 4471 readings drift over time", "weigh and dissolve a sample", '"part 4471"'):
-        vector_hits = vector_search(store, embedder, query, depth, match)
-        keyword_hits = keyword_search(store, query, depth, match)
+        vector_hits = hybrid_search(store, embedder, query, depth, alpha=1.0, match=match)
+        keyword_hits = hybrid_search(store, None, query, depth, alpha=0.0, match=match)
         expected = fuse([(weight, vector_hits), (1 - weight, keyword_hits)], depth)
         served = hybrid_search(store, embedder, query, depth, match=match, ranking=preset)
         assert served and _all(served) == _all(expected)

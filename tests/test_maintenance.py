@@ -9,7 +9,7 @@ from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
-from tests.conftest import job_env, make_settings, run_ingest, write_corpus
+from tests.conftest import bm25, job_env, make_settings, run_ingest, write_corpus
 from thoth.records import Chunk
 from thoth.store import Store
 from thoth.store.maintenance import maintain, sweep_orphans, table_health
@@ -39,7 +39,7 @@ def test_maintenance_brings_versions_and_files_down(tmp_path: Path, onnx_cache: 
         assert health.fragments <= 2, (name, health)  # a fresh index of the same rows has as many
         assert health.last_maintained
     assert after["chunks"].unindexed_rows == 0  # folded into the BM25 index
-    hits = Store(settings).keyword_search("zorbluxian", 20, {"source_id": "notes"})
+    hits = bm25(Store(settings), "zorbluxian", 20, {"source_id": "notes"})
     assert len(hits) == 12
 
     # the command line: it reports what it removed

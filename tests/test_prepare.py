@@ -8,7 +8,7 @@ from tests.conftest import make_settings
 from thoth.config import Settings
 from thoth.embed import get_tokenizer
 from thoth.records import Document, Partition
-from thoth.retrieval.search import keyword_search
+from thoth.retrieval.search import hybrid_search
 from thoth.store import Store
 from thoth.writes.chunking import Chunker
 from thoth.writes.objects import SourceObject
@@ -61,6 +61,6 @@ def test_a_word_with_a_raised_mark_is_found_by_a_search_for_the_word(tmp_path: P
     assert not Writer(settings).run(str(root), name="docs").failed
     store = Store(settings)
     for word in ("competitions", "units", "cos"):
-        hits = keyword_search(store, word, 5)
+        hits = hybrid_search(store, None, word, 5, alpha=0.0)
         assert [h.chunk.key for h in hits] == ["marks.md"], word
         assert "competitions¹" in hits[0].chunk.text and "units⁸" in hits[0].chunk.text

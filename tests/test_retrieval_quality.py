@@ -16,8 +16,6 @@ from thoth.retrieval.search import (
     Ranking,
     by_document,
     hybrid_search,
-    keyword_search,
-    vector_search,
 )
 from thoth.store import Store
 from thoth.writes.writer import Writer
@@ -77,9 +75,9 @@ def _keys(hits: list[Hit]) -> list[str]:
 
 def test_a_stemmed_query_finds_the_inflected_word(corpus: Settings) -> None:
     store = Store(corpus)
-    assert _keys(keyword_search(store, "approving budget", 3))[0] == "finance/budgets.md"
-    assert _keys(keyword_search(store, "cafe", 3))[0] == "cafe.md"  # ASCII folding: café
-    assert keyword_search(store, "the of and", 3) == []  # stop words alone match nothing
+    assert _keys(hybrid_search(store, None, "approving budget", 3, alpha=0.0))[0] == "finance/budgets.md"
+    assert _keys(hybrid_search(store, None, "cafe", 3, alpha=0.0))[0] == "cafe.md"  # ASCII folding: café
+    assert hybrid_search(store, None, "the of and", 3, alpha=0.0) == []  # stop words alone match nothing
 
 
 def test_hybrid_is_not_below_its_parts_when_one_side_is_decisive(corpus: Settings) -> None:
@@ -88,7 +86,10 @@ def test_hybrid_is_not_below_its_parts_when_one_side_is_decisive(corpus: Setting
     # the query too the lead was 5%, decisive only under min-max scaling, which made the runner-up its floor.)
     query = "zorblax calibration procedure"
     gold = "tools/zorblax.md"
-    parts = [_keys(keyword_search(store, query, 40)), _keys(vector_search(store, embedder, query, 40))]
+    parts = [
+        _keys(hybrid_search(store, None, query, 40, alpha=0.0)),
+        _keys(hybrid_search(store, embedder, query, 40, alpha=1.0)),
+    ]
     best_part = min(keys.index(gold) if gold in keys else 99 for keys in parts)
     assert best_part == 0  # the keyword side has it first
     hybrid = _keys(hybrid_search(store, embedder, query, 10))

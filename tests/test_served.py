@@ -81,12 +81,11 @@ def searches(settings, embedder: Embedder) -> dict[str, Callable[[], list[Hit]]]
         return run
 
     query = "zorbluxian ledger"
-    vector = embedder.embed_queries([query])[0]
     return {
-        "keyword": lambda: small.keyword_search("zorbluxian", 5),
-        "vector": lambda: small.vector_search(vector, 5),
+        "keyword": lambda: hybrid_search(small, None, "zorbluxian", 5, alpha=0.0),
+        "vector": lambda: hybrid_search(small, embedder, query, 5, alpha=1.0),
         "hybrid": lambda: hybrid_search(small, embedder, query, 5),
-        "late keyword": late(lambda: large.keyword_search("zorbluxian", 5)),
+        "late keyword": late(lambda: hybrid_search(large, None, "zorbluxian", 5, alpha=0.0)),
         "late hybrid": late(lambda: hybrid_search(large, embedder, query, 5)),
         "late hybrid, no copy held": late(lambda: hybrid_search(large, embedder, query, 5), held=False),
     }

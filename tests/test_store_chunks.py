@@ -14,7 +14,7 @@ from unittest.mock import patch
 import numpy as np
 import pyarrow as pa
 
-from tests.conftest import make_settings, write_corpus
+from tests.conftest import bm25, make_settings, nearest, write_corpus
 from thoth.config import Settings
 from thoth.embed import get_embedder
 from thoth.records import Chunk, Hit
@@ -61,16 +61,15 @@ def test_a_large_table_serves_what_whole_candidates_gave(indexed: Settings) -> N
 
 def test_a_large_table_s_searches_read_only_the_ranking_columns_until_kept(indexed: Settings) -> None:
     store, embedder = Store(indexed), get_embedder(indexed)
-    seen: dict[str, list[Hit]] = {}
-
-    def keep(lists: dict[str, list[Hit]]) -> list[Hit]:
-        seen.update(lists)
-        return fuse_lists({name: (0.5, hits) for name, hits in lists.items()}, 3)
-
     with reading():
         vector = embedder.embed([QUERIES[0]])[0]
-        kept = store.search_chunks(40, vector=lambda: vector, words="request time off", keep=keep)
-    candidates = [h for hits in seen.values() for h in hits]
+        search = store.search_reading(vector=True)
+        lists = {
+            "vector": (0.5, store.vector_candidates(search, vector, 40)),
+            "keyword": (0.5, store.keyword_candidates(search, "request time off", (), 40).result()),
+        }
+        kept = store.completed(search, fuse_lists(lists, 3))
+    candidates = [h for _, hits in lists.values() for h in hits]
     assert candidates and all(h.chunk.text == "" and h.chunk.key and h.row_id is not None for h in candidates)
     assert len(kept) == 3 and all(h.chunk.text for h in kept)
 
@@ -84,21 +83,21 @@ def test_a_write_is_searched_at_once_with_the_columns_it_has(tmp_path: Path) -> 
     with reading():
         store.warm_copies()
         version = held.held[0][1]
-        assert store.keyword_search(query, 5) == []
+        assert bm25(store, query, 5) == []
         # A new chunk: the copy is of the version before it, so the search reads its columns from the
         # table (and the new version is read beside it).
         row = store.table("chunks").search().limit(1).to_list()[0]
         store.insert(
             Chunk, [{**row, "chunk_id": "new-chunk", "key": "new/page.md", "text": query, "search_text": query}]
         )
-        found = store.keyword_search(query, 5)
+        found = bm25(store, query, 5)
         assert [(h.chunk_id, h.chunk.key, h.chunk.text) for h in found] == [("new-chunk", "new/page.md", query)]
         store.warm_copies()
         assert held.held[0][1] > version
         assert held.held[1].rows_of([found[0].row_id], ["chunk_id", "key"]) == [
             {"chunk_id": "new-chunk", "key": "new/page.md"}
         ]
-        assert [(h.chunk_id, h.row_id) for h in store.keyword_search(query, 5)] == [("new-chunk", found[0].row_id)]
+        assert [(h.chunk_id, h.row_id) for h in bm25(store, query, 5)] == [("new-chunk", found[0].row_id)]
 
 
 def test_a_row_not_held_is_never_guessed() -> None:
@@ -113,20 +112,16 @@ def test_a_row_moved_since_the_search_is_read_by_its_id_and_a_deleted_one_left_o
     assert not Writer(settings).run(str(write_corpus(tmp_path / "corpus")), name="handbook").failed
     store, embedder = Store(settings), get_embedder(settings)
     vector = embedder.embed(["how do I request time off"])[0]
-    whole = {h.chunk_id: h.chunk for h in store.vector_search(vector, 6)}
-    slim: list[Hit] = []
-
-    def rewrite(lists: dict[str, list[Hit]]) -> list[Hit]:
+    whole = {h.chunk_id: h.chunk for h in nearest(store, vector, 6)}
+    with reading(copy=False):
+        search = store.search_reading(vector=True)
+        slim = store.vector_candidates(search, vector, 6)
         # Between the search and the completing read, the table is rewritten in reverse order without
         # one hit: every row id now names another row or none.
-        slim.extend(lists["vector"])
         table = store.table("chunks").to_arrow()
         kept = table.filter(pa.compute.not_equal(table["chunk_id"], slim[1].chunk_id))
         store.tables.db.create_table("chunks", data=kept.take(list(reversed(range(kept.num_rows)))), mode="overwrite")
-        return slim
-
-    with reading(copy=False):
-        completed = store.search_chunks(6, vector=lambda: vector, keep=rewrite)
+        completed = store.completed(search, slim)
     gone = slim[1].chunk_id
     assert [h.chunk_id for h in completed] == [h.chunk_id for h in slim if h.chunk_id != gone]
     assert all(h.chunk == whole[h.chunk_id] for h in completed)
@@ -136,7 +131,7 @@ def test_a_row_moved_since_the_search_is_read_by_its_id_and_a_deleted_one_left_o
 def test_stored_vectors_are_the_vectors_the_search_scored(indexed: Settings) -> None:
     store, embedder = Store(indexed), get_embedder(indexed)
     query = embedder.embed([QUERIES[0]])[0]
-    hits = store.vector_search(query, 3)
+    hits = nearest(store, query, 3)
     found = store.vectors(Chunk, [h.chunk_id for h in hits] + ["no-such-chunk"])
     assert set(found) == {h.chunk_id for h in hits}  # an unknown id is left out
     for hit in hits:

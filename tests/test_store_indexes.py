@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import make_settings
+from tests.conftest import make_settings, nearest
 from thoth.records import Chunk, Document, VectorIndex
 from thoth.store import Store, chunks
 from thoth.store.schema import CHUNKS
@@ -53,7 +53,7 @@ def exact_top_10(vectors: np.ndarray, query: np.ndarray) -> set[str]:
 
 
 def recall_at_10(store: Store, vectors: np.ndarray, queries: np.ndarray) -> float:
-    found = [len({r.chunk_id for r in store.vector_search(q, 10)} & exact_top_10(vectors, q)) / 10 for q in queries]
+    found = [len({r.chunk_id for r in nearest(store, q, 10)} & exact_top_10(vectors, q)) / 10 for q in queries]
     return float(np.mean(found))
 
 
@@ -79,7 +79,7 @@ def test_index_built_past_threshold_and_recall_holds(tmp_path: Path) -> None:
     again = store.ensure_vector_index()
     assert again is not None and again.action == "updated"
     assert again.index is not None and again.index.unindexed_rows == 0 and again.index.indexed_rows == ROWS + 1
-    assert "extra" in {r.chunk_id for r in store.vector_search(vectors[0], 3)}
+    assert "extra" in {r.chunk_id for r in nearest(store, vectors[0], 3)}
 
 
 @pytest.mark.parametrize("old", ["IvfPq", "IvfHnswSq"])
@@ -113,7 +113,7 @@ def test_no_index_below_threshold_or_when_disabled(tmp_path: Path) -> None:
     assert store.ensure_vector_index() is None and store.indexes.vector_index() is None
     assert store.ensure_vector_index(min_rows=0) is None  # 0: never
     assert store.ensure_vector_index(min_rows=100) is not None  # never below MIN_TRAIN_ROWS, but 400 >= 256
-    assert len(store.vector_search(vectors[0], 10)) == 10
+    assert len(nearest(store, vectors[0], 10)) == 10
 
 
 def test_ingest_builds_the_index_past_the_threshold(tmp_path: Path) -> None:
@@ -174,8 +174,8 @@ def test_a_deeper_search_reranks_the_same_candidates_and_keeps_recall_at_10(tmp_
     store, vectors = make_store(tmp_path, vector_index_min_rows=ROWS)
     store.ensure_vector_index()
     queries = clustered_unit_vectors(20, seed=9)
-    deep = [{r.chunk_id for r in store.vector_search(q, 40)[:10]} for q in queries]
-    shallow = [{r.chunk_id for r in store.vector_search(q, 10)} for q in queries]
+    deep = [{r.chunk_id for r in nearest(store, q, 40)[:10]} for q in queries]
+    shallow = [{r.chunk_id for r in nearest(store, q, 10)} for q in queries]
     exact = [exact_top_10(vectors, q) for q in queries]
     recall_deep = np.mean([len(d & e) / 10 for d, e in zip(deep, exact, strict=True)])
     recall_shallow = np.mean([len(s & e) / 10 for s, e in zip(shallow, exact, strict=True)])
@@ -191,10 +191,10 @@ def test_a_first_build_past_the_threshold_is_compacted_before_its_indexes(tmp_pa
     for row in extra:  # one data file per write, as ingest's batches leave them
         store.insert(Chunk, [row])
     assert store.table(CHUNKS).stats()["fragment_stats"]["num_fragments"] == 4
-    before = [h.chunk_id for h in store.vector_search(vectors[7], 10)]
+    before = [h.chunk_id for h in nearest(store, vectors[7], 10)]
     store.ensure_fts_index()
     assert store.table(CHUNKS).stats()["fragment_stats"]["num_fragments"] == 1
-    assert [h.chunk_id for h in store.vector_search(vectors[7], 10)] == before  # the same rows, compacted
+    assert [h.chunk_id for h in nearest(store, vectors[7], 10)] == before  # the same rows, compacted
     assert store.count_of(Chunk) == 303
 
     small, _ = make_store(tmp_path / "small", rows=50, vector_index_min_rows=300)

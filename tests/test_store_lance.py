@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from unittest.mock import patch
 
+from tests.conftest import nearest
 from tests.test_store_chunks import QUERIES
 from thoth.config import Settings
 from thoth.embed import get_embedder
@@ -31,8 +32,8 @@ def test_the_public_api_path_finds_the_same_hits(indexed: Settings) -> None:
                         hybrid_search(private, embedder, query, 5, documents=documents)
                     )
                 vector = embedder.embed([query])[0]
-                assert _seen(public.vector_search(vector, 8, {"source_id": "handbook"})) == _seen(
-                    private.vector_search(vector, 8, {"source_id": "handbook"})
+                assert _seen(nearest(public, vector, 8, {"source_id": "handbook"})) == _seen(
+                    nearest(private, vector, 8, {"source_id": "handbook"})
                 )
 
 

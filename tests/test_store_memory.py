@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from unittest.mock import patch
 
-from tests.conftest import make_settings, write_corpus
+from tests.conftest import bm25, make_settings, nearest, write_corpus
 from thoth.config import Settings
 from thoth.embed import get_embedder
 from thoth.records import Chunk, Hit
@@ -32,14 +32,14 @@ def test_memory_search_finds_what_lancedb_finds(indexed: Settings) -> None:
     count = lance.table("chunks").count_rows()
     memory.warm_copies()
     assert memory.chunks._memory.held is not None and memory.chunks._memory.held[1] is not None  # the memory path
-    assert memory.chunks._reading(memory.chunks._chunks(), None, vector=False).held is not None  # BM25's rows too
+    assert memory.search_reading(vector=False).held is not None  # BM25's rows too
     for query, vector in zip(QUERIES, embedder.embed(QUERIES), strict=True):
         for limit in (5, 40, count + 3):
-            held = memory.vector_search(vector, limit)
-            words = memory.keyword_search(query, limit)  # its rows taken from the copy by row id
+            held = nearest(memory, vector, limit)
+            words = bm25(memory, query, limit)  # its rows taken from the copy by row id
             with patch.object(chunks, "MEMORY_SEARCH_ROWS", 0):
-                assert held and _same(held, lance.vector_search(vector, limit))
-                assert words and words == lance.keyword_search(query, limit)
+                assert held and _same(held, nearest(lance, vector, limit))
+                assert words and words == bm25(lance, query, limit)
     assert lance.chunks._memory.held is None
 
 
@@ -51,18 +51,18 @@ def test_a_write_is_searched_at_once_and_large_or_filtered_searches_go_to_lanced
     vector = embedder.embed([query])[0]
     store.warm_copies()
     held = store.chunks._memory.held
-    before = store.vector_search(vector, 3)
+    before = nearest(store, vector, 3)
 
     # A new chunk whose text is the query itself. The next search finds it first: LanceDB answers while
     # the new version is read beside it; once that is held, the memory path finds it too.
     row = store.table("chunks").search().limit(1).to_list()[0]
     store.insert(Chunk, [{**row, "chunk_id": "new-chunk", "text": query, "vector": vector}])
-    after = store.vector_search(vector, 3)
+    after = nearest(store, vector, 3)
     assert after[0].chunk_id == "new-chunk" and after[0].similarity > 0.999
     assert [h.chunk_id for h in after[1:]] == [h.chunk_id for h in before[:2]]
     store.warm_copies()
     assert store.chunks._memory.held[0] != held[0] and store.chunks._memory.held[1] is not None
-    assert _same(store.vector_search(vector, 3), after)
+    assert _same(nearest(store, vector, 3), after)
 
     # Past the limit: LanceDB answers, and nothing is read or held (the row count says so, without
     # asking for the table's version on every search).
@@ -70,12 +70,12 @@ def test_a_write_is_searched_at_once_and_large_or_filtered_searches_go_to_lanced
     with patch.object(chunks, "MEMORY_SEARCH_ROWS", 3):
         small.warm_copies()
         assert small.chunks._memory.held is None
-        assert [h.chunk_id for h in small.vector_search(vector, 3)] == [h.chunk_id for h in after]
+        assert [h.chunk_id for h in nearest(small, vector, 3)] == [h.chunk_id for h in after]
 
     # A filter goes to LanceDB (as a prefilter): only that source's chunks, best first.
     key = before[0].chunk.key
-    filtered = store.vector_search(vector, 50, match={"key": key})
-    everything = store.vector_search(vector, 1000)
+    filtered = nearest(store, vector, 50, match={"key": key})
+    everything = nearest(store, vector, 1000)
     assert filtered and [h.chunk_id for h in filtered] == [h.chunk_id for h in everything if h.chunk.key == key]
 
 

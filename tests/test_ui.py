@@ -221,14 +221,14 @@ def test_search_modes_say_which_search_ran(console_server: LiveServer) -> None:
 def test_search_ranks_match_the_tools_functions(console_index, store: Store) -> None:
     """The page's ranks are those of the two searches hybrid search fuses; its order is hybrid search's."""
     from thoth.embed import get_embedder
-    from thoth.retrieval.search import explained_search, hybrid_search, keyword_search, vector_search
+    from thoth.retrieval.search import explained_search, hybrid_search
 
     embedder = get_embedder(console_index)
     query = "flooding risk in the storage hall"
     explained = explained_search(store, embedder, query, 10)
     assert [h.chunk_id for h in explained] == [h.chunk_id for h in hybrid_search(store, embedder, query, 10)]
-    keyword = [h.chunk_id for h in keyword_search(store, query, 40)]
-    vector = [h.chunk_id for h in vector_search(store, embedder, query, 40)]
+    keyword = [h.chunk_id for h in hybrid_search(store, None, query, 40, alpha=0.0)]
+    vector = [h.chunk_id for h in hybrid_search(store, embedder, query, 40, alpha=1.0)]
     for hit in explained:
         assert hit.keyword_rank == (keyword.index(hit.chunk_id) + 1 if hit.chunk_id in keyword else None)
         assert hit.vector_rank == (vector.index(hit.chunk_id) + 1 if hit.chunk_id in vector else None)

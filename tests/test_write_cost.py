@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import make_settings, write_corpus
+from tests.conftest import bm25, make_settings, write_corpus
 from thoth.embed import get_embedder
 from thoth.retrieval.search import hybrid_search
 from thoth.store import indexes
@@ -39,13 +39,13 @@ def test_a_small_write_waits_in_the_tail_and_is_found(tmp_path: Path, monkeypatc
     assert unindexed(ingestor) == 1  # not folded in: no optimize over the whole table for one chunk
     assert len(ingestor.store.table(CHUNKS).list_versions()) - versions <= 3  # no compaction rewrite
     store = ingestor.store
-    assert "zorbluxian" in store.keyword_search("zorbluxian", 3)[0].chunk.text
-    assert "kumquat ledger" in store.keyword_search("", 3, phrases=("kumquat ledger",))[0].chunk.text
-    assert store.keyword_search("", 3, phrases=("ledger kumquat",)) == []  # phrases keep their order
+    assert "zorbluxian" in bm25(store, "zorbluxian", 3)[0].chunk.text
+    assert "kumquat ledger" in bm25(store, "", 3, phrases=("kumquat ledger",))[0].chunk.text
+    assert bm25(store, "", 3, phrases=("ledger kumquat",)) == []  # phrases keep their order
     hits = hybrid_search(store, get_embedder(settings), "who audits the kumquat ledger", 3)
     assert "zorbluxian" in hits[0].chunk.text
 
     monkeypatch.setattr(indexes, "FOLD_IN_ROWS", 2)  # the write that brings the tail to FOLD_IN_ROWS folds it in
     ingest_text(ingestor, ingestor.store, "notes", "Parcels arrive at the loading dock before nine.", "notes/dock.md")
     assert unindexed(ingestor) == 0
-    assert "zorbluxian" in store.keyword_search("zorbluxian", 3)[0].chunk.text
+    assert "zorbluxian" in bm25(store, "zorbluxian", 3)[0].chunk.text

@@ -16,7 +16,7 @@ from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
-from tests.conftest import REPO_ROOT, make_settings
+from tests.conftest import REPO_ROOT, bm25, make_settings
 from thoth.records import Chunk, Document
 from thoth.store import Store
 from thoth.store.maintenance import sweep_orphans
@@ -50,7 +50,7 @@ def whole(store: Store, source_id: str, key: str) -> tuple[str, int]:
 def read_while(settings, stop: threading.Event, source_id: str, misses: list[int], reads: list[int]) -> None:
     store = Store(settings)  # a reader of its own, as another server process would be
     while not stop.is_set():
-        found = store.keyword_search("zorbluxian", 5, {"source_id": source_id})
+        found = bm25(store, "zorbluxian", 5, {"source_id": source_id})
         reads.append(1)
         if not found:
             misses.append(1)
@@ -85,7 +85,7 @@ def test_a_document_overwritten_while_readers_search_is_always_found(tmp_path: P
     last, _ = whole(writer.store, "notes", "notes/ledger.md")
     assert last != first
     assert writer.store.count_of(Chunk, {"source_id": "notes", "doc_id": first}) == 0  # the old version went
-    assert "revision 4" in writer.store.keyword_search("zorbluxian", 1, {"source_id": "notes"})[0].chunk.text
+    assert "revision 4" in bm25(writer.store, "zorbluxian", 1, {"source_id": "notes"})[0].chunk.text
 
 
 def test_an_object_replaced_by_an_event_is_always_found(tmp_path: Path) -> None:
@@ -141,7 +141,7 @@ def test_a_writer_killed_mid_overwrite_leaves_the_document_whole(tmp_path: Path)
         process.wait()
         store = Store(settings)  # "after a restart": a new process's view
         doc_id, _ = whole(store, "notes", "notes/ledger.md")
-        assert store.keyword_search("zorbluxian", 3, {"source_id": "notes"})
+        assert bm25(store, "zorbluxian", 3, {"source_id": "notes"})
         sweep_orphans(store, grace=timedelta(0))  # no write in flight: every orphan is a killed write's
         assert store.count_of(Chunk, {"source_id": "notes"}) == store.count_of(
             Chunk, {"source_id": "notes", "doc_id": doc_id}

@@ -29,6 +29,18 @@ log = logging.getLogger(__name__)
 
 RRF_K = 60
 MIN_PREFETCH = 40
+# Searched again without the document versions no `documents` row points at (staged by a write in flight, or
+# left by one killed), at most this many times: each round leaves out what the last one found.
+SERVE_AGAIN = 3
+
+
+@dataclass(frozen=True)
+class Searched:
+    """What a search found: the hits kept, and why they are keyword matches only when the query could not
+    be embedded (`keyword_only`)."""
+
+    hits: list[Hit]
+    keyword_only: str | None = None
 
 
 @dataclass(frozen=True)
@@ -78,10 +90,6 @@ def ranking_for(embedder: Embedder | None, store: Store | None = None) -> Rankin
     return replace(DEFAULT_RANKING, vector_floor=measured.floor)
 
 
-def vector_search(store: Store, embedder: Embedder, query: str, limit: int, match: Match | None = None) -> list[Hit]:
-    return store.vector_search(embedder.embed_queries([query])[0], limit, match)
-
-
 _PHRASE = re.compile(r'"([^"]*)"')
 _NOT_A_WORD = re.compile(r"[^\w]+|_+")  # punctuation, operators, emoji, quotes: word separators
 
@@ -97,13 +105,6 @@ def keyword_query(query: str) -> tuple[str, tuple[str, ...]]:
     phrases = tuple(p for p in (_words(m) for m in _PHRASE.findall(query)) if p)
     rest = _PHRASE.sub(" ", query)
     return _words(rest), phrases
-
-
-def keyword_search(store: Store, query: str, limit: int, match: Match | None = None) -> list[Hit]:
-    words, phrases = keyword_query(query)
-    if not words and not phrases:
-        return []  # nothing BM25 could match
-    return store.keyword_search(words, limit, match, phrases)
 
 
 Lists = dict[str, tuple[float, list[Hit]]]  # the ranked lists hybrid search fuses, by name, with their weights
@@ -280,7 +281,7 @@ def hybrid_search(
         depth = max(len(hits) for _, hits in lists.values()) if lists else wanted
         return by_document(fuse_lists(lists, 2 * depth, ranking), wanted, ranking, lists)
 
-    hits = _search(store, embedder, query, wanted, alpha, match, prefetch, ranking, keep)
+    hits = _noted(_search(store, embedder, query, wanted, alpha, match, prefetch, ranking, keep))
     if reranker is None:
         return hits
     return reranked(reranker, query, hits, settings.rerank_top_n, settings.rerank_timeout_seconds)[:limit]
@@ -296,10 +297,10 @@ def _search(
     prefetch: int | None,
     ranking: Ranking,
     keep: Callable[[Lists], list[Hit]],
-) -> list[Hit]:
-    """The hits `keep` keeps of the weighted lists hybrid search fuses, by name ("vector", "keyword");
-    alpha 0 or 1 skips one. The store runs both searches (BM25 while the query is embedded) and reads
-    whole only the hits kept."""
+) -> Searched:
+    """The hits `keep` keeps of the weighted lists hybrid search fuses, by name ("vector", "keyword"; alpha
+    0 or 1 skips one), each step a call of the store: how it reads, the candidate lists (BM25 runs while
+    the query is embedded), the kept hits read whole (on a large table only these), then the serve check."""
     if not query or not query.strip():
         raise ClientError("query must be a non-empty string")
     if alpha is not None and not 0.0 <= alpha <= 1.0:
@@ -308,17 +309,32 @@ def _search(
     w_vector = ranking.vector_weight if alpha is None else alpha
     if w_vector > 0 and embedder is None:
         raise ClientError("a vector search needs the embedding model (alpha > 0)")
-    try:
-        return _run(store, embedder, query, w_vector, depth, match, keep)
-    except EmbedderUnavailable as exc:
-        if w_vector <= 0:
-            raise
-        # The provider is down (a remote endpoint past its retries): keyword matches still answer.
-        log.warning("vector search is unavailable, answering with keyword matches: %s", exc)
-        notes = _notes.get()
-        if notes is not None:
-            notes.append(keyword_only(exc))
-        return _run(store, None, query, 0.0, depth, match, keep)
+    reading = store.search_reading(match, vector=w_vector > 0)
+    words, phrases = keyword_query(query)
+    keyword = store.keyword_candidates(reading, words, phrases, depth) if w_vector < 1 else None
+    vector, note = None, None
+    if embedder is not None and w_vector > 0:
+        try:
+            vector = embedder.embed_queries([query])[0]
+        except EmbedderUnavailable as exc:
+            # The provider is down (a remote endpoint past its retries): keyword matches still answer.
+            log.warning("vector search is unavailable, answering with keyword matches: %s", exc)
+            note, w_vector = keyword_only(exc), 0.0
+            keyword = keyword or store.keyword_candidates(reading, words, phrases, depth)
+    for again in range(SERVE_AGAIN, -1, -1):
+        lists: Lists = {}
+        if vector is not None:
+            lists["vector"] = (w_vector, store.vector_candidates(reading, vector, depth))
+        if keyword is not None:
+            lists["keyword"] = (1.0 - w_vector, keyword.result())
+        hits = store.completed(reading, keep(lists))
+        unserved = store.unserved(reading, hits)
+        if not unserved or not again:
+            break
+        # A write in flight staged these versions, or one killed left them: searched again without them.
+        reading = reading.without(unserved)
+        keyword = store.keyword_candidates(reading, words, phrases, depth) if keyword is not None else None
+    return Searched([hit for hit in hits if (hit.chunk.source_id, hit.chunk.doc_id) not in unserved], note)
 
 
 def keyword_only(reason: object) -> str:
@@ -327,6 +343,13 @@ def keyword_only(reason: object) -> str:
 
 
 _notes: ContextVar[list[str] | None] = ContextVar("thoth_search_notes", default=None)
+
+
+def _noted(searched: Searched) -> list[Hit]:
+    notes = _notes.get()
+    if notes is not None and searched.keyword_only:
+        notes.append(searched.keyword_only)
+    return searched.hits
 
 
 @contextmanager
@@ -338,28 +361,6 @@ def noting() -> Iterator[list[str]]:
         yield notes
     finally:
         _notes.reset(token)
-
-
-def _run(
-    store: Store,
-    embedder: Embedder | None,
-    query: str,
-    w_vector: float,
-    depth: int,
-    match: Match | None,
-    keep: Callable[[Lists], list[Hit]],
-) -> list[Hit]:
-    words, phrases = keyword_query(query) if w_vector < 1 else ("", ())
-    vector = (lambda: embedder.embed_queries([query])[0]) if w_vector > 0 and embedder is not None else None
-    weights = {"vector": w_vector, "keyword": 1.0 - w_vector}
-
-    def weighed(found: dict[str, list[Hit]]) -> list[Hit]:
-        lists: Lists = {name: (weights[name], hits) for name, hits in found.items()}
-        if w_vector < 1 and "keyword" not in lists:
-            lists["keyword"] = (weights["keyword"], [])  # nothing BM25 could match: an empty list
-        return keep(lists)
-
-    return store.search_chunks(depth, match, vector=vector, words=words, phrases=phrases, keep=weighed)
 
 
 def explained_search(
@@ -391,4 +392,6 @@ def explained_search(
             for hit in fuse_lists(lists, limit, ranking)
         ]
 
-    return _search(store, embedder, query, as_if or limit, alpha, match, prefetch=None, ranking=ranking, keep=keep)
+    return _noted(
+        _search(store, embedder, query, as_if or limit, alpha, match, prefetch=None, ranking=ranking, keep=keep)
+    )

@@ -1,5 +1,8 @@
-"""Vector and keyword (BM25) search over chunks. A search returns complete hits; how it reads the rows
-is the store's business, chosen from the chunk table's size (`Reading`):
+"""Vector and keyword (BM25) search over chunks, as the steps a search takes (thoth.retrieval.search
+runs them in order): `reading` chooses how the table is read, `keyword` and `vector` give the candidate
+lists, `completed` reads the hits the caller kept whole, `unserved` names the document versions among
+them that no `documents` row points at (thoth.store.served). How the rows are read is chosen from the
+chunk table's size:
 
 - small (at most MEMORY_SEARCH_ROWS chunks, no ANN index): the table is held in memory
   (thoth.store.memory.MemoryVectors): an unfiltered vector search is a matrix product, where LanceDB
@@ -11,18 +14,18 @@ is the store's business, chosen from the chunk table's size (`Reading`):
   few of its candidates (docs/benchmarks.md, "Latency").
 
 The held copies are kept by table version and read again beside the searches (thoth.store.held).
-A search serves only the chunks of document versions a `documents` row points at (thoth.store.served).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import Any
 
-from thoth.records import EVERY_COLLECTION, Chunk, Collections, Hit, Match, field_names, from_row
+from thoth.records import Chunk, Collections, Hit, Match, field_names, from_row
 from thoth.store import filters
 from thoth.store.held import HeldCopy
 from thoth.store.indexes import FTS_COLUMN, VECTOR_COLUMN
@@ -57,13 +60,6 @@ OTHER_INDEX_REFINE_FACTOR = 20
 # and these change only with a write, which changes how a search reads, never what it finds.
 FACTS_SECONDS = 1.0
 ROW_ID = "_rowid"
-# Searches again without the document versions no `documents` row points at (staged by a write in flight,
-# or left by one killed), at most this many times: each round excludes what the last one found.
-SERVE_ROUNDS = 3
-# What a late reading reads beside the score: the ranking columns and the doc_id a hit is served by.
-LATE_COLUMNS = (*RANKING_COLUMNS, "doc_id")
-
-Found = dict[str, list[Hit]]  # each search's ranked hits, by its name: "vector", "keyword"
 
 
 def refine_candidates(factor: int, limit: int) -> int:
@@ -107,19 +103,26 @@ def present(record: type, names: list[str], fields: tuple[str, ...] | list[str] 
 
 @dataclass(frozen=True)
 class Reading:
-    """How one search reads the chunk table, chosen from its size."""
+    """How one search reads the chunk table, chosen once from its size (`ChunkSearch.reading`) and handed
+    to each of its steps: the candidate lists, the completing read, the serve check."""
 
-    late: bool  # read row ids and ranking columns; complete the kept hits afterwards
-    held: tuple[int, Any] | None = None  # (version, RankingColumns) the search takes its columns from
-    copy: HeldCopy | None = None  # the copy `held` is of, read again when the table has moved on
+    table: Any  # the chunk table's async handle
+    where: str | None  # the caller's match within the readable collections, less any versions left out
+    readable: Collections
+    started: float  # time.monotonic() at the search's start: the serve check reads no version older
+    late: bool  # candidates carry row ids and the ranking columns; `completed` reads the kept ones whole
+    held: tuple[int, Any] | None = None  # (version, RankingColumns) the candidates' columns are taken from
     memory: Any = None  # MemoryVectors: a small table's vector search unfiltered but for the readable collections
-    # A late reading: candidates are read without their doc_id (from the table, a column more per list; from
-    # a held copy, a dictionary column taken), and whether they are served is asked of the few kept hits,
-    # read whole; only if one is not are the lists read again with it and filtered (ChunkSearch.search).
-    deferred: bool = False
+
+    def without(self, pairs: Iterable[Pair]) -> Reading:
+        """This reading without the chunks of these document versions (a filter: not the held vectors)."""
+        return replace(self, where=filters.both(self.where, not_among(pairs)), memory=None)
 
 
 class ChunkSearch:
+    """A search's steps, each a plain call (thoth.retrieval.search runs them): `reading`, the two candidate
+    lists, `completed`, `unserved`."""
+
     def __init__(self, tables: Tables, lance: Lance):
         self.tables, self.lance = tables, lance
         self._memory = HeldCopy("the chunk table's vectors", lambda t: lance.run(self._read_small(t)))
@@ -136,117 +139,45 @@ class ChunkSearch:
     def _documents(self) -> Any:
         return self.lance.async_of(self.tables.table(DOCUMENTS))
 
-    def search(
-        self,
-        depth: int,
-        match: Match | None = None,
-        *,
-        vector: Callable[[], Any] | None = None,
-        words: str = "",
-        phrases: tuple[str, ...] = (),
-        keep: Callable[[Found], list[Hit]] | None = None,
-        readable: Collections = EVERY_COLLECTION,
-    ) -> list[Hit]:
-        """The chunks `keep` keeps of the vector and keyword searches' lists, `depth` deep, read whole.
-
-        `vector` gives the query vector: it is called while the keyword search (any of `words`, every one
-        of `phrases`) runs. `keep` gets the lists by name ("vector", "keyword": those that ran) and returns
-        the hits to serve: on a large table only those are read whole. Without it, the hits of the one
-        list that ran. Only chunks of the `readable` collections are searched (a prefilter; in memory a
-        mask)."""
-        started = time.monotonic()
-        table = self._chunks()
+    def reading(self, match: Match | None, readable: Collections, vector: bool) -> Reading:
+        """How a search of the chunks that `match` within `readable` reads; `vector`: whether it has a
+        vector list (a small table's vectors are then read into memory, the first time waited for)."""
+        started, table = time.monotonic(), self._chunks()
         matched = filters.where(match or {})
-        where = filters.both(matched, filters.within(readable))
-        reading = self._reading(table, matched, vector is not None)
-        asked: list[Any] = []  # the query vector, asked of `vector` once
-
-        def query() -> Any:
-            if not asked and vector is not None:
-                asked.append(vector())
-            return asked[0] if asked else None
-
-        ask = query if vector is not None else None
-
-        def kept_of(lists: Found) -> list[Hit]:
-            return keep(lists) if keep is not None else [hit for hits in lists.values() for hit in hits]
-
-        lists = self._lists(table, depth, where, ask, words, phrases, reading, readable)
-        if reading.deferred:  # served is asked of the kept hits read whole; if one is not, as below. (An
-            # unserved candidate that was not kept may have shifted the fusion's scaling: the kept are served.)
-            kept = kept_of(lists)
-            done = self.lance.run(self._complete(table, kept, reading.held)) if kept else kept
-            live = self.live.pairs(self._documents())
-            if all(pair_of(h) in live for h in done):
-                return done
-            reading = replace(reading, deferred=False)
-            lists = self._lists(table, depth, where, ask, words, phrases, reading, readable)
-
-        def again(name: str, excluded: str) -> list[Hit]:  # one list searched again, without some versions
-            narrowed = f"({where}) AND {excluded}" if where else excluded
-            if name == "vector":
-                return self.lance.run(self._vector_hits(table, query(), depth, narrowed, replace(reading, memory=None)))
-            return self.lance.run(self._keyword_hits(table, words, depth, narrowed, phrases, reading))
-
-        lists = self._served(table, lists, started, again)
-        kept = kept_of(lists)
-        return self.lance.run(self._complete(table, kept, reading.held)) if reading.late and kept else kept
-
-    def _lists(
-        self,
-        table: Any,
-        depth: int,
-        where: str | None,
-        vector: Callable[[], Any] | None,
-        words: str,
-        phrases: tuple[str, ...],
-        reading: Reading,
-        readable: Collections,
-    ) -> Found:
-        """The vector and keyword searches' lists, `depth` deep; the query vector asked while BM25 runs."""
-        keyword = None
-        if words or phrases:
-            keyword = self.lance.start(self._keyword_hits(table, words, depth, where, phrases, reading))
-        lists: Found = {}
-        if vector is not None:
-            query = vector()
-            if reading.memory is not None:
-                columns = present(Chunk, reading.memory.rows.column_names)
-                lists["vector"] = reading.memory.search(query, depth, columns, readable)
-            else:
-                lists["vector"] = self.lance.run(self._vector_hits(table, query, depth, where, reading))
-        if keyword is not None:
-            lists["keyword"] = keyword.result()
-        return lists
-
-    def _served(self, table: Any, lists: Found, started: float, again: Callable[[str, str], list[Hit]]) -> Found:
-        """`lists` without the hits of document versions no `documents` row points at, each searched `again`
-        without them where it lost some. Nothing staged (the common case): a set lookup per hit. Before it
-        drops anything it reads both tables' latest versions: the pairs it holds may predate a switch."""
-        live = self.live.pairs(self._documents())
-        if all(pair_of(h) in live for hits in lists.values() for h in hits):
-            return lists
-        self.lance.run(table.checkout_latest())  # the rows of a version the documents table now points at
-        live = self.live.pairs(self._documents(), latest_since=started)
-        excluded: set[Pair] = set()
-        for _ in range(SERVE_ROUNDS):
-            dropped = {name: {pair_of(h) for h in hits} - live for name, hits in lists.items()}
-            if not any(dropped.values()):
-                return lists
-            excluded |= set().union(*dropped.values())
-            lists = {name: again(name, not_among(excluded)) if dropped[name] else hits for name, hits in lists.items()}
-        return {name: [h for h in hits if pair_of(h) in live] for name, hits in lists.items()}
-
-    def _reading(self, table: Any, where: str | None, vector: bool) -> Reading:
-        """How to read for a search whose match (the readable collections aside) is `where`."""
+        reading = Reading(table, filters.both(matched, filters.within(readable)), readable, started, late=False)
         if self._chunk_count() >= LATE_READ_ROWS:
-            return Reading(late=True, held=self._held_ranking(table), copy=self._ranking, deferred=True)
+            return replace(reading, late=True, held=self._held_ranking(table))
         if MEMORY_SEARCH_ROWS <= 0 or self._chunk_count() > MEMORY_SEARCH_ROWS:
-            return Reading(late=False)
-        memory = self._memory_vectors(table) if vector and not where else None  # of the current version
+            return reading
+        memory = self._memory_vectors(table) if vector and not matched else None  # of the current version
         held = self._memory.current(table)  # any version: `_search_rows` checks it after the search
         rows = (held[0], held[1].by_row_id) if held is not None and held[1] is not None else None
-        return Reading(late=False, held=rows, copy=self._memory, memory=memory)
+        return replace(reading, held=rows, memory=memory)
+
+    def keyword(self, reading: Reading, words: str, phrases: tuple[str, ...], depth: int) -> Future[list[Hit]]:
+        """BM25's `depth` best chunks, started: its future answers while the caller embeds the query."""
+        return self.lance.start(self._keyword_hits(reading, words, depth, phrases))
+
+    def vector(self, reading: Reading, vector: Any, depth: int) -> list[Hit]:
+        """The `depth` chunks nearest `vector` by cosine."""
+        if reading.memory is not None:
+            columns = present(Chunk, reading.memory.rows.column_names)
+            return reading.memory.search(vector, depth, columns, reading.readable)
+        return self.lance.run(self._vector_hits(reading, vector, depth))
+
+    def completed(self, reading: Reading, hits: list[Hit]) -> list[Hit]:
+        """`hits` (candidates of this reading) read whole: on a large table only these few are."""
+        return self.lance.run(self._complete(reading.table, hits, reading.held)) if reading.late and hits else hits
+
+    def unserved(self, reading: Reading, hits: list[Hit]) -> frozenset[Pair]:
+        """The document versions of `hits` (read whole) that no `documents` row points at (thoth.store.served).
+        Nothing staged (the common case): a set lookup per hit. Before it names any it reads both tables'
+        latest versions: the pairs it holds may predate a switch."""
+        live = self.live.pairs(self._documents())
+        if all(pair_of(h) in live for h in hits):
+            return frozenset()
+        self.lance.run(reading.table.checkout_latest())  # the rows of a version the documents table now points at
+        return frozenset(pair_of(h) for h in hits) - self.live.pairs(self._documents(), latest_since=reading.started)
 
     def warm(self, wait: bool = True) -> None:
         """Read the copies searches use (a small table's vectors, a large table's ranking columns) now, at
@@ -302,13 +233,13 @@ class ChunkSearch:
         held = [c for c in (*RANKING_COLUMNS, *HELD_COLUMNS) if c in names]
         return RankingColumns.of(await table.query().select(held).with_row_id().to_arrow(), compact=HELD_COLUMNS)
 
-    async def _search_rows(self, table: Any, search: Any, limit: int, score: str, reading: Reading) -> list[dict]:
+    async def _search_rows(self, reading: Reading, search: Any, limit: int, score: str) -> list[dict]:
         """The first `limit` rows a lancedb query finds, with its `score` column and the row id: whole, or
         a late reading's ranking columns; taken from a held copy when the table is still at the copy's
         version after the search (a row id always names the same row of a version)."""
+        table = reading.table
         names = await self._names.get(table)
-        late = RANKING_COLUMNS if reading.deferred else LATE_COLUMNS
-        columns = [c for c in late if c in names] if reading.late else present(Chunk, names)
+        columns = [c for c in RANKING_COLUMNS if c in names] if reading.late else present(Chunk, names)
 
         async def read(selected: list[str]) -> list[dict]:
             return (await self.lance.arrow(search.select(selected).with_row_id().limit(limit), limit)).to_pylist()
@@ -320,11 +251,12 @@ class ChunkSearch:
             now = await table.version()
             if found is not None and now == version:
                 return [{**row, **more} for row, more in zip(found, scored, strict=True)]
-            if now != version and reading.copy is not None:
-                reading.copy.get(table, now)  # read the new version beside the searches
+            if now != version:  # read the new version beside the searches
+                (self._ranking if reading.late else self._memory).get(table, now)
         return await read([*columns, score])
 
-    async def _vector_hits(self, table: Any, vector: Any, limit: int, where: str | None, reading: Reading) -> list[Hit]:
+    async def _vector_hits(self, reading: Reading, vector: Any, limit: int) -> list[Hit]:
+        table, where = reading.table, reading.where
         factor = REFINE_FACTORS.get(await self._index_type.get(table), OTHER_INDEX_REFINE_FACTOR)
         factor = -(-refine_candidates(factor, limit) // limit)  # ceil: lancedb multiplies it by the limit
         query = table.query().nearest_to(vector).column(VECTOR_COLUMN).distance_type("cosine")
@@ -334,12 +266,10 @@ class ChunkSearch:
         if where:
             query = query.where(where)  # a prefilter: applied inside the index search, not to its results
         # _distance named: Lance warns on every search whose columns leave it out
-        rows = await self._search_rows(table, query, limit, "_distance", reading)
+        rows = await self._search_rows(reading, query, limit, "_distance")
         return [Hit(from_row(Chunk, row), similarity=1.0 - float(row["_distance"]), row_id=row[ROW_ID]) for row in rows]
 
-    async def _keyword_hits(
-        self, table: Any, words: str, limit: int, where: str | None, phrases: tuple[str, ...], reading: Reading
-    ) -> list[Hit]:
+    async def _keyword_hits(self, reading: Reading, words: str, limit: int, phrases: tuple[str, ...]) -> list[Hit]:
         """BM25: any of `words` and every one of `phrases`. An index without word positions (built by an
         older version, not yet migrated by ingest) cannot answer phrases: they are searched as words then,
         and a warning says how to migrate."""
@@ -351,15 +281,15 @@ class ChunkSearch:
             query = BooleanQuery(clauses + ([(Occur.SHOULD, query)] if query is not None else []))
         if query is None:
             return []
-        search = table.query().nearest_to_text(query)
-        if where:
+        search = reading.table.query().nearest_to_text(query)
+        if reading.where:
             # a prefilter, as for vectors (a caller's readable collections too: the list stays full). Not a
             # mask over a deeper unfiltered list: LanceDB scores the rows its index has not taken in yet
             # otherwise with a filter, so the two orders differ (measured), and the prefilter is the reference
-            search = search.where(where)
+            search = search.where(reading.where)
         try:
             # _score named: Lance warns on every search whose columns leave it out
-            rows = await self._search_rows(table, search, limit, "_score", reading)
+            rows = await self._search_rows(reading, search, limit, "_score")
         except ValueError as exc:
             if not phrases or "position" not in str(exc):
                 raise
@@ -369,7 +299,7 @@ class ChunkSearch:
                     "the BM25 index has no word positions: phrases are searched as words until "
                     "`python -m ingest` migrates it"
                 )
-            return await self._keyword_hits(table, " ".join([words, *phrases]).strip(), limit, where, (), reading)
+            return await self._keyword_hits(reading, " ".join([words, *phrases]).strip(), limit, ())
         hits = [Hit(from_row(Chunk, row), bm25=float(row["_score"]), row_id=row[ROW_ID]) for row in rows]
         hits.sort(key=lambda h: (-(h.bm25 or 0.0), h.chunk_id))  # equal scores: one order, not storage order
         return hits

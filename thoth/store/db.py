@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -32,7 +33,7 @@ from thoth.records import (
 )
 from thoth.store import filters
 from thoth.store.calibration import Calibration, Floor
-from thoth.store.chunks import ChunkSearch, present
+from thoth.store.chunks import ChunkSearch, Reading, present
 from thoth.store.figures import Figures
 from thoth.store.indexes import VECTOR_COLUMN, Indexes
 from thoth.store.lance import Lance
@@ -41,6 +42,7 @@ from thoth.store.oauth_state import OAuthState
 from thoth.store.reembed import Reembedding
 from thoth.store.runs import Runs
 from thoth.store.schema import CHUNKS, DOCUMENTS, PARTITIONS, SESSIONS, SETTINGS, SOURCES, TREE_NODES, schema_for
+from thoth.store.served import Pair
 from thoth.store.tables import IndexMissing, ModelMismatch, StoreError, Tables
 
 # The table each record is read from and written to.
@@ -310,20 +312,26 @@ class Store:
 
     # -- search ----------------------------------------------------------------------------
 
-    def search_chunks(self, depth: int, match: Match | None = None, **search: Any) -> list[Hit]:
-        """Vector and keyword search over chunks, whole hits of what the caller's fusion keeps
-        (thoth.store.chunks.ChunkSearch.search), within the readable collections."""
-        return self.chunks.search(depth, match, readable=self.readable, **search)
+    # A search's steps, in order (thoth.store.chunks; thoth.retrieval.search runs them): a reading within
+    # the readable collections, its candidate lists, the kept hits read whole, the versions not served.
 
-    def vector_search(self, vector: Any, limit: int, match: Match | None = None) -> list[Hit]:
-        """The chunks nearest `vector` by cosine."""
-        return self.search_chunks(limit, match, vector=lambda: vector)
+    def search_reading(self, match: Match | None = None, *, vector: bool) -> Reading:
+        return self.chunks.reading(match, self.readable, vector)
 
-    def keyword_search(
-        self, words: str, limit: int, match: Match | None = None, phrases: tuple[str, ...] = ()
-    ) -> list[Hit]:
-        """BM25 over chunks: any of `words`, and every one of `phrases` (words in that order)."""
-        return self.search_chunks(limit, match, words=words, phrases=phrases)
+    def keyword_candidates(
+        self, reading: Reading, words: str, phrases: tuple[str, ...], depth: int
+    ) -> Future[list[Hit]]:
+        """BM25 over chunks, started: any of `words`, and every one of `phrases` (words in that order)."""
+        return self.chunks.keyword(reading, words, phrases, depth)
+
+    def vector_candidates(self, reading: Reading, vector: Any, depth: int) -> list[Hit]:
+        return self.chunks.vector(reading, vector, depth)
+
+    def completed(self, reading: Reading, hits: list[Hit]) -> list[Hit]:
+        return self.chunks.completed(reading, hits)
+
+    def unserved(self, reading: Reading, hits: list[Hit]) -> frozenset[Pair]:
+        return self.chunks.unserved(reading, hits)
 
     def warm_copies(self, wait: bool = True) -> None:
         self.chunks.warm(wait)

@@ -4,7 +4,7 @@ A write adds a new version's chunks (staged under the new content's doc_id) befo
 document's `documents` row to them, and deletes the old version's chunks after (thoth/writes/writer.py):
 for a while the chunk table holds both. A search serves the hits of a (source_id, doc_id) that a
 `documents` row points at, and where it dropped some, searches again without those versions, so its lists
-stay as deep (ChunkSearch.search).
+stay as deep (thoth.retrieval.search).
 
 The live pairs are held per version of the `documents` table and asked of LanceDB at most every
 `trust_seconds` (thoth.store.chunks.FACTS_SECONDS): when nothing is staged, what a search pays is a set

@@ -45,13 +45,14 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 
+from thoth.bibtex import Citation, parse_reference
 from thoth.config import Settings
 from thoth.embed import get_tokenizer
-from thoth.writes.bibtex import Citation, describe, parse_reference
 from thoth.writes.chunking import Chunker
 from thoth.writes.parsers import ParseError, parse
 from thoth.writes.parsers.pdf.tables import is_number
 from thoth.writes.parsers.pdf.text import has_controls
+from thoth.writes.prepare import citation_of
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "pdfs"
 TRUTH = Path(__file__).resolve().parent / "data" / "papers_bibtex.tsv"
@@ -234,7 +235,7 @@ def measure(data: Path, password: str | None = None) -> tuple[dict[str, Row], di
         except (ParseError, pdfium.PdfiumError):
             continue
         row.files += 1
-        fields[path.name] = describe(doc, doc.title)
+        fields[path.name] = citation_of(doc, doc.title)
         chunks = chunker.chunk(doc.title, doc.sections)
         row.chunks += len(chunks)
         if path.name in headings:

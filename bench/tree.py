@@ -37,7 +37,7 @@ import numpy as np
 from bench.embed import make_texts
 from thoth.config import Settings
 from thoth.embed import get_embedder, get_tokenizer
-from thoth.retrieval.summarise import ExtractiveSummariser
+from thoth.summarise import ExtractiveSummariser
 from thoth.writes.clustering import TreeParams
 from thoth.writes.tree import build_nodes, update_rows
 

@@ -8,9 +8,8 @@ import bibtexparser
 import pytest
 
 from examples.pdfgen import write_text_pdf
-from thoth.writes.bibtex import (
+from thoth.bibtex import (
     Citation,
-    describe,
     escape,
     guess_from_first_page,
     make_entry,
@@ -18,6 +17,7 @@ from thoth.writes.bibtex import (
     read_sidecar,
 )
 from thoth.writes.parsers import parse
+from thoth.writes.prepare import citation_of
 
 ARXIV_FIRST_PAGE = """arXiv:1502.03167v3 [cs.LG] 2 Mar 2015
 Batch Normalization: Accelerating Deep Network Training by
@@ -71,7 +71,7 @@ def test_entry_from_a_pdf_parses_with_its_fields(tmp_path: Path) -> None:
     path = write_text_pdf(tmp_path / "p.pdf", ["Body text of a report."], title="Costs & Benefits_2024 {draft}",
                           author="Zoë Müller; Bo Chan")  # fmt: skip
     doc = parse("p.pdf", path.read_bytes())
-    entry = parsed_entry(make_entry(describe(doc, "p"), "a" * 64, note="doc://bucket/p.pdf?version_id=7"))
+    entry = parsed_entry(make_entry(citation_of(doc, "p"), "a" * 64, note="doc://bucket/p.pdf?version_id=7"))
     assert entry.entry_type == "misc" and entry.key == "muller2000costs"
     assert entry.fields_dict["title"].value == r"Costs \& Benefits\_2024 \{draft\}"
     assert entry.fields_dict["author"].value == "Müller, Zoë and Chan, Bo"

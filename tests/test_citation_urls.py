@@ -16,9 +16,9 @@ import pytest
 
 from tests.conftest import LiveServer, make_settings
 from tests.test_auth import bearer
+from thoth import citation_urls
 from thoth.config import Settings
 from thoth.records import Document
-from thoth.retrieval import citation_urls
 from thoth.store import Store, filters
 from thoth.store.schema import DOCUMENTS
 from thoth.writes.runs import RunSummary

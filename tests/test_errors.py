@@ -20,6 +20,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR
 
 from tests.conftest import LiveServer
+from thoth.citation_urls import CitationUrlError
 from thoth.config import ConfigError, Settings
 from thoth.embed import EmbedderUnavailable
 from thoth.errors import ClientError, NotFound, ServerFault, UpstreamError
@@ -27,10 +28,9 @@ from thoth.llm import LLMError
 from thoth.mcp.correlation import correlation
 from thoth.mcp.failures import Surface, to_client
 from thoth.retrieval import tree
-from thoth.retrieval.citation_urls import CitationUrlError
 from thoth.retrieval.paging import CursorError
-from thoth.retrieval.source_ref import SourceRefError
 from thoth.retrieval.workshops import ScopeError
+from thoth.source_ref import SourceRefError
 from thoth.store import IndexMissing, ModelMismatch, StoreError
 from thoth.ui.views import BadArgument
 from thoth.writes.objects import SourceError

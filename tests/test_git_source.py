@@ -13,8 +13,7 @@ import pytest
 
 from tests.conftest import LiveServer, error_text, job_env, make_settings, ok, run_ingest
 from thoth.records import Chunk, Document, Source
-from thoth.retrieval.origins import shown_location
-from thoth.source_spec import SourceSpec
+from thoth.source_spec import SourceSpec, shown_location
 from thoth.store import Store
 from thoth.writes import git_source
 from thoth.writes.objects import SourceError

@@ -10,12 +10,13 @@ import pytest
 
 from examples.pdfgen import write_paper_pdf, write_text_pdf
 from tests.conftest import make_settings
+from thoth.bibtex import make_entry
 from thoth.records import Chunk, Document
 from thoth.store import Store
 from thoth.store.schema import CHUNKS, DOCUMENTS
-from thoth.writes.bibtex import describe, make_entry
 from thoth.writes.parsers import ParseError, parse, parser_version
 from thoth.writes.parsers import pdf as pdf_parser
+from thoth.writes.prepare import citation_of
 from thoth.writes.writer import Writer
 
 BODY = (
@@ -76,7 +77,7 @@ def test_sections_become_heading_paths_and_references_are_marked(paper: Path) ->
 
 def test_true_bibtex_from_the_first_page(paper: Path) -> None:
     doc = parse("paper.pdf", paper.read_bytes())
-    cited = describe(doc, "paper")
+    cited = citation_of(doc, "paper")
     assert cited.title == "Retrieval Models That Read: A Study"
     assert cited.authors == ["Ann Lee", "Bo Chan", "Kim Park"]  # superscript marks dropped
     # the year of the first version (the id's yymm), not of v3's date nor of the file's CreationDate
@@ -90,7 +91,7 @@ def test_true_bibtex_from_the_first_page(paper: Path) -> None:
 def test_a_doi_on_the_first_page_goes_in_doi(tmp_path: Path) -> None:
     pages = [[("h1", "Abstract"), ("p", BODY + "Published as doi:10.1145/3397271.3401075.")]]
     path = write_paper_pdf(tmp_path / "d.pdf", "A Paper With A Digital Object Identifier", [("Ann Lee", "")], pages)
-    cited = describe(parse("d.pdf", path.read_bytes()), "d")
+    cited = citation_of(parse("d.pdf", path.read_bytes()), "d")
     assert cited.doi == "10.1145/3397271.3401075"
     assert "doi = {10.1145/3397271.3401075}" in make_entry(cited, "b" * 64)
 

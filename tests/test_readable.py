@@ -12,8 +12,8 @@ from thoth.errors import NotFound
 from thoth.mcp.resources import DOCUMENTS_CURSOR
 from thoth.records import Chunk
 from thoth.retrieval import readable
-from thoth.retrieval.source_ref import SourceRef
 from thoth.retrieval.sources import source_ids
+from thoth.source_ref import SourceRef
 from thoth.store import Store
 
 QUARTERLY = SourceRef("handbook", "reports/quarterly.pdf")

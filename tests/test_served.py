@@ -17,7 +17,7 @@ from tests.conftest import make_settings
 from thoth.embed import Embedder, get_embedder
 from thoth.records import Chunk, Hit
 from thoth.retrieval.search import hybrid_search
-from thoth.retrieval.source_ref import content_hash
+from thoth.source_ref import content_hash
 from thoth.store import Store, chunks
 from thoth.store.chunks import FACTS_SECONDS
 from thoth.store.schema import CHUNKS

@@ -20,7 +20,7 @@ import pytest
 from tests.conftest import free_port, make_settings, write_corpus
 from thoth.config import Settings
 from thoth.records import Chunk, Document
-from thoth.retrieval.source_ref import content_hash
+from thoth.source_ref import content_hash
 from thoth.store import Store
 from thoth.writes.documents import ingest_text
 from thoth.writes.writer import Writer

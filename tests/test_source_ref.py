@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from thoth.retrieval.source_ref import SourceRef, SourceRefError, format_ref, parse_ref
+from thoth.source_ref import SourceRef, SourceRefError, format_ref, parse_ref
 
 
 @pytest.mark.parametrize(

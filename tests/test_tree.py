@@ -12,9 +12,9 @@ from tests.conftest import TREE_TUNING, job_env, run_ingest, tree_settings, writ
 from thoth.config import ConfigError, Settings
 from thoth.embed import get_embedder, get_tokenizer
 from thoth.records import Chunk, Source, TreeNode, to_row
-from thoth.retrieval.summarise import ExtractiveSummariser, split_sentences
 from thoth.store import Store
 from thoth.store.schema import TREE_NODES
+from thoth.summarise import ExtractiveSummariser, split_sentences
 from thoth.writes.clustering import TreeParams, cluster_layer
 from thoth.writes.tree import _read_chunks, build_nodes
 from thoth.writes.writer import Writer

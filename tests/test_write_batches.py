@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import make_settings
 from thoth.embed import Embedder, embed_batch, get_embedder, texts_per_call
 from thoth.records import Chunk, Document
-from thoth.retrieval.source_ref import content_hash
+from thoth.source_ref import content_hash
 from thoth.store import Store
 from thoth.store.schema import CHUNKS
 from thoth.writes.documents import ingest_text

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from thoth.errors import ClientError
 
@@ -46,6 +47,18 @@ def origin_kind(uri: str) -> str:
     if uri.startswith(("http://", "https://")):
         return "web"
     return "bucket" if uri.startswith("gs://") else "folder"
+
+
+# What a web or git source's last run saw (validators, the commit), JSON in the store's settings: saved once
+# the run is written (thoth/writes/listing.py), read by the next run and by thoth.retrieval.origins.
+WEB_STATE_KEY = "crawl:{source_id}"
+GIT_STATE_KEY = "git:{source_id}"
+
+
+def shown_location(uri: str) -> str:
+    """The URI without a user or password it may carry (https://user:token@host/…)."""
+    parts = urlsplit(uri)
+    return parts._replace(netloc=parts.netloc.rsplit("@", 1)[-1]).geturl() if "@" in parts.netloc else uri
 
 
 @lru_cache(maxsize=512)

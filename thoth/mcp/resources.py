@@ -26,7 +26,7 @@ from thoth.mcp import sdk
 from thoth.mcp.failures import answered, to_client
 from thoth.retrieval import figures, page_images, readable
 from thoth.retrieval.paging import OffsetCursor
-from thoth.retrieval.source_ref import SourceRef
+from thoth.source_ref import SourceRef
 
 DOCUMENT_TEMPLATE = "doc://{collection}/{+key}{?version_id}"
 PAGE_TEMPLATE = "doc://{collection}/{+key}#page={page}"

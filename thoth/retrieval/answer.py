@@ -16,9 +16,9 @@ from thoth.config import Settings
 from thoth.embed import Embedder
 from thoth.llm import get_llm
 from thoth.records import TreeNode
-from thoth.retrieval.summarise import content_words, split_sentences
 from thoth.retrieval.tree import NodeHit, retrieve
 from thoth.store import Store
+from thoth.summarise import content_words, split_sentences
 
 # Below this cosine similarity to the question a passage is off topic for the bundled model: an answer
 # composed from such passages would be a guess, so the answer says nothing relevant was found instead.

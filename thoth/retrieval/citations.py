@@ -22,7 +22,7 @@ from thoth.config import CITATION_MODES, Settings
 from thoth.errors import ClientError, NotFound, check_choice
 from thoth.records import Document
 from thoth.retrieval.documents import document_at
-from thoth.retrieval.source_ref import SourceRef, parse_ref
+from thoth.source_ref import SourceRef, parse_ref
 from thoth.store import Store
 
 GCS_ENDPOINT = "https://storage.googleapis.com"

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from thoth import citation_urls
 from thoth.errors import ClientError, NotFound
 from thoth.records import Source
-from thoth.retrieval import citation_urls
 from thoth.retrieval.sources import SourceListing, all_sources, listing, source_ids
 from thoth.store import IndexMissing, Store
 from thoth.store.schema import DEFAULT_COLLECTION

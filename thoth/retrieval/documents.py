@@ -11,11 +11,11 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from thoth import citation_urls
+from thoth.bibtex import make_entry, parse_reference
 from thoth.errors import ClientError, NotFound, check_choice
 from thoth.records import AtLeast, AtMost, Chunk, Document, Partition
-from thoth.retrieval import citation_urls
 from thoth.store import Store
-from thoth.writes.bibtex import make_entry, parse_reference
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def list_documents(
 ) -> DocumentPage:
     """One page of a source's documents, `limit` from `offset`: filtered by status, sorted by key (`name`)
     or ingest time (`date`), with the counts per status over the whole source. Each `uri` is as a tool
-    may show it, else "" (thoth.retrieval.citation_urls)."""
+    may show it, else "" (thoth.citation_urls)."""
     check_choice("sort", sort, DOCUMENT_SORTS)
     if status is not None and status not in DOCUMENT_STATUSES:
         raise ClientError(f"status must be one of {', '.join(DOCUMENT_STATUSES)} (or left out), got {status!r}")
@@ -122,7 +122,7 @@ def pages(start: int | None, end: int | None) -> list[int]:
 
 
 def with_shown_uri(document: Document, store: Store) -> Document:
-    """`document` with its `uri` as a tool may show it, else "" (thoth.retrieval.citation_urls)."""
+    """`document` with its `uri` as a tool may show it, else "" (thoth.citation_urls)."""
     return dataclasses.replace(document, uri=citation_urls.shown(document.uri, store.settings) or "")
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from thoth.errors import ClientError, NotFound
 from thoth.records import Chunk
 from thoth.retrieval.documents import get_chunk
-from thoth.retrieval.source_ref import parse_ref
+from thoth.source_ref import parse_ref
 from thoth.store import Store
 
 FIGURE = "figure"  # the content type of a figure's caption chunks

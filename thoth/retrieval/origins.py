@@ -1,35 +1,22 @@
 """Where each source comes from (a folder, a bucket, a website, a git repository), when it was last read,
-at which commit, and what changed in a git source lately (`get_recent_updates`).
-
-The ingest job keeps what a web or git source's last run saw in the store's settings (thoth/writes/web.py,
-thoth/writes/git_source.py): `crawl:{source_id}` and `git:{source_id}`, JSON. This module only reads them.
+at which commit, and what changed in a git source lately (`get_recent_updates`): read from what a web or
+git source's last run saved (thoth.source_spec.WEB_STATE_KEY, GIT_STATE_KEY).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from urllib.parse import urlsplit
 
 from thoth.config import Settings
 from thoth.errors import NotFound
 from thoth.records import Document, Source
 from thoth.retrieval.collections import shown_source
 from thoth.retrieval.pages import page_url
-from thoth.retrieval.source_ref import SourceRef
 from thoth.retrieval.topics import topic_of
-from thoth.source_spec import origin_kind
-from thoth.store import Store, StoreError
-
-WEB_STATE_KEY = "crawl:{source_id}"
-GIT_STATE_KEY = "git:{source_id}"
-
-
-def shown_location(uri: str) -> str:
-    """The URI without a user or password it may carry (https://user:token@host/…)."""
-    parts = urlsplit(uri)
-    return parts._replace(netloc=parts.netloc.rsplit("@", 1)[-1]).geturl() if "@" in parts.netloc else uri
+from thoth.source_ref import SourceRef
+from thoth.source_spec import GIT_STATE_KEY, WEB_STATE_KEY, origin_kind, shown_location
+from thoth.store import Store
 
 
 @dataclass(frozen=True)
@@ -39,16 +26,6 @@ class Origin:
     read_at: datetime | None  # the last crawl (web) or read of the repository (git); else the last write
     commit: str | None = None
     ref: str | None = None
-
-
-def saved_state(store: Store, key: str) -> dict:
-    """The JSON object a web or git source's last run saved under `key` ({} when none or damaged)."""
-    try:
-        raw = store.get_setting(key)
-        state = json.loads(raw) if raw else {}
-    except (StoreError, ValueError):  # no settings table yet, or a damaged value: nothing known
-        return {}
-    return state if isinstance(state, dict) else {}
 
 
 def _time(value: object) -> datetime | None:
@@ -62,11 +39,11 @@ def origin(store: Store, source: Source) -> Origin:
     kind = origin_kind(source.uri)
     location = shown_location(shown_source(source, store).uri)  # a server's own paths stay behind auth
     if kind == "git":
-        state = saved_state(store, GIT_STATE_KEY.format(source_id=source.source_id))
+        state = store.saved_state(GIT_STATE_KEY.format(source_id=source.source_id))
         read_at = _time(state.get("read_at")) or source.updated_at
         return Origin(kind, location, read_at, state.get("commit") or None, state.get("ref") or "HEAD")
     if kind == "web":
-        state = saved_state(store, WEB_STATE_KEY.format(source_id=source.source_id))
+        state = store.saved_state(WEB_STATE_KEY.format(source_id=source.source_id))
         return Origin(kind, location, _time(state.get("crawled_at")) or source.updated_at)
     return Origin(kind, location, source.updated_at)
 
@@ -101,7 +78,7 @@ def recent_updates(store: Store, settings: Settings, days: int, topic: str | Non
         [s for s in store.find(Source, fields=["uri"]) if origin_kind(s.uri) == "git"] if store.has(Source) else []
     )
     for source in sources:
-        files = saved_state(store, GIT_STATE_KEY.format(source_id=source.source_id)).get("files") or {}
+        files = store.saved_state(GIT_STATE_KEY.format(source_id=source.source_id)).get("files") or {}
         recent = {}
         for key, change in files.items():
             topics.add(topic_of(key))

@@ -1,6 +1,6 @@
 """Sources and pages as documentation sets: listing, URLs, whole-page reads, search hits with URLs.
 
-A document's URL is, in this order and as the citation URL rule allows (thoth.retrieval.citation_urls):
+A document's URL is, in this order and as the citation URL rule allows (thoth.citation_urls):
 its front matter's canonical URL; the source's THOTH_SOURCE_BASE_URLS base joined with the page's path
 (`people/time-off.md` -> BASE/people/time-off); where the file lives (`file://…`, `gs://…`); Thoth's own
 `doc://{source}/{key}`. A page is read back from the partitions table, which holds each section's text
@@ -14,16 +14,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from thoth import citation_urls
 from thoth.config import Settings
 from thoth.embed import Embedder
 from thoth.errors import ClientError, NotFound
 from thoth.records import Document, Hit, Partition, Source
-from thoth.retrieval import citation_urls
 from thoth.retrieval.documents import list_documents
 from thoth.retrieval.paging import OffsetCursor, window
 from thoth.retrieval.search import hybrid_search
-from thoth.retrieval.source_ref import SCHEME, SourceRefError, format_ref, parse_ref
 from thoth.retrieval.sources import all_sources
+from thoth.source_ref import SCHEME, SourceRefError, format_ref, parse_ref
 from thoth.store import Store, filters
 
 MARKDOWN_SUFFIXES = (".md", ".mdx", ".markdown")

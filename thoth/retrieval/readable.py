@@ -14,7 +14,7 @@ from thoth.records import Document, Partition, TreeNode
 from thoth.retrieval.documents import document_at, get_chunk
 from thoth.retrieval.pages import render_page
 from thoth.retrieval.paging import OffsetCursor
-from thoth.retrieval.source_ref import SourceRef
+from thoth.source_ref import SourceRef
 from thoth.store import IndexMissing, Store
 
 _PARTITION_FIELDS = ["ordinal", "kind", "heading_path", "page_start", "page_end", "text"]

@@ -5,6 +5,7 @@ tables (connect, migrate, write), metadata (settings, model, tree pointers), ind
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
@@ -136,6 +137,14 @@ class Store:
 
     def get_setting(self, key: str) -> str | None:
         return self.metadata.get(key)
+
+    def saved_state(self, key: str) -> dict:
+        """The JSON object saved under `key` (what a web or git source's last run saw); {} when none or damaged."""
+        try:
+            state = json.loads(self.get_setting(key) or "{}")
+        except (StoreError, ValueError):  # no settings table yet, or a damaged value: nothing known
+            return {}
+        return state if isinstance(state, dict) else {}
 
     def set_setting(self, key: str, value: str) -> None:
         self.metadata.set({key: value})

@@ -11,10 +11,10 @@ import hashlib
 import re
 from datetime import UTC, datetime
 
+from thoth import citation_urls
 from thoth.errors import ClientError
 from thoth.records import Source
-from thoth.retrieval import citation_urls
-from thoth.retrieval.source_ref import format_ref
+from thoth.source_ref import format_ref
 from thoth.store import Store
 from thoth.writes.objects import SourceObject
 from thoth.writes.parsers import is_supported

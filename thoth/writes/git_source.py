@@ -26,8 +26,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from thoth.config import Settings
-from thoth.retrieval.origins import shown_location
-from thoth.source_spec import SourceSpec, split_fragment
+from thoth.source_spec import SourceSpec, shown_location, split_fragment
 from thoth.writes.objects import SourceError, SourceObject, is_sidecar
 from thoth.writes.parsers import is_supported
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from thoth.config import Settings
-from thoth.retrieval.origins import GIT_STATE_KEY, WEB_STATE_KEY, saved_state
-from thoth.source_spec import SourceSpec
+from thoth.source_spec import GIT_STATE_KEY, WEB_STATE_KEY, SourceSpec
 from thoth.store import Store
 from thoth.writes import git_source, web
 from thoth.writes.objects import SourceObject
@@ -27,7 +26,7 @@ class Listing:
     def save(self, store: Store) -> None:
         for key, value in self.state.items():
             if self.by_key is not None:  # the other tasks' pages stay in the state the next crawl starts from
-                value = web.merged_state(saved_state(store, key), value, *self.by_key)
+                value = web.merged_state(store.saved_state(key), value, *self.by_key)
             store.set_setting(key, value)
 
 
@@ -35,11 +34,11 @@ def list_source(store: Store, settings: Settings, spec: SourceSpec, source_id: s
     """The objects of the source that its scope wants (the lister of each kind asks `spec.wants`)."""
     if spec.kind == "web":
         key = WEB_STATE_KEY.format(source_id=source_id)
-        crawl = web.crawl(spec, settings, web.load_state(saved_state(store, key)))
+        crawl = web.crawl(spec, settings, web.load_state(store.saved_state(key)))
         share = (settings.task_index, settings.task_count) if crawl.split else None
         return Listing(crawl.objects, crawl.failures, "handbook", {key: crawl.state_json()}, share)
     if spec.kind == "git":
         key = GIT_STATE_KEY.format(source_id=source_id)
-        read = git_source.read(spec, settings, saved_state(store, key))
+        read = git_source.read(spec, settings, store.saved_state(key))
         return Listing(read.objects, state={key: read.state_json()})
     return Listing([o for o in list_all(spec.location, settings) if spec.wants(o.key)])

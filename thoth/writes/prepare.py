@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from thoth import bibtex, citation_urls
 from thoth.config import Settings
 from thoth.records import Chunk as StoredChunk  # a chunk as the index holds it (chunking's is one being cut)
 from thoth.records import Document, Partition, to_row
-from thoth.retrieval import citation_urls
-from thoth.retrieval.source_ref import SourceRef, content_hash
-from thoth.writes import bibtex, parsers
+from thoth.source_ref import SourceRef, content_hash
+from thoth.writes import parsers
 from thoth.writes.chunking import Chunk, Chunker
 from thoth.writes.objects import SourceError, SourceObject, sidecar_keys
 from thoth.writes.parsers import ParsedDocument, ParseError
@@ -163,7 +163,7 @@ def prepare(
         except citation_urls.CitationUrlError as exc:
             log.warning("skipped %s: %s", obj.key, exc)
             return failed(str(exc))
-    cited = bibtex.describe(parsed, fallback_title=parsed.title)
+    cited = citation_of(parsed, fallback_title=parsed.title)
     entry, origin = _bibtex(source_id, obj, sidecars, cited, doc_id)
     document = dataclasses.replace(
         document,
@@ -192,6 +192,31 @@ def prepare(
         for i, s in enumerate(parsed.sections)
     ]
     return Prepared(obj, document, partitions, chunker.chunk(cited.title, parsed.sections), figures=parsed.figures)
+
+
+def citation_of(parsed: ParsedDocument, fallback_title: str) -> bibtex.Citation:
+    """The citation fields: the first page's layout (PDFs), then the file's metadata, then line guesses.
+
+    The layout reader (thoth/writes/parsers/pdf/layout.py) sees font sizes, so its title and authors beat
+    the metadata, which is often empty, a LaTeX file name, or a tool's placeholder.
+    """
+    front = parsed.front_matter
+    guess = bibtex.guess_from_first_page(parsed.first_page) if parsed.first_page else {}
+    if front.get("title"):
+        title = front["title"]
+    elif parsed.title_from_metadata or not guess.get("title"):
+        title = parsed.title
+    else:
+        title = guess["title"]
+    return bibtex.Citation(
+        title=title or fallback_title,
+        authors=front.get("authors") or parsed.authors or guess.get("authors", []),
+        # the arXiv id's year beats PDF CreationDate, which is when the file was rendered
+        year=front.get("year") or guess.get("year") or parsed.year,
+        eprint=front.get("eprint") or guess.get("eprint"),
+        primary_class=front.get("primary_class") or guess.get("primary_class"),
+        doi=front.get("doi"),
+    )
 
 
 def _bibtex(

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from thoth.gcs import split_gs_uri
 from thoth.records import Document, Source
-from thoth.retrieval.source_ref import content_hash
+from thoth.source_ref import content_hash
 from thoth.source_spec import SourceSpec, is_git_url
 from thoth.writes import git_source, web
 from thoth.writes.objects import SourceError, SourceObject, in_shard, is_sidecar

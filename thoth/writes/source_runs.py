@@ -20,8 +20,7 @@ from pathlib import Path
 from thoth.config import Settings
 from thoth.errors import ClientError, NotFound
 from thoth.records import Chunk, Document, IngestRun, Partition, Source
-from thoth.retrieval.origins import GIT_STATE_KEY, WEB_STATE_KEY
-from thoth.source_spec import ScopeError, SourceSpec, origin_kind
+from thoth.source_spec import GIT_STATE_KEY, WEB_STATE_KEY, ScopeError, SourceSpec, origin_kind
 from thoth.store import Store
 from thoth.writes.launch import ingest_args, launch, launch_local, records_here
 from thoth.writes.run_records import ENDED, RUNS_KEPT, active, state_of

@@ -21,8 +21,8 @@ import numpy as np
 
 from thoth.embed import Embedder, Tokenizer
 from thoth.records import Chunk, NodeWithVector, Source, TreeNode, TreePointer, field_names, from_row, to_row
-from thoth.retrieval.summarise import Summariser
 from thoth.store import Store
+from thoth.summarise import Summariser
 from thoth.writes.clustering import TreeParams, hard_clusters
 from thoth.writes.tree_update import Layer, UpdateStats, node_id, set_parents, update_nodes
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from thoth.embed import Tokenizer
 from thoth.records import NodeWithVector
-from thoth.retrieval.summarise import Summariser
+from thoth.summarise import Summariser
 from thoth.writes.clustering import TreeParams, centroid, hard_clusters, merge_small
 
 PLACE_CANDIDATES = 3  # nearest nodes an orphan tries before it opens a new cluster

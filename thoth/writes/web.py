@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from urllib.parse import urldefrag, urljoin, urlsplit
 
 from thoth.config import Settings
-from thoth.retrieval.source_ref import content_hash
+from thoth.source_ref import content_hash
 from thoth.source_spec import SourceSpec, glob_regex
 from thoth.writes.objects import SourceError, SourceObject, in_shard
 from thoth.writes.parsers import HTML_FORMAT, format_of
@@ -82,7 +82,7 @@ class Previous:
 
 
 def load_state(state: dict) -> Previous:
-    """What the last crawl saw (thoth.retrieval.origins.saved_state), as validators to send again."""
+    """What the last crawl saw (thoth.store.Store.saved_state), as validators to send again."""
     try:
         pages = {url: PageState(**page) for url, page in state.get("pages", {}).items()}
         seeds = {url: seed for url, seed in (state.get("seeds") or {}).items() if isinstance(seed, dict)}

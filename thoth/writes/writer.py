@@ -27,10 +27,10 @@ from thoth.config import Settings
 from thoth.embed import Embedder, get_embedder, get_tokenizer, model_name, texts_per_call
 from thoth.records import Chunk as StoredChunk  # a chunk as the index holds it (chunking's is one being cut)
 from thoth.records import Document, Partition, Source, to_row
-from thoth.retrieval.source_ref import SourceRef, content_hash
-from thoth.retrieval.summarise import tree_summariser
+from thoth.source_ref import SourceRef, content_hash
 from thoth.source_spec import SourceSpec
 from thoth.store import Store
+from thoth.summarise import tree_summariser
 from thoth.writes import parsers
 from thoth.writes.calibrate import calibrate
 from thoth.writes.chunking import Chunker

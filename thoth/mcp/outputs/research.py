@@ -16,8 +16,8 @@ from thoth.records import Document, Partition
 from thoth.retrieval import citations, documents, figures, page_images, research
 from thoth.retrieval.documents import CitedChunk, pages
 from thoth.retrieval.origins import Origin
-from thoth.retrieval.source_ref import SourceRef
 from thoth.retrieval.sources import SourceListing
+from thoth.source_ref import SourceRef
 
 
 class ObjectInfo(Output):

@@ -28,8 +28,8 @@ from thoth.mcp.toolsets import Toolset
 from thoth.records import Chunk
 from thoth.retrieval import answer, readable, sources, tree
 from thoth.retrieval.sessions import create_session
-from thoth.retrieval.source_ref import content_hash
-from thoth.retrieval.summarise import on_demand_summariser
+from thoth.source_ref import content_hash
+from thoth.summarise import on_demand_summariser
 
 Report = Callable[..., None]  # progress(done, total, message): a Progress, or nothing for a direct call
 

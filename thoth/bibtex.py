@@ -13,8 +13,6 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from thoth.writes.parsers import ParsedDocument
-
 _ARXIV = re.compile(r"arXiv:(\d{4}\.\d{4,5})(v\d+)?\s*(?:\[([\w.-]+)\])?\s*(?:\d{1,2}\s+\w{3,9}\s+((?:19|20)\d\d))?")
 _YEAR = re.compile(r"\b((?:19|20)\d\d)\b")
 _SMALL = {"a", "an", "and", "as", "at", "by", "for", "from", "in", "of", "on", "or", "the", "to", "via", "with"}
@@ -137,31 +135,6 @@ def _bibtex_author(author: str) -> str:
         return author
     parts = author.split()
     return f"{parts[-1]}, {' '.join(parts[:-1])}" if len(parts) > 1 else author
-
-
-def describe(parsed: ParsedDocument, fallback_title: str) -> Citation:
-    """The citation fields: the first page's layout (PDFs), then the file's metadata, then line guesses.
-
-    The layout reader (thoth/writes/parsers/pdf/layout.py) sees font sizes, so its title and authors beat
-    the metadata, which is often empty, a LaTeX file name, or a tool's placeholder.
-    """
-    front = parsed.front_matter
-    guess = guess_from_first_page(parsed.first_page) if parsed.first_page else {}
-    if front.get("title"):
-        title = front["title"]
-    elif parsed.title_from_metadata or not guess.get("title"):
-        title = parsed.title
-    else:
-        title = guess["title"]
-    return Citation(
-        title=title or fallback_title,
-        authors=front.get("authors") or parsed.authors or guess.get("authors", []),
-        # the arXiv id's year beats PDF CreationDate, which is when the file was rendered
-        year=front.get("year") or guess.get("year") or parsed.year,
-        eprint=front.get("eprint") or guess.get("eprint"),
-        primary_class=front.get("primary_class") or guess.get("primary_class"),
-        doi=front.get("doi"),
-    )
 
 
 def make_entry(cited: Citation, doc_id: str, note: str | None = None) -> str:

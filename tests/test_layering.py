@@ -196,7 +196,6 @@ def _store_receiver(call: ast.Call) -> bool:
     )
 
 
-@pytest.mark.xfail(reason="issue 50: retrieval/search.py passes its fusion (`keep=`) into store.search_chunks")
 def test_retrieval_passes_no_callable_into_the_store() -> None:
     """Search is a pipeline retrieval owns: the store answers plain calls with records and is given no
     function of retrieval's to call back (a lambda, a function defined in retrieval, a partial)."""

@@ -64,25 +64,16 @@ class Health:
 
     def to_json(self) -> dict[str, Any]:
         """/health's body; the keys in the order the route has always given them."""
+
+        def present(**values: Any) -> dict[str, Any]:
+            return {key: value for key, value in values.items() if value is not None}
+
         body: dict[str, Any] = {"service": "thoth", "embed_model": self.embed_model}
-        if self.db_uri is not None:
-            body["db_uri"] = self.db_uri
-        if self.tables is not None:
-            body["tables"] = self.tables
-        if self.table_versions is not None:
-            body["table_versions"] = self.table_versions
-        if self.table_health is not None:
-            body["table_health"] = self.table_health
-        if self.readable:
-            body["index_model"] = self.index_model
-        if self.embedder is not None:
-            body["embedder"] = self.embedder
-        if self.last_run is not None:
-            body["last_run"] = self.last_run
-        body["status"] = self.status
-        if self.reason is not None:
-            body["reason"] = self.reason
-        return body
+        body |= present(db_uri=self.db_uri, tables=self.tables, table_versions=self.table_versions)
+        body |= present(table_health=self.table_health)
+        body |= {"index_model": self.index_model} if self.readable else {}
+        body |= present(embedder=self.embedder, last_run=self.last_run)
+        return body | {"status": self.status} | present(reason=self.reason)
 
 
 class Thoth:

@@ -294,12 +294,10 @@ class Authenticator:
         if mode == "tokens":
             if token is None:
                 raise AuthError("missing token: send Authorization: Bearer <token>")
-            # every list is compared in full, whichever matches: the time taken says nothing of the role
-            reader = _matches_any(token, self.settings.auth_tokens)
-            writer = _matches_any(token, self.settings.auth_writer_tokens)
+            static = self._static_identity(token)
             admin = bool(self.settings.admin_token) and _equal(token, self.settings.admin_token)
-            if reader or writer:
-                return Identity("token", principal=token_principal(token), writer=writer)
+            if static is not None:
+                return static
             if admin:
                 return Identity("admin", principal="admin", writer=True)
             raise AuthError("unknown token")
@@ -309,6 +307,12 @@ class Authenticator:
                 raise AuthError("this identity is not allowed: not in THOTH_AUTH_MEMBERS")
             return identity
         raise AuthError(f"unknown THOTH_AUTH mode {mode!r}")  # settings built by hand; refuse, never fall open
+
+    def _static_identity(self, token: str) -> Identity | None:
+        """A reader's or writer's static token; both lists compared in full: the time says nothing of the role."""
+        reader = _matches_any(token, self.settings.auth_tokens)
+        writer = _matches_any(token, self.settings.auth_writer_tokens)
+        return Identity("token", principal=token_principal(token), writer=writer) if reader or writer else None
 
     async def _oauth_identity(self, token: str | None, request: Request) -> Identity:
         """An access token this server issued, a static token (scripts, the job) where some are set, or on
@@ -325,11 +329,8 @@ class Authenticator:
             )
         if token is None:
             raise AuthError("missing token: sign in (the 401's WWW-Authenticate names the metadata)")
-        if settings.auth_tokens or settings.auth_writer_tokens:
-            reader = _matches_any(token, settings.auth_tokens)
-            writer = _matches_any(token, settings.auth_writer_tokens)
-            if reader or writer:
-                return Identity("token", principal=token_principal(token), writer=writer)
+        if (static := self._static_identity(token)) is not None:
+            return static
         if self.oauth is None:
             raise AuthError("THOTH_AUTH=oauth without its provider")  # an app built by hand; refuse, never fall open
         try:
@@ -339,8 +340,7 @@ class Authenticator:
         claims = grant.claims or {}
         email = str(claims["email"])
         writer = SCOPE_WRITE in grant.scopes and Identity("oauth", email).matches(settings.auth_writers)
-        groups = tuple(g for g in claims.get("groups", ()) if isinstance(g, str))
-        return Identity("oauth", email, f"email:{email.lower()}", writer, groups)
+        return Identity("oauth", email, f"email:{email.lower()}", writer, groups_of(claims))
 
     async def internal(self, request: Request) -> Identity:
         """The caller of an /internal route: the admin token or an allowed service account."""

@@ -90,6 +90,7 @@ OPEN_PATHS = frozenset(
     }
 )
 _URL = TypeAdapter(AnyHttpUrl, config=ConfigDict(url_preserve_empty_path=True))  # issuers compare as strings
+_REGISTRATION = ClientRegistrationOptions(enabled=True, valid_scopes=list(SCOPES), default_scopes=list(SCOPES))
 
 
 class TokenRefused(Exception):
@@ -201,16 +202,14 @@ class ThothProvider:
             url = await self.upstream.authorization_url(self.issuer + CALLBACK_PATH, state, nonce, _challenge(verifier))
         except UpstreamError as exc:
             return _page(str(exc), 502)
+        sealed = self.keys.seal("upstream", {**pending, "verifier": verifier, "nonce": nonce}, PENDING_SECONDS)
+        return self.redirect_with_cookie(url, SIGN_IN_COOKIE + state, sealed, PENDING_SECONDS, CALLBACK_PATH)
+
+    def redirect_with_cookie(self, url: str, name: str, value: str, seconds: int, path: str) -> RedirectResponse:
+        """A redirect to `url` that sets a cookie for `path` (HttpOnly, SameSite=Lax, Secure on https)."""
         response = RedirectResponse(url, status_code=302, headers={"Cache-Control": "no-store"})
-        response.set_cookie(
-            SIGN_IN_COOKIE + state,
-            self.keys.seal("upstream", {**pending, "verifier": verifier, "nonce": nonce}, PENDING_SECONDS),
-            max_age=PENDING_SECONDS,
-            path=CALLBACK_PATH,
-            httponly=True,
-            secure=self.settings.public_url.startswith("https://"),
-            samesite="lax",
-        )
+        secure = self.settings.public_url.startswith("https://")
+        response.set_cookie(name, value, max_age=seconds, path=path, httponly=True, secure=secure, samesite="lax")
         return response
 
     async def callback(self, request: Request) -> Response:
@@ -228,25 +227,26 @@ class ThothProvider:
     async def _signed_in(self, request: Request, pending: dict[str, Any]) -> Response:
         params = request.query_params
         console = pending.get("console", False)  # the console's own sign-in (thoth.mcp.oauth_console)
+
+        def failed(page: str, status: int, error: str, description: str) -> Response:
+            """The console's page, or the client's redirect with the error."""
+            if console:
+                return _page(page, status)
+            return self._client_redirect(pending, error=error, error_description=description)
+
         if params.get("error") or not params.get("code"):
             reason = params.get("error_description") or params.get("error") or "no code"
-            if console:
-                return _page(f"Sign-in failed: {reason}", 400)
-            return self._client_redirect(pending, error="access_denied", error_description=f"sign-in failed: {reason}")
+            return failed(f"Sign-in failed: {reason}", 400, "access_denied", f"sign-in failed: {reason}")
         try:
             person = await self.upstream.exchange(
                 params["code"], self.issuer + CALLBACK_PATH, pending["verifier"], pending["nonce"]
             )
         except UpstreamError as exc:
-            if console:
-                return _page(str(exc), 502)
-            return self._client_redirect(pending, error="temporarily_unavailable", error_description=str(exc))
+            return failed(str(exc), 502, "temporarily_unavailable", str(exc))
         refusal = self.refusal(person)
         if refusal is not None:
             log.info("sign-in refused: %s", refusal)
-            if console:
-                return _page(f"Refused: {refusal}.", 403)
-            return self._client_redirect(pending, error="access_denied", error_description=refusal)
+            return failed(f"Refused: {refusal}.", 403, "access_denied", refusal)
         if console:
             return oauth_console.signed_in(self, pending, person)
         code = {k: pending[k] for k in ("redirect_uri", "explicit", "code_challenge", "scopes", "resource")}
@@ -259,11 +259,15 @@ class ThothProvider:
         code["groups"] = list(person.groups)
         return self._client_redirect(pending, code=self.keys.seal("code", code, CODE_SECONDS))
 
+    def _grant_claims(self, kind: str, blob: str, client: OAuthClientInformationFull) -> dict[str, Any] | None:
+        """A sealed code's or refresh token's claims, when it is one and was issued to `client`."""
+        claims = self.keys.open(kind, blob)
+        return claims if claims is not None and claims["client"] == _digest(client.client_id) else None
+
     async def load_authorization_code(
         self, client: OAuthClientInformationFull, authorization_code: str
     ) -> ThothCode | None:
-        claims = self.keys.open("code", authorization_code)
-        if claims is None or claims["client"] != _digest(client.client_id):
+        if (claims := self._grant_claims("code", authorization_code, client)) is None:
             return None
         return ThothCode(
             code=authorization_code,
@@ -340,8 +344,7 @@ class ThothProvider:
     async def load_refresh_token(
         self, client: OAuthClientInformationFull, refresh_token: str
     ) -> ThothRefreshToken | None:
-        claims = self.keys.open("refresh", refresh_token)
-        if claims is None or claims["client"] != _digest(client.client_id):
+        if (claims := self._grant_claims("refresh", refresh_token, client)) is None:
             return None
         return ThothRefreshToken(
             token=refresh_token,
@@ -442,12 +445,7 @@ class ThothProvider:
 
     def metadata(self) -> OAuthMetadata:
         """RFC 8414 metadata: the SDK's, plus client ID metadata documents and RFC 9207's `iss`."""
-        built = build_metadata(
-            _URL.validate_python(self.issuer),
-            None,
-            ClientRegistrationOptions(enabled=True, valid_scopes=list(SCOPES), default_scopes=list(SCOPES)),
-            RevocationOptions(enabled=True),
-        )
+        built = build_metadata(_URL.validate_python(self.issuer), None, _REGISTRATION, RevocationOptions(enabled=True))
         fields = built.model_dump(mode="json", exclude_none=True)
         fields |= {
             "issuer": self.issuer,
@@ -473,28 +471,22 @@ class ThothProvider:
         sdk_routes = create_auth_routes(
             self,  # type: ignore[arg-type]  # the provider protocol, with Thoth's code and token records
             _URL.validate_python(self.issuer),
-            client_registration_options=ClientRegistrationOptions(
-                enabled=True, valid_scopes=list(SCOPES), default_scopes=list(SCOPES)
-            ),
+            client_registration_options=_REGISTRATION,
             revocation_options=RevocationOptions(enabled=True),
         )
         metadata_path = "/.well-known/oauth-authorization-server"
-        methods = ["GET", "OPTIONS"]
+
+        def metadata(path: str, handler: MetadataHandler | ProtectedResourceMetadataHandler) -> Route:
+            methods = ["GET", "OPTIONS"]
+            return Route(path, cors_middleware(handler.handle, methods), methods=methods)
+
         return [
-            Route(metadata_path, cors_middleware(MetadataHandler(self.metadata()).handle, methods), methods=methods),
+            metadata(metadata_path, MetadataHandler(self.metadata())),
             *(r for r in sdk_routes if r.path != metadata_path),
-            Route(
-                RESOURCE_METADATA_PATH + "/mcp",
-                cors_middleware(
-                    ProtectedResourceMetadataHandler(self.resource_metadata(self.resource)).handle, methods
-                ),
-                methods=methods,
+            metadata(
+                RESOURCE_METADATA_PATH + "/mcp", ProtectedResourceMetadataHandler(self.resource_metadata(self.resource))
             ),
-            Route(
-                RESOURCE_METADATA_PATH,
-                cors_middleware(ProtectedResourceMetadataHandler(self.resource_metadata(self.issuer)).handle, methods),
-                methods=methods,
-            ),
+            metadata(RESOURCE_METADATA_PATH, ProtectedResourceMetadataHandler(self.resource_metadata(self.issuer))),
             Route(CONSENT_PATH, self.consent, methods=["GET", "POST"]),
             Route(CALLBACK_PATH, self.callback, methods=["GET"]),
             Route(CONSOLE_LOGIN_PATH, partial(oauth_console.login, self), methods=["GET"]),

@@ -42,17 +42,9 @@ def signed_in(provider: ThothProvider, pending: dict[str, Any], person: Upstream
     session = provider.keys.seal(
         "console", {"sub": person.subject, "email": person.email, "groups": list(person.groups)}, SESSION_SECONDS
     )
-    response = RedirectResponse(safe_next(pending.get("next")), status_code=302, headers={"Cache-Control": "no-store"})
-    response.set_cookie(
-        SESSION_COOKIE,
-        session,
-        max_age=SESSION_SECONDS,
-        path=CONSOLE_PREFIX,
-        httponly=True,
-        secure=provider.settings.public_url.startswith("https://"),
-        samesite="lax",
+    return provider.redirect_with_cookie(
+        safe_next(pending.get("next")), SESSION_COOKIE, session, SESSION_SECONDS, CONSOLE_PREFIX
     )
-    return response
 
 
 def session(provider: ThothProvider, request: Request) -> tuple[str, tuple[str, ...]] | None:

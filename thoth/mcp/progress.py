@@ -22,6 +22,11 @@ from thoth.embed import Embedder
 
 T = TypeVar("T")
 EMBED_STEP = 32  # texts per progress notification while embedding
+Report = Callable[..., None]  # a tool body's progress(done, total, message): a Progress, or `silent`
+
+
+def silent(done: float, total: float | None = None, message: str | None = None) -> None:
+    """No progress to report (a direct call, outside a request)."""
 
 
 class Cancelled(RuntimeError):

@@ -18,6 +18,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool
 
 from thoth.access import FULL_ACCESS, Access, reading
+from thoth.errors import ClientError
 from thoth.mcp.auth import identity_of, request_access
 
 ROLE_KEY = "thoth/role"
@@ -55,6 +56,17 @@ def current_caller() -> Caller:
     return _caller.get()
 
 
+def require_writer_of(source_id: str, argument: str, kind: str = "collection") -> None:
+    """Refuses a caller who may not write `source_id` (the `argument` a tool took), in the same words whether
+    it exists or not."""
+    if not current_caller().may_write(source_id):
+        raise ClientError(
+            f"{argument} {source_id!r}: this caller may not write it: the access file (THOTH_ACCESS_FILE) names "
+            f"who writes each {kind}; see docs/security.md",
+            argument=argument,
+        )
+
+
 def caller_of(request: Any) -> Caller:
     """The caller of an HTTP request (its `scope` holds the verified identity); LOCAL without one."""
     scope = getattr(request, "scope", None)
@@ -69,13 +81,9 @@ def writer_meta(meta: dict | None) -> bool:
     return (meta or {}).get(ROLE_KEY) == "writer"
 
 
-def needs_writer(tool: Tool) -> bool:
-    return writer_meta(tool.meta)
-
-
 def visible(tools: list[Tool], caller: Caller) -> list[Tool]:
     """The tools `caller` may call: a reader is not shown the writer's tools."""
-    return tools if caller.writer else [t for t in tools if not needs_writer(t)]
+    return tools if caller.writer else [t for t in tools if not writer_meta(t.meta)]
 
 
 def refusal(tool: str) -> str:
@@ -88,7 +96,7 @@ def refusal(tool: str) -> str:
 def _without_writer_tools(result: HandlerResult) -> HandlerResult:
     """A tools/list result (a model, or the wire dict the SDK hands middleware) less the writer's tools."""
     if isinstance(result, ListToolsResult):
-        return result.model_copy(update={"tools": [t for t in result.tools if not needs_writer(t)]})
+        return result.model_copy(update={"tools": [t for t in result.tools if not writer_meta(t.meta)]})
     if isinstance(result, dict) and isinstance(result.get("tools"), list):
         tools = [t for t in result["tools"] if not (isinstance(t, dict) and (t.get("_meta") or {}).get(ROLE_KEY))]
         return {**result, "tools": tools}

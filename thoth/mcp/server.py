@@ -117,13 +117,12 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
 
     async def health(request: Request) -> JSONResponse:
         report = await run_in_threadpool(thoth.health)  # may wait for the tables: not on the event loop
+        shown = report if thoth.access_rules is None else report.without_index_details()  # /health is open
         startup = request.headers.get(STARTUP_PROBE_HEADER, "").lower() == "startup"
         if not report.ok and startup and report.readable_but_empty:
             # Cloud Run's startup probe: a first deploy comes before the first ingest. An unreadable
             # index (wrong bucket, no permission) or a model mismatch still fails the deploy.
-            report = report if thoth.access_rules is None else report.without_index_details()
-            return JSONResponse({**report.to_json(), "status": "empty"}, status_code=200)
-        shown = report if thoth.access_rules is None else report.without_index_details()  # /health is open
+            return JSONResponse({**shown.to_json(), "status": "empty"}, status_code=200)
         return JSONResponse(shown.to_json(), status_code=report.http_status)
 
     @contextlib.asynccontextmanager

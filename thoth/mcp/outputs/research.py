@@ -308,8 +308,7 @@ class PageImageInfo(Output):
 
     @classmethod
     def from_record(cls, page: page_images.PageImage) -> PageImageInfo:
-        boxes = [list(b) for b in page.boxes]
-        return cls(id=page.chunk.chunk_id or None, page=page.page, width=page.width, height=page.height, boxes=boxes)
+        return from_fields(cls, page, id=page.chunk.chunk_id or None, boxes=[list(b) for b in page.boxes])
 
 
 class Citation(Output):
@@ -454,18 +453,15 @@ class FigureInfo(Output):
     @classmethod
     def from_record(cls, picture: figures.Picture) -> FigureInfo:
         chunk = picture.chunk
-        info = cls(
+        info = from_fields(
+            cls,
+            picture,
+            chunk,
             id=chunk.chunk_id,
             collection=chunk.source_id,
-            key=chunk.key,
-            title=chunk.title,
-            label=picture.label,
             caption=chunk.text,
             page=chunk.page_start,
             box=list(chunk.figure_box) if chunk.figure_box else None,
-            width=picture.width,
-            height=picture.height,
-            source_ref=chunk.source_ref,
             uri=figures.figure_uri(chunk.source_id, chunk.chunk_id),
         )
         info._png = picture.png

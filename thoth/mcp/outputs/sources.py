@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from pydantic import Field
 
-from thoth.mcp.outputs import Output
+from thoth.mcp.outputs import Output, from_fields
 from thoth.records import IngestRun
 
 
@@ -43,29 +43,20 @@ class Run(Output):
         from thoth.writes.run_records import state_of  # the write path loads with a writer's first call
 
         now = datetime.now(UTC)
-        end = run.ended_at or (None if state_of(run, now) not in ("queued", "running") else now)
-        failures = [Failure(key=k, reason=r) for k, _, r in (f.partition(": ") for f in run.failures)]
-        return cls(
-            run_id=run.run_id,
+        state = state_of(run, now)
+        end = run.ended_at or (None if state not in ("queued", "running") else now)
+        return from_fields(
+            cls,
+            run,
             source=run.source_id,
-            state=state_of(run, now),
-            trigger=run.trigger,
-            started_by=run.started_by,
+            state=state,
             started_at=run.started_at.isoformat() if run.started_at else None,
             ended_at=run.ended_at.isoformat() if run.ended_at else None,
             duration_seconds=round((end - run.started_at).total_seconds(), 1) if end and run.started_at else None,
             files_done=run.done_files,
             files_total=run.total_files,
-            added=run.added,
-            updated=run.updated,
-            removed=run.removed,
-            failed=run.failed,
-            unchanged=run.unchanged,
-            chunks_written=run.chunks_written,
-            failures=failures,
-            error=run.error,
+            failures=[Failure(key=k, reason=r) for k, _, r in (f.partition(": ") for f in run.failures)],
             cancel_requested=run.cancel,
-            uri=run.uri,
         )
 
     def render(self) -> str:

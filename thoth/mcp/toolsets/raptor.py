@@ -6,7 +6,6 @@ A dataset is a source; its tree's nodes are its chunks (level 0) and RAPTOR summ
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -21,8 +20,8 @@ from thoth.mcp.completions import RAPTOR_TEMPLATE, source_names
 from thoth.mcp.failures import answered
 from thoth.mcp.outputs.raptor import Answer, DatasetList, Hits, Ingested, Node, NodeList, Session, Summary, node_uri
 from thoth.mcp.outputs.raptor import Dataset as DatasetOut
-from thoth.mcp.progress import ProgressEmbedder
-from thoth.mcp.roles import current_caller
+from thoth.mcp.progress import ProgressEmbedder, Report, silent
+from thoth.mcp.roles import current_caller, require_writer_of
 from thoth.mcp.tools import expose
 from thoth.mcp.toolsets import Toolset
 from thoth.records import Chunk
@@ -30,8 +29,6 @@ from thoth.retrieval import answer, readable, sources, tree
 from thoth.retrieval.sessions import create_session
 from thoth.source_ref import content_hash
 from thoth.summarise import on_demand_summariser
-
-Report = Callable[..., None]  # progress(done, total, message): a Progress, or nothing for a direct call
 
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 
@@ -48,10 +45,6 @@ Mode = Annotated[
 ]
 TopK = Annotated[int, Field(description="number of results", ge=1, le=50)]
 ExpandK = Annotated[int, Field(description="traversal: nodes kept (and expanded) at each level", ge=1, le=20)]
-
-
-def _silent(done: float, total: float | None = None, message: str | None = None) -> None:
-    """No progress to report (a direct call, outside a request)."""
 
 
 # -- the tools: each body's arguments after `app` are the schema clients see, its docstring the description;
@@ -85,7 +78,7 @@ def ingest_document(
     ] = None,
     tags: Annotated[list[str] | None, Field(description="tags stored with the document's chunks")] = None,
     *,
-    progress: Report = _silent,
+    progress: Report = silent,
     caller: str = "",
 ) -> Ingested:
     """Ingest a text document into a dataset: chunked, embedded and indexed, and the dataset's tree updated.
@@ -93,12 +86,7 @@ def ingest_document(
     The same source (or, without one, the same text) replaces the earlier version. A long text is ingested
     by a run of its own: the answer is its run_id (status 'started'), which get_run follows.
     """
-    if not current_caller().may_write(dataset_id):  # said alike whether the dataset exists or not
-        raise ClientError(
-            f"dataset_id {dataset_id!r}: this caller may not write it: the access file (THOTH_ACCESS_FILE) names "
-            "who writes each dataset; see docs/security.md",
-            argument="dataset_id",
-        )
+    require_writer_of(dataset_id, "dataset_id", "dataset")
     size = len(file_content.encode("utf-8", errors="replace"))
     if size > app.settings.max_document_bytes:
         raise ClientError(
@@ -153,7 +141,7 @@ def answer_question(
     top_k: Annotated[int, Field(description="passages to consider", ge=1, le=20)] = 5,
     temperature: Annotated[float, Field(description="LLM temperature (generated answers)", ge=0, le=2)] = 0.7,
     *,
-    progress: Report = _silent,
+    progress: Report = silent,
 ) -> Answer:
     """Answer a question from a dataset, citing the passages used as [1], [2], ….
 
@@ -252,7 +240,7 @@ def rag_summarize(
     app: Thoth,
     node_ids: Annotated[list[str], Field(description="ids of the nodes to summarise", min_length=1, max_length=50)],
     *,
-    progress: Report = _silent,
+    progress: Report = silent,
 ) -> Summary:
     """Summarise the text of the given tree nodes (extractive, or by the LLM when one is configured)."""
     nodes = tree.nodes_by_id(app.store, node_ids)

@@ -7,7 +7,6 @@ a Cloud Run execution (THOTH_RUN_LAUNCHER), and any instance reports it from the
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
@@ -15,14 +14,14 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from thoth.app import Thoth
-from thoth.errors import ClientError, NotFound
+from thoth.errors import NotFound
 from thoth.mcp.outputs.sources import Run, RunList, SourceRemoved
-from thoth.mcp.roles import current_caller
+from thoth.mcp.progress import Report, silent
+from thoth.mcp.roles import current_caller, require_writer_of
 from thoth.mcp.tools import READ_ONLY, expose
 from thoth.mcp.toolsets import Toolset
 from thoth.records import IngestRun
 
-Report = Callable[..., None]  # progress(done, total, message): a Progress, or nothing for a direct call
 WAIT_SECONDS = 3600.0  # a client that asked for progress is answered when the run ends, or after this
 
 STARTS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True)
@@ -46,24 +45,11 @@ Exclude = Annotated[
 ]
 
 
-def _writable(source_id: str, argument: str) -> None:
-    if not current_caller().may_write(source_id):  # said alike whether the collection exists or not
-        raise ClientError(
-            f"{argument} {source_id!r}: this caller may not write it: the access file (THOTH_ACCESS_FILE) names "
-            "who writes each collection; see docs/security.md",
-            argument=argument,
-        )
-
-
 def _readable(run: IngestRun, run_id: str) -> IngestRun:
     """The run, if the caller may read its collection; else as unknown as a run that never was."""
     if run.source_id not in current_caller().access.read:
         raise NotFound(f"run_id {run_id!r} is not a recorded run (list_runs lists them)", argument="run_id")
     return run
-
-
-def _silent(done: float, total: float | None = None, message: str | None = None) -> None:
-    pass
 
 
 def _followed(app: Thoth, run_id: str, progress: Report) -> Run:
@@ -99,7 +85,7 @@ def add_source(
         str | None, Field(description="git: the branch, tag or commit (default: HEAD)", max_length=200)
     ] = None,
     *,
-    progress: Report = _silent,
+    progress: Report = silent,
     caller: str = "",
 ) -> Run:
     """Add a source (a website, git repository or bucket prefix) and start its first ingest run.
@@ -110,12 +96,12 @@ def add_source(
     from thoth.writes import source_runs
 
     spec = source_runs.spec_from(uri, ref=ref, include=include, exclude=exclude)
-    _writable(source_runs.collection_of(spec, name)[0], "name")
+    require_writer_of(source_runs.collection_of(spec, name)[0], "name")
     run = source_runs.add(app.store, app.settings, spec, name, caller=caller)
     return _followed(app, run.run_id, progress)
 
 
-def refresh_source(app: Thoth, source: SourceId, *, progress: Report = _silent, caller: str = "") -> Run:
+def refresh_source(app: Thoth, source: SourceId, *, progress: Report = silent, caller: str = "") -> Run:
     """Start a run that reads a source again as it was added (its scope and ref): changed files only.
 
     Answers at once with the run's id (get_run follows it); a client that sent a progressToken gets progress
@@ -123,7 +109,7 @@ def refresh_source(app: Thoth, source: SourceId, *, progress: Report = _silent, 
     """
     from thoth.writes import source_runs
 
-    _writable(source, "source")
+    require_writer_of(source, "source")
     run = source_runs.refresh(app.store, app.settings, source, caller=caller)
     return _followed(app, run.run_id, progress)
 
@@ -132,7 +118,7 @@ def remove_source(app: Thoth, source: SourceId) -> SourceRemoved:
     """Delete a source's collection: its documents, chunks, RAPTOR tree and what its runs remembered."""
     from thoth.writes import source_runs
 
-    _writable(source, "source")
+    require_writer_of(source, "source")
     removed = source_runs.remove(app.store, app.settings, source)
     return SourceRemoved(source=removed.source_id, documents=removed.documents, chunks=removed.chunks)
 
@@ -162,7 +148,7 @@ def cancel_run(app: Thoth, run_id: RunId) -> Run:
     written (as after a kill); a refresh_source later finishes the work."""
     from thoth.writes import source_runs
 
-    _writable(_readable(source_runs.get(app.store, run_id), run_id).source_id, "source")
+    require_writer_of(_readable(source_runs.get(app.store, run_id), run_id).source_id, "source")
     return Run.of(source_runs.cancel(app.store, app.settings, run_id))
 
 

@@ -39,6 +39,15 @@ ENTRY_KEYS = ("readers", "writers")
 TOP_KEYS = ("default", "collections")
 
 
+def listed(email: str | None, names: tuple[str, ...]) -> bool:
+    """Whether a list of emails and `domain:NAME`s (THOTH_AUTH_MEMBERS, THOTH_AUTH_WRITERS,
+    THOTH_INTERNAL_IDENTITIES) names the person with this verified email."""
+    if not email:
+        return False
+    email = email.lower()
+    return email in names or f"domain:{email.rsplit('@', 1)[-1]}" in names
+
+
 @dataclass(frozen=True)
 class Person:
     """Who is asking, as the access file names people: a verified email and the provider's groups (none

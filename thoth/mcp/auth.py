@@ -31,7 +31,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from thoth.access import FULL_ACCESS, Access, AccessRules, Person, reading
+from thoth.access import FULL_ACCESS, Access, AccessRules, Person, listed, reading
 from thoth.config import Settings
 from thoth.errors import ThothError
 from thoth.mcp.hosts import PROBE_PATHS
@@ -62,12 +62,6 @@ class Identity:
     writer: bool = False  # may call the tools that write the shared index (thoth.mcp.roles)
     groups: tuple[str, ...] = ()  # the upstream provider's verified `groups` claim, where it sends one
 
-    def matches(self, members: tuple[str, ...]) -> bool:
-        if not self.email:
-            return False
-        email = self.email.lower()
-        return email in members or f"domain:{email.rsplit('@', 1)[-1]}" in members
-
 
 def token_principal(token: str) -> str:
     """A static token's principal: a hash, so state keyed by it never holds the token itself."""
@@ -77,7 +71,7 @@ def token_principal(token: str) -> str:
 def email_identity(identity: Identity, writers: tuple[str, ...]) -> Identity:
     """A verified Google identity with its principal and role."""
     email = (identity.email or "").lower()
-    return Identity(identity.kind, identity.email, f"email:{email}", identity.matches(writers), identity.groups)
+    return Identity(identity.kind, identity.email, f"email:{email}", listed(identity.email, writers), identity.groups)
 
 
 def groups_of(claims: Mapping[str, Any]) -> tuple[str, ...]:
@@ -303,7 +297,8 @@ class Authenticator:
             raise AuthError("unknown token")
         if mode == "google":
             identity = email_identity(await self._google_identity(request), self.settings.auth_writers)
-            if self.settings.auth_members and not (identity.writer or identity.matches(self.settings.auth_members)):
+            members = self.settings.auth_members
+            if members and not (identity.writer or listed(identity.email, members)):
                 raise AuthError("this identity is not allowed: not in THOTH_AUTH_MEMBERS")
             return identity
         raise AuthError(f"unknown THOTH_AUTH mode {mode!r}")  # settings built by hand; refuse, never fall open
@@ -324,9 +319,7 @@ class Authenticator:
         person = session(self.oauth, request) if token is None and self.oauth is not None else None
         if person is not None:
             email, groups = person
-            return Identity(
-                "oauth", email, f"email:{email}", Identity("oauth", email).matches(settings.auth_writers), groups
-            )
+            return Identity("oauth", email, f"email:{email}", listed(email, settings.auth_writers), groups)
         if token is None:
             raise AuthError("missing token: sign in (the 401's WWW-Authenticate names the metadata)")
         if (static := self._static_identity(token)) is not None:
@@ -339,7 +332,7 @@ class Authenticator:
             raise AuthError(str(exc)) from None
         claims = grant.claims or {}
         email = str(claims["email"])
-        writer = SCOPE_WRITE in grant.scopes and Identity("oauth", email).matches(settings.auth_writers)
+        writer = SCOPE_WRITE in grant.scopes and listed(email, settings.auth_writers)
         return Identity("oauth", email, f"email:{email.lower()}", writer, groups_of(claims))
 
     async def internal(self, request: Request) -> Identity:
@@ -353,7 +346,7 @@ class Authenticator:
         if token is not None and token.count(".") != 2 and not request.headers.get("x-serverless-authorization"):
             raise AuthError("unauthorized: not the admin token, nor an ID token")
         identity = email_identity(await self._google_identity(request), ())
-        if not identity.matches(settings.internal_identities):
+        if not listed(identity.email, settings.internal_identities):
             raise AuthError("this identity may not call /internal routes: not in THOTH_INTERNAL_IDENTITIES")
         return identity
 

@@ -49,9 +49,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from thoth.access import listed
 from thoth.config import Settings
 from thoth.mcp import oauth_console
-from thoth.mcp.auth import Identity
 from thoth.mcp.oauth_clients import Clients, loopback_url
 from thoth.mcp.oauth_console import CONSOLE_LOGIN_PATH
 from thoth.mcp.oauth_keys import Keys
@@ -136,8 +136,8 @@ class ThothProvider:
     # -- who may sign in --------------------------------------------------------------------
 
     def allowed(self, email: str) -> bool:
-        members, person = self.settings.auth_members, Identity("oauth", email)
-        return not members or person.matches(members) or person.matches(self.settings.auth_writers)
+        members = self.settings.auth_members
+        return not members or listed(email, members) or listed(email, self.settings.auth_writers)
 
     def refusal(self, person: UpstreamIdentity) -> str | None:
         if not person.email_verified:

@@ -46,9 +46,9 @@ def correlation_id(ctx: Context | None) -> str:
 
 
 @contextmanager
-def correlation(ctx: Context | None) -> Iterator[str]:
-    """Attach the request's correlation id to every log line written inside the block."""
-    cid = correlation_id(ctx)
+def correlation(ctx: Context | None, cid: str | None = None) -> Iterator[str]:
+    """Attach the call's correlation id (`cid` when given) to every log line written inside the block."""
+    cid = cid or correlation_id(ctx)
     token = request_context.set({**request_context.get(), CORRELATION_FIELD: cid})
     try:
         yield cid

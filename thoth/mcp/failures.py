@@ -21,8 +21,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR
 
 from thoth.errors import ClientError, NotFound, ServerFault, UpstreamError
-from thoth.logs import request_context
-from thoth.mcp.correlation import CORRELATION_FIELD, current_correlation_id
+from thoth.mcp.correlation import CORRELATION_FIELD, correlation, current_correlation_id
 
 log = logging.getLogger("thoth.tools")
 
@@ -71,14 +70,11 @@ def server_fault(tool: str, exc: BaseException, cid: str) -> str:
 
 def log_fault(tool: str, exc: BaseException, cid: str) -> None:
     """One ERROR line with the correlation id: the message of a known fault, the traceback of a bug."""
-    token = request_context.set({**request_context.get(), CORRELATION_FIELD: cid})
-    try:
+    with correlation(None, cid):
         if isinstance(exc, ServerFault):
             log.error("tool %s failed (correlation id %s): %s", tool, cid, exc, extra={"tool": tool})
         else:
             log.error("tool %s failed (correlation id %s)", tool, cid, exc_info=exc, extra={"tool": tool})
-    finally:
-        request_context.reset(token)
 
 
 def to_client(name: str, exc: BaseException, surface: Surface = "tool") -> Exception:

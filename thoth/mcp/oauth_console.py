@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from thoth.mcp.auth import groups_of
 from thoth.mcp.oauth_upstream import UpstreamIdentity
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ def session(provider: ThothProvider, request: Request) -> tuple[str, tuple[str, 
     claims = provider.keys.open("console", request.cookies.get(SESSION_COOKIE, ""))
     if claims is None or not provider.allowed(claims["email"]):
         return None
-    return claims["email"], tuple(g for g in claims.get("groups", ()) if isinstance(g, str))
+    return claims["email"], groups_of(claims)
 
 
 def login_redirect(request: Request) -> RedirectResponse | None:

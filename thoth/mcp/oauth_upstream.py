@@ -21,6 +21,7 @@ from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
 from thoth.errors import ThothError
+from thoth.mcp.auth import groups_of
 
 log = logging.getLogger("thoth.oauth")
 
@@ -173,9 +174,8 @@ class Upstream:
         email = claims.get("email")
         if not isinstance(email, str) or "@" not in email:
             raise UpstreamError("the sign-in provider sent no email address for this account")
-        groups = claims.get("groups")
-        groups = tuple(g for g in groups if isinstance(g, str)) if isinstance(groups, list) else ()
-        return UpstreamIdentity(str(claims["sub"]), email.lower(), claims.get("email_verified") is True, groups)
+        verified = claims.get("email_verified") is True
+        return UpstreamIdentity(str(claims["sub"]), email.lower(), verified, groups_of(claims))
 
 
 __all__ = ["Upstream", "UpstreamError", "UpstreamIdentity"]

@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -46,6 +47,14 @@ def listed(email: str | None, names: tuple[str, ...]) -> bool:
         return False
     email = email.lower()
     return email in names or f"domain:{email.rsplit('@', 1)[-1]}" in names
+
+
+def groups_of(claims: Mapping[str, Any]) -> tuple[str, ...]:
+    """A token's `groups` claim (a list of names), where the provider sends one; () otherwise."""
+    groups = claims.get("groups")
+    if not isinstance(groups, list):
+        return ()
+    return tuple(g for g in groups if isinstance(g, str) and g)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from thoth.access import FULL_ACCESS, Access, AccessRules, Person, listed, reading
+from thoth.access import FULL_ACCESS, Access, AccessRules, Person, groups_of, listed, reading
 from thoth.config import Settings
 from thoth.errors import ThothError
 from thoth.mcp.hosts import PROBE_PATHS
@@ -72,14 +72,6 @@ def email_identity(identity: Identity, writers: tuple[str, ...]) -> Identity:
     """A verified Google identity with its principal and role."""
     email = (identity.email or "").lower()
     return Identity(identity.kind, identity.email, f"email:{email}", listed(identity.email, writers), identity.groups)
-
-
-def groups_of(claims: Mapping[str, Any]) -> tuple[str, ...]:
-    """A token's `groups` claim (a list of names), where the provider sends one; () otherwise."""
-    groups = claims.get("groups")
-    if not isinstance(groups, list):
-        return ()
-    return tuple(g for g in groups if isinstance(g, str) and g)
 
 
 def person_of(identity: Identity | None) -> Person | None:

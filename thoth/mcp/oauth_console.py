@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from thoth.mcp.auth import groups_of
+from thoth.access import groups_of
 from thoth.mcp.oauth_upstream import UpstreamIdentity
 
 if TYPE_CHECKING:

@@ -20,8 +20,8 @@ from joserfc import jws, jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
+from thoth.access import groups_of
 from thoth.errors import ThothError
-from thoth.mcp.auth import groups_of
 
 log = logging.getLogger("thoth.oauth")
 

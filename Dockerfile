@@ -23,7 +23,7 @@ COPY thoth thoth
 COPY ingest ingest
 RUN pip install .
 # fp32 (the default) and int8 (THOTH_EMBED_INT8=true) under /opt/thoth/cache/onnx/
-RUN THOTH_CACHE_DIR=/opt/thoth/cache python -m thoth.embed export --int8
+RUN THOTH_CACHE_DIR=/opt/thoth/cache python -m thoth.embedders.onnx_export --int8
 
 # --- runtime: torch-free ----------------------------------------------------------------------
 FROM ${PYTHON_IMAGE} AS runtime

@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         export_note = "cached"
     else:  # in a subprocess: the export imports torch, and this process must not have it yet
         t0 = time.perf_counter()
-        cmd = [sys.executable, "-m", "thoth.embed", "export", "--int8", "--cache-dir", str(cache_dir)]
+        cmd = [sys.executable, "-m", "thoth.embedders.onnx_export", "--int8", "--cache-dir", str(cache_dir)]
         subprocess.run(cmd, check=True, capture_output=True)
         export_note = f"{time.perf_counter() - t0:.1f} s (fp32 + int8, in a subprocess, once)"
 

@@ -25,7 +25,7 @@ import time
 from bench.search import rss_mb
 from bench.text import TOPICS, passage, queries
 from thoth.config import Settings
-from thoth.embed import get_embedder
+from thoth.embedders import get_embedder
 from thoth.freed import cap_malloc_arenas
 
 

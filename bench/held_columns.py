@@ -18,7 +18,7 @@ from unittest.mock import patch
 
 from bench.text import queries
 from thoth.config import Settings
-from thoth.embed import get_embedder
+from thoth.embedders import get_embedder
 from thoth.retrieval.search import hybrid_search
 from thoth.store import Store, chunks
 

@@ -34,14 +34,8 @@ import numpy as np
 
 from bench.text import TOPICS, passage
 from thoth.config import Settings
-from thoth.embed import (
-    BUNDLED_MODEL,
-    EmbedderBase,
-    embed_batch,
-    get_embedder,
-    get_tokenizer,
-    resolve_model,
-)
+from thoth.embed import BUNDLED_MODEL, EmbedderBase, embed_batch, get_tokenizer, resolve_model
+from thoth.embedders import get_embedder
 from thoth.embedders.local import SentenceTransformerEmbedder
 from thoth.store import Store
 from thoth.writes.chunking import Chunker

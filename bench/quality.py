@@ -57,7 +57,7 @@ from pathlib import Path
 import numpy as np
 
 from thoth.config import Settings
-from thoth.embed import get_embedder
+from thoth.embedders import get_embedder
 from thoth.records import Hit
 from thoth.retrieval import tree
 from thoth.retrieval.answer import Answer

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from bench.ingest import CHUNKS_PER_FILE, chunk_texts, write_corpus
 from thoth.config import Settings
-from thoth.embed import get_embedder
+from thoth.embedders import get_embedder
 from thoth.writes.reembed import reembed
 from thoth.writes.writer import Writer
 

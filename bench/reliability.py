@@ -40,7 +40,7 @@ from bench.ingest import CHUNKS_PER_FILE, StubEmbedder, write_corpus
 from bench.search import chunk_count, cpu_seconds, percentile, rss_mb, start_server
 from bench.text import TOPICS, passage
 from thoth.config import Settings
-from thoth.embed import get_embedder
+from thoth.embedders import get_embedder
 from thoth.store import Store
 from thoth.store.indexes import FOLD_IN_ROWS, FTS_COLUMN
 from thoth.store.schema import CHUNKS

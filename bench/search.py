@@ -50,7 +50,7 @@ import numpy as np
 
 from bench.text import KINDS, TOPICS, passage, queries
 from thoth.config import Settings
-from thoth.embed import get_embedder
+from thoth.embedders import get_embedder
 from thoth.records import Chunk, Document, Hit
 from thoth.retrieval.search import DEFAULT_RANKING, MIN_PREFETCH, fuse, fuse_lists, hybrid_search, keyword_query
 from thoth.store import IndexMissing, Store, chunks

@@ -27,7 +27,7 @@ from unittest.mock import patch
 from bench.search import TEXT_SETTING, start_server, time_concurrent
 from bench.text import queries
 from thoth.config import Settings
-from thoth.embed import get_embedder
+from thoth.embedders import get_embedder
 from thoth.retrieval.search import hybrid_search
 from thoth.store import Store, chunks
 from thoth.store.schema import RANKING_COLUMNS

@@ -36,7 +36,8 @@ import numpy as np
 
 from bench.embed import make_texts
 from thoth.config import Settings
-from thoth.embed import get_embedder, get_tokenizer
+from thoth.embed import get_tokenizer
+from thoth.embedders import get_embedder
 from thoth.summarise import ExtractiveSummariser
 from thoth.writes.clustering import TreeParams
 from thoth.writes.tree import build_nodes, update_rows

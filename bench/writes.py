@@ -41,7 +41,7 @@ from bench.ingest import write_corpus
 from bench.search import percentile, rss_mb
 from bench.text import TOPICS
 from thoth.config import Settings
-from thoth.embed import get_embedder
+from thoth.embedders import get_embedder
 from thoth.freed import cap_malloc_arenas
 from thoth.retrieval.search import hybrid_search
 from thoth.store import Store

@@ -21,7 +21,8 @@ from starlette.routing import Route
 
 from tests.conftest import ONNX_CACHE, LiveServer
 from thoth.config import Settings
-from thoth.embed import Embedder, get_embedder
+from thoth.embed import Embedder
+from thoth.embedders import get_embedder
 
 SERVED_MODEL = "all-MiniLM-L6-v2"
 # The Vertex AI ranking API's method (Discovery Engine v1, rankingConfigs.rank), as Google documents it

@@ -320,7 +320,7 @@ def test_the_console_and_health_hide_it(live: LiveServer, key: Key, hidden_ids: 
 
 
 def test_the_store_filters_in_the_query_so_top_k_stays_full(shared_index: Settings) -> None:
-    from thoth.embed import get_embedder
+    from thoth.embedders import get_embedder
 
     store = Store(shared_index)
     handbook_only = store.reading(Collections(frozenset({"handbook"}), all_but=False))

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import ONNX_CACHE, make_settings, write_topic_corpus
 from tests.embedding_server import SERVED_MODEL, EmbeddingServer
-from thoth.embed import get_embedder
+from thoth.embedders import get_embedder
 from thoth.retrieval.search import DEFAULT_RANKING, UNMEASURED_MODEL_RANKING, hybrid_search, ranking_for
 from thoth.store import Store
 from thoth.store.schema import META_EMBED_FLOOR

@@ -312,7 +312,7 @@ def test_dockerfile_shape() -> None:
     assert re.search(r"^USER 10001$", runtime, flags=re.M)
     assert 'CMD ["python", "-m", "thoth.mcp.server"]' in runtime
     assert "THOTH_HOST=0.0.0.0" in runtime and "PORT=8080" in runtime
-    assert "python -m thoth.embed export" in stages[0]
+    assert "python -m thoth.embedders.onnx_export" in stages[0]
     assert re.search(r"apt-get install .*\bgit\b", runtime)  # git sources need the git command line
     # the image runs on Google Cloud: Vertex AI embeddings (THOTH_EMBED_PROVIDER=vertex) must import there
     assert "--extra vertex" in (ROOT / "scripts" / "install_runtime.sh").read_text()

@@ -24,11 +24,8 @@ import numpy as np
 import pytest
 
 from thoth.config import Settings
-from thoth.embed import (
-    BUNDLED_MODEL,
-    get_embedder,
-    resolve_model,
-)
+from thoth.embed import BUNDLED_MODEL, resolve_model
+from thoth.embedders import get_embedder
 from thoth.embedders.local import OnnxEmbedder, SentenceTransformerEmbedder
 from thoth.embedders.onnx_export import export_onnx, onnx_path
 
@@ -202,7 +199,7 @@ def test_onnx_runtime_path_imports_no_torch(fp32_path, int8_path, int8):
     code = f"""
 import sys
 from thoth.config import Settings
-from thoth.embed import get_embedder
+from thoth.embedders import get_embedder
 e = get_embedder(Settings(embed_backend="onnx", embed_int8={int8}, cache_dir={str(CACHE_DIR)!r}))
 v = e.embed(["no torch here", "def f(): pass"])
 assert v.shape == (2, 384), v.shape
@@ -217,7 +214,7 @@ print("ok", e.onnx_path.name)
 
 def test_cli_export_reuses_cache(fp32_path, int8_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "thoth.embed", "export", "--int8", "--cache-dir", str(CACHE_DIR)],
+        [sys.executable, "-m", "thoth.embedders.onnx_export", "--int8", "--cache-dir", str(CACHE_DIR)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -237,7 +234,7 @@ def test_first_use_exports_in_a_child_process(tmp_path: Path) -> None:
     code = f"""
 import sys
 from thoth.config import Settings
-from thoth.embed import get_embedder
+from thoth.embedders import get_embedder
 e = get_embedder(Settings(cache_dir={str(tmp_path / "cache")!r}))
 assert e.embed(["exported on first use"]).shape == (1, 384)
 assert "torch" not in sys.modules, "torch imported in the serving process"

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.test_retrieval_quality import _ingest_pages
-from thoth.embed import EmbedderBase, get_embedder
+from thoth.embed import EmbedderBase
+from thoth.embedders import get_embedder
 from thoth.records import Chunk, Hit
 from thoth.retrieval.search import (
     DEFAULT_RANKING,

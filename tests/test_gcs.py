@@ -166,7 +166,7 @@ def test_second_run_changes_nothing(library: Library) -> None:
 def test_ranking_columns_held_from_the_bucket_rank_as_read_ones(library: Library) -> None:
     # As on a large table (ids first, ranking columns held by row id), read from gs://: the same hits
     from tests.test_store_chunks import reading
-    from thoth.embed import get_embedder
+    from thoth.embedders import get_embedder
     from thoth.retrieval.search import hybrid_search
 
     held, read = Store(library.settings), Store(library.settings)

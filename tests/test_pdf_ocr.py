@@ -16,7 +16,7 @@ from reportlab.pdfgen import canvas
 from examples.pdfgen import write_image_only_pdf
 from tests.conftest import make_settings
 from thoth.app import Thoth
-from thoth.embed import get_embedder
+from thoth.embedders import get_embedder
 from thoth.mcp.toolsets.research import fetch_chunk_partition
 from thoth.records import Partition
 from thoth.retrieval import research

@@ -9,7 +9,8 @@ import pytest
 
 from examples.pdfgen import LONG_TABLE, RULED_TABLE, UNRULED_TABLE, write_tables_pdf
 from tests.conftest import make_settings
-from thoth.embed import get_embedder, get_tokenizer
+from thoth.embed import get_tokenizer
+from thoth.embedders import get_embedder
 from thoth.records import Chunk
 from thoth.retrieval import pages, research
 from thoth.store import Store

@@ -13,7 +13,8 @@ from tests.conftest import ONNX_CACHE, make_settings, write_corpus
 from tests.embedding_server import SERVED_MODEL, EmbeddingServer
 from thoth.app import Thoth
 from thoth.config import Settings
-from thoth.embed import CachedEmbedder, Prompts, get_embedder
+from thoth.embed import CachedEmbedder, Prompts
+from thoth.embedders import get_embedder
 from thoth.retrieval.search import hybrid_search
 from thoth.store import ModelMismatch, Store
 from thoth.writes.writer import Writer

@@ -8,7 +8,8 @@ import pytest
 from tests.conftest import ONNX_CACHE
 from thoth.app import Thoth
 from thoth.config import Settings
-from thoth.embed import CachedEmbedder, Embedder, get_embedder
+from thoth.embed import CachedEmbedder, Embedder
+from thoth.embedders import get_embedder
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ from tests.conftest import (
 from tests.embedding_server import SERVED_MODEL, EmbeddingServer
 from thoth import app as app_module
 from thoth.config import Settings
-from thoth.embed import get_embedder
+from thoth.embedders import get_embedder
 from thoth.records import Chunk, TreeNode
 from thoth.retrieval.search import hybrid_search
 from thoth.store import ModelMismatch, Store, StoreError

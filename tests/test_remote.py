@@ -12,7 +12,8 @@ import pytest
 
 from tests.conftest import ONNX_CACHE, LiveServer, call, job_env, make_settings, run_ingest, write_corpus
 from tests.embedding_server import SERVED_MODEL, EmbeddingServer
-from thoth.embed import EmbedderUnavailable, get_embedder, get_tokenizer, model_name
+from thoth.embed import EmbedderUnavailable, get_tokenizer, model_name
+from thoth.embedders import get_embedder
 from thoth.embedders.openai import OpenAIWire
 from thoth.embedders.remote import RemoteEmbedder
 from thoth.retrieval.search import DEFAULT_RANKING, hybrid_search

@@ -14,7 +14,8 @@ from google.oauth2.credentials import Credentials
 from tests.conftest import ONNX_CACHE
 from tests.embedding_server import VERTEX_PROJECT, VERTEX_TOKEN, EmbeddingServer
 from thoth.config import ConfigError, Settings
-from thoth.embed import Embedder, get_embedder
+from thoth.embed import Embedder
+from thoth.embedders import get_embedder
 from thoth.records import Hit
 from thoth.retrieval.rerank import CrossEncoderReranker, VertexRanker, configured_reranker, reranked
 from thoth.retrieval.search import hybrid_search

@@ -12,7 +12,7 @@ import bibtexparser
 from examples.pdfgen import write_paper_pdf
 from tests.conftest import LiveServer, make_settings
 from tests.test_gcs import error_text, ok
-from thoth.embed import get_embedder
+from thoth.embedders import get_embedder
 from thoth.retrieval import research
 from thoth.store import Store
 from thoth.writes.writer import Writer

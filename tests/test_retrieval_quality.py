@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import make_settings
 from thoth.config import Settings
-from thoth.embed import get_embedder
+from thoth.embedders import get_embedder
 from thoth.records import Chunk, Hit
 from thoth.retrieval.search import (
     DEFAULT_RANKING,

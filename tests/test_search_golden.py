@@ -24,7 +24,7 @@ import pytest
 
 from tests.conftest import REPO_ROOT, LiveServer, call, make_settings, write_docs
 from thoth.config import Settings
-from thoth.embed import get_embedder
+from thoth.embedders import get_embedder
 from thoth.retrieval.search import hybrid_search
 from thoth.store import Store
 from thoth.writes.writer import Writer

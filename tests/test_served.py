@@ -14,7 +14,8 @@ from unittest.mock import patch
 import numpy as np
 
 from tests.conftest import make_settings
-from thoth.embed import Embedder, get_embedder
+from thoth.embed import Embedder
+from thoth.embedders import get_embedder
 from thoth.records import Chunk, Hit
 from thoth.retrieval.search import hybrid_search
 from thoth.source_ref import content_hash

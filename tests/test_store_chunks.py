@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from tests.conftest import bm25, make_settings, nearest, write_corpus
 from thoth.config import Settings
-from thoth.embed import get_embedder
+from thoth.embedders import get_embedder
 from thoth.records import Chunk, Hit
 from thoth.retrieval.search import fuse_lists, hybrid_search
 from thoth.store import Store, chunks

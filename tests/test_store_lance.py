@@ -8,7 +8,7 @@ from unittest.mock import patch
 from tests.conftest import nearest
 from tests.test_store_chunks import QUERIES
 from thoth.config import Settings
-from thoth.embed import get_embedder
+from thoth.embedders import get_embedder
 from thoth.records import Hit
 from thoth.retrieval.search import hybrid_search
 from thoth.store import Store, chunks

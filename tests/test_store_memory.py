@@ -10,7 +10,7 @@ from unittest.mock import patch
 
 from tests.conftest import bm25, make_settings, nearest, write_corpus
 from thoth.config import Settings
-from thoth.embed import get_embedder
+from thoth.embedders import get_embedder
 from thoth.records import Chunk, Hit
 from thoth.store import Store, chunks
 from thoth.writes.writer import Writer

@@ -10,7 +10,8 @@ import pytest
 
 from tests.conftest import TREE_TUNING, job_env, run_ingest, tree_settings, write_topic_corpus
 from thoth.config import ConfigError, Settings
-from thoth.embed import get_embedder, get_tokenizer
+from thoth.embed import get_tokenizer
+from thoth.embedders import get_embedder
 from thoth.records import Chunk, Source, TreeNode, to_row
 from thoth.store import Store
 from thoth.store.schema import TREE_NODES

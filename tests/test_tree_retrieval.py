@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from thoth.embed import get_embedder
+from thoth.embedders import get_embedder
 from thoth.records import Chunk, TreeNode
 from thoth.retrieval import tree
 from thoth.retrieval.answer import MAX_CANDIDATES, MAX_PAGES, PER_PASSAGE, _candidates, answer_question

@@ -12,7 +12,7 @@ import pytest
 from ingest.__main__ import main as ingest_main
 from tests.conftest import TREE_TUNING, tree_settings, write_topic_corpus
 from thoth.config import Settings
-from thoth.embed import get_embedder
+from thoth.embedders import get_embedder
 from thoth.records import Chunk, TreeNode, to_row
 from thoth.retrieval import tree as reading
 from thoth.retrieval.sources import listing

@@ -220,7 +220,7 @@ def test_search_modes_say_which_search_ran(console_server: LiveServer) -> None:
 
 def test_search_ranks_match_the_tools_functions(console_index, store: Store) -> None:
     """The page's ranks are those of the two searches hybrid search fuses; its order is hybrid search's."""
-    from thoth.embed import get_embedder
+    from thoth.embedders import get_embedder
     from thoth.retrieval.search import explained_search, hybrid_search
 
     embedder = get_embedder(console_index)

@@ -14,7 +14,8 @@ from google.oauth2.credentials import Credentials
 
 from tests.conftest import ONNX_CACHE, make_settings, write_corpus
 from tests.vertex_server import LOCATION, PROJECT, TOKEN, VertexServer
-from thoth.embed import EmbedderUnavailable, Prompts, get_embedder
+from thoth.embed import EmbedderUnavailable, Prompts
+from thoth.embedders import get_embedder
 from thoth.embedders.vertex import VertexEmbedder
 from thoth.retrieval.search import DEFAULT_RANKING, hybrid_search
 from thoth.store import ModelMismatch, Store

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from tests.conftest import make_settings
-from thoth.embed import Embedder, embed_batch, get_embedder, texts_per_call
+from thoth.embed import Embedder, embed_batch, texts_per_call
+from thoth.embedders import get_embedder
 from thoth.records import Chunk, Document
 from thoth.source_ref import content_hash
 from thoth.store import Store

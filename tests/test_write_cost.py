@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import bm25, make_settings, write_corpus
-from thoth.embed import get_embedder
+from thoth.embedders import get_embedder
 from thoth.retrieval.search import hybrid_search
 from thoth.store import indexes
 from thoth.store.schema import CHUNKS

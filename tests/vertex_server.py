@@ -24,7 +24,8 @@ from starlette.routing import Route
 
 from tests.conftest import ONNX_CACHE, LiveServer
 from thoth.config import Settings
-from thoth.embed import Embedder, get_embedder
+from thoth.embed import Embedder
+from thoth.embedders import get_embedder
 
 PROJECT, LOCATION, TOKEN = "thoth-test", "europe-west4", "test-token"
 SERVED = ("text-embedding-005", "gemini-embedding-001")

@@ -15,7 +15,8 @@ from typing import Any
 
 from thoth import access
 from thoth.config import Settings
-from thoth.embed import CachedEmbedder, Embedder, available_cpus, get_embedder
+from thoth.embed import CachedEmbedder, Embedder, available_cpus
+from thoth.embedders import get_embedder
 from thoth.store import ModelMismatch, Store, StoreError
 
 log = logging.getLogger("thoth.app")

@@ -1,28 +1,24 @@
-"""The embedder: one interface, loaded once per process, lazily.
-
-`get_embedder(settings)` returns the process-wide embedder of the configured provider (`local`, the
-default; `sentence-transformers`; `openai` and `vertex`, endpoints in thoth/embedders/; docs/models.md).
-The local backends (thoth/embedders/local.py) give the same vectors within a tested tolerance: `onnx`
-(the default: onnxruntime, no torch at run time; the model exported once into `{cache_dir}/onnx/`, int8
-with THOTH_EMBED_INT8; `python -m thoth.embed export` does it ahead of time) and `torch`. Both record the
-same model name with the index. `get_tokenizer(settings)` is the model's own word-piece tokenizer, which
-the chunker uses to keep every chunk inside what the model reads.
+"""The embedder's interface: what every embedder implements (`Embedder`, `EmbedderBase`, the configured
+`Prompts`) and what its users need (the model's identity and word-piece `Tokenizer`, `CachedEmbedder`, batch
+sizes). The embedders themselves, and `get_embedder`, which loads the configured one once per process, are
+in thoth/embedders/ (docs/models.md). The local backends give the same vectors within a tested tolerance:
+`onnx` (the default: onnxruntime, no torch at run time; the model exported once into `{cache_dir}/onnx/`,
+int8 with THOTH_EMBED_INT8; `python -m thoth.embedders.onnx_export` does it ahead of time) and `torch`. Both
+record the same model name with the index. `get_tokenizer(settings)` is the model's own tokenizer, which the
+chunker uses to keep every chunk inside what the model reads.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import sys
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -240,16 +236,6 @@ def texts_per_call(settings: Settings) -> int:
     return embed_batch(settings) * (settings.embed_concurrency if remote else 1)
 
 
-_lock = threading.Lock()
-_embedders: dict[tuple[object, ...], Embedder] = {}
-
-
-def loaded_embedders() -> list[Embedder]:
-    """The embedders this process has loaded (the ingest summary reports what remote ones sent)."""
-    with _lock:
-        return list(_embedders.values())
-
-
 def model_name(settings: Settings) -> str:
     """The name the configured provider's embedder records with the index, without loading it."""
     if settings.embed_provider in REMOTE_EMBED_PROVIDERS:
@@ -264,84 +250,6 @@ def configured_prompts(settings: Settings) -> Prompts:
     return Prompts(settings.embed_query_prompt, settings.embed_document_prompt, *tasks)
 
 
-def get_embedder(settings: Settings, threads: int = 0) -> Embedder:
-    """The process-wide embedder for `settings` (loaded on first use, then reused).
-
-    `threads`: onnxruntime threads per call; 0, one per core, suits ingest's large batches (the
-    server asks for fewer, thoth.app.SERVER_EMBED_THREADS). The torch backend ignores it.
-    `onnx` exports the model to the cache on first use if it is not there yet, in a child process
-    (the export imports torch; this process does not). Either backend reports the same `model_name`.
-    A remote provider (thoth/embedders/) asks its endpoint for the dimension when it loads.
-    """
-    if settings.embed_provider in REMOTE_EMBED_PROVIDERS:
-        return _remote_embedder(settings)
-    backend = "torch" if settings.embed_provider == "sentence-transformers" else settings.embed_backend
-    if backend not in ("torch", "onnx"):
-        raise EmbedderUnavailable(f"unknown embedding backend {backend!r}; use 'torch' or 'onnx'")
-    int8 = backend == "onnx" and settings.embed_int8
-    threads = threads if backend == "onnx" else 0
-    key = (settings.embed_model, backend, int8, settings.cache_dir if backend == "onnx" else "", threads)
-    key += (configured_prompts(settings),)
-    with _lock:
-        if key not in _embedders:
-            from thoth.embedders.local import OnnxEmbedder, SentenceTransformerEmbedder
-
-            model = resolve_model(settings.embed_model)
-            if backend == "onnx":
-                from thoth.embedders.onnx_export import export_in_subprocess, onnx_path
-
-                path = onnx_path(model, settings.cache_dir, int8=int8)
-                if not path.is_file():
-                    path = export_in_subprocess(model, settings.cache_dir, int8=int8)
-                _embedders[key] = OnnxEmbedder(model, path, batch_size=embed_batch(settings), threads=threads or None)
-            else:
-                _embedders[key] = SentenceTransformerEmbedder(model, batch_size=embed_batch(settings))
-            _embedders[key].prompts = configured_prompts(settings)
-        return _embedders[key]
-
-
-def _remote_embedder(settings: Settings) -> Embedder:
-    from thoth.embedders.openai import OpenAIWire, api_key
-    from thoth.embedders.remote import RemoteEmbedder
-
-    key = api_key(settings.embed_api_key, settings.embed_api_key_file)
-    cache_key = (
-        settings.embed_provider,
-        settings.embed_url,
-        settings.embed_model,
-        settings.embed_dimensions,
-        key,
-        embed_batch(settings),
-        settings.embed_concurrency,
-        settings.embed_retries,
-        settings.embed_timeout_seconds,
-        configured_prompts(settings),
-        settings.gcp_project,
-        settings.gcp_location,
-    )
-    with _lock:
-        if cache_key not in _embedders:
-            options: dict[str, Any] = dict(
-                max_tokens=get_tokenizer(settings).max_tokens,  # chunks are cut by the bundled tokenizer
-                dimensions=settings.embed_dimensions,
-                batch_size=embed_batch(settings),
-                concurrency=settings.embed_concurrency,
-                retries=settings.embed_retries,
-                timeout=settings.embed_timeout_seconds,
-            )
-            if settings.embed_provider == "vertex":
-                from thoth.embedders.vertex import VertexEmbedder
-
-                where = (settings.embed_model, settings.gcp_project, settings.gcp_location)
-                options |= dict(prompts=configured_prompts(settings), base_url=settings.embed_url)
-                _embedders[cache_key] = VertexEmbedder(*where, **options)
-            else:
-                wire = OpenAIWire(settings.embed_url, settings.embed_model, key, settings.embed_dimensions)
-                _embedders[cache_key] = RemoteEmbedder(wire, model_name(settings), **options)
-                _embedders[cache_key].prompts = configured_prompts(settings)
-        return _embedders[cache_key]
-
-
 @lru_cache(maxsize=4)
 def _tokenizer_for(model_name: str) -> Tokenizer:
     return Tokenizer(resolve_model(model_name))
@@ -353,32 +261,3 @@ def get_tokenizer(settings: Settings) -> Tokenizer:
     if settings.embed_provider in REMOTE_EMBED_PROVIDERS:
         return _tokenizer_for(BUNDLED_MODEL)
     return _tokenizer_for(resolve_model(settings.embed_model).name)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m thoth.embed export [--int8] [--model NAME] [--cache-dir DIR]`"""
-    parser = argparse.ArgumentParser(prog="python -m thoth.embed", description="Thoth embedder tools")
-    sub = parser.add_subparsers(dest="command", required=True)
-    exp = sub.add_parser("export", help="export the embedding model to ONNX under the cache dir")
-    exp.add_argument("--int8", action="store_true", help="also write the dynamically quantised int8 model")
-    exp.add_argument("--model", help="model name or folder (default: THOTH_EMBED_MODEL or the bundled model)")
-    exp.add_argument("--cache-dir", help="cache folder (default: THOTH_CACHE_DIR or ./.thoth)")
-    args = parser.parse_args(argv)
-    settings = Settings.from_env()
-    model = resolve_model(args.model or settings.embed_model)
-    cache_dir = args.cache_dir or settings.cache_dir
-    from thoth.embedders.onnx_export import export_onnx
-
-    t0 = time.perf_counter()
-    paths = [export_onnx(model, cache_dir, int8=False)]
-    if args.int8:
-        paths.append(export_onnx(model, cache_dir, int8=True))
-    for path in paths:
-        size = sum(f.stat().st_size for f in [path, *path.parent.glob(f"{path.name}.*.weights")])  # its weights too
-        print(f"{path}  {size / 1e6:.1f} MB")
-    print(f"{model.name}: ready in {time.perf_counter() - t0:.1f} s")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,106 @@
+"""The embedders (`local.py`: ONNX and sentence-transformers; `remote.py` with `openai.py` and `vertex.py`:
+endpoints) and `get_embedder`, which picks one by THOTH_EMBED_PROVIDER and loads it once per process. What
+they implement, and what their users need, is thoth/embed.py."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from thoth.config import REMOTE_EMBED_PROVIDERS, Settings
+from thoth.embed import (
+    Embedder,
+    EmbedderUnavailable,
+    configured_prompts,
+    embed_batch,
+    get_tokenizer,
+    model_name,
+    resolve_model,
+)
+
+_lock = threading.Lock()
+_embedders: dict[tuple[object, ...], Embedder] = {}
+
+
+def loaded_embedders() -> list[Embedder]:
+    """The embedders this process has loaded (the ingest summary reports what remote ones sent)."""
+    with _lock:
+        return list(_embedders.values())
+
+
+def get_embedder(settings: Settings, threads: int = 0) -> Embedder:
+    """The process-wide embedder for `settings` (loaded on first use, then reused).
+
+    `threads`: onnxruntime threads per call; 0, one per core, suits ingest's large batches (the
+    server asks for fewer, thoth.app.SERVER_EMBED_THREADS). The torch backend ignores it.
+    `onnx` exports the model to the cache on first use if it is not there yet, in a child process
+    (the export imports torch; this process does not). Either backend reports the same `model_name`.
+    A remote provider asks its endpoint for the dimension when it loads.
+    """
+    if settings.embed_provider in REMOTE_EMBED_PROVIDERS:
+        return _remote_embedder(settings)
+    backend = "torch" if settings.embed_provider == "sentence-transformers" else settings.embed_backend
+    if backend not in ("torch", "onnx"):
+        raise EmbedderUnavailable(f"unknown embedding backend {backend!r}; use 'torch' or 'onnx'")
+    int8 = backend == "onnx" and settings.embed_int8
+    threads = threads if backend == "onnx" else 0
+    key = (settings.embed_model, backend, int8, settings.cache_dir if backend == "onnx" else "", threads)
+    key += (configured_prompts(settings),)
+    with _lock:
+        if key not in _embedders:
+            from thoth.embedders.local import OnnxEmbedder, SentenceTransformerEmbedder
+
+            model = resolve_model(settings.embed_model)
+            if backend == "onnx":
+                from thoth.embedders.onnx_export import export_in_subprocess, onnx_path
+
+                path = onnx_path(model, settings.cache_dir, int8=int8)
+                if not path.is_file():
+                    path = export_in_subprocess(model, settings.cache_dir, int8=int8)
+                _embedders[key] = OnnxEmbedder(model, path, batch_size=embed_batch(settings), threads=threads or None)
+            else:
+                _embedders[key] = SentenceTransformerEmbedder(model, batch_size=embed_batch(settings))
+            _embedders[key].prompts = configured_prompts(settings)
+        return _embedders[key]
+
+
+def _remote_embedder(settings: Settings) -> Embedder:
+    from thoth.embedders.openai import OpenAIWire, api_key
+    from thoth.embedders.remote import RemoteEmbedder
+
+    key = api_key(settings.embed_api_key, settings.embed_api_key_file)
+    cache_key = (
+        settings.embed_provider,
+        settings.embed_url,
+        settings.embed_model,
+        settings.embed_dimensions,
+        key,
+        embed_batch(settings),
+        settings.embed_concurrency,
+        settings.embed_retries,
+        settings.embed_timeout_seconds,
+        configured_prompts(settings),
+        settings.gcp_project,
+        settings.gcp_location,
+    )
+    with _lock:
+        if cache_key not in _embedders:
+            options: dict[str, Any] = dict(
+                max_tokens=get_tokenizer(settings).max_tokens,  # chunks are cut by the bundled tokenizer
+                dimensions=settings.embed_dimensions,
+                batch_size=embed_batch(settings),
+                concurrency=settings.embed_concurrency,
+                retries=settings.embed_retries,
+                timeout=settings.embed_timeout_seconds,
+            )
+            if settings.embed_provider == "vertex":
+                from thoth.embedders.vertex import VertexEmbedder
+
+                where = (settings.embed_model, settings.gcp_project, settings.gcp_location)
+                options |= dict(prompts=configured_prompts(settings), base_url=settings.embed_url)
+                _embedders[cache_key] = VertexEmbedder(*where, **options)
+            else:
+                wire = OpenAIWire(settings.embed_url, settings.embed_model, key, settings.embed_dimensions)
+                _embedders[cache_key] = RemoteEmbedder(wire, model_name(settings), **options)
+                _embedders[cache_key].prompts = configured_prompts(settings)
+        return _embedders[cache_key]

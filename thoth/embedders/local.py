@@ -1,5 +1,5 @@
 """The local embedders: sentence-transformers on torch, and onnxruntime with the model's own tokenizer
-(no torch at run time). `thoth.embed.get_embedder` picks one by THOTH_EMBED_PROVIDER and THOTH_EMBED_BACKEND."""
+(no torch at run time). `thoth.embedders.get_embedder` picks one by THOTH_EMBED_PROVIDER and THOTH_EMBED_BACKEND."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ class OnnxEmbedder(EmbedderBase):
             )
         onnx_path = Path(onnx_path)
         if not onnx_path.is_file():
-            raise EmbedderUnavailable(f"no ONNX model at {onnx_path}; run `python -m thoth.embed export`")
+            raise EmbedderUnavailable(f"no ONNX model at {onnx_path}; run `python -m thoth.embedders.onnx_export`")
         max_length = max_seq_length(model.path)
         tok = HFTokenizer.from_file(str(model.path / "tokenizer.json"))
         # tokenizer.json of all-MiniLM-L6-v2 says truncate and pad to 128; sentence-transformers reads 256.

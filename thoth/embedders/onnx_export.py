@@ -1,11 +1,12 @@
 """Exporting a local model to ONNX for the `local` provider (imports torch, in a child process).
 
 `export_onnx` writes the graph once under `{cache_dir}/onnx/`; `export_in_subprocess` runs it as
-`python -m thoth.embed export`, so the serving process never imports torch.
+`python -m thoth.embedders.onnx_export`, so the serving process never imports torch.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -17,7 +18,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from thoth.embed import EmbedderUnavailable, ModelRef
+from thoth.config import Settings
+from thoth.embed import EmbedderUnavailable, ModelRef, resolve_model
 
 ONNX_OPSET = 17
 
@@ -200,10 +202,10 @@ def export_onnx(model: ModelRef, cache_dir: str | Path, int8: bool = False) -> P
 
 
 def export_in_subprocess(model: ModelRef, cache_dir: str | Path, int8: bool = False) -> Path:
-    """`export_onnx` in a child process (`python -m thoth.embed export`), so that this process never
+    """`export_onnx` in a child process (`python -m thoth.embedders.onnx_export`), so that this process never
     imports torch: torch's memory goes away with the child. Returns the exported file."""
     target = onnx_path(model, cache_dir, int8=int8)
-    cmd = [sys.executable, "-m", "thoth.embed", "export", "--model", model.name]  # resolves to this same ModelRef
+    cmd = [sys.executable, "-m", "thoth.embedders.onnx_export", "--model", model.name]  # the same ModelRef
     cmd += ["--cache-dir", str(Path(cache_dir).expanduser().resolve())] + (["--int8"] if int8 else [])
     # the child must import this same `thoth`, whatever the working directory it inherits
     package_root = str(Path(__file__).resolve().parent.parent)
@@ -213,3 +215,30 @@ def export_in_subprocess(model: ModelRef, cache_dir: str | Path, int8: bool = Fa
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
         raise EmbedderUnavailable(f"exporting {model.name!r} to ONNX failed: {' | '.join(tail) or proc.returncode}")
     return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m thoth.embedders.onnx_export [--int8] [--model NAME] [--cache-dir DIR]`"""
+    parser = argparse.ArgumentParser(
+        prog="python -m thoth.embedders.onnx_export", description="export the embedding model to ONNX"
+    )
+    parser.add_argument("--int8", action="store_true", help="also write the dynamically quantised int8 model")
+    parser.add_argument("--model", help="model name or folder (default: THOTH_EMBED_MODEL or the bundled model)")
+    parser.add_argument("--cache-dir", help="cache folder (default: THOTH_CACHE_DIR or ./.thoth)")
+    args = parser.parse_args(argv)
+    settings = Settings.from_env()
+    model = resolve_model(args.model or settings.embed_model)
+    cache_dir = args.cache_dir or settings.cache_dir
+    t0 = time.perf_counter()
+    paths = [export_onnx(model, cache_dir, int8=False)]
+    if args.int8:
+        paths.append(export_onnx(model, cache_dir, int8=True))
+    for path in paths:
+        size = sum(f.stat().st_size for f in [path, *path.parent.glob(f"{path.name}.*.weights")])  # its weights too
+        print(f"{path}  {size / 1e6:.1f} MB")
+    print(f"{model.name}: ready in {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

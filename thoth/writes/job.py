@@ -23,7 +23,8 @@ from datetime import UTC, datetime
 from tqdm import tqdm
 
 from thoth.config import ConfigError, Settings
-from thoth.embed import EmbedderUnavailable, loaded_embedders
+from thoth.embed import EmbedderUnavailable
+from thoth.embedders import loaded_embedders
 from thoth.embedders.remote import RemoteEmbedder
 from thoth.gcs import StorageUnavailable
 from thoth.logs import setup_logging

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from thoth.config import Settings
-from thoth.embed import Embedder, get_embedder, texts_per_call
+from thoth.embed import Embedder, texts_per_call
+from thoth.embedders import get_embedder
 from thoth.records import Chunk
 from thoth.store import Store, StoreError
 from thoth.store.calibration import Floor

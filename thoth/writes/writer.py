@@ -24,7 +24,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from thoth.config import Settings
-from thoth.embed import Embedder, get_embedder, get_tokenizer, model_name, texts_per_call
+from thoth.embed import Embedder, get_tokenizer, model_name, texts_per_call
+from thoth.embedders import get_embedder
 from thoth.records import Chunk as StoredChunk  # a chunk as the index holds it (chunking's is one being cut)
 from thoth.records import Document, Partition, Source, to_row
 from thoth.source_ref import SourceRef, content_hash

@@ -32,7 +32,8 @@ def dump(data: Path, out: Path) -> int:
         for path in files:
             name = str(path.relative_to(data))
             try:
-                doc = dataclasses.asdict(parse(path.name, path.read_bytes(), pdf_password=passwords.get(name)))
+                doc = dataclasses.asdict(parse(path.name, path.read_bytes(), pdf_password=passwords.get(name)).whole())
+                doc.pop("rest")  # read into the sections
                 for section in doc["sections"]:
                     for key in _LATER_FIELDS:
                         if section.get(key, 0) is None:

@@ -49,10 +49,14 @@ class OrderedWorker(Generic[T]):
         self._collect(self._pending - 1)
         self._futures.append(self._pool.submit(self._run, item))
 
-    def close(self) -> int:
-        """Wait for everything submitted; return the total of fn's results."""
+    def close(self, raise_errors: bool = True) -> int:
+        """Wait for everything submitted; return the total of fn's results (of those that succeeded, and no
+        failure raised, if not `raise_errors`)."""
         try:
-            self._collect(0)
+            while self._futures:
+                future = self._futures.popleft()
+                if raise_errors or future.exception() is None:
+                    self.total += future.result()
         finally:
             self._pool.shutdown(wait=True, cancel_futures=True)
         return self.total

@@ -11,8 +11,9 @@ import dataclasses
 import hashlib
 import logging
 import re
+import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -25,7 +26,7 @@ from thoth.source_ref import SourceRef, content_hash
 from thoth.writes import parsers
 from thoth.writes.chunking import Chunk, Chunker
 from thoth.writes.objects import SourceError, SourceObject, sidecar_keys
-from thoth.writes.parsers import ParsedDocument, ParseError
+from thoth.writes.parsers import ParsedDocument, ParseError, Section, Stopped
 
 log = logging.getLogger("thoth.ingest")
 
@@ -99,6 +100,10 @@ class Prepared:
     chunks: list[Chunk]
     tags: list[str] = field(default_factory=list)
     figures: dict = field(default_factory=dict)  # picture name -> figures.FigureImage (PDF figures)
+    first_chunk: int = 0  # the index in its document of its first chunk (a long PDF's window: the chunks before)
+    # A long PDF: the windows after this one, each Prepared alike, read as this is iterated; `document`
+    # is final (the invisible characters of every window counted) once it is.
+    rest: Iterator[Prepared] | None = None
 
     @property
     def doc_id(self) -> str:
@@ -113,9 +118,11 @@ def prepare(
     sidecars: dict[str, SourceObject],
     chunker: Chunker,
     stored: set[str],
+    stop: threading.Event | None = None,
 ) -> Prepared | None:
     """Read, parse and cut one object; None when it cannot be read (not the file's fault: the next run
-    retries it). A file that cannot be parsed gets a `failed` document and no chunks."""
+    retries it). A file that cannot be parsed gets a `failed` document and no chunks. `stop` set ends the
+    reading of a long PDF (Stopped)."""
     try:
         data = obj.read()
     except SourceError as exc:  # gone, no access: no row, so the next run sees it as to do
@@ -150,8 +157,11 @@ def prepare(
             pdf_ocr=settings.pdf_ocr,
             pdf_figures=settings.pdf_figures,
             base_url=web,
+            stop=stop,
         )
-    except ParseError as exc:
+    except (ParseError, Stopped) as exc:
+        if isinstance(exc, Stopped):
+            raise
         log.warning("skipped %s: %s", obj.key, exc)
         return failed(str(exc))
     except Exception as exc:  # a parser bug must not stop the run; record it and go on
@@ -179,7 +189,16 @@ def prepare(
     )
     if doc_id in stored:  # identical bytes already stored: only the key (or generation) is new
         return Prepared(obj, document, [], [])
-    partitions = [
+    head = Prepared(obj, document, _partitions(source_id, doc_id, parsed.sections, 0), [], figures=parsed.figures)
+    head.chunks = chunker.chunk(cited.title, parsed.sections)
+    if parsed.rest is not None:
+        head.rest = _windows(source_id, head, parsed, chunker, cited.title)
+    return head
+
+
+def _partitions(source_id: str, doc_id: str, sections: list[Section], first: int) -> list[Partition]:
+    """`sections` as partitions, the first the document's `first`."""
+    return [
         Partition(
             partition_id=_sha256(source_id, doc_id, i, _normalise(s.text))[:32],
             partition_hash=_sha256("partition", doc_id, i, _normalise(s.text)),
@@ -189,9 +208,22 @@ def prepare(
             heading_path=" > ".join(s.heading_path),
             **_copied(s, FROM_SECTION),
         )
-        for i, s in enumerate(parsed.sections)
+        for i, s in enumerate(sections, start=first)
     ]
-    return Prepared(obj, document, partitions, chunker.chunk(cited.title, parsed.sections), figures=parsed.figures)
+
+
+def _windows(
+    source_id: str, head: Prepared, parsed: ParsedDocument, chunker: Chunker, title: str
+) -> Iterator[Prepared]:
+    """A long PDF's windows after the first (`head`), each with its partitions and chunks numbered on from
+    the window before; `head.document` counts every window's invisible characters once the last is read."""
+    partitions, chunks = len(head.partitions), len(head.chunks)
+    for sections, figures in parsed.rest or ():
+        window = Prepared(head.obj, head.document, _partitions(source_id, head.doc_id, sections, partitions), [])
+        window.chunks, window.figures, window.first_chunk = chunker.chunk(title, sections), figures, chunks
+        partitions, chunks = partitions + len(window.partitions), chunks + len(window.chunks)
+        yield window
+    head.document = dataclasses.replace(head.document, hidden_dropped=tuple(sorted(parsed.hidden_dropped.items())))
 
 
 def citation_of(parsed: ParsedDocument, fallback_title: str) -> bibtex.Citation:

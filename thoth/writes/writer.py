@@ -11,6 +11,8 @@ new one, never neither nor both (searches serve only what a `documents` row poin
 new rows are deleted before they are written again, its old ones swept by maintenance: a run killed at
 any point and started again ends with the tables one clean run leaves. A `stop` event (SIGTERM) ends the
 run after the batch being written; what is left has no `documents` row, so the next run sees it as to do.
+A long PDF is read and written a window of pages at a time (`_write_windows`), its `documents` row last,
+so its memory is a window's and a `stop` ends it within a window, leaving it as it was.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
+from functools import partial
+from itertools import chain
 from pathlib import Path
 
 from thoth.config import Settings
@@ -40,7 +44,7 @@ from thoth.writes.gate import ShuttingDown
 from thoth.writes.listing import list_source
 from thoth.writes.objects import SourceObject
 from thoth.writes.overlap import OrderedWorker
-from thoth.writes.parsers import workshop
+from thoth.writes.parsers import Stopped, workshop
 from thoth.writes.prepare import Prepared, chunk_rows, pictures, prepare, sidecar_fingerprint
 from thoth.writes.progress import Meter
 from thoth.writes.runs import Plan, RunSummary, collection_name, plan_run, row_fingerprint, slug
@@ -228,13 +232,23 @@ class Writer:
         done = 0
         # Batches are embedded and written on one background thread, in order, while this one
         # parses and chunks the next files (thoth/writes/overlap.py).
-        writer = OrderedWorker(lambda b: self._write(source_id, b, plan.replaced))
+        writer: OrderedWorker[Callable[[], int]] = OrderedWorker(lambda job: job())
         for done, obj in enumerate(plan.todo, start=1):
             if stop is not None and stop.is_set():
                 summary.interrupted = True
                 break
             fingerprint = plan.fingerprints.get(obj.key)
-            prepared = prepare(self.settings, source_id, obj, fingerprint, plan.sidecars, chunker, stored)
+            try:
+                prepared = prepare(self.settings, source_id, obj, fingerprint, plan.sidecars, chunker, stored, stop)
+            except Stopped:
+                summary.interrupted = True
+                break
+            if prepared is not None and prepared.rest is not None and prepared.partitions:
+                writer.submit(partial(self._write, source_id, batch, plan.replaced))  # the files before it first
+                batch, prepared.tags = [], list(plan.tags)
+                if not self._write_windows(source_id, prepared, writer, stop, plan.replaced):
+                    summary.interrupted = True
+                    break
             if prepared is None:
                 summary.failed.append((obj.key, "could not be read; the next run retries it"))
             elif prepared.document.status == "failed":
@@ -247,11 +261,11 @@ class Writer:
                 if prepared.doc_id in stored:
                     referenced.add(prepared.doc_id)  # known content under a new key or generation
                 stored.add(prepared.doc_id)
-            if prepared is not None:
+            if prepared is not None and prepared.rest is None:
                 prepared.tags = list(plan.tags)
                 batch.append(prepared)
             if sum(len(p.chunks) for p in batch) >= self.settings.ingest_batch_chunks:
-                writer.submit(batch)
+                writer.submit(partial(self._write, source_id, batch, plan.replaced))
                 batch = []
             if progress:
                 progress(done, len(plan.todo), obj.key)
@@ -266,7 +280,7 @@ class Writer:
                 "ingest interrupted: %d of %d changed files written; run again to finish", written, len(plan.todo)
             )
             return summary
-        writer.submit(batch)
+        writer.submit(partial(self._write, source_id, batch, plan.replaced))
         summary.chunks_written += writer.close()
         self.meter.stage("index")
 
@@ -323,12 +337,56 @@ class Writer:
         except Exception:  # stopped at shutdown (ShuttingDown) or failed: nothing half-written stays, the old
             self._drop_content(source_id, staged)  # version stays what readers find
             raise
+        return count + self._switch(source_id, batch, replaced)
+
+    def _switch(self, source_id: str, batch: list[Prepared], replaced: dict[str, str]) -> int:
+        """Point the batch's documents rows at their staged rows, then drop the versions they replace."""
         self.store.replace_documents([to_row(p.document) for p in batch])
         keys = {p.obj.key for p in batch}
-        self._drop_content(source_id, {doc_id for key, doc_id in replaced.items() if key in keys} - set(written))
-        return count
+        written = {p.doc_id for p in batch if p.partitions}
+        self._drop_content(source_id, {doc_id for key, doc_id in replaced.items() if key in keys} - written)
+        return 0
 
-    def _stage(self, source_id: str, batch: list[Prepared], live: set[str]) -> int:
+    def _write_windows(
+        self,
+        source_id: str,
+        head: Prepared,
+        worker: OrderedWorker,
+        stop: threading.Event | None,
+        replaced: dict[str, str],
+    ) -> bool:
+        """Write a long PDF a window of pages at a time (`head` and `head.rest`), on `worker` while the next
+        window is read: each window's rows are staged, which no `documents` row points at, and the document's
+        row is written once the last window is in, so readers find the document whole or not at all (or its
+        old version). `stop` set ends it at the next window, or inside one at its next embedding batch; what
+        was staged is then deleted and False returned: the next run writes the document again."""
+        if self._live(source_id, [head.doc_id]):  # the same bytes re-parsed: their rows are replaced in one go
+            for window in head.rest or ():
+                offset = len(head.partitions)
+                head.partitions += window.partitions
+                head.chunks += [replace(c, partition_index=c.partition_index + offset) for c in window.chunks]
+                head.figures.update(window.figures)
+            head.rest = None
+            worker.submit(partial(self._write, source_id, [head], replaced))
+            return True
+        worker.submit(lambda: self._drop_content(source_id, {head.doc_id}) or 0)  # what a stopped run left
+        try:
+            for window in chain([head], head.rest or ()):
+                window.tags = list(head.tags)
+                worker.submit(partial(self._stage, source_id, [window], set(), stop))
+                if stop is not None and stop.is_set():
+                    raise Stopped
+            worker.submit(partial(self._switch, source_id, [head], replaced))
+        except (Stopped, ShuttingDown):
+            worker.close(raise_errors=False)
+            self._drop_content(source_id, {head.doc_id})
+            if self.abandon is not None and self.abandon.is_set():
+                raise ShuttingDown from None  # the server's write: a retryable answer, as for any document
+            log.warning("stopped while writing %s; the next run writes it", head.obj.key)
+            return False
+        return True
+
+    def _stage(self, source_id: str, batch: list[Prepared], live: set[str], halt: threading.Event | None = None) -> int:
         """Embed the batch's chunks one embedding batch at a time and add their rows Settings.ingest_batch_chunks
         at a time, so a write's memory follows those batches, not the document. No `documents` row points at
         the staged rows yet: searches leave them out, and readers go on finding the old version."""
@@ -339,7 +397,7 @@ class Writer:
         pending: list[dict] = []
         reparsed: list[dict] = []  # rows of `live` documents: merged in at the end, by id
         count = 0
-        for rows in self._embedded_rows(source_id, batch):
+        for rows in self._embedded_rows(source_id, batch, halt):
             count += len(rows)
             pending += [row for row in rows if row["doc_id"] not in live]
             reparsed += [row for row in rows if row["doc_id"] in live]
@@ -363,16 +421,18 @@ class Writer:
             self.store.insert(StoredChunk, chunks)
             self.meter.add_chunks(len(chunks))
 
-    def _embedded_rows(self, source_id: str, batch: list[Prepared]) -> Iterator[list[dict]]:
+    def _embedded_rows(
+        self, source_id: str, batch: list[Prepared], halt: threading.Event | None = None
+    ) -> Iterator[list[dict]]:
         """The batch's chunk rows, one embedder call (`texts_per_call`: a local model's batch) at a time; at
-        shutdown (`abandon`) it stops before the next one (ShuttingDown)."""
-        chunks = [(p, i, c) for p in batch for i, c in enumerate(p.chunks)]
+        shutdown (`abandon`, or `halt`: a long PDF's run stopped) it stops before the next one (ShuttingDown)."""
+        chunks = [(p, p.first_chunk + i, c) for p in batch for i, c in enumerate(p.chunks)]
         expect = getattr(self.embedder, "expect", None)  # an embedder that reports progress counts the batches
         if expect is not None:
             expect(len(chunks))
         step = texts_per_call(self.settings)
         for start in range(0, len(chunks), step):
-            if self.abandon is not None and self.abandon.is_set():
+            if any(e is not None and e.is_set() for e in (self.abandon, halt)):
                 raise ShuttingDown
             part = chunks[start : start + step]
             yield chunk_rows(source_id, part, self.embedder.embed_documents([c.embed_text for _, _, c in part]))

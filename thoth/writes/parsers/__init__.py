@@ -9,7 +9,9 @@ people (it is stored in the `documents` table and printed in the run summary).
 from __future__ import annotations
 
 import importlib
+import threading
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -18,6 +20,10 @@ from thoth.errors import ThothError
 
 class ParseError(ThothError):
     """The file cannot be ingested; str(error) is the reason."""
+
+
+class Stopped(Exception):
+    """The run was asked to stop (SIGTERM) while a long file was being read: the file is left for the next run."""
 
 
 @dataclass
@@ -73,6 +79,18 @@ class ParsedDocument:
     figures: dict = field(default_factory=dict)  # PDFs: picture name -> figures.FigureImage
     # characters of text left out because a person never sees them, by reason (docs/security.md)
     hidden_dropped: dict[str, int] = field(default_factory=dict)
+    # A PDF longer than a window of pages (thoth/writes/parsers/pdf): `sections` and `figures` are its first
+    # window's; the others' (sections, figures) come from this, read as it is iterated, the last one's
+    # `hidden_dropped` counted in once it is.
+    rest: Iterator[tuple[list[Section], dict]] | None = None
+
+    def whole(self) -> ParsedDocument:
+        """All of it at once: the windows of `rest` read into `sections` and `figures` (benchmarks, tests)."""
+        for sections, figures in self.rest or ():
+            self.sections += sections
+            self.figures.update(figures)
+        self.rest = None
+        return self
 
 
 # suffix -> the language name fenced Markdown blocks use (what qurio_search's `language` filter matches)
@@ -124,6 +142,7 @@ class RawFile:
     pdf_ocr: bool = False  # read pages without a text layer by OCR
     pdf_figures: bool = False  # cut figures out as pictures
     base_url: str | None = None  # a crawled page's URL: its relative links resolve against it
+    stop: threading.Event | None = None  # set: a long PDF's reading ends between its windows (Stopped)
 
     @property
     def title(self) -> str:
@@ -169,27 +188,42 @@ def parse(
     pdf_ocr: bool = False,
     base_url: str | None = None,
     pdf_figures: bool = False,
+    stop: threading.Event | None = None,
 ) -> ParsedDocument:
     """Parse one source object with its format's parser (`format_of`). Whatever the format, zero-width and
-    bidi control characters leave the text here (unseen.py), counted with what the parser itself left out."""
+    bidi control characters leave the text here (unseen.py), counted with what the parser itself left out.
+    `stop` set ends the reading of a long PDF between its windows (Stopped)."""
     found = format_of(key, fmt)
     if found is None:
         suffix = PurePosixPath(key).suffix.lower() or "(none)"
         raise ParseError(f"unsupported file type {suffix}; supported: {', '.join(_BY_SUFFIX)}")
     parser = importlib.import_module(f"{__name__}.{found.name}")
-    parsed = parser.read(RawFile(key, data, pdf_password, pdf_ocr, pdf_figures, base_url))
-    _drop_invisible_chars(parsed)
+    parsed = parser.read(RawFile(key, data, pdf_password, pdf_ocr, pdf_figures, base_url, stop))
+    hidden: Counter[str] = Counter(parsed.hidden_dropped)
+    headings: dict[str, str] = {}
+    _drop_invisible_chars(parsed.sections, hidden, headings)
+    if parsed.rest is not None:
+        parsed.rest = _windows_without_invisible_chars(parsed, parsed.rest, hidden, headings)
+    _drop_invisible_chars_of_document(parsed, hidden)
     return parsed
 
 
-def _drop_invisible_chars(parsed: ParsedDocument) -> None:
+def _windows_without_invisible_chars(
+    parsed: ParsedDocument, windows: Iterator[tuple[list[Section], dict]], hidden: Counter[str], headings: dict
+) -> Iterator[tuple[list[Section], dict]]:
+    for sections, figures in windows:
+        _drop_invisible_chars(sections, hidden, headings)
+        parsed.hidden_dropped = {reason: n for reason, n in hidden.items() if n}
+        yield sections, figures
+
+
+def _drop_invisible_chars(sections: list[Section], hidden: Counter[str], headings: dict[str, str]) -> None:
     """The parsed text without invisible characters (unseen.py); those of the blocks and of each distinct
-    heading are counted (a title and a section's stored body repeat them)."""
+    heading (`headings`: those seen, as they read without) are counted (a title and a section's stored body
+    repeat them)."""
     from thoth.writes.parsers.unseen import drop_invisible_chars
 
-    hidden: Counter[str] = Counter(parsed.hidden_dropped)
-    headings: dict[str, str] = {}
-    for section in parsed.sections:
+    for section in sections:
         for block in section.blocks:
             block.text = drop_invisible_chars(block.text, hidden)
         for heading in section.heading_path:
@@ -198,6 +232,11 @@ def _drop_invisible_chars(parsed: ParsedDocument) -> None:
         section.heading_path = [headings[h] for h in section.heading_path]
         if section.body is not None:
             section.body = drop_invisible_chars(section.body, Counter())
+
+
+def _drop_invisible_chars_of_document(parsed: ParsedDocument, hidden: Counter[str]) -> None:
+    from thoth.writes.parsers.unseen import drop_invisible_chars
+
     parsed.title = drop_invisible_chars(parsed.title, Counter())
     parsed.first_page = drop_invisible_chars(parsed.first_page, Counter())
     parsed.hidden_dropped = {reason: n for reason, n in hidden.items() if n}

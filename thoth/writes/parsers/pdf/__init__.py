@@ -21,20 +21,39 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 import pypdfium2 as pdfium
 
-from thoth.writes.parsers import Block, ParsedDocument, ParseError, RawFile, Section
+from thoth.writes.parsers import ParsedDocument, ParseError, RawFile, Section, Stopped
 from thoth.writes.parsers.pdf.chars import read_page as read_chars
 from thoth.writes.parsers.pdf.drawings import graphic_regions, mark_figure_text
 from thoth.writes.parsers.pdf.figures import MAX_FIGURES, FigureImage, figure_boxes, label_of, render_figure
-from thoth.writes.parsers.pdf.floats import mark_floats, split_floats
-from thoth.writes.parsers.pdf.headings import body_size, mark_headings, person_case
-from thoth.writes.parsers.pdf.layout import DOI, REFERENCES, Line, mark_furniture, read_title_page
+from thoth.writes.parsers.pdf.floats import mark_floats
+from thoth.writes.parsers.pdf.headings import (
+    Numbering,
+    body_size,
+    first_section,
+    mark_headings,
+    numbers_sections,
+    person_case,
+    size_counts,
+)
+from thoth.writes.parsers.pdf.layout import (
+    DOI,
+    Line,
+    furniture_key,
+    mark_repeated,
+    other_text,
+    page_furniture,
+    read_title_page,
+    repeated_keys,
+)
 from thoth.writes.parsers.pdf.lines import read_lines
 from thoth.writes.parsers.pdf.ocr import OcrPage, read_page
-from thoth.writes.parsers.pdf.tables import Table, continue_table, find_tables, markdown, needs_look
-from thoth.writes.parsers.pdf.text import UNMAPPED, clean_text, join_hyphens, vocabulary
+from thoth.writes.parsers.pdf.partitions import Partitioner, is_references
+from thoth.writes.parsers.pdf.tables import Table, continue_table, find_tables, needs_look
+from thoth.writes.parsers.pdf.text import UNMAPPED, clean_text, vocabulary
 
 
 def _year(date: str) -> int | None:
@@ -50,219 +69,6 @@ def _real_title(title: str) -> str:
     """The metadata title, or '' when it is a tool's placeholder ('untitled', 'paper.dvi')."""
     title = title.strip()
     return "" if _PLACEHOLDER_TITLE.match(title) else title
-
-
-def _line_boxes(lines: list[Line]) -> tuple:
-    """Where `lines` are printed, each with the share of their text up to its end (Block.boxes)."""
-    total = sum(len(x.plain) + 1 for x in lines) or 1
-    out, at = [], 0
-    for x in lines:
-        at += len(x.plain) + 1
-        out.append((x.page, round(x.x0, 1), round(x.y0, 1), round(x.x1, 1), round(x.y1, 1), min(1.0, at / total)))
-    return tuple(out)
-
-
-def _shares(boxes: tuple, lo: float, hi: float, start: float, end: float) -> tuple:
-    """The lines of `boxes` over the share lo..hi of their text, that share mapped onto start..end of a new one."""
-    out, before = [], 0.0
-    for *box, share in boxes:
-        if share > lo and before < hi:
-            out.append((*box, start + (min(share, hi) - lo) / max(1e-9, hi - lo) * (end - start)))
-        before = share
-    return tuple(out)
-
-
-def _prose(lines: list[Line], vocab) -> str:
-    text = clean_text("\n".join(x.plain for x in lines), vocab)
-    return re.sub(r"\s*\n\s*", " ", text).strip()
-
-
-_STEP = re.compile(r"(?<!Algorithm)(?<!\d:)\s+(?=(?:\d{1,2}:|Input:|Output:|Require:|Ensure:|return\b)\s)")
-
-
-def _steps(lines: list[Line], vocab) -> str:
-    """An algorithm box, one step a line ('1: ...', 'Input: ...'); PDFium splits a step's formulas
-    into many short lines, so the box is read as prose first and broken at its step marks."""
-    return _STEP.sub("\n", _prose(lines, vocab))
-
-
-def _reference_entries(lines: list[Line], vocab) -> str:
-    """One reference per line: a new entry starts at '[n]'/'n.' or back at the entry's left edge."""
-    entries: list[list[Line]] = []
-    left = None
-    for line in lines:
-        text = line.plain.strip()
-        starts = re.match(r"^(\[\d+\]|\d{1,3}\.\s)", text) or (
-            left is not None and line.x0 <= left + 3 and line.x0 > left - 40 and not text[:1].islower()
-        )
-        if not entries or starts or (left is not None and abs(line.x0 - left) > 120 and not text[:1].islower()):
-            entries.append([])
-            left = line.x0
-        entries[-1].append(line)
-    return "\n".join(_prose(entry, vocab) for entry in entries)
-
-
-def _section_partition(lines: list[Line], path: list[str], references: bool, vocab) -> Section | None:
-    body, floats = split_floats(lines)
-    blocks = []
-    if body:
-        blocks.append(
-            Block(_reference_entries(body, vocab), kind="references", boxes=_line_boxes(body))
-            if references
-            else Block(_prose(body, vocab), boxes=_line_boxes(body))
-        )
-    blocks += [_float_block(role, float_lines, vocab) for role, float_lines in floats]
-    blocks = [b for b in blocks if b.text.strip()]
-    if not blocks:
-        return None
-    return Section("page", blocks, list(path), page_start=lines[0].page, page_end=lines[0].page)
-
-
-def _float_block(role: str, lines: list[Line], vocab) -> Block:
-    """A caption, algorithm box or footnote; a caption whose figure was cut as a picture is a `figure`
-    block naming it, its caption first and the labels inside the drawing after."""
-    if role == "algorithm":
-        return Block(_steps(lines, vocab), kind=role, boxes=_line_boxes(lines))
-    at = next((i for i, x in enumerate(lines) if x.figure), None)
-    if role == "caption" and at is not None:
-        ordered = [*lines[at:], *lines[:at]]
-        return Block(_prose(ordered, vocab), kind="figure", figure=lines[at].figure, boxes=_line_boxes(ordered))
-    return Block(_prose(lines, vocab), kind=role, boxes=_line_boxes(lines))
-
-
-def _is_references(heading: str) -> bool:
-    return bool(REFERENCES.match(re.sub(r"^[\dA-H.]+\s+", "", heading).strip()))
-
-
-def _unheaded_references(pages: list[list[Line]]) -> tuple[int, int] | None:
-    """Where a reference list without a heading starts, by the shape of its entries: '[1]' in the
-    document's second half, '[2]' and '[3]' starting lines soon after. None when there is a heading."""
-    lines = [x for page in pages for x in page if not x.furniture and not x.rotated]
-    if any(x.heading_level > 0 and _is_references(x.plain) for x in lines):
-        return None
-    for i in range(len(lines) // 2, len(lines)):
-        if lines[i].plain.startswith("[1]"):
-            following = [x.plain[:3] for x in lines[i + 1 : i + 30]]
-            if "[2]" in following and "[3]" in following:
-                return (lines[i].page, lines[i].index)
-    return None
-
-
-def _table_partition(table: Table, path: list[str], vocab) -> Section:
-    text = markdown(table, lambda s: " ".join(clean_text(s, vocab).split()))
-    block = Block(text, kind="table", boxes=_line_boxes(table.lines))
-    return Section("page", [block], list(path), page_start=table.pages[0], page_end=table.pages[-1])
-
-
-def _flush(partitions: list, body: list[Line], held: list[Section], path: list[str], references: bool, vocab) -> None:
-    """The running text gathered so far as a partition, then the tables met in it (both emptied)."""
-    if body:
-        partitions.append(_section_partition(body, path, references, vocab))
-        body.clear()
-    partitions.extend(held)
-    held.clear()
-
-
-def _partitions(pages: list[list[Line]], vocab, words: Counter[str], tables: list[Table]) -> list[Section]:
-    """One partition per page and section: chunks never straddle a section break or a page. A table is a
-    partition of its own, after the running text it interrupts (which reads on across it)."""
-    partitions: list[Section | None] = []
-    path: list[str] = []
-    references = False
-    unheaded = _unheaded_references(pages)
-    written: set[int] = set()
-    for lines in pages:
-        body: list[Line] = []
-        held: list[Section] = []  # the tables met in `body`, written after it
-        for line in lines:
-            if line.furniture or line.heading_level < 0:
-                continue
-            if line.table >= 0:
-                if line.table not in written:
-                    written.add(line.table)
-                    held.append(_table_partition(tables[line.table], path, vocab))
-                continue
-            if (line.page, line.index) == unheaded:
-                _flush(partitions, body, held, path, references, vocab)
-                references = True
-            if line.heading_level == 0:
-                body.append(line)
-                continue
-            _flush(partitions, body, held, path, references, vocab)
-            heading = person_case(" ".join(clean_text(line.plain).split()), words)
-            path = [*path[: line.heading_level - 1], heading]
-            references = _is_references(heading)
-        _flush(partitions, body, held, path, references, vocab)
-    return [p for p in partitions if p is not None]
-
-
-_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[\"“(\[]?[A-Z0-9])")
-_ENDS_SENTENCE = re.compile(r"[.!?:][\"'”’)\]]*$")
-
-
-def _join_page_breaks(partitions: list[Section], vocab) -> list[Section]:
-    """A sentence that runs over a page break reads whole: the next page's opening words, up to the end
-    of that sentence, join the page before (its partition then ends on the next page). Only running text
-    under the same heading, where the page ends mid-sentence and the next starts in lower case (or the
-    page ends on a hyphen or a comma)."""
-    out: list[Section] = []
-    for section in partitions:
-        # a table between two pages' text is passed over: the sentence it interrupts still joins
-        prev = next((s for s in reversed(out) if s.blocks[0].kind != "table"), None)
-        if (
-            prev is not None
-            and section.page_start == (prev.page_end or 0) + 1
-            and prev.heading_path == section.heading_path
-            and prev.blocks[0].kind == "text"
-            and section.blocks[0].kind == "text"
-        ):
-            tail, head = prev.blocks[0].text.rstrip(), section.blocks[0].text.lstrip()
-            if head and not _ENDS_SENTENCE.search(tail) and (head[0].islower() or tail.endswith(("-", ","))):
-                end = _SENTENCE_END.search(head)
-                cut = end.end() if end else len(head)
-                joined = join_hyphens(f"{tail}\n{head[:cut].rstrip()}", vocab)
-                text = re.sub(r"\s*\n\s*", " ", joined)
-                moved = cut / max(1, len(head))  # the share of the next page's text that joins this one
-                kept = len(tail) / max(1, len(text))
-                boxes = _shares(prev.blocks[0].boxes, 0.0, 1.0, 0.0, kept)
-                boxes += _shares(section.blocks[0].boxes, 0.0, moved, kept, 1.0)
-                prev.blocks[0] = Block(text, boxes=boxes)
-                prev.page_end = section.page_start
-                rest = head[cut:].strip()
-                rest_boxes = _shares(section.blocks[0].boxes, moved, 1.0, 0.0, 1.0)
-                section.blocks = ([Block(rest, boxes=rest_boxes)] if rest else []) + section.blocks[1:]
-                if not section.blocks:
-                    continue
-        out.append(section)
-    return out
-
-
-def _written_words(pages: list[list[Line]], start: tuple[int, int]) -> Counter[str]:
-    """The body's words as written, headings, title and furniture left out: which words the text
-    itself sets in capitals (acronyms), for headings typeset in capitals."""
-    body = (
-        x.plain for lines in pages for x in lines if not (x.heading_level or x.furniture) and (x.page, x.index) >= start
-    )
-    return Counter(re.findall(r"[^\W\d_]+", " ".join(body)))
-
-
-def _ocr_sections(ocr: dict[int, OcrPage], partitions: list[Section], vocab) -> list[Section]:
-    """Scanned pages (read by OCR) in page order among the others, under the section they follow;
-    their blocks are marked `ocr` and the recogniser's confidence is the partition's own field."""
-    merged = sorted(
-        [*partitions, *(Section("page", [], [], page_start=n, page_end=n) for n in ocr)],
-        key=lambda s: s.page_start or 0,
-    )
-    path: list[str] = []
-    for section in merged:
-        page = ocr.get(section.page_start or 0) if not section.blocks else None
-        if page is None:
-            path = section.heading_path
-            continue
-        section.blocks = [Block(clean_text(page.text, vocab), kind="ocr")]
-        section.heading_path = list(path)
-        section.ocr_confidence = page.confidence
-    return merged
 
 
 def _no_text(page_count: int, ocr: bool) -> ParseError:
@@ -342,16 +148,26 @@ def _read_tables(page, chars, lines: list[Line], number: int, open_table: Table 
     return last if last is not None and last.open_end else None
 
 
-def read(file: RawFile) -> ParsedDocument:
-    with _collector_paused():
-        return _parse(file.data, file.title, file.pdf_password, file.pdf_ocr, file.pdf_figures)
+# Pages read, chunked and written at a time. A longer PDF is read in windows of this many pages (more while a
+# table runs on over a page break), so its memory is a window's, not the document's: twice first, for what
+# the document-wide rules need (`_Survey`, `_Text`), then a window at a time for its partitions.
+WINDOW_PAGES = 50
 
 
-def _parse(data: bytes, fallback_title: str, password: str | None, ocr: bool, figures: bool) -> ParsedDocument:
-    if not data:
-        raise ParseError("empty file")
+@dataclass
+class _Window:
+    """A window's pages as read: each page's lines (its furniture, headings and floats not marked yet)."""
+
+    first: int  # its first page's number
+    pages: list[list[Line]] = field(default_factory=list)
+    heights: list[float] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    scanned: dict[int, OcrPage] = field(default_factory=dict)  # page number -> its OCR'd text (no text layer)
+
+
+def _open(data: bytes, password: str | None) -> pdfium.PdfDocument:
     try:
-        pdf = pdfium.PdfDocument(data, password=password)
+        return pdfium.PdfDocument(data, password=password)
     except pdfium.PdfiumError as exc:
         message = str(exc)
         if "password" in message.lower():
@@ -359,16 +175,18 @@ def _parse(data: bytes, fallback_title: str, password: str | None, ocr: bool, fi
                 raise ParseError("encrypted PDF: the configured password does not open it") from None
             raise ParseError("encrypted PDF: a password is required (set THOTH_PDF_PASSWORD)") from None
         raise ParseError(f"corrupt or unreadable PDF: {message}") from None
+
+
+def _read_window(
+    pdf: pdfium.PdfDocument, first: int, hidden: Counter[str], ocr: bool, pictures: dict[str, FigureImage] | None
+) -> _Window:
+    """The pages from `first` on: WINDOW_PAGES of them, and more while a table runs on over the page break.
+    `hidden` counts the characters left out (hidden.py); `pictures` (None: no figures) takes the figures cut."""
+    window = _Window(first)
+    open_table: Table | None = None  # the last table, while it reaches the foot of its page
+    number = first
     try:
-        meta = pdf.get_metadata_dict(skip_empty=True)
-        pages: list[list[Line]] = []
-        heights: list[float] = []
-        scanned: dict[int, OcrPage] = {}  # page number -> its OCR'd text, for pages without a text layer
-        hidden: Counter[str] = Counter()  # characters left out, by reason (hidden.py)
-        tables: list[Table] = []
-        pictures: dict[str, FigureImage] = {}  # the figures cut as pictures, by name
-        open_table: Table | None = None  # the last table, while it reaches the foot of its page
-        for number in range(1, len(pdf) + 1):
+        while number <= len(pdf) and (number < first + WINDOW_PAGES or open_table is not None):
             page = pdf[number - 1]
             textpage = page.get_textpage()
             try:
@@ -378,62 +196,247 @@ def _parse(data: bytes, fallback_title: str, password: str | None, ocr: bool, fi
                     regions = graphic_regions(page, page.get_width(), page.get_height())
                     mark_figure_text(lines, regions)
                 if lines and needs_look(lines, open_table is not None):
-                    open_table = _read_tables(page, chars, lines, number, open_table, tables)
+                    open_table = _read_tables(page, chars, lines, number, open_table, window.tables)
                 else:
                     open_table = None
-                if figures and lines and len(pictures) < MAX_FIGURES:
+                if pictures is not None and lines and len(pictures) < MAX_FIGURES:
                     _cut_figures(page, lines, regions, number, pictures)
-                pages.append(lines)
-                heights.append(page.get_height())
+                window.pages.append(lines)
+                window.heights.append(page.get_height())
                 if ocr and not lines:
                     with _collector_running():
                         found = read_page(page)
                     if found is not None:
-                        scanned[number] = found
+                        window.scanned[number] = found
             finally:
                 textpage.close()
                 page.close()
-        page_count = len(pdf)
+            number += 1
     except pdfium.PdfiumError as exc:
         raise ParseError(f"corrupt PDF: {exc}") from None
+    return window
+
+
+class _Survey:
+    """What the rules over the whole document need from each page, before any page's text is final: the
+    lines at the pages' edges (running headers and footers are those repeated on many pages), the
+    characters' sizes (the body's is the commonest), the lines that may head section 1 (whether the paper
+    numbers its sections), and the arXiv stamp."""
+
+    def __init__(self) -> None:
+        self.stamp: dict = {}
+        self.pages_with: dict[str, set[int]] = {}  # an edge line's key -> the pages it is on
+        self.edges: list[tuple[list[Line], bool]] = []  # each page's edge lines, and whether it has other text
+        self.sizes: Counter[float] = Counter()  # the characters off the pages' edges, by size
+        self.first_sections: list[Line] = []
+        self.pages = 0
+        self.text = False  # whether any page has a text layer
+
+    def add(self, window: _Window) -> None:
+        for lines in window.pages:
+            edge = page_furniture(lines, self.stamp)
+            for line in edge:
+                self.pages_with.setdefault(furniture_key(line), set()).add(line.page)
+            on_edge = {id(x) for x in edge}
+            self.sizes.update(size_counts([x for x in lines if id(x) not in on_edge]))
+            self.edges.append((edge, other_text(lines, edge)))
+            self.first_sections += [x for x in lines if first_section(x)]
+            self.pages += 1
+            self.text = self.text or bool(lines)
+
+    def rules(self) -> _Rules:
+        repeated = repeated_keys(self.pages_with, self.pages)
+        sizes = Counter(self.sizes)
+        for edge, other in self.edges:
+            mark_repeated(edge, repeated, other)
+            sizes.update(size_counts(edge))
+        body = body_size(sizes)
+        return _Rules(repeated, body, numbers_sections(self.first_sections, body), dict(self.stamp))
+
+
+@dataclass
+class _Rules:
+    """How the document's pages are marked: its furniture, body size, section numbering, title and where
+    headings may start (after the title: `start`, page and line index)."""
+
+    repeated: set[str]
+    body: float
+    numbered: bool
+    front: dict
+    start: tuple[int, int] = (1, 0)
+    numbering: Numbering | None = None  # the section numbers seen so far, in the pass under way
+
+    def mark(self, window: _Window) -> None:
+        """Mark the window's furniture and headings (from the first page on: one window after another)."""
+        for lines in window.pages:
+            edge = page_furniture(lines, {})
+            mark_repeated(edge, self.repeated, other_text(lines, edge))
+        if window.first == 1 and window.pages and window.pages[0]:
+            first = window.pages[0]
+            self.front.update(read_title_page(first, window.heights[0], self.body))
+            if self.front.get("title"):
+                title_sizes = max(x.size for x in first if not x.rotated)
+                self.start = (1, max((x.index for x in first if abs(x.size - title_sizes) < 0.4), default=-1) + 1)
+        if window.first == 1:
+            self.numbering = Numbering() if self.numbered else None
+        mark_headings(window.pages, self.body, self.numbering, self.start)
+
+
+class _Text:
+    """The document's text as the rules over it need it, from its marked pages a window at a time: its
+    vocabulary (text.py's `vocabulary`, counted a stretch at a time: a stretch ends where no line-break
+    hyphen joins two lines), its body's words as written, where a reference list without a heading starts,
+    and its glyphs without Unicode."""
+
+    def __init__(self) -> None:
+        self.vocab: Counter[str] = Counter()
+        self.words: Counter[str] = Counter()
+        self.stretch: list[str] = []
+        self.lines = 0  # text lines (not furniture, not rotated) so far
+        self.entries: dict[str, list[tuple[int, int, int]]] = {}  # '[1]', '[2]', '[3]' -> (line, page, index)
+        self.headed = False  # a heading names the reference list
+        self.unmapped = 0
+        self.first_page = ""
+
+    def add(self, window: _Window, start: tuple[int, int]) -> None:
+        if window.first == 1 and window.pages:
+            self.first_page = "\n".join(x.text for x in window.pages[0])
+        for lines in window.pages:
+            for x in lines:
+                if x.furniture:
+                    continue
+                self.unmapped += x.text.count(UNMAPPED)
+                self.stretch.append(x.text)
+                if not x.heading_level and (x.page, x.index) >= start:
+                    self.words.update(_LETTERS.findall(x.plain))
+                if x.rotated:
+                    continue
+                self.headed = self.headed or (x.heading_level > 0 and is_references(x.plain))
+                if x.plain[:3] in ("[1]", "[2]", "[3]"):
+                    self.entries.setdefault(x.plain[:3], []).append((self.lines, x.page, x.index))
+                self.lines += 1
+        if self.stretch and not self.stretch[-1].endswith(("-", "\x02", "\ufffe")):
+            self.vocab.update(vocabulary("\n".join(self.stretch)))
+            self.stretch = []
+
+    def close(self) -> None:
+        self.vocab.update(vocabulary("\n".join(self.stretch)))
+        self.stretch = []
+
+    def unheaded(self) -> tuple[int, int] | None:
+        """Where a reference list without a heading starts, by the shape of its entries: '[1]' in the
+        document's second half, '[2]' and '[3]' starting lines soon after. None when there is a heading."""
+        if self.headed:
+            return None
+        for at, page, index in self.entries.get("[1]", []):
+            if at < self.lines // 2:
+                continue
+            following = [{n for n, _, _ in self.entries.get(mark, []) if at < n < at + 30} for mark in ("[2]", "[3]")]
+            if all(following):
+                return (page, index)
+        return None
+
+
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def read(file: RawFile) -> ParsedDocument:
+    """The PDF parsed. One longer than WINDOW_PAGES comes as its first window's sections, the others in
+    `rest`, read as it is iterated; `file.stop` set ends the reading between windows (Stopped)."""
+    return _parse(file.data, file.title, file.pdf_password, file.pdf_ocr, file.pdf_figures, file.stop)
+
+
+def _parse(
+    data: bytes, fallback_title: str, password: str | None, ocr: bool, figures: bool, stop: threading.Event | None
+) -> ParsedDocument:
+    if not data:
+        raise ParseError("empty file")
+    pdf = _open(data, password)
+    try:
+        meta = pdf.get_metadata_dict(skip_empty=True)
+        page_count = len(pdf)
+        if page_count == 0:
+            raise ParseError("PDF has no pages")
+        hidden: Counter[str] = Counter()  # characters left out, by reason (hidden.py)
+        pictures: dict[str, FigureImage] | None = {} if figures else None
+        whole = page_count <= WINDOW_PAGES
+        with _collector_paused():
+            window = _read_window(pdf, 1, hidden, ocr, pictures) if whole else None
     finally:
         pdf.close()
-    if page_count == 0:
-        raise ParseError("PDF has no pages")
-    if not any(pages):
-        if not scanned:
+    with _collector_paused():
+        if window is not None:
+            return _parse_whole(window, meta, fallback_title, hidden, pictures, ocr)
+    survey = _Survey()
+    for _, read in _windows(data, password, 1, hidden, False, None, stop):
+        survey.add(read)
+    if not survey.text and not ocr:
+        raise _no_text(page_count, ocr)
+    rules, text = survey.rules(), _Text()
+    for _, read in _windows(data, password, 1, Counter(), False, None, stop):
+        rules.mark(read)
+        text.add(read, rules.start)
+    text.close()
+    windows = _windows(data, password, 1, Counter(), ocr, pictures, stop)
+    partitioner = Partitioner(text.vocab if survey.text else None, text.words, text.unheaded())
+    sections, _ = next(_partitions(windows, rules, partitioner, pictures))
+    parsed = _document(meta, fallback_title, page_count, rules.front, text, sections, pictures, hidden)
+    parsed.rest = _partitions(windows, rules, partitioner, pictures)
+    return parsed
+
+
+def _parse_whole(
+    window: _Window,
+    meta: dict,
+    fallback_title: str,
+    hidden: Counter[str],
+    pictures: dict[str, FigureImage] | None,
+    ocr: bool,
+) -> ParsedDocument:
+    """A PDF of one window: its pages read once, the rules over the document taken from them."""
+    page_count = len(window.pages)
+    survey = _Survey()
+    survey.add(window)
+    if not survey.text:
+        if not window.scanned:
             raise _no_text(page_count, ocr)
         return ParsedDocument(
             title=_real_title(meta.get("Title") or "") or fallback_title,
-            sections=_ocr_sections(scanned, [], None),
+            sections=Partitioner(None, Counter(), None).add([], [], window.scanned),
             page_count=page_count,
             year=_year(meta.get("CreationDate", "")),
             hidden_dropped=dict(hidden),
         )
-
-    front = mark_furniture(pages)
-    body = body_size(pages)
-    first = pages[0]
-    front.update(read_title_page(first, heights[0], body) if first else {})
-    start = (1, 0)
-    if front.get("title") and first:
-        title_sizes = max(x.size for x in first if not x.rotated)
-        start = (1, max((x.index for x in first if abs(x.size - title_sizes) < 0.4), default=-1) + 1)
-    mark_headings(pages, body, start)
-    mark_floats(pages, body, heights)
-    text = "\n".join(x.text for lines in pages for x in lines if not x.furniture)
-    vocab = vocabulary(text)
-    words = _written_words(pages, start)
-    partitions = _ocr_sections(scanned, _join_page_breaks(_partitions(pages, vocab, words, tables), vocab), vocab)
-    if not partitions:
+    rules, text = survey.rules(), _Text()
+    rules.mark(window)
+    text.add(window, rules.start)
+    text.close()
+    partitioner = Partitioner(text.vocab, text.words, text.unheaded())
+    mark_floats(window.pages, rules.body, window.heights)
+    sections = partitioner.add(window.pages, window.tables, window.scanned) + partitioner.close()
+    if not sections:
         raise _no_text(page_count, ocr)
-    first_page = clean_text("\n".join(x.text for x in first), vocab)
+    return _document(meta, fallback_title, page_count, rules.front, text, sections, pictures, hidden)
+
+
+def _document(
+    meta: dict,
+    fallback_title: str,
+    page_count: int,
+    front: dict,
+    text: _Text,
+    sections: list[Section],
+    pictures: dict[str, FigureImage] | None,
+    hidden: Counter[str],
+) -> ParsedDocument:
+    vocab = text.vocab
+    first_page = clean_text(text.first_page, vocab)
     doi = DOI.search(first_page)
     if doi:
         front["doi"] = doi.group(1).rstrip(".,;)")
     if "title" in front:
         typeset = clean_text(front["title"], vocab)
-        front["title"] = person_case(typeset, words)
+        front["title"] = person_case(typeset, text.words)
         if front["title"] != typeset:
             front["title_typeset"] = typeset  # the capitals the paper prints, beside the title a person writes
     authors = [a.strip() for a in re.split(r"[;,]| and ", meta.get("Author", "")) if a.strip()]
@@ -441,14 +444,55 @@ def _parse(data: bytes, fallback_title: str, password: str | None, ocr: bool, fi
     title = _real_title(meta.get("Title") or "")
     return ParsedDocument(
         title=title or fallback_title,
-        sections=partitions,
+        sections=sections,
         authors=authors,
         year=_year(meta.get("CreationDate", "")),
         page_count=page_count,
         first_page=first_page,
         title_from_metadata=bool(title),
         front_matter=front,
-        unmapped_glyphs=sum(x.text.count(UNMAPPED) for lines in pages for x in lines if not x.furniture),
-        figures=pictures,
+        unmapped_glyphs=text.unmapped,
+        figures=dict(pictures or {}),
         hidden_dropped=dict(hidden),
     )
+
+
+def _windows(
+    data: bytes,
+    password: str | None,
+    first: int,
+    hidden: Counter[str],
+    ocr: bool,
+    pictures: dict[str, FigureImage] | None,
+    stop: threading.Event | None,
+) -> Iterator[tuple[int, _Window]]:
+    """The pages from `first` on a window at a time, with how many figures were cut before each; the PDF is
+    opened for each window (PDFium keeps what it parsed of a document until it closes)."""
+    while True:
+        if stop is not None and stop.is_set():
+            raise Stopped
+        pdf = _open(data, password)
+        try:
+            if first > len(pdf):
+                return
+            cut = len(pictures or {})
+            with _collector_paused():
+                window = _read_window(pdf, first, hidden, ocr, pictures)
+        finally:
+            pdf.close()
+        yield cut, window
+        first += len(window.pages)
+
+
+def _partitions(
+    windows: Iterator[tuple[int, _Window]],
+    rules: _Rules,
+    partitioner: Partitioner,
+    pictures: dict[str, FigureImage] | None,
+) -> Iterator[tuple[list[Section], dict[str, FigureImage]]]:
+    """Each window's sections and the figures cut from its pages; the partitions held back, at the end."""
+    for cut, window in windows:
+        rules.mark(window)
+        mark_floats(window.pages, rules.body, window.heights)
+        yield partitioner.add(window.pages, window.tables, window.scanned), dict(list((pictures or {}).items())[cut:])
+    yield partitioner.close(), {}

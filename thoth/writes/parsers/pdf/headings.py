@@ -21,12 +21,17 @@ _SMALL_WORDS = {"a", "an", "and", "as", "at", "by", "for", "from", "in", "into",
 _SMALL_WORDS |= {"vs", "with"}
 
 
-def body_size(pages: list[list[Line]]) -> float:
+def size_counts(lines: list[Line]) -> Counter[float]:
+    """The characters of the text (not rotated, not furniture) by font size, to the half point."""
     sizes: Counter[float] = Counter()
-    for lines in pages:
-        for line in lines:
-            if not line.rotated and not line.furniture:
-                sizes[round(line.size * 2) / 2] += len(line.text)
+    for line in lines:
+        if not line.rotated and not line.furniture:
+            sizes[round(line.size * 2) / 2] += len(line.text)
+    return sizes
+
+
+def body_size(sizes: Counter[float]) -> float:
+    """The size the document sets its body in: the one most of its characters have (`size_counts`)."""
     return sizes.most_common(1)[0][0] if sizes else 0.0
 
 
@@ -69,7 +74,7 @@ def _shape(line: Line) -> bool:
 
 
 @dataclass
-class _Numbering:
+class Numbering:
     """The section numbers seen so far: '3.2' may follow '3.1' or '3', never '7' after '2'."""
 
     last: list[str] = field(default_factory=list)
@@ -99,18 +104,18 @@ class _Numbering:
         self.last = num.rstrip(".").split(".")
 
 
-def _numbered_document(pages: list[list[Line]], body: float) -> bool:
-    """Whether the paper numbers its sections: '1' heads a line set apart from the body."""
-    tops = set()
-    for lines in pages:
-        for line in lines:
-            match = NUMBERED.match(line.plain.strip())
-            if match and _shape(line) and _set_apart(line, body) and match.group("title")[:1].isupper():
-                tops.add(match.group("num").rstrip("."))
-    return "1" in tops
+def first_section(line: Line) -> bool:
+    """Whether `line` may be the heading of a paper's section 1 ('1 Introduction'), whatever its size:
+    a paper numbers its sections when one such line is set apart from the body (`numbers_sections`)."""
+    match = NUMBERED.match(line.plain.strip())
+    return bool(match) and match.group("num").rstrip(".") == "1" and match.group("title")[:1].isupper()
 
 
-def _level(line: Line, body: float, numbering: _Numbering | None, prev: Line | None) -> int:
+def numbers_sections(first_sections: list[Line], body: float) -> bool:
+    return any(_shape(x) and _set_apart(x, body) for x in first_sections)
+
+
+def _level(line: Line, body: float, numbering: Numbering | None, prev: Line | None) -> int:
     """The heading level of `line` (0: not a heading)."""
     if not _shape(line) or not _set_apart(line, body) or not _space_above(line, prev, body):
         return 0
@@ -147,9 +152,11 @@ def _continues(line: Line, prev: Line | None, body: float) -> bool:
     )
 
 
-def mark_headings(pages: list[list[Line]], body: float, start: tuple[int, int] = (0, 0)) -> None:
-    """Set `heading_level` on section titles from `start` (page, line index) on; join two-line titles."""
-    numbering = _Numbering() if _numbered_document(pages, body) else None
+def mark_headings(
+    pages: list[list[Line]], body: float, numbering: Numbering | None, start: tuple[int, int] = (0, 0)
+) -> None:
+    """Set `heading_level` on section titles from `start` (page, line index) on; join two-line titles.
+    `numbering` (None where the paper does not number its sections) goes on from page to page."""
     for lines in pages:
         heading: Line | None = None
         prev: Line | None = None

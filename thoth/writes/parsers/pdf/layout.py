@@ -255,51 +255,55 @@ def merge(a: Line, b: Line) -> Line:
 # -- furniture -------------------------------------------------------------------------------------
 
 
-def _furniture_key(line: Line) -> str:
-    return re.sub(r"\d+", "#", " ".join(line.text.lower().split()))
+def furniture_key(line: Line) -> str:
+    """What a running header or footer is known by: its words, digits as '#', and its height on the page."""
+    words = re.sub(r"\d+", "#", " ".join(line.text.lower().split()))
+    return f"{words}@{round(line.y0 / 4)}"
 
 
-def mark_furniture(pages: list[list[Line]]) -> dict:
-    """Mark running headers/footers, page numbers and the arXiv stamp; returns what the stamp said."""
-    found: dict = {}
-    candidates: list[tuple[Line, str]] = []
-    for lines in pages:
-        upright = sorted((x for x in lines if not x.rotated), key=lambda x: -x.y1)
-        # a page's only lines are its text, even when every page says the same thing
-        edge = (upright[:3] + upright[-3:] if len(upright) > 6 else upright) if len(upright) > 3 else []
-        for line in edge:
-            candidates.append((line, _furniture_key(line)))
-        if len(upright) > 1:  # a page number alone at the very top or bottom of the page
-            for line in (upright[0], upright[-1]):
-                if _PAGE_NUMBER.match(line.text.strip()):
-                    line.furniture = True
-        for line in upright:  # a long table's running note, on its own line
-            if _CONTINUED.match(line.text.strip()):
+def page_furniture(lines: list[Line], found: dict) -> list[Line]:
+    """Mark the page's page number, running notes and arXiv stamp (`found` takes the stamp's fields); returns
+    its edge lines, the ones a running header or footer may be (`mark_repeated` decides, over all pages)."""
+    upright = sorted((x for x in lines if not x.rotated), key=lambda x: -x.y1)
+    # a page's only lines are its text, even when every page says the same thing
+    edge = (upright[:3] + upright[-3:] if len(upright) > 6 else upright) if len(upright) > 3 else []
+    if len(upright) > 1:  # a page number alone at the very top or bottom of the page
+        for line in (upright[0], upright[-1]):
+            if _PAGE_NUMBER.match(line.text.strip()):
                 line.furniture = True
-        for line in lines:
-            stamp = ARXIV_STAMP.search(line.text)
-            if stamp and (line.rotated or _whole_stamp(line, stamp)):
-                line.furniture = True
-                if "eprint" not in found:
-                    found.update(_stamp(stamp))
-    if len(pages) >= 3:
-        pages_with: dict[str, set[int]] = {}
-        for line, key in candidates:
-            pages_with.setdefault(f"{key}@{round(line.y0 / 4)}", set()).add(line.page)
-        repeated = {k for k, v in pages_with.items() if len(v) >= max(3, 0.4 * len(pages))}
-        by_page: dict[int, list[Line]] = {}
-        for line, key in candidates:
-            if f"{key}@{round(line.y0 / 4)}" in repeated and not line.furniture:
-                by_page.setdefault(line.page, []).append(line)
-        for lines in pages:
-            marked = by_page.get(lines[0].page, []) if lines else []
-            # A line repeated on every page is a running header only if the page says something else: a page
-            # whose every line repeats (a one-line-per-page report: "Report 1, page 2: ...") is content.
-            ids = {id(x) for x in marked}
-            if marked and any(not x.furniture and id(x) not in ids for x in lines if not x.rotated):
-                for line in marked:
-                    line.furniture = True
-    return found
+    for line in upright:  # a long table's running note, on its own line
+        if _CONTINUED.match(line.text.strip()):
+            line.furniture = True
+    for line in lines:
+        stamp = ARXIV_STAMP.search(line.text)
+        if stamp and (line.rotated or _whole_stamp(line, stamp)):
+            line.furniture = True
+            if "eprint" not in found:
+                found.update(_stamp(stamp))
+    return edge
+
+
+def repeated_keys(pages_with: dict[str, set[int]], page_count: int) -> set[str]:
+    """The edge lines' keys (`furniture_key`) found on enough of the document's pages to be furniture."""
+    if page_count < 3:
+        return set()
+    return {k for k, v in pages_with.items() if len(v) >= max(3, 0.4 * page_count)}
+
+
+def mark_repeated(edge: list[Line], repeated: set[str], other_text: bool) -> None:
+    """Mark a page's edge lines that repeat on many pages, if the page says something else (`other_text`: a
+    line off its edge that is neither furniture nor rotated): a page whose every line repeats (a
+    one-line-per-page report: "Report 1, page 2: ...") is content."""
+    marked = [x for x in edge if not x.furniture and furniture_key(x) in repeated]
+    if marked and (other_text or any(not x.furniture and all(x is not m for m in marked) for x in edge)):
+        for line in marked:
+            line.furniture = True
+
+
+def other_text(lines: list[Line], edge: list[Line]) -> bool:
+    """Whether the page has a line off its edge that is text (not furniture, not rotated)."""
+    ids = {id(x) for x in edge}
+    return any(not (x.furniture or x.rotated) and id(x) not in ids for x in lines)
 
 
 def _whole_stamp(line: Line, stamp: re.Match[str]) -> bool:

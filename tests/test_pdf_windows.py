@@ -1,0 +1,149 @@
+"""A long PDF read and written a window of pages at a time (thoth/writes/parsers/pdf, Writer._write_windows):
+the same partitions and chunks as the whole document at once, and a run stopped by SIGTERM in the middle of it
+leaves the document absent, which the next run writes whole. A generated paper of 36 pages, in windows of 6."""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from examples.pdfgen import write_paper_pdf
+from tests.conftest import make_settings
+from tests.test_shutdown import env_for
+from thoth.records import Chunk, Document, Partition
+from thoth.store import Store
+from thoth.writes.parsers import parse
+from thoth.writes.parsers import pdf as pdf_parser
+from thoth.writes.writer import Writer
+
+ROOT = Path(__file__).resolve().parent.parent
+WINDOW = 6
+BODY = (
+    "Retrieval augmented models read a corpus while they answer. They keep their parameters small and "
+    "their knowledge fresh, because the corpus can change without training the model again. "
+)
+
+
+def _pages(count: int) -> list[list[tuple[str, str]]]:
+    """Sections over several pages each, a sentence over every page break, a caption and a footnote now and
+    then, and a reference list without a heading at the end."""
+    pages: list[list[tuple[str, str]]] = [[("h1", "Abstract"), ("p", BODY * 2), ("h1", "1 Introduction"), ("p", BODY)]]
+    for n in range(2, count):
+        page: list[tuple[str, str]] = [("p", "and so the sentence ends here. " + BODY * 2)]
+        if n % 5 == 0:
+            page += [("h1", f"{n // 5 + 1} Section on page {n}"), ("p", BODY)]
+        if n % 7 == 0:
+            page.append(("table", f"Table {n // 7}: Error rates on split {n}."))
+        if n % 4 == 0:
+            page.append(("footnote", f"{n}Measured on page {n} of the study."))
+        page.append(("p", BODY + "The last sentence of the page runs on to the next page"))
+        pages.append(page)
+    pages.append([("p", f"[{i}] Author {i}. A cited work number {i}. 2020.") for i in range(1, 12)])
+    return pages
+
+
+@pytest.fixture(scope="module")
+def long_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("long")
+    return write_paper_pdf(
+        folder / "long.pdf",
+        title="Reading Long Documents in Windows",
+        authors=[("Ann Lee", "1"), ("Bo Chan", "2")],
+        pages=_pages(36),
+        stamp="arXiv:2002.08909v3 [cs.CL] 7 Jun 2021",
+        header="Reading Long Documents in Windows",
+    )
+
+
+def _without_rest(doc) -> dict:  # type: ignore[no-untyped-def]
+    out = dataclasses.asdict(doc)
+    del out["rest"]
+    return out
+
+
+def test_windows_parse_as_the_whole_document(long_pdf: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    whole = parse("long.pdf", long_pdf.read_bytes())
+    assert whole.rest is None and len(whole.sections) > 36
+    monkeypatch.setattr(pdf_parser, "WINDOW_PAGES", WINDOW)
+    windowed = parse("long.pdf", long_pdf.read_bytes())
+    assert windowed.rest is not None and windowed.sections[-1].page_end <= WINDOW  # the first window only
+    assert _without_rest(windowed.whole()) == _without_rest(whole)
+    assert any(s.page_end == s.page_start + 1 and s.page_start % WINDOW == 0 for s in whole.sections)  # joined
+    assert any(s.blocks[0].kind == "references" for s in whole.sections)  # found without a heading
+
+
+def _rows(settings) -> tuple[set, set]:  # type: ignore[no-untyped-def]
+    store = Store(settings)
+    chunks = {(c.chunk_id, c.chunk_index, c.text) for c in store.find(Chunk, {"source_id": "long"}, fields=["text"])}
+    partitions = {(p.partition_id, p.ordinal) for p in store.find(Partition, {"source_id": "long"}, fields=[])}
+    return chunks, partitions
+
+
+@pytest.fixture(scope="module")
+def whole_index(long_pdf: Path, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    settings = make_settings(tmp_path_factory.mktemp("whole") / "db", tree_build=False)
+    summary = Writer(settings).run(str(long_pdf.parent), name="long")
+    assert summary.ingested == ["long.pdf"] and not summary.failed
+    return settings
+
+
+def test_window_by_window_ingest_writes_the_same_rows(
+    long_pdf: Path, whole_index, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pdf_parser, "WINDOW_PAGES", WINDOW)
+    settings = make_settings(tmp_path / "db", tree_build=False)
+    summary = Writer(settings).run(str(long_pdf.parent), name="long")
+    assert summary.ingested == ["long.pdf"] and not summary.failed and not summary.interrupted
+    assert _rows(settings) == _rows(whole_index)
+    assert summary.chunks_written == len(_rows(whole_index)[0])
+
+
+_JOB = f"""
+import sys
+from thoth.writes.parsers import pdf
+from thoth.writes.job import main
+pdf.WINDOW_PAGES = {WINDOW}
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_sigterm_mid_document_leaves_it_absent_and_a_rerun_writes_it(
+    long_pdf: Path, whole_index, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "db"
+    settings = make_settings(db, tree_build=False)
+    cmd = [sys.executable, "-c", _JOB, "--source", str(long_pdf.parent), "--db", str(db), "--name", "long"]
+    env = env_for(THOTH_TREE_BUILD="0", PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:  # the first windows' rows, staged
+            store = Store(settings)
+            if store.exists() and store.has(Chunk) and store.count_of(Chunk, {"source_id": "long"}) > 0:
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None, "the ingest ended before any window was staged"
+        signalled = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+        stopped_in = time.monotonic() - signalled
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, err
+    assert stopped_in < 30, stopped_in
+    store = Store(settings)
+    assert not store.has(Document) or store.count_of(Document, {"source_id": "long"}) == 0
+    assert store.count_of(Chunk, {"source_id": "long"}) == 0  # what was staged is gone
+
+    monkeypatch.setattr(pdf_parser, "WINDOW_PAGES", WINDOW)
+    rerun = Writer(settings).run(str(long_pdf.parent), name="long")
+    assert rerun.ingested == ["long.pdf"] and not rerun.interrupted
+    assert _rows(settings) == _rows(whole_index)

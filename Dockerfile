@@ -22,7 +22,7 @@ COPY pyproject.toml README.md ./
 COPY thoth thoth
 COPY ingest ingest
 RUN pip install .
-# fp32 (the default) and int8 (THOTH_EMBED_INT8=true) under /opt/thoth/cache/onnx/
+# fp32 (THOTH_EMBED_PROVIDER=local, the default) and int8 (local-int8) under /opt/thoth/cache/onnx/
 RUN THOTH_CACHE_DIR=/opt/thoth/cache python -m thoth.embedders.onnx_export --int8
 
 # --- runtime: torch-free ----------------------------------------------------------------------
@@ -33,7 +33,6 @@ ENV PYTHONUNBUFFERED=1 \
     HF_HUB_OFFLINE=1 \
     TRANSFORMERS_OFFLINE=1 \
     LANCEDB_LOG=error \
-    THOTH_EMBED_BACKEND=onnx \
     THOTH_PDF_OCR=true \
     THOTH_CACHE_DIR=/opt/thoth/cache \
     THOTH_HOST=0.0.0.0 \

@@ -38,6 +38,7 @@ from thoth.config import Settings
 from thoth.writes.writer import Writer
 
 HEALTH_POLL_S = 0.01
+PROVIDERS = {"onnx": "local", "torch": "sentence-transformers"}  # each backend, as THOTH_EMBED_PROVIDER names it
 
 
 def write_corpus(folder: Path, files: int) -> None:
@@ -121,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    if set(backends) - set(PROVIDERS):
+        parser.error(f"--backends takes {', '.join(PROVIDERS)}")
     if args.bytecode:
         compileall.compile_dir(Path(thoth.__file__).parent, quiet=1)  # __pycache__/ beside the sources (gitignored)
         compiled = "loaded from bytecode (compiled first)"
@@ -149,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
             imports.append(import_floor())
             for backend in backends if run % 2 == 0 else backends[::-1]:
                 query = f"how does {TOPICS[run % len(TOPICS)]} work"
-                results[backend].append(one_start({**env, "THOTH_EMBED_BACKEND": backend}, free_port(), query))
+                started = one_start({**env, "THOTH_EMBED_PROVIDER": PROVIDERS[backend]}, free_port(), query)
+                results[backend].append(started)
         load_end = os.getloadavg()[0]
 
     print()

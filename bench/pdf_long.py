@@ -67,7 +67,7 @@ def _child(embedder: str, argv: list[str]) -> int:
 
 def _start(embedder: str, corpus: Path, db: Path) -> subprocess.Popen[str]:
     argv = ["--source", str(corpus), "--db", str(db), "--name", "long"]
-    env = {**os.environ, "THOTH_TREE_BUILD": "0", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "THOTH_TREES": "off", "PYTHONPATH": str(ROOT)}
     cmd = [sys.executable, "-m", "bench.pdf_long", "child", "--embedder", embedder, "--", *argv]
     return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.pdfs", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"PDF folder (default {DEFAULT_DATA})")
     parser.add_argument("--password", help="THOTH_PDF_PASSWORD for the ingest (default: the manifest's)")
-    parser.add_argument("--backend", choices=["torch", "onnx"], help="embedding backend (default THOTH_EMBED_BACKEND)")
+    parser.add_argument("--backend", choices=["torch", "onnx"], help="embedding backend (default: the provider's)")
     parser.add_argument("--scan-pages", type=int, default=2, help="pages of a paper scanned for the OCR figure")
     parser.add_argument("--parse-only", action="store_true", help="only the parser's speed against PDFium")
     parser.add_argument("--rounds", type=int, default=3, help="passes over the files for --parse-only")

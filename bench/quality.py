@@ -3,7 +3,7 @@
     python -m bench.quality [--data ../shared/data] [--db .thoth/bench] [--only scifact|handbook|broad]
                             [--scifact-limit N] [--limit-queries N] [--modes keyword,vector,...]
 
-THOTH_EMBED_INT8=1 measures the int8 ONNX model (in an index of its own); THOTH_TREE_BUILD=0 with
+THOTH_EMBED_PROVIDER=local-int8 measures the int8 ONNX model (in an index of its own); THOTH_TREES=off with
 `--modes keyword,vector,hybrid` skips the trees when only the flat modes are wanted.
 
 Any embedder and reranker (docs/models.md) is measured with the same tables: the THOTH_EMBED_* and
@@ -36,7 +36,7 @@ names (its `pages` as `rag_retrieve` serves it: up to 3, most of its chunks firs
 SciFact and the handbook each have an index of their own (`own_index`: BM25 statistics are per
 table); the broad questions use the shared one, with its tree.
 The index is built once under --db and reused (ingest is idempotent); the first SciFact run embeds
-5,183 abstracts (a few minutes with THOTH_EMBED_BACKEND=onnx). `--scifact-limit N` keeps every
+5,183 abstracts (a few minutes with the default ONNX backend). `--scifact-limit N` keeps every
 abstract some dev query needs plus the first N others, for a short run (an easier corpus: say so
 when quoting figures). A data set that is absent is skipped, not failed.
 """

@@ -2,7 +2,7 @@
 
     python -m bench.reliability [--chunks 3000] [--writes 10] [--readers 4] [--db PATH]
 
-One run, one server (`python -m thoth.mcp.server` on a loopback port, THOTH_TREE_BUILD=0: the tree's
+One run, one server (`python -m thoth.mcp.server` on a loopback port, THOTH_TREES=off: the tree's
 share of a write is measured by `bench.tree --events`; this is the table work):
 1. Index: generated Markdown pages (bench.ingest.write_corpus) ingested by the real pipeline and model
    into about `--chunks` chunks, as dataset `handbook` (kept with `--db` for reruns).
@@ -58,7 +58,7 @@ SEARCH_TOOLS = {
     "answer_question": {"dataset_id": DATASET, "top_k": 3},
     "search_topic_context": {"limit": 3},
 }
-HUGE = "x" * 3_000_000  # over Settings.max_document_bytes, under the HTTP body limit
+HUGE = "x" * 3_000_000  # over ingest_document's MAX_DOCUMENT_BYTES, under the HTTP body limit
 
 
 class Tally:
@@ -323,8 +323,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"index: {chunks:,} chunks" + (f", built in {build_s:.0f} s" if build_s else " (reused)"))
         env = {k: v for k, v in os.environ.items() if not k.startswith("THOTH_")}
         env |= {"THOTH_DB_URI": str(db), "THOTH_CACHE_DIR": cache_dir, "THOTH_LOG_LEVEL": "ERROR"}
-        env |= {"THOTH_TREE_BUILD": "0", "THOTH_READ_CONSISTENCY_SECONDS": "0", "HF_HUB_OFFLINE": "1"}
-        server, url = start_server(env)
+        env |= {"THOTH_TREES": "off", "HF_HUB_OFFLINE": "1"}
+        server, url = start_server(env, patches={"thoth.config.READ_CONSISTENCY_SECONDS": 0})
         with httpx.Client(timeout=120) as client:
             tally.record("warm-up", post(client, url, tool_call("search_handbook", {"query": "deploy"})), ("ok",))
             rss_start = rss_mb(server.pid)

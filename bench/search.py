@@ -407,15 +407,16 @@ def print_profile(profiles: dict[int, dict[str, float]], http: dict[int, dict[st
 # -- 3. search_handbook over HTTP, concurrent clients ---------------------------------------
 
 
-def start_server(env: dict[str, str], workers: int = 1, **tuning: object) -> tuple[subprocess.Popen, str]:
+def start_server(
+    env: dict[str, str], workers: int = 1, patches: dict[str, object] | None = None
+) -> tuple[subprocess.Popen, str]:
     """The server on a free port: `python -m thoth.mcp.server`, with `workers` > 1 a supervisor and
-    that many worker processes (THOTH_WORKERS), each with its own model and tables. `tuning`: Settings
-    fields no variable sets, for one worker."""
+    that many worker processes (THOTH_WORKERS), each with its own model and tables. `patches`: module
+    constants set first (tests/patched.py), for one worker."""
     port = free_port()
     command = [sys.executable, "-m", "thoth.mcp.server"]
-    if tuning:
-        run = "import json, sys; from thoth.mcp.server import main; main(**json.loads(sys.argv[1]))"
-        command = [sys.executable, "-c", run, json.dumps(tuning)]
+    if patches:
+        command = [sys.executable, "-m", "tests.patched", json.dumps(patches), "thoth.mcp.server:main"]
     server = subprocess.Popen(command, env={**checkout_env(env), "PORT": str(port), "THOTH_WORKERS": str(workers)})
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 300
@@ -528,7 +529,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sweep", default="", help="nprobes:refine pairs to sweep recall over, e.g. 32:10,64:20")
     parser.add_argument("--profile", action=argparse.BooleanOptionalAction, default=True, help="per-stage profile")
     parser.add_argument("--workers", type=int, default=1, help="server processes (THOTH_WORKERS) over HTTP")
-    parser.add_argument("--search-threads", type=int, help="the server's THOTH_SEARCH_THREADS (default: 2 per core)")
     parser.add_argument(
         "--set", action="append", default=[], metavar="THOTH_NAME=VALUE", help="a setting for the server and profile"
     )
@@ -559,8 +559,7 @@ def main(argv: list[str] | None = None) -> None:
         qs, recall_qs = queries(args.queries, kind=text), queries(args.recall_queries, seed=4, kind=text)
         env = {k: v for k, v in os.environ.items() if not k.startswith("THOTH_")}
         env |= {"THOTH_DB_URI": str(db), "THOTH_CACHE_DIR": cache_dir, "THOTH_LOG_LEVEL": "WARNING"}
-        threads = [f"THOTH_SEARCH_THREADS={args.search_threads}"] if args.search_threads else []
-        for pair in [*threads, *args.set]:
+        for pair in args.set:
             name, _, value = pair.partition("=")
             if not name.startswith("THOTH_") or not value:
                 parser.error(f"--set wants THOTH_NAME=VALUE, got {pair!r}")

@@ -8,7 +8,7 @@ The chunks are generated: pseudo-English texts of 100-180 words (bench.embed.mak
 16,000 of them would take longer than the tree, so only `--sample` texts are embedded and every
 chunk's vector is a sampled vector plus Gaussian noise (renormalised; cosine to its base about
 0.85), which gives clusters of near-duplicates around real embeddings. Summaries are real: the
-extractive summariser on the chunk texts, embedded by the configured model (THOTH_EMBED_BACKEND;
+extractive summariser on the chunk texts, embedded by the configured model (THOTH_EMBED_PROVIDER;
 onnx recommended). Nothing is written to a database: this times `thoth.writes.tree.build_nodes`.
 
 Printed per size: layer sizes, seconds split into clustering, summarising and embedding summaries,

@@ -8,7 +8,7 @@ by searches: its idle RSS. Then, one after another, an `ingest_document` of each
 a new document each): the server's peak RSS during the write (the kernel's high-water mark, reset
 before each write through /proc/PID/clear_refs), and its RSS once the write answered. Then two writes
 of the largest size (or `--both`) at once: the write gate runs one, the other waits up to `--wait` seconds
-(Settings.write_wait_seconds) and is then answered "busy, retry later"; each one's answer is printed.
+(thoth.writes.gate.WRITE_WAIT_SECONDS) and is then answered "busy, retry later"; each one's answer is printed.
 Trees are off unless `--tree` (bench.tree measures the tree's share).
 Printed as one JSON object, MB above the idle server.
 """
@@ -81,8 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pages", type=int, default=20)
     parser.add_argument("--sizes", default="2000,100000,2097152", help="bytes per write, comma-separated")
     parser.add_argument("--both", type=int, help="bytes of each of the two writes at once (default: the largest size)")
-    parser.add_argument("--wait", type=float, default=600, help="the server's write_wait_seconds")
-    parser.add_argument("--tree", action="store_true", help="trees on (THOTH_TREE_BUILD=1)")
+    parser.add_argument("--wait", type=float, default=600, help="the server's WRITE_WAIT_SECONDS")
+    parser.add_argument("--tree", action="store_true", help="trees on (THOTH_TREES=extractive)")
     parser.add_argument("--db", help="folder for the corpus and index (default: a temporary one)")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -92,12 +92,15 @@ def main(argv: list[str] | None = None) -> int:
         **{k: v for k, v in os.environ.items() if not k.startswith("THOTH_")},
         **{k: v for k, v in os.environ.items() if k.startswith("THOTH_") and k != "THOTH_DB_URI"},
         "THOTH_DB_URI": str(root / "index"),
-        "THOTH_TREE_BUILD": "1" if args.tree else "0",
-        "THOTH_MAINTAIN_AFTER_WRITES": "0",  # maintenance measured on its own (bench.writes)
+        "THOTH_TREES": "extractive" if args.tree else "off",
         "THOTH_LOG_LEVEL": "WARNING",
     }
     Writer(Settings.from_env(env)).run(str(root / "pages"), name="handbook")
-    server, url = start_server(env, write_wait_seconds=args.wait)  # the second concurrent write waits, then Busy
+    patches = {
+        "thoth.writes.gate.WRITE_WAIT_SECONDS": args.wait,  # the second concurrent write waits, then Busy
+        "thoth.writes.gate.MAINTAIN_AFTER_WRITES": 10**9,  # maintenance measured on its own (bench.writes)
+    }
+    server, url = start_server(env, patches=patches)
     result: dict[str, object] = {"sizes": {}}
     try:
         with httpx.Client(timeout=3600) as client:

@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     pages = root / "pages"
     write_corpus(pages, args.pages)
     env = {k: v for k, v in os.environ.items() if k.startswith(("THOTH_", "HF_"))}
-    env.update(THOTH_TREE_BUILD="0", THOTH_READ_CONSISTENCY_SECONDS="0")
+    env.update(THOTH_TREES="off")
     emulator = None
     if args.gcs:
         from tests.conftest import GcsEmulator  # the tests' fake-gcs-server, on a loopback port
@@ -153,10 +153,11 @@ def main(argv: list[str] | None = None) -> int:
     uris = {name: f"gs://{BUCKET}/{name}" if args.gcs else str(root / name) for name in ("maintained", "fresh")}
     envs = {name: {**env, "THOTH_DB_URI": uri} for name, uri in uris.items()}
     try:
-        settings = Settings.from_env(envs["maintained"], lance_cache_mb=args.cache_mb)
+        settings = Settings.from_env(envs["maintained"], lance_cache_mb=args.cache_mb, read_consistency_seconds=0)
         if args.gcs:
             storage_client(settings).create_bucket(BUCKET)
-        result = run(args, settings, Settings.from_env(envs["fresh"], lance_cache_mb=args.cache_mb), pages, root)
+        fresh = Settings.from_env(envs["fresh"], lance_cache_mb=args.cache_mb, read_consistency_seconds=0)
+        result = run(args, settings, fresh, pages, root)
         result["malloc_arenas_capped"] = capped
         print(json.dumps(result), file=sys.stderr, flush=True)  # kept should the searches fail
         result["search"] = compare(envs, args.rounds)
@@ -173,7 +174,8 @@ def run(args: argparse.Namespace, settings: Settings, fresh_settings: Settings, 
     seconds, rss, cache, objects, grown = [], {}, {}, {}, []
     lance_session = session(settings.lance_cache_mb, settings.db_uri)  # the caches every handle of it shares
     first = None
-    gate = WriteGate(writer.store, wait_seconds=0, maintain_after=0)  # maintenance measured below, not in between
+    gate = WriteGate(writer.store)
+    gate.wait_seconds, gate.maintain_after = 0, args.writes + 1  # maintenance measured below, not in between
     deadline = time.monotonic() + args.minutes * 60 if args.minutes else None
     for i in range(args.writes):
         started = time.perf_counter()

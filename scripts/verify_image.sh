@@ -32,7 +32,7 @@ if [[ ! -f "$WORK/cache/onnx/sentence-transformers--all-MiniLM-L6-v2/model.onnx"
 fi
 
 # The image's environment, run from outside the source tree so only installed code is used.
-export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LANCEDB_LOG=error THOTH_EMBED_BACKEND=onnx THOTH_CACHE_DIR="$WORK/cache"
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LANCEDB_LOG=error THOTH_CACHE_DIR="$WORK/cache"
 cd "$WORK"
 if "$VENV/bin/python" -c "import torch" 2>/dev/null; then
     echo "FAILED: torch is importable in the runtime venv" >&2

@@ -8,7 +8,6 @@ locals {
     THOTH_GCP_PROJECT = var.project_id # Cloud Logging trace ids: projects/PROJECT/traces/ID
   }
   server_env = merge(local.common_env, {
-    THOTH_SEARCH_THREADS      = tostring(2 * tonumber(var.cpu)) # 2 per vCPU; the cgroup quota may not show it
     THOTH_PUBLIC_URL          = local.service_url
     THOTH_AUTH                = var.app_auth
     THOTH_AUTH_MEMBERS        = join(",", var.app_auth_members)
@@ -18,15 +17,14 @@ locals {
     THOTH_OAUTH_CLIENT_ID     = var.oauth_client_id
     THOTH_OAUTH_KEY_FILE      = var.oauth_key_secret != "" ? "${local.oauth_key_dir}/key.pem" : ""
     # add_source / refresh_source (writers) start executions of the ingest job (docs/sources.md)
-    THOTH_RUN_LAUNCHER = "cloud-run"
-    THOTH_INGEST_JOB   = "projects/${var.project_id}/locations/${var.region}/jobs/${var.name}-ingest"
+    THOTH_INGEST_JOB = "projects/${var.project_id}/locations/${var.region}/jobs/${var.name}-ingest"
   })
   oauth_key_dir = "/secrets/oauth-key" # the signing key's secret, mounted as a file
   events_env = merge(local.common_env, {
-    THOTH_PUBLIC_URL               = local.events_url
-    THOTH_INTERNAL_IDENTITIES      = google_service_account.trigger.email
-    THOTH_TRUST_CLOUD_RUN_IAM      = "true" # only the trigger account (and admins) can invoke it
-    THOTH_READ_CONSISTENCY_SECONDS = "0"
+    THOTH_PUBLIC_URL = local.events_url
+    # the Pub/Sub push identity; with it the service writes object events, and reads at every read
+    THOTH_INTERNAL_IDENTITIES = google_service_account.trigger.email
+    THOTH_TRUST_CLOUD_RUN_IAM = "true" # only the trigger account (and admins) can invoke it
   })
   server_secrets = merge(
     var.auth_tokens_secret != "" ? { THOTH_AUTH_TOKENS = var.auth_tokens_secret } : {},

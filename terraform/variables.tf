@@ -120,7 +120,7 @@ variable "max_instances" {
 
 # Measured with bench.search (docs/benchmarks.md, "Latency: where a search's time goes"): a search is
 # CPU-bound, so 2 vCPUs are saturated by 4 requests at once (it runs them on 2 threads per vCPU,
-# THOTH_SEARCH_THREADS; fewer left a core idle, more served no more). From 4 to 16 concurrent clients
+# thoth.mcp.server.THREADS_PER_CPU; fewer left a core idle, more served no more). From 4 to 16 concurrent clients
 # queries/s stays flat and only the wait grows. 8 keeps a short queue for bursts and leaves the rest to
 # Cloud Run, which starts another instance when in-flight requests pass 60% of this (CPU, not requests,
 # is what runs out).

@@ -218,10 +218,16 @@ def free_port() -> int:
 
 
 def start_server_process(
-    settings: Settings, command: tuple[str, ...] = ("-m", "thoth.mcp.server"), **env: str
+    settings: Settings,
+    command: tuple[str, ...] = ("-m", "thoth.mcp.server"),
+    patches: dict[str, object] | None = None,
+    **env: str,
 ) -> tuple[subprocess.Popen, str]:
-    """`python -m thoth.mcp.server` (or `command`) over `settings`' index on a free port, with `env` besides,
-    and its URL once /health answers 200 (the caller stops it)."""
+    """`python -m thoth.mcp.server` (or `command`) over `settings`' index on a free port, with `env` besides
+    and module constants `patches` (tests/patched.py), and its URL once /health answers 200 (the caller
+    stops it)."""
+    if patches:
+        command = ("-m", "tests.patched", json.dumps(patches), "thoth.mcp.server:main")
     port = free_port()
     environ = {k: v for k, v in os.environ.items() if not k.startswith("THOTH_")}
     environ |= {
@@ -298,9 +304,7 @@ def job_env(**extra: str) -> dict[str, str]:
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": os.environ.get("HOME", "/tmp"),
         "HF_HUB_OFFLINE": "1",
-        "THOTH_EMBED_BACKEND": "onnx",
         "THOTH_CACHE_DIR": str(ONNX_CACHE),
-        "THOTH_READ_CONSISTENCY_SECONDS": "0",
     }
     return {**env, **extra}
 

@@ -43,17 +43,31 @@ def test_cloud_run_task_split() -> None:
 
 def test_ingest_and_citation_settings() -> None:
     settings = Settings.from_env(
-        {
-            "THOTH_PDF_PASSWORD": "hunter2",
-            "THOTH_PORTAL_BASE_URL": "https://portal.example.org/docs/",
-            "THOTH_CITATION_MODE": "Portal",
-        }
+        {"THOTH_PDF_PASSWORD": "hunter2", "THOTH_PORTAL_BASE_URL": "https://portal.example.org/docs/"}
     )
     assert settings.pdf_password == "hunter2" and settings.portal_base_url == "https://portal.example.org/docs"
-    assert settings.citation_mode == "portal"
-    with pytest.raises(ConfigError, match="THOTH_CITATION_MODE must be one of signed, gs, portal, file"):
-        Settings.from_env({"THOTH_CITATION_MODE": "cdn"})
     assert "research" in Settings.from_env({}).toolsets
+
+
+def test_a_secret_can_come_from_a_file(tmp_path: Path) -> None:
+    (tmp_path / "password").write_text("hunter2\n")  # a mounted secret, its newline dropped
+    assert Settings.from_env({"THOTH_PDF_PASSWORD_FILE": str(tmp_path / "password")}).pdf_password == "hunter2"
+    both = {"THOTH_PDF_PASSWORD": "set", "THOTH_PDF_PASSWORD_FILE": str(tmp_path / "password")}
+    assert Settings.from_env(both).pdf_password == "set"  # the variable itself wins
+    with pytest.raises(ConfigError, match=r"^THOTH_AUTH_TOKENS_FILE '/nonexistent' cannot be read: No such file"):
+        Settings.from_env({"THOTH_AUTH_TOKENS_FILE": "/nonexistent"})
+    with pytest.raises(ConfigError, match="THOTH_AUTH_TOKENS: every token must be at least 16 characters"):
+        (tmp_path / "tokens").write_text("# readers\nshort\n")
+        Settings.from_env({"THOTH_AUTH_TOKENS_FILE": str(tmp_path / "tokens")})
+    assert "THOTH_HOST_FILE" not in {name for setting in SETTINGS for name in setting.names}  # secrets only
+
+
+def test_the_events_service_reads_the_index_afresh() -> None:
+    """An instance that takes object events (its /internal routes on) writes, so it reads at every read."""
+    assert Settings.from_env({}).read_consistency_seconds == 5.0
+    events = Settings.from_env({"THOTH_INTERNAL_IDENTITIES": "serviceAccount:push@p.iam.gserviceaccount.com"})
+    assert events.read_consistency_seconds == 0.0
+    assert Settings.from_env({"THOTH_ADMIN_TOKEN": "x" * 20}).read_consistency_seconds == 0.0
 
 
 def test_workers_setting() -> None:
@@ -99,7 +113,7 @@ def _names(table: str) -> set[str]:
 def test_every_setting_read_is_a_row_of_the_table_and_the_reverse() -> None:
     env = _Recording()
     Settings.from_env(env)  # with nothing set, every variable is asked for (no setting hides another)
-    in_table = {name for setting in SETTINGS for name in (setting.name, *setting.aliases)}
+    in_table = {name for setting in SETTINGS for name in setting.names}
     assert sorted(env.asked - in_table) == [], "variables thoth/config.py reads outside its table"
     assert sorted(in_table - env.asked) == [], "rows of the table that from_env never reads"
 
@@ -115,13 +129,13 @@ def test_readme_configuration_table_is_the_settings_table() -> None:
 # THOTH_ words that are not settings: a constant's name, the Makefile's and the scripts' own variables, the
 # opt-in of the image test
 NOT_SETTINGS = {"THOTH_SCHEMES", "THOTH_SCREENSHOTS", "THOTH_TOKEN", "THOTH_TEST_IMAGE", "THOTH_NAME"}
-MENTIONED_IN = ["README.md", "Dockerfile", "cloudbuild.yaml", "Makefile", "docs", "terraform", "scripts", "thoth",
-                "ingest", "bench", "examples"]  # fmt: skip
+MENTIONED_IN = ["README.md", "Dockerfile", "cloudbuild.yaml", "Makefile", ".ci", "docs", "terraform", "scripts",
+                "thoth", "ingest", "bench", "examples"]  # fmt: skip
 
 
 def test_every_variable_named_in_code_docs_or_deploy_files_is_a_setting() -> None:
     """A variable that is no longer a setting is not named anywhere an operator or a reader would look."""
-    rows = {name for setting in SETTINGS for name in (setting.name, *setting.aliases)}
+    rows = {name for setting in SETTINGS for name in setting.names}
     files = [
         p for entry in MENTIONED_IN for p in ([ROOT / entry] if (ROOT / entry).is_file() else (ROOT / entry).rglob("*"))
     ]
@@ -156,17 +170,17 @@ def test_each_row_fills_a_field_with_its_default() -> None:
 
 @pytest.mark.parametrize("word", ["1", "true", "TRUE", "yes", "On", " on "])
 def test_booleans_read_true(word: str) -> None:
-    settings = Settings.from_env({"THOTH_EMBED_INT8": word, "THOTH_PDF_OCR": word})
-    assert settings.embed_int8 is True and settings.pdf_ocr is True
+    settings = Settings.from_env({"THOTH_TRUST_CLOUD_RUN_IAM": word, "THOTH_PDF_OCR": word})
+    assert settings.auth_trust_edge is True and settings.pdf_ocr is True
 
 
 @pytest.mark.parametrize("word", ["0", "false", "False", "no", "OFF"])
 def test_booleans_read_false(word: str) -> None:
-    settings = Settings.from_env({"THOTH_TREE_BUILD": word, "THOTH_TRUST_CLOUD_RUN_IAM": word})
-    assert settings.tree_build is False and settings.auth_trust_edge is False
+    settings = Settings.from_env({"THOTH_PDF_FIGURES": word, "THOTH_TRUST_CLOUD_RUN_IAM": word})
+    assert settings.pdf_figures is False and settings.auth_trust_edge is False
 
 
-@pytest.mark.parametrize(("name", "word"), [("THOTH_EMBED_INT8", "enabled"), ("THOTH_TREE_BUILD", "flase")])
+@pytest.mark.parametrize(("name", "word"), [("THOTH_PDF_OCR", "enabled"), ("THOTH_PDF_FIGURES", "flase")])
 def test_a_boolean_it_does_not_know_is_refused_naming_the_variable(name: str, word: str) -> None:
     with pytest.raises(ConfigError, match=rf"^{name} must be true or false \(or 1/0, yes/no, on/off\), got '{word}'$"):
         Settings.from_env({name: word})
@@ -180,4 +194,24 @@ def test_bad_values_are_refused_with_what_is_allowed() -> None:
     with pytest.raises(ConfigError, match=r"^THOTH_TOOLSETS has unknown value\(s\) quiz; allowed: handbook, qurio"):
         Settings.from_env({"THOTH_TOOLSETS": "handbook,quiz"})
     assert Settings.from_env({"THOTH_LOG_LEVEL": "debug"}).log_level == "DEBUG"  # spelled as the table does
-    assert Settings.from_env({"THOTH_EMBED_BACKEND": " Torch "}).embed_backend == "torch"
+    assert Settings.from_env({"THOTH_TREES": " Off "}).tree_build is False
+
+
+# Variables the platform sets, not a user: Cloud Run's service name and the ingest job's task split
+PLATFORM = {"K_SERVICE", "CLOUD_RUN_TASK_INDEX", "CLOUD_RUN_TASK_COUNT"}
+
+
+def test_a_user_sets_no_more_than_45_settings_and_only_thoth_config_reads_the_environment() -> None:
+    """Each setting left is something an operator has a reason to change; tuning values are constants in the
+    modules that use them (docs/architecture.md)."""
+    thoth = [setting.name for setting in SETTINGS if setting.name.startswith("THOTH_")]
+    assert len(thoth) <= 45, thoth
+    assert len([setting for setting in SETTINGS if setting.name not in PLATFORM]) <= 50
+    reads = re.compile(r"""(environ\.get\(|getenv\(|environ\[)\s*["'](THOTH_|K_SERVICE|CLOUD_RUN_|PORT\b)""")
+    readers = [
+        str(path.relative_to(ROOT))
+        for folder in ("thoth", "ingest")
+        for path in (ROOT / folder).rglob("*.py")
+        if reads.search(path.read_text()) and path != ROOT / "thoth" / "config.py"
+    ]
+    assert readers == [], "only thoth.config reads a setting from the environment"

@@ -306,7 +306,7 @@ def test_dockerfile_shape() -> None:
     assert len(stages) == 2 and "ARG PYTHON_IMAGE=python:3.11-slim" in text
     runtime = stages[-1]
     assert "torch" not in runtime.split("CMD")[0].replace("torch-free", "")  # no torch in the service image
-    assert "THOTH_EMBED_BACKEND=onnx" in runtime and "install_runtime.sh deps" in runtime
+    assert "THOTH_EMBED_PROVIDER" not in runtime and "install_runtime.sh deps" in runtime  # local: ONNX
     assert "THOTH_PDF_OCR=true" in runtime  # scanned PDF pages are read in the image (RapidOCR ships its models)
     assert "COPY --from=builder /opt/thoth/cache/onnx" in runtime
     assert re.search(r"^USER 10001$", runtime, flags=re.M)

@@ -224,9 +224,12 @@ def test_cli_export_reuses_cache(fp32_path, int8_path):
     assert str(fp32_path) in proc.stdout and str(int8_path) in proc.stdout
 
 
-def test_default_backend_is_onnx() -> None:
-    assert Settings.from_env({}).embed_backend == "onnx"
-    assert Settings.from_env({"THOTH_EMBED_BACKEND": "torch"}).embed_backend == "torch"
+def test_the_local_providers_choose_the_backend() -> None:
+    assert (Settings.from_env({}).embed_backend, Settings.from_env({}).embed_int8) == ("onnx", False)
+    int8 = Settings.from_env({"THOTH_EMBED_PROVIDER": "local-int8"})
+    assert (int8.embed_provider, int8.embed_backend, int8.embed_int8) == ("local", "onnx", True)
+    torch = Settings.from_env({"THOTH_EMBED_PROVIDER": "Sentence-Transformers"})
+    assert (torch.embed_provider, torch.embed_backend, torch.embed_int8) == ("local", "torch", False)
 
 
 def test_first_use_exports_in_a_child_process(tmp_path: Path) -> None:

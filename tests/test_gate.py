@@ -27,10 +27,12 @@ def ingest(live: LiveServer, n: int) -> dict:
     return response.json()["result"]
 
 
-def test_busy_writes_are_refused_and_enough_writes_maintain_the_index(tmp_path: Path) -> None:
-    settings = replace(
-        make_settings(tmp_path / "db"), write_wait_seconds=0.2, maintain_after_writes=4, tree_build=False
-    )
+def test_busy_writes_are_refused_and_enough_writes_maintain_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("thoth.writes.gate.MAINTAIN_AFTER_WRITES", 4)
+    monkeypatch.setattr("thoth.writes.gate.WRITE_WAIT_SECONDS", 0.2)
+    settings = replace(make_settings(tmp_path / "db"), tree_build=False)
     thoth = Thoth(settings)
     with LiveServer(settings, create_app(settings, app=thoth)) as live:
         assert not ingest(live, 1)["isError"]
@@ -55,7 +57,7 @@ def test_busy_writes_are_refused_and_enough_writes_maintain_the_index(tmp_path: 
 
 
 def test_after_close_no_write_starts_and_a_waiting_one_is_refused(tmp_path: Path) -> None:
-    gate = WriteGate(Store(make_settings(tmp_path / "db")), wait_seconds=30, maintain_after=0)
+    gate = WriteGate(Store(make_settings(tmp_path / "db")))
     refused: list[Exception] = []
 
     def waiting() -> None:
@@ -79,8 +81,9 @@ def test_after_close_no_write_starts_and_a_waiting_one_is_refused(tmp_path: Path
             pass
 
 
-def test_no_wait_takes_a_free_slot_and_refuses_a_held_one(tmp_path: Path) -> None:
-    gate = WriteGate(Store(make_settings(tmp_path / "db")), wait_seconds=0, maintain_after=0)
+def test_no_wait_takes_a_free_slot_and_refuses_a_held_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("thoth.writes.gate.WRITE_WAIT_SECONDS", 0)
+    gate = WriteGate(Store(make_settings(tmp_path / "db")))
     with gate.hold():  # free: taken at once
         with pytest.raises(Busy, match="busy with another write"):
             with gate.hold():

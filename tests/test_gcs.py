@@ -12,6 +12,7 @@ import base64
 import hashlib
 import json
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -29,6 +30,7 @@ from thoth.config import Settings
 from thoth.gcs import storage_client
 from thoth.mcp.roles import LOCAL
 from thoth.records import Document, to_row
+from thoth.retrieval import citations
 from thoth.store import Store
 from thoth.writes.writer import Writer
 
@@ -82,18 +84,23 @@ def _service_account_key(path: Path) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def library(gcs_emulator: GcsEmulator, onnx_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Library:
+def library(gcs_emulator: GcsEmulator, onnx_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
     files = tmp_path_factory.mktemp("library")
     key_file = files / "signer.json"
     public_pem = _service_account_key(key_file)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(key_file))  # the credentials that sign URLs
+        citations._signer.cache_clear()  # loaded once per process: here, once per key
+        yield _library(gcs_emulator, files, public_pem)
+
+
+def _library(gcs_emulator: GcsEmulator, files: Path, public_pem: bytes) -> Library:
     env = job_env(
         STORAGE_EMULATOR_HOST=gcs_emulator.host,
         GCS_BUCKET_NAME=BUCKET,  # the seed's convention: the tables live in gs://library/lancedb
         THOTH_PDF_PASSWORD="hunter2",
         THOTH_ADMIN_TOKEN=ADMIN,
-        THOTH_SIGNING_KEY_FILE=str(key_file),
         THOTH_PORTAL_BASE_URL=PORTAL,
-        THOTH_CITATION_MODE="signed",
         THOTH_GCP_PROJECT="thoth-test",
     )
     settings = Settings.from_env(env)
@@ -308,7 +315,8 @@ def _verify_v4_signature(url: str, public_pem: bytes) -> dict[str, str]:
 
 def test_resolve_citation_signed_url_is_well_formed_and_verifies(gcs_server: LiveServer, library: Library) -> None:
     hit = hit_for(gcs_server, "dredged northern channel")
-    citation = ok(gcs_server, "resolve_citation", {"source_ref": hit["source_ref"], "highlight": "northern channel"})
+    arguments = {"source_ref": hit["source_ref"], "highlight": "northern channel", "mode": "signed"}
+    citation = ok(gcs_server, "resolve_citation", arguments)
     assert citation["mode"] == "signed" and citation["page_start"] == 1 and citation["highlight_applied"]
     url, fragment = citation["url"].split("#", 1)
     assert fragment == "page=1&search=northern%20channel"
@@ -338,7 +346,7 @@ def test_resolve_citation_other_modes(gcs_server: LiveServer, library: Library) 
         "resolve_citation",
         {"bucket": BUCKET, "key": "papers/attention.pdf", "page_start": 2, "page_end": 3, "highlight": "heads"},
     )
-    assert portal["mode"] == "signed"  # THOTH_CITATION_MODE wins over the portal default
+    assert portal["mode"] == "portal"  # the default where a portal is configured
     portal = ok(gcs_server, "resolve_citation", {"source_ref": ref, "mode": "portal", "highlight": "multi-head"})
     assert (
         portal["url"]
@@ -492,10 +500,8 @@ def test_missing_backfill_ingests_only_unknown_objects(library: Library) -> None
     assert summary.removed == ["papers/broken.pdf"] and not summary.ingested
 
 
-def test_signing_lifetime_is_configurable(library: Library) -> None:
-    from thoth.retrieval.citations import signed_url
-
-    settings = Settings.from_env(library.env, signed_url_seconds=60)
-    url, expires = signed_url(settings, BUCKET, "papers/harbour.pdf")
+def test_signing_lifetime_is_the_constant(library: Library, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(citations, "SIGNED_URL_SECONDS", 60)
+    url, expires = citations.signed_url(library.settings, BUCKET, "papers/harbour.pdf")
     assert dict(parse_qsl(urlsplit(url).query))["X-Goog-Expires"] == "60"
     assert timedelta(seconds=50) < expires - expires.now(expires.tzinfo) <= timedelta(seconds=60)

@@ -27,6 +27,7 @@ from thoth.errors import NotFound
 from thoth.gcs import storage_client
 from thoth.mcp.server import create_app
 from thoth.records import Chunk
+from thoth.retrieval import citations
 from thoth.retrieval.citations import resolve_citation
 from thoth.retrieval.topics import list_topics
 from thoth.store import Store, StoreError
@@ -152,11 +153,14 @@ class Cited:
     ref: str
 
 
-def cite_then_replace(emulator: Emulator, bucket_name: str, versioned: bool) -> Cited:
-    """A PDF ingested and cited, then replaced by another version and ingested again."""
+def cite_then_replace(emulator: Emulator, bucket_name: str, versioned: bool, monkeypatch: pytest.MonkeyPatch) -> Cited:
+    """A PDF ingested and cited (signed with a new service-account key), then replaced by another version and
+    ingested again."""
     key_file = emulator.files / "signer.json"
     public_pem = _service_account_key(key_file)
-    settings = settings_for(emulator, THOTH_SIGNING_KEY_FILE=str(key_file), THOTH_CITATION_MODE="signed")
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(key_file))  # the credentials that sign
+    citations._signer.cache_clear()  # loaded once per process: here, once per key
+    settings = settings_for(emulator)
     client = storage_client(settings)
     bucket = client.bucket(bucket_name)
     if not bucket.exists():
@@ -182,8 +186,10 @@ def cite_then_replace(emulator: Emulator, bucket_name: str, versioned: bool) -> 
     return Cited(settings, public_pem, bucket, first, second, ref.source_ref)
 
 
-def test_citation_on_a_versioned_bucket_opens_the_cited_generation(emulator: Emulator) -> None:
-    cited = cite_then_replace(emulator, BUCKET, versioned=True)  # terraform makes the bucket versioned
+def test_citation_on_a_versioned_bucket_opens_the_cited_generation(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cited = cite_then_replace(emulator, BUCKET, True, monkeypatch)  # terraform makes the bucket versioned
     citation = resolve_citation(Store(cited.settings), cited.settings, source_ref=cited.ref)
     assert citation.version == str(cited.first) and citation.version_available is True
     assert citation.document.version == str(cited.second) and citation.note is None  # the indexed generation
@@ -199,8 +205,8 @@ def test_citation_on_a_versioned_bucket_opens_the_cited_generation(emulator: Emu
     assert dict(parse_qsl(urlsplit(current.url).query))["generation"] == str(cited.second)
 
 
-def test_citation_says_when_its_generation_is_gone(emulator: Emulator) -> None:
-    cited = cite_then_replace(emulator, "plain-shelf", versioned=False)  # replacing drops the old bytes
+def test_citation_says_when_its_generation_is_gone(emulator: Emulator, monkeypatch: pytest.MonkeyPatch) -> None:
+    cited = cite_then_replace(emulator, "plain-shelf", False, monkeypatch)  # replacing drops the old bytes
     store = Store(cited.settings)
     gone = resolve_citation(store, cited.settings, source_ref=cited.ref)
     assert gone.version == str(cited.first) and gone.version_available is False

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import LiveServer, error_text, job_env, make_settings, ok, run_ingest
+from thoth.config import Settings
 from thoth.records import Chunk, Document, Source
 from thoth.source_spec import SourceSpec, shown_location
 from thoth.store import Store
@@ -132,9 +133,8 @@ def test_private_token_goes_in_the_environment_never_the_command_line(tmp_path: 
     settings = make_settings(tmp_path / "db", cache_dir=str(tmp_path / "cache"), git_token="s3cret-token")
     repo = git_source.Repo(settings, "https://git.example.com/acme/handbook.git")
     assert repo.env["GIT_CONFIG_KEY_0"] == "http.extraHeader" and "s3cret-token" not in repr(settings)
-    (tmp_path / "token").write_text("from-file\n")
-    from_file = make_settings(tmp_path / "db", git_token_file=str(tmp_path / "token"))
-    assert git_source.token(from_file) == "from-file"
+    (tmp_path / "token").write_text("from-file\n")  # a mounted secret
+    assert Settings.from_env({"THOTH_GIT_TOKEN_FILE": str(tmp_path / "token")}).git_token == "from-file"
     with pytest.raises(SourceError, match="git clone failed") as failed:
         git_source.Repo(settings, "file:///nonexistent/s3cret-token.git").sync()
     assert "s3cret-token" not in str(failed.value) and "***" in str(failed.value)  # masked wherever it shows

@@ -69,6 +69,13 @@ class FakeLLM:
         self.thread.join(timeout=15)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def fast_calls() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("thoth.llm.REQUESTS_PER_MINUTE", 6000)  # the fake endpoint has no rate limit
+        yield
+
+
 @pytest.fixture(scope="module")
 def fake_llm() -> Iterator[FakeLLM]:
     with FakeLLM() as fake:
@@ -77,15 +84,14 @@ def fake_llm() -> Iterator[FakeLLM]:
 
 def llm_settings(db: Path, fake: FakeLLM, **overrides: object) -> Settings:
     env = {
-        "THOTH_LLM_PROVIDER": "openai",
         "THOTH_LLM_URL": fake.url,
         "THOTH_LLM_MODEL": "fake-model",
         "THOTH_LLM_API_KEY": "sk-test",
-        "THOTH_LLM_RPM": "6000",
-        "THOTH_TREE_SUMMARISER": "llm",
+        "THOTH_TREES": "llm",
     }
     llm = Settings.from_env(env)
-    fields = ("llm_provider", "llm_url", "llm_model", "llm_api_key", "llm_rpm", "tree_summariser")
+    assert llm.llm_provider == "openai"  # a URL: an OpenAI-compatible endpoint
+    fields = ("llm_provider", "llm_url", "llm_model", "llm_api_key", "tree_summariser")
     return tree_settings(db, **{f: getattr(llm, f) for f in fields}, **overrides)
 
 
@@ -112,7 +118,7 @@ def test_gives_up_after_its_retries_and_does_not_retry_client_errors(fake_llm: F
         llm.complete("hello")
     assert len(fake_llm.requests) == 1
     fake_llm.fail_next, fake_llm.fail_status = 0, 429
-    unreachable = OpenAICompatibleLLM(f"http://127.0.0.1:{free_port()}/v1", "m", retries=0)
+    unreachable = OpenAICompatibleLLM(f"http://127.0.0.1:{free_port()}/v1", "m", per_minute=6000, retries=0)
     with pytest.raises(LLMError, match="cannot reach"):
         unreachable.complete("hello")
 

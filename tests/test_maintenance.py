@@ -44,7 +44,7 @@ def test_maintenance_brings_versions_and_files_down(tmp_path: Path, onnx_cache: 
 
     # the command line: it reports what it removed
     ingest_text(writer, writer.store, "notes", note(99), "notes/99.md")
-    env = job_env(THOTH_DB_URI=str(tmp_path / "db"), THOTH_TREE_BUILD="0")
+    env = job_env(THOTH_DB_URI=str(tmp_path / "db"), THOTH_TREES="off")
     done = run_ingest("maintain", env=env, maintain_retention_minutes=0)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("maintenance: ") and "chunks:" in done.stdout

@@ -623,9 +623,9 @@ def test_oauth_settings(tmp_path: Path, key_file: Path) -> None:
         Settings.from_env(env)
     secret = tmp_path / "secret"
     secret.write_text("from-a-file\n")
-    settings = Settings.from_env(
-        {**env, "THOTH_PUBLIC_URL": "https://thoth.example.com", "THOTH_OAUTH_CLIENT_SECRET_FILE": str(secret)}
-    )
+    env = {**env, "THOTH_PUBLIC_URL": "https://thoth.example.com", "THOTH_OAUTH_CLIENT_SECRET_FILE": str(secret)}
+    del env["THOTH_OAUTH_CLIENT_SECRET"]  # a mounted secret instead of the variable
+    settings = Settings.from_env(env)
     assert settings.oauth_client_secret == "from-a-file" and settings.oauth_issuer == "https://accounts.google.com"
     assert "from-a-file" not in repr(settings)
     bad = tmp_path / "bad.pem"

@@ -119,7 +119,7 @@ def test_sigterm_mid_document_leaves_it_absent_and_a_rerun_writes_it(
     db = tmp_path / "db"
     settings = make_settings(db, tree_build=False)
     cmd = [sys.executable, "-c", _JOB, "--source", str(long_pdf.parent), "--db", str(db), "--name", "long"]
-    env = env_for(THOTH_TREE_BUILD="0", PYTHONPATH=str(ROOT))
+    env = env_for(THOTH_TREES="off", PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 240

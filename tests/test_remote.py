@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import ONNX_CACHE, LiveServer, call, job_env, make_settings, run_ingest, write_corpus
 from tests.embedding_server import SERVED_MODEL, EmbeddingServer
+from thoth.config import ConfigError, Settings
 from thoth.embed import EmbedderUnavailable, get_tokenizer, model_name
 from thoth.embedders import get_embedder
 from thoth.embedders.openai import OpenAIWire
@@ -92,11 +93,10 @@ def test_a_wrong_key_is_refused_at_once_and_named(endpoint: EmbeddingServer) -> 
 
 def test_the_key_can_come_from_a_file(endpoint: EmbeddingServer, tmp_path: Path) -> None:
     (tmp_path / "key").write_text("sk-test\n")
-    settings = openai_settings(tmp_path / "db", endpoint, embed_api_key="", embed_api_key_file=str(tmp_path / "key"))
-    assert get_embedder(settings).dim == 384
-    missing = openai_settings(tmp_path / "db", endpoint, embed_api_key="", embed_api_key_file=str(tmp_path / "nope"))
-    with pytest.raises(EmbedderUnavailable, match="THOTH_EMBED_API_KEY_FILE"):
-        get_embedder(missing)
+    key = Settings.from_env({"THOTH_EMBED_API_KEY_FILE": str(tmp_path / "key")}).embed_api_key
+    assert get_embedder(openai_settings(tmp_path / "db", endpoint, embed_api_key=key)).dim == 384
+    with pytest.raises(ConfigError, match="THOTH_EMBED_API_KEY_FILE '.*nope' cannot be read"):
+        Settings.from_env({"THOTH_EMBED_API_KEY_FILE": str(tmp_path / "nope")})
 
 
 def test_a_wrong_model_is_named(endpoint: EmbeddingServer) -> None:

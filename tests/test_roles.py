@@ -41,14 +41,10 @@ def writable(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 @pytest.fixture(scope="module")
 def token_server(writable: Settings) -> Iterator[LiveServer]:
     settings = replace(
-        writable,
-        auth_mode="tokens",
-        auth_tokens=(READER, READER2),
-        auth_writer_tokens=(WRITER,),
-        admin_token=ADMIN,
-        max_document_bytes=4000,
+        writable, auth_mode="tokens", auth_tokens=(READER, READER2), auth_writer_tokens=(WRITER,), admin_token=ADMIN
     )
-    with LiveServer(settings) as live:
+    with pytest.MonkeyPatch.context() as patch, LiveServer(settings) as live:
+        patch.setattr("thoth.mcp.toolsets.raptor.MAX_DOCUMENT_BYTES", 4000)
         yield live
 
 
@@ -221,4 +217,3 @@ def test_writer_settings() -> None:
         {"THOTH_AUTH": "google", "THOTH_PUBLIC_URL": AUDIENCE, "THOTH_AUTH_WRITERS": "user:Ed@X.org"}
     )
     assert google.auth_writers == ("ed@x.org",)
-    assert Settings.from_env({}).max_document_bytes == 2 * 1024 * 1024

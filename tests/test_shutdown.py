@@ -50,15 +50,16 @@ def test_sigterm_lets_the_request_in_flight_finish(indexed: Settings, tmp_path: 
         THOTH_DB_URI=indexed.db_uri,
         THOTH_HOST="127.0.0.1",
         PORT=str(port),
-        THOTH_EMBED_BACKEND="torch",  # the model loads for seconds: the first search is a slow request
-        THOTH_SHUTDOWN_GRACE_SECONDS="120",  # generous on a busy test machine; Cloud Run's default is 8
+        THOTH_EMBED_PROVIDER="sentence-transformers",  # torch loads for seconds: the first search is slow
         THOTH_LOG_LEVEL="DEBUG",  # "tool ... started" says when the request is in flight
         K_SERVICE="thoth-test",  # JSON log lines, as on Cloud Run
         THOTH_GCP_PROJECT="demo-project",
         HF_HUB_DISABLE_PROGRESS_BARS="1",  # the torch backend's weight-loading bar is not a log line
     )
+    grace = {"thoth.mcp.server.SHUTDOWN_GRACE_SECONDS": 120}  # generous on a busy test machine
+    command = [sys.executable, "-m", "tests.patched", json.dumps(grace), "thoth.mcp.server:main"]
     with stderr.open("w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "thoth.mcp.server"], cwd=ROOT, env=env, stderr=err)
+        proc = subprocess.Popen(command, cwd=ROOT, env=env, stderr=err)
     try:
         wait_for(lambda: _healthy(port, proc, stderr), 60, "/health")
         result: dict = {}
@@ -128,7 +129,7 @@ def test_ingest_stops_after_a_batch_and_a_rerun_completes(indexed: Settings, tmp
 def test_ingest_job_exits_143_on_sigterm_and_says_so(indexed: Settings, tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path / "corpus")
     db = tmp_path / "db"
-    env = env_for(THOTH_LOG_FORMAT="json", THOTH_EMBED_BACKEND="torch")
+    env = env_for(K_SERVICE="thoth-test", THOTH_EMBED_PROVIDER="sentence-transformers")  # JSON lines
     cmd = [sys.executable, "-m", "ingest", "--source", str(corpus), "--db", str(db), "--name", "handbook"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
@@ -169,13 +170,16 @@ def test_sigterm_stops_a_long_write_retryably_and_the_document_stays_whole(tmp_p
         THOTH_DB_URI=settings.db_uri,
         THOTH_HOST="127.0.0.1",
         PORT=str(port),
-        THOTH_SHUTDOWN_GRACE_SECONDS="4",  # the write may go on for 1 s, then stops before writing rows
-        THOTH_TREE_BUILD="0",
+        THOTH_TREES="off",
         THOTH_LOG_LEVEL="DEBUG",  # "tool ... started" says when the write is in flight
-        THOTH_DOCUMENT_RUN_BYTES="16777216",  # the long text is written by the server itself, not a run
     )
+    patches = {
+        "thoth.mcp.server.SHUTDOWN_GRACE_SECONDS": 4,  # the write may go on for 1 s, then stops before writing rows
+        "thoth.mcp.toolsets.raptor.DOCUMENT_RUN_BYTES": 16_777_216,  # the server writes the long text, not a run
+    }
+    command = [sys.executable, "-m", "tests.patched", json.dumps(patches), "thoth.mcp.server:main"]
     with stderr.open("w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "thoth.mcp.server"], cwd=ROOT, env=env, stderr=err)
+        proc = subprocess.Popen(command, cwd=ROOT, env=env, stderr=err)
     result: dict = {}
     try:
         wait_for(lambda: _healthy(port, proc, stderr), 60, "/health")

@@ -74,7 +74,7 @@ def test_globs() -> None:
 
 def test_git_path_include_exclude_recorded_and_reapplied(repo: Path, tmp_path: Path, onnx_cache: Path) -> None:
     db = tmp_path / "db"
-    env = job_env(THOTH_DB_URI=str(db), THOTH_CACHE_DIR=str(onnx_cache), THOTH_TREE_BUILD="0")
+    env = job_env(THOTH_DB_URI=str(db), THOTH_CACHE_DIR=str(onnx_cache), THOTH_TREES="off")
     args = ("--source", str(repo), "--path", "docs", "--include", "**/*.md", "--exclude", "docs/blog/**")
     done = run_ingest(*args, env=env)
     assert done.returncode == 0, done.stderr

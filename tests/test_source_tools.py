@@ -40,15 +40,16 @@ SERVER_DB: dict[str, str] = {}  # each server's index, by its URL
 SOURCE_TOOLS = {"add_source", "refresh_source", "remove_source", "list_runs", "get_run", "cancel_run"}
 ENV = {
     "HF_HUB_OFFLINE": "1",
-    "THOTH_EMBED_BACKEND": "onnx",
     "THOTH_CACHE_DIR": str(ONNX_CACHE),
-    "THOTH_READ_CONSISTENCY_SECONDS": "0",
-    "THOTH_TREE_BUILD": "0",
+    "THOTH_TREES": "off",
     "THOTH_AUTH": "tokens",
     "THOTH_AUTH_TOKENS": READER,
     "THOTH_AUTH_WRITER_TOKENS": WRITER,
-    "THOTH_DOCUMENT_RUN_BYTES": "4000",  # ingest_document of a longer text starts a run
 }  # the crawls keep the default politeness (2 requests a second): the site is small
+PATCHES = {
+    "thoth.config.READ_CONSISTENCY_SECONDS": 0,  # the runs' writes are read at once
+    "thoth.mcp.toolsets.raptor.DOCUMENT_RUN_BYTES": 4000,  # ingest_document of a longer text starts a run
+}
 
 
 @pytest.fixture(scope="module")
@@ -61,11 +62,9 @@ def site() -> Iterator[Site]:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, onnx_cache: Path) -> Iterator[str]:
-    settings = make_settings(
-        tmp_path_factory.mktemp("db") / "lancedb", embed_backend="onnx", cache_dir=str(onnx_cache), tree_build=False
-    )
+    settings = make_settings(tmp_path_factory.mktemp("db") / "lancedb", cache_dir=str(onnx_cache), tree_build=False)
     assert not Writer(settings).run(str(write_docs(tmp_path_factory.mktemp("docs"))), name="docs").failed
-    process, url = start_server_process(settings, **ENV)
+    process, url = start_server_process(settings, patches=PATCHES, **ENV)
     SERVER_DB[url] = settings.db_uri
     yield url
     process.terminate()
@@ -268,18 +267,14 @@ class AdminApi(BaseHTTPRequestHandler):
         self.wfile.write(answer.encode())
 
 
-def test_the_cloud_run_launcher_runs_the_job_with_overrides(tmp_path: Path) -> None:
+def test_the_cloud_run_launcher_runs_the_job_with_overrides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from google.auth.credentials import AnonymousCredentials
 
     api = ThreadingHTTPServer(("127.0.0.1", 0), AdminApi)
     threading.Thread(target=api.serve_forever, daemon=True).start()
+    monkeypatch.setattr("thoth.writes.launch.RUN_API_URL", f"http://127.0.0.1:{api.server_address[1]}")
     try:
-        settings = make_settings(
-            tmp_path / "db",
-            run_launcher="cloud-run",
-            ingest_job="projects/p/locations/r/jobs/j",
-            run_api_url=f"http://127.0.0.1:{api.server_address[1]}",
-        )
+        settings = make_settings(tmp_path / "db", ingest_job="projects/p/locations/r/jobs/j")
         spec = SourceSpec.parse("https://docs.example.com/guide/", exclude=["blog/**"])
         args = ingest_args(spec, "guide", "r9", settings.db_uri, trigger="add_source", started_by="email abc")
         assert (

@@ -154,10 +154,13 @@ def test_tree_and_llm_settings() -> None:
     settings = Settings.from_env({}, tree_reducer="umap", tree_cluster_tokens=900)
     params = TreeParams.from_settings(settings)
     assert params.reducer == "umap" and params.cluster_tokens == 900
-    with pytest.raises(ConfigError, match="THOTH_LLM_URL"):
-        Settings.from_env({"THOTH_LLM_PROVIDER": "openai"})
-    with pytest.raises(ConfigError, match="THOTH_LLM_PROVIDER"):
-        Settings.from_env({"THOTH_TREE_SUMMARISER": "llm"})
+    with pytest.raises(ConfigError, match="THOTH_LLM_URL needs THOTH_LLM_MODEL"):
+        Settings.from_env({"THOTH_LLM_URL": "http://127.0.0.1:9/v1"})
+    with pytest.raises(ConfigError, match="THOTH_TREES=llm needs an LLM: set THOTH_LLM_MODEL"):
+        Settings.from_env({"THOTH_TREES": "llm"})
+    gemini = Settings.from_env({"THOTH_LLM_MODEL": "gemini-2.0-flash", "THOTH_TREES": "llm"})
+    assert (gemini.llm_provider, gemini.tree_build, gemini.tree_summariser) == ("gemini", True, "llm")
+    assert not Settings.from_env({"THOTH_TREES": "off"}).tree_build
 
 
 def test_the_same_ingest_twice_keeps_the_tree(tmp_path: Path, onnx_cache: Path) -> None:

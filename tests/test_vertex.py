@@ -99,7 +99,8 @@ def test_ingest_and_search_rank_as_the_local_provider(endpoint: VertexServer, tm
             for s, e in ((local, get_embedder(local)), (served, embedder))
         ]
         assert got[0] == got[1] and got[0], query
-    with pytest.raises(ModelMismatch, match="task types .QUESTION_ANSWERING.*THOTH_EMBED_QUERY_TASK=RETRIEVAL_QUERY "):
+    other_tasks = "task types .RETRIEVAL_QUERY.* but this process loads .*task types .QUESTION_ANSWERING"
+    with pytest.raises(ModelMismatch, match=other_tasks):
         store.check_model("vertex:text-embedding-005", 384, ("", "", "QUESTION_ANSWERING", "RETRIEVAL_DOCUMENT"))
 
 

@@ -3,7 +3,6 @@ their reasons, conditional re-crawls, changes and removals, then search and read
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,7 +33,9 @@ def crawl_settings(db: Path) -> Settings:
     )
 
 
-def test_crawl_ingest_recrawl_change_remove_and_cite(site: Site, tmp_path: Path) -> None:
+def test_crawl_ingest_recrawl_change_remove_and_cite(
+    site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     settings = crawl_settings(tmp_path / "db")
     start = f"{site.url}/docs/"
     summary = Writer(settings).run(start)
@@ -88,7 +89,8 @@ def test_crawl_ingest_recrawl_change_remove_and_cite(site: Site, tmp_path: Path)
     del site.pages["/docs/api"]  # llms.txt still links it: now a 404
     fifth = Writer(settings).run(start)
     assert fifth.removed == ["docs/api"] and dict(fifth.failed)[f"{site.url}/docs/api"] == "HTTP 404"
-    cut = Writer(dataclasses.replace(settings, crawl_max_pages=2)).run(start)  # the limit leaves pages unvisited
+    monkeypatch.setattr("thoth.writes.web.MAX_PAGES", 2)
+    cut = Writer(settings).run(start)  # the limit leaves pages unvisited
     assert cut.removed == [] and cut.ingested == [] and cut.chunks_written == 0  # those keep their versions
 
     with LiveServer(settings) as server:

@@ -5,16 +5,14 @@ from __future__ import annotations
 import anyio
 import anyio.to_thread
 
-from thoth.config import Settings
 from thoth.embed import available_cpus
 from thoth.mcp.server import bound_worker_threads
 
 
-def test_the_pool_is_two_threads_per_core_unless_configured() -> None:
+def test_the_pool_is_two_threads_per_core() -> None:
     async def main() -> None:
-        assert bound_worker_threads(Settings.from_env({})) == 2 * available_cpus()
+        assert anyio.to_thread.current_default_thread_limiter().total_tokens == 40  # anyio's own
+        assert bound_worker_threads() == 2 * available_cpus()
         assert anyio.to_thread.current_default_thread_limiter().total_tokens == 2 * available_cpus()
-        assert bound_worker_threads(Settings.from_env({"THOTH_SEARCH_THREADS": "3"})) == 3
-        assert anyio.to_thread.current_default_thread_limiter().total_tokens == 3
 
     anyio.run(main)

@@ -112,8 +112,7 @@ class Thoth:
             if self._writes is None:
                 from thoth.writes.gate import WriteGate  # the write path loads with the first write
 
-                settings = self.settings
-                self._writes = WriteGate(self.index, settings.write_wait_seconds, settings.maintain_after_writes)
+                self._writes = WriteGate(self.index)
         return self._writes
 
     def bucket_problem(self) -> str | None:

@@ -21,7 +21,7 @@ from thoth.errors import ThothError
 DEFAULT_DB_URI = "./.thoth/lancedb"
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 # Where vectors come from (docs/models.md): the bundled or a local model in this process, or an endpoint
-EMBED_PROVIDERS = ("local", "sentence-transformers", "openai", "vertex")
+EMBED_PROVIDERS = ("local", "local-int8", "sentence-transformers", "openai", "vertex")
 REMOTE_EMBED_PROVIDERS = ("openai", "vertex")
 # The optional reranker (thoth/retrieval/rerank.py): none, a /rerank endpoint in Cohere's shape (Cohere, Jina,
 # vLLM) or text-embeddings-inference's, the Vertex AI ranking API, or a local sentence-transformers cross-encoder
@@ -32,7 +32,9 @@ GOOGLE_ISSUER = "https://accounts.google.com"
 GOOGLE_CERTS_URL = "https://www.googleapis.com/oauth2/v1/certs"
 CITATION_MODES = ("signed", "gs", "portal", "file")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-GEMINI_MODEL = "gemini-2.0-flash"  # the LLM when THOTH_LLM_PROVIDER=gemini names none
+# How often a server looks for tables another process wrote; one that takes object events writes and
+# reads at every read instead (THOTH_INTERNAL_IDENTITIES or THOTH_ADMIN_TOKEN set)
+READ_CONSISTENCY_SECONDS = 5.0
 # The GCS emulator (fake-gcs-server) takes Lance writes only through the OpenDAL backend, in one upload.
 EMULATOR_UPLOAD_SIZE = "1073741824"
 # The one spelling of a boolean: anything else is refused, never read as false (or true).
@@ -58,7 +60,11 @@ class Setting:
     field: str | None = None
     shown: str = ""  # README's default column, where the default alone would mislead
     aliases: tuple[str, ...] = ()  # other names, read in order when this one is unset
-    secret: bool = False  # kept out of `repr(settings)`
+    secret: bool = False  # kept out of `repr(settings)`; also read from a file named by NAME_FILE
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases, *([f"{self.name}_FILE"] if self.secret else []))
 
     def __post_init__(self) -> None:
         if self.field is None:
@@ -69,6 +75,12 @@ class Setting:
             raw = env.get(name)
             if raw is not None and raw != "":
                 return READERS[self.type](self, raw)
+        path = env.get(f"{self.name}_FILE") if self.secret else None
+        if path:  # a mounted secret
+            try:
+                return READERS[self.type](self, Path(path).read_text().strip())
+            except OSError as exc:
+                raise ConfigError(f"{self.name}_FILE {path!r} cannot be read: {exc.strerror}") from None
         return self.default
 
     def what_is_allowed(self) -> str:
@@ -222,13 +234,6 @@ SETTINGS: tuple[Setting, ...] = (
             "the LanceDB database: a folder, or `gs://bucket/prefix`", field="", shown="`./.thoth/lancedb`"),
     Setting("GCS_BUCKET_NAME", "str", "", (),
             "when set and `THOTH_DB_URI` is not: `gs://$GCS_BUCKET_NAME/lancedb`", field=""),
-    Setting("THOTH_READ_CONSISTENCY_SECONDS", "float", 5.0, (0, 86_400),
-            "how often the server looks for tables written by a later ingest run (`0`: at every read, for the "
-            "events service, which writes: terraform sets it)"),
-    Setting("THOTH_MAINTAIN_AFTER_WRITES", "int", 50, (0, 1_000_000),
-            "the server compacts and cleans the index in the background after this many writes (`0`: only "
-            "`python -m ingest maintain`, for an instance too small to compact a large index: "
-            "[docs/operations.md](docs/operations.md))"),
     Setting("THOTH_CACHE_DIR", "str", "./.thoth", (), "exported ONNX models and other derived files"),
     # Serving
     Setting("PORT", "int", 8080, (0, 65_535), "HTTP port"),
@@ -244,11 +249,6 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("THOTH_WORKERS", "int", 1, (1, 64),
             "server processes sharing the port, each with its own model and tables (~560 MB each at 1M chunks); "
             "on 2 vCPUs one is the measured choice ([docs/performance.md](docs/performance.md))"),
-    Setting("THOTH_SEARCH_THREADS", "int", 0, (0, 1024),
-            "threads running blocking tool calls (LanceDB, ONNX); `0`: two per core "
-            '([docs/benchmarks.md](docs/benchmarks.md), "Latency")'),
-    Setting("THOTH_SHUTDOWN_GRACE_SECONDS", "int", 8, (0, 3600),
-            "after SIGTERM, how long requests in flight may take to finish"),
     Setting("THOTH_SOURCE_BASE_URLS", "base_urls", (), (),
             "`source_id=https://base,…`: public page URLs per source (`handbook=https://handbook.example.com`)"),
     # Access (thoth.mcp.auth, thoth.mcp.roles)
@@ -263,10 +263,7 @@ SETTINGS: tuple[Setting, ...] = (
             "with `oauth`: the upstream OpenID Connect provider's issuer URL, found by discovery (Google, Okta, "
             "Entra ID, Keycloak, Auth0)"),
     Setting("THOTH_OAUTH_CLIENT_ID", "str", "", (), "with `oauth`: Thoth's own client id at that provider"),
-    Setting("THOTH_OAUTH_CLIENT_SECRET", "text", "", (),
-            "with `oauth`: that client's secret", field="", secret=True),
-    Setting("THOTH_OAUTH_CLIENT_SECRET_FILE", "str", "", (),
-            "with `oauth`: a file holding that secret instead (a mounted secret)", field=""),
+    Setting("THOTH_OAUTH_CLIENT_SECRET", "text", "", (), "with `oauth`: that client's secret", secret=True),
     Setting("THOTH_OAUTH_KEY_FILE", "str", "", (),
             "with `oauth`: a PEM private key (EC P-256 or RSA) that signs and seals what Thoth issues; every "
             "instance mounts the same one"),
@@ -278,7 +275,7 @@ SETTINGS: tuple[Setting, ...] = (
             shown="(any)"),
     Setting("THOTH_AUTH_TOKENS", "tokens", (), (),
             "with `tokens`: the accepted bearer tokens (16+ characters each), comma-separated or one a line (a "
-            "Secret Manager secret as the variable; `#` lines are comments)", secret=True),
+            "Secret Manager secret; `#` lines are comments)", secret=True),
     Setting("THOTH_AUTH_WRITER_TOKENS", "tokens", (), (),
             "with `tokens`: bearer tokens with the writer role (may call `ingest_document`), as "
             "`THOTH_AUTH_TOKENS`; the others only read ([docs/security.md](docs/security.md))", secret=True),
@@ -296,32 +293,27 @@ SETTINGS: tuple[Setting, ...] = (
             secret=True),
     Setting("THOTH_INTERNAL_IDENTITIES", "members", (), (),
             "service accounts allowed on `/internal/*` besides `THOTH_ADMIN_TOKEN` (e.g. the Pub/Sub push "
-            "identity)"),
+            "identity); with either set, the server takes object events and so reads the index afresh at every "
+            "read"),
     # Embedding (docs/models.md)
     Setting("THOTH_EMBED_PROVIDER", "choice", "local", EMBED_PROVIDERS,
-            "where vectors come from ([docs/models.md](docs/models.md)): `local` (the bundled or a local model, "
-            "run by `THOTH_EMBED_BACKEND`), `sentence-transformers` (a local model folder on torch), `openai` "
+            "where vectors come from ([docs/models.md](docs/models.md)): `local` (the bundled or a local model on "
+            "onnxruntime, no torch; exported once under `THOTH_CACHE_DIR`), `local-int8` (the same, dynamically "
+            "quantised int8 weights: faster, cosine ≈ 0.99 to fp32), `sentence-transformers` (the bundled or a "
+            "local model on torch: GPUs, any sentence-transformers model), `openai` "
             "(any OpenAI-compatible `/v1/embeddings`: OpenAI, vLLM, text-embeddings-inference, Ollama) or "
             "`vertex` (Vertex AI text embeddings with application default credentials, project "
-            "`THOTH_GCP_PROJECT`, region `GOOGLE_CLOUD_LOCATION`; `pip install 'thoth[vertex]'`)"),
+            "`THOTH_GCP_PROJECT`, region `GOOGLE_CLOUD_LOCATION`; `pip install 'thoth[vertex]'`)", field=""),
     Setting("THOTH_EMBED_MODEL", "str", DEFAULT_MODEL, (),
             "embedding model: the bundled one, a sentence-transformers folder or name, or the model an `openai` "
             "endpoint serves (hybrid search scales cosines from a floor: the bundled model's dev-chosen 0.2, any "
             "other model's measured on its index at ingest)"),
-    Setting("THOTH_EMBED_BACKEND", "choice", "onnx", ("onnx", "torch"),
-            "the `local` provider's runtime: `onnx` (onnxruntime, no torch; exported once under "
-            "`THOTH_CACHE_DIR`, in a child process on first use) or `torch` (sentence-transformers: GPUs, any "
-            "sentence-transformers model)"),
-    Setting("THOTH_EMBED_INT8", "bool", False, (),
-            "`onnx` only: dynamically quantised int8 weights (faster, cosine ≈ 0.99 to fp32)"),
     Setting("THOTH_EMBED_URL", "url", "", (),
             "`openai` provider: the endpoint's base URL, e.g. `http://127.0.0.1:8000/v1` (`/embeddings` is "
             "added); `vertex`: another API endpoint than `https://{location}-aiplatform.googleapis.com` (Private "
             "Service Connect)"),
     Setting("THOTH_EMBED_API_KEY", "text", "", (),
             "`openai` provider: the bearer key (none sent when empty)", secret=True),
-    Setting("THOTH_EMBED_API_KEY_FILE", "str", "", (),
-            "a file holding that key (a mounted secret), read when `THOTH_EMBED_API_KEY` is unset"),
     Setting("THOTH_EMBED_DIMENSIONS", "int", 0, (0, 65_536),
             "`openai` and `vertex` providers: the vector size to ask for (Vertex's `outputDimensionality`) "
             "(models with shortened embeddings); every answer is checked against it. `0`: the model's own"),
@@ -331,11 +323,6 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("THOTH_EMBED_DOCUMENT_PROMPT", "text", "", (),
             "put before every chunk and tree summary embedded, verbatim (e5: `passage: `); recorded with the "
             "index"),
-    Setting("THOTH_EMBED_QUERY_TASK", "upper", "RETRIEVAL_QUERY", (),
-            "`vertex`: the task type queries are embedded with (`QUESTION_ANSWERING`, `CODE_RETRIEVAL_QUERY`, "
-            "...); recorded with the index"),
-    Setting("THOTH_EMBED_DOCUMENT_TASK", "upper", "RETRIEVAL_DOCUMENT", (),
-            "`vertex`: the task type chunks and tree summaries are embedded with; recorded with the index"),
     # The optional reranker (thoth/retrieval/rerank.py)
     Setting("THOTH_RERANK_PROVIDER", "choice", "none", RERANK_PROVIDERS,
             "the optional reranker of hybrid search's first hits ([docs/models.md](docs/models.md)): `none`, "
@@ -351,20 +338,19 @@ SETTINGS: tuple[Setting, ...] = (
             "`semantic-ranker-default@latest`); `cross-encoder`: the model's folder"),
     Setting("THOTH_RERANK_API_KEY", "text", "", (),
             "`cohere`/`tei`: the bearer key (none sent when empty)", secret=True),
-    # Chunks and RAPTOR trees
-    Setting("THOTH_TREE_BUILD", "bool", True, (), "build RAPTOR trees in the ingest job (`0` turns them off)"),
-    Setting("THOTH_TREE_SUMMARISER", "choice", "extractive", ("extractive", "llm"),
-            "who writes tree summaries: `extractive` or `llm`"),
-    # The optional LLM: generated answers, and tree summaries when THOTH_TREE_SUMMARISER=llm
-    Setting("THOTH_LLM_PROVIDER", "choice", "none", ("none", "openai", "gemini"),
-            "optional LLM: `openai` (any OpenAI-compatible endpoint) or `gemini` (Vertex AI, the `gemini` extra)",
-            field=""),
-    Setting("THOTH_LLM_URL", "str", "", (), "`openai`: base URL, e.g. `http://127.0.0.1:8000/v1`"),
-    Setting("THOTH_LLM_MODEL", "str", "", (), "LLM model name", field="", shown="`gemini-2.0-flash` (gemini)"),
-    Setting("THOTH_LLM_API_KEY", "text", "", (), "`openai`: bearer token", secret=True),
-    Setting("THOTH_LLM_RPM", "int", 60, (1, 100_000), "LLM requests per minute per process"),
+    # RAPTOR trees
+    Setting("THOTH_TREES", "choice", "extractive", ("extractive", "llm", "off"),
+            "the ingest job's RAPTOR trees ([docs/raptor.md](docs/raptor.md)): summaries `extractive` or by the "
+            "`llm`, or `off` (no trees; a change marks an existing one stale)", field=""),
+    # The optional LLM: generated answers, and tree summaries when THOTH_TREES=llm
+    Setting("THOTH_LLM_MODEL", "str", "", (),
+            "the optional LLM: with `THOTH_LLM_URL`, a model of that OpenAI-compatible endpoint; without, a "
+            "Gemini model on Vertex AI (`gemini-2.0-flash`; `pip install 'thoth[gemini]'`)"),
+    Setting("THOTH_LLM_URL", "str", "", (),
+            "an OpenAI-compatible endpoint's base URL, e.g. `http://127.0.0.1:8000/v1`"),
+    Setting("THOTH_LLM_API_KEY", "text", "", (), "that endpoint's bearer token", secret=True),
     Setting("GOOGLE_CLOUD_LOCATION", "str", "us-central1", (),
-            "`gemini` LLM and `vertex` embeddings: Vertex AI region", field="gcp_location"),
+            "Gemini LLM and `vertex` embeddings: Vertex AI region", field="gcp_location"),
     Setting("THOTH_GCP_PROJECT", "str", "", (),
             "the Google Cloud project: of the Cloud Logging trace ids, and the one Vertex AI bills"),
     # Ingest
@@ -383,39 +369,21 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CLOUD_RUN_TASK_COUNT", "int", 1, (1, 10_000),
             "the number of ingest tasks splitting the work (set by Cloud Run Jobs)", field="task_count"),
     # Web and git sources (docs/sources.md)
-    Setting("THOTH_CRAWL_MAX_PAGES", "int", 1000, (1, 1_000_000),
-            "web sources: pages one crawl fetches at most ([docs/sources.md](docs/sources.md))"),
-    Setting("THOTH_CRAWL_USER_AGENT", "str", "ThothBot/1.0 (+https://github.com/thoth)", (),
-            "web sources: the User-Agent sent and matched against `robots.txt`"),
     Setting("THOTH_GIT_TOKEN", "text", "", (),
             "git sources: a token for private HTTPS repositories (sent as an HTTP header, never logged or put on "
             "a command line)", secret=True),
-    Setting("THOTH_GIT_TOKEN_FILE", "str", "", (),
-            "git sources: a file (a mounted secret) holding that token, read when `THOTH_GIT_TOKEN` is unset"),
-    Setting("THOTH_RUN_LAUNCHER", "choice", "local", ("local", "cloud-run"),
-            "how `add_source` and `refresh_source` start an ingest run: `local` a child process of the server, "
-            "`cloud-run` an execution of `THOTH_INGEST_JOB` ([docs/sources.md](docs/sources.md))"),
     Setting("THOTH_INGEST_JOB", "str", "", (),
-            "the ingest job `cloud-run` runs start: `projects/P/locations/R/jobs/J`"),
-    Setting("THOTH_RUN_API_URL", "url", "https://run.googleapis.com", (),
-            "the Cloud Run Admin API the `cloud-run` launcher calls"),
-    Setting("THOTH_DOCUMENT_RUN_BYTES", "int", 262_144, (1, 16_777_216),
-            "`ingest_document` of a longer text (UTF-8 bytes) starts a run and answers its id at once"),
+            "`projects/P/locations/R/jobs/J`: `add_source` and `refresh_source` start executions of this Cloud "
+            "Run job; unset, a child process of the server ([docs/sources.md](docs/sources.md))"),
     # Citations
-    Setting("THOTH_CITATION_MODE", "choice", "", CITATION_MODES,
-            "`resolve_citation`'s default mode: `signed`, `gs`, `portal` or `file`", shown="by source"),
     Setting("THOTH_PORTAL_BASE_URL", "url", "", (),
-            "base URL of a document portal (`portal` citations; the default mode when set)"),
-    Setting("THOTH_SIGNING_KEY_FILE", "str", "", (),
-            "a service-account JSON key to sign URLs with; without it ADC signs (IAM signBlob on Cloud Run)"),
-    Setting("THOTH_SIGNING_SERVICE_ACCOUNT", "str", "", (),
-            "the service account IAM signBlob signs as", shown="the ADC account"),
+            "base URL of a document portal: `portal` citations, `resolve_citation`'s default mode when set (else "
+            "`signed` for gs:// documents, signed with the application default credentials, `file` for local "
+            "ones)"),
     # Logging and the platform
     Setting("THOTH_LOG_LEVEL", "choice", "INFO", LOG_LEVELS, "log level"),
-    Setting("THOTH_LOG_FORMAT", "choice", "text", ("text", "json"),
-            "`json` for one JSON object per line (automatic on Cloud Run, where `K_SERVICE` is set)",
-            field="", shown="text"),
-    Setting("K_SERVICE", "str", "", (), "set by Cloud Run (the service's name): logs are JSON", field=""),
+    Setting("K_SERVICE", "str", "", (),
+            "set by Cloud Run (the service's name): log lines are JSON objects", field=""),
     Setting("STORAGE_EMULATOR_HOST", "url", "", (),
             "a GCS emulator's URL: google-cloud-storage talks to it anonymously and LanceDB uses the "
             "emulator-only storage options ([docs/gcs.md](docs/gcs.md)); never set in production"),
@@ -440,9 +408,8 @@ class Settings:
 
     # Storage
     db_uri: str = DEFAULT_DB_URI  # THOTH_DB_URI, else GCS_BUCKET_NAME's lancedb prefix
-    read_consistency_seconds: float
+    read_consistency_seconds: float = READ_CONSISTENCY_SECONDS  # -1: never (a bench's index nobody writes)
     cache_dir: str
-    maintain_after_writes: int
     storage_emulator_host: str  # switches on emulator-only storage options
     # Serving
     host: str
@@ -450,8 +417,6 @@ class Settings:
     workers: int
     toolsets: tuple[str, ...]
     allowed_hosts: tuple[str, ...]
-    search_threads: int
-    shutdown_grace_seconds: int
     source_base_urls: tuple[tuple[str, str], ...]
     # Access (thoth.mcp.auth and thoth.mcp.roles)
     public_url: str
@@ -465,35 +430,31 @@ class Settings:
     auth_trust_edge: bool
     oauth_issuer: str  # THOTH_AUTH=oauth (thoth.mcp.oauth): the upstream OpenID Connect provider
     oauth_client_id: str
-    oauth_client_secret: str = field(default="", repr=False)  # THOTH_OAUTH_CLIENT_SECRET or its file
+    oauth_client_secret: str
     oauth_key_file: str
     admin_token: str
     internal_identities: tuple[str, ...]
     # Embedding and reranking
-    embed_provider: str
+    embed_provider: str = "local"  # local, openai or vertex (THOTH_EMBED_PROVIDER's local ones: the two below)
+    embed_backend: str = "onnx"  # local: onnx, or torch (sentence-transformers)
+    embed_int8: bool = False  # onnx: the int8 model (local-int8)
     embed_model: str
-    embed_backend: str
-    embed_int8: bool
     embed_url: str
     embed_api_key: str
-    embed_api_key_file: str
     embed_dimensions: int
     embed_query_prompt: str
     embed_document_prompt: str
-    embed_query_task: str
-    embed_document_task: str
     rerank_provider: str
     rerank_url: str
     rerank_model: str
     rerank_api_key: str
     # RAPTOR trees and the optional LLM
-    tree_build: bool
-    tree_summariser: str
-    llm_provider: str = ""  # "" (none), "openai" or "gemini"
-    llm_model: str = ""  # THOTH_LLM_MODEL, else gemini's default
+    tree_build: bool = True  # THOTH_TREES is not off
+    tree_summariser: str = "extractive"  # or llm
+    llm_provider: str = ""  # "" (none), "openai" (THOTH_LLM_URL) or "gemini"
+    llm_model: str
     llm_url: str
     llm_api_key: str
-    llm_rpm: int
     gcp_location: str
     gcp_project: str
     # Ingest, web and git sources
@@ -502,34 +463,23 @@ class Settings:
     pdf_figures: bool
     task_index: int = 0  # CLOUD_RUN_TASK_INDEX, below task_count
     task_count: int
-    crawl_max_pages: int
-    crawl_user_agent: str
     git_token: str
-    git_token_file: str
-    run_launcher: str
     ingest_job: str
-    run_api_url: str
-    document_run_bytes: int
     # Citations
-    citation_mode: str
     portal_base_url: str
-    signing_key_file: str
-    signing_service_account: str
     # Logging
     log_level: str
-    log_json: bool = False  # THOTH_LOG_FORMAT=json, or on Cloud Run
+    log_json: bool = False  # on Cloud Run (K_SERVICE)
 
     # Tuning: no variable sets these (an operator has no reason to); each default says why it is what it
     # is. A test or a bench passes another value in process (`Settings.from_env(chunk_tokens=80)`); the
     # ingest job's and the server's `main` take them as keyword arguments for a test that runs a process.
     lance_cache_mb: int = 0  # a cap on LanceDB's caches; 0: a quarter of the instance's memory, 64-1024 MB
     maintain_retention_minutes: int = 60  # versions older are cleaned: longer than any reader holds one
-    write_wait_seconds: float = 30.0  # a write tool call waits this long for another write to end, then: busy
     query_cache_size: int = 1024  # the server's LRU of query embeddings (one vector each); 0: none
     # Bounded results (read_page, context bundles): the default size and the hard maximum, in characters
     max_chars: int = 20_000
     max_chars_limit: int = 100_000
-    max_document_bytes: int = 2 * 1024 * 1024  # ingest_document's limit: one write's memory stays small
     auth_certs_url: str = GOOGLE_CERTS_URL  # where Google's ID-token signing certificates are
     # Embedding: texts a batch (0: the provider's, thoth.embed.embed_batch); a remote provider's batches
     # in flight, its retries of a 429, a 5xx or a timeout (with doubling waits) and one request's timeout
@@ -561,7 +511,6 @@ class Settings:
     crawl_concurrency: int = 2  # requests in flight at once
     crawl_rate: float = 2.0  # requests started per second at most (robots.txt's Crawl-delay can slow it further)
     crawl_retries: int = 2  # retries of a timeout, 429 or 5xx, with exponential backoff (Retry-After honoured)
-    signed_url_seconds: int = 900  # a signed citation URL's lifetime
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
@@ -614,26 +563,32 @@ def _combined(values: Mapping[str, object]) -> dict[str, object]:
     task_index, task_count = values["CLOUD_RUN_TASK_INDEX"], values["CLOUD_RUN_TASK_COUNT"]
     if task_index >= task_count:  # type: ignore[operator]
         raise ConfigError(f"CLOUD_RUN_TASK_INDEX must be between 0 and {task_count - 1}, got {task_index}")  # type: ignore[operator]
-    log_json = bool(values["K_SERVICE"]) or values["THOTH_LOG_FORMAT"] == "json"
+    internal = values["THOTH_ADMIN_TOKEN"] or values["THOTH_INTERNAL_IDENTITIES"]  # it writes: reads afresh
+    embedder = values["THOTH_EMBED_PROVIDER"]
     return {
         "db_uri": db_uri,
+        "read_consistency_seconds": 0.0 if internal else READ_CONSISTENCY_SECONDS,
         "task_index": task_index,
-        "log_json": log_json,
+        "log_json": bool(values["K_SERVICE"]),
+        "embed_provider": "local" if embedder in ("local-int8", "sentence-transformers") else embedder,
+        "embed_backend": "torch" if embedder == "sentence-transformers" else "onnx",
+        "embed_int8": embedder == "local-int8",
         **_llm(values),
         **_auth(values),
     }
 
 
 def _llm(values: Mapping[str, object]) -> dict[str, object]:
-    """The optional LLM (answers, and tree summaries when THOTH_TREE_SUMMARISER=llm)."""
-    provider, model = values["THOTH_LLM_PROVIDER"], values["THOTH_LLM_MODEL"]
-    if provider == "openai" and not (values["THOTH_LLM_URL"] and model):
-        raise ConfigError("THOTH_LLM_PROVIDER=openai needs THOTH_LLM_URL (the /v1 base URL) and THOTH_LLM_MODEL")
-    if values["THOTH_TREE_SUMMARISER"] == "llm" and provider == "none":
-        raise ConfigError("THOTH_TREE_SUMMARISER=llm needs an LLM: set THOTH_LLM_PROVIDER to 'openai' or 'gemini'")
+    """The optional LLM (answers, and tree summaries when THOTH_TREES=llm): named by its model."""
+    model, url, trees = values["THOTH_LLM_MODEL"], values["THOTH_LLM_URL"], values["THOTH_TREES"]
+    if url and not model:
+        raise ConfigError("THOTH_LLM_URL needs THOTH_LLM_MODEL, the model that endpoint serves")
+    if trees == "llm" and not model:
+        raise ConfigError("THOTH_TREES=llm needs an LLM: set THOTH_LLM_MODEL (and THOTH_LLM_URL for an endpoint)")
     return {
-        "llm_provider": "" if provider == "none" else provider,
-        "llm_model": model or (GEMINI_MODEL if provider == "gemini" else ""),
+        "llm_provider": ("openai" if url else "gemini") if model else "",
+        "tree_build": trees != "off",
+        "tree_summariser": "llm" if trees == "llm" else "extractive",
     }
 
 
@@ -647,26 +602,15 @@ def _auth(values: Mapping[str, object]) -> dict[str, object]:
         raise ConfigError("THOTH_AUTH=tokens needs THOTH_AUTH_TOKENS or THOTH_AUTH_WRITER_TOKENS")
     if mode == "google" and not audiences and not values["THOTH_TRUST_CLOUD_RUN_IAM"]:
         raise ConfigError("THOTH_AUTH=google needs THOTH_AUTH_AUDIENCES or THOTH_PUBLIC_URL (the expected audience)")
-    return {"auth_audiences": audiences, "oauth_client_secret": _oauth(values)}
+    if mode == "oauth":
+        _check_oauth(values)
+    return {"auth_audiences": audiences}
 
 
-def _oauth(values: Mapping[str, object]) -> str:
-    """THOTH_AUTH=oauth's checks across rows; the upstream client's secret (from its variable or file)."""
-    secret, path = str(values["THOTH_OAUTH_CLIENT_SECRET"]), values["THOTH_OAUTH_CLIENT_SECRET_FILE"]
-    if path:
-        try:
-            secret = Path(str(path)).read_text().strip()
-        except OSError as exc:
-            raise ConfigError(f"THOTH_OAUTH_CLIENT_SECRET_FILE {path!r} cannot be read: {exc.strerror}") from None
-    if values["THOTH_AUTH"] != "oauth":
-        return secret
-    needed = {
-        "THOTH_PUBLIC_URL": values["THOTH_PUBLIC_URL"],
-        "THOTH_OAUTH_CLIENT_ID": values["THOTH_OAUTH_CLIENT_ID"],
-        "THOTH_OAUTH_CLIENT_SECRET or THOTH_OAUTH_CLIENT_SECRET_FILE": secret,
-        "THOTH_OAUTH_KEY_FILE": values["THOTH_OAUTH_KEY_FILE"],
-    }
-    missing = [name for name, value in needed.items() if not value]
+def _check_oauth(values: Mapping[str, object]) -> None:
+    """THOTH_AUTH=oauth's checks across rows."""
+    needed = ("THOTH_PUBLIC_URL", "THOTH_OAUTH_CLIENT_ID", "THOTH_OAUTH_CLIENT_SECRET", "THOTH_OAUTH_KEY_FILE")
+    missing = [name for name in needed if not values[name]]
     if missing:
         raise ConfigError(f"THOTH_AUTH=oauth needs {', '.join(missing)}")
     for name in ("THOTH_PUBLIC_URL", "THOTH_OAUTH_ISSUER"):
@@ -675,7 +619,6 @@ def _oauth(values: Mapping[str, object]) -> str:
         loopback = rest.split("/")[0].rsplit(":", 1)[0] in ("127.0.0.1", "localhost", "[::1]")
         if not (scheme == "https" or (scheme == "http" and loopback)):
             raise ConfigError(f"{name} must be an https URL (http only on a loopback address), got {url!r}")
-    return secret
 
 
 def _check_reranker(settings: Settings) -> None:
@@ -693,7 +636,7 @@ def markdown_table() -> str:
     """README's configuration table, one line a row of SETTINGS."""
     lines = ["| variable | default | meaning |", "|---|---|---|"]
     for setting in SETTINGS:
-        names = ", ".join(f"`{name}`" for name in (setting.name, *setting.aliases))
+        names = ", ".join(f"`{name}`" for name in setting.names)
         default = setting.shown_default()
         lines.append(f"| {names} | {default + ' ' if default else ''}| {setting.help} |")
     return "\n".join(lines) + "\n"

@@ -3,7 +3,7 @@
 sizes). The embedders themselves, and `get_embedder`, which loads the configured one once per process, are
 in thoth/embedders/ (docs/models.md). The local backends give the same vectors within a tested tolerance:
 `onnx` (the default: onnxruntime, no torch at run time; the model exported once into `{cache_dir}/onnx/`,
-int8 with THOTH_EMBED_INT8; `python -m thoth.embedders.onnx_export` does it ahead of time) and `torch`. Both
+int8 for `local-int8`; `python -m thoth.embedders.onnx_export` does it ahead of time) and `torch`. Both
 record the same model name with the index. `get_tokenizer(settings)` is the model's own tokenizer, which the
 chunker uses to keep every chunk inside what the model reads.
 """
@@ -31,6 +31,10 @@ _BUNDLED_ALIASES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"
 
 class EmbedderUnavailable(ServerFault):
     """The embedding model cannot be loaded; the message says why and what to do."""
+
+
+# The task types Vertex AI documents for search: queries, and the passages they look for
+VERTEX_TASKS = ("RETRIEVAL_QUERY", "RETRIEVAL_DOCUMENT")
 
 
 @dataclass(frozen=True)
@@ -245,8 +249,8 @@ def model_name(settings: Settings) -> str:
 
 def configured_prompts(settings: Settings) -> Prompts:
     """The query and document prompts the settings give (THOTH_EMBED_QUERY_PROMPT, ..._DOCUMENT_PROMPT),
-    and for `vertex` its task types (THOTH_EMBED_QUERY_TASK, ..._DOCUMENT_TASK)."""
-    tasks = (settings.embed_query_task, settings.embed_document_task) if settings.embed_provider == "vertex" else ()
+    and for `vertex` its task types (VERTEX_TASKS)."""
+    tasks = VERTEX_TASKS if settings.embed_provider == "vertex" else ()
     return Prompts(settings.embed_query_prompt, settings.embed_document_prompt, *tasks)
 
 

@@ -1,7 +1,7 @@
 """The optional LLM: any OpenAI-compatible chat endpoint, or Vertex AI Gemini through google-genai.
 
-Used for generated answers and, when `THOTH_TREE_SUMMARISER=llm`, for tree summaries. Off by
-default: with no `THOTH_LLM_PROVIDER`, `get_llm()` returns None and Thoth stays extractive.
+Used for generated answers and, when `THOTH_TREES=llm`, for tree summaries. Off by default: with no
+`THOTH_LLM_MODEL`, `get_llm()` returns None and Thoth stays extractive.
 Every call is rate-limited (requests per minute, per process) and retried with exponential
 backoff on 429, 5xx and connection failures (a `Retry-After` header is honoured).
 """
@@ -29,6 +29,8 @@ REQUEST_TIMEOUT_SECONDS = 60.0
 # Retries on 429, 5xx and connection failures: with the doubling backoff from 1 s, four of them wait
 # about 15 s in all, which rides out a rate-limit window or a restarting endpoint without hiding an outage.
 MAX_RETRIES = 4
+# Calls a minute per process: under the smallest paid tiers' limits, and tree summaries are few
+REQUESTS_PER_MINUTE = 60
 
 
 LLMError = UpstreamError  # the LLM could not answer (after retries); the message says why
@@ -103,7 +105,7 @@ class OpenAICompatibleLLM:
         api_key: str = "",
         *,
         timeout: float = REQUEST_TIMEOUT_SECONDS,
-        per_minute: int = 60,
+        per_minute: int,
         retries: int = MAX_RETRIES,
         base_delay: float = 1.0,
     ):
@@ -145,11 +147,11 @@ class OpenAICompatibleLLM:
 class GeminiLLM:
     """Vertex AI Gemini through google-genai (credentials: the service account on GCP, or ADC)."""
 
-    def __init__(self, model: str, project: str, location: str, *, per_minute: int = 60, retries: int = MAX_RETRIES):
+    def __init__(self, model: str, project: str, location: str, *, per_minute: int, retries: int = MAX_RETRIES):
         try:
             from google import genai
         except ImportError as exc:
-            raise LLMError("THOTH_LLM_PROVIDER=gemini needs google-genai: pip install 'thoth[gemini]'") from exc
+            raise LLMError("a Gemini THOTH_LLM_MODEL needs google-genai: pip install 'thoth[gemini]'") from exc
         self.name = f"gemini:{model}"
         self.model = model
         self._client = genai.Client(vertexai=True, project=project or None, location=location)
@@ -189,10 +191,8 @@ def get_llm(settings: Settings) -> LLM | None:
         if key not in _llms:
             if settings.llm_provider == "openai":
                 where = (settings.llm_url, settings.llm_model, settings.llm_api_key)
-                _llms[key] = OpenAICompatibleLLM(*where, per_minute=settings.llm_rpm)
-            elif settings.llm_provider == "gemini":
-                where = (settings.llm_model, settings.gcp_project, settings.gcp_location)
-                _llms[key] = GeminiLLM(*where, per_minute=settings.llm_rpm)
+                _llms[key] = OpenAICompatibleLLM(*where, per_minute=REQUESTS_PER_MINUTE)
             else:
-                raise LLMError(f"unknown LLM provider {settings.llm_provider!r}; use 'openai' or 'gemini'")
+                where = (settings.llm_model, settings.gcp_project, settings.gcp_location)
+                _llms[key] = GeminiLLM(*where, per_minute=REQUESTS_PER_MINUTE)
         return _llms[key]

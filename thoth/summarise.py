@@ -179,7 +179,7 @@ class LLMSummariser:
 
 
 def tree_summariser(settings: Settings, tokenizer: Tokenizer) -> Summariser:
-    """The summariser that writes tree nodes (THOTH_TREE_SUMMARISER)."""
+    """The summariser that writes tree nodes (THOTH_TREES)."""
     budget = min(settings.tree_summary_tokens, tokenizer.max_tokens)
     llm = get_llm(settings) if settings.tree_summariser == "llm" else None
     return LLMSummariser(llm, tokenizer, budget) if llm else ExtractiveSummariser(tokenizer, budget)

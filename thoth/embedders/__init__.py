@@ -10,7 +10,6 @@ from typing import Any
 from thoth.config import REMOTE_EMBED_PROVIDERS, Settings
 from thoth.embed import (
     Embedder,
-    EmbedderUnavailable,
     configured_prompts,
     embed_batch,
     get_tokenizer,
@@ -39,9 +38,7 @@ def get_embedder(settings: Settings, threads: int = 0) -> Embedder:
     """
     if settings.embed_provider in REMOTE_EMBED_PROVIDERS:
         return _remote_embedder(settings)
-    backend = "torch" if settings.embed_provider == "sentence-transformers" else settings.embed_backend
-    if backend not in ("torch", "onnx"):
-        raise EmbedderUnavailable(f"unknown embedding backend {backend!r}; use 'torch' or 'onnx'")
+    backend = settings.embed_backend
     int8 = backend == "onnx" and settings.embed_int8
     threads = threads if backend == "onnx" else 0
     key = (settings.embed_model, backend, int8, settings.cache_dir if backend == "onnx" else "", threads)
@@ -65,10 +62,10 @@ def get_embedder(settings: Settings, threads: int = 0) -> Embedder:
 
 
 def _remote_embedder(settings: Settings) -> Embedder:
-    from thoth.embedders.openai import OpenAIWire, api_key
+    from thoth.embedders.openai import OpenAIWire
     from thoth.embedders.remote import RemoteEmbedder
 
-    key = api_key(settings.embed_api_key, settings.embed_api_key_file)
+    key = settings.embed_api_key
     cache_key = (
         settings.embed_provider,
         settings.embed_url,

@@ -1,5 +1,5 @@
 """The local embedders: sentence-transformers on torch, and onnxruntime with the model's own tokenizer
-(no torch at run time). `thoth.embedders.get_embedder` picks one by THOTH_EMBED_PROVIDER and THOTH_EMBED_BACKEND."""
+(no torch at run time). `thoth.embedders.get_embedder` picks one by THOTH_EMBED_PROVIDER."""
 
 from __future__ import annotations
 

@@ -3,20 +3,9 @@ text-embeddings-inference, Ollama, LiteLLM...)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from thoth.embed import EmbedderUnavailable
-
-
-def api_key(key: str, key_file: str) -> str:
-    """The key itself, or the first line of the file holding it (a mounted secret)."""
-    if key or not key_file:
-        return key
-    try:
-        return Path(key_file).expanduser().read_text().strip()
-    except OSError as exc:
-        raise EmbedderUnavailable(f"cannot read THOTH_EMBED_API_KEY_FILE {key_file}: {exc}") from exc
 
 
 class OpenAIWire:

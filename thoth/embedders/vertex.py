@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from thoth.config import Settings
-from thoth.embed import EmbedderUnavailable, Prompts, prefixed
+from thoth.embed import VERTEX_TASKS, EmbedderUnavailable, Prompts, prefixed
 from thoth.embedders.remote import Refused, RemoteEmbedder
 
 # Per request, the text-embedding models take up to 250 texts and 20,000 tokens; Gemini embedding models
@@ -20,7 +19,7 @@ from thoth.embedders.remote import Refused, RemoteEmbedder
 # more tokens than the bundled one (auto_truncate cuts only a single text over 2,048).
 MAX_BATCH = 250
 MAX_REQUEST_TOKENS = 20_000
-DEFAULT_TASKS = Prompts(query_task=Settings.embed_query_task, document_task=Settings.embed_document_task)
+TASKS = Prompts("", "", *VERTEX_TASKS)
 
 
 def one_text_per_request(model: str) -> bool:
@@ -54,7 +53,7 @@ class VertexEmbedder(RemoteEmbedder):
         project: str,
         location: str,
         *,
-        prompts: Prompts = DEFAULT_TASKS,
+        prompts: Prompts = TASKS,
         base_url: str = "",
         credentials: Any = None,
         max_tokens: int,

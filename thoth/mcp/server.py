@@ -4,8 +4,8 @@ Routes (create_app): `/` and `/health` (200 when the index is readable, 503 with
 Streamable HTTP, stateless with JSON responses so any instance answers any request (an event stream when
 the request asks for progress: thoth.mcp.streaming); `/mcp/sse`, the legacy SSE transport; `/ui`, the
 console; `/internal/*` (thoth.mcp.internal). SIGTERM stops accepting connections and gives requests in
-flight THOTH_SHUTDOWN_GRACE_SECONDS (within the 10 s Cloud Run gives); a write in flight finishes within
-that or stops before writing anything, answering a retryable tool error (close_writes_on_sigterm).
+flight SHUTDOWN_GRACE_SECONDS; a write in flight finishes within that or stops before writing anything,
+answering a retryable tool error (close_writes_on_sigterm).
 """
 
 from __future__ import annotations
@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 # so the two overlap wherever either side runs native code (see docs/benchmarks.md, "Cold start").
 
 log = logging.getLogger("thoth.server")
+
+SHUTDOWN_GRACE_SECONDS = 8  # Cloud Run gives 10 s after SIGTERM; the answers in flight need the rest
+THREADS_PER_CPU = 2  # blocking tool calls at once per core (bound_worker_threads)
 
 
 def transport_security() -> TransportSecuritySettings:
@@ -85,7 +88,7 @@ async def _no_event_stream(request: Request) -> JSONResponse:
     )
 
 
-def bound_worker_threads(settings: Settings) -> int:
+def bound_worker_threads() -> int:
     """Size the pool that runs blocking calls (synchronous tools: LanceDB and ONNX; /health) to the cores.
 
     anyio's default is 40 threads: 16 concurrent searches on 2 cores then all run at once, each slowed
@@ -95,7 +98,7 @@ def bound_worker_threads(settings: Settings) -> int:
 
     from thoth.embed import available_cpus
 
-    threads = settings.search_threads or 2 * available_cpus()
+    threads = THREADS_PER_CPU * available_cpus()
     anyio.to_thread.current_default_thread_limiter().total_tokens = threads
     return threads
 
@@ -129,8 +132,8 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         if warm_up and not thoth.warming_up:
             thoth.warm_up(background=True)
-        bound_worker_threads(settings)
-        close_writes_on_sigterm(thoth, settings.shutdown_grace_seconds)
+        bound_worker_threads()
+        close_writes_on_sigterm(thoth, SHUTDOWN_GRACE_SECONDS)
         async with run_transports():
             log.info("Thoth MCP server ready: db=%s toolsets=%s", settings.db_uri, ",".join(settings.toolsets))
             yield
@@ -211,20 +214,18 @@ def _uvicorn_options(settings: Settings) -> dict:
         "log_level": settings.log_level.lower(),
         "log_config": None,  # keep setup_logging's handler: JSON lines on Cloud Run for uvicorn's lines too
         "access_log": False,  # RequestContextMiddleware writes the access line, with the trace
-        "timeout_graceful_shutdown": settings.shutdown_grace_seconds,
+        "timeout_graceful_shutdown": SHUTDOWN_GRACE_SECONDS,
         "ws": "none",  # no WebSocket routes: uvicorn need not import a WebSocket library at start (~0.04 s CPU)
     }
 
 
-def main(**tuning: object) -> None:
-    """The server; `tuning` passes Settings fields no variable sets (a bench's), with one worker only."""
+def main() -> None:
+    """The server, as the environment configures it."""
     try:
-        settings = Settings.from_env(**tuning)
+        settings = Settings.from_env()
     except ConfigError as exc:  # a setting the operator must change: one line, exit 2 (README)
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
-    if tuning and settings.workers != 1:  # each worker process reads its settings from the environment again
-        sys.exit("error: tuning values reach a single worker only (THOTH_WORKERS=1)")
     if settings.workers == 1:
         app = app_from_env(settings)  # before importing uvicorn: the warm-up runs during that import
         import uvicorn

@@ -1,11 +1,12 @@
 """resolve_citation: a source_ref (or bucket + key) -> a URL a person can open, at the page.
 
-Modes: `signed`, a V4 signed URL for the cited generation of the gs:// object (signed with
-THOTH_SIGNING_KEY_FILE, else the application default credentials: on Cloud Run, with no private key,
-through IAM signBlob); when that generation is gone the citation says so and the URL opens the object as
-it is now. `gs`, the gs:// URI. `portal`, THOTH_PORTAL_BASE_URL/{bucket}/{key} with version, page and
-highlight as parameters. `file`, the local file's file:// URL. The signed and file modes carry the page
-and highlight as `#page=N&search=…`, which PDF viewers honour.
+Modes: `signed`, a V4 signed URL for the cited generation of the gs:// object, signed with the
+application default credentials (a service-account key named by GOOGLE_APPLICATION_CREDENTIALS; on
+Cloud Run, with no private key, IAM signBlob as the service account); when that generation is gone the
+citation says so and the URL opens the object as it is now. `gs`, the gs:// URI. `portal`,
+THOTH_PORTAL_BASE_URL/{bucket}/{key} with version, page and highlight as parameters. `file`, the local
+file's file:// URL. The signed and file modes carry the page and highlight as `#page=N&search=…`, which
+PDF viewers honour.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from thoth.source_ref import SourceRef, parse_ref
 from thoth.store import Store
 
 GCS_ENDPOINT = "https://storage.googleapis.com"
+SIGNED_URL_SECONDS = 900  # a signed citation URL's lifetime: long enough to open, short if it leaks
 _SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 
 
@@ -55,29 +57,19 @@ _loading = threading.Lock()  # functools.cache alone lets two first callers both
 
 
 @functools.cache
-def _signer(key_file: str, gcp_project: str) -> tuple[Any, Any]:
+def _signer(gcp_project: str) -> tuple[Any, Any]:
     """(storage client, credentials), loaded once per process (under `_loading`)."""
+    import google.auth
+    from google.auth.exceptions import DefaultCredentialsError
     from google.cloud import storage
 
-    if key_file:
-        from google.oauth2 import service_account
-
-        try:
-            credentials = service_account.Credentials.from_service_account_file(key_file)
-        except (OSError, ValueError) as exc:
-            raise ClientError(f"THOTH_SIGNING_KEY_FILE cannot be used: {exc}") from None
-        project = credentials.project_id
-    else:
-        import google.auth
-        from google.auth.exceptions import DefaultCredentialsError
-
-        try:
-            credentials, project = google.auth.default(scopes=_SCOPES)
-        except DefaultCredentialsError:
-            raise ClientError(
-                "no credentials to sign URLs with: set THOTH_SIGNING_KEY_FILE or run with a service "
-                "account (Cloud Run), or ask for mode 'gs' or 'portal'"
-            ) from None
+    try:
+        credentials, project = google.auth.default(scopes=_SCOPES)
+    except DefaultCredentialsError:
+        raise ClientError(
+            "no credentials to sign URLs with: set GOOGLE_APPLICATION_CREDENTIALS to a service-account key or "
+            "run as a service account (Cloud Run), or ask for mode 'gs' or 'portal'"
+        ) from None
     return storage.Client(project=gcp_project or project, credentials=credentials), credentials
 
 
@@ -87,19 +79,19 @@ def signed_url(settings: Settings, bucket: str, key: str, generation: str | None
     from google.auth.transport.requests import Request
 
     with _loading:
-        client, credentials = _signer(settings.signing_key_file, settings.gcp_project)
-    lifetime = timedelta(seconds=settings.signed_url_seconds)
+        client, credentials = _signer(settings.gcp_project)
+    lifetime = timedelta(seconds=SIGNED_URL_SECONDS)
     extra: dict[str, Any] = {}
-    if not isinstance(credentials, Signing) or settings.signing_service_account:
+    if not isinstance(credentials, Signing):
         # no private key here (Cloud Run, Compute): sign through IAM signBlob as the service account
         try:
             if not credentials.valid:
                 credentials.refresh(Request())
         except Exception as exc:
             raise ClientError(f"cannot get an access token to sign URLs with: {exc}") from None
-        email = settings.signing_service_account or getattr(credentials, "service_account_email", None)
-        if not email:
-            raise ClientError("set THOTH_SIGNING_SERVICE_ACCOUNT: the credentials name no service account")
+        email = getattr(credentials, "service_account_email", None)
+        if not email:  # a person's credentials: impersonating a service account gives signing ones
+            raise ClientError("the application default credentials name no service account to sign URLs as")
         extra = {"service_account_email": email, "access_token": credentials.token}
     blob = client.bucket(bucket).blob(key)
     url = blob.generate_signed_url(
@@ -141,8 +133,6 @@ def _mode(settings: Settings, asked: str | None, in_bucket: bool) -> str:
     if asked:
         check_choice("mode", asked, CITATION_MODES)
         return asked
-    if settings.citation_mode:
-        return settings.citation_mode
     if settings.portal_base_url:
         return "portal"
     return "signed" if in_bucket else "file"

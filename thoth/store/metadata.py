@@ -22,7 +22,6 @@ from thoth.store.tables import ModelMismatch, Tables
 TREE_WRITE_BATCH = 4096  # tree rows written per commit
 NO_PROMPTS = ("", "")  # (query, document) prompts: none
 PROMPT_KEYS = ("query", "document", "query_task", "document_task")  # the last two: Vertex AI task types
-_TASK_SETTINGS = ("THOTH_EMBED_QUERY_TASK", "THOTH_EMBED_DOCUMENT_TASK")
 
 
 def pointer_json(pointer: TreePointer) -> str:
@@ -58,7 +57,7 @@ def _prompt_settings(prompts: tuple[str, ...]) -> str:
     query, document = prompts[:2]
     said = [f" THOTH_EMBED_QUERY_PROMPT={query!r}"] if query else []
     said += [f" THOTH_EMBED_DOCUMENT_PROMPT={document!r}"] if document else []
-    return "".join(said + [f" {name}={task}" for name, task in zip(_TASK_SETTINGS, prompts[2:], strict=False)])
+    return "".join(said)
 
 
 def _prompts_said(prompts: tuple[str, ...]) -> str:

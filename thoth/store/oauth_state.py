@@ -8,7 +8,7 @@ state, one row each in `oauth_state`, keyed by an id the blob carries:
 - a family was revoked (`revoke`), which its access tokens are checked against (`live`).
 Like the ingest history, the table is not index content (not in ALL_TABLES); it is created on first use and
 rows past their expiry are pruned when a family starts. Writes that decide (claim, advance) read the latest
-version first; `live` may lag another instance's revocation by THOTH_READ_CONSISTENCY_SECONDS.
+version first; `live` may lag another instance's revocation by Settings.read_consistency_seconds.
 """
 
 from __future__ import annotations

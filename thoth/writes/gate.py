@@ -1,9 +1,9 @@
 """The server's writes, one at a time, and its index maintained in the background after enough of them.
 
 A write (ingest_document, a bucket event, a reindex) holds the gate while it runs, so an instance holds
-one write's batches at most. A tool call that cannot get it within Settings.write_wait_seconds gets `Busy`
+one write's batches at most. A tool call that cannot get it within WRITE_WAIT_SECONDS gets `Busy`
 (a retryable tool error, never an HTTP 500); a bucket event waits its turn. Every
-THOTH_MAINTAIN_AFTER_WRITES writes the gate runs maintenance on a thread of its own; searches and writes
+MAINTAIN_AFTER_WRITES writes the gate runs maintenance on a thread of its own; searches and writes
 go on meanwhile. At shutdown (`close`) no write starts any more (ShuttingDown, retryable) and the one in
 flight finishes within the grace period or stops before it has written anything: either way the
 document stays whole.
@@ -30,6 +30,10 @@ log = logging.getLogger("thoth.writes")
 # At SIGTERM a write in flight has the shutdown grace less this to finish; then it stops at its next safe
 # point (before its rows are written) and answers ShuttingDown, in time for the answer to reach the client.
 ABANDON_MARGIN_SECONDS = 3.0
+# Compacting after this many writes keeps a busy index's fragments and versions few without compacting
+# after each small write (`python -m ingest maintain` does it on demand)
+MAINTAIN_AFTER_WRITES = 50
+WRITE_WAIT_SECONDS = 30.0  # a write tool call waits this long for another write to end, then: busy, retry
 SLOT_POLL_SECONDS = 0.1  # how often a write waiting for the slot looks whether the server is shutting down
 
 
@@ -46,10 +50,10 @@ class ShuttingDown(Busy):
 
 
 class WriteGate:
-    def __init__(self, store: Store, wait_seconds: float, maintain_after: int):
+    def __init__(self, store: Store):
         self.store = store
-        self.wait_seconds = wait_seconds
-        self.maintain_after = maintain_after
+        self.wait_seconds = WRITE_WAIT_SECONDS
+        self.maintain_after = MAINTAIN_AFTER_WRITES
         self._slot = threading.Lock()
         self._count = threading.Lock()
         self.writes_since_maintenance = 0
@@ -69,7 +73,7 @@ class WriteGate:
         deadline = None if wait else time.monotonic() + self.wait_seconds
         while not self.closing.is_set():
             left = SLOT_POLL_SECONDS if deadline is None else min(SLOT_POLL_SECONDS, deadline - time.monotonic())
-            if self._slot.acquire(timeout=max(0.0, left)):  # 0: one try (write_wait_seconds=0)
+            if self._slot.acquire(timeout=max(0.0, left)):  # 0: one try (WRITE_WAIT_SECONDS=0)
                 return True
             if deadline is not None and time.monotonic() >= deadline:
                 return False
@@ -97,7 +101,7 @@ class WriteGate:
     def _written(self) -> None:
         with self._count:
             self.writes_since_maintenance += 1
-            due = 0 < self.maintain_after <= self.writes_since_maintenance and not self.closing.is_set()
+            due = self.maintain_after <= self.writes_since_maintenance and not self.closing.is_set()
             if not due or (self.maintenance is not None and self.maintenance.is_alive()):
                 return
             self.writes_since_maintenance = 0

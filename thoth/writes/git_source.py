@@ -65,17 +65,6 @@ class GitRead:
         return json.dumps({"url": self.url, "ref": self.ref, "commit": self.commit, "read_at": read_at, "files": files})
 
 
-def token(settings: Settings) -> str:
-    if settings.git_token:
-        return settings.git_token.strip()
-    if settings.git_token_file:
-        try:
-            return Path(settings.git_token_file).read_text().strip()
-        except OSError as exc:
-            raise SourceError(f"THOTH_GIT_TOKEN_FILE cannot be read: {exc.strerror}") from None
-    return ""
-
-
 def _mirrors(settings: Settings) -> Path:
     """Where mirrors live: THOTH_CACHE_DIR/git, or the temp folder where that is read-only (the image's)."""
     root = Path(settings.cache_dir).expanduser().resolve() / "git"
@@ -98,7 +87,7 @@ class Repo:
         digest = hashlib.sha256(url.encode()).hexdigest()[:16]
         self.path = _mirrors(settings) / digest
         self.env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "LC_ALL": "C"}
-        self._secret = token(settings)
+        self._secret = settings.git_token.strip()
         if self._secret and urlsplit(url).scheme in ("http", "https"):
             basic = base64.b64encode(f"x-access-token:{self._secret}".encode()).decode()
             self.env |= {

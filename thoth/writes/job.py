@@ -253,7 +253,7 @@ def rebuild_trees(settings: Settings) -> int:
             return 1
         for source in sorted(writer.store.find(Source, fields=[]), key=lambda s: s.source_id):
             result = writer.update_tree(source.source_id, force=True)
-            print(result.render() if result else f"tree {source.source_id}: trees are off (THOTH_TREE_BUILD=0)")
+            print(result.render() if result else f"tree {source.source_id}: trees are off (THOTH_TREES=off)")
     except (StoreError, EmbedderUnavailable, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

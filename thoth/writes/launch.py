@@ -1,5 +1,5 @@
-"""Starting an ingest run outside the server: a child process (`local`) or an execution of the ingest job on
-Cloud Run (`cloud-run`), chosen by THOTH_RUN_LAUNCHER. Either runs `thoth ingest … --run-id ID`, which
+"""Starting an ingest run outside the server: a child process, or an execution of the ingest job on Cloud Run
+when THOTH_INGEST_JOB names one. Either runs `thoth ingest … --run-id ID`, which
 records its progress and end in the index (thoth/writes/job.py), so any server instance can report it.
 The server never runs an ingest in one of its own threads.
 """
@@ -23,6 +23,7 @@ log = logging.getLogger("thoth.ingest")
 
 CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
 API_TIMEOUT_SECONDS = 30
+RUN_API_URL = "https://run.googleapis.com"  # the Cloud Run Admin API
 
 
 class LaunchError(ServerFault):
@@ -33,7 +34,7 @@ def records_here(settings: Settings) -> bool:
     """Whether the server writes a run's records itself. A Cloud Run service only reads the index (its identity
     may not write it): there the job records the run when it starts, and cancel_run and remove_source are
     executions of the job too (`thoth ingest cancel`, `thoth ingest remove`)."""
-    return settings.run_launcher == "local"
+    return not settings.ingest_job
 
 
 def ingest_args(spec: SourceSpec, name: str, run_id: str, db_uri: str, *, trigger: str, started_by: str) -> list[str]:
@@ -83,7 +84,7 @@ def launch_cloud_run(settings: Settings, args: list[str], credentials: Any = Non
         credentials, _ = google.auth.default(scopes=[CLOUD_PLATFORM])
     session = AuthorizedSession(credentials)
     body = {"overrides": {"containerOverrides": [{"args": ["-m", "ingest", *args]}], "taskCount": 1}}
-    url = f"{settings.run_api_url}/v2/{settings.ingest_job}:run"
+    url = f"{RUN_API_URL}/v2/{settings.ingest_job}:run"
     try:
         answer = session.post(url, json=body, timeout=API_TIMEOUT_SECONDS)
     except Exception as exc:  # a transport failure: the run was not started
@@ -95,7 +96,5 @@ def launch_cloud_run(settings: Settings, args: list[str], credentials: Any = Non
 
 
 def launch(settings: Settings, args: list[str]) -> str:
-    """Start the run by the configured launcher; where it runs (for the run's record)."""
-    if settings.run_launcher == "cloud-run":
-        return launch_cloud_run(settings, args)
-    return launch_local(settings, args)
+    """Start the run: a job execution on Cloud Run, else a child process; where it runs (for the run's record)."""
+    return launch_cloud_run(settings, args) if settings.ingest_job else launch_local(settings, args)

@@ -1,7 +1,7 @@
 """Web sources: `python -m ingest --source https://docs.example.com/guide/` crawls within that prefix.
 
 Seeds: the start URL, the sitemaps (robots.txt's, and `sitemap.xml` at the origin and the prefix) and
-`llms.txt` links; then links, breadth first, within Settings.crawl_max_depth and THOTH_CRAWL_MAX_PAGES.
+`llms.txt` links; then links, breadth first, within Settings.crawl_max_depth and MAX_PAGES.
 Each page is a `SourceObject` whose uri is its canonical URL, keyed by its path, fingerprinted by its
 bytes' SHA-256, so the writer's plan does the rest. What a crawl learned of each page is kept under
 `crawl:{source_id}` in the store's settings: the next crawl sends conditional requests, and a 304 lists
@@ -33,6 +33,7 @@ GZIP_TYPES = ("application/gzip", "application/x-gzip", "application/octet-strea
 log = logging.getLogger("thoth.ingest")
 
 MAX_SITEMAPS = 50  # sitemap files read per crawl (an index can name thousands)
+MAX_PAGES = 1000  # pages one crawl fetches at most: a documentation site, not a whole domain
 _MD_LINK = re.compile(r"\]\((https?://[^)\s]+|/[^)\s]*)\)")
 _SKIPPED_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".css", ".js", ".ico", ".zip", ".woff", ".woff2")
 
@@ -293,7 +294,7 @@ class _Crawler:
         cut = False  # the page or depth limit left URLs unvisited
         with ThreadPoolExecutor(max_workers=self.settings.crawl_concurrency) as pool:
             for _ in range(self.settings.crawl_max_depth + 1):  # one wave per link hop
-                room = max(self.settings.crawl_max_pages - len(visited), 0)
+                room = max(MAX_PAGES - len(visited), 0)
                 wave, cut = frontier[:room], cut or len(frontier) > room
                 if not wave:
                     break

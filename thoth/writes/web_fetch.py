@@ -26,6 +26,7 @@ log = logging.getLogger("thoth.ingest")
 RETRIED = (429, 500, 502, 503, 504)
 BACKOFF_SECONDS = 0.5  # the first retry's wait, doubled for each one after it
 MAX_REDIRECTS = 10
+USER_AGENT = "ThothBot/1.0 (+https://github.com/thoth)"  # sent, and matched against robots.txt
 REDIRECTS = (301, 302, 303, 307, 308)
 MAX_RETRY_AFTER = 30.0  # a Retry-After longer than this is not waited for: the page fails this run
 HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -75,7 +76,7 @@ class Fetcher:
         self.client = httpx.Client(
             timeout=settings.crawl_timeout_seconds,
             follow_redirects=False,  # followed by _once, on the site's own origin only
-            headers={"User-Agent": settings.crawl_user_agent},
+            headers={"User-Agent": USER_AGENT},
         )
         self.robots = robotparser.RobotFileParser()
         self.robots.parse([])  # allow all until robots.txt says otherwise
@@ -98,7 +99,7 @@ class Fetcher:
             self.robots.parse(got.body.decode("utf-8", "replace").splitlines())
         elif 500 <= got.status < 600:  # RFC 9309: an unreachable robots.txt means "disallow everything"
             self.robots.parse(["User-agent: *", "Disallow: /"])
-        delay = self.robots.crawl_delay(self.settings.crawl_user_agent)
+        delay = self.robots.crawl_delay(USER_AGENT)
         if delay:
             self.rate.interval = max(self.rate.interval, float(delay))
 
@@ -128,7 +129,7 @@ class Fetcher:
         return list(self.robots.site_maps() or [])
 
     def allowed(self, url: str) -> bool:
-        return self.robots.can_fetch(self.settings.crawl_user_agent, url)
+        return self.robots.can_fetch(USER_AGENT, url)
 
     def get(
         self,

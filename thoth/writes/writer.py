@@ -171,10 +171,10 @@ class Writer:
 
     def update_tree(self, source_id: str, force: bool = False, policy: str = "run") -> TreeResult | None:
         """Bring the source's RAPTOR tree in line with its chunks: in place, or rebuilt (thoth/writes/tree.py
-        says when); THOTH_TREE_BUILD=0 turns trees off, and a change then marks an existing one stale."""
+        says when); THOTH_TREES=off turns trees off, and a change then marks an existing one stale."""
         if not self.settings.tree_build:
-            if mark_stale(self.store, source_id, "trees are switched off (THOTH_TREE_BUILD=0)"):
-                return TreeResult(source_id, built=False, mode="stale", reason="THOTH_TREE_BUILD=0")
+            if mark_stale(self.store, source_id, "trees are switched off (THOTH_TREES=off)"):
+                return TreeResult(source_id, built=False, mode="stale", reason="THOTH_TREES=off")
             return None
         tokenizer = get_tokenizer(self.settings)
         return build_tree(

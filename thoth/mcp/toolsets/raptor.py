@@ -30,6 +30,8 @@ from thoth.retrieval.sessions import create_session
 from thoth.source_ref import content_hash
 from thoth.summarise import on_demand_summariser
 
+MAX_DOCUMENT_BYTES = 2 * 1024 * 1024  # ingest_document's limit: one write's memory stays small
+DOCUMENT_RUN_BYTES = 256 * 1024  # a longer text is a run of its own, answered with its id at once
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 
 DatasetId = Annotated[
@@ -88,9 +90,9 @@ def ingest_document(
     """
     require_writer_of(dataset_id, "dataset_id", "dataset")
     size = len(file_content.encode("utf-8", errors="replace"))
-    if size > app.settings.max_document_bytes:
+    if size > MAX_DOCUMENT_BYTES:
         raise ClientError(
-            f"file_content is {size} bytes; the limit is {app.settings.max_document_bytes} bytes: "
+            f"file_content is {size} bytes; the limit is {MAX_DOCUMENT_BYTES} bytes: "
             "split the document, or ingest large files with the ingest job",
             argument="file_content",
         )
@@ -99,7 +101,7 @@ def ingest_document(
     from thoth.writes.launch import records_here
     from thoth.writes.writer import Writer
 
-    if size > app.settings.document_run_bytes and records_here(app.settings):  # a long text: a run of its own
+    if size > DOCUMENT_RUN_BYTES and records_here(app.settings):  # a long text: a run of its own
         from thoth.writes.source_runs import start_document
 
         run = start_document(app.store, app.settings, dataset_id, file_content, source, tags, caller=caller)

@@ -2,7 +2,7 @@
 
 Every tool here needs the writer role (`expose(writer=True)`): a reader's tools/list has none of them. A run
 is never a thread of the server: thoth/writes/source_runs.py records it and starts it as a child process or
-a Cloud Run execution (THOTH_RUN_LAUNCHER), and any instance reports it from the index.
+a Cloud Run execution (THOTH_INGEST_JOB), and any instance reports it from the index.
 """
 
 from __future__ import annotations

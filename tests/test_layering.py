@@ -231,11 +231,10 @@ def test_one_place_decides_a_sources_kind() -> None:
     """thoth/source_spec.py decides what kind a source is (folder, bucket, web, git); the rest read
     `SourceSpec.kind`."""
     deciding = ("origin_kind", "is_git_url")
-    offending = [
-        f"{path.relative_to(REPO_ROOT)}:{node.lineno}: {node.id}"
-        for path in files("thoth")
-        if path.name != "source_spec.py"
-        for node in ast.walk(ast.parse(path.read_text(), str(path)))
-        if isinstance(node, ast.Name) and node.id in deciding
-    ]
+    offending = []
+    for path in files("thoth"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+            if name in deciding and path.name != "source_spec.py":
+                offending.append(f"{path.relative_to(REPO_ROOT)}:{node.lineno}: {name}")
     assert offending == []

@@ -5,14 +5,19 @@ versions, and rewrites neither settings nor the source row when nothing in them 
 
 from __future__ import annotations
 
+import hashlib
+import time
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import bm25, job_env, make_settings, run_ingest, write_corpus
+from thoth.errors import NotFound
 from thoth.records import Chunk
 from thoth.store import Store
-from thoth.store.maintenance import maintain, sweep_orphans, table_health
+from thoth.store.maintenance import maintain, sweep_figures, sweep_orphans, table_health
 from thoth.store.schema import SETTINGS, SOURCES
 from thoth.writes.documents import ingest_text
 from thoth.writes.writer import Writer
@@ -66,6 +71,45 @@ def test_orphans_are_swept_after_their_grace_only(tmp_path: Path) -> None:
     assert sweep_orphans(writer.store, grace=timedelta(0)) == 1
     assert writer.store.count_of(Chunk, {"doc_id": "gone"}) == 0
     assert writer.store.count_of(Chunk, {"source_id": "notes"}) == 1
+
+
+def test_rows_still_being_added_are_not_swept(tmp_path: Path) -> None:
+    """A long PDF's windows are staged for minutes before its documents row: each window restarts the grace."""
+    settings = replace(make_settings(tmp_path / "db"), tree_build=False)
+    writer = Writer(settings)
+    ingest_text(writer, writer.store, "notes", note(1), "notes/1.md")
+    row = writer.store.find(Chunk, {"source_id": "notes"})[0]
+
+    def stage(n: int) -> None:
+        staged = {**{k: getattr(row, k) for k in ("source_id", "key", "text")}, "chunk_id": f"w{n}", "doc_id": "long"}
+        writer.store.insert(Chunk, [{**staged, "vector": [0.1] * writer.embedder.dim, "search_text": row.text}])
+
+    grace = timedelta(seconds=1)
+    stage(1)
+    assert sweep_orphans(writer.store, grace) == 0
+    time.sleep(1.1)
+    stage(2)  # the next window, after the grace: still being written
+    assert sweep_orphans(writer.store, grace) == 0 and writer.store.count_of(Chunk, {"doc_id": "long"}) == 2
+    time.sleep(1.1)  # no window since: the write was killed
+    assert sweep_orphans(writer.store, grace) == 1 and writer.store.count_of(Chunk, {"doc_id": "long"}) == 0
+
+
+def test_figure_pictures_no_chunk_names_are_swept(tmp_path: Path) -> None:
+    settings = replace(make_settings(tmp_path / "db"), tree_build=False)
+    writer = Writer(settings)
+    ingest_text(writer, writer.store, "notes", note(1), "notes/1.md")
+    row = writer.store.find(Chunk, {"source_id": "notes"})[0]
+    named, unnamed = (hashlib.sha256(b).hexdigest() + ".png" for b in (b"named", b"unnamed"))
+    for name in (named, unnamed):
+        writer.store.put_figure(name, b"\x89PNG picture bytes")
+    figure = {**{k: getattr(row, k) for k in ("source_id", "key", "text", "doc_id")}, "chunk_id": "f", "figure": named}
+    writer.store.insert(Chunk, [{**figure, "vector": [0.1] * writer.embedder.dim, "search_text": row.text}])
+
+    assert sweep_figures(writer.store, grace=timedelta(minutes=10)) == 0  # just written: perhaps a write in flight
+    assert sweep_figures(writer.store, grace=timedelta(0)) == 1
+    assert writer.store.figure(named)
+    with pytest.raises(NotFound):
+        writer.store.figure(unnamed)
 
 
 def test_a_small_write_leaves_settings_and_source_alone(tmp_path: Path) -> None:

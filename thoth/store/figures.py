@@ -5,6 +5,8 @@ read by the figure tools; a chunk of content type `figure` names its picture (`C
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 from thoth.config import Settings
@@ -54,6 +56,32 @@ class Figures:
         if not path.exists():
             raise NotFound(f"figure picture {name} is not in the index's {FOLDER}/ (ingest it again)")
         return path.read_bytes()
+
+    def listed(self) -> Iterator[tuple[str, datetime]]:
+        """Every picture's name and when it was written."""
+        if self.root.startswith("gs://"):
+            bucket, prefix = split_gs_uri(f"{self.root}/{FOLDER}")
+            for blob in storage_client(self.settings).list_blobs(bucket, prefix=f"{prefix}/"):
+                name = blob.name.rsplit("/", 1)[-1]
+                if _NAME.match(name):
+                    yield name, blob.updated
+            return
+        folder = Path(self.root) / FOLDER
+        for path in folder.glob("*.png") if folder.is_dir() else ():
+            if _NAME.match(path.name):
+                yield path.name, datetime.fromtimestamp(path.stat().st_mtime, UTC)
+
+    def remove(self, name: str) -> None:
+        _check(name)
+        if self.root.startswith("gs://"):
+            from google.api_core import exceptions
+
+            try:
+                self._gs(name).delete()
+            except exceptions.NotFound:
+                pass
+            return
+        (Path(self.root) / FOLDER / name).unlink(missing_ok=True)
 
 
 def _check(name: str) -> None:

@@ -7,7 +7,9 @@ window (Settings.maintain_retention_minutes: a reader holding an older version w
 folds new chunks into the BM25 and vector indexes, and sweeps orphans: chunks and partitions of a
 version no `documents` row points at, left by a write killed between switching a document's row and
 dropping its old rows. An orphan is swept only once it has been seen by a maintenance run at least
-`orphan_grace` before: rows of a write in flight (written, its row not switched yet) look the same.
+`orphan_grace` before, with no rows added since: rows of a write in flight (written, its row not switched
+yet; a long PDF's windows, staged one after another for minutes) look the same. Figure pictures no chunk
+names (their document deleted or written again without them) go once older than the grace.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -52,13 +55,15 @@ class MaintenanceReport:
     bytes_removed: dict[str, int] = field(default_factory=dict)
     files_removed: dict[str, int] = field(default_factory=dict)
     orphans_removed: int = 0
+    figures_removed: int = 0
     seconds: float = 0.0
 
     def render(self) -> str:
         lines = [
             f"maintenance: {sum(self.versions_removed.values())} versions, {sum(self.files_removed.values())} "
             f"compacted files and {sum(self.bytes_removed.values()) / 1e6:.1f} MB removed, "
-            f"{self.orphans_removed} orphaned documents' rows swept in {self.seconds:.1f}s"
+            f"{self.orphans_removed} orphaned documents' rows and {self.figures_removed} unnamed figure pictures "
+            f"swept in {self.seconds:.1f}s"
         ]
         for name in sorted(self.versions_removed):
             lines.append(
@@ -95,6 +100,7 @@ def maintain(
     report = MaintenanceReport()
     if store.has(Chunk) and store.has(Document):
         report.orphans_removed = sweep_orphans(store, orphan_grace)
+        report.figures_removed = sweep_figures(store, orphan_grace)
         store.ensure_vector_index(fold_in=False)  # trains or retrains it when due; optimize below folds in
         store.ensure_fts_index(fold_in=False)  # builds it when missing
     now = datetime.now(UTC).isoformat(timespec="seconds")
@@ -117,22 +123,26 @@ def maintain(
 
 
 def sweep_orphans(store: Store, grace: timedelta = ORPHAN_GRACE) -> int:
-    """Delete the chunks and partitions of versions no `documents` row points at, once seen `grace` ago;
-    the number of (source, doc_id) versions swept."""
+    """Delete the chunks and partitions of versions no `documents` row points at, once seen `grace` ago with
+    as many rows as now; the number of (source, doc_id) versions swept."""
     owned = {(d.source_id, d.doc_id) for d in store.find(Document, fields=["source_id", "doc_id"])}
-    found: set[tuple[str, str]] = set()
+    found: Counter[tuple[str, str]] = Counter()  # rows of each version
     for record in (Chunk, Partition):
         for batch in store.scan_of(record, ["source_id", "doc_id"]):
             found.update(zip(batch.column("source_id").to_pylist(), batch.column("doc_id").to_pylist(), strict=True))
-    orphans = found - owned
+    orphans = set(found) - owned
     now = datetime.now(UTC)
-    seen = {tuple(k.split("\n", 1)): datetime.fromisoformat(v) for k, v in _orphan_record(store).items()}
-    due = sorted(o for o in orphans if now - seen.get(o, now) >= grace)  # first seen now: due only with no grace
+    seen: dict[tuple[str, ...], tuple[datetime, int]] = {
+        tuple(k.split("\n", 1)): (datetime.fromisoformat(at), rows) for k, (at, rows) in _orphan_record(store).items()
+    }
+    # first seen now, or rows added since (a write going on): due only with no grace
+    since = {o: seen[o][0] if o in seen and seen[o][1] == found[o] else now for o in orphans}
+    due = sorted(o for o in orphans if now - since[o] >= grace)
     for source_id, doc_id in due:
         for record in (Chunk, Partition):
             store.remove(record, {"source_id": source_id, "doc_id": doc_id})
-    waiting = {o: seen.get(o, now) for o in orphans - set(due)}
-    record = {f"{s}\n{d}": t.isoformat() for (s, d), t in sorted(waiting.items())}
+    waiting = sorted(set(orphans) - set(due))
+    record = {f"{s}\n{d}": [since[(s, d)].isoformat(), found[(s, d)]] for s, d in waiting}
     if record != _orphan_record(store):
         store.set_setting(META_ORPHANS, json.dumps(record, sort_keys=True))
     if due:
@@ -140,8 +150,24 @@ def sweep_orphans(store: Store, grace: timedelta = ORPHAN_GRACE) -> int:
     return len(due)
 
 
-def _orphan_record(store: Store) -> dict[str, str]:
-    return json.loads(store.get_setting(META_ORPHANS) or "{}")
+def sweep_figures(store: Store, grace: timedelta = ORPHAN_GRACE) -> int:
+    """Delete the figure pictures no chunk names, once older than `grace` (a write puts its pictures before
+    the chunks that name them); how many."""
+    named: set[str] = set()
+    for batch in store.scan_of(Chunk, ["figure"]):
+        named.update(batch.column("figure").to_pylist())
+    now = datetime.now(UTC)
+    unnamed = [name for name, written in store.figures.listed() if name not in named and now - written >= grace]
+    for name in unnamed:
+        store.figures.remove(name)
+    if unnamed:
+        log.info("removed %d figure pictures no chunk names", len(unnamed))
+    return len(unnamed)
 
 
-__all__ = ["MaintenanceReport", "TableHealth", "maintain", "sweep_orphans", "table_health"]
+def _orphan_record(store: Store) -> dict[str, list]:
+    """Each orphan seen: [when first seen with its present row count, that count]."""
+    return {k: v for k, v in json.loads(store.get_setting(META_ORPHANS) or "{}").items() if isinstance(v, list)}
+
+
+__all__ = ["MaintenanceReport", "TableHealth", "maintain", "sweep_figures", "sweep_orphans", "table_health"]

@@ -11,7 +11,7 @@ from tests.conftest import make_settings, write_corpus
 from thoth.retrieval.search import hybrid_search, keyword_query
 from thoth.store import Store
 from thoth.store.indexes import FTS_COLUMN
-from thoth.store.schema import CHUNKS
+from thoth.store.schema import CHUNKS, META_INDEX_FORMAT
 from thoth.writes.writer import Writer
 
 
@@ -24,10 +24,11 @@ def test_keyword_query_has_no_syntax() -> None:
 
 
 def old_index(store: Store) -> None:
-    """The BM25 index as versions before positions built it."""
+    """The BM25 index as versions before positions built it, which recorded no index format."""
     store.table(CHUNKS).create_fts_index(
         FTS_COLUMN, use_tantivy=False, replace=True, language="English", stem=True, remove_stop_words=True
     )
+    store.delete_settings([META_INDEX_FORMAT])
 
 
 def test_an_index_without_positions_is_migrated_by_ingest(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -49,5 +50,5 @@ def test_an_index_without_positions_is_migrated_by_ingest(tmp_path: Path, caplog
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="thoth.store"):
         summary = Writer(settings).run(str(root), name="handbook")  # nothing changed: still migrates
-    assert not summary.ingested and "migrating the BM25 index" in caplog.text
+    assert not summary.ingested and "BM25 index rebuilt with word positions" in caplog.text
     assert Store(settings).indexes.fts_has_positions() is True

@@ -21,6 +21,7 @@ from thoth.mcp.toolsets.research import fetch_chunk_partition
 from thoth.records import Partition
 from thoth.retrieval import research
 from thoth.store import Store
+from thoth.store.schema import META_INDEX_FORMAT
 from thoth.writes.parsers import ParseError, parse
 from thoth.writes.parsers import pdf as pdf_parser
 from thoth.writes.parsers.pdf.ocr import reading_order
@@ -106,6 +107,7 @@ def test_ocr_text_is_ingested_and_found_by_search(tmp_path: Path) -> None:
 
     # an index written before the column existed still reads (None), and the next ingest adds it
     lancedb.connect(settings.db_uri).open_table("partitions").drop_columns(["ocr_confidence"])
+    Store(settings).delete_settings([META_INDEX_FORMAT])  # written before formats were recorded
     assert {p.ocr_confidence for p in store.find(Partition, {"source_id": "scans"})} == {None}
     _scanned_pdf(folder / "again.pdf")
     assert not Writer(settings).run(str(folder), name="scans").failed

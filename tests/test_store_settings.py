@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from tests.conftest import make_settings
 from thoth.store import Store
-from thoth.store.schema import SETTINGS, SOURCES, is_primary_key, schema_for
+from thoth.store.schema import INDEX_FORMAT, META_INDEX_FORMAT, SETTINGS, SOURCES, is_primary_key, schema_for
 
 WRITERS = 4
 
@@ -49,7 +49,7 @@ def test_concurrent_writers_leave_each_key_once(tmp_path: Path) -> None:
     _at_once(tmp_path / "db", _record)
     rows = Store(make_settings(tmp_path / "db")).table(SETTINGS).to_arrow().to_pylist()
     keys = sorted(row["key"] for row in rows)
-    assert keys == ["index.embed_dim", "index.embed_model", "writer"], rows
+    assert keys == ["index.embed_dim", "index.embed_model", META_INDEX_FORMAT, "writer"], rows
     assert next(r["value"] for r in rows if r["key"] == "writer") in {str(i) for i in range(WRITERS)}
 
 
@@ -72,12 +72,13 @@ def test_an_index_from_before_is_rewritten_one_row_per_key(tmp_path: Path) -> No
     store = Store(make_settings(tmp_path / "db"))
     assert store.table(SETTINGS).count_rows() == 4
     store.ensure_tables(384)
-    assert store.table(SETTINGS).count_rows() == 2
+    assert store.table(SETTINGS).count_rows() == 3  # a row per key, and the format it was migrated to
+    assert store.get_setting(META_INDEX_FORMAT) == str(INDEX_FORMAT)
     assert is_primary_key(store.table(SETTINGS).schema.field("key"))
     assert store.index_model() == ("all-MiniLM-L6-v2", 384)
     store.set_setting("index.embed_dim", "384")  # unchanged: nothing written
     store.set_setting("research.default_collection", "papers")
-    assert store.table(SETTINGS).count_rows() == 3
+    assert store.table(SETTINGS).count_rows() == 4
 
 
 def test_a_sources_table_from_before_is_rewritten_one_row_per_source(tmp_path: Path) -> None:

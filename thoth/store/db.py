@@ -39,10 +39,11 @@ from thoth.store.figures import Figures
 from thoth.store.indexes import VECTOR_COLUMN, Indexes
 from thoth.store.lance import Lance
 from thoth.store.metadata import NO_PROMPTS, Metadata
+from thoth.store.migration import migrate
 from thoth.store.oauth_state import OAuthState
 from thoth.store.reembed import Reembedding
 from thoth.store.runs import Runs
-from thoth.store.schema import CHUNKS, DOCUMENTS, PARTITIONS, SESSIONS, SETTINGS, SOURCES, TREE_NODES, schema_for
+from thoth.store.schema import CHUNKS, DOCUMENTS, PARTITIONS, SESSIONS, SETTINGS, SOURCES, TREE_NODES
 from thoth.store.served import Pair
 from thoth.store.tables import IndexMissing, ModelMismatch, StoreError, Tables
 
@@ -87,6 +88,7 @@ class Store:
         self.reembedding = Reembedding(self.tables, self.metadata)  # `python -m ingest --reembed`'s staging
         self.figures = Figures(settings)  # figure pictures beside the tables
         self.readable: Collections = EVERY_COLLECTION
+        self._format_current = False  # the index is at INDEX_FORMAT (migrate)
 
     def reading(self, collections: Collections) -> Store:
         """This store as a caller who may read only `collections` sees it (tables, copies and caches shared)."""
@@ -122,6 +124,13 @@ class Store:
 
     def ensure_tables(self, dim: int) -> None:
         self.tables.ensure(dim)
+        self.migrate()
+
+    def migrate(self) -> None:
+        """Bring an index an older Thoth wrote to this code's format, once a process (thoth.store.migration);
+        every write path of an ingest calls it before it writes."""
+        if not self._format_current and self.exists():  # asking never creates a local folder
+            self._format_current = migrate(self.tables, self.metadata, self.indexes)
 
     def row_counts(self, names: list[str] | None = None) -> dict[str, int]:
         """Rows per table (`names`, or every table: listing them is a bucket listing on GCS)."""
@@ -252,8 +261,8 @@ class Store:
     def put(self, record: Any) -> None:
         """Add one record (a session) to its table."""
         table = TABLE_OF[type(record)]
+        self.migrate()
         self.tables.ensure_one(table)
-        self.tables.add_missing_columns(table, schema_for(table, 0))  # a column newer than the table
         self.tables.add(table, [to_row(record)])
 
     def replace_documents(self, rows: list[dict]) -> None:
@@ -274,7 +283,7 @@ class Store:
             self.tables.delete(TABLE_OF[record], filters.where({**scope, key: stale}))
 
     def upsert_source(self, row: dict) -> None:
-        self.tables.add_missing_columns(SOURCES, schema_for(SOURCES, 0))  # a column newer than the table (scope)
+        self.migrate()
         self.tables.merge(SOURCES, "source_id", [row], "sources")
 
     def repoint_chunks(self, source_id: str, doc_id: str, key: str, ref_base: str) -> None:
@@ -290,6 +299,7 @@ class Store:
 
     def record_run(self, run: IngestRun, keep: int, only_into_an_index: bool = False) -> None:
         """Add one run to the history, keeping its source's newest `keep` (thoth.store.runs)."""
+        self.migrate()
         self.runs.record(run, keep, only_into_an_index)
 
     def update_run(self, run_id: str, values: dict[str, object]) -> None:

@@ -52,21 +52,14 @@ class Indexes:
 
     def ensure_fts(self, fold_in: bool = True) -> None:
         """Build the BM25 index on chunks (English stemming and stop words, word positions for phrases),
-        or fold new rows into it (`fold_in`). An index built before positions were stored is rebuilt
-        once, with a log line: that is the migration of tables written by older versions."""
+        or fold new rows into it (`fold_in`)."""
         table = self.tables.table(CHUNKS)
-        positions = self.fts_has_positions()
-        if positions:
+        if self._fts_index() is not None:
             if fold_in:
                 retry_on_conflict(table.optimize, "optimize chunks")
             return
-        if positions is False:
-            log.warning("migrating the BM25 index of chunks: rebuilding it with word positions (phrase queries)")
         self._compact_first_build(table)
-        started = time.perf_counter()
-        retry_on_conflict(self._create_fts, "create the BM25 index")
-        if positions is False:
-            log.warning("BM25 index migrated (word positions) in %.1f s", time.perf_counter() - started)
+        retry_on_conflict(self.create_fts, "create the BM25 index")
 
     def _compact_first_build(self, table: Any) -> None:
         # A table's first build holds one data file per write batch, and searches read their hits and
@@ -95,7 +88,7 @@ class Indexes:
         stats = self.tables.table(CHUNKS).index_stats(idx.name) if idx is not None else None
         return None if stats is None else int(stats.num_unindexed_rows)
 
-    def _create_fts(self) -> None:
+    def create_fts(self) -> None:
         self.tables.table(CHUNKS).create_fts_index(
             FTS_COLUMN,
             use_tantivy=False,  # the native index: it builds on object storage too

@@ -10,14 +10,16 @@ from thoth.config import REMOTE_EMBED_PROVIDERS
 from thoth.records import TreePointer, field_names
 from thoth.store import filters
 from thoth.store.schema import (
+    INDEX_FORMAT,
     META_EMBED_DIM,
     META_EMBED_MODEL,
     META_EMBED_PROMPTS,
+    META_INDEX_FORMAT,
     META_TREE_PREFIX,
     SETTINGS,
     TREE_NODES,
 )
-from thoth.store.tables import ModelMismatch, Tables
+from thoth.store.tables import ModelMismatch, StoreError, Tables
 
 TREE_WRITE_BATCH = 4096  # tree rows written per commit
 NO_PROMPTS = ("", "")  # (query, document) prompts: none
@@ -84,9 +86,22 @@ class Metadata:
 
     # -- the model check ------------------------------------------------------------------
 
+    def index_format(self) -> int | None:
+        """The format the index was written in (thoth.store.migration; None: not recorded, an index written
+        before formats were); StoreError for a format newer than this code reads."""
+        raw = self.get(META_INDEX_FORMAT)
+        if raw and int(raw) > INDEX_FORMAT:
+            raise StoreError(
+                f"the index at {self.tables.uri} is format {raw}, newer than this Thoth reads (format "
+                f"{INDEX_FORMAT}): run the Thoth version that wrote it, or a later one"
+            )
+        return int(raw) if raw else None
+
     def index_model(self) -> tuple[str | None, int | None]:
+        """The model the index was built with; every model check reads it, so a newer format is refused here."""
         if SETTINGS not in self.tables.names():
             return None, None
+        self.index_format()
         model, dim = self.get(META_EMBED_MODEL), self.get(META_EMBED_DIM)
         return model, int(dim) if dim else None
 

@@ -22,7 +22,6 @@ class Runs:
         self.tables = tables
         self._found = False  # the table is never dropped: once seen, /health need not list the tables for it
         self._read: tuple[int, list[IngestRun]] | None = None  # (table version, every run newest first)
-        self._columns = False  # the table has this schema's columns
 
     def _exists(self) -> bool:
         if not self._found:
@@ -46,9 +45,6 @@ class Runs:
         if not self._exists():
             self.tables.db.create_table(INGEST_RUNS, schema=schema_for(INGEST_RUNS, 0), exist_ok=True)
             self._found = True
-        if not self._columns:  # a history written before the columns of runs started over MCP
-            self.tables.add_missing_columns(INGEST_RUNS, schema_for(INGEST_RUNS, 0))
-            self._columns = True
 
     def update(self, run_id: str, values: dict[str, object]) -> None:
         """Set some columns of one run (its progress, its end, a cancel request): only those, so a cancel

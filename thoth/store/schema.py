@@ -18,10 +18,15 @@ INGEST_RUNS = "ingest_runs"
 # Sign-in state shared by every instance (thoth.store.oauth_state): used codes, refresh-token families.
 OAUTH_STATE = "oauth_state"
 
+# The layout of the tables this code writes (thoth.store.migration). A change to a table's columns or keys
+# comes with a new format, which the migration brings older indexes to.
+INDEX_FORMAT = 1
+
 # Keys in the `settings` table that describe the index as a whole.
+META_INDEX_FORMAT = "index.format"
 META_EMBED_MODEL = "index.embed_model"
 META_EMBED_DIM = "index.embed_dim"
-# JSON {"query", "document"}: the prompts the index's vectors were made with; absent: none (older indexes too)
+# JSON {"query", "document"}: the prompts the index's vectors were made with; absent: none
 META_EMBED_PROMPTS = "index.embed_prompts"
 # JSON Floor (thoth/store/calibration.py): the model's cosine floor measured on this index, for hybrid search
 META_EMBED_FLOOR = "index.embed_floor"

@@ -1,4 +1,4 @@
-"""LanceDB's tables: connect (a folder or gs://), open, create and migrate them, and write with retries
+"""LanceDB's tables: connect (a folder or gs://), open and create them, and write with retries
 when another writer committed first."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pyarrow as pa
 from thoth.config import Settings
 from thoth.errors import ServerFault
 from thoth.store.lance import lancedb, session
-from thoth.store.schema import ALL_TABLES, PRIMARY_KEYS, is_primary_key, schema_for
+from thoth.store.schema import ALL_TABLES, schema_for
 
 COMMIT_ATTEMPTS = 8
 
@@ -145,7 +145,7 @@ class Tables:
             self._tables.pop(name, None)
 
     def ensure(self, dim: int) -> None:
-        """Create any missing table (the chunk table with `dim`-wide vectors); add columns new to the schema.
+        """Create any missing table (the chunk table with `dim`-wide vectors).
 
         Several ingest tasks may call this at once: creating is `exist_ok`, and a lost race is retried.
         """
@@ -158,32 +158,9 @@ class Tables:
                     if name not in self.names():  # not a lost race with another task: a real failure
                         raise
         self._tables.clear()
-        for name in ALL_TABLES:
-            self.add_missing_columns(name, schema_for(name, dim))
-        for name, column in PRIMARY_KEYS.items():
-            self._ensure_primary_key(name, column)
-
-    def add_missing_columns(self, name: str, wanted: pa.Schema) -> None:
-        # An index written before a column existed gets it, all nulls (no re-ingest needed).
-        table = self.table(name)
-        missing = [f for f in wanted if f.name not in table.schema.names]
-        if missing:
-            retry_on_conflict(lambda: table.add_columns(missing), f"add columns to {name}")
-
-    def _ensure_primary_key(self, name: str, column: str) -> None:
-        # A table written before its key was the row identity (and maybe holding a key twice, from
-        # parallel tasks of that time) is rewritten once, one row per key, under the keyed schema.
-        table = self.table(name)
-        if is_primary_key(table.schema.field(column)):
-            return
-        rows = {row[column]: row for row in table.to_arrow().to_pylist() if row[column] is not None}
-        wanted = schema_for(name, 0)
-        data = pa.Table.from_pylist(list(rows.values()), schema=wanted)
-        retry_on_conflict(lambda: self.db.create_table(name, data=data, schema=wanted, mode="overwrite"), name)
-        self._tables.pop(name, None)
 
     def ensure_one(self, name: str) -> None:
-        """Create one vectorless table if it is missing (e.g. `sessions` on an index built before it existed)."""
+        """Create one vectorless table if it is missing (`sessions`, written only once a session exists)."""
         if name not in self.names():
             self.db.create_table(name, schema=schema_for(name, 0), exist_ok=True)
             self._tables.pop(name, None)

@@ -116,7 +116,8 @@ class Writer:
         if not summary.interrupted:
             listed.save(self.store)
         if plan.empty and self.settings.task_index == 0 and self.store.has(StoredChunk):
-            self.store.ensure_fts_index(fold_in=False)  # migrates an index built before word positions
+            self.store.migrate()  # a run that writes nothing still brings an older index to this format
+            self.store.ensure_fts_index(fold_in=False)  # builds it when missing
         if self.settings.task_count > 1:
             summary.task = f"{self.settings.task_index + 1}/{self.settings.task_count}"
             if plan.removed or plan.stale:  # the tree still quotes the text that went: keep readers off it

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import Any
 
 from thoth.errors import ThothError
 
@@ -179,26 +180,16 @@ def decode_text(data: bytes) -> str:
         raise ParseError(f"not UTF-8 text (undecodable byte at offset {exc.start})") from None
 
 
-def parse(
-    key: str,
-    data: bytes,
-    *,
-    pdf_password: str | None = None,
-    fmt: str = "",
-    pdf_ocr: bool = False,
-    base_url: str | None = None,
-    pdf_figures: bool = False,
-    stop: threading.Event | None = None,
-) -> ParsedDocument:
-    """Parse one source object with its format's parser (`format_of`). Whatever the format, zero-width and
-    bidi control characters leave the text here (unseen.py), counted with what the parser itself left out.
-    `stop` set ends the reading of a long PDF between its windows (Stopped)."""
+def parse(key: str, data: bytes, *, fmt: str = "", **options: Any) -> ParsedDocument:
+    """Parse one source object with its format's parser (`format_of`); `options` are RawFile's fields.
+    Whatever the format, zero-width and bidi control characters leave the text here (unseen.py), counted
+    with what the parser itself left out."""
     found = format_of(key, fmt)
     if found is None:
         suffix = PurePosixPath(key).suffix.lower() or "(none)"
         raise ParseError(f"unsupported file type {suffix}; supported: {', '.join(_BY_SUFFIX)}")
     parser = importlib.import_module(f"{__name__}.{found.name}")
-    parsed = parser.read(RawFile(key, data, pdf_password, pdf_ocr, pdf_figures, base_url, stop))
+    parsed = parser.read(RawFile(key, data, **options))
     hidden: Counter[str] = Counter(parsed.hidden_dropped)
     headings: dict[str, str] = {}
     _drop_invisible_chars(parsed.sections, hidden, headings)

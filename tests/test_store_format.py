@@ -1,0 +1,66 @@
+"""The index format (thoth.store.migration): recorded by the first ingest, an index without one migrated
+once by the next ingest and logged, an index of a newer format refused naming its version. Real LanceDB
+folders built by the real writer."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import lancedb
+import pytest
+
+from tests.conftest import make_settings, write_corpus
+from thoth.records import IngestRun, Source
+from thoth.store import Store, StoreError
+from thoth.store.schema import INDEX_FORMAT, META_INDEX_FORMAT
+from thoth.writes.writer import Writer
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_corpus(tmp_path_factory.mktemp("format") / "corpus")
+
+
+def test_an_index_without_a_format_is_migrated_once_by_the_next_ingest(
+    corpus: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = make_settings(tmp_path / "db", tree_build=False)
+    Writer(settings).run(str(corpus), name="handbook")
+    Store(settings).record_run(IngestRun(run_id="r0", source_id="handbook", trigger="job"), keep=5)
+    assert Store(settings).get_setting(META_INDEX_FORMAT) == str(INDEX_FORMAT)
+    # as an older Thoth left it: no format recorded, columns added since missing (rows read them as None)
+    db = lancedb.connect(settings.db_uri)
+    db.open_table("sources").drop_columns(["include", "exclude"])
+    db.open_table("ingest_runs").drop_columns(["state", "uri"])
+    Store(settings).delete_settings([META_INDEX_FORMAT])
+    assert Store(settings).first(Source, {"source_id": "handbook"}).include == ()
+
+    with caplog.at_level(logging.WARNING, logger="thoth.store"):
+        summary = Writer(settings).run(str(corpus), name="handbook")  # nothing changed: still migrates
+    assert not summary.ingested
+    migrated = [r.getMessage() for r in caplog.records if "migrated" in r.getMessage()]
+    assert len(migrated) == 1 and "from no recorded format to format 1" in migrated[0], migrated
+    assert "sources gained include, exclude" in migrated[0] and "ingest_runs gained state, uri" in migrated[0]
+    store = Store(settings)
+    assert store.get_setting(META_INDEX_FORMAT) == str(INDEX_FORMAT)
+    assert {"include", "exclude"} <= set(store.table("sources").schema.names)
+    assert store.run("r0").state == ""  # the rows already there read NULL, the record's default
+    store.record_run(IngestRun(run_id="r1", source_id="handbook", state="running", uri=str(corpus)), keep=5)
+    assert store.run("r1").state == "running"
+
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="thoth.store"):
+        Writer(settings).run(str(corpus), name="handbook")
+    assert "migrated" not in caplog.text  # once
+
+
+def test_an_index_of_a_newer_format_is_refused_naming_it(corpus: Path, tmp_path: Path) -> None:
+    settings = make_settings(tmp_path / "db", tree_build=False)
+    Writer(settings).run(str(corpus), name="handbook")
+    Store(settings).set_setting(META_INDEX_FORMAT, str(INDEX_FORMAT + 1))
+    newer = rf"is format {INDEX_FORMAT + 1}, newer than this Thoth reads \(format {INDEX_FORMAT}\)"
+    with pytest.raises(StoreError, match=newer):
+        Store(settings).index_model()  # what a server's model check reads first
+    with pytest.raises(StoreError, match=newer):
+        Writer(settings).run(str(corpus), name="handbook")

@@ -11,6 +11,7 @@ import lancedb
 import pytest
 
 from tests.conftest import make_settings, write_corpus
+from thoth.app import Thoth
 from thoth.records import IngestRun, Source
 from thoth.store import Store, StoreError
 from thoth.store.schema import INDEX_FORMAT, META_INDEX_FORMAT
@@ -62,5 +63,7 @@ def test_an_index_of_a_newer_format_is_refused_naming_it(corpus: Path, tmp_path:
     newer = rf"is format {INDEX_FORMAT + 1}, newer than this Thoth reads \(format {INDEX_FORMAT}\)"
     with pytest.raises(StoreError, match=newer):
         Store(settings).index_model()  # what a server's model check reads first
+    health = Thoth(settings).health()
+    assert health.http_status == 503 and f"is format {INDEX_FORMAT + 1}, newer" in health.reason
     with pytest.raises(StoreError, match=newer):
         Writer(settings).run(str(corpus), name="handbook")

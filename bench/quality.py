@@ -46,6 +46,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import hashlib
+import importlib
 import json
 import math
 import os
@@ -59,7 +60,7 @@ import numpy as np
 from thoth.config import Settings
 from thoth.embedders import get_embedder
 from thoth.records import Hit
-from thoth.retrieval import tree
+from thoth.retrieval import rerank, search, tree
 from thoth.retrieval.answer import Answer
 from thoth.retrieval.search import DEFAULT_RANKING, Ranking, hybrid_search
 from thoth.store import Store
@@ -336,10 +337,10 @@ _OPTIONS = {
     "--rerank-url": "the /rerank endpoint's full URL",
     "--rerank-model": "the endpoint's model, or the cross-encoder's folder",
 }
-# Options naming a Settings field no variable sets: (field, type, help)
+# Options setting a module constant (a tuning value no variable sets): (module, constant, type, help)
 _TUNING = {
-    "--rerank-top-n": ("rerank_top_n", int, "how many fused hits the reranker reorders"),
-    "--rerank-timeout": ("rerank_timeout_seconds", float, "the reranker's budget per search, in seconds"),
+    "--rerank-top-n": ("thoth.retrieval.search", "RERANK_TOP_N", int, "how many fused hits the reranker reorders"),
+    "--rerank-timeout": ("thoth.retrieval.rerank", "BUDGET_SECONDS", float, "the reranker's budget per search, in s"),
 }
 
 
@@ -377,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
     for option, help_ in _OPTIONS.items():
         parser.add_argument(option, help=help_)
-    for option, (name, kind, help_) in _TUNING.items():
+    for option, (_, name, kind, help_) in _TUNING.items():
         parser.add_argument(option, dest=name, type=kind, help=help_)
     parser.add_argument(
         "--cosine-floor",
@@ -393,8 +394,10 @@ def main(argv: list[str] | None = None) -> int:
     data = Path(args.data)
     cache = Path(args.db)
     Runner.cosine_floor = args.cosine_floor
-    tuning = {name: getattr(args, name) for name, _, _ in _TUNING.values() if getattr(args, name) is not None}
-    base = Settings.from_env(_environment(args), **tuning)
+    for module, name, _, _ in _TUNING.values():
+        if getattr(args, name) is not None:
+            setattr(importlib.import_module(module), name, getattr(args, name))
+    base = Settings.from_env(_environment(args))
     settings = dataclasses.replace(base, db_uri=str(cache / index_name(base)))  # each model in an index of its own
     int8 = base.embed_backend == "onnx" and base.embed_int8
     where = f" at {base.embed_url}" if base.embed_url else ""
@@ -408,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
     if base.rerank_provider != "none":
         print(
             f"reranker {base.rerank_provider} {base.rerank_model or ''} {base.rerank_url} on hybrid's first "
-            f"{base.rerank_top_n}, budget {base.rerank_timeout_seconds:g} s"
+            f"{search.RERANK_TOP_N}, budget {rerank.BUDGET_SECONDS:g} s"
         )
     if args.only in (None, "scifact"):
         scifact(data, settings, cache, args.scifact_limit, args.limit_queries, modes)

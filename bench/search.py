@@ -280,10 +280,12 @@ def tool_calls(env: dict[str, str], qs: list[str], k: int, clients: int) -> tupl
     call and the results."""
     import anyio
 
+    import thoth.app
     from thoth.app import Thoth
     from thoth.mcp.tools import build_mcp
 
-    app = Thoth(Settings.from_env(env, query_cache_size=0))
+    thoth.app.QUERY_CACHE_SIZE = 0  # every query embedded: the cost measured
+    app = Thoth(Settings.from_env(env))
     app.warm_up(background=False)
     app.store.warm_copies()  # and a large table's ranking columns, which the server reads beside its first calls
     mcp = build_mcp(app)

@@ -29,6 +29,7 @@ from thoth.mcp.outputs.qurio import PAGE_TEXT_CURSOR, PAGES_CURSOR
 from thoth.mcp.outputs.workshop import WORKSHOPS_CURSOR
 from thoth.records import Chunk, Hit
 from thoth.retrieval import pages, workshop_topics, workshops
+from thoth.retrieval.paging import MAX_CHARS
 from thoth.retrieval.search import hybrid_search
 from thoth.writes.writer import Writer
 
@@ -91,9 +92,7 @@ def main(argv: list[str] | None = None) -> None:
                 store, settings, app.embedder, QUERY, alpha=0.5, limit=10, metadata={"type": "code"}
             ),
             "qurio_list_pages": lambda: pages.list_pages(store, settings, "handbook", 100, None, PAGES_CURSOR),
-            "qurio_read_page": lambda: pages.read_page(
-                store, settings, url, settings.max_chars, None, PAGE_TEXT_CURSOR
-            ),
+            "qurio_read_page": lambda: pages.read_page(store, settings, url, MAX_CHARS, None, PAGE_TEXT_CURSOR),
             "list_workshops": lambda: workshops.list_workshops(
                 store, product=None, has_diffs=None, limit=20, cursor=None, cursors=WORKSHOPS_CURSOR
             ),

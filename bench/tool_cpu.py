@@ -38,14 +38,19 @@ from bench.text import queries
 # Run by each process, with only the checkout under test on PYTHONPATH: thoth's public entry points that
 # every version has (Settings.from_env, Thoth, build_mcp), nothing of this bench's own package.
 CHILD = """
-import json, logging, sys, time
+import dataclasses, json, logging, sys, time
 import anyio
+import thoth.app
 from thoth.app import Thoth
 from thoth.config import Settings
 from thoth.mcp.tools import build_mcp
 
 db, asked = sys.argv[1], json.loads(sys.argv[2])
-app = Thoth(Settings.from_env({"THOTH_DB_URI": db, "THOTH_TOOLSETS": "handbook"}, query_cache_size=0))
+settings = Settings.from_env({"THOTH_DB_URI": db, "THOTH_TOOLSETS": "handbook"})
+thoth.app.QUERY_CACHE_SIZE = 0  # every query embedded: the cost measured (a checkout before: its setting)
+if hasattr(settings, "query_cache_size"):
+    settings = dataclasses.replace(settings, query_cache_size=0)
+app = Thoth(settings)
 app.warm_up(background=False)
 app.store.warm_copies()
 mcp = build_mcp(app)

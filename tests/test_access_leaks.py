@@ -112,12 +112,12 @@ def key() -> Key:
 def live(shared_index: Settings, key: Key, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     access = tmp_path_factory.mktemp("access-file") / "access.yaml"
     access.write_text(ACCESS)
-    with CertsServer(key) as certs:
+    with CertsServer(key) as certs, pytest.MonkeyPatch.context() as patch:
+        patch.setattr("thoth.mcp.auth.GOOGLE_CERTS_URL", certs.url)  # the test's signing keys
         settings = replace(
             shared_index,
             auth_mode="google",
             auth_audiences=(AUDIENCE,),
-            auth_certs_url=certs.url,
             auth_writers=(ALICE, BOB),  # both have the writer role; only alice may write hr-quokka
             access_file=str(access),
         )

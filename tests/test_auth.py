@@ -151,13 +151,14 @@ def google_server(indexed: Settings, certs: CertsServer) -> Iterator[LiveServer]
         indexed,
         auth_mode="google",
         auth_audiences=(AUDIENCE,),
-        auth_certs_url=certs.url,
         auth_members=("alice@example.com", "domain:corp.example"),
         internal_identities=(PUSH_SA,),
         admin_token=ADMIN,
     )
-    with LiveServer(settings, app=internal_echo(settings)) as live:
-        yield live
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("thoth.mcp.auth.GOOGLE_CERTS_URL", certs.url)  # the test's signing keys
+        with LiveServer(settings, app=internal_echo(settings)) as live:
+            yield live
 
 
 def bearer(token: str) -> dict[str, str]:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import ONNX_CACHE
-from thoth.app import Thoth
+from thoth.app import QUERY_CACHE_SIZE, Thoth
 from thoth.config import Settings
 from thoth.embed import CachedEmbedder, Embedder
 from thoth.embedders import get_embedder
@@ -63,5 +63,5 @@ def test_the_server_embeds_queries_on_two_threads_at_most_through_the_cache(inde
     app = Thoth(indexed)
     assert app.embed_threads == min(SERVER_EMBED_THREADS, available_cpus())
     embedder = app.embedder()
-    assert isinstance(embedder, CachedEmbedder) and embedder.size == indexed.query_cache_size
+    assert isinstance(embedder, CachedEmbedder) and embedder.size == QUERY_CACHE_SIZE
     assert app.embedder() is embedder  # loaded once

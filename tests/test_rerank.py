@@ -35,14 +35,18 @@ def model() -> Embedder:
     return get_embedder(Settings(cache_dir=str(ONNX_CACHE)))
 
 
+@pytest.fixture(autouse=True)
+def small_top_n(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("thoth.retrieval.search.RERANK_TOP_N", 6)
+    monkeypatch.setattr("thoth.retrieval.rerank.BUDGET_SECONDS", 60.0)  # a loaded machine: no fallback to fused
+
+
 def with_reranker(indexed: Settings, endpoint: EmbeddingServer, **overrides: object) -> Settings:
     values: dict[str, object] = {
         "rerank_provider": "cohere",
         "rerank_url": f"{endpoint.url}/v1/rerank",
         "rerank_model": "bundled-cosine",
         "rerank_api_key": "rk-test",
-        "rerank_top_n": 6,
-        "rerank_timeout_seconds": 60.0,  # a loaded machine must not turn a reorder test into a fallback
     }
     return dataclasses.replace(indexed, **(values | overrides))
 
@@ -75,9 +79,10 @@ def test_the_first_hits_are_reordered_by_the_reranker_and_keep_falling_scores(
 
 
 def test_documents_are_reranked_by_their_best_passage(
-    indexed: Settings, endpoint: EmbeddingServer, model: Embedder
+    indexed: Settings, endpoint: EmbeddingServer, model: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings = with_reranker(indexed, endpoint, rerank_top_n=4)
+    monkeypatch.setattr("thoth.retrieval.search.RERANK_TOP_N", 4)
+    settings = with_reranker(indexed, endpoint)
     query = QUERIES[0]
     fused = hybrid_search(Store(indexed), model, query, 4, documents=True)
     got = hybrid_search(Store(settings), model, query, 4, documents=True)
@@ -87,9 +92,15 @@ def test_documents_are_reranked_by_their_best_passage(
 
 @pytest.mark.parametrize("failure", ["slow", "500", "401"])
 def test_a_slow_failing_or_refusing_reranker_leaves_the_fused_ranking(
-    indexed: Settings, endpoint: EmbeddingServer, model: Embedder, failure: str, caplog: pytest.LogCaptureFixture
+    indexed: Settings,
+    endpoint: EmbeddingServer,
+    model: Embedder,
+    failure: str,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings = with_reranker(indexed, endpoint, rerank_timeout_seconds=0.5)
+    monkeypatch.setattr("thoth.retrieval.rerank.BUDGET_SECONDS", 0.5)
+    settings = with_reranker(indexed, endpoint)
     if failure == "401":
         settings = dataclasses.replace(settings, rerank_api_key="wrong")
     else:
@@ -132,7 +143,7 @@ def test_a_cross_encoder_folder_scores_each_passage_with_the_query(
     texts = [f"{h.chunk.section}\n{h.chunk.text}" if h.chunk.section else h.chunk.text for h in hits]
     expected = CrossEncoder(str(tmp_path / "ce"), device="cpu").predict([(QUERIES[0], t) for t in texts])
     assert reranker.scores(QUERIES[0], texts) == pytest.approx([float(s) for s in expected], abs=1e-5)
-    got = reranked(reranker, QUERIES[0], hits, top_n=5, budget=120.0)
+    got = reranked(reranker, QUERIES[0], hits, top_n=5)
     assert [h.chunk_id for h in got] == [hits[i].chunk_id for i in np.argsort(-np.asarray(expected), kind="stable")]
 
 
@@ -147,7 +158,7 @@ def test_the_vertex_ranking_api_is_sent_its_documented_request_and_reorders(
     query = QUERIES[0]
     hits = hybrid_search(Store(indexed), model, query, 6)
     endpoint.requests.clear()
-    got = reranked(vertex_ranker(endpoint), query, hits, top_n=6, budget=60.0)
+    got = reranked(vertex_ranker(endpoint), query, hits, top_n=6)
     assert [h.chunk_id for h in got] == cosine_order(model, query, hits)
     texts = [f"{h.chunk.section}\n{h.chunk.text}" if h.chunk.section else h.chunk.text for h in hits]
     assert endpoint.requests == [
@@ -179,7 +190,7 @@ def test_a_refused_vertex_ranking_call_leaves_the_fused_ranking(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     hits = hybrid_search(Store(indexed), model, QUERIES[1], 5)
-    assert reranked(vertex_ranker(endpoint, project, token), QUERIES[1], hits, top_n=5, budget=60.0) == hits
+    assert reranked(vertex_ranker(endpoint, project, token), QUERIES[1], hits, top_n=5) == hits
     assert any(f"failed ({said}" in r.getMessage() for r in caplog.records), caplog.records
 
 

@@ -165,12 +165,12 @@ def key() -> Key:
 
 @pytest.fixture(scope="module")
 def google_server(writable: Settings, key: Key) -> Iterator[LiveServer]:
-    with CertsServer(key) as certs:
+    with CertsServer(key) as certs, pytest.MonkeyPatch.context() as patch:
+        patch.setattr("thoth.mcp.auth.GOOGLE_CERTS_URL", certs.url)  # the test's signing keys
         settings = replace(
             writable,
             auth_mode="google",
             auth_audiences=(AUDIENCE,),
-            auth_certs_url=certs.url,
             auth_members=("domain:example.com",),
             auth_writers=("editor@example.com", "domain:docs.example"),
         )

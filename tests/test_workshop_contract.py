@@ -15,6 +15,7 @@ from tests.conftest import LiveServer, call, make_settings, ok
 from tests.workshop_fixture import PRODUCT, TITLE, hidden_chars, write_epic_workshop, write_titled_by_readme
 from thoth.config import Settings
 from thoth.retrieval import workshop_topics
+from thoth.retrieval.paging import MAX_CHARS_LIMIT
 from thoth.writes.writer import Writer
 
 WS = "quiz-ws"  # set with --name: the slug, never the title
@@ -184,7 +185,7 @@ def test_bundles_leave_out_what_the_workshop_hides(live: LiveServer, tmp_path: P
 
 def test_max_chars_is_clamped_and_said(live: LiveServer, quiz_index: Settings) -> None:
     data = ok(live, "retrieve_learning_context", {"workshop": WS, "exerciseNumber": 1, "maxChars": 10**9})
-    assert data["maxChars"] == quiz_index.max_chars_limit and data["maxCharsClamped"] is True
+    assert data["maxChars"] == MAX_CHARS_LIMIT and data["maxCharsClamped"] is True
     assert any("clamped" in w for w in data["warnings"])
     text = call(live, "retrieve_diff_context", {"workshop": WS, "exerciseNumber": 1, "maxChars": 10**9})
     assert "clamped" in text["content"][0]["text"]

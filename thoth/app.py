@@ -27,6 +27,7 @@ SERVER_EMBED_THREADS = 2
 # A running server checks the index's model again this often: an index moved to another model
 # (`python -m ingest --reembed`) is then refused, naming the command, instead of searched with the wrong one.
 MODEL_RECHECK_SECONDS = 60.0
+QUERY_CACHE_SIZE = 1024  # query embeddings the server remembers (assistants repeat queries): one vector each
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ class Thoth:
                 loaded = get_embedder(self.settings, self.embed_threads)
                 self.index.check_model(loaded.model_name, loaded.dim, loaded.prompts.pair)
                 self._model_checked = time.monotonic()
-                self._embedder = CachedEmbedder(loaded, self.settings.query_cache_size)
+                self._embedder = CachedEmbedder(loaded, QUERY_CACHE_SIZE)
             return self._embedder
 
     @property

@@ -29,7 +29,6 @@ RERANK_PROVIDERS = ("none", "cohere", "tei", "vertex", "cross-encoder")
 ALL_TOOLSETS = ("handbook", "qurio", "workshop", "research", "raptor", "sources")
 AUTH_MODES = ("off", "google", "tokens", "oauth")
 GOOGLE_ISSUER = "https://accounts.google.com"
-GOOGLE_CERTS_URL = "https://www.googleapis.com/oauth2/v1/certs"
 CITATION_MODES = ("signed", "gs", "portal", "file")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # How often a server looks for tables another process wrote; one that takes object events writes and
@@ -476,19 +475,12 @@ class Settings:
     # ingest job's and the server's `main` take them as keyword arguments for a test that runs a process.
     lance_cache_mb: int = 0  # a cap on LanceDB's caches; 0: a quarter of the instance's memory, 64-1024 MB
     maintain_retention_minutes: int = 60  # versions older are cleaned: longer than any reader holds one
-    query_cache_size: int = 1024  # the server's LRU of query embeddings (one vector each); 0: none
-    # Bounded results (read_page, context bundles): the default size and the hard maximum, in characters
-    max_chars: int = 20_000
-    max_chars_limit: int = 100_000
-    auth_certs_url: str = GOOGLE_CERTS_URL  # where Google's ID-token signing certificates are
     # Embedding: texts a batch (0: the provider's, thoth.embed.embed_batch); a remote provider's batches
     # in flight, its retries of a 429, a 5xx or a timeout (with doubling waits) and one request's timeout
     embed_batch_size: int = 0
     embed_concurrency: int = 4
     embed_retries: int = 4
     embed_timeout_seconds: float = 30.0
-    rerank_top_n: int = 20  # hybrid hits the reranker reorders
-    rerank_timeout_seconds: float = 2.0  # past it, the fused ranking stands
     # Chunks: the model reads 256 word pieces (254 plus [CLS]/[SEP]); chunks stay well inside. Their
     # overlap is thoth.writes.chunking.OVERLAP_TOKENS. Chosen on the dev splits (docs/benchmarks.md).
     chunk_tokens: int = 200

@@ -45,6 +45,7 @@ INTERNAL_PREFIX = "/internal/"
 GOOGLE_ISSUERS = frozenset({"accounts.google.com", "https://accounts.google.com"})
 EDGE_SIGNATURE = "SIGNATURE_REMOVED_BY_GOOGLE"
 CLOCK_SKEW_SECONDS = 10
+GOOGLE_CERTS_URL = "https://www.googleapis.com/oauth2/v1/certs"  # the keys that sign Google's ID tokens
 _SCOPE_INTERNAL = "thoth.internal_identity"  # set by the middleware once /internal access is established
 _SCOPE_IDENTITY = "thoth.identity"
 _SCOPE_ACCESS = "thoth.access"  # what the verified caller may read and write (thoth.access)
@@ -246,7 +247,7 @@ class Authenticator:
         self.settings = settings
         self.oauth = oauth
         audiences = settings.auth_audiences or ((settings.public_url,) if settings.public_url else ())
-        self.google = GoogleVerifier(settings.auth_certs_url, audiences)
+        self.google = GoogleVerifier(GOOGLE_CERTS_URL, audiences)
         if settings.auth_mode == "google" and not settings.auth_members:
             log.warning("THOTH_AUTH=google with no THOTH_AUTH_MEMBERS: any Google identity with a valid token passes")
 

@@ -16,6 +16,11 @@ from dataclasses import dataclass
 
 from thoth.errors import ClientError
 
+# A bounded result (read_page, context bundles) in characters: the default size, a few pages of text, and
+# the most a caller may ask for at once
+MAX_CHARS = 20_000
+MAX_CHARS_LIMIT = 100_000
+
 
 class CursorError(ClientError):
     """A cursor that this server did not issue for this tool, or one the index has outgrown."""

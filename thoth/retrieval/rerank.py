@@ -1,7 +1,7 @@
 """The optional reranker (THOTH_RERANK_PROVIDER, off by default): it reorders hybrid search's first fused
 hits by a model that reads the query and each passage together: a `/rerank` endpoint in Cohere's shape
 (`cohere`: Cohere, Jina, vLLM) or TEI's (`tei`), the Vertex AI ranking API (`vertex`), or a local
-cross-encoder folder (`cross-encoder`). A reranker that is slow (past Settings.rerank_timeout_seconds), down
+cross-encoder folder (`cross-encoder`). A reranker that is slow (past BUDGET_SECONDS), down
 or failing leaves the fused ranking as it was: a search never fails or waits longer because of it.
 docs/models.md ("Reranking") has what it was measured to do.
 """
@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="thoth-rerank")
 VERTEX_RANKING_ROOT = "https://discoveryengine.googleapis.com"
 VERTEX_RANKING_MODEL = "semantic-ranker-default@latest"  # Google's default; semantic-ranker-fast-004 is faster
+BUDGET_SECONDS = 2.0  # a search waits this long for the reranker; past it, the fused ranking stands
 
 
 class RerankFailed(RuntimeError):
@@ -153,7 +154,7 @@ def configured_reranker(settings: Settings) -> Reranker | None:
             settings.rerank_url,
             settings.rerank_model,
             settings.rerank_api_key,
-            settings.rerank_timeout_seconds,
+            BUDGET_SECONDS,
             settings.gcp_project,
         )
 
@@ -167,7 +168,7 @@ def _reranker(provider: str, url: str, model: str, api_key: str, timeout: float,
     return EndpointReranker(provider, url, model, api_key, timeout)
 
 
-def reranked(reranker: Reranker, query: str, hits: list[Hit], top_n: int, budget: float) -> list[Hit]:
+def reranked(reranker: Reranker, query: str, hits: list[Hit], top_n: int) -> list[Hit]:
     """`hits` with their first `top_n` in the reranker's order, or unchanged when it fails or is late.
 
     The reordered hits are handed the same scores, best first (and document scores, when ranked by
@@ -178,9 +179,9 @@ def reranked(reranker: Reranker, query: str, hits: list[Hit], top_n: int, budget
         return hits
     future = _pool.submit(reranker.scores, query, [_text(h) for h in top])
     try:
-        scores = future.result(timeout=budget)
+        scores = future.result(timeout=BUDGET_SECONDS)
     except FutureTimeout:
-        log.warning("the %s took longer than %.1f s: the fused ranking stands", reranker.name, budget)
+        log.warning("the %s took longer than %.1f s: the fused ranking stands", reranker.name, BUDGET_SECONDS)
         return hits
     except Exception as exc:  # any failure of an optional step: the ranking it would improve stands
         log.warning("the %s failed (%s): the fused ranking stands", reranker.name, exc)

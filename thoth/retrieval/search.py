@@ -32,6 +32,7 @@ MIN_PREFETCH = 40
 # Searched again without the document versions no `documents` row points at (staged by a write in flight, or
 # left by one killed), at most this many times: each round leaves out what the last one found.
 SERVE_AGAIN = 3
+RERANK_TOP_N = 20  # fused hits an optional reranker reorders: the first page and the next, within its budget
 
 
 @dataclass(frozen=True)
@@ -269,11 +270,11 @@ def hybrid_search(
     With `documents`, the best documents instead, each by its best chunk (`by_document`).
     `match`: which chunks may be found; `ranking`: by default the one for the embedder's model
     (`ranking_for`). A configured reranker (thoth.retrieval.rerank, off by default) reorders the first
-    `Settings.rerank_top_n` fused hits, or documents, before the first `limit` are kept."""
+    RERANK_TOP_N fused hits, or documents, before the first `limit` are kept."""
     ranking = ranking or ranking_for(embedder, store)
     settings = store.settings
     reranker = configured_reranker(settings)
-    wanted = max(limit, settings.rerank_top_n) if reranker else limit  # the reranker sees its top N
+    wanted = max(limit, RERANK_TOP_N) if reranker else limit  # the reranker sees its top N
 
     def keep(lists: Lists) -> list[Hit]:
         if not documents:
@@ -284,7 +285,7 @@ def hybrid_search(
     hits = _noted(_search(store, embedder, query, wanted, alpha, match, prefetch, ranking, keep))
     if reranker is None:
         return hits
-    return reranked(reranker, query, hits, settings.rerank_top_n, settings.rerank_timeout_seconds)[:limit]
+    return reranked(reranker, query, hits, RERANK_TOP_N)[:limit]
 
 
 def _search(

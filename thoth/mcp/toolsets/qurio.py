@@ -28,6 +28,7 @@ from thoth.mcp.prompts import Question
 from thoth.mcp.tools import advice, expose
 from thoth.mcp.toolsets import Toolset
 from thoth.retrieval import origins, pages
+from thoth.retrieval.paging import MAX_CHARS, MAX_CHARS_LIMIT
 from thoth.retrieval.sources import all_sources
 
 FilterValue = str | int | list[str] | list[int]
@@ -90,32 +91,25 @@ def qurio_list_pages(
 def qurio_read_page(
     app: Thoth,
     url: Annotated[str, Field(description="the page URL (from qurio_search or qurio_list_pages)", min_length=1)],
-    max_chars: int | None = None,  # its schema and default are the server's settings: see register()
+    max_chars: int | None = None,  # its schema and default: see register()
     cursor: Annotated[str | None, Field(description="nextCursor of the previous answer, to read on")] = None,
 ) -> QurioPageContent:
     """Deep Reading: the entire content of one page by its URL, its sections joined in order.
 
     Long pages come in parts: pass the answer's nextCursor back (with the same url) to read on.
     """
-    max_chars = app.settings.max_chars if max_chars is None else max_chars
+    max_chars = MAX_CHARS if max_chars is None else max_chars
     with advice(ClientError, URL_EXAMPLE), advice(NotFound, URL_ADVICE):
         page = pages.read_page(app.store, app.settings, url, max_chars, cursor, PAGE_TEXT_CURSOR)
     return QurioPageContent.from_record(page)
 
 
 def register(mcp: MCPServer, app: Thoth) -> None:
-    settings = app.settings
-    max_chars = Annotated[
-        int,
-        Field(
-            description="most characters to return; a longer page continues with nextCursor",
-            ge=100,
-            le=settings.max_chars_limit,
-        ),
-    ]
+    most = "most characters to return; a longer page continues with nextCursor"
+    max_chars = Annotated[int, Field(description=most, ge=100, le=MAX_CHARS_LIMIT)]
     for body in (qurio_search, qurio_list_sources, qurio_list_pages):
         expose(mcp, app, body, surface="jsonrpc")
-    expose(mcp, app, qurio_read_page, surface="jsonrpc", schema={"max_chars": (max_chars, settings.max_chars)})
+    expose(mcp, app, qurio_read_page, surface="jsonrpc", schema={"max_chars": (max_chars, MAX_CHARS)})
 
 
 def prompts(mcp: MCPServer, _app: Thoth) -> None:

@@ -31,7 +31,7 @@ from thoth.mcp.outputs.workshop import (
 from thoth.mcp.tools import expose, respond
 from thoth.mcp.toolsets import Toolset
 from thoth.retrieval import workshop_topics, workshops
-from thoth.retrieval.paging import CursorError
+from thoth.retrieval.paging import MAX_CHARS, MAX_CHARS_LIMIT, CursorError
 
 log = logging.getLogger("thoth.workshop")
 
@@ -113,7 +113,7 @@ def _context(
     cursor: str | None,
     **options: Any,
 ) -> ContextBundle:
-    """A page of a scope's (workshop, exercise, step) context for `tool`; at most `max_chars` (default: settings)."""
+    """A page of a scope's (workshop, exercise, step) context for `tool`; at most `max_chars` (default MAX_CHARS)."""
     workshop, exercise, step = scope
     bundle = workshops.context_page(
         app.store,
@@ -121,9 +121,9 @@ def _context(
         source_id=workshop,
         exercise=exercise,
         step=step,
-        max_chars=app.settings.max_chars if max_chars is None else max_chars,
+        max_chars=MAX_CHARS if max_chars is None else max_chars,
         cursor=cursor,
-        max_chars_limit=app.settings.max_chars_limit,
+        max_chars_limit=MAX_CHARS_LIMIT,
         words=WORDS,
         **options,
     )
@@ -248,17 +248,16 @@ def _bundle(tool: str) -> Callable[[ContextBundle], CallToolResult]:
 
 
 def register(mcp: MCPServer, app: Thoth) -> None:
-    settings = app.settings
     rng = random.Random()  # seeded from the OS: a fresh draw per call, uniform over exercises
     max_chars = Annotated[
         int,
         Field(
-            description=f"most characters of section content per answer (default {settings.max_chars}; "
-            f"more than {settings.max_chars_limit} is clamped to it); the rest comes with nextCursor",
+            description=f"most characters of section content per answer (default {MAX_CHARS}; "
+            f"more than {MAX_CHARS_LIMIT} is clamped to it); the rest comes with nextCursor",
             ge=100,
         ),
     ]
-    paged = {"schema": {"maxChars": (max_chars, settings.max_chars)}}
+    paged = {"schema": {"maxChars": (max_chars, MAX_CHARS)}}
     _expose(mcp, app, list_workshops, "Unable to list workshops", CURSOR_HINT)
     for body, failed in (
         (retrieve_learning_context, "Unable to retrieve learning context"),

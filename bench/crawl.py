@@ -4,7 +4,7 @@
 
 1. A generated documentation site (tests/web_site.py: `--pages` topic pages, a sitemap index, llms.txt,
    robots.txt) on 127.0.0.1. Crawl only (no parsing or embedding), `--repeats` times, at the default
-   Settings.crawl_rate / Settings.crawl_concurrency: pages per second, and the ratio to the rate limit (1.0 =
+   web_fetch.REQUESTS_PER_SECOND / web.CONCURRENCY: pages per second, and the ratio to the rate limit (1.0 =
    the crawler is as fast as its politeness allows).
 2. The same site ingested (crawled, parsed, embedded, written), then crawled again unchanged: the page
    requests it sent, how many were conditional, how many answered 304, and the chunks embedded (0).
@@ -27,7 +27,7 @@ from tests.web_site import Site, guide_pages, serve
 from thoth.config import Settings
 from thoth.records import Chunk, Document
 from thoth.store import Store
-from thoth.writes import web
+from thoth.writes import web, web_fetch
 from thoth.writes.writer import Writer
 
 AWKWARD = ("/docs/slow", "/docs/big")  # the tests' timeout and size-limit pages: not throughput
@@ -44,7 +44,7 @@ def crawl_throughput(settings: Settings, start: str, repeats: int) -> dict:
         crawl = web.crawl(start, settings)
         pages = len(crawl.objects)
         rates.append(pages / crawl.seconds)
-    limit = settings.crawl_rate
+    limit = web_fetch.REQUESTS_PER_SECOND
     return {
         "pages": pages,
         "pages_per_second": [round(r, 2) for r in rates],
@@ -120,12 +120,11 @@ def main() -> None:
     server = serve(site)
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            base = Settings.from_env()
             settings = Settings.from_env(db_uri=f"{tmp}/db")
             start = f"{site.url}/docs/"
             out = {
                 "load_average": os.getloadavg(),
-                "politeness": {"rate": base.crawl_rate, "concurrency": base.crawl_concurrency},
+                "politeness": {"rate": web_fetch.REQUESTS_PER_SECOND, "concurrency": web.CONCURRENCY},
                 "crawl_only": crawl_throughput(settings, start, args.repeats),
                 **recrawl(settings, site, start),
                 "git_one_file_commit": one_file_commit(settings, Path(tmp), args.files),

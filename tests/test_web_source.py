@@ -11,7 +11,6 @@ import pytest
 
 from tests.conftest import LiveServer, make_settings, ok
 from tests.web_site import Site, guide_pages, serve
-from thoth.config import Settings
 from thoth.records import Chunk, Document
 from thoth.store import Store
 from thoth.writes.writer import Writer
@@ -27,16 +26,23 @@ def site() -> Iterator[Site]:
     server.shutdown()
 
 
-def crawl_settings(db: Path) -> Settings:
-    return make_settings(
-        db, crawl_timeout_seconds=0.5, crawl_retries=1, crawl_rate=0.0, crawl_max_bytes=8192, crawl_concurrency=4
-    )
+@pytest.fixture(autouse=True)
+def quick_crawls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loopback site: no rate limit, short timeouts and few retries, a small page limit to reach."""
+    for name, value in {
+        "TIMEOUT_SECONDS": 0.5,
+        "RETRIES": 1,
+        "REQUESTS_PER_SECOND": 0.0,
+        "MAX_PAGE_BYTES": 8192,
+    }.items():
+        monkeypatch.setattr(f"thoth.writes.web_fetch.{name}", value)
+    monkeypatch.setattr("thoth.writes.web.CONCURRENCY", 4)
 
 
 def test_crawl_ingest_recrawl_change_remove_and_cite(
     site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings = crawl_settings(tmp_path / "db")
+    settings = make_settings(tmp_path / "db")
     start = f"{site.url}/docs/"
     summary = Writer(settings).run(start)
     assert summary.source_id == "127-0-0-1-" + str(site.port) + "-docs"

@@ -30,16 +30,25 @@ def site() -> Iterator[Site]:
     server.shutdown()
 
 
-def settings_for(db: Path, **tuning: object):
-    return make_settings(db, tree_build=False, crawl_rate=0.0, crawl_concurrency=4, crawl_timeout_seconds=2.0, **tuning)
+@pytest.fixture(autouse=True)
+def quick_crawls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loopback site: no rate limit, a short timeout."""
+    monkeypatch.setattr("thoth.writes.web_fetch.REQUESTS_PER_SECOND", 0.0)
+    monkeypatch.setattr("thoth.writes.web_fetch.TIMEOUT_SECONDS", 2.0)
+    monkeypatch.setattr("thoth.writes.web.CONCURRENCY", 4)
+
+
+def settings_for(db: Path):
+    return make_settings(db, tree_build=False)
 
 
 def topic_gets(site: Site) -> Counter:
     return Counter(path for path, _, _ in site.requests if path.startswith("/docs/topics/t"))
 
 
-def test_a_gzipped_sitemap_index_is_read(site: Site, tmp_path: Path) -> None:
-    settings = settings_for(tmp_path / "db", crawl_max_depth=0)  # no link hops: only the sitemaps lead anywhere
+def test_a_gzipped_sitemap_index_is_read(site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("thoth.writes.web.MAX_DEPTH", 0)  # no link hops: only the sitemaps lead anywhere
+    settings = settings_for(tmp_path / "db")
     summary = Writer(settings).run(f"{site.url}/docs/", name="site")
     assert len([k for k in summary.ingested if k.startswith("docs/topics/t")]) == TOPICS, summary.render()
     assert {"/sitemap_index.xml.gz", "/docs/sitemap-pages.xml.gz"} <= {p for p, _, _ in site.requests}

@@ -496,13 +496,6 @@ class Settings:
     tree_cluster_tokens: int = 3500
     tree_summary_tokens: int = 200
     tree_drift_max: float = 0.25
-    # Web sources (thoth/writes/web_fetch.py): politeness a public site accepts and bounds on one crawl
-    crawl_max_depth: int = 8  # link hops from the start URL and the sitemap / llms.txt seeds
-    crawl_max_bytes: int = 5 * 1024 * 1024  # a larger page is recorded as too large, not read
-    crawl_timeout_seconds: float = 15.0
-    crawl_concurrency: int = 2  # requests in flight at once
-    crawl_rate: float = 2.0  # requests started per second at most (robots.txt's Crawl-delay can slow it further)
-    crawl_retries: int = 2  # retries of a timeout, 429 or 5xx, with exponential backoff (Retry-After honoured)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:

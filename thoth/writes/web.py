@@ -1,7 +1,7 @@
 """Web sources: `python -m ingest --source https://docs.example.com/guide/` crawls within that prefix.
 
 Seeds: the start URL, the sitemaps (robots.txt's, and `sitemap.xml` at the origin and the prefix) and
-`llms.txt` links; then links, breadth first, within Settings.crawl_max_depth and MAX_PAGES.
+`llms.txt` links; then links, breadth first, within MAX_DEPTH and MAX_PAGES.
 Each page is a `SourceObject` whose uri is its canonical URL, keyed by its path, fingerprinted by its
 bytes' SHA-256, so the writer's plan does the rest. What a crawl learned of each page is kept under
 `crawl:{source_id}` in the store's settings: the next crawl sends conditional requests, and a 304 lists
@@ -34,6 +34,8 @@ log = logging.getLogger("thoth.ingest")
 
 MAX_SITEMAPS = 50  # sitemap files read per crawl (an index can name thousands)
 MAX_PAGES = 1000  # pages one crawl fetches at most: a documentation site, not a whole domain
+MAX_DEPTH = 8  # link hops from the start URL and the sitemap / llms.txt seeds
+CONCURRENCY = 2  # requests in flight at once (web_fetch.REQUESTS_PER_SECOND bounds how many start)
 _MD_LINK = re.compile(r"\]\((https?://[^)\s]+|/[^)\s]*)\)")
 _SKIPPED_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".css", ".js", ".ico", ".zip", ".woff", ".woff2")
 
@@ -292,8 +294,8 @@ class _Crawler:
         self.seen.update(frontier)
         visited: set[str] = set()
         cut = False  # the page or depth limit left URLs unvisited
-        with ThreadPoolExecutor(max_workers=self.settings.crawl_concurrency) as pool:
-            for _ in range(self.settings.crawl_max_depth + 1):  # one wave per link hop
+        with ThreadPoolExecutor(max_workers=CONCURRENCY) as pool:
+            for _ in range(MAX_DEPTH + 1):  # one wave per link hop
                 room = max(MAX_PAGES - len(visited), 0)
                 wave, cut = frontier[:room], cut or len(frontier) > room
                 if not wave:
@@ -324,7 +326,7 @@ def crawl(spec: SourceSpec, settings: Settings, previous: Previous | None = None
     start = spec.location
     scope = Scope(spec)
     previous = previous or Previous()
-    fetcher = Fetcher(settings, scope.origin, previous.seeds)
+    fetcher = Fetcher(scope.origin, previous.seeds)
     try:
         result = _Crawler(settings, scope, previous.pages, fetcher).run()
     finally:

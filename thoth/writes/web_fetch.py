@@ -18,7 +18,6 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from thoth.config import Settings
 from thoth.llm import RateLimiter
 
 log = logging.getLogger("thoth.ingest")
@@ -31,6 +30,11 @@ REDIRECTS = (301, 302, 303, 307, 308)
 MAX_RETRY_AFTER = 30.0  # a Retry-After longer than this is not waited for: the page fails this run
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 MAX_SEED_BYTES = 1024 * 1024  # a seed file kept for conditional re-crawls at most (a big sitemap is asked whole)
+# Politeness a public site accepts, and bounds on one request
+REQUESTS_PER_SECOND = 2.0  # started at most (robots.txt's Crawl-delay can slow it further); 0: no limit
+RETRIES = 2  # of a timeout, 429 or 5xx, with exponential backoff (Retry-After honoured)
+TIMEOUT_SECONDS = 15.0  # a slower page fails this run and keeps its stored version
+MAX_PAGE_BYTES = 5 * 1024 * 1024  # a larger page is recorded as too large, not read
 
 
 @dataclass(frozen=True)
@@ -71,17 +75,16 @@ def gunzip(body: bytes) -> bytes:
 class Fetcher:
     """One crawl's HTTP client: its robots.txt rules, rate and counters."""
 
-    def __init__(self, settings: Settings, origin: str, seeds: dict[str, dict]):
-        self.settings = settings
+    def __init__(self, origin: str, seeds: dict[str, dict]):
         self.client = httpx.Client(
-            timeout=settings.crawl_timeout_seconds,
+            timeout=TIMEOUT_SECONDS,
             follow_redirects=False,  # followed by _once, on the site's own origin only
             headers={"User-Agent": USER_AGENT},
         )
         self.robots = robotparser.RobotFileParser()
         self.robots.parse([])  # allow all until robots.txt says otherwise
-        self.rate = RateLimiter(per_minute=max(1, round(settings.crawl_rate * 60)))
-        self.rate.interval = 1.0 / settings.crawl_rate if settings.crawl_rate > 0 else 0.0  # 0: no limit
+        self.rate = RateLimiter(per_minute=max(1, round(REQUESTS_PER_SECOND * 60)))
+        self.rate.interval = 1.0 / REQUESTS_PER_SECOND if REQUESTS_PER_SECOND > 0 else 0.0
         self.requests = 0
         self.conditional = 0
         self._count = threading.Lock()
@@ -148,7 +151,7 @@ class Fetcher:
             headers["If-None-Match"] = etag
         if last_modified:
             headers["If-Modified-Since"] = last_modified
-        attempts = self.settings.crawl_retries + 1
+        attempts = RETRIES + 1
         for attempt in range(attempts):
             self.rate.wait()
             with self._count:
@@ -181,15 +184,14 @@ class Fetcher:
                 target = location
             return Fetched(url, target, 0, reason="too many redirects"), None
         except httpx.TimeoutException:
-            seconds = self.settings.crawl_timeout_seconds
-            return Fetched(url, target, 0, reason=f"timeout after {seconds:g}s"), -1
+            return Fetched(url, target, 0, reason=f"timeout after {TIMEOUT_SECONDS:g}s"), -1
         except httpx.HTTPError as exc:
             return Fetched(url, target, 0, reason=f"request failed ({type(exc).__name__})"), -1
 
     def _read(
         self, url: str, final: str, response: httpx.Response, accept: tuple[str, ...]
     ) -> tuple[Fetched, float | None]:
-        limit = self.settings.crawl_max_bytes
+        limit = MAX_PAGE_BYTES
         meta = {
             "content_type": response.headers.get("content-type", "").split(";")[0].strip().lower(),
             "etag": response.headers.get("etag"),

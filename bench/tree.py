@@ -23,7 +23,7 @@ cosine of a chunk to its cluster's centroid, and the silhouette (cosine) of the 
 
 `--events DB_URI --dataset ID`: end to end through the store, on a copy of an existing index
 (e.g. the one bench.quality builds): one new Markdown document ingested as a bucket event does
-(`Writer.ingest_object`, then the tree updated in place), then deleted the same way; each timed
+(`Writer.write_keys`, then the tree updated in place), then deleted the same way; each timed
 whole (parse, embed, write, tree). `--rebuild` also times a full rebuild of the same tree.
 """
 
@@ -175,11 +175,11 @@ def events(db_uri: str, dataset: str, rebuild: bool) -> int:
         obj = SourceObject(key="bench/time-zones.md", uri="bench/time-zones.md", size=len(data), read=lambda: data)
         print(f"{dataset}: {source.chunk_count} chunks; one document in and out as bucket events do")
         started = time.perf_counter()
-        ingestor.ingest_object(dataset, obj, {}, name=source.name, uri=source.uri)
+        ingestor.write_keys(dataset, [obj], {obj.key}, name=source.name, uri=source.uri)
         tree = ingestor.update_tree(dataset, policy="event")
         print(f"  insert event: {time.perf_counter() - started:.1f}s; {tree.render() if tree else 'no tree'}")
         started = time.perf_counter()
-        ingestor.delete_object(dataset, obj.key, None, name=source.name, uri=source.uri)
+        ingestor.write_keys(dataset, [], {obj.key}, name=source.name, uri=source.uri)
         tree = ingestor.update_tree(dataset, policy="event")
         print(f"  delete event: {time.perf_counter() - started:.1f}s; {tree.render() if tree else 'no tree'}")
         if rebuild:

@@ -21,7 +21,7 @@ from thoth.config import Settings
 from thoth.records import Document
 from thoth.store import Store, filters
 from thoth.store.schema import DOCUMENTS
-from thoth.writes.runs import RunSummary
+from thoth.writes.run_records import RunSummary
 from thoth.writes.writer import Writer
 
 READER = "reader-token-0123456789abcdef"

@@ -322,11 +322,11 @@ def test_an_index_written_before_the_counts_reads_and_gains_the_column(hidden_in
 
 def test_a_workshop_note_leaves_out_its_comments_and_counts_them(tmp_path: Path) -> None:
     from tests.test_workshop_parser import write
-    from thoth.writes.source_files import list_all
+    from thoth.writes.source_files import list_folder
 
     notes = "# Caching\n\nStart with the cache key.\n{/* zebraquark for the model */}\n<!-- walrusfinch -->\n"
     root = write(tmp_path / "ws", {"exercises/README.mdx": notes, "exercises/01.a/01.problem/x.ts": "1"})
-    (unit,) = [o for o in list_all(str(root)) if o.key == "exercises"]
+    (unit,) = [o for o in list_folder(str(root)) if o.key == "exercises"]
     parsed = parse(unit.key, unit.read(), fmt=unit.format)
     text = " ".join(s.text for s in parsed.sections) + " ".join(b.text for s in parsed.sections for b in s.blocks)
     assert "Start with the cache key." in text and "zebraquark" not in text and "walrusfinch" not in text

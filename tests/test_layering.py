@@ -160,8 +160,8 @@ def test_cycles_finds_a_cycle_and_only_that() -> None:
 
 
 @pytest.mark.xfail(
-    reason="issue 50: thoth.embed and thoth.embedders, mcp.auth and mcp.oauth, writes.runs and "
-    "run_records, the parsers package and its modules import each other"
+    reason="issue 50: thoth.embed and thoth.embedders, mcp.auth and mcp.oauth, the parsers package and its "
+    "modules import each other"
 )
 def test_no_import_cycle_in_thoth() -> None:
     graph = {module: {target for target, typing in found if not typing} for module, found in IMPORTS.items()}
@@ -226,7 +226,26 @@ def test_retrieval_passes_no_callable_into_the_store() -> None:
     assert offending == []
 
 
-@pytest.mark.xfail(reason="issue 50: origins.py and source_runs.py still ask origin_kind, runs.py is_git_url")
+KINDS = {"folder", "bucket", "web", "git"}
+SCHEMES = {"gs://", "http://", "https://", "git@", "ssh://", "git://"}
+
+
+def _decides_a_kind(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Returns a kind's name, tells two URI schemes apart, or asks whether a source is in a bucket (a
+    `startswith("gs://")` on anything but the index's own location: `settings.db_uri`, a store's `self.…`)."""
+    nodes = list(ast.walk(function))
+    constants = {n.value for n in nodes if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    returned = {n.value.value for n in nodes if isinstance(n, ast.Return) and isinstance(n.value, ast.Constant)}
+    for call in (n for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
+        receiver = call.func.value
+        own = isinstance(receiver, ast.Attribute) and (
+            receiver.attr == "db_uri" or (isinstance(receiver.value, ast.Name) and receiver.value.id == "self")
+        )
+        if call.func.attr == "startswith" and "gs://" in ast.unparse(call.args) and not own:
+            return True
+    return bool(returned & KINDS) or len({s.rstrip("s:/") for s in constants & SCHEMES}) > 1
+
+
 def test_one_place_decides_a_sources_kind() -> None:
     """thoth/source_spec.py decides what kind a source is (folder, bucket, web, git); the rest read
     `SourceSpec.kind`."""
@@ -238,3 +257,12 @@ def test_one_place_decides_a_sources_kind() -> None:
             if name in deciding and path.name != "source_spec.py":
                 offending.append(f"{path.relative_to(REPO_ROOT)}:{node.lineno}: {name}")
     assert offending == []
+    # nor does any other function return a kind's name, tell URI schemes apart, or ask "is it a bucket?"
+    deciders = [
+        f"{path.relative_to(REPO_ROOT)}:{node.name}"
+        for path in files("thoth")
+        if path.name != "gcs.py"  # parses gs:// URIs
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _decides_a_kind(node)
+    ]
+    assert deciders == ["thoth/source_spec.py:origin_kind"]

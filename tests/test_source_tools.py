@@ -31,7 +31,7 @@ from thoth.store import Store
 from thoth.writes import source_runs
 from thoth.writes.launch import LaunchError, ingest_args, launch_cloud_run, records_here
 from thoth.writes.run_watch import RunWatch
-from thoth.writes.runs import RunSummary
+from thoth.writes.run_records import RunSummary
 from thoth.writes.writer import Writer
 
 READER = "reader-token-0123456789abcdef"

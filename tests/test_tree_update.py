@@ -146,7 +146,8 @@ def test_events_touch_only_their_objects_path_and_deleted_text_is_not_served(cop
     uri = str(root.resolve())
     old = current_nodes(store)
     # a new object (as a finalize event does): only the new chunks' paths change
-    ingestor.ingest_object("topics", _obj("astronomy/astronomy-9.md", COMET), {}, name="topics", uri=uri)
+    key = "astronomy/astronomy-9.md"
+    ingestor.write_keys("topics", [_obj(key, COMET)], {key}, name="topics", uri=uri)
     result = ingestor.update_tree("topics", policy="event")
     assert result is not None and result.mode == "incremental"
     new = check_invariants(store)
@@ -158,7 +159,7 @@ def test_events_touch_only_their_objects_path_and_deleted_text_is_not_served(cop
 
     # the delete event: the comet's text leaves every summary, in place
     before = current_nodes(store)
-    ingestor.delete_object("topics", "astronomy/astronomy-9.md", None, name="topics", uri=uri)
+    ingestor.write_keys("topics", [], {key}, name="topics", uri=uri)
     result = ingestor.update_tree("topics", policy="event")
     assert result is not None and result.mode == "incremental" and result.deleted == len(comet)
     after = check_invariants(store)
@@ -178,7 +179,7 @@ def test_a_tree_that_cannot_be_updated_in_place_is_marked_stale_and_not_served(c
     store = Store(settings)
     summary_id = next(n["node_id"] for n in current_nodes(store) if n["level"] == 1)
     ingestor = Writer(settings)
-    ingestor.delete_object("topics", "astronomy/astronomy-1.md", None, name="topics", uri=str(root.resolve()))
+    ingestor.write_keys("topics", [], {"astronomy/astronomy-1.md"}, name="topics", uri=str(root.resolve()))
     result = ingestor.update_tree("topics", policy="event")
     assert result is not None and result.mode == "stale" and "stale" in result.render()
     assert store.tree_pointer("topics").stale

@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import WORKSHOP
 from thoth.writes.parsers import WORKSHOP_FORMAT, ParseError, workshop
-from thoth.writes.source_files import list_all
+from thoth.writes.source_files import list_folder
 
 
 def write(root: Path, files: dict[str, str | bytes]) -> Path:
@@ -21,7 +21,7 @@ def write(root: Path, files: dict[str, str | bytes]) -> Path:
 
 
 def test_units_in_reading_order_with_workshop_metadata() -> None:
-    keys = [obj.key for obj in list_all(str(WORKSHOP))]
+    keys = [obj.key for obj in list_folder(str(WORKSHOP))]
     assert keys == [
         "exercises",
         "exercises/01.memoization",
@@ -32,7 +32,7 @@ def test_units_in_reading_order_with_workshop_metadata() -> None:
         "exercises/03.error-handling",
         "exercises/03.error-handling/01",
     ]
-    assert all(obj.format == WORKSHOP_FORMAT for obj in list_all(str(WORKSHOP)))
+    assert all(obj.format == WORKSHOP_FORMAT for obj in list_folder(str(WORKSHOP)))
     assert workshop.info(WORKSHOP) == workshop.WorkshopInfo("Caching Fundamentals", "Epic Web")
 
 
@@ -71,7 +71,7 @@ def test_step_sections_slugless_folders_diffignore_and_binary_files(tmp_path: Pa
             "exercises/01.basics/02.problem.only/todo.py": "print('todo')\n",
         },
     )
-    objects = {obj.key: obj for obj in list_all(str(root))}
+    objects = {obj.key: obj for obj in list_folder(str(root))}
     assert list(objects) == ["exercises/01.basics/01", "exercises/01.basics/02"]
     step = workshop.parse(objects["exercises/01.basics/01"].read())
     assert step.title == "basics"
@@ -95,10 +95,10 @@ def test_step_sections_slugless_folders_diffignore_and_binary_files(tmp_path: Pa
 
 def test_unit_bytes_change_exactly_when_a_file_does(tmp_path: Path) -> None:
     root = write(tmp_path / "ws", {"exercises/01.a/01.problem/x.ts": "1", "exercises/01.a/01.solution/x.ts": "2"})
-    before = list_all(str(root))[0].read()
-    assert list_all(str(root))[0].read() == before
+    before = list_folder(str(root))[0].read()
+    assert list_folder(str(root))[0].read() == before
     (root / "exercises/01.a/01.solution/x.ts").write_text("3")
-    assert list_all(str(root))[0].read() != before
+    assert list_folder(str(root))[0].read() != before
     key, files = workshop.unbundle(before)
     assert key == "exercises/01.a/01" and files["exercises/01.a/01.solution/x.ts"] == b"2"
 
@@ -107,7 +107,7 @@ def test_unreadable_notes_and_empty_units_are_parse_errors(tmp_path: Path) -> No
     root = write(
         tmp_path / "ws", {"exercises/README.mdx": b"# Hi \xff\xfe", "exercises/01.a/README.mdx": "import x from 'y'\n"}
     )
-    objects = {obj.key: obj for obj in list_all(str(root))}
+    objects = {obj.key: obj for obj in list_folder(str(root))}
     with pytest.raises(ParseError, match="UTF-8"):
         workshop.parse(objects["exercises"].read())
     with pytest.raises(ParseError, match="no content"):
@@ -134,7 +134,7 @@ def test_hidden_files_stay_out_of_units_so_changing_them_changes_nothing(tmp_pat
             "exercises/01.a/01.solution/package.json": '{"name": "x"}',
         },
     )
-    unit = list_all(str(root))[0]
+    unit = list_folder(str(root))[0]
     before = unit.read()
     _, files = workshop.unbundle(before)
     assert sorted(files) == [
@@ -145,9 +145,9 @@ def test_hidden_files_stay_out_of_units_so_changing_them_changes_nothing(tmp_pat
         "exercises/01.a/01.solution/src/x.ts",
     ]
     (root / "exercises/01.a/01.solution/src/x.test.ts").write_text("test('changed')")
-    assert list_all(str(root))[0].read() == before  # a hidden file's edit re-ingests nothing
+    assert list_folder(str(root))[0].read() == before  # a hidden file's edit re-ingests nothing
     (root / "epicshop/.diffignore").write_text("")
-    assert list_all(str(root))[0].read() != before  # the patterns are part of the unit
+    assert list_folder(str(root))[0].read() != before  # the patterns are part of the unit
 
 
 def test_units_written_by_the_first_format_still_parse() -> None:

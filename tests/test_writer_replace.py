@@ -89,14 +89,14 @@ def test_a_document_overwritten_while_readers_search_is_always_found(tmp_path: P
 
 
 def test_an_object_replaced_by_an_event_is_always_found(tmp_path: Path) -> None:
-    """A bucket event's write (Writer.ingest_object, what thoth/writes/object_events.py calls) likewise."""
+    """A bucket event's write (Writer.write_keys, what thoth/writes/object_events.py calls) likewise."""
     settings = replace(make_settings(tmp_path / "db"), tree_build=False)
     writer = Writer(settings)
 
     def event(n: int) -> None:
         data = version(n).encode()
         obj = SourceObject(key="ledger.md", uri="gs://b/ledger.md", size=len(data), read=lambda: data, version=str(n))
-        writer.ingest_object("b", obj, {}, name="b", uri="gs://b")
+        writer.write_keys("b", [obj], {obj.key}, name="b", uri="gs://b")
 
     event(1)
     misses, reads = overwrite_while_reading(settings, "b", event)
@@ -158,13 +158,13 @@ def test_the_same_bytes_reparsed_replace_their_rows_and_are_never_missing(tmp_pa
     writer = Writer(settings)
     data = version(1).encode()
     obj = SourceObject(key="ledger.md", uri="gs://b/ledger.md", size=len(data), read=lambda: data, version="1")
-    writer.ingest_object("b", obj, {}, name="b", uri="gs://b")
+    writer.write_keys("b", [obj], {obj.key}, name="b", uri="gs://b")
     doc_id, chunks = whole(writer.store, "b", "ledger.md")
     table = Store(settings).table(CHUNKS)  # a reader of its own, to look at every version after this one
     start = table.version
 
     writer.store.change(Document, {"source_id": "b", "key": "ledger.md"}, {"parser": "an-older-parser"})
-    summary = writer.ingest_object("b", obj, {}, name="b", uri="gs://b")
+    summary = writer.write_keys("b", [obj], {obj.key}, name="b", uri="gs://b")
     assert summary.ingested == ["ledger.md"]  # re-parsed although its bytes and generation are the same
     assert whole(writer.store, "b", "ledger.md") == (doc_id, chunks)
     (row,) = writer.store.find(Document, {"source_id": "b", "key": "ledger.md"}, fields=["parser"])

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from thoth.errors import ClientError
+from thoth.gcs import split_gs_uri
 
 if TYPE_CHECKING:
     from thoth.records import Source
@@ -41,7 +42,8 @@ def is_git_url(source: str) -> bool:
 
 
 def origin_kind(uri: str) -> str:
-    """folder, bucket, web or git: what a source's URI says it is."""
+    """folder, bucket, web or git: what a source's URI says it is (the one place that decides it; everything
+    else reads `SourceSpec.kind`)."""
     if is_git_url(uri):
         return "git"
     if uri.startswith(("http://", "https://")):
@@ -119,6 +121,14 @@ def _repo_path(value: str | None) -> str:
     return path
 
 
+def slug(name: str) -> str:
+    """A collection's id from its name."""
+    value = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    if not value:
+        raise ValueError(f"source name {name!r} has no letters or digits")
+    return value
+
+
 def split_fragment(uri: str) -> tuple[str, str, str]:
     """`url#ref:path` -> (url, ref, path); ref '' is the remote's HEAD, path '' the whole repository."""
     url, _, fragment = uri.partition("#")
@@ -146,10 +156,19 @@ class SourceSpec:
         path: str | None = None,
         include: object = None,
         exclude: object = None,
+        remote: bool = False,
     ) -> SourceSpec:
         """The spec of `source` as a run is given it. A git URL may carry `#ref:path`; `ref` and `path`
-        override those, and make a local folder a git source (a clone read at that ref)."""
+        override those, and make a local folder a git source (a clone read at that ref). `remote` (a writer
+        over MCP, whose argument is `uri`) refuses a folder or file:// clone before looking it up on disk."""
         source = (source or "").strip()
+        location = source.split("#", 1)[0]
+        if remote and (origin_kind(location) == "folder" or location.startswith("file:")):
+            raise ScopeError(
+                "uri must be an http(s) website, a git URL (https, ssh or git) or gs://bucket/prefix; folders on "
+                "the server's disk are ingested with `thoth ingest`",
+                argument="uri",
+            )
         if not source or "\0" in source:
             message = "source must be a folder, gs://bucket/prefix, an http(s) URL or a git URL"
             raise ScopeError(message, argument="source")
@@ -189,6 +208,20 @@ class SourceSpec:
             return self.location
         fragment = f"{self.ref}:{self.path}" if self.path else self.ref
         return f"{self.location}#{fragment}" if fragment else self.location
+
+    @property
+    def collection_name(self) -> str:
+        """The name of the collection a source goes into when it is given none: the bucket (one collection per
+        bucket), the repository, the site's host and path, or the folder's name."""
+        if self.kind == "bucket":
+            return split_gs_uri(self.location)[0]
+        if self.kind == "git":  # `https://gitlab.com/acme/handbook.git` -> `handbook`
+            name = re.split(r"[/:]", self.location.rstrip("/"))[-1]
+            return name.removesuffix(".git")
+        if self.kind == "web":  # `https://docs.example.com/guide/` -> `docs.example.com/guide`
+            parts = urlsplit(self.location)
+            return f"{parts.netloc}{parts.path}".rstrip("/")
+        return self.location.rstrip("/").rsplit("/", 1)[-1]
 
     @property
     def scoped(self) -> bool:

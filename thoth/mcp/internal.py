@@ -133,10 +133,8 @@ def reindex_routes(app: Thoth) -> list[BaseRoute]:
         from thoth.writes.writer import Writer
 
         with app.writes.hold(wait=True):
-            results = reingest(
-                Writer(app.settings, store=app.index, embedder=app.embedder()), "workshop", f"POST {REINDEX_PATH}"
-            )
-        workshops = [result.to_dict() for result in results]
+            writer = Writer(app.settings, store=app.index, embedder=app.embedder())
+            workshops = reingest(writer, "workshop", f"POST {REINDEX_PATH}")
         return {"status": "ok", "workshops": workshops, "seconds": round(time.perf_counter() - started, 3)}
 
     async def reindex(request: Request) -> JSONResponse:

@@ -15,7 +15,7 @@ from thoth.retrieval.collections import shown_source
 from thoth.retrieval.pages import page_url
 from thoth.retrieval.topics import topic_of
 from thoth.source_ref import SourceRef
-from thoth.source_spec import GIT_STATE_KEY, WEB_STATE_KEY, origin_kind, shown_location
+from thoth.source_spec import GIT_STATE_KEY, WEB_STATE_KEY, SourceSpec, shown_location
 from thoth.store import Store
 
 
@@ -36,7 +36,7 @@ def _time(value: object) -> datetime | None:
 
 
 def origin(store: Store, source: Source) -> Origin:
-    kind = origin_kind(source.uri)
+    kind = SourceSpec.of(source).kind
     location = shown_location(shown_source(source, store).uri)  # a server's own paths stay behind auth
     if kind == "git":
         state = store.saved_state(GIT_STATE_KEY.format(source_id=source.source_id))
@@ -75,7 +75,7 @@ def recent_updates(store: Store, settings: Settings, days: int, topic: str | Non
     found: list[Update] = []
     topics: set[str] = set()
     sources = (
-        [s for s in store.find(Source, fields=["uri"]) if origin_kind(s.uri) == "git"] if store.has(Source) else []
+        [s for s in store.find(Source, fields=["uri"]) if SourceSpec.of(s).kind == "git"] if store.has(Source) else []
     )
     for source in sources:
         files = store.saved_state(GIT_STATE_KEY.format(source_id=source.source_id)).get("files") or {}

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from thoth.gcs import split_gs_uri
 from thoth.records import Chunk, Source
+from thoth.source_spec import SourceSpec
 from thoth.store import IndexMissing, Store
 
 TOP_LEVEL = "(top level)"
@@ -46,11 +47,7 @@ def source_prefixes(store: Store) -> dict[str, str]:
         sources = store.find(Source, fields=["uri"])
     except IndexMissing:  # an index from before the sources table: keys are relative
         return {}
-    return {
-        source.source_id: split_gs_uri(source.uri)[1]
-        for source in sources
-        if source.uri.startswith("gs://") and len(source.uri) > len("gs://")
-    }
+    return {s.source_id: split_gs_uri(s.uri)[1] for s in sources if SourceSpec.of(s).kind == "bucket"}
 
 
 def list_topics(store: Store) -> Topics:

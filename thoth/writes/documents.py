@@ -18,8 +18,8 @@ from thoth.source_ref import format_ref
 from thoth.store import Store
 from thoth.writes.objects import SourceObject
 from thoth.writes.parsers import is_supported
-from thoth.writes.run_records import record_run, summarise
-from thoth.writes.writer import RunSummary, Writer
+from thoth.writes.run_records import RunSummary, record_run, summarise
+from thoth.writes.writer import Writer
 
 DATASET_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 TEXT_URI = "mcp://ingest_document"  # the `uri` of datasets created by this tool

@@ -17,7 +17,6 @@ import hashlib
 import json
 import logging
 import os
-import re
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -26,20 +25,13 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from thoth.config import Settings
-from thoth.source_spec import SourceSpec, shown_location, split_fragment
+from thoth.source_spec import SourceSpec, shown_location
 from thoth.writes.objects import SourceError, SourceObject, is_sidecar
 from thoth.writes.parsers import is_supported
 
 log = logging.getLogger("thoth.ingest")
 
 GIT_TIMEOUT_SECONDS = 600  # a clone of a large repository; each later command is much faster
-
-
-def collection_name(source: str) -> str:
-    """`https://gitlab.com/acme/handbook.git#main` -> `handbook`."""
-    url = split_fragment(source)[0].rstrip("/")
-    name = re.split(r"[/:]", url)[-1]
-    return name[:-4] if name.endswith(".git") else name
 
 
 @dataclass(frozen=True)

@@ -29,14 +29,13 @@ from thoth.embedders.remote import RemoteEmbedder
 from thoth.gcs import StorageUnavailable
 from thoth.logs import setup_logging
 from thoth.records import IngestRun, Source
-from thoth.source_spec import ScopeError, SourceSpec
+from thoth.source_spec import ScopeError, SourceSpec, slug
 from thoth.store import Store, StoreError
 from thoth.store.maintenance import maintain
 from thoth.writes.objects import SourceError
 from thoth.writes.progress import ProgressMeter
-from thoth.writes.run_records import finish, record_run, summarise
+from thoth.writes.run_records import RunSummary, finish, record_run, summarise
 from thoth.writes.run_watch import RunWatch
-from thoth.writes.runs import RunSummary, collection_name, slug
 from thoth.writes.writer import Writer
 
 log = logging.getLogger("thoth.ingest")
@@ -178,7 +177,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
     started_by = f"{prog} {args.command} (task {settings.task_index + 1}/{settings.task_count})"
     recorded = IngestRun(
         run_id=args.run_id or "",
-        source_id=_source_id(spec.uri, args.name),
+        source_id=_source_id(spec, args.name),
         trigger=args.trigger,
         started_by=args.started_by or started_by,
         started_at=started_at,
@@ -190,7 +189,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
             watch.__enter__()
         with meter:
             if stop.is_set():  # cancelled before it started: nothing listed, nothing written
-                summary = RunSummary(_source_id(spec.uri, args.name), interrupted=True)
+                summary = RunSummary(_source_id(spec, args.name), interrupted=True)
             else:
                 summary = writer.run(
                     spec, name=args.name, progress=progress, stop=stop, only_missing=args.command == "missing"
@@ -204,7 +203,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
         if watch is not None:
             finish(writer.store, watch.run_id, failed)
         elif isinstance(exc, (SourceError, ValueError)):  # the index is there to record it (never created for it)
-            record_run(writer.store, replace(failed, source_id=_source_id(spec.uri, args.name)), existing=True)
+            record_run(writer.store, replace(failed, source_id=_source_id(spec, args.name)), existing=True)
         return 1
     finally:
         if watch is not None:
@@ -236,10 +235,10 @@ def _print_sent() -> None:
             print(embedder.sent.render(f"{embedder.wire.name} ({embedder.wire.model})"))
 
 
-def _source_id(source: str, name: str | None) -> str:
+def _source_id(spec: SourceSpec, name: str | None) -> str:
     """The collection a run that failed before planning was for (as Writer.run names it)."""
     try:
-        return slug(collection_name(source, name))
+        return slug(name or spec.collection_name)
     except ValueError:  # a name without letters or digits: the run failed on that
         return ""
 

@@ -6,22 +6,26 @@ saved only after the run wrote its documents."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from thoth.config import Settings
 from thoth.source_spec import GIT_STATE_KEY, WEB_STATE_KEY, SourceSpec
 from thoth.store import Store
 from thoth.writes import git_source, web
 from thoth.writes.objects import SourceObject
-from thoth.writes.source_files import list_all
+from thoth.writes.parsers import workshop
+from thoth.writes.source_files import list_bucket, list_folder
 
 
 @dataclass
 class Listing:
     objects: list[SourceObject]
     failures: list[tuple[str, str]] = field(default_factory=list)  # (key or URL, reason): in the run summary
-    kind: str | None = None  # the source's kind when the files do not decide it
+    kind: str | None = None  # the collection's kind when the files do not decide it (a website, a workshop)
     state: dict[str, str] = field(default_factory=dict)  # settings to write once the run is written
     by_key: tuple[int, int] | None = None  # (task, tasks): this task's share of a crawl split by key
+    name: str | None = None  # a workshop's own title and product
+    product: str | None = None
 
     def save(self, store: Store) -> None:
         for key, value in self.state.items():
@@ -41,4 +45,10 @@ def list_source(store: Store, settings: Settings, spec: SourceSpec, source_id: s
         key = GIT_STATE_KEY.format(source_id=source_id)
         read = git_source.read(spec, settings, store.saved_state(key))
         return Listing(read.objects, state={key: read.state_json()})
-    return Listing([o for o in list_all(spec.location, settings) if spec.wants(o.key)])
+    if spec.kind == "bucket":
+        return Listing([o for o in list_bucket(spec.location, settings) if spec.wants(o.key)])
+    objects = [o for o in list_folder(spec.location) if spec.wants(o.key)]
+    if workshop.is_workshop(Path(spec.location)):
+        about = workshop.info(Path(spec.location))
+        return Listing(objects, kind="workshop", name=about.title, product=about.product)
+    return Listing(objects)

@@ -14,13 +14,12 @@ from datetime import datetime
 
 from thoth.gcs import GcsUriError, split_gs_uri
 from thoth.records import Document, Source
-from thoth.source_spec import SourceSpec
+from thoth.source_spec import SourceSpec, slug
 from thoth.store import Store
 from thoth.writes.objects import is_sidecar, sidecar_keys
 from thoth.writes.parsers import is_supported
 from thoth.writes.pubsub_push import HANDLED, ObjectEvent
-from thoth.writes.run_records import record_run, summarise
-from thoth.writes.runs import RunSummary, collection_name, slug
+from thoth.writes.run_records import RunSummary, record_run, summarise
 from thoth.writes.source_files import get_gcs_object
 from thoth.writes.writer import Writer
 
@@ -44,8 +43,7 @@ def collection_for(writer: Writer, bucket: str, key: str) -> tuple[str, str, str
                     best = source
     if best is not None:
         return (best.source_id, best.name, best.uri) if SourceSpec.of(best).wants(key) else None
-    name = collection_name(f"gs://{bucket}")
-    return slug(name), name, f"gs://{bucket}"
+    return slug(bucket), bucket, f"gs://{bucket}"
 
 
 def _documents_with_sidecar(writer: Writer, source_id: str, bib_key: str) -> list[str]:
@@ -63,7 +61,17 @@ def _ingest_key(writer: Writer, event: ObjectEvent, key: str, target: tuple[str,
         log.info("event %s: gs://%s/%s no longer exists; nothing to ingest", event.message_id, event.bucket, key)
         return RunSummary(source_id)
     sidecars = {k: o for k in sidecar_keys(key) if (o := get_gcs_object(settings, event.bucket, k)) is not None}
-    return writer.ingest_object(source_id, obj, sidecars, name=name, uri=uri)
+    return writer.write_keys(source_id, [obj, *sidecars.values()], {key}, name=name, uri=uri)
+
+
+def _delete_key(writer: Writer, event: ObjectEvent, target: tuple[str, str, str]) -> RunSummary:
+    """Remove the object's rows, unless the stored one is another generation than the one deleted (the old
+    generation of an overwritten object): then nothing changes."""
+    source_id, name, uri = target
+    match = {"source_id": source_id, "key": event.key}
+    stored = writer.store.first(Document, match, fields=["version"]) if writer.store.has(Document) else None
+    other = stored is not None and bool(event.generation and stored.version and stored.version != event.generation)
+    return writer.write_keys(source_id, [], set() if other else {event.key}, name=name, uri=uri)
 
 
 def apply_event(writer: Writer, event: ObjectEvent) -> list[RunSummary]:
@@ -81,7 +89,7 @@ def apply_event(writer: Writer, event: ObjectEvent) -> list[RunSummary]:
     if not is_supported(event.key):
         return []
     if event.is_delete:
-        summaries = [writer.delete_object(source_id, event.key, event.generation, name=name, uri=uri)]
+        summaries = [_delete_key(writer, event, target)]
     else:
         summaries = [_ingest_key(writer, event, event.key, target)]
     return _with_tree(writer, source_id, summaries)
@@ -103,5 +111,5 @@ def record_event(store: Store, event: ObjectEvent, summaries: list[RunSummary], 
     started_by = f"{event.describe()} (message {event.message_id})"
     run = summarise(summaries, trigger="event", started_by=started_by, started_at=at, error=error)
     if not run.source_id:  # failed before its collection was known: the bucket's own one
-        run = dataclasses.replace(run, source_id=slug(collection_name(f"gs://{event.bucket}")))
+        run = dataclasses.replace(run, source_id=slug(event.bucket))
     record_run(store, run, existing=bool(error))

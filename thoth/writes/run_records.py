@@ -1,4 +1,5 @@
-"""The ingest history's entries: what a write to the index did, as an `IngestRun` the store keeps.
+"""What a write to the index did: a run's `RunSummary`, and the ingest history's entry for it, an `IngestRun`
+the store keeps.
 
 The job (`thoth ingest`), bucket events (thoth/mcp/internal.py), `ingest_document` and workshop reindex
 each record one run when they finish (or fail), so an operator can see when the index last changed, what
@@ -11,11 +12,15 @@ import dataclasses
 import logging
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from thoth.records import IngestRun
 from thoth.store import Store
-from thoth.writes.runs import RunSummary
+
+if TYPE_CHECKING:  # the history's readers (`thoth status`, the console) load without the tree builder
+    from thoth.writes.tree import TreeResult
 
 log = logging.getLogger("thoth.ingest")
 
@@ -23,6 +28,54 @@ log = logging.getLogger("thoth.ingest")
 # upload would otherwise grow the table without bound; a few hundred rows cover weeks of daily jobs and
 # the events between them, and reading them all (the console, `thoth status`) stays one small scan.
 RUNS_KEPT = 200
+
+
+@dataclass
+class RunSummary:
+    """What one write did: a run, a task of one, or an object event's."""
+
+    source_id: str
+    ingested: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)  # of `ingested`, the keys the source had before
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    chunks_written: int = 0
+    pages: int = 0
+    seconds: float = 0.0
+    task: str = ""  # "2/4" when this run was one of several parallel tasks
+    interrupted: bool = False  # stopped early (SIGTERM); a rerun finishes the work
+    tree: TreeResult | None = None
+
+    @property
+    def changed(self) -> int:
+        return len(self.ingested) + len(self.removed) + len(self.failed)
+
+    def to_dict(self) -> dict:
+        return {
+            "source_id": self.source_id,
+            "changed": self.changed,
+            "ingested": self.ingested,
+            "unchanged": self.unchanged,
+            "removed": self.removed,
+            "failed": [{"key": key, "reason": reason} for key, reason in self.failed],
+            "chunks_written": self.chunks_written,
+            "seconds": round(self.seconds, 3),
+        }
+
+    def render(self) -> str:
+        task = f" (task {self.task})" if self.task else ""
+        lines = [
+            f"source {self.source_id}{task}: {self.changed} changed — {len(self.ingested)} ingested, "
+            f"{self.unchanged} unchanged, {len(self.removed)} removed, {len(self.failed)} failed; "
+            f"{self.chunks_written} chunks written in {self.seconds:.1f}s"
+        ]
+        lines += [f"  failed: {key}: {reason}" for key, reason in self.failed]
+        if self.interrupted:
+            lines.append("  interrupted: stopped after the last written batch; run again to finish")
+        if self.tree is not None:
+            lines.append("  " + self.tree.render())
+        return "\n".join(lines)
 
 
 def summarise(

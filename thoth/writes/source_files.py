@@ -75,7 +75,8 @@ def _gcs_object(client: Any, bucket: str, blob: Any) -> SourceObject:
     )
 
 
-def _gcs(source: str, settings: Settings) -> list[SourceObject]:
+def list_bucket(source: str, settings: Settings) -> list[SourceObject]:
+    """Every parseable file and BibTeX sidecar under gs://bucket/prefix, sorted by key."""
     from google.api_core import exceptions
 
     try:
@@ -105,12 +106,8 @@ def get_gcs_object(settings: Settings, bucket: str, key: str) -> SourceObject | 
     return _gcs_object(client, bucket, blob) if blob is not None else None
 
 
-def list_all(source: str, settings: Settings | None = None) -> list[SourceObject]:
-    """Every parseable file and BibTeX sidecar under `source`, sorted by key; a workshop's units in reading order."""
-    if source.startswith("gs://"):
-        return _gcs(source, settings or Settings.from_env())
-    if "://" in source:
-        raise SourceError(f"unsupported source {source!r}; use a folder or gs://bucket/prefix")
+def list_folder(source: str) -> list[SourceObject]:
+    """Every parseable file and BibTeX sidecar in a folder, sorted by key; a workshop's units in reading order."""
     root = Path(source).expanduser()
     if not root.is_dir():
         raise SourceError(f"source folder {source!r} does not exist or is not a folder")

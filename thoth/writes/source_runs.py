@@ -20,11 +20,10 @@ from pathlib import Path
 from thoth.config import Settings
 from thoth.errors import ClientError, NotFound
 from thoth.records import Chunk, Document, IngestRun, Partition, Source
-from thoth.source_spec import GIT_STATE_KEY, WEB_STATE_KEY, ScopeError, SourceSpec, origin_kind
+from thoth.source_spec import GIT_STATE_KEY, WEB_STATE_KEY, ScopeError, SourceSpec, slug
 from thoth.store import Store
 from thoth.writes.launch import ingest_args, launch, launch_local, records_here
 from thoth.writes.run_records import ENDED, RUNS_KEPT, active, state_of
-from thoth.writes.runs import collection_name, slug
 
 WAIT_POLL_SECONDS = 0.5  # how often a tool that waits for its run reads the run's record
 
@@ -32,16 +31,8 @@ WAIT_POLL_SECONDS = 0.5  # how often a tool that waits for its run reads the run
 def spec_from(uri: str, *, ref: str | None, include: object, exclude: object) -> SourceSpec:
     """The spec of a source a writer names over MCP: a website, a git repository or a bucket prefix. A folder
     or file:// repository on the server's own disk is the command line's (`thoth ingest`), not a caller's."""
-    location = uri.strip().split("#", 1)[0]
-    # Decided before parsing, which would look the name up on the server's disk (and answer what is there)
-    if origin_kind(location) == "folder" or location.startswith("file:"):
-        raise ClientError(
-            "uri must be an http(s) website, a git URL (https, ssh or git) or gs://bucket/prefix; folders on the "
-            "server's disk are ingested with `thoth ingest`",
-            argument="uri",
-        )
     try:
-        return SourceSpec.parse(uri, ref=ref, include=include, exclude=exclude)
+        return SourceSpec.parse(uri, ref=ref, include=include, exclude=exclude, remote=True)
     except ScopeError as exc:
         if exc.argument == "source":
             raise ClientError(f"uri: {exc}", argument="uri") from None
@@ -96,7 +87,7 @@ def start(
 def collection_of(spec: SourceSpec, name: str | None) -> tuple[str, str]:
     """(collection id, name) a source goes into."""
     try:
-        label = collection_name(spec.uri, name)
+        label = name or spec.collection_name
         return slug(label), label
     except ValueError as exc:
         raise ClientError(f"name: {exc}", argument="name") from None

@@ -102,12 +102,6 @@ def merged_state(saved: dict, state_json: str, index: int, count: int) -> str:
     return json.dumps(state)
 
 
-def collection_name(url: str) -> str:
-    """`https://docs.example.com/guide/` -> `docs.example.com/guide` (slugged by the caller)."""
-    parts = urlsplit(url)
-    return f"{parts.netloc}{parts.path}".rstrip("/")
-
-
 class Scope:
     """The URLs a crawl may visit: same scheme and host, under the start URL's path, not excluded by the
     source's globs. A page the include globs leave out is visited for its links but not listed."""

@@ -1,6 +1,6 @@
 """Writing documents into the index: parse -> chunk -> embed -> write, then the source row and its tree.
 
-The ingest job (whole runs, planned in thoth/writes/runs.py), bucket events, workshop reindex and
+The ingest job (whole runs), bucket events, workshop reindex and
 `ingest_document` all write through this, so there is one way rows are made. Identity is content-derived,
 so a run is idempotent: an unchanged file is not read again, a changed one has its rows replaced, a gone
 one its rows removed, identical bytes under two keys are stored once.
@@ -25,18 +25,17 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from functools import partial
 from itertools import chain
-from pathlib import Path
 
 from thoth.config import Settings
 from thoth.embed import Embedder, get_tokenizer, model_name, texts_per_call
 from thoth.embedders import get_embedder
 from thoth.records import Chunk as StoredChunk  # a chunk as the index holds it (chunking's is one being cut)
 from thoth.records import Document, Partition, Source, to_row
-from thoth.source_ref import SourceRef, content_hash
-from thoth.source_spec import SourceSpec
+from thoth.source_ref import SourceRef
+from thoth.source_spec import SourceSpec, slug
 from thoth.store import Store
 from thoth.summarise import tree_summariser
-from thoth.writes import parsers
+from thoth.writes import parsers, planner
 from thoth.writes.calibrate import calibrate
 from thoth.writes.chunking import Chunker
 from thoth.writes.clustering import TreeParams
@@ -44,10 +43,10 @@ from thoth.writes.gate import ShuttingDown
 from thoth.writes.listing import list_source
 from thoth.writes.objects import SourceObject
 from thoth.writes.overlap import OrderedWorker
-from thoth.writes.parsers import Stopped, workshop
-from thoth.writes.prepare import Prepared, chunk_rows, pictures, prepare, sidecar_fingerprint
+from thoth.writes.parsers import Stopped
+from thoth.writes.prepare import Prepared, chunk_rows, pictures, prepare
 from thoth.writes.progress import Meter
-from thoth.writes.runs import Plan, RunSummary, collection_name, plan_run, row_fingerprint, slug
+from thoth.writes.run_records import RunSummary
 from thoth.writes.tree import TreeResult, build_tree, mark_stale
 
 log = logging.getLogger("thoth.ingest")
@@ -91,24 +90,24 @@ class Writer:
         started = time.perf_counter()
         spec = source if isinstance(source, SourceSpec) else SourceSpec.parse(source)
         if name is None and spec.kind == "bucket":
-            name = collection_name(spec.location)  # one collection per bucket, named after it
-        source_id = source_id or slug(collection_name(spec.uri, name))
+            name = spec.collection_name  # one collection per bucket, named after it
+        source_id = source_id or slug(name or spec.collection_name)
         known = self.store.exists() and self.store.has(Source)
         recorded = self.store.first(Source, {"source_id": source_id}) if known else None
         if recorded is not None:
             spec = spec.with_scope_of(SourceSpec.of(recorded))
         listed = list_source(self.store, self.settings, spec, source_id)  # a folder, bucket, site or repository
         listing = listed.objects
-        plan = plan_run(self, source_id, listing, only_missing=only_missing, by_key=listed.by_key is not None)
-        log.info(
-            "source %s: %d files, %d to ingest, %d removed",
-            plan.source_id,
-            len(listing) - len(plan.sidecars),
-            len(plan.todo),
-            len(plan.removed),
-        )
+        task, by_key = (self.settings.task_index, self.settings.task_count), listed.by_key is not None
+        documents = self.documents(source_id)
+        plan = planner.plan(source_id, documents, listing, task=task, by_key=by_key, only_missing=only_missing)
+        files, todo, removed = len(listing) - len(plan.sidecars), len(plan.todo), len(plan.removed)
+        log.info("source %s: %d files, %d to ingest, %d removed", source_id, files, todo, removed)
         kind = listed.kind or parsers.content_kind([o.key for o in listing])
-        summary = self.execute(plan, name=name, uri=spec, kind=kind, progress=progress, stop=stop)
+        name = listed.name or name  # a workshop names itself (--name sets the id, never the title)
+        summary = self.execute(
+            plan, name=name, uri=spec, kind=kind, product=listed.product, progress=progress, stop=stop
+        )
         if plan.empty and recorded is not None and SourceSpec.of(recorded) != spec:  # a new scope, no file changed
             scoped = replace(recorded, uri=spec.uri, include=spec.include, exclude=spec.exclude)
             self.store.upsert_source(to_row(scoped))
@@ -128,36 +127,22 @@ class Writer:
         summary.seconds = time.perf_counter() - started
         return summary
 
-    # -- single objects (bucket events) ----------------------------------------------------------
+    # -- single objects (bucket events, ingest_document) ----------------------------------------------
 
-    def ingest_object(
+    def write_keys(
         self,
         source_id: str,
-        obj: SourceObject,
-        sidecars: dict[str, SourceObject],
+        listing: list[SourceObject],
+        keys: set[str],
         *,
         name: str,
         uri: str,
         kind: str | None = None,
         tags: list[str] | None = None,
     ) -> RunSummary:
-        """Ingest one new or overwritten object; an unchanged one (a redelivered event) writes nothing."""
-        existing = self.existing_documents(source_id)
-        fingerprint = obj.fingerprint or content_hash(obj.read())
-        row = existing.get(obj.key)
-        plan = Plan(source_id, todo=[], fingerprints={obj.key: fingerprint}, sidecars=sidecars, tags=list(tags or []))
-        if not self.changed(obj, row, fingerprint, sidecars):
-            plan.unchanged = 1
-            return self.execute(plan, name=name, uri=uri, kind=kind)
-        others = {r.doc_id for k, r in existing.items() if k != obj.key}
-        if row is not None and row_fingerprint(row) != fingerprint and row.doc_id not in others:
-            plan.stale = {row.doc_id}
-            plan.replaced = {obj.key: row.doc_id}
-        plan.todo = [obj]
-        plan.known = set() if row is None else {obj.key}
-        plan.stored = {r.doc_id for r in existing.values() if r.status == "ok"} - plan.stale
-        if self.outdated(obj, row):
-            plan.stored.discard(row.doc_id)
+        """Bring only `keys` of the source in line with `listing`: an object with its sidecars (new, overwritten
+        or unchanged: a redelivered event writes nothing), or nothing (the object was deleted)."""
+        plan = planner.plan(source_id, self.documents(source_id), listing, keys=keys, tags=tags or ())
         return self.execute(plan, name=name, uri=uri, kind=kind)
 
     def add_document(
@@ -165,7 +150,7 @@ class Writer:
     ) -> RunSummary:
         """Add (or replace, by key) one document of a `text` source (ingest_document), then update its tree."""
         started = time.perf_counter()
-        summary = self.ingest_object(source_id, obj, {}, name=name, uri=uri, kind="text", tags=tags)
+        summary = self.write_keys(source_id, [obj], {obj.key}, name=name, uri=uri, kind="text", tags=tags)
         summary.tree = self.update_tree(source_id, policy="document")
         summary.seconds = time.perf_counter() - started
         return summary
@@ -191,30 +176,16 @@ class Writer:
             drift_max=self.settings.tree_drift_max,
         )
 
-    def delete_object(self, source_id: str, key: str, version: str | None, *, name: str, uri: str) -> RunSummary:
-        """Remove one object's rows; a stale event (another generation than the one stored) changes nothing."""
-        existing = self.existing_documents(source_id)
-        row = existing.get(key)
-        plan = Plan(source_id, todo=[], fingerprints={})
-        if row is None or (version and row.version and row.version != version):
-            return self.execute(plan, name=name, uri=uri)
-        others = {r.doc_id for k, r in existing.items() if k != key}
-        plan.removed = [key]
-        if row.doc_id in others:
-            plan.referenced = {row.doc_id}
-        else:
-            plan.stale = {row.doc_id}
-        return self.execute(plan, name=name, uri=uri)
-
     # -- doing the plan -------------------------------------------------------------------------
 
     def execute(
         self,
-        plan: Plan,
+        plan: planner.Plan,
         *,
         name: str | None,
         uri: str | SourceSpec,
         kind: str | None = None,
+        product: str | None = None,
         progress: Callable[[int, int, str], None] | None = None,
         stop: threading.Event | None = None,
     ) -> RunSummary:
@@ -297,31 +268,18 @@ class Writer:
         if self.settings.task_index == 0:  # one task of a parallel job trains the ANN index, not every task
             self.store.ensure_vector_index(fold_in=fold_in)  # once the table passes Settings.vector_index_min_rows
         self.store.ensure_fts_index(fold_in=fold_in)
-        self._update_source(source_id, name, uri, kind)
+        self._update_source(source_id, name, uri, kind, product)
         calibrate(self.store)  # the model's cosine floor, measured on this index (thoth/writes/calibrate.py)
         return summary
 
     # -- steps -------------------------------------------------------------------
 
-    def existing_documents(self, source_id: str) -> dict[str, Document]:
+    def documents(self, source_id: str) -> dict[str, Document]:
         """The source's documents by key (only what planning reads; a table without a column leaves its default)."""
         if not self.store.has(Document):
             return {}
         fields = ["key", "status", "version", "fingerprint", "sidecar", "parser"]
         return {doc.key: doc for doc in self.store.find(Document, {"source_id": source_id}, fields=fields)}
-
-    def outdated(self, obj: SourceObject, row: Document | None) -> bool:
-        """An older parser read this file: a run re-parses it once, whatever its bytes."""
-        return row is not None and (row.parser or "") != parsers.parser_version(obj.key, obj.format)
-
-    def changed(self, obj: SourceObject, row: Document | None, fingerprint: str, sidecars: dict) -> bool:
-        if row is None or self.outdated(obj, row):
-            return True
-        if (row.sidecar or "") != sidecar_fingerprint(obj.key, sidecars):
-            return True  # only the BibTeX changed: the document row is rewritten, its chunks are kept
-        if obj.version is not None:
-            return row.version != obj.version
-        return row.doc_id != fingerprint
 
     def _write(self, source_id: str, batch: list[Prepared], replaced: dict[str, str]) -> int:
         """Stage a batch's new rows, switch its documents rows to them, then drop the versions they replace."""
@@ -468,18 +426,16 @@ class Writer:
     def _has_diffs(self, source_id: str) -> bool:
         return self.store.count_of(Partition, {"source_id": source_id, "is_diff": True}) > 0
 
-    def _update_source(self, source_id: str, name: str | None, uri: str | SourceSpec, kind: str | None) -> None:
+    def _update_source(
+        self, source_id: str, name: str | None, uri: str | SourceSpec, kind: str | None, product: str | None
+    ) -> None:
         """Write the source's row: counts, kind, and the spec a run read it with (a single object's write
         keeps the row's scope)."""
         previous = self.store.first(Source, {"source_id": source_id}) or Source(source_id)
         scope = (uri.include, uri.exclude) if isinstance(uri, SourceSpec) else (previous.include, previous.exclude)
         uri = uri.uri if isinstance(uri, SourceSpec) else uri
         kind = kind or previous.kind or "pdf"
-        product = previous.product
-        local = None if "://" in uri else Path(uri).expanduser().resolve()
-        if local is not None and workshop.is_workshop(local):
-            about = workshop.info(local)
-            kind, product, name = "workshop", about.product, about.title  # --name sets the id, never the title
+        product = product or previous.product
         written: tuple[int, int] | None = None
         # Parallel tasks each write the counts they see; the one that writes last recounts after writing
         # and writes again if another task added rows meanwhile, so the final row holds the final counts.
@@ -494,7 +450,7 @@ class Writer:
                 source_id=source_id,
                 name=name or source_id,
                 kind=kind,
-                uri=str(local) if local is not None else uri,  # absolute, so a reindex finds it again
+                uri=uri,
                 product=product,
                 has_diffs=self._has_diffs(source_id) if kind == "workshop" else previous.has_diffs,
                 has_tree=previous.has_tree,

@@ -13,8 +13,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import REPO_ROOT
 
 NOT_CORE = ("thoth.mcp", "thoth.ui", "thoth.cli", "thoth.app")  # the server's surfaces and entry points
@@ -159,10 +157,6 @@ def test_cycles_finds_a_cycle_and_only_that() -> None:
     assert cycles(graph) == [["a", "b", "c"]]
 
 
-@pytest.mark.xfail(
-    reason="issue 50: thoth.embed and thoth.embedders, mcp.auth and mcp.oauth, the parsers package and its "
-    "modules import each other"
-)
 def test_no_import_cycle_in_thoth() -> None:
     graph = {module: {target for target, typing in found if not typing} for module, found in IMPORTS.items()}
     assert cycles(graph) == []

@@ -49,8 +49,7 @@ MAINTAIN = (  # what `python -m ingest maintain --db PATH` runs
     "from datetime import timedelta; from thoth.store.maintenance import maintain; "
     # build_table's chunks have no documents rows: orphans to maintenance, which would sweep them all
     # no other reader of this index: versions are cleaned at once
-    "maintain(Store(Settings.from_env(db_uri=sys.argv[1], maintain_retention_minutes=0)), "
-    "orphan_grace=timedelta(days=3650))" + PEAK
+    "maintain(Store(Settings.from_env(db_uri=sys.argv[1])), timedelta(0), orphan_grace=timedelta(days=3650))" + PEAK
 )
 
 

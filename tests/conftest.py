@@ -309,17 +309,20 @@ def job_env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
-# `python -m ingest` with tuning values no variable sets (Settings fields), as JSON in the first argument
+# `python -m ingest` with module constants patched (tests/patched.py) and Settings fields no variable sets,
+# as JSON in the first two arguments
 INGEST_WITH_TUNING = (
-    "import json, sys; from thoth.writes.job import main; sys.exit(main(sys.argv[2:], **json.loads(sys.argv[1])))"
+    "import json, sys; from tests.patched import patch; from thoth.writes.job import main; "
+    "patch(json.loads(sys.argv[1])); sys.exit(main(sys.argv[3:], **json.loads(sys.argv[2])))"
 )
 
 
-def ingest_command(*args: str, **tuning: object) -> list[str]:
-    """The job's command line; `tuning` sets Settings fields no variable sets (small batches, a short interval)."""
-    if not tuning:
+def ingest_command(*args: str, patches: dict[str, object] | None = None, **tuning: object) -> list[str]:
+    """The job's command line; `patches` sets module constants (a short interval), `tuning` Settings fields
+    no variable sets (small batches, small trees)."""
+    if not tuning and not patches:
         return [sys.executable, "-m", "ingest", *args]
-    return [sys.executable, "-c", INGEST_WITH_TUNING, json.dumps(tuning), *args]
+    return [sys.executable, "-c", INGEST_WITH_TUNING, json.dumps(patches or {}), json.dumps(tuning), *args]
 
 
 def run_ingest(*args: str, env: dict[str, str], timeout: int = 300, **tuning: object) -> subprocess.CompletedProcess:

@@ -12,14 +12,18 @@ import json
 import sys
 
 
-def main() -> object:
-    patches, target, *args = sys.argv[1:]
-    for dotted, value in json.loads(patches).items():
+def patch(patches: dict[str, object]) -> None:
+    for dotted, value in patches.items():
         owner, _, name = dotted.rpartition(".")
         module = importlib.import_module(owner)
         if not hasattr(module, name):
             raise SystemExit(f"{owner} has no {name} to patch")
         setattr(module, name, value)
+
+
+def main() -> object:
+    patches, target, *args = sys.argv[1:]
+    patch(json.loads(patches))
     module_name, _, function = target.partition(":")
     sys.argv = [target, *args]
     return getattr(importlib.import_module(module_name), function)()

@@ -50,7 +50,7 @@ def test_maintenance_brings_versions_and_files_down(tmp_path: Path, onnx_cache: 
     # the command line: it reports what it removed
     ingest_text(writer, writer.store, "notes", note(99), "notes/99.md")
     env = job_env(THOTH_DB_URI=str(tmp_path / "db"), THOTH_TREES="off")
-    done = run_ingest("maintain", env=env, maintain_retention_minutes=0)
+    done = run_ingest("maintain", env=env, patches={"thoth.store.maintenance.RETENTION_MINUTES": 0})
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("maintenance: ") and "chunks:" in done.stdout
     missing = run_ingest("maintain", env=job_env(THOTH_DB_URI=str(tmp_path / "none")))

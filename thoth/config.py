@@ -474,7 +474,6 @@ class Settings:
     # is. A test or a bench passes another value in process (`Settings.from_env(chunk_tokens=80)`); the
     # ingest job's and the server's `main` take them as keyword arguments for a test that runs a process.
     lance_cache_mb: int = 0  # a cap on LanceDB's caches; 0: a quarter of the instance's memory, 64-1024 MB
-    maintain_retention_minutes: int = 60  # versions older are cleaned: longer than any reader holds one
     # Embedding: texts a batch (0: the provider's, thoth.embed.embed_batch); a remote provider's batches
     # in flight, its retries of a 429, a 5xx or a timeout (with doubling waits) and one request's timeout
     embed_batch_size: int = 0
@@ -485,7 +484,6 @@ class Settings:
     # overlap is thoth.writes.chunking.OVERLAP_TOKENS. Chosen on the dev splits (docs/benchmarks.md).
     chunk_tokens: int = 200
     ingest_batch_chunks: int = 512  # chunks embedded and written together (one commit per table)
-    progress_seconds: float = 5.0  # a JSON progress line this often when stderr is not a terminal
     # ANN index on chunk vectors once the table has this many rows (0: never): below it an exact search is
     # fast enough and holds little (docs/performance.md, "ANN index")
     vector_index_min_rows: int = 20_000

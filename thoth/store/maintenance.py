@@ -3,7 +3,7 @@ and rows no document owns swept away (`python -m ingest maintain`, and the serve
 
 Every write adds table versions and small files; each open and refresh reads their manifests (on GCS,
 listings). Maintenance compacts each table's small files, removes versions older than the retention
-window (Settings.maintain_retention_minutes: a reader holding an older version would lose its files),
+window (RETENTION_MINUTES: a reader holding an older version would lose its files),
 folds new chunks into the BM25 and vector indexes, and sweeps orphans: chunks and partitions of a
 version no `documents` row points at, left by a write killed between switching a document's row and
 dropping its old rows. An orphan is swept only once it has been seen by a maintenance run at least
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("thoth.store")
 ORPHAN_GRACE = timedelta(minutes=10)  # far longer than one write takes between its rows and its switch
+RETENTION_MINUTES = 60  # versions older are cleaned: longer than any reader holds one
 
 
 @dataclass
@@ -96,7 +97,7 @@ def maintain(
 ) -> MaintenanceReport:
     """Sweep orphans, fold new rows into the indexes, compact every table and clean its old versions."""
     started = time.perf_counter()
-    retention = timedelta(minutes=store.settings.maintain_retention_minutes) if retention is None else retention
+    retention = timedelta(minutes=RETENTION_MINUTES) if retention is None else retention
     report = MaintenanceReport()
     if store.has(Chunk) and store.has(Document):
         report.orphans_removed = sweep_orphans(store, orphan_grace)

@@ -39,6 +39,7 @@ from thoth.writes.run_watch import RunWatch
 from thoth.writes.writer import Writer
 
 log = logging.getLogger("thoth.ingest")
+PROGRESS_SECONDS = 5.0  # a JSON progress line this often when stderr is not a terminal (a Cloud Run log)
 
 
 def stop_on_signals(stop: threading.Event) -> dict[int, int]:
@@ -148,8 +149,8 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
     received = stop_on_signals(stop)
 
     bar = tqdm(unit="file", disable=None) if sys.stderr.isatty() else None
-    # no terminal (a Cloud Run Job's log): a JSON line every Settings.progress_seconds instead of the bar
-    meter = ProgressMeter(settings.progress_seconds, printing=bar is None)
+    # no terminal (a Cloud Run Job's log): a JSON line every PROGRESS_SECONDS instead of the bar
+    meter = ProgressMeter(PROGRESS_SECONDS, printing=bar is None)
 
     watch: RunWatch | None = None
 

@@ -74,6 +74,10 @@ def test_a_figure_hit_links_its_picture_and_the_resource_reads_it(live: tuple[Li
     read = server.rpc("resources/read", {"uri": links[0]["uri"]}).json()["result"]["contents"][0]
     assert read["mimeType"] == "image/png"
     assert Image.open(io.BytesIO(base64.b64decode(read["blob"]))).format == "PNG"
+    qurio = call(server, "qurio_search", {"query": "exact match as the index grows", "filters": {"type": "figure"}})
+    found = [r for r in qurio["structuredContent"]["results"] if r["type"] == "figure"]
+    pictures = [c["uri"] for c in qurio["content"] if c["type"] == "resource_link" and c["uri"].startswith("figure:")]
+    assert found and len(pictures) == len(found) and links[0]["uri"] in pictures
 
 
 def test_pictures_lie_in_the_bucket_beside_a_gs_index(

@@ -148,9 +148,10 @@ def register_resources(mcp: MCPServer, app: Thoth) -> None:
     sdk.add_request_handler(mcp, "resources/list", PaginatedRequestParams, list_resources)
 
 
-def citation_links(data: dict) -> list[ResourceLink]:
+def citation_links(data: dict, pictures: list[tuple[str, str]] | None = None) -> list[ResourceLink]:
     """A `resource_link` for each distinct doc:// citation in a tool's structured result (its own
-    `source_ref`, and those of the items of its lists), so a client opens a citation without a tool call."""
+    `source_ref`, and those of the items of its lists), so a client opens a citation without a tool call;
+    and one for each figure's picture (its caption's items, and `pictures`: (figure:// URI, caption))."""
     items = [data] + [item for value in data.values() if isinstance(value, list) for item in value]
     links: dict[str, ResourceLink] = {}
     for item in items:
@@ -161,9 +162,12 @@ def citation_links(data: dict) -> list[ResourceLink]:
         name = item.get("source") or item.get("key") or ref.removeprefix("doc://")
         title = " · ".join(filter(None, [item.get("title") or name, where]))
         links[ref] = ResourceLink(name=str(name), title=title, uri=ref, mime_type="text/markdown")
-    for item in items:  # a figure's caption: its picture too
-        if isinstance(item, dict) and item.get("content_type") == figures.FIGURE and item.get("id"):
-            uri = figures.figure_uri(str(item.get("collection")), str(item["id"]))
-            title = (item.get("text") or "figure").split(". ")[0][:80]
-            links[uri] = ResourceLink(name=str(item["id"]), title=title, uri=uri, mime_type="image/png")
+    captions = [
+        (figures.figure_uri(str(item.get("collection")), str(item["id"])), item.get("text"))
+        for item in items
+        if isinstance(item, dict) and item.get("content_type") == figures.FIGURE and item.get("id")
+    ]
+    for uri, caption in [*captions, *(pictures or [])]:  # a figure's caption: its picture too
+        title = (caption or "figure").split(". ")[0][:80]
+        links[uri] = ResourceLink(name=uri.rsplit("/", 1)[-1], title=title, uri=uri, mime_type="image/png")
     return list(links.values())

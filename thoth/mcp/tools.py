@@ -25,6 +25,7 @@ from thoth.mcp import aliases, sdk
 from thoth.mcp.correlation import correlation, current_correlation_id
 from thoth.mcp.failures import Surface, call, in_own_words, to_client
 from thoth.mcp.lazy_tools import LazyPromptManager, LazyResourceManager, LazyToolManager
+from thoth.mcp.outputs import Output
 from thoth.mcp.progress import with_progress
 from thoth.mcp.resources import citation_links
 from thoth.mcp.roles import WRITER_META, RoleMiddleware, current_caller, visible, writer_meta
@@ -45,7 +46,8 @@ def respond(data: BaseModel, text: str) -> CallToolResult:
     """A tool result: structured content for programs, readable text for the assistant, and a
     `resource_link` per doc:// citation it holds (thoth.mcp.resources: readable with resources/read)."""
     structured = data.model_dump(mode="json")
-    content: list[ContentBlock] = [TextContent(type="text", text=text), *citation_links(structured)]
+    links = citation_links(structured, data.pictures() if isinstance(data, Output) else None)
+    content: list[ContentBlock] = [TextContent(type="text", text=text), *links]
     return CallToolResult(content=content, structured_content=structured)
 
 

@@ -18,6 +18,10 @@ class Output(BaseModel):
 
     model_config = ConfigDict(defer_build=True)
 
+    def pictures(self) -> list[tuple[str, str]]:
+        """(figure:// URI, caption) of figures the answer names beyond its fields: its `resource_link`s."""
+        return []
+
 
 def from_fields(model: type[M], *records: object, **values: object) -> M:
     """`model` built from records: `values` as given (the surface's own names and computed values,

@@ -3,10 +3,11 @@ a partition's text is `content`, and the JSON keys are camelCase where Qurio's a
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from thoth.mcp.outputs import Flagged, Output, from_fields
 from thoth.records import Source
+from thoth.retrieval import figures
 from thoth.retrieval.origins import Origin
 from thoth.retrieval.pages import Page, PageHit, PageList, PageText
 from thoth.retrieval.paging import OffsetCursor
@@ -33,11 +34,13 @@ class QurioResult(Flagged):
     section: str | None
     score: float = Field(description="fused relevance, 1.0 = ranked first by every search that ran")
     content: str
+    # a figure's caption: its picture's figure:// URI, linked beside the answer (not a field: Qurio has none)
+    _picture: str | None = PrivateAttr(None)
 
     @classmethod
     def from_record(cls, found: PageHit) -> QurioResult:
         chunk = found.hit.chunk
-        return from_fields(
+        result = from_fields(
             cls,
             chunk,
             type=chunk.content_type or "text",
@@ -48,6 +51,9 @@ class QurioResult(Flagged):
             content=chunk.text,
             flags=cls.flags_of(chunk.text),
         )
+        if chunk.content_type == figures.FIGURE:
+            result._picture = figures.figure_uri(chunk.source_id, chunk.chunk_id)
+        return result
 
 
 class QurioResults(Output):
@@ -60,6 +66,10 @@ class QurioResults(Output):
     def from_record(cls, query: str, alpha: float, found: list[PageHit], correlation_id: str) -> QurioResults:
         results = [QurioResult.from_record(hit) for hit in found]
         return cls(query=query, alpha=alpha, results=results, correlationId=correlation_id)
+
+    def pictures(self) -> list[tuple[str, str]]:
+        """(figure:// URI, caption) of each figure found: the answer links their pictures."""
+        return [(r._picture, r.content) for r in self.results if r._picture]
 
     def render(self) -> str:
         query = self.query

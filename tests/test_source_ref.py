@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from thoth.source_ref import SourceRef, SourceRefError, format_ref, parse_ref
+from thoth.source_ref import SourceRef, SourceRefError, parse_ref
 
 
 @pytest.mark.parametrize(
@@ -16,7 +16,7 @@ from thoth.source_ref import SourceRef, SourceRefError, format_ref, parse_ref
     ],
 )
 def test_round_trip(container: str, key: str, version: str | None, page: int | None, ref: str) -> None:
-    assert format_ref(container, key, version, page) == ref
+    assert str(SourceRef(container, key, version, page)) == ref
     assert parse_ref(ref) == SourceRef(container, key, version, page)
 
 

@@ -35,10 +35,6 @@ def file_urls_allowed(settings: Settings) -> bool:
     return not settings.db_uri.startswith("gs://") and settings.auth_mode == "off"
 
 
-def allowed_schemes(allow_file: bool) -> tuple[str, ...]:
-    return WEB_SCHEMES + THOTH_SCHEMES + (("file",) if allow_file else ())
-
-
 def is_url(value: str) -> bool:
     """Whether `value` names a scheme at all (a bare path such as `notes/a.md` or `C:\\notes` does not)."""
     return bool(_SCHEME.match(value.strip())) and not _WINDOWS_PATH.match(value.strip())
@@ -54,7 +50,7 @@ def problem(url: str, allow_file: bool) -> str | None:
     if not match or _WINDOWS_PATH.match(url):
         return "it has no scheme"
     scheme = match.group(1).lower()
-    allowed = allowed_schemes(allow_file)
+    allowed = WEB_SCHEMES + THOTH_SCHEMES + (("file",) if allow_file else ())
     if scheme not in allowed:
         where = " here (file: URLs are only kept on a local laptop index)" if scheme == "file" else ""
         return f"scheme {scheme!r} is not allowed{where}; allowed: {', '.join(allowed)}"

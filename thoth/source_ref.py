@@ -44,10 +44,6 @@ class SourceRef:
         return self.base + (f"#page={self.page}" if self.page else "")
 
 
-def format_ref(container: str, key: str, version: str | None = None, page: int | None = None) -> str:
-    return str(SourceRef(container, key, version, page))
-
-
 def parse_ref(ref: str) -> SourceRef:
     """Parse a source_ref, or raise SourceRefError saying what the expected form is."""
     expected = "expected doc://{bucket}/{key}[?version_id=…][#page=N]"

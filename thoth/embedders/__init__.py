@@ -8,14 +8,7 @@ import threading
 from typing import Any
 
 from thoth.config import REMOTE_EMBED_PROVIDERS, Settings
-from thoth.embed import (
-    Embedder,
-    configured_prompts,
-    embed_batch,
-    get_tokenizer,
-    model_name,
-    resolve_model,
-)
+from thoth.embed import Embedder, configured_prompts, embed_batch, get_tokenizer, model_name, resolve_model
 
 _lock = threading.Lock()
 _embedders: dict[tuple[object, ...], Embedder] = {}

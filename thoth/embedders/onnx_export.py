@@ -219,9 +219,7 @@ def export_in_subprocess(model: ModelRef, cache_dir: str | Path, int8: bool = Fa
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m thoth.embedders.onnx_export [--int8] [--model NAME] [--cache-dir DIR]`"""
-    parser = argparse.ArgumentParser(
-        prog="python -m thoth.embedders.onnx_export", description="export the embedding model to ONNX"
-    )
+    parser = argparse.ArgumentParser(prog="python -m thoth.embedders.onnx_export", description=__doc__)
     parser.add_argument("--int8", action="store_true", help="also write the dynamically quantised int8 model")
     parser.add_argument("--model", help="model name or folder (default: THOTH_EMBED_MODEL or the bundled model)")
     parser.add_argument("--cache-dir", help="cache folder (default: THOTH_CACHE_DIR or ./.thoth)")

@@ -23,7 +23,7 @@ from thoth.retrieval.documents import list_documents
 from thoth.retrieval.paging import OffsetCursor, window
 from thoth.retrieval.search import hybrid_search
 from thoth.retrieval.sources import all_sources
-from thoth.source_ref import SCHEME, SourceRefError, format_ref, parse_ref
+from thoth.source_ref import SCHEME, SourceRef, SourceRefError, parse_ref
 from thoth.store import Store, filters
 
 MARKDOWN_SUFFIXES = (".md", ".mdx", ".markdown")
@@ -104,7 +104,7 @@ def page_url(document: Document, base_url: str | None, settings: Settings) -> st
     for url in [*candidates, document.uri]:
         if citation_urls.shown(url, settings):
             return url
-    return format_ref(document.source_id, document.key)
+    return str(SourceRef(document.source_id, document.key))
 
 
 def _page(document: Document, settings: Settings) -> Page:

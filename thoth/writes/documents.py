@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from thoth import citation_urls
 from thoth.errors import ClientError
 from thoth.records import Source
-from thoth.source_ref import format_ref
+from thoth.source_ref import SourceRef
 from thoth.store import Store
 from thoth.writes.objects import SourceObject
 from thoth.writes.parsers import is_supported
@@ -56,7 +56,7 @@ def ingest_text(
     if source and citation_urls.is_url(source):
         uri = citation_urls.check(source.strip(), "source", writer.settings)
     else:
-        uri = format_ref(dataset_id, key)
+        uri = str(SourceRef(dataset_id, key))
     obj = SourceObject(key=key, uri=uri, size=len(data), read=lambda: data)
     started_at = datetime.now(UTC)
     summary = writer.add_document(dataset_id, obj, name=dataset_id, uri=TEXT_URI, tags=tags)

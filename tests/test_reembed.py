@@ -48,8 +48,7 @@ def endpoint() -> Iterator[EmbeddingServer]:
 
 
 def new_settings(db: Path, endpoint: EmbeddingServer, **overrides: object) -> Settings:
-    """The "new model": the test endpoint's vectors cut to 128 dimensions, with e5-style prompts; four
-    texts a batch, so the small index takes several staged batches."""
+    """The "new model": the test endpoint's vectors cut to 128 dimensions, with e5-style prompts."""
     values: dict[str, object] = {
         "embed_provider": "openai",
         "embed_url": endpoint.base_url,
@@ -57,8 +56,6 @@ def new_settings(db: Path, endpoint: EmbeddingServer, **overrides: object) -> Se
         "embed_dimensions": 128,
         "embed_query_prompt": "query: ",
         "embed_document_prompt": "passage: ",
-        "embed_batch_size": 4,
-        "embed_concurrency": 1,
         "cache_dir": str(ONNX_CACHE),
     }
     return tree_settings(db, **(values | overrides))
@@ -76,8 +73,14 @@ def new_env(settings: Settings, endpoint: EmbeddingServer) -> dict[str, str]:
     )
 
 
-# What new_settings sets beyond the environment: the job takes it as tuning (no variable sets these)
-NEW_TUNING: dict[str, object] = {"embed_batch_size": 4, "embed_concurrency": 1, **TREE_TUNING}
+# Four texts a batch, one batch at a time: the small index takes several staged batches
+SMALL_BATCHES = {"thoth.embed.REMOTE_EMBED_BATCH": 4, "thoth.embed.REMOTE_CONCURRENCY": 1}
+
+
+@pytest.fixture
+def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in SMALL_BATCHES.items():
+        monkeypatch.setattr(name, value)
 
 
 def ranking(settings: Settings, query: str) -> list[tuple[str, float]]:
@@ -101,7 +104,11 @@ def built(tmp_path: Path) -> tuple[Path, Settings]:
 
 
 def test_stopped_and_resumed_while_a_server_answers_from_the_old_vectors_then_ranks_as_a_fresh_ingest(
-    endpoint: EmbeddingServer, built: tuple[Path, Settings], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    endpoint: EmbeddingServer,
+    built: tuple[Path, Settings],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    small_batches: None,
 ) -> None:
     corpus, old = built
     new = new_settings(Path(old.db_uri), endpoint)
@@ -160,7 +167,9 @@ def test_a_killed_job_continues_where_it_stopped(endpoint: EmbeddingServer, buil
     env = new_env(new, endpoint)
     endpoint.script[:] = ["slow"] * 200  # each batch waits 0.4 s at the endpoint: time to kill mid-way
     try:
-        job = subprocess.Popen(ingest_command("--reembed", **NEW_TUNING), cwd=REPO_ROOT, env=env)
+        job = subprocess.Popen(
+            ingest_command("--reembed", patches=SMALL_BATCHES, **TREE_TUNING), cwd=REPO_ROOT, env=env
+        )
         deadline = time.monotonic() + 120
         staged = 0
         while staged < 8 and time.monotonic() < deadline and job.poll() is None:
@@ -187,7 +196,7 @@ def test_a_killed_job_continues_where_it_stopped(endpoint: EmbeddingServer, buil
 
 
 def test_no_index_is_a_clear_error(endpoint: EmbeddingServer, tmp_path: Path) -> None:
-    done = run_ingest("--reembed", env=new_env(new_settings(tmp_path / "none", endpoint), endpoint), **NEW_TUNING)
+    done = run_ingest("--reembed", env=new_env(new_settings(tmp_path / "none", endpoint), endpoint), **TREE_TUNING)
     assert done.returncode == 1 and "no index" in done.stderr and "python -m ingest --source" in done.stderr
 
 
@@ -197,7 +206,7 @@ def test_the_ann_index_is_trained_again_for_the_new_dimension(endpoint: Embeddin
     assert not summary.failed, summary.render()
     before = Store(old).indexes.vector_index()
     assert before is not None and before.indexed_rows >= 256, "the corpus is too small to train an ANN index"
-    new = new_settings(Path(old.db_uri), endpoint, tree_build=False, vector_index_min_rows=256, embed_batch_size=64)
+    new = new_settings(Path(old.db_uri), endpoint, tree_build=False, vector_index_min_rows=256)
     assert reembed(new).switched
     store = Store(new)
     after = store.indexes.vector_index()
@@ -212,7 +221,7 @@ def test_chunks_written_during_the_migration_stop_the_switch_and_the_next_run_em
     endpoint: EmbeddingServer, built: tuple[Path, Settings]
 ) -> None:
     corpus, old = built
-    new = new_settings(Path(old.db_uri), endpoint, embed_batch_size=64)
+    new = new_settings(Path(old.db_uri), endpoint)
     writing = tree_settings(Path(old.db_uri), cache_dir=str(ONNX_CACHE), tree_build=False)
     (corpus / "late.md").write_text("# Late page\n\nThe lighthouse keeper logs every passing ship at dawn.\n")
 
@@ -237,7 +246,7 @@ def test_a_run_stopped_after_the_switch_has_its_cleanup_finished_by_the_next(
     endpoint: EmbeddingServer, built: tuple[Path, Settings]
 ) -> None:
     _, old = built
-    new = new_settings(Path(old.db_uri), endpoint, embed_batch_size=64)
+    new = new_settings(Path(old.db_uri), endpoint)
     model, store = get_embedder(new), Store(new)
     target = model_values(model.model_name, model.dim, model.prompts.pair)
     staging = store.reembedding

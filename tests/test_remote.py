@@ -152,9 +152,10 @@ def test_batches_go_out_concurrently_within_the_limit(endpoint: EmbeddingServer)
 
 
 def test_the_server_answers_with_keyword_matches_while_the_provider_is_down(
-    endpoint: EmbeddingServer, tmp_path: Path
+    endpoint: EmbeddingServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings = openai_settings(tmp_path / "db", endpoint, embed_retries=1)
+    monkeypatch.setattr("thoth.embedders.remote.RETRIES", 1)
+    settings = openai_settings(tmp_path / "db", endpoint)
     assert not Writer(settings).run(str(write_corpus(tmp_path / "corpus")), name="handbook").failed
     with LiveServer(settings) as live:
         up = call(live, "search_handbook", {"query": "requesting time off"})

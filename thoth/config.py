@@ -474,12 +474,6 @@ class Settings:
     # is. A test or a bench passes another value in process (`Settings.from_env(chunk_tokens=80)`); the
     # ingest job's and the server's `main` take them as keyword arguments for a test that runs a process.
     lance_cache_mb: int = 0  # a cap on LanceDB's caches; 0: a quarter of the instance's memory, 64-1024 MB
-    # Embedding: texts a batch (0: the provider's, thoth.embed.embed_batch); a remote provider's batches
-    # in flight, its retries of a 429, a 5xx or a timeout (with doubling waits) and one request's timeout
-    embed_batch_size: int = 0
-    embed_concurrency: int = 4
-    embed_retries: int = 4
-    embed_timeout_seconds: float = 30.0
     # Chunks: the model reads 256 word pieces (254 plus [CLS]/[SEP]); chunks stay well inside. Their
     # overlap is thoth.writes.chunking.OVERLAP_TOKENS. Chosen on the dev splits (docs/benchmarks.md).
     chunk_tokens: int = 200

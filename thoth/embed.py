@@ -223,21 +223,20 @@ class CachedEmbedder:
 # memory follows this batch. A remote provider's batch is one request (docs/models.md).
 LOCAL_EMBED_BATCH = 8
 REMOTE_EMBED_BATCH = 64
+REMOTE_CONCURRENCY = 4  # a remote provider's batches in flight at once
 
 
 def embed_batch(settings: Settings) -> int:
-    """Texts per embedding batch: Settings.embed_batch_size, or by default the provider's. The embedders batch by
-    it and a write embeds one batch at a time (thoth/writes/writer.py), so there is one batch size."""
-    if settings.embed_batch_size:
-        return settings.embed_batch_size
+    """Texts per embedding batch, the provider's. The embedders batch by it and a write embeds one batch at a
+    time (thoth/writes/writer.py), so there is one batch size."""
     return REMOTE_EMBED_BATCH if settings.embed_provider in REMOTE_EMBED_PROVIDERS else LOCAL_EMBED_BATCH
 
 
 def texts_per_call(settings: Settings) -> int:
     """Texts a write hands the embedder at once: one batch for a local model (its activations are the
-    write's peak), as many as a remote provider sends at once (Settings.embed_concurrency batches)."""
+    write's peak), as many as a remote provider sends at once (REMOTE_CONCURRENCY batches)."""
     remote = settings.embed_provider in REMOTE_EMBED_PROVIDERS
-    return embed_batch(settings) * (settings.embed_concurrency if remote else 1)
+    return embed_batch(settings) * (REMOTE_CONCURRENCY if remote else 1)
 
 
 def model_name(settings: Settings) -> str:

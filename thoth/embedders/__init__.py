@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from thoth import embed
 from thoth.config import REMOTE_EMBED_PROVIDERS, Settings
 from thoth.embed import Embedder, configured_prompts, embed_batch, get_tokenizer, model_name, resolve_model
 
@@ -55,20 +56,18 @@ def get_embedder(settings: Settings, threads: int = 0) -> Embedder:
 
 
 def _remote_embedder(settings: Settings) -> Embedder:
+    from thoth.embedders import remote
     from thoth.embedders.openai import OpenAIWire
-    from thoth.embedders.remote import RemoteEmbedder
 
     key = settings.embed_api_key
+    tuning = (embed_batch(settings), embed.REMOTE_CONCURRENCY, remote.RETRIES, remote.TIMEOUT_SECONDS)
     cache_key = (
         settings.embed_provider,
         settings.embed_url,
         settings.embed_model,
         settings.embed_dimensions,
         key,
-        embed_batch(settings),
-        settings.embed_concurrency,
-        settings.embed_retries,
-        settings.embed_timeout_seconds,
+        tuning,
         configured_prompts(settings),
         settings.gcp_project,
         settings.gcp_location,
@@ -79,9 +78,9 @@ def _remote_embedder(settings: Settings) -> Embedder:
                 max_tokens=get_tokenizer(settings).max_tokens,  # chunks are cut by the bundled tokenizer
                 dimensions=settings.embed_dimensions,
                 batch_size=embed_batch(settings),
-                concurrency=settings.embed_concurrency,
-                retries=settings.embed_retries,
-                timeout=settings.embed_timeout_seconds,
+                concurrency=embed.REMOTE_CONCURRENCY,
+                retries=remote.RETRIES,
+                timeout=remote.TIMEOUT_SECONDS,
             )
             if settings.embed_provider == "vertex":
                 from thoth.embedders.vertex import VertexEmbedder
@@ -91,6 +90,6 @@ def _remote_embedder(settings: Settings) -> Embedder:
                 _embedders[cache_key] = VertexEmbedder(*where, **options)
             else:
                 wire = OpenAIWire(settings.embed_url, settings.embed_model, key, settings.embed_dimensions)
-                _embedders[cache_key] = RemoteEmbedder(wire, model_name(settings), **options)
+                _embedders[cache_key] = remote.RemoteEmbedder(wire, model_name(settings), **options)
                 _embedders[cache_key].prompts = configured_prompts(settings)
         return _embedders[cache_key]

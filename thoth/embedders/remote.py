@@ -23,6 +23,8 @@ from thoth.embed import EmbedderBase, EmbedderUnavailable
 RETRIED_STATUSES = {429, 500, 502, 503, 504}
 BACKOFF_SECONDS = 0.5  # the first retry's wait; each next one doubles
 MAX_BACKOFF_SECONDS = 20.0  # a Retry-After longer than this is cut to it
+RETRIES = 4  # of a 429, a 5xx or a timeout, with doubling waits: rides out a rate limit, not an outage
+TIMEOUT_SECONDS = 30.0  # one request of a batch
 
 
 class WireFormat(Protocol):

@@ -65,6 +65,7 @@ from thoth.retrieval.answer import Answer
 from thoth.retrieval.search import DEFAULT_RANKING, Ranking, hybrid_search
 from thoth.store import Store
 from thoth.writes.calibrate import SAMPLE_CHUNKS, measure
+from thoth.writes.clustering import TreeParams
 from thoth.writes.writer import Writer
 
 DEPTH = 100  # chunks fetched per query before ranking documents
@@ -365,7 +366,7 @@ def index_name(settings: Settings) -> str:
     prompts = settings.embed_query_prompt + "\0" + settings.embed_document_prompt
     tag = "-p" + hashlib.sha256(prompts.encode()).hexdigest()[:8] if _prompted(settings) else ""
     model = settings.embed_model.replace("/", "--")
-    return f"db-{provider}{model}{'-int8' if int8 else ''}{tag}-{settings.tree_reducer}"
+    return f"db-{provider}{model}{'-int8' if int8 else ''}{tag}-{TreeParams.reducer}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -404,7 +405,7 @@ def main(argv: list[str] | None = None) -> int:
     prompts = f", prompts {base.embed_query_prompt!r} / {base.embed_document_prompt!r}" if _prompted(base) else ""
     print(
         f"model {base.embed_provider}:{base.embed_model}{where} ({base.embed_backend}{' int8' if int8 else ''}"
-        f"{prompts}); trees: {base.tree_reducer}, "
+        f"{prompts}); trees: {TreeParams.reducer}, "
         f"{base.tree_summariser} summaries of {base.tree_summary_tokens} word pieces, "
         f"clusters up to {base.tree_cluster_tokens}"
     )

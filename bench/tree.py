@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.tree", description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,4000,16000", help="comma-separated chunk counts")
     parser.add_argument(
-        "--reducer", default=None, help="pca, umap, or pca,umap to time both per size (default: Settings.tree_reducer)"
+        "--reducer", default=None, help="pca, umap, or pca,umap to time both per size (default: TreeParams.reducer)"
     )
     parser.add_argument("--sample", type=int, default=256, help="texts actually embedded for leaf vectors")
     parser.add_argument("--noise", type=float, default=0.035, help="per-dimension noise added to sampled vectors")

@@ -151,9 +151,8 @@ def test_extractive_summary_is_deterministic_deduplicated_and_within_budget(topi
 
 
 def test_tree_and_llm_settings() -> None:
-    settings = Settings.from_env({}, tree_reducer="umap", tree_cluster_tokens=900)
-    params = TreeParams.from_settings(settings)
-    assert params.reducer == "umap" and params.cluster_tokens == 900
+    params = TreeParams.from_settings(Settings.from_env({}, tree_cluster_tokens=900))
+    assert params.reducer == "pca" and params.cluster_tokens == 900
     with pytest.raises(ConfigError, match="THOTH_LLM_URL needs THOTH_LLM_MODEL"):
         Settings.from_env({"THOTH_LLM_URL": "http://127.0.0.1:9/v1"})
     with pytest.raises(ConfigError, match="THOTH_TREES=llm needs an LLM: set THOTH_LLM_MODEL"):

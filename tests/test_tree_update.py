@@ -195,10 +195,13 @@ def test_a_tree_that_cannot_be_updated_in_place_is_marked_stale_and_not_served(c
     check_invariants(store)
 
 
-def test_drift_past_the_threshold_rebuilds_in_the_run(copy: tuple[Path, Settings]) -> None:
+def test_drift_past_the_threshold_rebuilds_in_the_run(
+    copy: tuple[Path, Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
     root, settings = copy
     (root / "astronomy" / "astronomy-9.md").write_text(COMET)
-    tight = tree_settings(Path(settings.db_uri), tree_drift_max=0.001)
+    monkeypatch.setattr("thoth.writes.tree.DRIFT_MAX", 0.001)
+    tight = tree_settings(Path(settings.db_uri))
     summary = Writer(tight).run(str(root), name="topics")
     assert summary.tree is not None and summary.tree.mode == "full" and "drift" in summary.tree.reason
     pointer = Store(tight).tree_pointer("topics")

@@ -481,13 +481,10 @@ class Settings:
     # ANN index on chunk vectors once the table has this many rows (0: never): below it an exact search is
     # fast enough and holds little (docs/performance.md, "ANN index")
     vector_index_min_rows: int = 20_000
-    # RAPTOR trees (docs/raptor.md): the reducer ("pca", or "umap" with the `umap` extra), the summariser's
-    # input limit (larger clusters are split again), a summary's budget in word pieces, and the share of a
-    # tree changed in place before a batch run rebuilds it
-    tree_reducer: str = "pca"
+    # RAPTOR trees (docs/raptor.md): the summariser's input limit (larger clusters are split again) and a
+    # summary's budget in word pieces
     tree_cluster_tokens: int = 3500
     tree_summary_tokens: int = 200
-    tree_drift_max: float = 0.25
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:

@@ -1,6 +1,6 @@
 """Clustering one layer of a RAPTOR tree (Sarthi et al., 2024, with the changes said here).
 
-1. reduce the vectors' dimension: PCA by default (`Settings.tree_reducer="umap"` for the paper's UMAP;
+1. reduce the vectors' dimension: PCA by default (`TreeParams.reducer="umap"` for the paper's UMAP;
    docs/raptor.md has the measurements behind the default);
 2. Gaussian-mixture clustering, the number of clusters chosen by BIC: globally, then locally
    inside each global cluster. Each point goes to its most likely cluster only (a strict tree: every
@@ -44,7 +44,7 @@ class TreeParams:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> TreeParams:
-        return cls(reducer=settings.tree_reducer, cluster_tokens=settings.tree_cluster_tokens)
+        return cls(cluster_tokens=settings.tree_cluster_tokens)
 
 
 def unit(v: np.ndarray) -> np.ndarray:

@@ -4,7 +4,7 @@ it all. Seeded: the same chunks give the same tree. Node ids are a hash of (sour
 
 A tree changes only when its chunks (or its parameters) did: their fingerprint is stored with the tree
 pointer. A tree built the same way is updated in place (thoth/writes/tree_update.py), recording its
-drift since its last full build; past Settings.tree_drift_max a batch run rebuilds it. Either way the new
+drift since its last full build; past DRIFT_MAX a batch run rebuilds it. Either way the new
 tree replaces the old one in one pointer switch (`Store.replace_tree`).
 """
 
@@ -216,6 +216,9 @@ def _chunk_ids(store: Store, source_id: str) -> list[str]:
 
 
 POLICIES = ("run", "event", "document")
+# The share of a tree's chunks changed in place since its last full build past which a batch run builds it
+# again: in-place updates keep old clusters, and a quarter changed is a corpus the old layers no longer fit
+DRIFT_MAX = 0.25
 
 
 def mark_stale(store: Store, source_id: str, reason: str) -> bool:
@@ -249,13 +252,12 @@ def build_tree(
     *,
     force: bool = False,
     policy: str = "run",
-    drift_max: float = 0.25,
 ) -> TreeResult:
     """Bring the tree of one source in line with its chunks; returns what was done.
 
     A tree built with the same parameters, summariser and model is updated in place; otherwise, or
     with `force`, it is built from scratch. `policy` says who asks:
-    - run (the batch job): in place while the tree's drift stays within `drift_max`, else a full build;
+    - run (the batch job): in place while the tree's drift stays within DRIFT_MAX, else a full build;
     - event (a bucket event): in place only; a tree that cannot be updated in place is marked stale
       (readers skip it) for the next run to rebuild, and a source without a tree stays without one;
     - document (ingest_document): in place; a full build when there is no tree to update.
@@ -292,8 +294,8 @@ def build_tree(
         before = {c for node in old if node.level == 1 for c in node.children}
         change = len(before.symmetric_difference(ids))
         drift = (drift_chunks + change) / max(1, build_chunks)
-        if policy == "run" and drift > drift_max:
-            old, result.reason = [], f"drift {drift:.1%} > {drift_max:.0%}"
+        if policy == "run" and drift > DRIFT_MAX:
+            old, result.reason = [], f"drift {drift:.1%} > {DRIFT_MAX:.0%}"
     else:
         result.reason = "forced" if force else ("no tree" if not current else "built differently")
     if old:

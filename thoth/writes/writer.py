@@ -173,7 +173,6 @@ class Writer:
             self._embedder.model_name if self._embedder else model_name(self.settings),
             force=force,
             policy=policy,
-            drift_max=self.settings.tree_drift_max,
         )
 
     # -- doing the plan -------------------------------------------------------------------------

@@ -359,64 +359,43 @@ def _parse(
             raise ParseError("PDF has no pages")
         hidden: Counter[str] = Counter()  # characters left out, by reason (hidden.py)
         pictures: dict[str, FigureImage] | None = {} if figures else None
-        whole = page_count <= WINDOW_PAGES
-        with _collector_paused():
-            window = _read_window(pdf, 1, hidden, ocr, pictures) if whole else None
+        with _collector_paused():  # a PDF of one window is read once: every pass goes over the same pages
+            window = _read_window(pdf, 1, hidden, ocr, pictures) if page_count <= WINDOW_PAGES else None
     finally:
         pdf.close()
+
+    def pages(hidden: Counter[str], ocr: bool, pictures: dict | None) -> Iterator[tuple[int, _Window]]:
+        return iter([(0, window)]) if window is not None else _windows(data, password, 1, hidden, ocr, pictures, stop)
+
     with _collector_paused():
+        survey = _Survey()
+        for _, read in pages(hidden, False, None):
+            survey.add(read)
+        if not survey.text and not (ocr and window is None):
+            if window is None or not window.scanned:
+                raise _no_text(page_count, ocr)
+            return ParsedDocument(
+                title=_real_title(meta.get("Title") or "") or fallback_title,
+                sections=Partitioner(None, Counter(), None).add([], [], window.scanned),
+                page_count=page_count,
+                year=_year(meta.get("CreationDate", "")),
+                hidden_dropped=dict(hidden),
+            )
+        rules, text = survey.rules(), _Text()
+        for _, read in pages(Counter(), False, None):
+            rules.mark(read)
+            text.add(read, rules.start)
+        text.close()
+        partitioner = Partitioner(text.vocab if survey.text else None, text.words, text.unheaded())
+        windows = _partitions(pages(Counter(), ocr, pictures), rules, partitioner, pictures, window is not None)
+        sections, _ = next(windows)
         if window is not None:
-            return _parse_whole(window, meta, fallback_title, hidden, pictures, ocr)
-    survey = _Survey()
-    for _, read in _windows(data, password, 1, hidden, False, None, stop):
-        survey.add(read)
-    if not survey.text and not ocr:
-        raise _no_text(page_count, ocr)
-    rules, text = survey.rules(), _Text()
-    for _, read in _windows(data, password, 1, Counter(), False, None, stop):
-        rules.mark(read)
-        text.add(read, rules.start)
-    text.close()
-    windows = _windows(data, password, 1, Counter(), ocr, pictures, stop)
-    partitioner = Partitioner(text.vocab if survey.text else None, text.words, text.unheaded())
-    sections, _ = next(_partitions(windows, rules, partitioner, pictures))
-    parsed = _document(meta, fallback_title, page_count, rules.front, text, sections, pictures, hidden)
-    parsed.rest = _partitions(windows, rules, partitioner, pictures)
+            sections += next(windows)[0]
+            if not sections:
+                raise _no_text(page_count, ocr)
+        parsed = _document(meta, fallback_title, page_count, rules.front, text, sections, pictures, hidden)
+    parsed.rest = None if window is not None else windows
     return parsed
-
-
-def _parse_whole(
-    window: _Window,
-    meta: dict,
-    fallback_title: str,
-    hidden: Counter[str],
-    pictures: dict[str, FigureImage] | None,
-    ocr: bool,
-) -> ParsedDocument:
-    """A PDF of one window: its pages read once, the rules over the document taken from them."""
-    page_count = len(window.pages)
-    survey = _Survey()
-    survey.add(window)
-    if not survey.text:
-        if not window.scanned:
-            raise _no_text(page_count, ocr)
-        return ParsedDocument(
-            title=_real_title(meta.get("Title") or "") or fallback_title,
-            sections=Partitioner(None, Counter(), None).add([], [], window.scanned),
-            page_count=page_count,
-            year=_year(meta.get("CreationDate", "")),
-            hidden_dropped=dict(hidden),
-        )
-    rules, text = survey.rules(), _Text()
-    rules.mark(window)
-    text.add(window, rules.start)
-    text.close()
-    partitioner = Partitioner(text.vocab, text.words, text.unheaded())
-    mark_floats(window.pages, rules.body, window.heights)
-    sections = partitioner.add(window.pages, window.tables, window.scanned) + partitioner.close()
-    if not sections:
-        raise _no_text(page_count, ocr)
-    return _document(meta, fallback_title, page_count, rules.front, text, sections, pictures, hidden)
 
 
 def _document(
@@ -489,10 +468,13 @@ def _partitions(
     rules: _Rules,
     partitioner: Partitioner,
     pictures: dict[str, FigureImage] | None,
+    marked: bool,
 ) -> Iterator[tuple[list[Section], dict[str, FigureImage]]]:
-    """Each window's sections and the figures cut from its pages; the partitions held back, at the end."""
+    """Each window's sections and the figures cut from its pages (`marked`: its furniture and headings are,
+    the window read once); the partitions held back, at the end."""
     for cut, window in windows:
-        rules.mark(window)
+        if not marked:
+            rules.mark(window)
         mark_floats(window.pages, rules.body, window.heights)
         yield partitioner.add(window.pages, window.tables, window.scanned), dict(list((pictures or {}).items())[cut:])
     yield partitioner.close(), {}

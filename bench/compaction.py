@@ -3,7 +3,7 @@
     python -m bench.compaction [--chunks 100000] [--writes 200] [--db PATH]
 
 1. A chunk table of `--chunks` generated chunks (bench.search.build_table: 200 embedded with the real model,
-   the rest near them), its BM25 and (from Settings.vector_index_min_rows) ANN index built.
+   the rest near them), its BM25 and (from VECTOR_INDEX_MIN_ROWS) ANN index built.
 2. `--writes` small appends of 10 chunks each, as many small writes leave the table: a fragment and a
    version apiece, in the indexes' unindexed tail.
 3. maintenance (retention 0) as a process of its own, as `python -m ingest maintain` runs it:

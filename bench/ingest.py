@@ -37,7 +37,7 @@ from thoth.config import Settings
 from thoth.embed import BUNDLED_MODEL, EmbedderBase, embed_batch, get_tokenizer, resolve_model
 from thoth.embedders import get_embedder
 from thoth.embedders.local import SentenceTransformerEmbedder
-from thoth.store import Store
+from thoth.store import Store, indexes
 from thoth.writes.chunking import Chunker
 from thoth.writes.parsers import parse
 from thoth.writes.writer import Writer
@@ -99,9 +99,10 @@ def peak_rss_child(chunks: int, embedder: str) -> None:
         model = StubEmbedder() if embedder == "stub" else get_embedder(settings)
         model.embed(["warm up"])
         before = _status("VmRSS")
-        written, seconds = timed_ingest(replace(settings, vector_index_min_rows=0), folder, model)
+        threshold, indexes.VECTOR_INDEX_MIN_ROWS = indexes.VECTOR_INDEX_MIN_ROWS, 0  # none during the ingest
+        written, seconds = timed_ingest(settings, folder, model)
         ingest_peak = _status("VmHWM")
-        Store(settings).ensure_vector_index()
+        Store(settings).ensure_vector_index(min_rows=threshold)
         print(f"{written} {seconds:.1f} {before:.0f} {ingest_peak:.0f} {_status('VmHWM'):.0f}")
 
 

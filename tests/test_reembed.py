@@ -200,13 +200,16 @@ def test_no_index_is_a_clear_error(endpoint: EmbeddingServer, tmp_path: Path) ->
     assert done.returncode == 1 and "no index" in done.stderr and "python -m ingest --source" in done.stderr
 
 
-def test_the_ann_index_is_trained_again_for_the_new_dimension(endpoint: EmbeddingServer, tmp_path: Path) -> None:
-    old = tree_settings(tmp_path / "db", cache_dir=str(ONNX_CACHE), tree_build=False, vector_index_min_rows=256)
+def test_the_ann_index_is_trained_again_for_the_new_dimension(
+    endpoint: EmbeddingServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("thoth.store.indexes.VECTOR_INDEX_MIN_ROWS", 256)
+    old = tree_settings(tmp_path / "db", cache_dir=str(ONNX_CACHE), tree_build=False)
     summary = Writer(old).run(str(write_topic_corpus(tmp_path / "corpus", files_per_topic=18)), name="topics")
     assert not summary.failed, summary.render()
     before = Store(old).indexes.vector_index()
     assert before is not None and before.indexed_rows >= 256, "the corpus is too small to train an ANN index"
-    new = new_settings(Path(old.db_uri), endpoint, tree_build=False, vector_index_min_rows=256)
+    new = new_settings(Path(old.db_uri), endpoint, tree_build=False)
     assert reembed(new).switched
     store = Store(new)
     after = store.indexes.vector_index()

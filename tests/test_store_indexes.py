@@ -57,8 +57,9 @@ def recall_at_10(store: Store, vectors: np.ndarray, queries: np.ndarray) -> floa
     return float(np.mean(found))
 
 
-def test_index_built_past_threshold_and_recall_holds(tmp_path: Path) -> None:
-    store, vectors = make_store(tmp_path, vector_index_min_rows=ROWS)
+def test_index_built_past_threshold_and_recall_holds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("thoth.store.indexes.VECTOR_INDEX_MIN_ROWS", ROWS)
+    store, vectors = make_store(tmp_path)
     info = store.ensure_vector_index()
     assert info is not None and info.action == "built" and info.rows == ROWS
     assert info.index == VectorIndex("vector_idx", "IvfRq", indexed_rows=ROWS, unindexed_rows=0)
@@ -84,13 +85,14 @@ def test_index_built_past_threshold_and_recall_holds(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("old", ["IvfPq", "IvfHnswSq"])
 def test_an_index_of_an_older_type_is_searched_with_its_factor_until_trained_again_as_ivf_rq(
-    tmp_path: Path, old: str
+    tmp_path: Path, old: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A table indexed by an older version (IVF_PQ or IVF_HNSW_SQ): searched with the refine factor its type
     # needs, with the recall it had; the next ingest trains an IVF_RQ index in its place, grown or not.
     from lancedb.index import HnswSq, IvfPq
 
-    store, vectors = make_store(tmp_path, vector_index_min_rows=ROWS)
+    monkeypatch.setattr("thoth.store.indexes.VECTOR_INDEX_MIN_ROWS", ROWS)
+    store, vectors = make_store(tmp_path)
     config = IvfPq(distance_type="cosine", num_partitions=1, num_sub_vectors=DIM // 4)
     if old == "IvfHnswSq":
         config = HnswSq(distance_type="cosine", num_partitions=1)
@@ -108,15 +110,16 @@ def test_an_index_of_an_older_type_is_searched_with_its_factor_until_trained_aga
     assert recall_at_10(Store(store.settings), vectors, queries) >= 0.9
 
 
-def test_no_index_below_threshold_or_when_disabled(tmp_path: Path) -> None:
-    store, vectors = make_store(tmp_path, rows=400, vector_index_min_rows=401)
+def test_no_index_below_threshold_or_when_disabled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("thoth.store.indexes.VECTOR_INDEX_MIN_ROWS", 401)
+    store, vectors = make_store(tmp_path, rows=400)
     assert store.ensure_vector_index() is None and store.indexes.vector_index() is None
     assert store.ensure_vector_index(min_rows=0) is None  # 0: never
     assert store.ensure_vector_index(min_rows=100) is not None  # never below MIN_TRAIN_ROWS, but 400 >= 256
     assert len(nearest(store, vectors[0], 10)) == 10
 
 
-def test_ingest_builds_the_index_past_the_threshold(tmp_path: Path) -> None:
+def test_ingest_builds_the_index_past_the_threshold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from thoth.writes.writer import Writer
 
     corpus = tmp_path / "corpus"
@@ -125,7 +128,8 @@ def test_ingest_builds_the_index_past_the_threshold(tmp_path: Path) -> None:
         notes = (f"## Part {j}\n\nNote {i}-{j} about topic {j % 7} and item {i * 50 + j}." for j in range(50))
         sections = "\n\n".join(notes)
         (corpus / f"page-{i}.md").write_text(f"# Page {i}\n\n{sections}\n")
-    settings = make_settings(tmp_path / "db", vector_index_min_rows=256)
+    monkeypatch.setattr("thoth.store.indexes.VECTOR_INDEX_MIN_ROWS", 256)
+    settings = make_settings(tmp_path / "db")
     summary = Writer(settings).run(str(corpus), name="notes")
     assert summary.chunks_written >= 256, summary.render()
     index = Store(settings).indexes.vector_index()
@@ -166,12 +170,15 @@ print("ok")
     assert proc.stdout.strip() == "ok"
 
 
-def test_a_deeper_search_reranks_the_same_candidates_and_keeps_recall_at_10(tmp_path: Path) -> None:
+def test_a_deeper_search_reranks_the_same_candidates_and_keeps_recall_at_10(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Hybrid search asks the index for 40 hits: its first 10 are as good as a 10-hit search's (issue 17)."""
     from thoth.store.chunks import refine_candidates
 
     assert refine_candidates(50, 10) == refine_candidates(50, 40) == 500 and refine_candidates(1, 40) == 40
-    store, vectors = make_store(tmp_path, vector_index_min_rows=ROWS)
+    monkeypatch.setattr("thoth.store.indexes.VECTOR_INDEX_MIN_ROWS", ROWS)
+    store, vectors = make_store(tmp_path)
     store.ensure_vector_index()
     queries = clustered_unit_vectors(20, seed=9)
     deep = [{r.chunk_id for r in nearest(store, q, 40)[:10]} for q in queries]
@@ -182,8 +189,11 @@ def test_a_deeper_search_reranks_the_same_candidates_and_keeps_recall_at_10(tmp_
     assert recall_deep >= recall_shallow - 0.02 and recall_shallow >= 0.7
 
 
-def test_a_first_build_past_the_threshold_is_compacted_before_its_indexes(tmp_path: Path) -> None:
-    store, vectors = make_store(tmp_path, rows=300, vector_index_min_rows=300)
+def test_a_first_build_past_the_threshold_is_compacted_before_its_indexes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("thoth.store.indexes.VECTOR_INDEX_MIN_ROWS", 300)
+    store, vectors = make_store(tmp_path, rows=300)
     extra = [
         {"chunk_id": f"x{i}", "source_id": "s", "doc_id": "d", "text": "x", "search_text": "x", "vector": vectors[i]}
         for i in range(3)
@@ -197,7 +207,7 @@ def test_a_first_build_past_the_threshold_is_compacted_before_its_indexes(tmp_pa
     assert [h.chunk_id for h in nearest(store, vectors[7], 10)] == before  # the same rows, compacted
     assert store.count_of(Chunk) == 303
 
-    small, _ = make_store(tmp_path / "small", rows=50, vector_index_min_rows=300)
+    small, _ = make_store(tmp_path / "small", rows=50)
     small.insert(Chunk, extra)
     small.ensure_fts_index()  # below the threshold: left as written
     assert small.table(CHUNKS).stats()["fragment_stats"]["num_fragments"] == 2

@@ -478,9 +478,6 @@ class Settings:
     # overlap is thoth.writes.chunking.OVERLAP_TOKENS. Chosen on the dev splits (docs/benchmarks.md).
     chunk_tokens: int = 200
     ingest_batch_chunks: int = 512  # chunks embedded and written together (one commit per table)
-    # ANN index on chunk vectors once the table has this many rows (0: never): below it an exact search is
-    # fast enough and holds little (docs/performance.md, "ANN index")
-    vector_index_min_rows: int = 20_000
     # RAPTOR trees (docs/raptor.md): the summariser's input limit (larger clusters are split again) and a
     # summary's budget in word pieces
     tree_cluster_tokens: int = 3500

@@ -220,7 +220,7 @@ class ChunkSearch:
         if await table.count_rows() > MEMORY_SEARCH_ROWS:
             return None
         if any(VECTOR_COLUMN in index.columns for index in await table.list_indices()):
-            return None  # an ANN index answers as it was built to (a table past Settings.vector_index_min_rows)
+            return None  # an ANN index answers as it was built to (a table past VECTOR_INDEX_MIN_ROWS)
         columns = [*present(Chunk, await self._names.get(table)), VECTOR_COLUMN]
         return MemoryVectors.of(await table.query().select(columns).with_row_id().to_arrow(), VECTOR_COLUMN)
 

@@ -23,6 +23,9 @@ RETRAIN_GROWTH = 4
 # them in (fold_in_due). Searches scan the tail, which costs more per row than the index does.
 FOLD_IN_ROWS = 256
 MIN_TRAIN_ROWS = 256  # fewer rows cannot train the quantiser's codebooks
+# The ANN index is built once the chunks table holds this many rows: below it an exact search is fast enough
+# and holds little (docs/performance.md, "ANN index")
+VECTOR_INDEX_MIN_ROWS = 20_000
 PARTITION_ROWS = 4096  # IVF partitions: one per this many rows (training time grows with partitions)
 # The one index type Thoth builds: IVF partitions, each vector as RaBitQ codes of RQ_BITS a dimension,
 # cheap to scan and close enough to the full vectors that few candidates need re-ranking. Fewer bits
@@ -66,7 +69,7 @@ class Indexes:
         # the refine step's candidates from each: compacted once before its indexes are built, a large
         # table's searches cost less CPU (docs/benchmarks.md, "Latency"). Later runs compact as they
         # fold rows in (optimize). Small tables are left as they are.
-        if table.count_rows() >= max(1, self.tables.settings.vector_index_min_rows):
+        if table.count_rows() >= max(1, VECTOR_INDEX_MIN_ROWS):
             started = time.perf_counter()
             retry_on_conflict(table.optimize, "compact chunks")
             log.info("compacted chunks before indexing in %.1f s", time.perf_counter() - started)
@@ -119,7 +122,7 @@ class Indexes:
         in through optimize() (no retraining; not with `fold_in` false) until the table has grown
         RETRAIN_GROWTH-fold since training. An index of another type (`is_current`) is trained again.
         """
-        min_rows = self.tables.settings.vector_index_min_rows if min_rows is None else min_rows
+        min_rows = VECTOR_INDEX_MIN_ROWS if min_rows is None else min_rows
         table = self.tables.table(CHUNKS)
         rows = table.count_rows()
         existing = self.vector_index()

@@ -265,7 +265,7 @@ class Writer:
             self._repoint(source_id, doc_id)
         fold_in = self.store.fold_in_due()  # a few new chunks stay in the indexes' unindexed tail (a cheap write)
         if self.settings.task_index == 0:  # one task of a parallel job trains the ANN index, not every task
-            self.store.ensure_vector_index(fold_in=fold_in)  # once the table passes Settings.vector_index_min_rows
+            self.store.ensure_vector_index(fold_in=fold_in)  # once the table passes VECTOR_INDEX_MIN_ROWS
         self.store.ensure_fts_index(fold_in=fold_in)
         self._update_source(source_id, name, uri, kind, product)
         calibrate(self.store)  # the model's cosine floor, measured on this index (thoth/writes/calibrate.py)

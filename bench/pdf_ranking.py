@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'weight':>8s} {'reference chunks, topical':>27s} {'cited work found':>17s}")
 
         def kinds(query: str, **options: object) -> list[str]:
-            hits = research.search(store, embedder, query, top_k=TOP, **options)
+            hits = research.search(store, embedder, query, top_k=TOP, **options).hits
             return [h.hit.chunk.content_type for h in hits]
 
         for weight in args.weights:

@@ -106,13 +106,15 @@ class Runner:
         return _doc_ranking([h.chunk.key for h in hits])
 
     def keyword(self, query: str) -> list[str]:
-        return self._chunk_keys(hybrid_search(self.store, None, query, DEPTH, alpha=0.0, match=self.match))
+        return self._chunk_keys(hybrid_search(self.store, None, query, DEPTH, alpha=0.0, match=self.match).hits)
 
     def vector(self, query: str) -> list[str]:
-        return self._chunk_keys(hybrid_search(self.store, self.embedder, query, DEPTH, alpha=1.0, match=self.match))
+        return self._chunk_keys(
+            hybrid_search(self.store, self.embedder, query, DEPTH, alpha=1.0, match=self.match).hits
+        )
 
     def hybrid(self, query: str) -> list[str]:
-        hits = hybrid_search(self.store, self.embedder, query, DEPTH, match=self.match, ranking=self.ranking)
+        hits = hybrid_search(self.store, self.embedder, query, DEPTH, match=self.match, ranking=self.ranking).hits
         return self._chunk_keys(hits)
 
     def collapsed(self, query: str, alpha: float | None = None) -> list[str]:
@@ -294,7 +296,9 @@ def broad(data: Path, settings: Settings, max_queries: int | None) -> None:
     source = "handbook-bench"
     runs: dict[str, Callable[[str], list[str]]] = {
         "flat hybrid": lambda q: list(
-            dict.fromkeys(h.chunk.key for h in hybrid_search(store, embedder, q, BROAD_K, match={"source_id": source}))
+            dict.fromkeys(
+                h.chunk.key for h in hybrid_search(store, embedder, q, BROAD_K, match={"source_id": source}).hits
+            )
         ),
         # the default without its tree: chunks only, at most PER_PAGE of one page (what the tree adds is the rest)
         "flat, per page": lambda q: _pages(tree.collapsed(store, embedder, source, q, BROAD_K, levels_cap=0)),

@@ -180,6 +180,12 @@ def drop_vector_index(store: Store) -> None:
         store.table(CHUNKS).drop_index(index.name)
 
 
+def nearest(store: Store, vector: np.ndarray, limit: int) -> list[Hit]:
+    """The `limit` chunks nearest `vector`, read whole: a search's vector steps (thoth.retrieval.search)."""
+    reading = store.search_reading(vector=True)
+    return store.completed(reading, store.vector_candidates(reading, vector, limit))
+
+
 def exact_search(store: Store, vector: np.ndarray) -> list[str]:
     """The 10 nearest chunks by cosine, by LanceDB's brute force (the ANN index bypassed)."""
     query = store.table(CHUNKS).search(vector).metric("cosine").bypass_vector_index().select(["chunk_id"])
@@ -194,11 +200,11 @@ def recall_sweep(settings: Settings, vectors: np.ndarray, exact: list[set[str]],
     for nprobes, refine in grid:
         chunks.NPROBES, chunks.REFINE_FACTORS = nprobes, dict.fromkeys(chunks.REFINE_FACTORS, refine)
         store = Store(settings)
-        store.vector_search(vectors[0], 10)
+        nearest(store, vectors[0], 10)
         found, ms = [], []
         for v, truth in zip(vectors, exact, strict=True):
             started = time.perf_counter()
-            ann = {r.chunk_id for r in store.vector_search(v, 10)}
+            ann = {r.chunk_id for r in nearest(store, v, 10)}
             ms.append((time.perf_counter() - started) * 1000)
             found.append(len(ann & truth) / 10)
         print(f"{nprobes:>8}{refine:>8}{np.mean(found):>10.3f}{percentile(ms, 50):>15.1f}", flush=True)
@@ -213,7 +219,7 @@ def measure_index(
     found, ann_ms, exact_ms, truths = [], [], [], []
     for v in vectors:
         started = time.perf_counter()
-        ann = [r.chunk_id for r in store.vector_search(v, 10)]
+        ann = [r.chunk_id for r in nearest(store, v, 10)]
         ann_ms.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
         exact = exact_search(store, v)
@@ -357,7 +363,7 @@ def profile_stages(
         "fetch rows": run_concurrently(complete, to_fill, clients) if late else [0.0],
         "fusion": run_concurrently(lambda item: fuse([(0.5, item[1]), (0.5, item[2])], k), lists, clients),
         "hybrid search": run_concurrently(
-            lambda q: hybrid_search(store, embedder, q, k, documents=True), qs["hybrid search"], clients
+            lambda q: hybrid_search(store, embedder, q, k, documents=True).hits, qs["hybrid search"], clients
         ),
     }
     if not late:

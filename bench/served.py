@@ -5,7 +5,7 @@
 
 Over an existing index (bench.search's, whose chunks have their `documents` rows: `ensure_documents`), hybrid
 search for `--queries` queries (their vectors embedded once, before the clock) in alternating blocks: without
-the serve step (and without the doc_id a late reading reads for it), then with it. Prints each block's p50,
+the serve step (`unserved` on the kept hits), then with it. Prints each block's p50,
 the ratio per pair of blocks, and the CPU time a search takes (this process, every thread). `--no-copy`:
 without the held ranking columns, as searches read while a new version's copy is read after a write.
 `--http-against DIR`: instead, the server (`python -m thoth.mcp.server`, bench.search's start_server) of this
@@ -30,7 +30,6 @@ from thoth.config import Settings
 from thoth.embedders import get_embedder
 from thoth.retrieval.search import hybrid_search
 from thoth.store import Store, chunks
-from thoth.store.schema import RANKING_COLUMNS
 
 
 class Embedded:
@@ -46,24 +45,9 @@ class Embedded:
         return getattr(self.inner, name)
 
 
-class Everything:
-    """Live pairs that hold every pair: the check on a deferred reading's kept hits costs a lookup each."""
-
-    def __contains__(self, pair: object) -> bool:
-        return True
-
-
 def block(store: Store, embedder: Embedded, qs: list[str], served: bool) -> tuple[float, float]:
     """(p50 ms, CPU ms a search) of one pass over `qs`."""
-    patches = (
-        []
-        if served
-        else [
-            patch.object(store.chunks, "_served", lambda table, lists, started, again: lists),
-            patch.object(store.chunks.live, "pairs", lambda documents, latest_since=None: Everything()),
-            patch.object(chunks, "LATE_COLUMNS", RANKING_COLUMNS),
-        ]
-    )
+    patches = [] if served else [patch.object(store.chunks, "unserved", lambda reading, hits: frozenset())]
     for p in patches:
         p.start()
     try:

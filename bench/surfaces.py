@@ -83,13 +83,17 @@ def main(argv: list[str] | None = None) -> None:
         )
 
         store = app.store
-        reference = median_ms(lambda: hybrid_search(store, embedder, QUERY, 10, alpha=0.5), args.repeat)
+        reference = median_ms(lambda: hybrid_search(store, embedder, QUERY, 10, alpha=0.5).hits, args.repeat)
         url = pages.list_pages(store, settings, WS, 100, None, PAGES_CURSOR).pages[2].url
         calls: dict[str, Callable[[], object]] = {
-            "qurio_search alpha=0.0": lambda: pages.search(store, settings, app.embedder, QUERY, alpha=0.0, limit=10),
-            "qurio_search alpha=0.5": lambda: pages.search(store, settings, app.embedder, QUERY, alpha=0.5, limit=10),
-            "qurio_search filtered": lambda: pages.search(
-                store, settings, app.embedder, QUERY, alpha=0.5, limit=10, metadata={"type": "code"}
+            "qurio_search alpha=0.0": lambda: (
+                pages.search(store, settings, app.embedder, QUERY, alpha=0.0, limit=10).hits
+            ),
+            "qurio_search alpha=0.5": lambda: (
+                pages.search(store, settings, app.embedder, QUERY, alpha=0.5, limit=10).hits
+            ),
+            "qurio_search filtered": lambda: (
+                pages.search(store, settings, app.embedder, QUERY, alpha=0.5, limit=10, metadata={"type": "code"}).hits
             ),
             "qurio_list_pages": lambda: pages.list_pages(store, settings, "handbook", 100, None, PAGES_CURSOR),
             "qurio_read_page": lambda: pages.read_page(store, settings, url, MAX_CHARS, None, PAGE_TEXT_CURSOR),
@@ -142,7 +146,7 @@ def main(argv: list[str] | None = None) -> None:
             ("exact error code", ERROR_CODE, ERROR_NEEDLE),
             ("paraphrase", PARAPHRASE, PARAPHRASE_NEEDLE),
         ]:
-            ranks = [rank_of(hybrid_search(store, embedder, query, 10, alpha=a), needle) for a in (0.0, 0.5, 1.0)]
+            ranks = [rank_of(hybrid_search(store, embedder, query, 10, alpha=a).hits, needle) for a in (0.0, 0.5, 1.0)]
             print(f"  {label:42s} {ranks[0]:>9}  {ranks[1]:>3}  {ranks[2]:>3}")
 
 

@@ -70,9 +70,9 @@ def test_another_model_ranks_with_the_floor_measured_on_its_index(endpoint: Embe
     assert ranking_for(remote, store) == measured
     local = get_embedder(make_settings(tmp_path / "db", cache_dir=str(ONNX_CACHE)))
     for query in ("how to water the garden", "bake bread at home"):
-        got = hybrid_search(store, remote, query, 6)
+        got = hybrid_search(store, remote, query, 6).hits
         assert [(h.chunk_id, h.score) for h in got] == [
-            (h.chunk_id, h.score) for h in hybrid_search(store, local, query, 6, ranking=measured)
+            (h.chunk_id, h.score) for h in hybrid_search(store, local, query, 6, ranking=measured).hits
         ]
     # An index from before floors were measured: min-max, which assumes nothing
     store.set_setting(META_EMBED_FLOOR, "")

@@ -38,13 +38,13 @@ def test_an_index_without_positions_is_migrated_by_ingest(tmp_path: Path, caplog
     ingestor.run(str(root), name="handbook")
     store = Store(settings)
     assert store.indexes.fts_has_positions() is True
-    phrase = hybrid_search(store, None, '"leave planner"', 5, alpha=0.0)
+    phrase = hybrid_search(store, None, '"leave planner"', 5, alpha=0.0).hits
     assert phrase and all("leave planner" in h.chunk.text for h in phrase)
 
     old_index(store)
     assert store.indexes.fts_has_positions() is False
     with caplog.at_level(logging.WARNING, logger="thoth.store"):
-        words = hybrid_search(store, None, '"leave planner"', 5, alpha=0.0)  # searched as words, not an error
+        words = hybrid_search(store, None, '"leave planner"', 5, alpha=0.0).hits  # searched as words, not an error
         assert words and "python -m ingest" in caplog.text
 
     caplog.clear()

@@ -108,12 +108,12 @@ def test_a_page_whose_sections_match_the_words_and_the_meaning_ranks_first(tmp_p
     settings = _ingest_pages(tmp_path, SPLIT_PAGES, "split")
     store, embedder = Store(settings), get_embedder(settings)
     query = "part 4471 readings drift over time"
-    keyword = hybrid_search(store, embedder, query, 2, alpha=0.0)
-    vector = hybrid_search(store, embedder, query, 2, alpha=1.0)
+    keyword = hybrid_search(store, embedder, query, 2, alpha=0.0).hits
+    vector = hybrid_search(store, embedder, query, 2, alpha=1.0).hits
     assert {h.chunk.section for h in keyword} == {"Workshop notes > Ordering", "Inventory"}  # "part 4471"
     assert [h.chunk.section for h in vector] == ["Workshop notes > Accuracy", "Inventory"]
 
-    files = hybrid_search(store, embedder, query, 2, documents=True)  # the default: document-level fusion
+    files = hybrid_search(store, embedder, query, 2, documents=True).hits  # the default: document-level fusion
     assert [h.chunk.key for h in files] == ["kit/notes.md", "kit/inventory.md"]
     assert files[0].document_score > files[1].document_score
 
@@ -126,12 +126,12 @@ def test_the_rrf_preset_is_weighted_reciprocal_rank_fusion_of_the_two_searches(t
     depth, match = 48, {"source_id": "split"}
     preset = Ranking(fusion="rrf", vector_weight=weight)
     for query in ("part 4471 readings drift over time", "weigh and dissolve a sample", '"part 4471"'):
-        vector_hits = hybrid_search(store, embedder, query, depth, alpha=1.0, match=match)
-        keyword_hits = hybrid_search(store, None, query, depth, alpha=0.0, match=match)
+        vector_hits = hybrid_search(store, embedder, query, depth, alpha=1.0, match=match).hits
+        keyword_hits = hybrid_search(store, None, query, depth, alpha=0.0, match=match).hits
         expected = fuse([(weight, vector_hits), (1 - weight, keyword_hits)], depth)
-        served = hybrid_search(store, embedder, query, depth, match=match, ranking=preset)
+        served = hybrid_search(store, embedder, query, depth, match=match, ranking=preset).hits
         assert served and _all(served) == _all(expected)
-        keyword_only = hybrid_search(store, embedder, query, depth, match=match, ranking=preset, alpha=0.0)
+        keyword_only = hybrid_search(store, embedder, query, depth, match=match, ranking=preset, alpha=0.0).hits
         assert _all(keyword_only) == _all(fuse([(1.0, keyword_hits)], depth))
 
 
@@ -159,8 +159,8 @@ def test_the_cosine_floor_is_the_bundled_model_s_and_another_model_gets_min_max(
     minmax = replace(DEFAULT_RANKING, normalise="minmax")
     for query in ("part 4471 readings drift over time", "weigh and dissolve a sample"):
         for documents in (False, True):
-            served = hybrid_search(store, other, query, 4, documents=documents)
-            expected = hybrid_search(store, embedder, query, 4, documents=documents, ranking=minmax)
+            served = hybrid_search(store, other, query, 4, documents=documents).hits
+            expected = hybrid_search(store, embedder, query, 4, documents=documents, ranking=minmax).hits
             assert [(h.chunk_id, h.score) for h in served] == [(h.chunk_id, h.score) for h in expected]
-            floor = hybrid_search(store, embedder, query, 4, documents=documents)
-            assert floor == hybrid_search(store, embedder, query, 4, documents=documents, ranking=DEFAULT_RANKING)
+            floor = hybrid_search(store, embedder, query, 4, documents=documents).hits
+            assert floor == hybrid_search(store, embedder, query, 4, documents=documents, ranking=DEFAULT_RANKING).hits

@@ -183,9 +183,9 @@ def test_ranking_columns_held_from_the_bucket_rank_as_read_ones(library: Library
     embedder = get_embedder(library.settings)
     for query in ("multi-head attention", "harbour dredging channel"):
         with reading():
-            served = hybrid_search(held, embedder, query, 3, documents=True)
+            served = hybrid_search(held, embedder, query, 3, documents=True).hits
         with reading(copy=False):
-            expected = hybrid_search(read, embedder, query, 3, documents=True)
+            expected = hybrid_search(read, embedder, query, 3, documents=True).hits
         assert served and [(h.chunk, h.score) for h in served] == [(h.chunk, h.score) for h in expected]
 
 

@@ -127,15 +127,15 @@ def test_a_folder_of_mixed_formats_is_searchable_by_type_and_language(tmp_path: 
     writer = Writer(settings, store)
     hits = hybrid_search(
         store, writer.embedder, "rotate the signing key", 5, match={"content_type": "code", "language": "python"}
-    )
+    ).hits
     assert hits and {(h.chunk.key, h.chunk.language) for h in hits} <= {
         ("src/keys.py", "python"),
         ("explore.ipynb", "python"),
     }
     assert hits[0].chunk.key == "src/keys.py"
-    go = hybrid_search(store, writer.embedder, "greet", 5, match={"language": "go"})
+    go = hybrid_search(store, writer.embedder, "greet", 5, match={"language": "go"}).hits
     assert {h.chunk.key for h in go} == {"src/greet.go"}
     bash = hybrid_search(
         store, writer.embedder, "roll back traffic", 5, match={"content_type": "code", "language": "bash"}
-    )
+    ).hits
     assert {h.chunk.key for h in bash} == {"deploy.html"}

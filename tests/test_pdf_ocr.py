@@ -95,7 +95,7 @@ def test_ocr_text_is_ingested_and_found_by_search(tmp_path: Path) -> None:
     summary = Writer(settings).run(str(folder), name="scans")
     assert not summary.failed, summary.render()
     store, embedder = Store(settings), get_embedder(settings)
-    hit = research.search(store, embedder, "quokka Rottnest Island", top_k=1)[0].hit
+    hit = research.search(store, embedder, "quokka Rottnest Island", top_k=1).hits[0].hit
     assert "quokka" in hit.chunk.text and hit.chunk.content_type == "ocr"
     assert (hit.chunk.page_start, hit.chunk.page_end) == (2, 2)
     # the chunk's partition carries the recogniser's confidence; the typed page's has none

@@ -102,7 +102,7 @@ def test_tables_are_found_by_caption_and_cell_and_filtered_by_type(pdf: Path, tm
     def found(query: str, alpha: float, metadata: dict | None = None) -> list:
         return pages.search(
             store, settings, lambda: get_embedder(settings), query, alpha=alpha, limit=5, metadata=metadata
-        )
+        ).hits
 
     by_cell = found("PReLU-net 24.27", 0.0, {"type": "table"})
     assert by_cell and all(h.hit.chunk.content_type == "table" for h in by_cell)
@@ -110,6 +110,6 @@ def test_tables_are_found_by_caption_and_cell_and_filtered_by_type(pdf: Path, tm
     by_caption = found("exact match on question answering benchmarks", 1.0, {"type": "table"})
     assert by_caption[0].hit.chunk.text.startswith(UNRULED_TABLE["caption"])
     # the research surface's search (tool `search`, argument content_type)
-    cited = research.search(store, get_embedder(settings), "error rates of single models", content_type="table")
+    cited = research.search(store, get_embedder(settings), "error rates of single models", content_type="table").hits
     assert cited and {c.hit.chunk.content_type for c in cited} == {"table"}
     assert cited[0].hit.chunk.text.startswith(RULED_TABLE["caption"])

@@ -61,6 +61,6 @@ def test_a_word_with_a_raised_mark_is_found_by_a_search_for_the_word(tmp_path: P
     assert not Writer(settings).run(str(root), name="docs").failed
     store = Store(settings)
     for word in ("competitions", "units", "cos"):
-        hits = hybrid_search(store, None, word, 5, alpha=0.0)
+        hits = hybrid_search(store, None, word, 5, alpha=0.0).hits
         assert [h.chunk.key for h in hits] == ["marks.md"], word
         assert "competitions¹" in hits[0].chunk.text and "units⁸" in hits[0].chunk.text

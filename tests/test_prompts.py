@@ -69,7 +69,7 @@ def test_ingest_sends_documents_with_their_prompt_and_search_sends_the_query_wit
     assert store.index_model() == (f"openai:{SERVED_MODEL}", 384)
     assert store.index_prompts() == ("query: ", "passage: ")
     endpoint.requests.clear()
-    hits = hybrid_search(store, get_embedder(settings), "how many vacation days", 3)
+    hits = hybrid_search(store, get_embedder(settings), "how many vacation days", 3).hits
     assert hits and [body["input"] for body in endpoint.requests] == [["query: how many vacation days"]]
 
 

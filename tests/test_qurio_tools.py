@@ -21,7 +21,9 @@ def app(library: Settings) -> Thoth:
 
 
 def test_search_pairs_each_hit_with_its_page_and_url(app: Thoth) -> None:
-    found = pages.search(app.store, app.settings, app.embedder, "time off", alpha=0.5, limit=5, source_id="handbook")
+    found = pages.search(
+        app.store, app.settings, app.embedder, "time off", alpha=0.5, limit=5, source_id="handbook"
+    ).hits
     assert found and all(isinstance(h.document, Document) for h in found)
     for page_hit in found:
         assert page_hit.document.doc_id == page_hit.hit.chunk.doc_id

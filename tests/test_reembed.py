@@ -84,7 +84,7 @@ def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def ranking(settings: Settings, query: str) -> list[tuple[str, float]]:
-    hits = hybrid_search(Store(settings), get_embedder(settings), query, 8)
+    hits = hybrid_search(Store(settings), get_embedder(settings), query, 8).hits
     return [(hit.chunk_id, round(hit.score, 4)) for hit in hits]
 
 

@@ -78,7 +78,10 @@ def test_ingest_and_search_rank_exactly_as_the_local_provider(endpoint: Embeddin
     assert get_tokenizer(served) is get_tokenizer(local)  # chunks cut the same way
     for query in ["how many vacation days", "expense report deadline", "VPN token"]:
         got = [
-            [(h.chunk_id, h.score) for h in hybrid_search(Store(s), get_embedder(s), query, 8, ranking=DEFAULT_RANKING)]
+            [
+                (h.chunk_id, h.score)
+                for h in hybrid_search(Store(s), get_embedder(s), query, 8, ranking=DEFAULT_RANKING).hits
+            ]
             for s in (local, served)
         ]
         assert got[0] == got[1] and got[0], query

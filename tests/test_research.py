@@ -73,12 +73,14 @@ def test_search_can_leave_a_papers_references_out(tmp_path: Path) -> None:
     settings = make_settings(tmp_path / "db")
     Writer(settings).run(str(folder), name="papers")
     store, embedder = Store(settings), get_embedder(settings)
-    kinds = {h.hit.chunk.content_type for h in research.search(store, embedder, "dense passage retrieval", top_k=5)}
+    kinds = {
+        h.hit.chunk.content_type for h in research.search(store, embedder, "dense passage retrieval", top_k=5).hits
+    }
     assert kinds == {"text", "references"}
-    own = research.search(store, embedder, "dense passage retrieval", top_k=5, exclude_references=True)
+    own = research.search(store, embedder, "dense passage retrieval", top_k=5, exclude_references=True).hits
     assert own and {h.hit.chunk.content_type for h in own} == {"text"}
     # Reference chunks rank with their score down-weighted: at a tiny weight, after every text chunk.
-    low = research.search(store, embedder, "dense passage retrieval", top_k=5, reference_weight=0.01)
+    low = research.search(store, embedder, "dense passage retrieval", top_k=5, reference_weight=0.01).hits
     kinds_in_order = [h.hit.chunk.content_type for h in low]
     assert kinds_in_order == sorted(kinds_in_order, key=lambda k: k == "references") and "references" in kinds_in_order
     assert all(a.hit.score >= b.hit.score for a, b in zip(low, low[1:], strict=False))

@@ -75,9 +75,9 @@ def _keys(hits: list[Hit]) -> list[str]:
 
 def test_a_stemmed_query_finds_the_inflected_word(corpus: Settings) -> None:
     store = Store(corpus)
-    assert _keys(hybrid_search(store, None, "approving budget", 3, alpha=0.0))[0] == "finance/budgets.md"
-    assert _keys(hybrid_search(store, None, "cafe", 3, alpha=0.0))[0] == "cafe.md"  # ASCII folding: café
-    assert hybrid_search(store, None, "the of and", 3, alpha=0.0) == []  # stop words alone match nothing
+    assert _keys(hybrid_search(store, None, "approving budget", 3, alpha=0.0).hits)[0] == "finance/budgets.md"
+    assert _keys(hybrid_search(store, None, "cafe", 3, alpha=0.0).hits)[0] == "cafe.md"  # ASCII folding: café
+    assert hybrid_search(store, None, "the of and", 3, alpha=0.0).hits == []  # stop words alone match nothing
 
 
 def test_hybrid_is_not_below_its_parts_when_one_side_is_decisive(corpus: Settings) -> None:
@@ -87,21 +87,21 @@ def test_hybrid_is_not_below_its_parts_when_one_side_is_decisive(corpus: Setting
     query = "zorblax calibration procedure"
     gold = "tools/zorblax.md"
     parts = [
-        _keys(hybrid_search(store, None, query, 40, alpha=0.0)),
-        _keys(hybrid_search(store, embedder, query, 40, alpha=1.0)),
+        _keys(hybrid_search(store, None, query, 40, alpha=0.0).hits),
+        _keys(hybrid_search(store, embedder, query, 40, alpha=1.0).hits),
     ]
     best_part = min(keys.index(gold) if gold in keys else 99 for keys in parts)
     assert best_part == 0  # the keyword side has it first
-    hybrid = _keys(hybrid_search(store, embedder, query, 10))
+    hybrid = _keys(hybrid_search(store, embedder, query, 10).hits)
     assert hybrid.index(gold) <= best_part
 
 
 def test_a_page_with_many_matching_chunks_does_not_crowd_the_first_five(corpus: Settings) -> None:
     store, embedder = Store(corpus), get_embedder(corpus)
     query = "travel expenses receipts"
-    chunks = _keys(hybrid_search(store, embedder, query, 5))
+    chunks = _keys(hybrid_search(store, embedder, query, 5).hits)
     assert chunks.count("people/expenses.md") > 1  # passages: the long page takes several places
-    files = hybrid_search(store, embedder, query, 5, documents=True)
+    files = hybrid_search(store, embedder, query, 5, documents=True).hits
     assert len(set(_keys(files))) == 5  # files: each one once
     assert _keys(files)[0] == "people/expenses.md"  # and the page with the most evidence first
     assert all(h.document_score is not None for h in files)

@@ -111,7 +111,7 @@ def test_served_results_match_a_plain_uncached_search(golden_server: LiveServer,
     """search_handbook over HTTP returns what hybrid_search returns on a Store opened just for this."""
     embedder = get_embedder(golden_index)
     for query in HANDBOOK_QUERIES:
-        plain = hybrid_search(Store(golden_index), embedder, query, 10, documents=True)
+        plain = hybrid_search(Store(golden_index), embedder, query, 10, documents=True).hits
         result = call(golden_server, "search_handbook", {"query": query, "num_results": 10})
         hits = _hits(result)
         assert [h["source_ref"] for h in hits] == [r.chunk.source_ref for r in plain], query

@@ -83,12 +83,12 @@ def searches(settings, embedder: Embedder) -> dict[str, Callable[[], list[Hit]]]
 
     query = "zorbluxian ledger"
     return {
-        "keyword": lambda: hybrid_search(small, None, "zorbluxian", 5, alpha=0.0),
-        "vector": lambda: hybrid_search(small, embedder, query, 5, alpha=1.0),
-        "hybrid": lambda: hybrid_search(small, embedder, query, 5),
-        "late keyword": late(lambda: hybrid_search(large, None, "zorbluxian", 5, alpha=0.0)),
-        "late hybrid": late(lambda: hybrid_search(large, embedder, query, 5)),
-        "late hybrid, no copy held": late(lambda: hybrid_search(large, embedder, query, 5), held=False),
+        "keyword": lambda: hybrid_search(small, None, "zorbluxian", 5, alpha=0.0).hits,
+        "vector": lambda: hybrid_search(small, embedder, query, 5, alpha=1.0).hits,
+        "hybrid": lambda: hybrid_search(small, embedder, query, 5).hits,
+        "late keyword": late(lambda: hybrid_search(large, None, "zorbluxian", 5, alpha=0.0).hits),
+        "late hybrid": late(lambda: hybrid_search(large, embedder, query, 5).hits),
+        "late hybrid, no copy held": late(lambda: hybrid_search(large, embedder, query, 5).hits, held=False),
     }
 
 

@@ -49,11 +49,11 @@ def test_a_large_table_serves_what_whole_candidates_gave(indexed: Settings) -> N
     for query in QUERIES:
         for documents in (False, True):
             with reading(late=False):
-                expected = hybrid_search(whole, embedder, query, 5, documents=documents)
+                expected = hybrid_search(whole, embedder, query, 5, documents=documents).hits
             with reading():
-                served = hybrid_search(held, embedder, query, 5, documents=documents)
+                served = hybrid_search(held, embedder, query, 5, documents=documents).hits
             with reading(copy=False):
-                without_copy = hybrid_search(read, embedder, query, 5, documents=documents)
+                without_copy = hybrid_search(read, embedder, query, 5, documents=documents).hits
             assert served and _seen(served) == _seen(expected) == _seen(without_copy), (query, documents)
             assert all(h.chunk.text and h.chunk.key and h.chunk.partition_id for h in served)
     assert read.chunks._ranking.held is None

@@ -27,9 +27,9 @@ def test_the_public_api_path_finds_the_same_hits(indexed: Settings) -> None:
         with patch.multiple(chunks, **values):
             for query in QUERIES:
                 for documents in (False, True):
-                    served = hybrid_search(public, embedder, query, 5, documents=documents)
+                    served = hybrid_search(public, embedder, query, 5, documents=documents).hits
                     assert served and _seen(served) == _seen(
-                        hybrid_search(private, embedder, query, 5, documents=documents)
+                        hybrid_search(private, embedder, query, 5, documents=documents).hits
                     )
                 vector = embedder.embed([query])[0]
                 assert _seen(nearest(public, vector, 8, {"source_id": "handbook"})) == _seen(

@@ -47,7 +47,7 @@ def test_traversal_keeps_the_branches_of_the_best_chunks(topic_index) -> None:
     store = Store(topic_index)
     embedder = get_embedder(topic_index)
     query = "Astronomers measure the redshift of a galaxy"
-    flat = hybrid_search(store, embedder, query, 3, match={"source_id": "topics"})
+    flat = hybrid_search(store, embedder, query, 3, match={"source_id": "topics"}).hits
     hits = tree.retrieve(store, embedder, "topics", query, mode="traversal", top_k=10, expand_k=1)
     reached = {h.node_id for h in hits}
     assert flat[0].chunk_id in reached  # even with one node kept per level, the best chunk's branch stays
@@ -82,7 +82,7 @@ def test_tree_retrieval_names_every_page_flat_hybrid_search_finds(topic_index) -
     store = Store(topic_index)
     embedder = get_embedder(topic_index)
     for query in QUESTIONS:
-        flat = {h.chunk.key for h in hybrid_search(store, embedder, query, 6, match={"source_id": "topics"})}
+        flat = {h.chunk.key for h in hybrid_search(store, embedder, query, 6, match={"source_id": "topics"}).hits}
         for expand_k in (1, 3):  # one node kept per level prunes most branches: the flat pages stay
             hits = tree.retrieve(store, embedder, "topics", query, mode="traversal", top_k=6, expand_k=expand_k)
             assert flat <= _named(hits), (query, expand_k)
@@ -130,7 +130,7 @@ def test_collapsed_keeps_the_flat_ranking_and_its_first_pages(topic_index) -> No
     index = tree.tree_index_of(store, "topics")
     summaries = 0
     for query in QUESTIONS:
-        found = hybrid_search(store, embedder, query, 20, match={"source_id": "topics"})
+        found = hybrid_search(store, embedder, query, 20, match={"source_id": "topics"}).hits
         flat = [tree.NodeHit(tree.chunk_node(h.chunk), h.score) for h in found]
         hits = tree.collapsed(store, embedder, "topics", query, 20, per_page=0)
         summaries += sum(h.level > 0 for h in hits)

@@ -225,10 +225,10 @@ def test_search_ranks_match_the_tools_functions(console_index, store: Store) -> 
 
     embedder = get_embedder(console_index)
     query = "flooding risk in the storage hall"
-    explained = explained_search(store, embedder, query, 10)
-    assert [h.chunk_id for h in explained] == [h.chunk_id for h in hybrid_search(store, embedder, query, 10)]
-    keyword = [h.chunk_id for h in hybrid_search(store, None, query, 40, alpha=0.0)]
-    vector = [h.chunk_id for h in hybrid_search(store, embedder, query, 40, alpha=1.0)]
+    explained = explained_search(store, embedder, query, 10).hits
+    assert [h.chunk_id for h in explained] == [h.chunk_id for h in hybrid_search(store, embedder, query, 10).hits]
+    keyword = [h.chunk_id for h in hybrid_search(store, None, query, 40, alpha=0.0).hits]
+    vector = [h.chunk_id for h in hybrid_search(store, embedder, query, 40, alpha=1.0).hits]
     for hit in explained:
         assert hit.keyword_rank == (keyword.index(hit.chunk_id) + 1 if hit.chunk_id in keyword else None)
         assert hit.vector_rank == (vector.index(hit.chunk_id) + 1 if hit.chunk_id in vector else None)

@@ -95,7 +95,7 @@ def test_ingest_and_search_rank_as_the_local_provider(endpoint: VertexServer, tm
     assert store.index_prompts() == ("", "", "RETRIEVAL_QUERY", "RETRIEVAL_DOCUMENT")
     for query in ["how many vacation days", "expense report deadline", "VPN token"]:
         got = [
-            [(h.chunk_id, h.score) for h in hybrid_search(Store(s), e, query, 8, ranking=DEFAULT_RANKING)]
+            [(h.chunk_id, h.score) for h in hybrid_search(Store(s), e, query, 8, ranking=DEFAULT_RANKING).hits]
             for s, e in ((local, get_embedder(local)), (served, embedder))
         ]
         assert got[0] == got[1] and got[0], query

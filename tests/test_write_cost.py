@@ -42,7 +42,7 @@ def test_a_small_write_waits_in_the_tail_and_is_found(tmp_path: Path, monkeypatc
     assert "zorbluxian" in bm25(store, "zorbluxian", 3)[0].chunk.text
     assert "kumquat ledger" in bm25(store, "", 3, phrases=("kumquat ledger",))[0].chunk.text
     assert bm25(store, "", 3, phrases=("ledger kumquat",)) == []  # phrases keep their order
-    hits = hybrid_search(store, get_embedder(settings), "who audits the kumquat ledger", 3)
+    hits = hybrid_search(store, get_embedder(settings), "who audits the kumquat ledger", 3).hits
     assert "zorbluxian" in hits[0].chunk.text
 
     monkeypatch.setattr(indexes, "FOLD_IN_ROWS", 2)  # the write that brings the tail to FOLD_IN_ROWS folds it in

@@ -10,7 +10,7 @@ import importlib
 import importlib.metadata
 import inspect
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Annotated, Any
 
@@ -30,7 +30,6 @@ from thoth.mcp.progress import with_progress
 from thoth.mcp.resources import citation_links
 from thoth.mcp.roles import WRITER_META, RoleMiddleware, current_caller, visible, writer_meta
 from thoth.mcp.toolsets import served
-from thoth.retrieval.search import noting
 
 log = logging.getLogger("thoth.tools")
 
@@ -51,9 +50,9 @@ def respond(data: BaseModel, text: str) -> CallToolResult:
     return CallToolResult(content=content, structured_content=structured)
 
 
-def warned(answer: CallToolResult, notes: list[str]) -> CallToolResult:
-    """`answer` saying what its searches noted (a keyword-only fallback): first in its text, and in
-    `_meta.warnings`; the structured content keeps its schema."""
+def warned(answer: CallToolResult, notes: Sequence[str]) -> CallToolResult:
+    """`answer` saying what its model notes (`Output.notes`: a keyword-only search): first in its text, and
+    in `_meta.warnings`; the structured content keeps its schema."""
     if not notes:
         return answer
     said = TextContent(type="text", text="\n".join(f"Warning: {note}" for note in notes))
@@ -111,8 +110,8 @@ def expose(
 
     def answer(outcome: Callable[[], Any], arguments: dict[str, Any]) -> CallToolResult:
         try:
-            with noting() as notes:
-                return warned(result(call(name, outcome, surface)), notes)
+            model = call(name, outcome, surface)
+            return warned(result(model), model.notes)
         except ToolError as exc:
             if on_error is None:
                 raise  # ThothMCP.call_tool puts it in the tool's own words

@@ -21,7 +21,7 @@ from thoth.errors import ClientError, NotFound
 from thoth.records import Document, Hit, Partition, Source
 from thoth.retrieval.documents import list_documents
 from thoth.retrieval.paging import OffsetCursor, window
-from thoth.retrieval.search import hybrid_search
+from thoth.retrieval.search import Searched, hybrid_search
 from thoth.retrieval.sources import all_sources
 from thoth.source_ref import SCHEME, SourceRef, SourceRefError, parse_ref
 from thoth.store import Store, filters
@@ -214,7 +214,7 @@ def search(
     limit: int,
     source_id: str | None = None,
     metadata: dict | None = None,
-) -> list[PageHit]:
+) -> Searched[PageHit]:
     """Hybrid search (alpha: 0 keyword only, 1 vector only) with each hit's page URL attached, pages
     first: each page once, by its best passage plus a share of its others (`by_document`).
 
@@ -223,9 +223,10 @@ def search(
     if source_id is not None:
         _require_source(store, source_id)
     match = {"source_id": source_id, **filters.public_match(metadata)}
-    hits = hybrid_search(store, get_embedder(), query, limit, alpha=alpha, match=match, documents=True)
+    searched = hybrid_search(store, get_embedder(), query, limit, alpha=alpha, match=match, documents=True)
+    hits = searched.hits
     if not hits:
-        return []
+        return Searched([], searched.keyword_only)
     doc_ids = sorted({hit.chunk.doc_id for hit in hits})
     documents = store.find(Document, {"doc_id": doc_ids}, fields=DOCUMENT_FIELDS)
     by_key = {(d.source_id, d.key): d for d in documents}
@@ -240,7 +241,7 @@ def search(
         if (shown.uri or "").startswith(("http://", "https://")) and "#" not in url:  # a crawled page
             url += section_anchor(chunk.section, chunk.title)
         found.append(PageHit(hit, document, url))
-    return found
+    return Searched(found, searched.keyword_only)
 
 
 def section_anchor(section: str, title: str) -> str:

@@ -12,7 +12,7 @@ from thoth.embed import Embedder
 from thoth.errors import check_choice
 from thoth.records import Document, Excluding, Hit, Partition
 from thoth.retrieval.documents import cite_chunks, documents_by_id
-from thoth.retrieval.search import hybrid_search
+from thoth.retrieval.search import Searched, hybrid_search
 from thoth.store import Store
 
 RETRIEVAL_MODES = ("hybrid", "cosine")
@@ -55,7 +55,7 @@ def search(
     exclude_references: bool = False,
     reference_weight: float = REFERENCE_WEIGHT,
     content_type: str | None = None,
-) -> list[CitedHit]:
+) -> Searched[CitedHit]:
     """`exclude_references`: a paper's own text only, its bibliography left out (topical questions);
     otherwise reference chunks rank with their score times `reference_weight`. `content_type`: only
     chunks of that type (a paper's tables: "table")."""
@@ -66,8 +66,8 @@ def search(
     match = {"source_id": source_id, "content_type": kinds}
     # A few more candidates than asked, so a down-weighted reference chunk can give its place away.
     depth = top_k if exclude_references else max(top_k, min(2 * top_k, prefetch))
-    hits = hybrid_search(store, embedder, query, depth, alpha=alpha, match=match, prefetch=prefetch)
-    hits = down_weighted(hits, top_k, 1.0 if exclude_references else reference_weight)
+    searched = hybrid_search(store, embedder, query, depth, alpha=alpha, match=match, prefetch=prefetch)
+    hits = down_weighted(searched.hits, top_k, 1.0 if exclude_references else reference_weight)
     cited = cite_chunks(store, [hit.chunk for hit in hits])
     partitions: dict[str, Partition] = {}
     if include_partition and hits:
@@ -81,4 +81,4 @@ def search(
         keys = copies.get((hit.chunk.source_id, hit.chunk.doc_id))
         partition = partitions.get(hit.chunk.partition_id) if hit.chunk.partition_id else None
         found.append(CitedHit(hit, c.document, partition, tuple(keys) if keys else None))
-    return found
+    return Searched(found, searched.keyword_only)

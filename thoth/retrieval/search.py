@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from thoth.embed import BUNDLED_MODEL, Embedder, EmbedderUnavailable
 from thoth.errors import ClientError
@@ -36,11 +34,11 @@ RERANK_TOP_N = 20  # fused hits an optional reranker reorders: the first page an
 
 
 @dataclass(frozen=True)
-class Searched:
-    """What a search found: the hits kept, and why they are keyword matches only when the query could not
-    be embedded (`keyword_only`)."""
+class Searched(Generic[T]):
+    """What a search found: its hits, and, when the query could not be embedded, why they are keyword
+    matches only (`keyword_only`, which the answer says)."""
 
-    hits: list[Hit]
+    hits: list[T]
     keyword_only: str | None = None
 
 
@@ -256,7 +254,7 @@ def by_document(
 
 def hybrid_search(
     store: Store,
-    embedder: Embedder,
+    embedder: Embedder | None,
     query: str,
     limit: int,
     *,
@@ -265,7 +263,7 @@ def hybrid_search(
     prefetch: int | None = None,
     documents: bool = False,
     ranking: Ranking | None = None,
-) -> list[Hit]:
+) -> Searched[Hit]:
     """The best `limit` chunks for `query`, each with `score` (fused, 0..1) and what each search saw.
     With `documents`, the best documents instead, each by its best chunk (`by_document`).
     `match`: which chunks may be found; `ranking`: by default the one for the embedder's model
@@ -282,10 +280,10 @@ def hybrid_search(
         depth = max(len(hits) for _, hits in lists.values()) if lists else wanted
         return by_document(fuse_lists(lists, 2 * depth, ranking), wanted, ranking, lists)
 
-    hits = _noted(_search(store, embedder, query, wanted, alpha, match, prefetch, ranking, keep))
+    found = _search(store, embedder, query, wanted, alpha, match, prefetch, ranking, keep)
     if reranker is None:
-        return hits
-    return reranked(reranker, query, hits, RERANK_TOP_N)[:limit]
+        return found
+    return replace(found, hits=reranked(reranker, query, found.hits, RERANK_TOP_N)[:limit])
 
 
 def _search(
@@ -298,7 +296,7 @@ def _search(
     prefetch: int | None,
     ranking: Ranking,
     keep: Callable[[Lists], list[Hit]],
-) -> Searched:
+) -> Searched[Hit]:
     """The hits `keep` keeps of the weighted lists hybrid search fuses, by name ("vector", "keyword"; alpha
     0 or 1 skips one), each step a call of the store: how it reads, the candidate lists (BM25 runs while
     the query is embedded), the kept hits read whole (on a large table only these), then the serve check."""
@@ -343,27 +341,6 @@ def keyword_only(reason: object) -> str:
     return f"vector search is unavailable ({reason}); these are keyword matches"
 
 
-_notes: ContextVar[list[str] | None] = ContextVar("thoth_search_notes", default=None)
-
-
-def _noted(searched: Searched) -> list[Hit]:
-    notes = _notes.get()
-    if notes is not None and searched.keyword_only:
-        notes.append(searched.keyword_only)
-    return searched.hits
-
-
-@contextmanager
-def noting() -> Iterator[list[str]]:
-    """The notes searches made in this context (a keyword-only fallback), for the answer to carry."""
-    notes: list[str] = []
-    token = _notes.set(notes)
-    try:
-        yield notes
-    finally:
-        _notes.reset(token)
-
-
 def explained_search(
     store: Store,
     embedder: Embedder | None,
@@ -373,7 +350,7 @@ def explained_search(
     alpha: float | None = None,
     match: Match | None = None,
     as_if: int | None = None,
-) -> list[Hit]:
+) -> Searched[Hit]:
     """hybrid_search's hits, each also with `vector_rank` and `keyword_rank` (1-based), so a reader sees
     why a hit ranked: None when that search did not run (alpha 0 or 1, where `embedder` may be None)
     or did not have the hit among its first candidates. With `as_if`, the searches fetch what
@@ -393,6 +370,4 @@ def explained_search(
             for hit in fuse_lists(lists, limit, ranking)
         ]
 
-    return _noted(
-        _search(store, embedder, query, as_if or limit, alpha, match, prefetch=None, ranking=ranking, keep=keep)
-    )
+    return _search(store, embedder, query, as_if or limit, alpha, match, prefetch=None, ranking=ranking, keep=keep)

@@ -281,7 +281,7 @@ def collapsed(
     top `top_k`: summaries add pages, they never push out a page flat hybrid search finds."""
     depth = max(MIN_PREFETCH, 3 * top_k)
     found = explained_search(store, embedder, query, depth, alpha=alpha, match={"source_id": source_id}, as_if=top_k)
-    flat = [NodeHit(chunk_node(h.chunk, h.similarity), h.score, keyword_rank=h.keyword_rank) for h in found]
+    flat = [NodeHit(chunk_node(h.chunk, h.similarity), h.score, keyword_rank=h.keyword_rank) for h in found.hits]
     must = _flat_pages(flat, top_k)
     vector = embedder.embed_queries([query])[0]
     scope = _node_match(store, source_id)
@@ -375,7 +375,7 @@ def traversal(
     vector = embedder.embed_queries([query])[0]
     depth = max(MIN_PREFETCH, 3 * top_k)
     found = hybrid_search(store, embedder, query, depth, match={"source_id": source_id})
-    flat = [NodeHit(chunk_node(h.chunk, h.similarity), h.score) for h in found]
+    flat = [NodeHit(chunk_node(h.chunk, h.similarity), h.score) for h in found.hits]
     must = _flat_pages(flat, top_k)
     pointer = store.tree_pointer(source_id)
     scope = _scope(source_id, pointer)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from thoth.embed import Embedder, EmbedderUnavailable
 from thoth.records import Chunk, Hit, Partition
-from thoth.retrieval.search import MIN_PREFETCH, Ranking, hybrid_search, keyword_only, noting
+from thoth.retrieval.search import MIN_PREFETCH, Ranking, hybrid_search, keyword_only
 from thoth.retrieval.sources import all_sources
 from thoth.retrieval.workshops import WORDS, WORKSHOP, ScopeError, ScopeWords, require_workshop, resolve_scope
 from thoth.store import ModelMismatch, Store
@@ -121,19 +121,19 @@ def topic_search(
     fused: list[Hit] = []
     available = False
     try:
-        with noting() as fell_back:  # the provider failed mid-search: said here, in this result's warnings
-            fused = hybrid_search(store, get_embedder(), query, depth, match=match, ranking=ranking)
+        found = hybrid_search(store, get_embedder(), query, depth, match=match, ranking=ranking)
+        fused = found.hits
         # With the vector list's weight at 0.4 or more and `depth` at least MIN_PREFETCH, its first hit
         # always ranks among the fused ones: no hit with a similarity means the vector list was empty.
         available = any(hit.similarity is not None for hit in fused)
-        if fell_back:
-            warnings += fell_back
+        if found.keyword_only:  # the provider failed mid-search: said in this result's warnings
+            warnings.append(found.keyword_only)
         elif not available:
             warnings.append("the index holds no vectors for these workshops; these are keyword matches")
     except (EmbedderUnavailable, ModelMismatch) as exc:
         warnings.append(keyword_only(exc))
     if not available:
-        fused = hybrid_search(store, None, query, depth, alpha=0.0, match=match, ranking=ranking)
+        fused = hybrid_search(store, None, query, depth, alpha=0.0, match=match, ranking=ranking).hits
     wanted = sorted({hit.chunk.partition_id for hit in fused if hit.chunk.partition_id is not None})
     fields = ["kind", "path", "is_diff", "heading_path"]
     found = store.find(Partition, {"partition_id": wanted}, fields=fields) if wanted else []

@@ -278,7 +278,9 @@ class Console:
         if query:
             alpha = SEARCH_MODES[mode]
             embedder = None if alpha == 0.0 else self.app.embedder()
-            hits = explained_search(self.store, embedder, query, limit, alpha=alpha, match={"source_id": collection})
+            hits = explained_search(
+                self.store, embedder, query, limit, alpha=alpha, match={"source_id": collection}
+            ).hits
             explanation = explain(ranking_for(embedder, self.store), alpha, limit)  # the ranking explained_search used
         return self._render(
             request,

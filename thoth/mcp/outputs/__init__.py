@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_serializer
 
 from thoth.retrieval.flags import passage_flags
 
@@ -17,6 +17,19 @@ class Output(BaseModel):
     (docs/benchmarks.md, "Cold start"). The schema they give is the same."""
 
     model_config = ConfigDict(defer_build=True)
+    # What the answer says before its text and in `_meta.warnings` (a search answered with keyword matches
+    # only): not a field, so the structured content keeps its schema (thoth.mcp.tools.warned).
+    _notes: tuple[str, ...] = PrivateAttr(default=())
+
+    def noting(self, note: str | None) -> Self:
+        """This answer, saying `note` too (when there is one)."""
+        if note:
+            self._notes = (*self._notes, note)
+        return self
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return self._notes
 
     def pictures(self) -> list[tuple[str, str]]:
         """(figure:// URI, caption) of figures the answer names beyond its fields: its `resource_link`s."""

@@ -28,7 +28,7 @@ def search_handbook(
     path, section and content.
     """
     found = hybrid_search(app.store, app.embedder(), query, num_results, documents=True)
-    return HandbookResults.from_record(query, found)
+    return HandbookResults.from_record(query, found.hits).noting(found.keyword_only)
 
 
 def list_topics(app: Thoth) -> TopicList:

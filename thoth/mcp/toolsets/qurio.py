@@ -69,7 +69,7 @@ def qurio_search(
     found = pages.search(
         app.store, app.settings, app.embedder, query, alpha=alpha, limit=limit, source_id=source_id, metadata=filters
     )
-    return QurioResults.from_record(query, alpha, found, correlation_id)
+    return QurioResults.from_record(query, alpha, found.hits, correlation_id).noting(found.keyword_only)
 
 
 def qurio_list_sources(app: Thoth) -> QurioSources:

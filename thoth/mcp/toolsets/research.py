@@ -124,7 +124,7 @@ def search(
     Without a collection (and no default set) every collection is searched.
     """
     source_id = collections.resolve(app.store, collection, owner=current_caller().key)
-    hits = research.search(
+    found = research.search(
         app.store,
         app.embedder(),
         query,
@@ -137,7 +137,7 @@ def search(
         exclude_references=bool(exclude_references),
         content_type=content_type,
     )
-    return SearchResults.from_record(query, source_id, retrieval_mode, hits)
+    return SearchResults.from_record(query, source_id, retrieval_mode, found.hits).noting(found.keyword_only)
 
 
 def fetch(app: Thoth, id: ChunkId, collection: Collection = None) -> ChunkInfo:

@@ -22,10 +22,8 @@ def progress_lines(stderr: str) -> list[dict]:
 
 def test_ingest_without_a_terminal_prints_progress_lines(tmp_path: Path, onnx_cache: Path) -> None:
     corpus = write_corpus(tmp_path / "corpus")
-    often = {"thoth.writes.job.PROGRESS_SECONDS": 0.2}
-    run = run_ingest(
-        "--source", str(corpus), "--db", str(tmp_path / "db"), env=job_env(), patches=often, ingest_batch_chunks=2
-    )
+    often = {"thoth.writes.job.PROGRESS_SECONDS": 0.2, "thoth.writes.writer.BATCH_CHUNKS": 2}
+    run = run_ingest("--source", str(corpus), "--db", str(tmp_path / "db"), env=job_env(), patches=often)
     assert run.returncode == 0, run.stderr
     lines = progress_lines(run.stderr)
     assert len(lines) >= 2, run.stderr  # at least one while running (a run takes seconds), one at the end

@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -144,14 +143,19 @@ def test_parallel_tasks_write_exactly_what_one_task_writes(tmp_path: Path, onnx_
     assert {r["doc_id"] for r in after[CHUNKS]} == {r["doc_id"] for r in after[DOCUMENTS] if r["status"] == "ok"}
 
 
-def test_run_killed_mid_write_then_rerun_loses_and_doubles_nothing(tmp_path: Path, onnx_settings) -> None:
+TWO_CHUNK_BATCHES = {"thoth.writes.writer.BATCH_CHUNKS": 2}  # many small commits
+
+
+def test_run_killed_mid_write_then_rerun_loses_and_doubles_nothing(
+    tmp_path: Path, onnx_settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     corpus = build_corpus(tmp_path / "corpus")
     clean = onnx_settings(tmp_path / "clean")
     Writer(clean).run(str(corpus), name="docs")
 
     db = tmp_path / "killed"
     proc = subprocess.Popen(  # many small commits: the kill lands between two of them
-        ingest_command("--source", str(corpus), "--db", str(db), "--name", "docs", ingest_batch_chunks=2),
+        ingest_command("--source", str(corpus), "--db", str(db), "--name", "docs", patches=TWO_CHUNK_BATCHES),
         cwd=REPO_ROOT,
         env=job_env(),
         stdout=subprocess.DEVNULL,
@@ -170,6 +174,7 @@ def test_run_killed_mid_write_then_rerun_loses_and_doubles_nothing(tmp_path: Pat
     partial = Store(killed).count_of(Document)
     assert partial < 14  # it died halfway
 
-    rerun = Writer(replace(killed, ingest_batch_chunks=2)).run(str(corpus), name="docs")
+    monkeypatch.setattr("thoth.writes.writer.BATCH_CHUNKS", 2)
+    rerun = Writer(killed).run(str(corpus), name="docs")
     assert len(rerun.ingested) + len(rerun.failed) == 14 - partial
     assert_same_tables(snapshot(clean), snapshot(killed))

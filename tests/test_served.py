@@ -12,6 +12,7 @@ from pathlib import Path
 from unittest.mock import patch
 
 import numpy as np
+import pytest
 
 from tests.conftest import make_settings
 from thoth.embed import Embedder
@@ -99,8 +100,11 @@ def served(paths: dict[str, Callable[[], list[Hit]]]) -> dict[str, set[str]]:
     return {name: {h.chunk.doc_id for h in hits} for name, hits in found.items()}
 
 
-def test_searches_serve_the_old_version_while_the_new_one_is_staged_then_only_the_new(tmp_path: Path) -> None:
-    settings = make_settings(tmp_path / "db", ingest_batch_chunks=8, chunk_tokens=48, tree_build=False)
+def test_searches_serve_the_old_version_while_the_new_one_is_staged_then_only_the_new(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("thoth.writes.writer.BATCH_CHUNKS", 8)
+    settings = make_settings(tmp_path / "db", chunk_tokens=48, tree_build=False)
     real = get_embedder(settings)
     embedder = Pausing(real, at=5)  # four embedding batches of the new version staged first
     store = SwitchPausing(settings)

@@ -106,9 +106,12 @@ def chunk_ids(settings: Settings) -> set[str]:
     return {chunk.chunk_id for chunk in store.find(Chunk, fields=[])}
 
 
-def test_ingest_stops_after_a_batch_and_a_rerun_completes(indexed: Settings, tmp_path: Path) -> None:
+def test_ingest_stops_after_a_batch_and_a_rerun_completes(
+    indexed: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     corpus = write_corpus(tmp_path / "corpus")
-    settings = make_settings(tmp_path / "db", ingest_batch_chunks=1)  # every file is a batch of its own
+    monkeypatch.setattr("thoth.writes.writer.BATCH_CHUNKS", 1)  # every file is a batch of its own
+    settings = make_settings(tmp_path / "db")
     stop = threading.Event()
 
     def progress(done: int, total: int, key: str) -> None:

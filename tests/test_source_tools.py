@@ -197,7 +197,9 @@ def test_cancel_run_over_http(server: str, site: Site) -> None:
     assert ok(server, "cancel_run", {"run_id": started["run_id"]})["state"] == "cancelled"  # ended: nothing to do
 
 
-def test_a_cancelled_run_leaves_what_a_run_of_the_written_files_leaves(tmp_path: Path, onnx_cache: Path) -> None:
+def test_a_cancelled_run_leaves_what_a_run_of_the_written_files_leaves(
+    tmp_path: Path, onnx_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Between batches: a run writing a batch a file stops after the one it writes when cancel_run flags it."""
     folder = tmp_path / "notes"
     for i in range(80):
@@ -205,9 +207,8 @@ def test_a_cancelled_run_leaves_what_a_run_of_the_written_files_leaves(tmp_path:
         (folder / f"n{i:02d}" / "note.md").write_text(
             f"# Note {i}\n\nNote {i} says that feature {i} ships in week {i}.\n"
         )
-    settings = make_settings(
-        tmp_path / "db", embed_backend="onnx", cache_dir=str(onnx_cache), tree_build=False, ingest_batch_chunks=1
-    )
+    monkeypatch.setattr("thoth.writes.writer.BATCH_CHUNKS", 1)
+    settings = make_settings(tmp_path / "db", cache_dir=str(onnx_cache), tree_build=False)
     store = Store(settings)  # the run records itself, as one a Cloud Run service started does
     stop = threading.Event()
     ended: list[RunSummary] = []

@@ -49,8 +49,11 @@ def vectors(store: Store) -> dict[str, np.ndarray]:
     return {r["chunk_id"]: np.asarray(r["vector"]) for r in rows}
 
 
-def test_a_long_document_is_staged_in_batches_with_the_rows_of_one_whole_write(tmp_path: Path) -> None:
-    streamed = make_settings(tmp_path / "streamed", ingest_batch_chunks=10, tree_build=False)
+def test_a_long_document_is_staged_in_batches_with_the_rows_of_one_whole_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("thoth.writes.writer.BATCH_CHUNKS", 10)
+    streamed = make_settings(tmp_path / "streamed", tree_build=False)
     embedder = Recording(get_embedder(streamed))
     writer = Writer(streamed, embedder=embedder)  # type: ignore[arg-type]
     ingest_text(writer, writer.store, "notes", note(1, 3), "vault.md")
@@ -63,7 +66,8 @@ def test_a_long_document_is_staged_in_batches_with_the_rows_of_one_whole_write(t
     # one commit per staged slice of >= 10 rows, then the old version's delete: more than one, fewer than batches
     commits = writer.store.versions([CHUNKS])[CHUNKS] - before
     assert 2 < commits <= chunks // 10 + 2
-    whole = make_settings(tmp_path / "whole", ingest_batch_chunks=100_000, tree_build=False)
+    monkeypatch.setattr("thoth.writes.writer.BATCH_CHUNKS", 100_000)
+    whole = make_settings(tmp_path / "whole", tree_build=False)
     other = Writer(whole)
     ingest_text(other, other.store, "notes", note(2, 300), "vault.md")
     got, want = vectors(Store(streamed)), vectors(Store(whole))
@@ -71,8 +75,11 @@ def test_a_long_document_is_staged_in_batches_with_the_rows_of_one_whole_write(t
     assert all(np.allclose(got[k], want[k], atol=1e-5) for k in want)
 
 
-def test_a_write_stopped_at_shutdown_deletes_what_it_staged_and_keeps_the_old_version(tmp_path: Path) -> None:
-    settings = make_settings(tmp_path / "db", ingest_batch_chunks=8, tree_build=False)
+def test_a_write_stopped_at_shutdown_deletes_what_it_staged_and_keeps_the_old_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("thoth.writes.writer.BATCH_CHUNKS", 8)
+    settings = make_settings(tmp_path / "db", tree_build=False)
     stop = threading.Event()
     writer = Writer(settings, embedder=Recording(get_embedder(settings), stop, stop_after=4))  # type: ignore[arg-type]
     ingest_text(writer, writer.store, "notes", note(1, 20), "vault.md")

@@ -477,7 +477,6 @@ class Settings:
     # Chunks: the model reads 256 word pieces (254 plus [CLS]/[SEP]); chunks stay well inside. Their
     # overlap is thoth.writes.chunking.OVERLAP_TOKENS. Chosen on the dev splits (docs/benchmarks.md).
     chunk_tokens: int = 200
-    ingest_batch_chunks: int = 512  # chunks embedded and written together (one commit per table)
     # RAPTOR trees (docs/raptor.md): the summariser's input limit (larger clusters are split again) and a
     # summary's budget in word pieces
     tree_cluster_tokens: int = 3500

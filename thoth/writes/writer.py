@@ -50,6 +50,7 @@ from thoth.writes.run_records import RunSummary
 from thoth.writes.tree import TreeResult, build_tree, mark_stale
 
 log = logging.getLogger("thoth.ingest")
+BATCH_CHUNKS = 512  # chunks embedded and written together: one commit per table, a write's memory bounded
 
 
 class Writer:
@@ -235,7 +236,7 @@ class Writer:
             if prepared is not None and prepared.rest is None:
                 prepared.tags = list(plan.tags)
                 batch.append(prepared)
-            if sum(len(p.chunks) for p in batch) >= self.settings.ingest_batch_chunks:
+            if sum(len(p.chunks) for p in batch) >= BATCH_CHUNKS:
                 writer.submit(partial(self._write, source_id, batch, plan.replaced))
                 batch = []
             if progress:
@@ -345,7 +346,7 @@ class Writer:
         return True
 
     def _stage(self, source_id: str, batch: list[Prepared], live: set[str], halt: threading.Event | None = None) -> int:
-        """Embed the batch's chunks one embedding batch at a time and add their rows Settings.ingest_batch_chunks
+        """Embed the batch's chunks one embedding batch at a time and add their rows BATCH_CHUNKS
         at a time, so a write's memory follows those batches, not the document. No `documents` row points at
         the staged rows yet: searches leave them out, and readers go on finding the old version."""
         partitions = [to_row(pt) for p in batch if p.doc_id not in live for pt in p.partitions]
@@ -359,7 +360,7 @@ class Writer:
             count += len(rows)
             pending += [row for row in rows if row["doc_id"] not in live]
             reparsed += [row for row in rows if row["doc_id"] in live]
-            if len(pending) >= self.settings.ingest_batch_chunks:
+            if len(pending) >= BATCH_CHUNKS:
                 self._add(partitions, pending)
                 partitions, pending = [], []
         self._add(partitions, pending)

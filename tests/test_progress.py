@@ -1,5 +1,5 @@
 """Progress without a terminal: `python -m ingest` prints JSON progress lines while it runs (every
-Settings.progress_seconds) and one at the end, with documents and chunks done, the rate and the stage."""
+thoth.writes.job.PROGRESS_SECONDS) and one at the end, with documents and chunks done, the rate and the stage."""
 
 from __future__ import annotations
 

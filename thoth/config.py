@@ -470,9 +470,9 @@ class Settings:
     log_level: str
     log_json: bool = False  # on Cloud Run (K_SERVICE)
 
-    # Tuning: no variable sets these (an operator has no reason to); each default says why it is what it
-    # is. A test or a bench passes another value in process (`Settings.from_env(chunk_tokens=80)`); the
-    # ingest job's and the server's `main` take them as keyword arguments for a test that runs a process.
+    # Per index, no variable: tuning values are constants of the modules that use them, but these differ
+    # between indexes one process builds side by side (a test's small trees, a bench's cache sizes), so an
+    # index's Settings carry them (`Settings.from_env(chunk_tokens=80)`; the ingest job's `main` takes them).
     lance_cache_mb: int = 0  # a cap on LanceDB's caches; 0: a quarter of the instance's memory, 64-1024 MB
     # Chunks: the model reads 256 word pieces (254 plus [CLS]/[SEP]); chunks stay well inside. Their
     # overlap is thoth.writes.chunking.OVERLAP_TOKENS. Chosen on the dev splits (docs/benchmarks.md).

@@ -64,7 +64,7 @@ def stop_on_signals(stop: threading.Event) -> dict[int, int]:
 
 
 def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning: object) -> int:
-    """The job; `tuning` passes Settings fields no variable sets (a test's small batches, say)."""
+    """The job; `tuning` passes the per-index Settings fields no variable sets (a test's small trees)."""
     parser = argparse.ArgumentParser(prog=prog, description="Ingest a folder or a bucket prefix into Thoth's index.")
     parser.add_argument(
         "command",

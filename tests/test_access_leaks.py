@@ -22,7 +22,16 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from tests.conftest import WORKSHOP, LiveServer, bm25, nearest, tree_settings, write_corpus, write_topic_corpus
+from tests.conftest import (
+    LOOPBACK,
+    WORKSHOP,
+    LiveServer,
+    bm25,
+    nearest,
+    tree_settings,
+    write_corpus,
+    write_topic_corpus,
+)
 from tests.test_auth import AUDIENCE, CertsServer, Key
 from thoth.config import Settings
 from thoth.records import Chunk, Collections, Document, Source, TreeNode
@@ -309,13 +318,13 @@ def test_the_console_and_health_hide_it(live: LiveServer, key: Key, hidden_ids: 
     pages += [f"/ui/documents/{doc}" for doc in nodes[:6]]
     pages += [f"/ui/cite?ref={quote(ref)}" for ref in refs]
     for path in pages:
-        response = httpx.get(live.url + path, headers=bob, timeout=60)
+        response = LOOPBACK.get(live.url + path, headers=bob, timeout=60)
         assert response.status_code in (200, 400, 404), (path, response.status_code)
         given = tuple(part for part in re.split(r"[/?=&+]", path) if len(part) >= 6) + tuple(refs)
         found = leaks(response, secrets, given)
         assert not found, (path, found, response.text[:500])
-    assert "hr-quokka" in httpx.get(live.url + "/ui/", headers=alice(key), timeout=60).text
-    health = httpx.get(live.url + "/health", timeout=60).json()
+    assert "hr-quokka" in LOOPBACK.get(live.url + "/ui/", headers=alice(key), timeout=60).text
+    health = LOOPBACK.get(live.url + "/health", timeout=60).json()
     assert health["status"] == "ok" and "tables" not in health and "last_run" not in health
 
 

@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from tests.conftest import LiveServer
+from tests.conftest import LOOPBACK, LiveServer
 from thoth.config import ConfigError, Settings
 from thoth.mcp.auth import EDGE_SIGNATURE, admin_refusal
 from thoth.mcp.server import create_app
@@ -207,7 +207,7 @@ def test_google_members_and_edge_tokens(google_server: LiveServer, key: Key) -> 
 
 def test_health_stays_open(google_server: LiveServer) -> None:
     for path in ("/health", "/"):
-        assert httpx.get(google_server.url + path).status_code == 200
+        assert LOOPBACK.get(google_server.url + path).status_code == 200
 
 
 def test_certificates_are_fetched_once(google_server: LiveServer, key: Key, certs: CertsServer) -> None:
@@ -225,20 +225,20 @@ def test_internal_routes_take_the_admin_token_or_an_allowed_service_account(
     google_server: LiveServer, key: Key
 ) -> None:
     url = f"{google_server.url}/internal/echo"
-    assert httpx.post(url, headers=bearer(ADMIN)).json() == {"ok": True}
-    assert httpx.post(url, headers=bearer(key.token(email=PUSH_SA))).json() == {"ok": True}
+    assert LOOPBACK.post(url, headers=bearer(ADMIN)).json() == {"ok": True}
+    assert LOOPBACK.post(url, headers=bearer(key.token(email=PUSH_SA))).json() == {"ok": True}
     # a good identity for /mcp is not an internal identity
-    assert_refused(httpx.post(url, headers=bearer(key.token())), "THOTH_INTERNAL_IDENTITIES")
-    assert_refused(httpx.post(url), "missing token")
-    assert_refused(httpx.post(url, headers=bearer(ADMIN[:-1] + "x")), "not the admin token")
+    assert_refused(LOOPBACK.post(url, headers=bearer(key.token())), "THOTH_INTERNAL_IDENTITIES")
+    assert_refused(LOOPBACK.post(url), "missing token")
+    assert_refused(LOOPBACK.post(url, headers=bearer(ADMIN[:-1] + "x")), "not the admin token")
     # a route the middleware guards even if it forgot admin_refusal: unknown paths too
-    assert httpx.post(f"{google_server.url}/internal/nothing-here").status_code == 401
+    assert LOOPBACK.post(f"{google_server.url}/internal/nothing-here").status_code == 401
 
 
 def test_internal_routes_refuse_everything_when_not_configured(indexed: Settings) -> None:
     settings = replace(indexed, admin_token="", internal_identities=())
     with LiveServer(settings, app=internal_echo(settings)) as live:
-        response = httpx.post(f"{live.url}/internal/echo", headers=bearer(ADMIN))
+        response = LOOPBACK.post(f"{live.url}/internal/echo", headers=bearer(ADMIN))
         assert response.status_code == 503 and "THOTH_ADMIN_TOKEN" in response.json()["error"]
         assert live.rpc("tools/list").status_code == 200  # THOTH_AUTH=off: /mcp open
 
@@ -248,16 +248,16 @@ def test_cloud_run_edge_identity_for_internal_routes(indexed: Settings) -> None:
     settings = replace(indexed, auth_trust_edge=True, internal_identities=(PUSH_SA,), admin_token=ADMIN)
     with LiveServer(settings, app=internal_echo(settings)) as live:
         url = f"{live.url}/internal/echo"
-        assert httpx.post(url, headers=bearer(edge_token(PUSH_SA))).json() == {"ok": True}  # Pub/Sub push
-        assert_refused(httpx.post(url, headers=bearer(edge_token("alice@example.com"))), "THOTH_INTERNAL_IDENTITIES")
+        assert LOOPBACK.post(url, headers=bearer(edge_token(PUSH_SA))).json() == {"ok": True}  # Pub/Sub push
+        assert_refused(LOOPBACK.post(url, headers=bearer(edge_token("alice@example.com"))), "THOTH_INTERNAL_IDENTITIES")
         # IAM token in X-Serverless-Authorization, the admin token in Authorization (passed on untouched)
         both = {"X-Serverless-Authorization": f"Bearer {edge_token('alice@example.com')}", **bearer(ADMIN)}
-        assert httpx.post(url, headers=both).json() == {"ok": True}
+        assert LOOPBACK.post(url, headers=both).json() == {"ok": True}
         # A forged "stripped" token in Authorization beside a real edge token for another identity: the
         # edge checked X-Serverless-Authorization, so that one is the identity
         forged = {"X-Serverless-Authorization": f"Bearer {edge_token('alice@example.com')}"}
         forged |= bearer(edge_token(PUSH_SA))
-        assert httpx.post(url, headers=forged).status_code == 401
+        assert LOOPBACK.post(url, headers=forged).status_code == 401
 
 
 # -- THOTH_AUTH=tokens ------------------------------------------------------------------
@@ -274,9 +274,9 @@ def test_static_tokens(indexed: Settings) -> None:
         assert_refused(live.rpc("tools/list", headers=bearer(wrong)), "unknown token", wrong)
         assert_refused(live.rpc("tools/list", headers={"Authorization": f"Basic {STATIC[0]}"}), "missing token")
         # a static token is not an admin token
-        assert httpx.post(f"{live.url}/internal/echo", headers=bearer(STATIC[0])).status_code == 401
-        assert httpx.post(f"{live.url}/internal/echo", headers=bearer(ADMIN)).json() == {"ok": True}
-        assert httpx.get(f"{live.url}/health").status_code == 200
+        assert LOOPBACK.post(f"{live.url}/internal/echo", headers=bearer(STATIC[0])).status_code == 401
+        assert LOOPBACK.post(f"{live.url}/internal/echo", headers=bearer(ADMIN)).json() == {"ok": True}
+        assert LOOPBACK.get(f"{live.url}/health").status_code == 200
 
 
 def test_token_settings() -> None:

@@ -6,11 +6,10 @@ import subprocess
 import sys
 
 import anyio
-import httpx
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from tests.conftest import REPO_ROOT, start_server_process
+from tests.conftest import LOOPBACK, REPO_ROOT, start_server_process
 
 
 def test_stdio_server_answers_a_search(indexed) -> None:
@@ -59,7 +58,7 @@ def test_unknown_arguments_exit_2_naming_them() -> None:
 def test_thoth_serve_answers_over_http(indexed) -> None:
     server, url = start_server_process(indexed, command=("-m", "thoth.cli", "serve"))
     try:
-        assert httpx.get(f"{url}/health").json()["status"] == "ok"
+        assert LOOPBACK.get(f"{url}/health").json()["status"] == "ok"
     finally:
         server.terminate()
         server.wait(timeout=30)

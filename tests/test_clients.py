@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import LiveServer, call, make_settings
+from tests.conftest import LOOPBACK, LiveServer, call, make_settings
 
 JSON_AND_SSE = {"Accept": "application/json, text/event-stream"}
 
@@ -215,7 +215,7 @@ def sse_messages(response: httpx.Response) -> list[dict]:
 
 def post(server: LiveServer, method: str, params: dict, accept: str = "application/json, text/event-stream"):
     body = {"jsonrpc": "2.0", "id": 7, "method": method, "params": params}
-    return httpx.post(f"{server.url}/mcp", json=body, headers={"Accept": accept}, timeout=120)
+    return LOOPBACK.post(f"{server.url}/mcp", json=body, headers={"Accept": accept}, timeout=120)
 
 
 def test_tool_calls_log_an_info_line_to_a_listening_client(library_server: LiveServer) -> None:

@@ -16,11 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import hcl2
-import httpx
 import pytest
 import yaml
 
-from tests.conftest import LiveServer, make_settings
+from tests.conftest import LOOPBACK, LiveServer, make_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 TERRAFORM = ROOT / "terraform"
@@ -334,14 +333,14 @@ def test_image_requirements_leave_out_torch() -> None:
 def test_startup_probe_passes_an_empty_index_but_not_a_broken_one(tmp_path: Path) -> None:
     probe = {"X-Thoth-Probe": "startup"}
     with LiveServer(make_settings(tmp_path / "empty")) as live:
-        assert httpx.get(f"{live.url}/health").status_code == 503  # still unhealthy for everyone else
-        first_deploy = httpx.get(f"{live.url}/health", headers=probe)
+        assert LOOPBACK.get(f"{live.url}/health").status_code == 503  # still unhealthy for everyone else
+        first_deploy = LOOPBACK.get(f"{live.url}/health", headers=probe)
         assert first_deploy.status_code == 200 and first_deploy.json()["status"] == "empty"
     broken = tmp_path / "broken"
     (broken / "chunks.lance" / "_versions").mkdir(parents=True)
     (broken / "chunks.lance" / "_versions" / "1.manifest").write_bytes(b"not a manifest")
     with LiveServer(make_settings(broken)) as live:
-        assert httpx.get(f"{live.url}/health", headers=probe).status_code == 503
+        assert LOOPBACK.get(f"{live.url}/health", headers=probe).status_code == 503
 
 
 @pytest.mark.skipif(

@@ -13,13 +13,12 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-import httpx
 import pytest
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR
 
-from tests.conftest import LiveServer
+from tests.conftest import LOOPBACK, LiveServer
 from thoth.citation_urls import CitationUrlError
 from thoth.config import ConfigError, Settings
 from thoth.embed import EmbedderUnavailable
@@ -100,7 +99,7 @@ def test_client_mistakes_are_tool_errors_in_the_words_of_the_argument(server: Li
 def test_health_is_503_when_a_data_file_is_missing_or_truncated(
     broken_server: LiveServer, indexed: Settings, tmp_path: Path
 ) -> None:
-    response = httpx.get(f"{broken_server.url}/health")
+    response = LOOPBACK.get(f"{broken_server.url}/health")
     assert response.status_code == 503
     assert "chunks" in response.json()["reason"] and "cannot be read" in response.json()["reason"]
 
@@ -109,19 +108,19 @@ def test_health_is_503_when_a_data_file_is_missing_or_truncated(
     data_file = max((db / "documents.lance" / "data").iterdir(), key=lambda p: p.stat().st_size)
     data_file.write_bytes(data_file.read_bytes()[: data_file.stat().st_size // 2])
     with LiveServer(replace(indexed, db_uri=str(db))) as live:
-        truncated = httpx.get(f"{live.url}/health")
+        truncated = LOOPBACK.get(f"{live.url}/health")
         assert truncated.status_code == 503 and "documents" in truncated.json()["reason"]
 
 
 def test_health_hides_the_database_uri_when_auth_is_on(indexed: Settings) -> None:
     token = "reader-token-0123456789abcdef"
     with LiveServer(replace(indexed, auth_mode="tokens", auth_tokens=(token,))) as live:
-        body = httpx.get(f"{live.url}/health").json()
+        body = LOOPBACK.get(f"{live.url}/health").json()
         assert body["status"] == "ok" and "db_uri" not in body and indexed.db_uri not in str(body)
 
 
 def test_get_mcp_answers_405_at_once(server: LiveServer) -> None:
-    response = httpx.get(f"{server.url}/mcp", headers={"Accept": "text/event-stream"}, timeout=10)
+    response = LOOPBACK.get(f"{server.url}/mcp", headers={"Accept": "text/event-stream"}, timeout=10)
     assert response.status_code == 405 and response.headers["allow"] == "POST"
     assert server.rpc("tools/list").status_code == 200  # POST still reaches the MCP endpoint
 

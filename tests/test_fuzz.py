@@ -15,12 +15,11 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from bench.fuzz import READER, WRITER, Answer, base_arguments, bounds, fuzz, list_tools, tool_call
 from examples.pdfgen import write_paper_pdf
-from tests.conftest import REPO_ROOT, WORKSHOP, LiveServer, make_settings, write_corpus
+from tests.conftest import LOOPBACK, REPO_ROOT, WORKSHOP, LiveServer, make_settings, write_corpus
 from thoth.config import Settings
 from thoth.writes.writer import Writer
 
@@ -97,14 +96,14 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory, log: Collected) -> Iterator
         auth_writer_tokens=(WRITER,),
         portal_base_url=PORTAL,  # resolve_citation's mode without a bucket or file access
     )
-    with LiveServer(served) as server, httpx.Client(timeout=120) as client:
+    with LiveServer(served) as server:
         private = (str(db), str(corpus), str(papers), str(REPO_ROOT))
-        yield Fuzzed(server, served, private, base_arguments(client, server.url), list_tools(client, server.url))
+        base = base_arguments(LOOPBACK, server.url)
+        yield Fuzzed(server, served, private, base, list_tools(LOOPBACK, server.url))
 
 
 def call(fuzzed: Fuzzed, name: str, arguments: dict, token: str = WRITER) -> Answer:
-    with httpx.Client(timeout=120) as client:
-        return tool_call(client, fuzzed.server.url, name, arguments, token)
+    return tool_call(LOOPBACK, fuzzed.server.url, name, arguments, token)
 
 
 # -- the schema walked at its bounds -------------------------------------------------------------------

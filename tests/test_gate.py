@@ -9,10 +9,9 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.conftest import LiveServer, make_settings
+from tests.conftest import LOOPBACK, LiveServer, make_settings
 from thoth.app import Thoth
 from thoth.mcp.server import create_app
 from thoth.store import Store
@@ -46,7 +45,7 @@ def test_busy_writes_are_refused_and_enough_writes_maintain_the_index(
         maintenance.join(timeout=120)
         deadline = time.monotonic() + 10
         while True:
-            health = httpx.get(f"{live.url}/health").json()
+            health = LOOPBACK.get(f"{live.url}/health").json()
             if "last_maintained" in health["table_health"]["chunks"] or time.monotonic() > deadline:
                 break
             time.sleep(0.2)

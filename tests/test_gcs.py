@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from examples.pdfgen import write_image_only_pdf, write_text_pdf, write_truncated_pdf
-from tests.conftest import GcsEmulator, LiveServer, error_text, job_env, ok, run_ingest
+from tests.conftest import LOOPBACK, GcsEmulator, LiveServer, error_text, job_env, ok, run_ingest
 from thoth.config import Settings
 from thoth.gcs import storage_client
 from thoth.mcp.roles import LOCAL
@@ -210,7 +210,7 @@ def test_tools_are_listed_with_seed_arguments(gcs_server: LiveServer) -> None:
 
 def test_ping_health_and_collections(gcs_server: LiveServer) -> None:
     assert ok(gcs_server, "ping", {})["status"] == "ok"
-    health = httpx.get(f"{gcs_server.url}/health").json()
+    health = LOOPBACK.get(f"{gcs_server.url}/health").json()
     assert health["status"] == "ok" and health["db_uri"] == f"gs://{BUCKET}/lancedb"
     assert health["table_versions"]["chunks"] >= 1
     collections = ok(gcs_server, "list_collections", {})["collections"]
@@ -330,7 +330,7 @@ def test_resolve_citation_signed_url_is_well_formed_and_verifies(gcs_server: Liv
     assert len(query["X-Goog-Date"]) == 16 and query["X-Goog-Date"].endswith("Z")
     # the emulator checks no signature, but serves the object at the signed path and query
     parts = urlsplit(url)
-    served = httpx.get(
+    served = LOOPBACK.get(
         f"{library.settings.storage_emulator_host}{parts.path}?{parts.query}", headers={"Host": parts.netloc}
     )
     assert served.content == (library.files / "harbour.pdf").read_bytes()
@@ -394,12 +394,12 @@ def test_set_default_collection_is_persisted_in_the_index(gcs_server: LiveServer
 
 
 def test_server_sees_a_later_ingest_without_restart(gcs_server: LiveServer, library: Library) -> None:
-    before = httpx.get(f"{gcs_server.url}/health").json()["table_versions"]
+    before = LOOPBACK.get(f"{gcs_server.url}/health").json()["table_versions"]
     write_text_pdf(library.files / "glacier.pdf", ["Glacier retreat doubled the meltwater in the valley."], title="Ice")
     library.upload("papers/glacier.pdf", library.files / "glacier.pdf")
     summary = Writer(library.settings).run(f"gs://{BUCKET}/papers")  # another connection: the batch job's
     assert summary.ingested == ["papers/glacier.pdf"]
-    after = httpx.get(f"{gcs_server.url}/health").json()["table_versions"]
+    after = LOOPBACK.get(f"{gcs_server.url}/health").json()["table_versions"]
     assert after["chunks"] > before["chunks"] and after["documents"] > before["documents"]
     assert hit_for(gcs_server, "glacier meltwater")["key"] == "papers/glacier.pdf"
 
@@ -424,13 +424,13 @@ def _push(
         "subscription": "projects/thoth-test/subscriptions/thoth-events",
     }
     headers = kw.get("headers", {"Authorization": f"Bearer {ADMIN}"})
-    return httpx.post(f"{server.url}/internal/gcs-events", json=body, headers=headers, timeout=30)
+    return LOOPBACK.post(f"{server.url}/internal/gcs-events", json=body, headers=headers, timeout=30)
 
 
 def _wait_processed(server: LiveServer, count: int) -> dict:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        status = httpx.get(f"{server.url}/internal/gcs-events", headers={"Authorization": f"Bearer {ADMIN}"}).json()
+        status = LOOPBACK.get(f"{server.url}/internal/gcs-events", headers={"Authorization": f"Bearer {ADMIN}"}).json()
         if status["processed"] + status["failed"] >= count and status["pending"] == 0:
             assert status["failed"] == 0, status["recent"]
             return status
@@ -446,7 +446,7 @@ def test_object_events_finalize_redeliver_delete(gcs_server: LiveServer, library
         ).status_code
         == 401
     )
-    bad = httpx.post(
+    bad = LOOPBACK.post(
         f"{gcs_server.url}/internal/gcs-events", content=b"{}", headers={"Authorization": f"Bearer {ADMIN}"}
     )
     assert bad.status_code == 400 and "Pub/Sub" in bad.json()["error"]
@@ -468,10 +468,10 @@ def test_object_events_finalize_redeliver_delete(gcs_server: LiveServer, library
         and "m2" in event_run.started_by
     )
 
-    versions = httpx.get(f"{gcs_server.url}/health").json()["table_versions"]
+    versions = LOOPBACK.get(f"{gcs_server.url}/health").json()["table_versions"]
     assert _push(gcs_server, "OBJECT_FINALIZE", blob.name, blob.generation, "m2").status_code == 202  # redelivered
     _wait_processed(gcs_server, done + 1)
-    assert httpx.get(f"{gcs_server.url}/health").json()["table_versions"] == versions  # nothing written
+    assert LOOPBACK.get(f"{gcs_server.url}/health").json()["table_versions"] == versions  # nothing written
 
     generation = blob.generation
     blob.delete()
@@ -481,10 +481,10 @@ def test_object_events_finalize_redeliver_delete(gcs_server: LiveServer, library
     assert "papers/comet.pdf" not in keys
     assert Store(library.settings).recent_runs(BUCKET, limit=1)[0].removed == 1
     assert all(h["key"] != "papers/comet.pdf" for h in ok(gcs_server, "search", {"query": "comet tail"})["hits"])
-    versions = httpx.get(f"{gcs_server.url}/health").json()["table_versions"]
+    versions = LOOPBACK.get(f"{gcs_server.url}/health").json()["table_versions"]
     assert _push(gcs_server, "OBJECT_DELETE", "papers/comet.pdf", generation, "m3").status_code == 202  # again
     _wait_processed(gcs_server, done + 3)
-    assert httpx.get(f"{gcs_server.url}/health").json()["table_versions"] == versions
+    assert LOOPBACK.get(f"{gcs_server.url}/health").json()["table_versions"] == versions
 
 
 def test_missing_backfill_ingests_only_unknown_objects(library: Library) -> None:

@@ -15,11 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
-import httpx
 import pytest
 
 from examples.pdfgen import write_text_pdf
-from tests.conftest import REPO_ROOT, LiveServer, call, free_port, job_env, run_ingest, write_corpus
+from tests.conftest import LOOPBACK, REPO_ROOT, LiveServer, call, free_port, job_env, run_ingest, write_corpus
 from tests.test_gcs import _service_account_key, _verify_v4_signature
 from thoth.app import Thoth
 from thoth.config import Settings
@@ -100,7 +99,7 @@ def test_missing_db_bucket_in_the_store_and_the_server(emulator: Emulator) -> No
     with pytest.raises(StoreError, match="bucket gs://no-such-bucket does not exist"):
         Store(settings).table_names()
     with LiveServer(settings) as server:
-        health = httpx.get(f"{server.url}/health", timeout=30)
+        health = LOOPBACK.get(f"{server.url}/health", timeout=30)
         assert health.status_code == 503 and "gs://no-such-bucket does not exist" in health.text, health.text
         result = call(server, "search_handbook", {"query": "time off"})
         assert result["isError"] and "gs://no-such-bucket does not exist" in result["content"][0]["text"], result
@@ -115,7 +114,7 @@ def test_missing_db_bucket_is_found_at_once(emulator: Emulator) -> None:
     assert time.monotonic() - started < 3 and "gs://no-such-bucket does not exist" in app.embedder_state
     with LiveServer(settings, create_app(settings, app, warm_up=False)) as server:
         started = time.monotonic()
-        health = httpx.get(f"{server.url}/health", timeout=30)
+        health = LOOPBACK.get(f"{server.url}/health", timeout=30)
         assert time.monotonic() - started < 3, "/health waited on Lance's retries"
         assert health.status_code == 503 and "gs://no-such-bucket does not exist" in health.json()["reason"]
 
@@ -197,7 +196,7 @@ def test_citation_on_a_versioned_bucket_opens_the_cited_generation(
     query = _verify_v4_signature(url, cited.public_pem)  # the generation is part of what was signed
     assert query["generation"] == str(cited.first)
     parts = urlsplit(url)
-    served = httpx.get(f"{emulator.host}{parts.path}?{parts.query}", headers={"Host": parts.netloc})
+    served = LOOPBACK.get(f"{emulator.host}{parts.path}?{parts.query}", headers={"Host": parts.netloc})
     assert served.content == (emulator.files / "tides-v1.pdf").read_bytes()  # what was quoted, not the new one
 
     current = resolve_citation(Store(cited.settings), cited.settings, bucket=BUCKET, key="papers/tides.pdf")
@@ -228,15 +227,15 @@ def test_events_route_statuses(emulator: Emulator) -> None:
                   "objectGeneration": "1", "payloadFormat": "JSON_API_V1"}  # fmt: skip
     body = {"message": {"attributes": attributes, "data": data.decode(), "messageId": "m1"}, "subscription": "s"}
     with LiveServer(settings_for(emulator)) as server:  # neither THOTH_ADMIN_TOKEN nor THOTH_INTERNAL_IDENTITIES
-        refused = httpx.post(f"{server.url}/internal/gcs-events", json=body, headers={"Authorization": "Bearer x"})
+        refused = LOOPBACK.post(f"{server.url}/internal/gcs-events", json=body, headers={"Authorization": "Bearer x"})
         assert refused.status_code == 503 and "THOTH_ADMIN_TOKEN" in refused.json()["error"]
     with LiveServer(settings_for(emulator, THOTH_ADMIN_TOKEN="operator-token")) as server:
         url = f"{server.url}/internal/gcs-events"
-        assert httpx.post(url, json=body).status_code == 401  # no token
-        assert httpx.post(url, json=body, headers={"Authorization": "Bearer wrong"}).status_code == 401
+        assert LOOPBACK.post(url, json=body).status_code == 401  # no token
+        assert LOOPBACK.post(url, json=body, headers={"Authorization": "Bearer wrong"}).status_code == 401
         good = {"Authorization": "Bearer operator-token"}
-        assert httpx.post(url, content=b"{}", headers=good).status_code == 400  # not a Pub/Sub push
-        ignored = httpx.post(url, json=body, headers=good)
+        assert LOOPBACK.post(url, content=b"{}", headers=good).status_code == 400  # not a Pub/Sub push
+        ignored = LOOPBACK.post(url, json=body, headers=good)
         assert ignored.status_code == 200 and ignored.json()["status"] == "ignored", ignored.text
 
 

@@ -10,13 +10,12 @@ import io
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
 
 from examples.pdfgen import _raster
-from tests.conftest import LiveServer, call, make_settings, ok
+from tests.conftest import LOOPBACK, LiveServer, call, make_settings, ok
 from tests.web_site import Site, serve
 from thoth.config import Settings
 from thoth.records import Chunk, Document, Partition
@@ -276,7 +275,7 @@ def test_every_drop_is_counted_in_documents_and_list_collection_files(
     assert expected["vendor.md"] == {} and all(expected[k] for k in ("rotation.html", "deploying.md", "hidden.pdf"))
     listed = ok(hidden_server, "list_collection_files", {"collection": "notes"})
     assert {f["key"]: f["hidden_dropped"] for f in listed["files"]} == expected
-    page = httpx.get(
+    page = LOOPBACK.get(
         f"{hidden_server.url}/ui/documents/{documents['hidden.pdf'].doc_id}", params={"collection": "notes"}, timeout=60
     )
     assert page.status_code == 200 and "Hidden text left out" in page.text

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.conftest import LiveServer
+from tests.conftest import LOOPBACK, LiveServer
 from thoth.config import Settings
 from thoth.mcp.hosts import allowed_hosts, host_allowed, is_address, origin_allowed
 
@@ -30,7 +30,7 @@ TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 
 def send(server: LiveServer, method: str, path: str, headers: dict[str, str]) -> httpx.Response:
     body = TOOLS_LIST if method == "POST" else None
-    return httpx.request(method, server.url + path, json=body, headers=headers, timeout=30)
+    return LOOPBACK.request(method, server.url + path, json=body, headers=headers, timeout=30)
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +63,7 @@ def test_with_tokens_on_the_host_is_checked_before_auth(tokens_server: LiveServe
 def test_loopback_names_and_own_origin_pass(server: LiveServer) -> None:
     for host in (f"127.0.0.1:{server.port}", f"localhost:{server.port}"):
         origin = f"http://{host}"
-        assert httpx.get(f"{server.url}/ui/search?q=time+off", headers={"Host": host}).status_code == 200
+        assert LOOPBACK.get(f"{server.url}/ui/search?q=time+off", headers={"Host": host}).status_code == 200
         response = server.rpc("tools/list", headers={"Host": host, "Origin": origin})
         assert response.status_code == 200 and response.json()["result"]["tools"], response.text
 
@@ -72,20 +72,20 @@ def test_listed_hosts_and_a_probe_by_address(indexed: Settings) -> None:
     settings = dataclasses.replace(indexed, host="0.0.0.0", allowed_hosts=("thoth.example.run.app",))
     with LiveServer(settings) as server:
         named = {"Host": "thoth.example.run.app"}
-        assert httpx.get(f"{server.url}/health", headers=named).status_code == 200
+        assert LOOPBACK.get(f"{server.url}/health", headers=named).status_code == 200
         assert server.rpc("tools/list", headers=named).status_code == 200
         # a platform's probe names the container by address: the health routes answer it, nothing else does
         probe = {"Host": f"169.254.8.1:{server.port}", "X-Thoth-Probe": "startup"}
-        assert httpx.get(f"{server.url}/health", headers=probe).status_code == 200
-        assert httpx.get(f"{server.url}/ui/", headers=probe).status_code == 421
-        assert httpx.get(f"{server.url}/health", headers={"Host": "evil.example"}).status_code == 421
+        assert LOOPBACK.get(f"{server.url}/health", headers=probe).status_code == 200
+        assert LOOPBACK.get(f"{server.url}/ui/", headers=probe).status_code == 421
+        assert LOOPBACK.get(f"{server.url}/health", headers={"Host": "evil.example"}).status_code == 421
 
 
 def test_a_public_server_without_a_list_leaves_the_host_to_the_platform(indexed: Settings) -> None:
     settings = dataclasses.replace(indexed, host="0.0.0.0")
     assert allowed_hosts(settings) == ()
     with LiveServer(settings) as server:
-        assert httpx.get(f"{server.url}/health", headers={"Host": "thoth-abc.a.run.app"}).status_code == 200
+        assert LOOPBACK.get(f"{server.url}/health", headers={"Host": "thoth-abc.a.run.app"}).status_code == 200
 
 
 def test_matching_rules() -> None:

@@ -8,10 +8,9 @@ import logging
 from collections.abc import Iterator
 from dataclasses import replace
 
-import httpx
 import pytest
 
-from tests.conftest import LiveServer
+from tests.conftest import LOOPBACK, LiveServer
 from thoth.config import Settings
 from thoth.logs import TRACE_KEY, JsonFormatter, TextFormatter, request_context, setup_logging
 
@@ -103,7 +102,7 @@ def test_unparseable_trace_headers_are_ignored(indexed: Settings, captured: io.S
     with LiveServer(indexed) as live:
         response = live.rpc("tools/list", headers={"X-Cloud-Trace-Context": "nonsense", "X-Correlation-Id": "a b\x7f"})
         assert response.status_code == 200
-        assert httpx.get(f"{live.url}/health").status_code == 200
+        assert LOOPBACK.get(f"{live.url}/health").status_code == 200
     entries = [e for e in lines(captured) if e["logger"] == "thoth.http"]
     assert len(entries) == 1  # health probes write no access line
     assert TRACE_KEY not in entries[0] and len(entries[0]["correlationId"]) == 32

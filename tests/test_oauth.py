@@ -36,7 +36,7 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
-from tests.conftest import free_port, start_server_process
+from tests.conftest import LOOPBACK, free_port, start_server_process
 from thoth.config import ConfigError, Settings
 from thoth.mcp.oauth import SCOPES
 from thoth.mcp.oauth_keys import Keys
@@ -69,7 +69,7 @@ def upstream() -> Iterator[str]:
     deadline = time.monotonic() + 30
     while True:
         try:
-            if httpx.get(f"{url}/.well-known/openid-configuration", timeout=2).status_code == 200:
+            if LOOPBACK.get(f"{url}/.well-known/openid-configuration", timeout=2).status_code == 200:
                 break
         except httpx.TransportError:
             pass
@@ -311,7 +311,7 @@ async def use_tools(thoth: Thoth, auth: OAuthClientProvider) -> list[str]:
 def mcp_status(thoth: Thoth, token: str) -> httpx.Response:
     """tools/list with a bearer token, straight to instance A."""
     port = thoth.front.instances["A"]
-    return httpx.post(
+    return LOOPBACK.post(
         f"http://127.0.0.1:{port}/mcp",
         json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
         headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"},
@@ -321,7 +321,7 @@ def mcp_status(thoth: Thoth, token: str) -> httpx.Response:
 
 def token_request(thoth: Thoth, data: dict[str, str]) -> httpx.Response:
     port = thoth.front.instances[thoth.front.target]
-    return httpx.post(f"http://127.0.0.1:{port}/token", data=data, timeout=30)
+    return LOOPBACK.post(f"http://127.0.0.1:{port}/token", data=data, timeout=30)
 
 
 # -- the flow --------------------------------------------------------------------------------------------
@@ -330,16 +330,16 @@ def token_request(thoth: Thoth, data: dict[str, str]) -> httpx.Response:
 def test_metadata_and_the_first_401(thoth: Thoth) -> None:
     port = thoth.front.instances["A"]
     base = f"http://127.0.0.1:{port}"
-    response = httpx.post(f"{base}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    response = LOOPBACK.post(f"{base}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
     assert response.status_code == 401
     challenge = response.headers["www-authenticate"]
     assert f'resource_metadata="{thoth.public_url}/.well-known/oauth-protected-resource/mcp"' in challenge
     assert f'scope="{" ".join(SCOPES)}"' in challenge
-    resource = httpx.get(f"{base}/.well-known/oauth-protected-resource/mcp").json()
+    resource = LOOPBACK.get(f"{base}/.well-known/oauth-protected-resource/mcp").json()
     assert resource["resource"] == f"{thoth.public_url}/mcp"
     assert resource["authorization_servers"] == [thoth.public_url]
-    assert httpx.get(f"{base}/.well-known/oauth-protected-resource").json()["resource"] == thoth.public_url
-    server = httpx.get(f"{base}/.well-known/oauth-authorization-server").json()
+    assert LOOPBACK.get(f"{base}/.well-known/oauth-protected-resource").json()["resource"] == thoth.public_url
+    server = LOOPBACK.get(f"{base}/.well-known/oauth-authorization-server").json()
     assert server["issuer"] == thoth.public_url  # exactly: no trailing slash
     assert server["code_challenge_methods_supported"] == ["S256"]
     assert server["client_id_metadata_document_supported"] is True
@@ -394,7 +394,7 @@ def test_dcr_flow_then_refresh_then_revocation(thoth: Thoth) -> None:
     client = storage.client
     assert client is not None and client.client_secret
     port = thoth.front.instances["A"]
-    revoked = httpx.post(
+    revoked = LOOPBACK.post(
         f"http://127.0.0.1:{port}/revoke",
         data={"token": second.access_token, "client_id": client.client_id, "client_secret": client.client_secret},
     )
@@ -496,7 +496,7 @@ def test_refused_pkce_mismatch_and_a_code_used_twice(thoth: Thoth) -> None:
     wrong = token_request(thoth, {**form, "code_verifier": "w" * 64})
     assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_grant"
     assert "code_verifier" in wrong.json()["error_description"]
-    plain = httpx.get(
+    plain = LOOPBACK.get(
         _authorize_url(thoth, client.client_id, VERIFIER, code_challenge_method="plain").replace(
             thoth.public_url, f"http://127.0.0.1:{thoth.front.instances['A']}"
         )
@@ -540,7 +540,7 @@ def test_refused_a_refresh_token_used_twice(thoth: Thoth) -> None:
 def test_refused_a_redirect_uri_not_registered(thoth: Thoth) -> None:
     client = anyio.run(_register, thoth)
     url = _authorize_url(thoth, client.client_id, CHALLENGE, redirect_uri="http://127.0.0.1:9/elsewhere")
-    response = httpx.get(url.replace(thoth.public_url, f"http://127.0.0.1:{thoth.front.instances['A']}"))
+    response = LOOPBACK.get(url.replace(thoth.public_url, f"http://127.0.0.1:{thoth.front.instances['A']}"))
     assert response.status_code == 400  # never redirected to an unregistered URI
     assert "not registered" in response.json()["error_description"]
 
@@ -548,7 +548,7 @@ def test_refused_a_redirect_uri_not_registered(thoth: Thoth) -> None:
 def test_refused_another_resource_at_authorize(thoth: Thoth) -> None:
     client = anyio.run(_register, thoth)
     url = _authorize_url(thoth, client.client_id, CHALLENGE, resource="https://other.example.com/mcp")
-    response = httpx.get(url.replace(thoth.public_url, f"http://127.0.0.1:{thoth.front.instances['A']}"))
+    response = LOOPBACK.get(url.replace(thoth.public_url, f"http://127.0.0.1:{thoth.front.instances['A']}"))
     assert response.status_code == 302
     assert "error=invalid_target" in response.headers["location"]
 
@@ -599,14 +599,14 @@ def test_refused_tokens_for_another_audience_expired_or_forged(thoth: Thoth) -> 
 def test_refused_a_callback_in_another_browser(thoth: Thoth) -> None:
     """The upstream's redirect replayed without the browser's sign-in cookie: a page, never a code or a 500."""
     port = thoth.front.instances["A"]
-    response = httpx.get(f"http://127.0.0.1:{port}/oauth/callback", params={"state": "forged", "code": "x"})
+    response = LOOPBACK.get(f"http://127.0.0.1:{port}/oauth/callback", params={"state": "forged", "code": "x"})
     assert response.status_code == 400 and "another browser" in response.text
 
 
 def test_health_and_metadata_stay_open(thoth: Thoth) -> None:
     port = thoth.front.instances["B"]
-    assert httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200
-    assert httpx.get(f"http://127.0.0.1:{port}/.well-known/oauth-authorization-server").status_code == 200
+    assert LOOPBACK.get(f"http://127.0.0.1:{port}/health").status_code == 200
+    assert LOOPBACK.get(f"http://127.0.0.1:{port}/.well-known/oauth-authorization-server").status_code == 200
 
 
 def test_oauth_settings(tmp_path: Path, key_file: Path) -> None:

@@ -8,11 +8,10 @@ import html
 import re
 from pathlib import Path
 
-import httpx
 import lancedb
 
 from examples.pdfgen import write_symbol_font_pdf
-from tests.conftest import LiveServer, make_settings
+from tests.conftest import LOOPBACK, LiveServer, make_settings
 from thoth.records import Document
 from thoth.store import Store
 from thoth.store.schema import META_INDEX_FORMAT
@@ -25,7 +24,7 @@ def _documents(store: Store) -> dict[str, Document]:
 
 def _page_words(live: LiveServer, doc_id: str) -> str:
     """The console's document page as a reader sees it: its words, tags left out."""
-    response = httpx.get(f"{live.url}/ui/documents/{doc_id}", params={"collection": "papers"}, timeout=60)
+    response = LOOPBACK.get(f"{live.url}/ui/documents/{doc_id}", params={"collection": "papers"}, timeout=60)
     assert response.status_code == 200, response.text
     return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", response.text)).split())
 

@@ -6,10 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import httpx
-
 from examples.pdfgen import write_truncated_pdf
-from tests.conftest import CORPUS, LiveServer, call, job_env, make_settings, run_ingest, write_corpus
+from tests.conftest import CORPUS, LOOPBACK, LiveServer, call, job_env, make_settings, run_ingest, write_corpus
 from thoth.records import IngestRun
 from thoth.store import Store
 from thoth.writes.run_records import describe
@@ -56,7 +54,7 @@ def test_ingest_document_writes_are_recorded_and_shown_by_health(tmp_path: Path)
     with LiveServer(settings) as live:
         assert not call(live, "ingest_document", arguments)["isError"]
         assert not call(live, "ingest_document", arguments)["isError"]  # unchanged: writes nothing, no run
-        health = httpx.get(f"{live.url}/health").json()
+        health = LOOPBACK.get(f"{live.url}/health").json()
     [run] = Store(settings).recent_runs("notes")
     assert (run.trigger, run.started_by, run.added, run.failed) == ("document", "local", 1, 0)
     assert health["last_run"] == {

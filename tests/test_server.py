@@ -9,13 +9,12 @@ import time
 from pathlib import Path
 
 import anyio
-import httpx
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.conftest import LiveServer, make_settings
+from tests.conftest import LOOPBACK, LiveServer, make_settings
 from thoth.store import Store
 from thoth.store.schema import META_EMBED_MODEL
 
@@ -39,7 +38,7 @@ def test_seed_curl_sequence(server: LiveServer) -> None:
     assert init.json()["result"]["serverInfo"]["name"] == "thoth"
 
     # tools/list with no Accept header and no session id, as the seed sends it
-    listed = httpx.post(
+    listed = LOOPBACK.post(
         f"{server.url}/mcp",
         content=json.dumps({"jsonrpc": "2.0", "method": "tools/list", "id": 2}),
         headers={"Content-Type": "application/json", "Accept": ""},
@@ -123,13 +122,13 @@ def test_odd_queries_do_not_break_search(server: LiveServer, query: str) -> None
 
 def test_protocol_errors_are_not_500(server: LiveServer) -> None:
     url = f"{server.url}/mcp"
-    bad_json = httpx.post(url, content="{bad json", headers={"Content-Type": "application/json"})
+    bad_json = LOOPBACK.post(url, content="{bad json", headers={"Content-Type": "application/json"})
     assert bad_json.status_code == 400 and bad_json.json()["error"]["code"] == -32700
     unknown = server.rpc("no/such/method")
     assert unknown.json()["error"]["code"] == -32601
-    not_a_request = httpx.post(url, content="[1, 2]", headers={"Content-Type": "application/json"})
+    not_a_request = LOOPBACK.post(url, content="[1, 2]", headers={"Content-Type": "application/json"})
     assert not_a_request.status_code < 500
-    wrong_type = httpx.post(url, content="x", headers={"Content-Type": "text/plain"})
+    wrong_type = LOOPBACK.post(url, content="x", headers={"Content-Type": "text/plain"})
     assert 400 <= wrong_type.status_code < 500
     unknown_tool = tool_call(server, "no_such_tool", {})
     assert unknown_tool["isError"] and "no_such_tool" in unknown_tool["content"][0]["text"]
@@ -137,7 +136,7 @@ def test_protocol_errors_are_not_500(server: LiveServer) -> None:
 
 def test_health(server: LiveServer) -> None:
     for path in ("/", "/health"):
-        response = httpx.get(server.url + path)
+        response = LOOPBACK.get(server.url + path)
         assert response.status_code == 200
         body = response.json()
         assert body["status"] == "ok"
@@ -170,7 +169,7 @@ def test_sdk_legacy_sse_client(server: LiveServer) -> None:
 
 def test_health_503_without_an_index(tmp_path: Path) -> None:
     with LiveServer(make_settings(tmp_path / "empty")) as live:
-        response = httpx.get(f"{live.url}/health")
+        response = LOOPBACK.get(f"{live.url}/health")
         assert response.status_code == 503
         assert "ingest" in response.json()["reason"]
         result = live.rpc("tools/call", {"name": "search_handbook", "arguments": {"query": "x"}}).json()["result"]
@@ -183,7 +182,7 @@ def test_health_503_on_a_corrupt_table(tmp_path: Path) -> None:
     (db / "chunks.lance" / "_versions").mkdir()
     (db / "chunks.lance" / "_versions" / "1.manifest").write_bytes(b"not a manifest")
     with LiveServer(make_settings(db)) as live:
-        response = httpx.get(f"{live.url}/health")
+        response = LOOPBACK.get(f"{live.url}/health")
         assert response.status_code == 503
         assert response.json()["status"] == "unavailable"
 
@@ -200,7 +199,7 @@ def test_model_mismatch_refuses_to_search(tmp_path: Path, indexed) -> None:
         assert result["result"]["isError"]
         message = result["result"]["content"][0]["text"]
         assert "intfloat/e5-small-v2" in message and "all-MiniLM-L6-v2" in message
-        health = httpx.get(f"{live.url}/health")
+        health = LOOPBACK.get(f"{live.url}/health")
         assert health.status_code == 503 and "intfloat/e5-small-v2" in health.json()["reason"]
 
 

@@ -11,10 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.conftest import REPO_ROOT, start_server_process
+from tests.conftest import LOOPBACK, REPO_ROOT, start_server_process
 from thoth.config import Settings
 
 
@@ -33,14 +32,14 @@ def test_server_process_answers_without_torch(indexed: Settings) -> None:
             "method": "tools/call",
             "params": {"name": "search_handbook", "arguments": {"query": "sick leave", "num_results": 1}},
         }
-        result = httpx.post(f"{url}/mcp", json=body, timeout=60).json()["result"]
+        result = LOOPBACK.post(f"{url}/mcp", json=body, timeout=60).json()["result"]
         assert not result["isError"], result
         assert result["structuredContent"]["results"][0]["source"] == "people/time-off.md"
 
         libraries = mapped_libraries(server.pid)
         assert any(name.startswith("libonnxruntime") or "onnxruntime" in name for name in libraries), libraries
         assert not [name for name in libraries if "torch" in name]
-        assert httpx.get(f"{url}/health", timeout=5).json()["embedder"] == "ready"
+        assert LOOPBACK.get(f"{url}/health", timeout=5).json()["embedder"] == "ready"
     finally:
         server.terminate()
         server.wait(timeout=30)

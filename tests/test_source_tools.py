@@ -22,7 +22,7 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
-from tests.conftest import ONNX_CACHE, make_settings, start_server_process, write_docs
+from tests.conftest import LOOPBACK, ONNX_CACHE, make_settings, start_server_process, write_docs
 from tests.test_auth import bearer
 from tests.web_site import Site, guide_pages, serve
 from thoth.records import Chunk, Document, IngestRun, Partition
@@ -30,8 +30,8 @@ from thoth.source_spec import SourceSpec
 from thoth.store import Store
 from thoth.writes import source_runs
 from thoth.writes.launch import LaunchError, ingest_args, launch_cloud_run, records_here
-from thoth.writes.run_watch import RunWatch
 from thoth.writes.run_records import RunSummary
+from thoth.writes.run_watch import RunWatch
 from thoth.writes.writer import Writer
 
 READER = "reader-token-0123456789abcdef"
@@ -73,7 +73,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, onnx_cache: Path) -> Iterat
 
 def call(url: str, token: str, name: str, arguments: dict) -> dict:
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
-    answer = httpx.post(f"{url}/mcp", json=body, headers=bearer(token), timeout=60)
+    answer = LOOPBACK.post(f"{url}/mcp", json=body, headers=bearer(token), timeout=60)
     assert answer.status_code == 200, answer.text
     return answer.json()["result"]
 
@@ -118,7 +118,7 @@ def followed(server: str, name: str, arguments: dict) -> dict:
 
 def test_a_reader_sees_and_calls_none_of_them(server: str) -> None:
     def names(token: str) -> set[str]:
-        answer = httpx.post(
+        answer = LOOPBACK.post(
             f"{server}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=bearer(token)
         )
         return {t["name"] for t in answer.json()["result"]["tools"]}

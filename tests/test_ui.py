@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import LiveServer, make_settings
+from tests.conftest import LOOPBACK, LiveServer, make_settings
 from thoth.records import Chunk, Document
 from thoth.retrieval import tree
 from thoth.store import Store
@@ -20,7 +20,7 @@ from thoth.ui.failures import GENERAL, advice
 
 
 def get(server: LiveServer, path: str, **kwargs: object) -> httpx.Response:
-    return httpx.get(f"{server.url}{path}", timeout=60, **kwargs)
+    return LOOPBACK.get(f"{server.url}{path}", timeout=60, **kwargs)
 
 
 def page(server: LiveServer, path: str, **params: object) -> str:
@@ -331,7 +331,7 @@ def test_a_folder_with_no_index_is_a_503_that_says_how_to_build_one(tmp_path) ->
 
 
 def test_nothing_on_the_console_writes(console_server: LiveServer) -> None:
-    response = httpx.post(f"{console_server.url}/ui/collections/handbook", timeout=30)
+    response = LOOPBACK.post(f"{console_server.url}/ui/collections/handbook", timeout=30)
     assert response.status_code == 405
 
 
@@ -410,7 +410,7 @@ def test_the_search_page_explains_the_ranking_it_used(console_server: LiveServer
 
 
 def test_the_collections_page_shows_each_tables_health_as_health_reports_it(console_server: LiveServer) -> None:
-    reported = httpx.get(f"{console_server.url}/health", timeout=30).json()["table_health"]
+    reported = LOOPBACK.get(f"{console_server.url}/health", timeout=30).json()["table_health"]
     body = page(console_server, "/ui/")
     assert 'id="index-health"' in body
 

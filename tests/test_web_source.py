@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.conftest import LiveServer, make_settings, ok
+from tests.conftest import LOOPBACK, LiveServer, make_settings, ok
 from tests.web_site import Site, guide_pages, serve
 from thoth.records import Chunk, Document
 from thoth.store import Store
@@ -109,9 +108,9 @@ def test_crawl_ingest_recrawl_change_remove_and_cite(
         hit = ok(server, "search_handbook", {"query": "zebrafish quota setting agent.toml", "num_results": 1})
         cited = ok(server, "resolve_citation", {"source_ref": hit["results"][0]["source_ref"]})
         assert cited["url"].split("#")[0] == f"{site.url}/docs/install"  # the page itself, not a file or doc://
-        console = httpx.get(f"{server.url}/ui/documents/{install.doc_id}", timeout=30)
+        console = LOOPBACK.get(f"{server.url}/ui/documents/{install.doc_id}", timeout=30)
         assert f'href="{site.url}/docs/install"' in console.text  # the console opens the real page
-        home = httpx.get(f"{server.url}/ui/", timeout=30).text
+        home = LOOPBACK.get(f"{server.url}/ui/", timeout=30).text
         assert "web <code>" in home and "last crawled" in home
         listed = ok(server, "qurio_list_sources", {})["sources"]
         assert [(s["origin"], s["location"], s["commit"]) for s in listed] == [("web", start, None)]

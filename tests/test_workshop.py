@@ -7,10 +7,9 @@ import random
 import shutil
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.conftest import WORKSHOP, LiveServer, call, error_text, make_settings, ok
+from tests.conftest import LOOPBACK, WORKSHOP, LiveServer, call, error_text, make_settings, ok
 from thoth.records import Chunk, Partition, Source
 from thoth.retrieval import workshops
 from thoth.store import Store
@@ -293,7 +292,7 @@ def test_search_topic_context_without_an_embedder(library) -> None:
 
 
 def test_reindex_route_is_disabled_without_an_admin_token(library_server: LiveServer) -> None:
-    response = httpx.post(library_server.url + REINDEX, headers={"Authorization": "Bearer anything"})
+    response = LOOPBACK.post(library_server.url + REINDEX, headers={"Authorization": "Bearer anything"})
     assert response.status_code == 503 and "THOTH_ADMIN_TOKEN" in response.json()["error"]
 
 
@@ -304,13 +303,13 @@ def test_reindex_ingests_changes_and_needs_the_token(tmp_path: Path) -> None:
     assert len(first.ingested) == 8 and not first.failed
     with LiveServer(settings) as live:
         url = live.url + REINDEX
-        assert httpx.post(url).status_code == 401
-        assert httpx.post(url, headers={"Authorization": "Bearer wrong"}).status_code == 401
-        assert httpx.post(url, headers={"Authorization": ADMIN}).status_code == 401  # no scheme
-        assert httpx.get(url, headers={"Authorization": f"Bearer {ADMIN}"}).status_code in (404, 405)  # POST only
+        assert LOOPBACK.post(url).status_code == 401
+        assert LOOPBACK.post(url, headers={"Authorization": "Bearer wrong"}).status_code == 401
+        assert LOOPBACK.post(url, headers={"Authorization": ADMIN}).status_code == 401  # no scheme
+        assert LOOPBACK.get(url, headers={"Authorization": f"Bearer {ADMIN}"}).status_code in (404, 405)  # POST only
         auth = {"Authorization": f"Bearer {ADMIN}"}
 
-        unchanged = httpx.post(url, headers=auth, timeout=120).json()
+        unchanged = LOOPBACK.post(url, headers=auth, timeout=120).json()
         assert unchanged["status"] == "ok"
         assert unchanged["workshops"][0] | {"seconds": 0} == {
             "source_id": WS,
@@ -328,7 +327,7 @@ def test_reindex_ingests_changes_and_needs_the_token(tmp_path: Path) -> None:
         (root / "exercises" / "03.error-handling" / "README.mdx").write_bytes(b"# Errors\n\n\xff\xfe broken")
         shutil.rmtree(root / "exercises" / "01.memoization" / "02.problem.cache-key")
         shutil.rmtree(root / "exercises" / "01.memoization" / "02.solution.cache-key")
-        summary = httpx.post(url, headers=auth, timeout=120).json()["workshops"][0]
+        summary = LOOPBACK.post(url, headers=auth, timeout=120).json()["workshops"][0]
         assert summary["ingested"] == ["exercises/02.http-caching/01"]
         assert summary["removed"] == ["exercises/01.memoization/02"]
         assert [f["key"] for f in summary["failed"]] == ["exercises/03.error-handling"]
@@ -370,5 +369,5 @@ def test_toolsets_switch_tools_and_routes(library, toolsets: tuple[str, ...], to
         listed = {t["name"] for t in live.rpc("tools/list").json()["result"]["tools"]}
         assert listed == tools | {"list_tools"}
         if "workshop" not in toolsets:  # the route exists only with the workshop toolset
-            reindex = httpx.post(live.url + REINDEX, headers={"Authorization": f"Bearer {ADMIN}"})
+            reindex = LOOPBACK.post(live.url + REINDEX, headers={"Authorization": f"Bearer {ADMIN}"})
             assert reindex.status_code == 404

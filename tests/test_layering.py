@@ -9,7 +9,6 @@ directly, and `python -m ingest` is a command line over it.
 from __future__ import annotations
 
 import ast
-import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -261,71 +260,3 @@ def test_one_place_decides_a_sources_kind() -> None:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _decides_a_kind(node)
     ]
     assert deciders == ["thoth/source_spec.py:origin_kind"]
-
-
-def _into_store(func: ast.expr, from_store: set[str]) -> bool:
-    """Whether a call's callee is the store's: a method reached through a `store` (store.x, self.store.x,
-    app.store.chunks.x) or a name imported from thoth.store."""
-    while isinstance(func, ast.Attribute):
-        if func.attr == "store" or (isinstance(func.value, ast.Name) and func.value.id == "store"):
-            return True
-        func = func.value
-    return isinstance(func, ast.Name) and func.id in from_store
-
-
-def _functions(body: list[ast.stmt]) -> set[str]:
-    """Names a body binds to a function: its defs (not a class's methods) and names assigned a lambda."""
-    found = set()
-    for node in body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found.add(node.name)
-        elif not isinstance(node, ast.ClassDef):
-            for inner in ast.walk(node):
-                if isinstance(inner, ast.Assign) and any(isinstance(v, ast.Lambda) for v in ast.walk(inner.value)):
-                    found |= {t.id for t in inner.targets if isinstance(t, ast.Name)}
-    return found
-
-
-def callables_handed_to_the_store(path: Path) -> list[str]:
-    """`line: callee(argument)` for each function (a lambda, a def or a lambda's name of the file, an imported
-    function) passed to the store by a call in `path`. A name is a function where it is bound to one in the
-    module or the calling function, not where that function binds it to something else."""
-    tree = ast.parse(path.read_text(), str(path))
-    functions, from_store = _functions(tree.body), set()
-    for node in (n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module and not n.level):
-        module = importlib.import_module(node.module)
-        for alias in node.names:
-            name = alias.asname or alias.name
-            if node.module.startswith("thoth.store"):
-                from_store.add(name)
-            found = getattr(module, alias.name, None)
-            if callable(found) and not isinstance(found, type):
-                functions.add(name)
-    handed = []
-
-    def visit(node: ast.AST, known: set[str]) -> None:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            args = node.args
-            params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
-            body = node.body if isinstance(node.body, list) else []
-            variables = {
-                n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-            }
-            local = _functions(body)
-            known = (known - params - variables) | local
-        if isinstance(node, ast.Call) and _into_store(node.func, from_store):
-            for arg in [*node.args, *(keyword.value for keyword in node.keywords)]:
-                if isinstance(arg, ast.Lambda) or (isinstance(arg, ast.Name) and arg.id in known):
-                    handed.append(f"{node.lineno}: {ast.unparse(node.func)}({ast.unparse(arg)})")
-        for child in ast.iter_child_nodes(node):
-            visit(child, known)
-
-    visit(tree, functions)
-    return handed
-
-
-def test_retrieval_hands_the_store_no_function() -> None:
-    """A search is a row of plain calls into thoth.store, each returning records: nothing crosses the layer
-    to be called back (issue 50; docs/architecture.md, "The way through a search")."""
-    handed = {str(p.relative_to(REPO_ROOT)): callables_handed_to_the_store(p) for p in files("thoth/retrieval")}
-    assert not {path: calls for path, calls in handed.items() if calls}

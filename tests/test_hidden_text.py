@@ -20,6 +20,7 @@ from tests.web_site import Site, serve
 from thoth.config import Settings
 from thoth.records import Chunk, Document, Partition
 from thoth.store import Store
+from thoth.store.schema import META_INDEX_FORMAT
 from thoth.writes.parsers import parse
 from thoth.writes.writer import Writer
 
@@ -305,11 +306,12 @@ def test_a_visible_instruction_to_assistants_is_flagged_never_dropped(hidden_ser
 
 
 def test_an_index_written_before_the_counts_reads_and_gains_the_column(hidden_index: Settings, tmp_path: Path) -> None:
-    """Runs last: it changes the module's index. An older `documents` table (no column) reads None, and the next
-    ingest that writes anything adds the column."""
+    """Runs last: it changes the module's index. An older `documents` table (no column, no format recorded) reads
+    None, and the next ingest that writes anything migrates the index, adding the column."""
     import lancedb
 
     lancedb.connect(hidden_index.db_uri).open_table("documents").drop_columns(["hidden_dropped"])
+    Store(hidden_index).delete_settings([META_INDEX_FORMAT])
     assert {d.hidden_dropped for d in Store(hidden_index).find(Document, {"source_id": "notes"})} == {None}
     folder = tmp_path / "more"
     folder.mkdir()

@@ -111,7 +111,7 @@ def expose(
     def answer(outcome: Callable[[], Any], arguments: dict[str, Any]) -> CallToolResult:
         try:
             model = call(name, outcome, surface)
-            return warned(result(model), model.notes)
+            return warned(result(model), model.notes if isinstance(model, Output) else ())
         except ToolError as exc:
             if on_error is None:
                 raise  # ThothMCP.call_tool puts it in the tool's own words

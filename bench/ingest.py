@@ -98,15 +98,16 @@ def peak_rss_child(chunks: int, embedder: str) -> None:
         settings = Settings.from_env(db_uri=str(Path(tmp) / "db"), read_consistency_seconds=-1)
         model = StubEmbedder() if embedder == "stub" else get_embedder(settings)
         model.embed(["warm up"])
-        before = _status("VmRSS")
+        before = own_status_mb("VmRSS")
         threshold, indexes.VECTOR_INDEX_MIN_ROWS = indexes.VECTOR_INDEX_MIN_ROWS, 0  # none during the ingest
         written, seconds = timed_ingest(settings, folder, model)
-        ingest_peak = _status("VmHWM")
+        ingest_peak = own_status_mb("VmHWM")
         Store(settings).ensure_vector_index(min_rows=threshold)
-        print(f"{written} {seconds:.1f} {before:.0f} {ingest_peak:.0f} {_status('VmHWM'):.0f}")
+        print(f"{written} {seconds:.1f} {before:.0f} {ingest_peak:.0f} {own_status_mb('VmHWM'):.0f}")
 
 
-def _status(key: str) -> float:
+def own_status_mb(key: str) -> float:
+    """A memory field of this process's /proc status (VmRSS, VmHWM: the peak) in MB."""
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith(key + ":"):
             return int(line.split()[1]) / 1024

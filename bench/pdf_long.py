@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 
+from bench.ingest import own_status_mb
 from thoth.config import Settings
 from thoth.records import Chunk, Document
 from thoth.store import Store
@@ -53,11 +54,6 @@ def write_long_pdf(data: Path, pages: int, out: Path) -> int:
     return count
 
 
-def _peak_now() -> float:
-    status = Path("/proc/self/status").read_text()
-    return next(int(line.split()[1]) / 1024 for line in status.splitlines() if line.startswith("VmHWM:"))
-
-
 def _child(embedder: str, argv: list[str]) -> int:
     """The ingest job in this process (the stub embedder in the model's place if asked); prints its peak RSS
     when the document's row is written (the windows all in) and at the end (the indexes built too)."""
@@ -70,14 +66,14 @@ def _child(embedder: str, argv: list[str]) -> int:
     switch = writer.Writer._switch
 
     def switched(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        print(f"windows-peak-rss-mb {_peak_now():.0f}", file=sys.stderr, flush=True)
+        print(f"windows-peak-rss-mb {own_status_mb('VmHWM'):.0f}", file=sys.stderr, flush=True)
         return switch(self, *args, **kwargs)
 
     writer.Writer._switch = switched  # type: ignore[method-assign]
     from thoth.writes.job import main
 
     code = main(argv)
-    print(f"peak-rss-mb {_peak_now():.0f}", file=sys.stderr, flush=True)
+    print(f"peak-rss-mb {own_status_mb('VmHWM'):.0f}", file=sys.stderr, flush=True)
     return code
 
 
@@ -86,10 +82,10 @@ def _parse_child(path: Path) -> int:
     from thoth.writes.parsers import parse
 
     data = path.read_bytes()
-    print(f"read-rss-mb {_peak_now():.0f}", file=sys.stderr, flush=True)
+    print(f"read-rss-mb {own_status_mb('VmHWM'):.0f}", file=sys.stderr, flush=True)
     for _ in parse(path.name, data).rest or ():
         pass
-    print(f"peak-rss-mb {_peak_now():.0f}", file=sys.stderr, flush=True)
+    print(f"peak-rss-mb {own_status_mb('VmHWM'):.0f}", file=sys.stderr, flush=True)
     return 0
 
 

@@ -73,13 +73,20 @@ class Metadata:
         self.tables = tables
 
     def get(self, key: str) -> str | None:
-        rows = self.tables.table(SETTINGS).search().where(filters.eq("key", key)).limit(1).to_list()
-        return rows[0]["value"] if rows else None
+        return self.values(key).get(key)
+
+    def values(self, *keys: str) -> dict[str, str]:
+        """Each of `keys` that is set, with its value, in one read."""
+        if not keys:
+            return {}
+        rows = self.tables.table(SETTINGS).search().where(filters.is_in("key", keys)).limit(len(keys)).to_list()
+        return {row["key"]: row["value"] for row in rows}
 
     def set(self, values: dict[str, str]) -> None:
         """Write several keys in one commit (readers never see half of them); safe under concurrent
         writers, `key` being the table's primary key."""
-        changed = {k: v for k, v in values.items() if self.get(k) != v}
+        now = self.values(*values)
+        changed = {k: v for k, v in values.items() if now.get(k) != v}
         if changed:
             rows = [{"key": k, "value": v} for k, v in changed.items()]
             self.tables.merge(SETTINGS, "key", rows, f"settings {', '.join(changed)}")
@@ -89,7 +96,9 @@ class Metadata:
     def index_format(self) -> int | None:
         """The format the index was written in (thoth.store.migration; None: not recorded, an index written
         before formats were); StoreError for a format newer than this code reads."""
-        raw = self.get(META_INDEX_FORMAT)
+        return self._known_format(self.get(META_INDEX_FORMAT))
+
+    def _known_format(self, raw: str | None) -> int | None:
         if raw and int(raw) > INDEX_FORMAT:
             raise StoreError(
                 f"the index at {self.tables.uri} is format {raw}, newer than this Thoth reads (format "
@@ -101,9 +110,10 @@ class Metadata:
         """The model the index was built with; every model check reads it, so a newer format is refused here."""
         if SETTINGS not in self.tables.names():
             return None, None
-        self.index_format()
-        model, dim = self.get(META_EMBED_MODEL), self.get(META_EMBED_DIM)
-        return model, int(dim) if dim else None
+        known = self.values(META_INDEX_FORMAT, META_EMBED_MODEL, META_EMBED_DIM)  # one read a check
+        self._known_format(known.get(META_INDEX_FORMAT))
+        dim = known.get(META_EMBED_DIM)
+        return known.get(META_EMBED_MODEL), int(dim) if dim else None
 
     def index_prompts(self) -> tuple[str, ...]:
         """(query, document) prompts the index's vectors were made with, and (query, document) task

@@ -133,8 +133,9 @@ def sweep_orphans(store: Store, grace: timedelta = ORPHAN_GRACE) -> int:
             found.update(zip(batch.column("source_id").to_pylist(), batch.column("doc_id").to_pylist(), strict=True))
     orphans = set(found) - owned
     now = datetime.now(UTC)
+    recorded = _orphan_record(store)
     seen: dict[tuple[str, ...], tuple[datetime, int]] = {
-        tuple(k.split("\n", 1)): (datetime.fromisoformat(at), rows) for k, (at, rows) in _orphan_record(store).items()
+        tuple(k.split("\n", 1)): (datetime.fromisoformat(at), rows) for k, (at, rows) in recorded.items()
     }
     # first seen now, or rows added since (a write going on): due only with no grace
     since = {o: seen[o][0] if o in seen and seen[o][1] == found[o] else now for o in orphans}
@@ -144,7 +145,7 @@ def sweep_orphans(store: Store, grace: timedelta = ORPHAN_GRACE) -> int:
             store.remove(record, {"source_id": source_id, "doc_id": doc_id})
     waiting = sorted(set(orphans) - set(due))
     record = {f"{s}\n{d}": [since[(s, d)].isoformat(), found[(s, d)]] for s, d in waiting}
-    if record != _orphan_record(store):
+    if record != recorded:
         store.set_setting(META_ORPHANS, json.dumps(record, sort_keys=True))
     if due:
         log.warning("swept the rows of %d document versions no document points at (killed writes)", len(due))

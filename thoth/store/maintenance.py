@@ -154,12 +154,13 @@ def sweep_orphans(store: Store, grace: timedelta = ORPHAN_GRACE) -> int:
 
 def sweep_figures(store: Store, grace: timedelta = ORPHAN_GRACE) -> int:
     """Delete the figure pictures no chunk names, once older than `grace` (a write puts its pictures before
-    the chunks that name them); how many."""
-    named: set[str] = set()
-    for batch in store.scan_of(Chunk, ["figure"]):
-        named.update(batch.column("figure").to_pylist())
+    the chunks that name them); how many. The chunks are scanned only when some picture is that old."""
     now = datetime.now(UTC)
-    unnamed = [name for name, written in store.figures.listed() if name not in named and now - written >= grace]
+    old = [name for name, written in store.figures.listed() if now - written >= grace]
+    named: set[str] = set()
+    for batch in store.scan_of(Chunk, ["figure"]) if old else ():
+        named.update(batch.column("figure").to_pylist())
+    unnamed = [name for name in old if name not in named]
     for name in unnamed:
         store.figures.remove(name)
     if unnamed:

@@ -32,26 +32,25 @@ def get_embedder(settings: Settings, threads: int = 0) -> Embedder:
     """
     if settings.embed_provider in REMOTE_EMBED_PROVIDERS:
         return _remote_embedder(settings)
-    backend = settings.embed_backend
+    backend, prompts = settings.embed_backend, configured_prompts(settings)
     int8 = backend == "onnx" and settings.embed_int8
     threads = threads if backend == "onnx" else 0
-    key = (settings.embed_model, backend, int8, settings.cache_dir if backend == "onnx" else "", threads)
-    key += (configured_prompts(settings),)
+    key = (settings.embed_model, backend, int8, settings.cache_dir if backend == "onnx" else "", threads, prompts)
     with _lock:
         if key not in _embedders:
             from thoth.embedders.local import OnnxEmbedder, SentenceTransformerEmbedder
 
-            model = resolve_model(settings.embed_model)
+            model, batch = resolve_model(settings.embed_model), embed_batch(settings)
             if backend == "onnx":
                 from thoth.embedders.onnx_export import export_in_subprocess, onnx_path
 
                 path = onnx_path(model, settings.cache_dir, int8=int8)
                 if not path.is_file():
                     path = export_in_subprocess(model, settings.cache_dir, int8=int8)
-                _embedders[key] = OnnxEmbedder(model, path, batch_size=embed_batch(settings), threads=threads or None)
+                _embedders[key] = OnnxEmbedder(model, path, batch_size=batch, threads=threads or None)
             else:
-                _embedders[key] = SentenceTransformerEmbedder(model, batch_size=embed_batch(settings))
-            _embedders[key].prompts = configured_prompts(settings)
+                _embedders[key] = SentenceTransformerEmbedder(model, batch_size=batch)
+            _embedders[key].prompts = prompts
         return _embedders[key]
 
 
@@ -59,37 +58,26 @@ def _remote_embedder(settings: Settings) -> Embedder:
     from thoth.embedders import remote
     from thoth.embedders.openai import OpenAIWire
 
-    key = settings.embed_api_key
-    tuning = (embed_batch(settings), embed.REMOTE_CONCURRENCY, remote.RETRIES, remote.TIMEOUT_SECONDS)
-    cache_key = (
-        settings.embed_provider,
-        settings.embed_url,
-        settings.embed_model,
-        settings.embed_dimensions,
-        key,
-        tuning,
-        configured_prompts(settings),
-        settings.gcp_project,
-        settings.gcp_location,
+    key, prompts = settings.embed_api_key, configured_prompts(settings)
+    options: dict[str, Any] = dict(
+        dimensions=settings.embed_dimensions,
+        batch_size=embed_batch(settings),
+        concurrency=embed.REMOTE_CONCURRENCY,
+        retries=remote.RETRIES,
+        timeout=remote.TIMEOUT_SECONDS,
     )
+    where = (settings.embed_model, settings.gcp_project, settings.gcp_location)
+    # the options too: a test that changes a module constant (fewer retries) gets an embedder that uses it
+    cache_key = (settings.embed_provider, settings.embed_url, key, prompts, *where, *options.values())
     with _lock:
         if cache_key not in _embedders:
-            options: dict[str, Any] = dict(
-                max_tokens=get_tokenizer(settings).max_tokens,  # chunks are cut by the bundled tokenizer
-                dimensions=settings.embed_dimensions,
-                batch_size=embed_batch(settings),
-                concurrency=embed.REMOTE_CONCURRENCY,
-                retries=remote.RETRIES,
-                timeout=remote.TIMEOUT_SECONDS,
-            )
+            options["max_tokens"] = get_tokenizer(settings).max_tokens  # chunks are cut by the bundled tokenizer
             if settings.embed_provider == "vertex":
                 from thoth.embedders.vertex import VertexEmbedder
 
-                where = (settings.embed_model, settings.gcp_project, settings.gcp_location)
-                options |= dict(prompts=configured_prompts(settings), base_url=settings.embed_url)
-                _embedders[cache_key] = VertexEmbedder(*where, **options)
+                _embedders[cache_key] = VertexEmbedder(*where, prompts=prompts, base_url=settings.embed_url, **options)
             else:
                 wire = OpenAIWire(settings.embed_url, settings.embed_model, key, settings.embed_dimensions)
                 _embedders[cache_key] = remote.RemoteEmbedder(wire, model_name(settings), **options)
-                _embedders[cache_key].prompts = configured_prompts(settings)
+                _embedders[cache_key].prompts = prompts
         return _embedders[cache_key]

@@ -150,7 +150,7 @@ def answer_question(
     Extractive (quoted sentences) by default, generated when an LLM is configured; `answer_type`
     says which, and 'no_context' when nothing relevant was found (no answer is invented).
     """
-    llm = f" with {app.settings.llm_model or app.settings.llm_provider}" if app.settings.llm_provider else ""
+    llm = f" with {app.settings.llm_model}" if app.settings.llm_provider else ""
     progress(0, 1, f"retrieving passages and answering{llm}")
     result = answer.answer_question(
         app.store, app.embedder(), app.settings, dataset_id, query, mode=mode, top_k=top_k, temperature=temperature

@@ -91,7 +91,7 @@ def llm_settings(db: Path, fake: FakeLLM, **overrides: object) -> Settings:
     }
     llm = Settings.from_env(env)
     assert llm.llm_provider == "openai"  # a URL: an OpenAI-compatible endpoint
-    fields = ("llm_provider", "llm_url", "llm_model", "llm_api_key", "tree_summariser")
+    fields = ("llm_url", "llm_model", "llm_api_key", "tree_summariser")
     return tree_settings(db, **{f: getattr(llm, f) for f in fields}, **overrides)
 
 

@@ -450,7 +450,6 @@ class Settings:
     # RAPTOR trees and the optional LLM
     tree_build: bool = True  # THOTH_TREES is not off
     tree_summariser: str = "extractive"  # or llm
-    llm_provider: str = ""  # "" (none), "openai" (THOTH_LLM_URL) or "gemini"
     llm_model: str
     llm_url: str
     llm_api_key: str
@@ -519,6 +518,11 @@ class Settings:
         return {"LANCE_INITIAL_UPLOAD_SIZE": EMULATOR_UPLOAD_SIZE}  # the emulator has no multipart upload
 
     @property
+    def llm_provider(self) -> str:
+        """The optional LLM's kind, as its model and URL say: "" (none), "openai" (an endpoint) or "gemini"."""
+        return ("openai" if self.llm_url else "gemini") if self.llm_model else ""
+
+    @property
     def is_local_db(self) -> bool:
         return "://" not in self.db_uri
 
@@ -556,7 +560,6 @@ def _llm(values: Mapping[str, object]) -> dict[str, object]:
     if trees == "llm" and not model:
         raise ConfigError("THOTH_TREES=llm needs an LLM: set THOTH_LLM_MODEL (and THOTH_LLM_URL for an endpoint)")
     return {
-        "llm_provider": ("openai" if url else "gemini") if model else "",
         "tree_build": trees != "off",
         "tree_summariser": "llm" if trees == "llm" else "extractive",
     }

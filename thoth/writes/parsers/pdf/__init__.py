@@ -343,48 +343,43 @@ _LETTERS = re.compile(r"[^\W\d_]+")
 def read(file: RawFile) -> ParsedDocument:
     """The PDF parsed. One longer than WINDOW_PAGES comes as its first window's sections, the others in
     `rest`, read as it is iterated; `file.stop` set ends the reading between windows (Stopped)."""
-    return _parse(file.data, file.title, file.pdf_password, file.pdf_ocr, file.pdf_figures, file.stop)
-
-
-def _parse(
-    data: bytes, fallback_title: str, password: str | None, ocr: bool, figures: bool, stop: threading.Event | None
-) -> ParsedDocument:
-    if not data:
+    if not file.data:
         raise ParseError("empty file")
-    pdf = _open(data, password)
+    ocr = file.pdf_ocr
+    pdf = _open(file.data, file.pdf_password)
     try:
         meta = pdf.get_metadata_dict(skip_empty=True)
         page_count = len(pdf)
         if page_count == 0:
             raise ParseError("PDF has no pages")
         hidden: Counter[str] = Counter()  # characters left out, by reason (hidden.py)
-        pictures: dict[str, FigureImage] | None = {} if figures else None
+        pictures: dict[str, FigureImage] | None = {} if file.pdf_figures else None
         with _collector_paused():  # a PDF of one window is read once: every pass goes over the same pages
             window = _read_window(pdf, 1, hidden, ocr, pictures) if page_count <= WINDOW_PAGES else None
     finally:
         pdf.close()
 
-    def pages(hidden: Counter[str], ocr: bool, pictures: dict | None) -> Iterator[tuple[int, _Window]]:
-        return iter([(0, window)]) if window is not None else _windows(data, password, 1, hidden, ocr, pictures, stop)
+    def pages(hidden: Counter[str], ocr: bool, pictures: dict | None) -> Iterator[_Window]:
+        return iter([window]) if window is not None else _windows(file, page_count, hidden, ocr, pictures)
 
     with _collector_paused():
         survey = _Survey()
-        for _, read in pages(hidden, False, None):
-            survey.add(read)
+        for each in pages(hidden, False, None):
+            survey.add(each)
         if not survey.text and not (ocr and window is None):
             if window is None or not window.scanned:
                 raise _no_text(page_count, ocr)
             return ParsedDocument(
-                title=_real_title(meta.get("Title") or "") or fallback_title,
+                title=_real_title(meta.get("Title") or "") or file.title,
                 sections=Partitioner(None, Counter(), None).add([], [], window.scanned),
                 page_count=page_count,
                 year=_year(meta.get("CreationDate", "")),
                 hidden_dropped=dict(hidden),
             )
         rules, text = survey.rules(), _Text()
-        for _, read in pages(Counter(), False, None):
-            rules.mark(read)
-            text.add(read, rules.start)
+        for each in pages(Counter(), False, None):
+            rules.mark(each)
+            text.add(each, rules.start)
         text.close()
         partitioner = Partitioner(text.vocab if survey.text else None, text.words, text.unheaded())
         windows = _partitions(pages(Counter(), ocr, pictures), rules, partitioner, pictures, window is not None)
@@ -393,7 +388,7 @@ def _parse(
             sections += next(windows)[0]
             if not sections:
                 raise _no_text(page_count, ocr)
-        parsed = _document(meta, fallback_title, page_count, rules.front, text, sections, pictures, hidden)
+        parsed = _document(meta, file.title, page_count, rules.front, text, sections, pictures, hidden)
     parsed.rest = None if window is not None else windows
     return parsed
 
@@ -437,34 +432,28 @@ def _document(
 
 
 def _windows(
-    data: bytes,
-    password: str | None,
-    first: int,
-    hidden: Counter[str],
-    ocr: bool,
-    pictures: dict[str, FigureImage] | None,
-    stop: threading.Event | None,
-) -> Iterator[tuple[int, _Window]]:
-    """The pages from `first` on a window at a time, with how many figures were cut before each; the PDF is
-    opened for each window (PDFium keeps what it parsed of a document until it closes)."""
+    file: RawFile, page_count: int, hidden: Counter[str], ocr: bool, pictures: dict[str, FigureImage] | None
+) -> Iterator[_Window]:
+    """The file's pages a window at a time; the PDF is opened for each window (PDFium keeps what it parsed of
+    a document until it closes)."""
+    first = 1
     while True:
-        if stop is not None and stop.is_set():
+        if file.stop is not None and file.stop.is_set():
             raise Stopped
-        pdf = _open(data, password)
+        if first > page_count:
+            return
+        pdf = _open(file.data, file.pdf_password)
         try:
-            if first > len(pdf):
-                return
-            cut = len(pictures or {})
             with _collector_paused():
                 window = _read_window(pdf, first, hidden, ocr, pictures)
         finally:
             pdf.close()
-        yield cut, window
+        yield window
         first += len(window.pages)
 
 
 def _partitions(
-    windows: Iterator[tuple[int, _Window]],
+    windows: Iterator[_Window],
     rules: _Rules,
     partitioner: Partitioner,
     pictures: dict[str, FigureImage] | None,
@@ -472,9 +461,12 @@ def _partitions(
 ) -> Iterator[tuple[list[Section], dict[str, FigureImage]]]:
     """Each window's sections and the figures cut from its pages (`marked`: its furniture and headings are,
     the window read once); the partitions held back, at the end."""
-    for cut, window in windows:
+    cut = 0  # the figures cut from the windows before
+    for window in windows:
         if not marked:
             rules.mark(window)
         mark_floats(window.pages, rules.body, window.heights)
-        yield partitioner.add(window.pages, window.tables, window.scanned), dict(list((pictures or {}).items())[cut:])
+        figures = dict(list((pictures or {}).items())[cut:])
+        cut += len(figures)
+        yield partitioner.add(window.pages, window.tables, window.scanned), figures
     yield partitioner.close(), {}

@@ -106,11 +106,6 @@ def run_tasks(corpus: Path, db: Path, count: int) -> list[subprocess.CompletedPr
     return results
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 50: after a second parallel run, sources.document_count sometimes reads 11 of 13 "
-    "(tasks racing on the source row's count); failed 2 of 4 runs on 2026-11-29 under load, open",
-)
 def test_parallel_tasks_write_exactly_what_one_task_writes(tmp_path: Path, onnx_settings) -> None:
     corpus = build_corpus(tmp_path / "corpus")
     single, parallel = onnx_settings(tmp_path / "single"), onnx_settings(tmp_path / "parallel")

@@ -134,7 +134,10 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
         parser.error("--source is required (or --rebuild-trees alone, to rebuild every collection's tree)")
 
     try:
-        settings = Settings.from_env(**tuning, **({"db_uri": args.db} if args.db else {}))
+        # a job writes beside other tasks: it reads each table's latest version, never one up to
+        # READ_CONSISTENCY_SECONDS old (a source row's counts recounted from a stale documents table)
+        fresh = {"read_consistency_seconds": 0.0, **tuning}
+        settings = Settings.from_env(**fresh, **({"db_uri": args.db} if args.db else {}))
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -9,6 +9,7 @@ directly, and `python -m ingest` is a command line over it.
 from __future__ import annotations
 
 import ast
+import graphlib
 import subprocess
 import sys
 from pathlib import Path
@@ -118,38 +119,12 @@ IMPORTS = {module: _imports(module, path) for module, path in MODULES.items()}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The graph's strongly connected components of more than one module (Tarjan's, iteratively)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    found = []
-    for root in sorted(graph):
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        while work:
-            node, edges = work[-1]
-            step = next(edges, None)
-            if step is not None:
-                if step not in index:
-                    index[step] = low[step] = len(index)
-                    stack.append(step)
-                    work.append((step, iter(sorted(graph[step]))))
-                elif step in stack:
-                    low[node] = min(low[node], index[step])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                component = []
-                while not component or component[-1] != node:
-                    component.append(stack.pop())
-                if len(component) > 1:
-                    found.append(sorted(component))
-    return found
+    """The graph's first cycle (graphlib's), its modules sorted; [] when there is none."""
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as exc:
+        return [sorted(set(exc.args[1]))]
+    return []
 
 
 def test_cycles_finds_a_cycle_and_only_that() -> None:

@@ -17,6 +17,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from thoth.errors import ThothError
+from thoth.writes.parsers.unseen import drop_invisible_chars
 
 
 class ParseError(ThothError):
@@ -190,12 +191,13 @@ def parse(key: str, data: bytes, *, fmt: str = "", **options: Any) -> ParsedDocu
         raise ParseError(f"unsupported file type {suffix}; supported: {', '.join(_BY_SUFFIX)}")
     parser = importlib.import_module(f"{__name__}.{found.name}")
     parsed = parser.read(RawFile(key, data, **options))
+    parsed.title = drop_invisible_chars(parsed.title, Counter())
+    parsed.first_page = drop_invisible_chars(parsed.first_page, Counter())
     hidden: Counter[str] = Counter(parsed.hidden_dropped)
     headings: dict[str, str] = {}
-    _drop_invisible_chars(parsed.sections, hidden, headings)
+    _drop_invisible_chars(parsed, parsed.sections, hidden, headings)
     if parsed.rest is not None:
         parsed.rest = _windows_without_invisible_chars(parsed, parsed.rest, hidden, headings)
-    _drop_invisible_chars_of_document(parsed, hidden)
     return parsed
 
 
@@ -203,17 +205,16 @@ def _windows_without_invisible_chars(
     parsed: ParsedDocument, windows: Iterator[tuple[list[Section], dict]], hidden: Counter[str], headings: dict
 ) -> Iterator[tuple[list[Section], dict]]:
     for sections, figures in windows:
-        _drop_invisible_chars(sections, hidden, headings)
-        parsed.hidden_dropped = {reason: n for reason, n in hidden.items() if n}
+        _drop_invisible_chars(parsed, sections, hidden, headings)
         yield sections, figures
 
 
-def _drop_invisible_chars(sections: list[Section], hidden: Counter[str], headings: dict[str, str]) -> None:
-    """The parsed text without invisible characters (unseen.py); those of the blocks and of each distinct
-    heading (`headings`: those seen, as they read without) are counted (a title and a section's stored body
-    repeat them)."""
-    from thoth.writes.parsers.unseen import drop_invisible_chars
-
+def _drop_invisible_chars(
+    parsed: ParsedDocument, sections: list[Section], hidden: Counter[str], headings: dict[str, str]
+) -> None:
+    """`sections` without invisible characters (unseen.py); those of the blocks and of each distinct heading
+    (`headings`: those seen, as they read without) are counted in `hidden`, and so in `parsed.hidden_dropped`
+    (a title and a section's stored body repeat them)."""
     for section in sections:
         for block in section.blocks:
             block.text = drop_invisible_chars(block.text, hidden)
@@ -223,13 +224,6 @@ def _drop_invisible_chars(sections: list[Section], hidden: Counter[str], heading
         section.heading_path = [headings[h] for h in section.heading_path]
         if section.body is not None:
             section.body = drop_invisible_chars(section.body, Counter())
-
-
-def _drop_invisible_chars_of_document(parsed: ParsedDocument, hidden: Counter[str]) -> None:
-    from thoth.writes.parsers.unseen import drop_invisible_chars
-
-    parsed.title = drop_invisible_chars(parsed.title, Counter())
-    parsed.first_page = drop_invisible_chars(parsed.first_page, Counter())
     parsed.hidden_dropped = {reason: n for reason, n in hidden.items() if n}
 
 

@@ -104,6 +104,21 @@ def test_window_by_window_ingest_writes_the_same_rows(
     assert summary.chunks_written == len(_rows(whole_index)[0])
 
 
+def test_a_first_window_without_text_still_writes_the_document(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the first window's pages hold one letter each: its parse yields no partition, the later windows all of them
+    pages = [[("p", "x")] for _ in range(WINDOW + 1)] + [[("p", BODY * 3)] for _ in range(2 * WINDOW)]
+    (tmp_path / "src").mkdir()
+    write_paper_pdf(tmp_path / "src" / "long.pdf", title="Blank Start", authors=[("Ann Lee", "1")], pages=pages)
+    whole = make_settings(tmp_path / "whole", tree_build=False)
+    Writer(whole).run(str(tmp_path / "src"), name="long")
+    monkeypatch.setattr(pdf_parser, "WINDOW_PAGES", WINDOW)
+    assert not parse("long.pdf", (tmp_path / "src" / "long.pdf").read_bytes()).sections
+    settings = make_settings(tmp_path / "windows", tree_build=False)
+    summary = Writer(settings).run(str(tmp_path / "src"), name="long")
+    assert summary.ingested == ["long.pdf"] and Store(settings).count_of(Document, {"source_id": "long"}) == 1
+    assert _rows(settings) == _rows(whole) and _rows(whole)[0]
+
+
 _JOB = f"""
 import sys
 from thoth.writes.parsers import pdf

@@ -215,7 +215,7 @@ class Writer:
             except Stopped:
                 summary.interrupted = True
                 break
-            if prepared is not None and prepared.rest is not None and prepared.partitions:
+            if prepared is not None and prepared.rest is not None:
                 writer.submit(partial(self._write, source_id, batch, plan.replaced))  # the files before it first
                 batch, prepared.tags = [], list(plan.tags)
                 if not self._write_windows(source_id, prepared, writer, stop, plan.replaced):

@@ -20,6 +20,7 @@ from thoth.records import Chunk, Document, Partition
 from thoth.store import Store
 from thoth.writes.parsers import parse
 from thoth.writes.parsers import pdf as pdf_parser
+from thoth.writes.parsers.pdf.partitions import Partitioner
 from thoth.writes.writer import Writer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,6 +118,27 @@ def test_a_first_window_without_text_still_writes_the_document(tmp_path: Path, m
     summary = Writer(settings).run(str(tmp_path / "src"), name="long")
     assert summary.ingested == ["long.pdf"] and Store(settings).count_of(Document, {"source_id": "long"}) == 1
     assert _rows(settings) == _rows(whole) and _rows(whole)[0]
+
+
+def test_a_later_window_the_parser_fails_on_fails_the_document_not_the_run(
+    long_pdf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pdf_parser, "WINDOW_PAGES", WINDOW)
+    add, calls = Partitioner.add, []
+
+    def failing_add(self, *args):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) == 2:  # the second window's partitions: a parser bug on one of its pages
+            raise RuntimeError("bad page")
+        return add(self, *args)
+
+    monkeypatch.setattr(Partitioner, "add", failing_add)
+    settings = make_settings(tmp_path / "db", tree_build=False)
+    summary = Writer(settings).run(str(long_pdf.parent), name="long")
+    assert summary.failed == [("long.pdf", "parser error: RuntimeError: bad page")] and not summary.ingested
+    store = Store(settings)
+    assert [d.status for d in store.find(Document, {"source_id": "long"})] == ["failed"]
+    assert store.count_of(Chunk, {"source_id": "long"}) == 0  # the first window's staged rows are gone
 
 
 _JOB = f"""

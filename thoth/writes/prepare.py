@@ -159,9 +159,9 @@ def prepare(
             base_url=web,
             stop=stop,
         )
-    except (ParseError, Stopped) as exc:
-        if isinstance(exc, Stopped):
-            raise
+    except Stopped:
+        raise
+    except ParseError as exc:
         log.warning("skipped %s: %s", obj.key, exc)
         return failed(str(exc))
     except Exception as exc:  # a parser bug must not stop the run; record it and go on
@@ -216,13 +216,22 @@ def _windows(
     source_id: str, head: Prepared, parsed: ParsedDocument, chunker: Chunker, title: str
 ) -> Iterator[Prepared]:
     """A long PDF's windows after the first (`head`), each with its partitions and chunks numbered on from
-    the window before; `head.document` counts every window's invisible characters once the last is read."""
+    the window before; `head.document` counts every window's invisible characters once the last is read.
+    A window the parser fails on ends them with `head.document` failed, as `prepare` fails a shorter file."""
     partitions, chunks = len(head.partitions), len(head.chunks)
-    for sections, figures in parsed.rest or ():
-        window = Prepared(head.obj, head.document, _partitions(source_id, head.doc_id, sections, partitions), [])
-        window.chunks, window.figures, window.first_chunk = chunker.chunk(title, sections), figures, chunks
-        partitions, chunks = partitions + len(window.partitions), chunks + len(window.chunks)
-        yield window
+    try:
+        for sections, figures in parsed.rest or ():
+            window = Prepared(head.obj, head.document, _partitions(source_id, head.doc_id, sections, partitions), [])
+            window.chunks, window.figures, window.first_chunk = chunker.chunk(title, sections), figures, chunks
+            partitions, chunks = partitions + len(window.partitions), chunks + len(window.chunks)
+            yield window
+    except Stopped:
+        raise
+    except Exception as exc:  # a parser bug must not stop the run; the document is recorded failed
+        log.exception("parser failed on %s", head.obj.key)
+        error = str(exc) if isinstance(exc, ParseError) else f"parser error: {type(exc).__name__}: {exc}"
+        head.document = dataclasses.replace(head.document, status="failed", error=error)
+        return
     head.document = dataclasses.replace(head.document, hidden_dropped=tuple(sorted(parsed.hidden_dropped.items())))
 
 

@@ -325,6 +325,8 @@ class Writer:
                 head.partitions += window.partitions
                 head.chunks += [replace(c, partition_index=c.partition_index + offset) for c in window.chunks]
                 head.figures.update(window.figures)
+            if head.document.status == "failed":  # a later window failed to parse (prepare._windows)
+                head.partitions, head.chunks = [], []
             head.rest = None
             worker.submit(partial(self._write, source_id, [head], replaced))
             return True
@@ -335,6 +337,9 @@ class Writer:
                 worker.submit(partial(self._stage, source_id, [window], set(), stop))
                 if stop is not None and stop.is_set():
                     raise Stopped
+            if head.document.status == "failed":  # a later window failed to parse: its failed row, no rows staged
+                head = Prepared(head.obj, head.document, [], [])
+                worker.submit(lambda: self._drop_content(source_id, {head.doc_id}) or 0)
             worker.submit(partial(self._switch, source_id, [head], replaced))
         except (Stopped, ShuttingDown):
             worker.close(raise_errors=False)

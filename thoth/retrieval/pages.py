@@ -18,6 +18,7 @@ from thoth import citation_urls
 from thoth.config import Settings
 from thoth.embed import Embedder
 from thoth.errors import ClientError, NotFound
+from thoth.formats import MARKDOWN
 from thoth.records import Document, Hit, Partition, Source
 from thoth.retrieval.documents import list_documents
 from thoth.retrieval.paging import OffsetCursor, window
@@ -26,7 +27,6 @@ from thoth.retrieval.sources import all_sources
 from thoth.source_ref import SCHEME, SourceRef, SourceRefError, parse_ref
 from thoth.store import Store, filters
 
-MARKDOWN_SUFFIXES = (".md", ".mdx", ".markdown")
 INDEX_STEMS = ("index", "_index", "README")
 # The fields of a document that its page shows, and of a partition that render_page joins.
 DOCUMENT_FIELDS = ["source_id", "key", "uri", "url", "title", "status"]
@@ -81,7 +81,7 @@ class PageHit:
 def _public_path(key: str) -> str:
     """`people/time-off.md` -> `people/time-off`; `people/index.md` -> `people`; other files unchanged."""
     pure = PurePosixPath(key)
-    if pure.suffix.lower() not in MARKDOWN_SUFFIXES:
+    if pure.suffix.lower() not in MARKDOWN.suffixes:
         return key
     if pure.stem in INDEX_STEMS:
         return "" if str(pure.parent) == "." else pure.parent.as_posix()
@@ -93,8 +93,8 @@ def _keys_for(path: str) -> list[str]:
     stem = path.strip("/")
     prefix = f"{stem}/" if stem else ""
     keys = [stem] if stem else []
-    keys += [f"{stem}{suffix}" for suffix in MARKDOWN_SUFFIXES] if stem else []
-    keys += [f"{prefix}{name}{suffix}" for name in INDEX_STEMS for suffix in MARKDOWN_SUFFIXES]
+    keys += [f"{stem}{suffix}" for suffix in MARKDOWN.suffixes] if stem else []
+    keys += [f"{prefix}{name}{suffix}" for name in INDEX_STEMS for suffix in MARKDOWN.suffixes]
     return keys
 
 

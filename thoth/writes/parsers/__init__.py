@@ -1,9 +1,9 @@
 """Parsers turn one file's bytes into sections (pages, sections under headings) of blocks (text, code, tables).
 
-`parse(key, data)` picks the parser from the table `FORMATS` by file extension (Markdown, plain text, PDF, HTML,
-DOCX, Jupyter notebooks, source code), or by `fmt` for a workshop unit or a crawled web page (`fmt="html"`): a new
-format is one row there and one module here. A file that cannot be read raises `ParseError` with a reason meant for
-people (it is stored in the `documents` table and printed in the run summary).
+`parse(key, data)` picks the parser from the table `thoth.formats.FORMATS` by file extension (Markdown, plain
+text, PDF, HTML, DOCX, Jupyter notebooks, source code), or by `fmt` for a workshop unit or a crawled web page
+(`fmt="html"`): a new format is one row there and one module here. A file that cannot be read raises `ParseError`
+with a reason meant for people (it is stored in the `documents` table and printed in the run summary).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from thoth.errors import ThothError
+from thoth.formats import FORMATS, Format
 from thoth.writes.parsers.unseen import drop_invisible_chars
 
 
@@ -95,39 +96,6 @@ class ParsedDocument:
         return self
 
 
-# suffix -> the language name fenced Markdown blocks use (what qurio_search's `language` filter matches)
-CODE_LANGUAGES = {
-    ".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "jsx",
-    ".ts": "typescript", ".tsx": "tsx", ".go": "go", ".rs": "rust", ".java": "java", ".kt": "kotlin",
-    ".scala": "scala", ".rb": "ruby", ".php": "php", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp",
-    ".hpp": "cpp", ".cs": "csharp", ".swift": "swift", ".sh": "bash", ".bash": "bash", ".sql": "sql",
-    ".r": "r", ".lua": "lua", ".tf": "hcl",
-}  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Format:
-    """A file format Thoth reads: its parser is the module `thoth.writes.parsers.<name>`, whose `read(RawFile)`
-    returns the `ParsedDocument`; it loads on first use (a server that only ever reads text never loads PDFium)."""
-
-    name: str  # the module, and the `SourceObject.format` that picks it when the key's suffix does not
-    suffixes: tuple[str, ...]
-    kind: str = "text"  # what a collection of these files is (`content_kind`)
-    # stored with each document (`parser_version`): a new version re-parses that format's files once
-    version: str = ""
-
-
-FORMATS = (
-    Format("markdown", (".md", ".mdx", ".markdown"), kind="handbook"),
-    # pdf-9: hidden text left out (hidden.py); pdf-10/11: tables; pdf-12: figures
-    Format("pdf", (".pdf",), kind="pdf", version="pdf-12"),
-    Format("text", (".txt",)),
-    Format("html", (".html", ".htm")),  # also a crawled page, whatever its URL ends in
-    Format("docx", (".docx",)),
-    Format("notebook", (".ipynb",)),
-    Format("code", tuple(CODE_LANGUAGES)),
-    Format("workshop", ()),  # a workshop unit: a bundle of files, picked by its `SourceObject.format`
-)
 _BY_NAME = {f.name: f for f in FORMATS}
 _BY_SUFFIX = {suffix: f for f in FORMATS for suffix in f.suffixes}
 WORKSHOP_FORMAT = "workshop"

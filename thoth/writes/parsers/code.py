@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from thoth.writes.parsers import CODE_LANGUAGES, Block, ParsedDocument, ParseError, RawFile, Section
+from thoth.formats import CODE_LANGUAGES
+from thoth.writes.parsers import Block, ParsedDocument, ParseError, RawFile, Section
 
 _TOP_LEVEL = re.compile(r"^\S")
 _MAX_LINES = 60  # a block longer than this is cut at its next blank line

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 
-from thoth.writes.parsers import CODE_LANGUAGES, Block, ParsedDocument, ParseError, RawFile, Section, markdown
+from thoth.formats import CODE_LANGUAGES
+from thoth.writes.parsers import Block, ParsedDocument, ParseError, RawFile, Section, markdown
 
 # Version 2: ignored files are left out of units and diff paths are relative to the root. A new magic
 # changes every unit's bytes, so indexes built by version 1 are re-parsed on their next ingest.

@@ -59,7 +59,7 @@ def _refused(exc: ToolError) -> CallToolResult:
 def _server() -> ThothMCP:
     mcp = ThothMCP(name="test")
     app = {"prefix": "p-"}
-    expose(mcp, app, echo, bind={"tag": lambda: "bound"}, schema={"times": (Annotated[int, Field(ge=1, le=9)], 2)})
+    expose(mcp, app, echo, bind={"tag": lambda: "bound"})
     expose(mcp, app, slow_echo, writer=True, on_error=_refused)
     return mcp
 
@@ -79,8 +79,9 @@ def test_the_schema_is_the_bodys_arguments_after_app_and_nothing_the_server_fill
         "type": "string",
     }
     assert schema["properties"]["times"] == {
-        "default": 2,
-        "maximum": 9,
+        "default": 1,
+        "description": "how often",
+        "maximum": 3,
         "minimum": 1,
         "title": "Times",
         "type": "integer",
@@ -95,7 +96,7 @@ def test_the_schema_is_the_bodys_arguments_after_app_and_nothing_the_server_fill
 
 def test_a_call_answers_the_model_and_its_text_and_a_direct_call_gets_plain_defaults() -> None:
     mcp = _server()
-    result = anyio.run(mcp.call_tool, "echo", {"text": "hi"})
+    result = anyio.run(mcp.call_tool, "echo", {"text": "hi", "times": 2})
     assert result.structured_content == {"words": ["hi", "hi"], "tag": "p-bound:True"}
     assert result.content == [TextContent(type="text", text="p-bound:True: hi hi")]
     slow = anyio.run(mcp.call_tool, "slow_echo", {"text": "yo"})

@@ -1,10 +1,5 @@
-"""Forgiving arguments: the names models commonly invent for a tool's query and count (`question` for
-`query`, `k` for `num_results`) mapped onto the tool's own before validation (README, "Argument names").
-
-Each tool's map is made from its own parameters when it is declared: a name the tool takes is never an
-alias. An argument that is neither the tool's nor an alias is an error naming the ones it takes (the SDK
-alone would drop it silently, and the caller would never learn its filter did nothing).
-"""
+"""Forgiving arguments (README, "Argument names"): the names models invent for a tool's query and count mapped
+onto the tool's own; an argument that is neither is refused naming the ones it takes (the SDK would drop it)."""
 
 from __future__ import annotations
 

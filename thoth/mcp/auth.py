@@ -1,15 +1,6 @@
-"""Who may call the server: bearer tokens checked by a small ASGI middleware, plus the /internal check.
-
-THOTH_AUTH: `off` (default; on Cloud Run the IAM check at the edge is the first line), `google` (a
-Google-signed ID token verified here; its email or domain in THOTH_AUTH_MEMBERS when that is set), `tokens`
-(static reader and writer tokens) or `oauth` (access tokens Thoth issued itself after a sign-in at the
-upstream OpenID Connect provider: thoth.mcp.oauth; static tokens are accepted too, for scripts). An accepted
-caller gets an `Identity` whose principal comes only from what was verified, never from what the client
-claims. `/internal/*` needs the admin token or an identity in THOTH_INTERNAL_IDENTITIES; with neither
-configured it refuses everything, never falls open. THOTH_TRUST_CLOUD_RUN_IAM trusts the claims of the token
-Cloud Run checked (it arrives with its signature removed); only on a service that is not publicly invokable.
-Comparisons are constant-time; tokens are never logged nor echoed in an error.
-"""
+"""Who may call the server: bearer tokens checked by a small ASGI middleware, and the /internal check
+(THOTH_AUTH; docs/deploy.md, "Auth"; docs/security.md, "Roles"). A principal comes only from what was verified;
+comparisons are constant-time, and a token is never logged nor echoed in an error."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Log messages for the client: `logging/setLevel`, the per-request level (`_meta["io.modelcontextprotocol/
-logLevel"]`, which the SDK applies), and one `info` line per tool call a user would want to see
-("search_handbook answered in 14 ms: 5 results"): names, counts and times, never document text. The same
-line goes to the server log; it reaches the client where the response can carry notifications (an event
-stream, stdio, the SSE transport).
-"""
+"""Log messages for the client (docs/clients.md, "Logging"): `logging/setLevel`, and one `info` line per tool
+call with names, counts and times, never document text."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""`completion/complete`: every prompt argument and template variable that names something the index holds.
-
-Matching is a case-insensitive prefix; at most 100 values, with `total` and `hasMore`. An unknown
-prompt or template, or an argument that names nothing (a question, a topic), answers an empty
-`values` list, as the official conformance suite expects.
-"""
+"""`completion/complete` (docs/clients.md, "Completions"): every prompt argument and template variable that names
+something the index holds; anything else completes nothing, as the conformance suite expects."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Per-request log context: trace id from Cloud Run's headers, a correlation id, one access line.
-
-`X-Cloud-Trace-Context: TRACE_ID/SPAN_ID;o=1` (or W3C `traceparent`) gives the trace that
-Cloud Logging groups a request's lines under; `X-Correlation-Id` / `X-Request-Id` from the
-caller, else the trace id, else a fresh id, is the correlation id, echoed in the response.
-The access line carries method, path, status and latency: never headers, query strings or bodies.
-"""
+"""Per-request log context: the trace from Cloud Run's headers (or W3C `traceparent`), a correlation id echoed
+in the response, and one access line (method, path, status, latency: never headers, query strings or bodies)."""
 
 from __future__ import annotations
 

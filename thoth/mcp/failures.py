@@ -1,12 +1,5 @@
-"""What a client gets when a call fails: one mapping from thoth.errors onto every MCP surface.
-
-- The caller's mistake (`ClientError`, `NotFound`) and an upstream service's failure (`UpstreamError`):
-  its message, which names the argument, as the surface reports a refusal (a tool error; on resources,
-  -32602 for what the index does not hold, else a resource error).
-- The server's own fault (`ServerFault`) and anything unexpected (a bug): the `server_fault` message
-  with a correlation id, logged once with the details; a tool error on the tool surfaces, a JSON-RPC
-  error -32603 (the id also in `data`) where the surface says so (Qurio's tools, resources).
-"""
+"""What a client gets when a call fails: one mapping from thoth.errors onto every MCP surface (`Surface`);
+a server fault is logged once and answered with a correlation id (docs/security.md, "Errors")."""
 
 from __future__ import annotations
 

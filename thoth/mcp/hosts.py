@@ -1,11 +1,4 @@
-"""The Host and Origin check every route passes (DNS-rebinding protection), as one ASGI middleware.
-
-A web page can rebind its own name to 127.0.0.1 and read a loopback server, but the browser still sends
-that name in `Host` (and `Origin`). Allowed: the THOTH_ALLOWED_HOSTS when listed (`name`, `name:port`,
-`name:*`); else loopback names on a loopback server, and no check on a public interface (the platform's
-edge routes by name). A refused Host is 421, an Origin 403, before auth and before any route. The health
-routes also answer a Host that is an IP address: platform probes use one, a rebinding page never can.
-"""
+"""The Host and Origin check every route passes (DNS-rebinding protection; docs/security.md, "HTTP")."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
-"""The `/internal/*` routes: admin work over HTTP, beside MCP. Each is served when its toolset is.
-
-Every one passes `admin_refusal` first (the admin token, or an identity in THOTH_INTERNAL_IDENTITIES;
-503 while neither is configured, 401 otherwise).
-`/internal/gcs-events` (research): `POST` takes a Cloud Storage event pushed by Pub/Sub and answers at
-once (202 accepted, 200 ignored, 400 not a push message); the writer does the work after the response,
-one event at a time per instance (thoth/writes/object_events.py), and a failure is left for the next
-batch run. `GET` reports what this instance has processed.
-`POST /internal/workshop-index/reindex` (workshop): re-ingest every workshop source; 409 while one runs,
-503 when the index or the model is unavailable.
-"""
+"""The `/internal/*` routes (docs/gcs.md, docs/workshops.md "Reindex"), each served when its toolset is and
+each behind `admin_refusal`. A GCS event is answered at once and applied after the response, one at a time."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Tools, prompts and resource templates registered at start and built on first use: a cheaper cold
-start, the same lists (tests/test_tool_golden.py pins every tool's schema).
-
-The SDK builds a tool's arguments model and schemas as it is registered; `LazyToolManager` builds each
-tool the first time it is asked for (`tools/list` all of them, in registration order). The prompt and
-resource-template managers build all of theirs together on first use.
-"""
+"""Tools, prompts and resource templates registered at start and built on first use: a cheaper cold start,
+the same lists (docs/performance.md, "Cold start"; tests/test_tool_golden.py pins every tool's schema)."""
 
 from __future__ import annotations
 

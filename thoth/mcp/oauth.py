@@ -1,22 +1,9 @@
-"""THOTH_AUTH=oauth: Thoth as the protected resource and the authorization server its metadata names.
+"""THOTH_AUTH=oauth: Thoth as the protected resource and the authorization server its metadata names, on the
+MCP SDK's server auth (mcp.server.auth), the person signing in at the upstream provider (thoth.mcp.oauth_upstream).
 
-Built on the MCP SDK's server auth (mcp.server.auth): its routes and handlers serve `/authorize`, `/token`,
-`/register` (RFC 7591) and `/revoke`, and call `ThothProvider`, an `OAuthAuthorizationServerProvider`.
-The person signs in at the upstream OpenID Connect provider (thoth.mcp.oauth_upstream). The flow:
-
-  client -> /authorize -> /oauth/consent (the person approves this client) -> upstream sign-in
-         -> /oauth/callback (verified email, membership) -> client's redirect URI ?code&state&iss
-         -> /token (PKCE S256) -> access token (a JWT for this resource) + refresh token
-
-Any instance completes any step: the pending sign-in, the code and the refresh token are sealed blobs
-(thoth.mcp.oauth_keys), registrations are sealed client ids (thoth.mcp.oauth_clients); the index keeps only
-what must be agreed on (thoth.store.oauth_state): a code is redeemed once, a refresh token rotates once
-(presenting an old one revokes its family), a revoked family's access tokens are refused.
-
-The resource is THOTH_PUBLIC_URL + "/mcp" (the origin is accepted too: a client that found the root's
-metadata asks for it). Access tokens are checked for signature, issuer, audience, expiry and scope, and the
-person's membership again on every request, so removing someone from THOTH_AUTH_MEMBERS takes effect at once.
-"""
+The flow, what each route checks and what is sealed or kept where: docs/security.md ("HTTP") and docs/deploy.md
+("People sign in"). Any instance completes any step: what is issued is sealed (thoth.mcp.oauth_keys), and the
+index keeps only what instances must agree on (thoth.store.oauth_state)."""
 
 from __future__ import annotations
 

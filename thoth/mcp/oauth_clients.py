@@ -1,17 +1,8 @@
-"""The clients Thoth's authorization server knows (THOTH_AUTH=oauth), with nothing stored.
-
-Two kinds of client id:
-- a registration (RFC 7591, `POST /register`): the client id is the registered metadata sealed by
-  thoth.mcp.oauth_keys (so any instance reads it back), and a confidential client's secret is an HMAC of that
-  id under a key derived from THOTH_OAUTH_KEY_FILE;
-- a client ID metadata document: the client id is an https URL with a path, and the client's metadata is
-  the JSON document served there (its `client_id` must be that URL; a public client: no secret, PKCE only).
-  Fetched with a 5-second timeout, no redirects, at most 5 KB, kept 5 minutes per instance. The host must
-  resolve to public addresses only (no SSRF into the service's own network); a loopback host is allowed only
-  when THOTH_PUBLIC_URL is itself on loopback (a server on a laptop, and the tests). Plain http is never
-  fetched: the MCP specification and the SDK's client both require https for these ids. (The name is resolved
-  for the check and again by the fetch: a name that changes its address in between is not caught.)
-"""
+"""The clients Thoth's authorization server knows (THOTH_AUTH=oauth), with nothing stored: a registration's
+client id is its metadata sealed (its secret an HMAC of that id), and an https client id is a client ID
+metadata document, fetched from a public host only (no SSRF into the service's own network; loopback only when
+THOTH_PUBLIC_URL is on loopback). The name is resolved for the check and again by the fetch: a name that
+changes its address in between is not caught."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""The console's sign-in with THOTH_AUTH=oauth: the same upstream provider, a session cookie sealed with the
-same key.
-
-A browser that opens `/ui` without a session is sent to `/oauth/console?next=…`, which goes straight to the
-upstream sign-in (the console is Thoth's own page: no client to consent to); the shared callback
-(thoth.mcp.oauth) checks the person as for any client, then sets the `thoth_console` cookie (path `/ui`,
-HttpOnly, SameSite=Lax, Secure on https; 8 hours) and returns to `next`. Membership is checked again on every
-request, as for access tokens. Any instance reads the cookie: it is sealed, not kept.
-"""
+"""The console's sign-in with THOTH_AUTH=oauth: the same upstream provider, and a session cookie sealed with the
+same key (docs/security.md, "HTTP"; membership checked again on every request)."""
 
 from __future__ import annotations
 

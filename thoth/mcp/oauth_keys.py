@@ -1,11 +1,6 @@
-"""The one key behind everything Thoth issues in THOTH_AUTH=oauth, read from THOTH_OAUTH_KEY_FILE.
-
-A PEM private key (EC P-256: ES256; RSA: RS256) signs access tokens (JWTs any instance verifies with its
-public half). Two symmetric keys are derived from it (HKDF-SHA256, one label each), so every instance that
-mounts the same secret holds them too: one seals the self-contained blobs (registrations, pending
-sign-ins, codes, refresh tokens: JWE `dir` + A256GCM, so their content is neither readable nor forgeable),
-one derives each registered client's secret from its client id (an HMAC: nothing to store).
-"""
+"""The one key behind everything THOTH_AUTH=oauth issues (THOTH_OAUTH_KEY_FILE): a PEM private key signs the
+access tokens, and HKDF derives from it the key that seals every other blob (JWE dir + A256GCM) and the key
+of each registered client's secret, so every instance mounting the same secret holds them all."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""The upstream OpenID Connect provider people sign in with (THOTH_AUTH=oauth): discovery, the sign-in
-redirect, the code exchange and the ID token's checks.
-
-The provider is found from its issuer URL (THOTH_OAUTH_ISSUER; Google by default) by OpenID Connect
-discovery, and its `issuer` must be that URL exactly. The ID token is verified against the provider's
-JWKS (fetched again on an unknown key id, at most once a minute): signature, issuer, audience (Thoth's
-client id), expiry and the nonce Thoth sent. Only `email`, `email_verified` and a `groups` claim (where the
-provider sends one) are taken from it; thoth.mcp.oauth decides who may sign in.
-"""
+"""The upstream OpenID Connect provider people sign in with (THOTH_OAUTH_ISSUER): discovery, the sign-in
+redirect, the code exchange and the ID token's checks. Only `email`, `email_verified` and `groups` are taken
+from it; thoth.mcp.oauth decides who may sign in."""
 
 from __future__ import annotations
 

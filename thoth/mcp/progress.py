@@ -1,10 +1,5 @@
-"""Progress for tools that take seconds, and cancellation where the work can stop.
-
-`with_progress(ctx, work)` runs `work(progress)` on a worker thread; `progress(done, total, message)`
-sends `notifications/progress` from any thread (a no-op without a `progressToken`) and raises `Cancelled`
-once the request is cancelled, so the work stops at its next step. `ProgressEmbedder` turns an embedder's
-batches into "chunks embedded / total".
-"""
+"""Progress for tools that take seconds, and cancellation where the work can stop (docs/clients.md,
+"Progress and cancellation"): `progress(done, total, message)` raises `Cancelled` once the request is cancelled."""
 
 from __future__ import annotations
 

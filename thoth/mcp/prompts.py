@@ -1,9 +1,5 @@
-"""Prompts: the ways of using Thoth that clients offer their users (Claude Code: slash commands).
-
-Each tool surface declares its own in its Toolset (thoth.mcp.toolsets), registered only when the surface
-is served; a prompt's messages steer the assistant to the right tools in the right order. An unknown
-prompt, or a missing required argument, is JSON-RPC -32602 (invalid params).
-"""
+"""Prompts (docs/clients.md, "Prompts"): each surface declares its own in its Toolset; an unknown prompt or a
+missing required argument is -32602."""
 
 from __future__ import annotations
 

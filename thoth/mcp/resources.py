@@ -1,14 +1,6 @@
-"""Citations as MCP resources: every `doc://` reference a tool returns can be read with `resources/read`.
-
-Templates, most specific first (the SDK tries them in registration order):
-- `doc://{collection}/{+key}#page={page}` (and with `{?version_id}`): one page of a paged document (a PDF);
-- `doc://{collection}/{+key}{?version_id}`: the whole document, sections under their headings;
-- `chunk://{collection}/{chunk_id}`: one chunk (a search hit's `id`) under its section;
-- `figure://{collection}/{chunk_id}`: a figure's picture (PNG), by its caption chunk's id;
-- `passage://{collection}/{chunk_id}`: a PDF passage's page (PNG), the passage highlighted.
-`{collection}` is what the citation names first: the bucket of a gs:// collection, else the collection id.
-`resources/list` pages through every collection's documents with a cursor, so a client can browse.
-"""
+"""Citations as MCP resources: every `doc://` reference a tool returns can be read with `resources/read`
+(the templates: docs/clients.md, "Citations as resources"). The SDK tries templates in registration order,
+so the most specific comes first."""
 
 from __future__ import annotations
 

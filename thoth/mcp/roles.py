@@ -1,11 +1,5 @@
-"""Who is calling, and what they may do: the reader and writer roles, and per-caller state's key.
-
-A tool that writes the shared index is registered with `WRITER_META` (`expose(writer=True)`);
-`RoleMiddleware` leaves it out of a reader's `tools/list` and answers a reader's call with a tool error
-naming the role. Tools that keep per-caller state (the default collection, chat sessions) are open to
-readers, keyed by `current_caller()`: the identity thoth.mcp.auth verified. With auth off, and over stdio,
-there is one local caller with every right.
-"""
+"""Who is calling and what they may do (docs/security.md, "Roles" and "Per-caller state"): the reader and
+writer roles, and the key of per-caller state."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The MCP SDK's private attributes, read and written here only, each beside its public path.
-
-Thoth needs to answer spec methods MCPServer has no decorator for or answers its own way (logging/setLevel,
-resources/list), to supply its own (lazy) tool, prompt and resource managers, and to tell one client
-connection from another. tests/test_sdk.py runs the public path beside each, so a release that offers
-one shows there first.
-"""
+"""The MCP SDK's private attributes, read and written here only, each beside its public path
+(tests/test_sdk.py runs both, so a release that offers one shows there first)."""
 
 from __future__ import annotations
 

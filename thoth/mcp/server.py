@@ -1,12 +1,5 @@
-"""The HTTP server: `python -m thoth.mcp.server` (PORT, default 8080; THOTH_WORKERS processes, default 1).
-
-Routes (create_app): `/` and `/health` (200 when the index is readable, 503 with the reason); `/mcp`,
-Streamable HTTP, stateless with JSON responses so any instance answers any request (an event stream when
-the request asks for progress: thoth.mcp.streaming); `/mcp/sse`, the legacy SSE transport; `/ui`, the
-console; `/internal/*` (thoth.mcp.internal). SIGTERM stops accepting connections and gives requests in
-flight SHUTDOWN_GRACE_SECONDS; a write in flight finishes within that or stops before writing anything,
-answering a retryable tool error (close_writes_on_sigterm).
-"""
+"""The HTTP server: `python -m thoth.mcp.server` (PORT, default 8080; THOTH_WORKERS processes). Its routes and
+middleware: docs/security.md ("HTTP"); its shutdown: docs/operations.md ("Shutdown")."""
 
 from __future__ import annotations
 

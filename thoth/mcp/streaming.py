@@ -1,10 +1,5 @@
-"""`/mcp` answers plain JSON, or an event stream when the client asked for notifications on this request.
-
-A request whose `_meta` carries a `progressToken` (or a log level) and whose Accept header names
-`text/event-stream` is served by a second, streaming transport: `notifications/progress` (and
-`notifications/message`), then the result. Every other request gets the single JSON response it always
-got. Both transports are stateless and serve the same server.
-"""
+"""`/mcp` answers plain JSON, or an event stream when the request asks for notifications (a `progressToken` or
+a log level in `_meta`, and `text/event-stream` accepted): two stateless transports over the same server."""
 
 from __future__ import annotations
 

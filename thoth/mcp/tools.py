@@ -74,7 +74,6 @@ def expose(
     writer: bool = False,
     description: str | None = None,
     bind: Mapping[str, Callable[[], object]] | None = None,
-    schema: Mapping[str, tuple[Any, Any]] | None = None,
     result: Callable[[Any], CallToolResult] = _answer,
     on_error: Callable[[ToolError], CallToolResult] | None = None,
 ) -> None:
@@ -86,16 +85,11 @@ def expose(
     The server fills, per call and never in the schema: `progress` (notifications/progress; the body then
     runs on a worker thread), `correlation_id` (the one ThothMCP.call_tool set for the call), and each name
     in `bind` (its value made per call).
-    `schema` replaces a parameter's (annotation, default) where they depend on the server's settings.
     """
     name = body.__name__
     signature = inspect.signature(body, eval_str=True)
     supplied = {"progress", "correlation_id", *(bind or {})}
-    params = [
-        p.replace(annotation=schema[p.name][0], default=schema[p.name][1]) if schema and p.name in schema else p
-        for p in list(signature.parameters.values())[1:]  # after `app`
-        if p.name not in supplied
-    ]
+    params = [p for p in list(signature.parameters.values())[1:] if p.name not in supplied]  # after `app`
     if isinstance(mcp, ThothMCP):  # its call_tool maps alias names onto these (thoth.mcp.aliases)
         mcp.tool_parameters[name] = [p.name for p in params]
     context = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context | None, default=None)

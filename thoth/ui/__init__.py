@@ -1,8 +1,4 @@
-"""The console: read-only web pages over the index at /ui (see docs/console.md).
-
-Server-rendered (Jinja2), no JavaScript; the stylesheet is served from here. The routes sit behind
-the same auth middleware as /mcp, and every page reads through `thoth.retrieval`.
-"""
+"""The console: read-only, server-rendered web pages over the index at /ui (docs/console.md)."""
 
 from __future__ import annotations
 

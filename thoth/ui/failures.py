@@ -1,8 +1,4 @@
-"""Why a file failed to ingest, in words a person can act on.
-
-Ingest stores the parser's reason (`documents.error`); this maps the known reasons to what to do
-about them. An unknown reason is shown as it is, with the general advice.
-"""
+"""Why a file failed to ingest, in words a person can act on; an unknown reason gets the general advice."""
 
 from __future__ import annotations
 

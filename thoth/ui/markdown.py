@@ -1,10 +1,6 @@
-"""Chunk text as the console shows it: Markdown rendered to safe HTML (tables, emphasis, code, lists).
-
-markdown-it-py with raw HTML off is the sanitiser: every `<` in the text is escaped, never passed through,
-and link targets are checked by its `validateLink` (no `javascript:`, `vbscript:`, `file:` or `data:`
-links). Images are not rendered (their Markdown shows as text): a page of the console never fetches from
-an address an ingested document names.
-"""
+"""Chunk text as the console shows it: Markdown rendered to safe HTML. Raw HTML is off (every `<` escaped),
+unsafe link schemes are refused, and images are not rendered: a page never fetches from an address a
+document names."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The console's pages: each one reads through `thoth.retrieval`, the same functions the tools call.
-
-Every page is a plain GET with its state in the query string, so any view can be bookmarked and
-shared. Nothing here writes. Lists are paged; a bad argument is a 400 page that names it.
-"""
+"""The console's pages (docs/console.md): each reads through `thoth.retrieval`, the same functions the tools
+call; plain GETs with their state in the query string; a bad argument is a 400 page that names it."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""The RAPTOR surface's outputs (docs/raptor.md): a source is a `dataset`, a chunk's document key its `source`.
-
-Each model is built from records by `from_record` (the only place those names are applied) and
-renders the text the assistant reads with `render`.
-"""
+"""The RAPTOR surface's outputs (docs/raptor.md): a source is a `dataset`, a chunk's document key its `source`."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The research surface's (docs/research.md) output models, built from records.
-
-The surface's names are applied here and only here: a `Source` is a `collection`, a document's
-`doc_id` is `document_id` (and a chunk's `doc_hash`), a document record's `object_id` (SHA-1 of
-its gs:// URL and version) is `source_id`, its `version` is `version_id` and its `uri` is `source`.
-"""
+"""The research surface's output models (docs/research.md): a `Source` is a `collection`, a `doc_id` a
+`document_id` (a chunk's `doc_hash`), an `object_id` a `source_id`, a `version` a `version_id`, a `uri` a `source`."""
 
 from __future__ import annotations
 

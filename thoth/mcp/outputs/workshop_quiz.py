@@ -1,11 +1,6 @@
-"""The workshop surface's quiz facilitation protocol for assistants: static, Thoth's own writing, no index needed.
-
-Grounded in what the learning-science literature on retrieval practice reports: recalling an answer
-strengthens memory more than reading it again (the testing effect), feedback soon after an attempt
-corrects errors before they settle, explaining *why* deepens understanding (elaborative interrogation,
-self-explanation), spacing and interleaving make recall harder now and more durable later, and asking
-for a confidence rating shows the learner where they over- or under-estimate what they know.
-"""
+"""The workshop surface's quiz facilitation protocol (docs/workshops.md, "A quiz session"): static, Thoth's
+own writing, grounded in retrieval practice (the testing effect, prompt feedback, self-explanation, spacing
+and interleaving, confidence ratings)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Tool surfaces, one module each: validate arguments, call one retrieval function, shape the result.
-
-Each module declares its surface once, as a `Toolset` named TOOLSET: the tools it registers, their
-titles, its prompts and the prompt arguments a client can complete, and what it adds to the server's
-instructions. THOTH_TOOLSETS picks which are served (`served`); thoth.mcp.tools builds the server
-from those declarations alone.
-"""
+"""Tool surfaces, one module each, each declared once as a `Toolset` named TOOLSET; THOTH_TOOLSETS picks which
+are served, and thoth.mcp.tools builds the server from those declarations alone."""
 
 from __future__ import annotations
 

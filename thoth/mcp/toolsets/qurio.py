@@ -1,8 +1,4 @@
-"""The Qurio surface (docs/qurio.md): qurio_search, qurio_list_sources, qurio_list_pages, qurio_read_page.
-
-Internal failures are JSON-RPC errors -32603 with a human message and the request's correlationId in
-`data`; a client's mistake (bad filter, unknown source or page) is a tool error naming the argument.
-"""
+"""The Qurio surface (docs/qurio.md): qurio_search, qurio_list_sources, qurio_list_pages, qurio_read_page."""
 
 from __future__ import annotations
 
@@ -91,25 +87,26 @@ def qurio_list_pages(
 def qurio_read_page(
     app: Thoth,
     url: Annotated[str, Field(description="the page URL (from qurio_search or qurio_list_pages)", min_length=1)],
-    max_chars: int | None = None,  # its schema and default: see register()
+    max_chars: Annotated[
+        int,
+        Field(
+            description="most characters to return; a longer page continues with nextCursor", ge=100, le=MAX_CHARS_LIMIT
+        ),
+    ] = MAX_CHARS,
     cursor: Annotated[str | None, Field(description="nextCursor of the previous answer, to read on")] = None,
 ) -> QurioPageContent:
     """Deep Reading: the entire content of one page by its URL, its sections joined in order.
 
     Long pages come in parts: pass the answer's nextCursor back (with the same url) to read on.
     """
-    max_chars = MAX_CHARS if max_chars is None else max_chars
     with advice(ClientError, URL_EXAMPLE), advice(NotFound, URL_ADVICE):
         page = pages.read_page(app.store, app.settings, url, max_chars, cursor, PAGE_TEXT_CURSOR)
     return QurioPageContent.from_record(page)
 
 
 def register(mcp: MCPServer, app: Thoth) -> None:
-    most = "most characters to return; a longer page continues with nextCursor"
-    max_chars = Annotated[int, Field(description=most, ge=100, le=MAX_CHARS_LIMIT)]
-    for body in (qurio_search, qurio_list_sources, qurio_list_pages):
+    for body in (qurio_search, qurio_list_sources, qurio_list_pages, qurio_read_page):
         expose(mcp, app, body, surface="jsonrpc")
-    expose(mcp, app, qurio_read_page, surface="jsonrpc", schema={"max_chars": (max_chars, MAX_CHARS)})
 
 
 def prompts(mcp: MCPServer, _app: Thoth) -> None:

@@ -1,8 +1,4 @@
-"""The RAPTOR surface (docs/raptor.md): datasets, sessions, ingest, answers, tree retrieval and navigation.
-
-A dataset is a source; its tree's nodes are its chunks (level 0) and RAPTOR summary nodes
-(level >= 1), each readable as the resource `raptor://{dataset_id}/nodes/{node_id}`.
-"""
+"""The RAPTOR surface (docs/raptor.md): datasets, sessions, ingest, answers, tree retrieval and navigation."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""The research surface (docs/research.md): a PDF research library with citations back to the page; its tools
-keep the surface's names and arguments (TOOLSET below), its HTTP route `POST /internal/gcs-events` is in
-thoth.mcp.internal.
-"""
+"""The research surface (docs/research.md): a PDF research library with citations back to the page."""
 
 from __future__ import annotations
 

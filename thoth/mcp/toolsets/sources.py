@@ -1,9 +1,5 @@
-"""The sources surface: a writer adds, refreshes and removes sources, and follows their runs (issue 52).
-
-Every tool here needs the writer role (`expose(writer=True)`): a reader's tools/list has none of them. A run
-is never a thread of the server: thoth/writes/source_runs.py records it and starts it as a child process or
-a Cloud Run execution (THOTH_INGEST_JOB), and any instance reports it from the index.
-"""
+"""The sources surface (docs/security.md, "Managing sources over MCP"): a writer adds, refreshes and removes
+sources and follows their runs, which thoth/writes/source_runs.py records and starts outside the server."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The workshop surface for quiz authoring (docs/workshops.md): list_workshops,
-retrieve_learning_context, retrieve_diff_context, search_topic_context, retrieve_quiz_instructions (its
-reindex route is in thoth.mcp.internal). Every failure comes back in one shape, with `next` hints.
-"""
+"""The workshop surface for quiz authoring (docs/workshops.md); every failure comes back in one shape, with
+`next` hints."""
 
 from __future__ import annotations
 
@@ -51,6 +49,14 @@ Cursor = Annotated[str | None, Field(description="nextCursor of the previous ans
 Slug = Annotated[str | None, Field(description="workshop slug (from list_workshops)", max_length=200)]
 Exercise = Annotated[int | None, Field(description="exercise number", ge=0)]
 Step = Annotated[int | None, Field(description="step number within the exercise", ge=0)]
+MaxChars = Annotated[
+    int,
+    Field(
+        description=f"most characters of section content per answer (default {MAX_CHARS}; "
+        f"more than {MAX_CHARS_LIMIT} is clamped to it); the rest comes with nextCursor",
+        ge=100,
+    ),
+]
 
 
 # -- errors: one shape for every workshop tool -------------------------------------------------
@@ -109,11 +115,11 @@ def _context(
     app: Thoth,
     tool: str,
     scope: tuple[str | None, int | None, int | None],
-    max_chars: int | None,
+    max_chars: int,
     cursor: str | None,
     **options: Any,
 ) -> ContextBundle:
-    """A page of a scope's (workshop, exercise, step) context for `tool`; at most `max_chars` (default MAX_CHARS)."""
+    """A page of a scope's (workshop, exercise, step) context for `tool`; at most `max_chars`."""
     workshop, exercise, step = scope
     bundle = workshops.context_page(
         app.store,
@@ -121,7 +127,7 @@ def _context(
         source_id=workshop,
         exercise=exercise,
         step=step,
-        max_chars=MAX_CHARS if max_chars is None else max_chars,
+        max_chars=max_chars,
         cursor=cursor,
         max_chars_limit=MAX_CHARS_LIMIT,
         words=WORDS,
@@ -138,7 +144,7 @@ def retrieve_learning_context(
     random: Annotated[
         bool, Field(description="pick an exercise uniformly at random (within `workshop` if given)")
     ] = False,
-    maxChars: int | None = None,  # its schema and default are the server's settings: see register()
+    maxChars: MaxChars = MAX_CHARS,
     cursor: Cursor = None,
     rng: random.Random | None = None,
 ) -> ContextBundle:
@@ -162,7 +168,7 @@ def retrieve_diff_context(
         str | None,
         Field(description="only diffs whose file path or text contains this (case-insensitive)", max_length=200),
     ] = None,
-    maxChars: int | None = None,  # as retrieve_learning_context's
+    maxChars: MaxChars = MAX_CHARS,
     cursor: Cursor = None,
 ) -> ContextBundle:
     """The problem-to-solution changes of a scope: a diff summary and one unified diff per file, in order.
@@ -249,22 +255,13 @@ def _bundle(tool: str) -> Callable[[ContextBundle], CallToolResult]:
 
 def register(mcp: MCPServer, app: Thoth) -> None:
     rng = random.Random()  # seeded from the OS: a fresh draw per call, uniform over exercises
-    max_chars = Annotated[
-        int,
-        Field(
-            description=f"most characters of section content per answer (default {MAX_CHARS}; "
-            f"more than {MAX_CHARS_LIMIT} is clamped to it); the rest comes with nextCursor",
-            ge=100,
-        ),
-    ]
-    paged = {"schema": {"maxChars": (max_chars, MAX_CHARS)}}
     _expose(mcp, app, list_workshops, "Unable to list workshops", CURSOR_HINT)
     for body, failed in (
         (retrieve_learning_context, "Unable to retrieve learning context"),
         (retrieve_diff_context, "Unable to retrieve diff context"),
     ):
         bind = {"rng": lambda: rng} if body is retrieve_learning_context else None
-        _expose(mcp, app, body, failed, LIST_HINT, bind=bind, result=_bundle(body.__name__), **paged)
+        _expose(mcp, app, body, failed, LIST_HINT, bind=bind, result=_bundle(body.__name__))
     _expose(
         mcp,
         app,

@@ -1,12 +1,5 @@
-"""The ingest job's command line, `thoth ingest` (also `python -m ingest`): run, missing, maintain,
-`--reembed`, `--rebuild-trees`; `--help` says what each does.
-
-Each run is recorded in the ingest history (thoth/writes/run_records.py), a run that could not happen too.
-Exit codes: 0 the run finished (files that could not be read are recorded and listed, and do not change
-the code); 1 the run could not happen (source or database unreachable, embedding model mismatch); 2 bad
-arguments or settings; 143 stopped by SIGTERM (or 130 by Ctrl-C) after the batch being written: what was
-written stays, and running again finishes the work (Cloud Run Jobs retry such a task). A recorded run
-(`--run-id`, started by add_source or refresh_source) that cancel_run stopped the same way exits 0.
+"""The ingest job's command line, `thoth ingest` (also `python -m ingest`); `--help` says what each command
+does, README's "Exit codes" what it returns. A recorded run (`--run-id`) that cancel_run stopped exits 0.
 """
 
 from __future__ import annotations
@@ -17,6 +10,7 @@ import logging
 import signal
 import sys
 import threading
+from contextlib import nullcontext
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -150,12 +144,26 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
         return ingest_staged(settings, args.document, args.run_id, args.started_by)
     stop = threading.Event()
     received = stop_on_signals(stop)
-
+    if args.reembed:
+        return reembed_index(settings, stop, received)
+    if not args.source:
+        return rebuild_trees(settings)
+    try:
+        spec = SourceSpec.parse(args.source, ref=args.ref, path=args.path, include=args.include, exclude=args.exclude)
+    except ScopeError as exc:
+        _print_error(exc)
+        return 1 if exc.argument == "source" else 2  # a source that is not there, or a bad scope argument
+    writer = Writer(settings)
+    source_id = _source_id(spec, args.name)
+    started_at = datetime.now(UTC)
+    started_by = f"{prog} {args.command} (task {settings.task_index + 1}/{settings.task_count})"
+    recorded = IngestRun(
+        args.run_id or "", source_id, args.trigger, args.started_by or started_by, started_at, uri=spec.uri
+    )
+    watch = RunWatch(writer.store, recorded, stop) if args.run_id else None
     bar = tqdm(unit="file", disable=None) if sys.stderr.isatty() else None
     # no terminal (a Cloud Run Job's log): a JSON line every PROGRESS_SECONDS instead of the bar
-    meter = ProgressMeter(PROGRESS_SECONDS, printing=bar is None)
-
-    watch: RunWatch | None = None
+    writer.meter = meter = ProgressMeter(PROGRESS_SECONDS, printing=bar is None)
 
     def progress(done: int, total: int, key: str) -> None:
         meter(done, total, key)
@@ -166,34 +174,10 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
             bar.set_postfix_str(key[-40:], refresh=False)
             bar.update(done - bar.n)
 
-    if args.reembed:
-        return reembed_index(settings, stop, received)
-    if not args.source:
-        return rebuild_trees(settings)
     try:
-        spec = SourceSpec.parse(args.source, ref=args.ref, path=args.path, include=args.include, exclude=args.exclude)
-    except ScopeError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1 if exc.argument == "source" else 2  # a source that is not there, or a bad scope argument
-    writer = Writer(settings)
-    writer.meter = meter
-    started_at = datetime.now(UTC)
-    started_by = f"{prog} {args.command} (task {settings.task_index + 1}/{settings.task_count})"
-    recorded = IngestRun(
-        run_id=args.run_id or "",
-        source_id=_source_id(spec, args.name),
-        trigger=args.trigger,
-        started_by=args.started_by or started_by,
-        started_at=started_at,
-        uri=spec.uri,
-    )
-    watch = RunWatch(writer.store, recorded, stop) if args.run_id else None
-    try:
-        if watch is not None:
-            watch.__enter__()
-        with meter:
+        with watch or nullcontext(), meter:
             if stop.is_set():  # cancelled before it started: nothing listed, nothing written
-                summary = RunSummary(_source_id(spec, args.name), interrupted=True)
+                summary = RunSummary(source_id, interrupted=True)
             else:
                 summary = writer.run(
                     spec, name=args.name, progress=progress, stop=stop, only_missing=args.command == "missing"
@@ -207,11 +191,9 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
         if watch is not None:
             finish(writer.store, watch.run_id, failed)
         elif isinstance(exc, (SourceError, ValueError)):  # the index is there to record it (never created for it)
-            record_run(writer.store, replace(failed, source_id=_source_id(spec, args.name)), existing=True)
+            record_run(writer.store, replace(failed, source_id=source_id), existing=True)
         return 1
     finally:
-        if watch is not None:
-            watch.__exit__()
         if bar is not None:
             bar.close()
     run = summarise([summary], trigger="job", started_by=started_by, started_at=started_at)
@@ -230,6 +212,12 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
         )
         return code
     return 0
+
+
+def _print_error(exc: Exception) -> int:
+    """The one `error:` line a failed command ends with; its exit code."""
+    print(f"error: {exc}", file=sys.stderr)
+    return 1
 
 
 def _print_sent() -> None:
@@ -258,29 +246,26 @@ def rebuild_trees(settings: Settings) -> int:
             result = writer.update_tree(source.source_id, force=True)
             print(result.render() if result else f"tree {source.source_id}: trees are off (THOTH_TREES=off)")
     except (StoreError, EmbedderUnavailable, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return _print_error(exc)
     return 0
 
 
 def reembed_index(settings: Settings, stop: threading.Event, received: dict[int, int]) -> int:
-    """`--reembed`: move the index to the configured model (thoth/writes/reembed.py); exit 143/130 when
-    stopped before the switch (run again to continue)."""
+    """`--reembed` (thoth/writes/reembed.py); stopped before the switch, it exits as a signal says."""
     from thoth.writes.reembed import reembed
 
     try:
         result = reembed(settings, stop=stop)
     except (StoreError, EmbedderUnavailable, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return _print_error(exc)
     print(result.render())
     _print_sent()
     return next(iter(received.values()), 143) if result.interrupted else 0
 
 
 def manage(settings: Settings, command: str, run_id: str | None, source_id: str | None) -> int:
-    """`cancel --run-id ID` (flag a recorded run) or `remove --name ID` (delete a collection): what a Cloud Run
-    service, which only reads the index, has the job do for cancel_run and remove_source."""
+    """`cancel` and `remove`: what a Cloud Run service, which only reads the index, has the job do for
+    cancel_run and remove_source."""
     from thoth.writes import source_runs
 
     try:
@@ -292,8 +277,7 @@ def manage(settings: Settings, command: str, run_id: str | None, source_id: str 
             source_runs.remove_collection(store, source_id or "")
             print(f"collection {source_id}: removed")
     except StoreError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return _print_error(exc)
     return 0
 
 
@@ -301,31 +285,18 @@ def ingest_staged(settings: Settings, staged: str, run_id: str, started_by: str)
     """`document`: the long text an `ingest_document` call staged, ingested as its recorded run."""
     from pathlib import Path
 
-    from thoth.writes.documents import ingest_text
+    from thoth.writes.documents import TEXT_URI, ingest_text
 
     path = Path(staged)
-    document = json.loads(path.read_text())
+    document = json.loads(path.read_text())  # ingest_text's arguments: dataset_id, content, source, tags
     writer = Writer(settings)
     started_at = datetime.now(UTC)
-    recorded = IngestRun(
-        run_id, document["dataset_id"], "document", started_by, started_at, uri="mcp://ingest_document"
-    )
-    stop = threading.Event()
-    watch = RunWatch(writer.store, recorded, stop)
+    recorded = IngestRun(run_id, document["dataset_id"], "document", started_by, started_at, uri=TEXT_URI)
     try:
-        with watch:
-            _, summary = ingest_text(
-                writer,
-                writer.store,
-                document["dataset_id"],
-                document["content"],
-                document["source"],
-                document["tags"],
-                started_by=started_by,
-                record=False,
-            )
+        with RunWatch(writer.store, recorded, threading.Event()):
+            _, summary = ingest_text(writer, writer.store, **document, started_by=started_by, record=False)
     except (StoreError, EmbedderUnavailable, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _print_error(exc)
         failed = summarise([], trigger="document", started_by=started_by, started_at=started_at, error=str(exc))
         finish(writer.store, run_id, failed)
         return 1
@@ -345,6 +316,5 @@ def run_maintenance(settings: Settings) -> int:
             return 1
         print(maintain(store).render())
     except StoreError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return _print_error(exc)
     return 0

@@ -58,28 +58,29 @@ def start(
             "wait for it (get_run) or cancel it (cancel_run)",
             argument="source",
         )
-    now = datetime.now(UTC)
-    run = IngestRun(
-        run_id=uuid.uuid4().hex,
-        source_id=source_id,
-        trigger=trigger,
-        started_by=caller or "local",
-        started_at=now,
-        state="queued",
-        uri=spec.uri,
-        heartbeat_at=now,
-    )
-    here = records_here(settings)
-    if here:
-        store.record_run(run, RUNS_KEPT)
+    run = _queued(source_id, trigger, caller, spec.uri)
     args = ingest_args(spec, name, run.run_id, settings.db_uri, trigger=trigger, started_by=run.started_by)
+    return _launched(store, run, lambda: launch(settings, args), recorded=records_here(settings))
+
+
+def _queued(source_id: str, trigger: str, caller: str, uri: str) -> IngestRun:
+    now = datetime.now(UTC)
+    return IngestRun(
+        uuid.uuid4().hex, source_id, trigger, caller or "local", now, state="queued", uri=uri, heartbeat_at=now
+    )
+
+
+def _launched(store: Store, run: IngestRun, start_it: Callable[[], str], *, recorded: bool) -> IngestRun:
+    """`run` recorded (where the server records runs) and started; a start that fails leaves it `failed`."""
+    if recorded:
+        store.record_run(run, RUNS_KEPT)
     try:
-        execution = launch(settings, args)
+        execution = start_it()
     except Exception as exc:
-        if here:
+        if recorded:
             store.update_run(run.run_id, {"state": "failed", "error": str(exc), "ended_at": datetime.now(UTC)})
         raise
-    if here:
+    if recorded:
         store.update_run(run.run_id, {"execution": execution})
     return replace(run, execution=execution)
 
@@ -136,30 +137,17 @@ def start_document(
     from thoth.writes.documents import TEXT_URI, check_document
 
     check_document(store, dataset_id, content)
-    run = IngestRun(
-        run_id=uuid.uuid4().hex,
-        source_id=dataset_id,
-        trigger="document",
-        started_by=caller or "local",
-        started_at=datetime.now(UTC),
-        state="queued",
-        uri=TEXT_URI,
-        heartbeat_at=datetime.now(UTC),
-    )
+    run = _queued(dataset_id, "document", caller, TEXT_URI)
     staged = Path(settings.cache_dir).expanduser() / "runs" / f"{run.run_id}.json"
     staged.parent.mkdir(parents=True, exist_ok=True)
     staged.write_text(json.dumps({"dataset_id": dataset_id, "content": content, "source": source, "tags": tags}))
-    store.record_run(run, RUNS_KEPT)
     args = ["document", "--document", str(staged), "--db", settings.db_uri, "--run-id", run.run_id]
     args += ["--trigger", "document", "--started-by", run.started_by]
     try:
-        execution = launch_local(settings, args)
-    except Exception as exc:
+        return _launched(store, run, lambda: launch_local(settings, args), recorded=True)
+    except Exception:
         staged.unlink(missing_ok=True)
-        store.update_run(run.run_id, {"state": "failed", "error": str(exc), "ended_at": datetime.now(UTC)})
         raise
-    store.update_run(run.run_id, {"execution": execution})
-    return replace(run, execution=execution)
 
 
 def get(store: Store, run_id: str) -> IngestRun:

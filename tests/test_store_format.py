@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import make_settings, write_corpus
 from thoth.app import Thoth
-from thoth.records import IngestRun, Source
+from thoth.records import Chunk, IngestRun, Source, TreePointer
 from thoth.store import Store, StoreError
 from thoth.store.schema import INDEX_FORMAT, META_INDEX_FORMAT
 from thoth.writes.writer import Writer
@@ -34,6 +34,14 @@ def test_an_index_without_a_format_is_migrated_once_by_the_next_ingest(
     db = lancedb.connect(settings.db_uri)
     db.open_table("sources").drop_columns(["include", "exclude"])
     db.open_table("ingest_runs").drop_columns(["state", "uri"])
+    db.drop_table("sessions")  # created only once a session was written
+    # a tree pointer written before pointers recorded their layer sizes
+    dim = Store(settings).index_model()[1]
+    nodes = [
+        {"node_id": f"n{i}", "source_id": "handbook", "tree_version": "v0", "level": level, "vector": [0.0] * dim}
+        for i, level in enumerate((1, 1, 2))
+    ]
+    Store(settings).replace_tree("handbook", nodes, TreePointer("v0", nodes=3))
     Store(settings).delete_settings([META_INDEX_FORMAT])
     assert Store(settings).first(Source, {"source_id": "handbook"}).include == ()
 
@@ -41,9 +49,12 @@ def test_an_index_without_a_format_is_migrated_once_by_the_next_ingest(
         summary = Writer(settings).run(str(corpus), name="handbook")  # nothing changed: still migrates
     assert not summary.ingested
     migrated = [r.getMessage() for r in caplog.records if "migrated" in r.getMessage()]
-    assert len(migrated) == 1 and "from no recorded format to format 1" in migrated[0], migrated
+    assert len(migrated) == 1 and f"from no recorded format to format {INDEX_FORMAT}" in migrated[0], migrated
     assert "sources gained include, exclude" in migrated[0] and "ingest_runs gained state, uri" in migrated[0]
+    assert "sessions created" in migrated[0] and "tree pointers of handbook given their layer sizes" in migrated[0]
     store = Store(settings)
+    chunks = store.count_of(Chunk, {"source_id": "handbook"})
+    assert "sessions" in store.table_names() and store.tree_pointer("handbook").layer_sizes == (chunks, 2, 1)
     assert store.get_setting(META_INDEX_FORMAT) == str(INDEX_FORMAT)
     assert {"include", "exclude"} <= set(store.table("sources").schema.names)
     assert store.run("r0").state == ""  # the rows already there read NULL, the record's default

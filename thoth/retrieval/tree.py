@@ -468,15 +468,9 @@ def level_sizes(store: Store, source_id: str) -> list[int]:
     """Nodes per level of a dataset's current tree, level 0 (its chunks) first; [chunks] without a tree."""
     get_dataset(store, source_id)
     pointer = store.tree_pointer(source_id)
-    sizes = pointer.layer_sizes if pointer else ()
-    scope = _scope(source_id, pointer)
-    if scope and sizes:
-        return [int(n) for n in sizes]
-    chunks = [store.count_of(Chunk, {"source_id": source_id})]
-    if not scope:
-        return chunks
-    levels = [n.level for n in store.find(TreeNode, scope, fields=["level"])]  # a pointer written before layer_sizes
-    return chunks + [levels.count(n) for n in range(1, max(levels, default=0) + 1)]
+    if pointer and _scope(source_id, pointer):
+        return list(pointer.layer_sizes)
+    return [store.count_of(Chunk, {"source_id": source_id})]
 
 
 def level_nodes(store: Store, source_id: str, level: int, limit: int, offset: int = 0) -> tuple[int, list[TreeNode]]:

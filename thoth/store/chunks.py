@@ -130,7 +130,6 @@ class ChunkSearch:
         self._count: tuple[float, int] | None = None  # (when counted, the chunk table's rows)
         self._names = _Recent(_names_of)
         self._index_type = _Recent(_vector_index_type)
-        self._warned_positions = False
         self.live = LiveDocuments(lance, FACTS_SECONDS)
 
     def _chunks(self) -> Any:
@@ -270,9 +269,7 @@ class ChunkSearch:
         return [Hit(from_row(Chunk, row), similarity=1.0 - float(row["_distance"]), row_id=row[ROW_ID]) for row in rows]
 
     async def _keyword_hits(self, reading: Reading, words: str, limit: int, phrases: tuple[str, ...]) -> list[Hit]:
-        """BM25: any of `words` and every one of `phrases`. An index without word positions (built by an
-        older version, not yet migrated by ingest) cannot answer phrases: they are searched as words then,
-        and a warning says how to migrate."""
+        """BM25: any of `words` and every one of `phrases` (the index stores word positions: migration)."""
         from lancedb.query import BooleanQuery, MatchQuery, Occur, PhraseQuery
 
         query: Any = MatchQuery(words, FTS_COLUMN) if words else None
@@ -287,19 +284,8 @@ class ChunkSearch:
             # mask over a deeper unfiltered list: LanceDB scores the rows its index has not taken in yet
             # otherwise with a filter, so the two orders differ (measured), and the prefilter is the reference
             search = search.where(reading.where)
-        try:
-            # _score named: Lance warns on every search whose columns leave it out
-            rows = await self._search_rows(reading, search, limit, "_score")
-        except ValueError as exc:
-            if not phrases or "position" not in str(exc):
-                raise
-            if not self._warned_positions:
-                self._warned_positions = True
-                log.warning(
-                    "the BM25 index has no word positions: phrases are searched as words until "
-                    "`python -m ingest` migrates it"
-                )
-            return await self._keyword_hits(reading, " ".join([words, *phrases]).strip(), limit, ())
+        # _score named: Lance warns on every search whose columns leave it out
+        rows = await self._search_rows(reading, search, limit, "_score")
         hits = [Hit(from_row(Chunk, row), bm25=float(row["_score"]), row_id=row[ROW_ID]) for row in rows]
         hits.sort(key=lambda h: (-(h.bm25 or 0.0), h.chunk_id))  # equal scores: one order, not storage order
         return hits

@@ -56,7 +56,6 @@ TABLE_OF: dict[type, str] = {
     TreeNode: TREE_NODES,
     Session: SESSIONS,
 }
-OPTIONAL_TABLES = (TREE_NODES, SESSIONS)  # written only once a tree or a session exists: absent means none
 # Columns of a tree node for navigation and display (everything but the vector).
 NODE_COLUMNS = [name for name in field_names(TreeNode) if name not in ("similarity", "chunk")]
 
@@ -195,15 +194,10 @@ class Store:
     # Every read outside this package goes through these: a record type names the table, a Match
     # (thoth.records) the rows, `fields` the columns (the record's others stay at their defaults).
 
-    def _absent(self, record: type) -> bool:
-        return TABLE_OF[record] in OPTIONAL_TABLES and TABLE_OF[record] not in self.table_names()
-
     def find(
         self, record: type[R], match: Match | None = None, *, fields: list[str] | None = None, limit: int | None = None
     ) -> list[R]:
         """The records of `record`'s table that `match`, in storage order."""
-        if self._absent(record):
-            return []
         table = self.table(TABLE_OF[record])
         query = table.search().select(present(record, table.schema.names, fields))
         where = self._where(match)
@@ -216,14 +210,10 @@ class Store:
         return found[0] if found else None
 
     def count_of(self, record: type, match: Match | None = None) -> int:
-        if self._absent(record):
-            return 0
         return self.table(TABLE_OF[record]).count_rows(self._where(match))
 
     def scan_of(self, record: type, fields: list[str], match: Match | None = None) -> Iterator[pa.RecordBatch]:
         """`fields` of `record`'s table in Arrow record batches (never the whole table in memory)."""
-        if self._absent(record):
-            return iter(())
         query = self.table(TABLE_OF[record]).search().select(fields)
         where = self._where(match)
         if where:
@@ -232,7 +222,7 @@ class Store:
 
     def vectors(self, record: type, ids: list[str]) -> dict[str, Any]:
         """The embedding of each of `ids` (chunk or tree-node ids) that exists."""
-        if not ids or self._absent(record):
+        if not ids:
             return {}
         key = field_names(record)[0]
         rows = self.table(TABLE_OF[record]).search().where(self._where({key: ids})).select([key, VECTOR_COLUMN])
@@ -259,11 +249,8 @@ class Store:
         self.tables.update(TABLE_OF[record], filters.where(match) or "true", values)
 
     def put(self, record: Any) -> None:
-        """Add one record (a session) to its table."""
-        table = TABLE_OF[type(record)]
-        self.migrate()
-        self.tables.ensure_one(table)
-        self.tables.add(table, [to_row(record)])
+        """Add one record (a session) to its table; never migrates (a reader's request writes sessions)."""
+        self.tables.add(TABLE_OF[type(record)], [to_row(record)])
 
     def replace_documents(self, rows: list[dict]) -> None:
         """Add documents rows, each replacing the row of its (source, key) in the same commit."""
@@ -357,8 +344,6 @@ class Store:
 
     def node_vector_search(self, vector: Any, limit: int, match: Match) -> list[TreeNode]:
         """The tree nodes nearest `vector` by cosine, each with its `similarity`."""
-        if TREE_NODES not in self.table_names():
-            return []
         query = self.table(TREE_NODES).search(vector, vector_column_name=VECTOR_COLUMN).metric("cosine")
         query = query.where(self._where(match), prefilter=True).select([*NODE_COLUMNS, "_distance"])
         rows = query.limit(limit).to_list()

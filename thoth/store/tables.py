@@ -159,12 +159,6 @@ class Tables:
                         raise
         self._tables.clear()
 
-    def ensure_one(self, name: str) -> None:
-        """Create one vectorless table if it is missing (`sessions`, written only once a session exists)."""
-        if name not in self.names():
-            self.db.create_table(name, schema=schema_for(name, 0), exist_ok=True)
-            self._tables.pop(name, None)
-
     def check_readable(self, versions: dict[str, int]) -> None:
         """Read every data file of each table's latest version (one column, so every fragment is opened);
         raise StoreError naming the table when one is missing or truncated. A version read once is not

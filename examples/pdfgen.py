@@ -9,6 +9,8 @@
 - `write_symbol_font_pdf`: one line in a font whose codes map to control characters (TeX's cmsy).
 - `write_tables_pdf`: tables as papers set them: ruled (booktabs rules, a header spanning two
   columns), unruled (columns by alignment alone), and a long ruled one running over a page break.
+- `write_sentence_table_pdf`: a table whose cells are sentences wrapping over lines, its rules drawn as
+  thin images (as some papers' are), a vertical rule after its label column, its caption under it.
 - `python -m examples.pdfgen OUT_DIR`: the demo collection (see `DEMO_DOCUMENTS`).
 
 Output is deterministic: every canvas is made with ``invariant=1`` (fixed dates and file id), so the
@@ -480,6 +482,68 @@ def write_tables_pdf(path: str | Path) -> Path:
             c.showPage()
             y = PAGE_HEIGHT - MARGIN + 8
     prose(y - 12, TABLE_PROSE)
+    c.showPage()
+    c.save()
+    return _write(path, buf.getvalue())
+
+
+SENTENCE_TABLE = {  # each sentence wraps over three lines or more: no run of table-like lines
+    "caption": "Table 4: Translations of long source sentences by the two models, with the reference.",
+    "rows": [
+        [
+            "Source",
+            "An admitting privilege is the right of a doctor to admit a patient to a hospital or a medical "
+            "centre to carry out a diagnosis or a procedure, based on his status as a health care worker at "
+            "a hospital, as the rules of the hospital and of the state in which it stands allow.",
+        ],
+        [
+            "Reference",
+            "The privilege of admission is the right of a physician, by virtue of his status as a member of "
+            "the nursing staff of a hospital, to admit a patient to a hospital or to a medical centre in "
+            "order to deliver a diagnosis or a treatment to that patient there.",
+        ],
+        [
+            "RNNsearch",
+            "A privilege of admission is the right of a doctor to recognise a patient at the hospital or a "
+            "medical centre of a diagnosis, or to make a diagnosis according to his state of health, as the "
+            "rules of the hospital and of the state in which it stands allow.",
+        ],
+    ],
+}
+
+
+def write_sentence_table_pdf(path: str | Path) -> Path:
+    """One page: prose, the sentence table (a rule between rows, each a thin image; a vertical rule after
+    the labels), its caption under it, prose."""
+    buf = io.BytesIO()
+    c = _new_canvas(buf)
+    width = PAGE_WIDTH - 2 * MARGIN
+    from PIL import Image
+
+    rule = Image.new("L", (1, 1))  # a black pixel, stretched into each rule
+
+    def prose(y: float, text: str) -> float:
+        c.setFont(BODY_FONT, 10)
+        for line in simpleSplit(text, BODY_FONT, 10, width):
+            y -= 12.5
+            c.drawString(MARGIN, y, line)
+        return y - 8
+
+    y = prose(PAGE_HEIGHT - MARGIN, TABLE_PROSE * 2) - 10
+    c.setFont(BODY_FONT, 9)
+    top = y
+    c.drawInlineImage(rule, MARGIN, y, width=width, height=0.4)
+    for label, sentence in SENTENCE_TABLE["rows"]:
+        c.drawString(MARGIN + 4, y - 10, label)
+        for line in simpleSplit(sentence, BODY_FONT, 9, width - 80):
+            y -= 11
+            c.drawString(MARGIN + 70, y + 1, line)
+        y -= 4
+        c.drawInlineImage(rule, MARGIN, y, width=width, height=0.4)
+    c.drawInlineImage(rule, MARGIN + 64, y, width=0.4, height=top - y)
+    c.setFont(BODY_FONT, 10)
+    c.drawString(MARGIN, y - 20, SENTENCE_TABLE["caption"])
+    prose(y - 30, TABLE_PROSE)
     c.showPage()
     c.save()
     return _write(path, buf.getvalue())

@@ -1,5 +1,6 @@
-"""Tables of a PDF (thoth/writes/parsers/pdf/tables.py) as partitions and chunks of Markdown tables, on a
-generated PDF: a ruled table with a spanning header, an unruled one, and a long one over a page break."""
+"""Tables of a PDF (thoth/writes/parsers/pdf/tables.py) as partitions and chunks of Markdown tables, on
+generated PDFs: a ruled table with a spanning header, an unruled one, a long one over a page break, and
+one whose cells are sentences (its rules drawn as images)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from examples.pdfgen import LONG_TABLE, RULED_TABLE, UNRULED_TABLE, write_tables_pdf
+from examples.pdfgen import (
+    LONG_TABLE,
+    RULED_TABLE,
+    SENTENCE_TABLE,
+    UNRULED_TABLE,
+    write_sentence_table_pdf,
+    write_tables_pdf,
+)
 from tests.conftest import make_settings
 from thoth.embed import get_tokenizer
 from thoth.embedders import get_embedder
@@ -74,6 +82,17 @@ def test_a_table_over_a_page_break_is_one_table_without_the_repeated_header(pars
     caption, rows = _grid(_tables(parsed)[2][2])
     assert caption == LONG_TABLE["caption"]
     assert rows == [*LONG_TABLE["header"], *LONG_TABLE["rows"]]
+
+
+def test_a_table_of_sentences_is_a_table_a_row_between_two_rules(tmp_path: Path) -> None:
+    doc = parse("sentences.pdf", write_sentence_table_pdf(tmp_path / "sentences.pdf").read_bytes())
+    [(_, _, table)] = _tables(doc)
+    caption, rows = _grid(table)
+    assert caption == SENTENCE_TABLE["caption"]  # set under the table, read first
+    assert rows == [["", ""], *SENTENCE_TABLE["rows"]]  # no header row; each row's wrapped lines joined
+    running = " ".join(b.text for s in doc.sections for b in s.blocks if b.kind != "table")
+    assert "admitting privilege" not in running and "Table 4:" not in running
+    assert running.count("held out test set") == 3  # the prose around it stays text
 
 
 def test_a_long_table_repeats_caption_and_header_in_every_chunk(parsed: ParsedDocument) -> None:

@@ -22,14 +22,18 @@ from __future__ import annotations
 
 import ctypes
 import re
+import unicodedata
 from dataclasses import dataclass, field
+from itertools import groupby
 
 import numpy as np
 import pypdfium2.raw as pdfium_c
 
 from thoth.writes.parsers.pdf.chars import PageChars
+from thoth.writes.parsers.pdf.figures import FIGURE_CAPTION
 from thoth.writes.parsers.pdf.floats import caption_lines
 from thoth.writes.parsers.pdf.layout import Line
+from thoth.writes.parsers.pdf.text import COMBINING, HYPHEN
 
 Box = tuple[float, float, float, float]  # left, bottom, right, top
 # "Table 4." / "Table 4:" / "TABLE IV" alone on its line; "Table 4 shows ..." is running text
@@ -38,7 +42,10 @@ _THIN = 2.5  # points: a rule's thickness at most
 _RULE_MIN = 10.0  # points: a rule's length at least
 _SEGMENTS_MAX = 400  # a path with more segments is a drawing (a plot), not a grid
 _CAPTION_REACH = 3.0  # line heights between a table and its caption
+_CELL_PAD = 8.0  # points: at most between a cell's text and the vertical rule beside it
 _STACK_GAP = 500.0  # points: the most between two rules of one table (prose between them splits them)
+_ACCENT_CODES = np.array([ord(a) for a in COMBINING])
+_DECIMAL = re.compile(r"^\d+\.\d+$")
 _NUMBER = re.compile(r"^[-−–+±]?[(\[]?\d[\d,.]*(?:\s*[±×·]\s*\d[\d.]*)?[)\]]?[%∗*†‡§¶⋆a-z]{0,2}$")
 
 
@@ -76,12 +83,13 @@ def rulings(page) -> tuple[list[Box], list[Box]]:
     left, bottom, right, top = (ctypes.c_float() for _ in range(4))
     for i in range(pdfium_c.FPDFPage_CountObjects(raw)):
         obj = pdfium_c.FPDFPage_GetObject(raw, i)
-        if pdfium_c.FPDFPageObj_GetType(obj) != pdfium_c.FPDF_PAGEOBJ_PATH:
+        kind = pdfium_c.FPDFPageObj_GetType(obj)
+        if kind not in (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE):  # some papers draw rules as images
             continue
         if not pdfium_c.FPDFPageObj_GetBounds(obj, left, bottom, right, top):
             continue
         box = (left.value, bottom.value, right.value, top.value)
-        if _classify(box, horizontal, vertical):
+        if _classify(box, horizontal, vertical) or kind != pdfium_c.FPDF_PAGEOBJ_PATH:
             continue
         count = pdfium_c.FPDFPath_CountSegments(obj)
         if 2 <= count <= _SEGMENTS_MAX:
@@ -210,28 +218,60 @@ def _centres(chars: PageChars) -> tuple[np.ndarray, np.ndarray]:
 
 def _words(chars: PageChars, box: Box) -> list[_Word]:
     """The words whose letters lie in `box`: characters next to each other in PDFium's order, on one
-    baseline, with no space and no gap between."""
+    baseline, with no space and no gap between (but an accent TeX drew as a glyph of its own, put on its
+    letter)."""
     boxes = chars.ink_boxes  # left, top, right, bottom
     cx, cy = _centres(chars)
     inside = np.flatnonzero((cx >= box[0]) & (cx <= box[2]) & (cy >= box[1]) & (cy <= box[3]))
+    accented = _accented(chars, inside, cx, cy)
     words: list[_Word] = []
     prev_index = -2
+    bridged = False  # an accent between this character and the one before
     for k in inside.tolist():
         index = int(chars.ink[k])
         left, top, right, bottom = boxes[k].tolist()
         size = float(chars.ink_sizes[k]) or (top - bottom)
-        ch = chars.chs[index]
-        if words and index == prev_index + 1:
+        ch = accented.get(k, chars.chs[index]) if accented else chars.chs[index]
+        if not ch:
+            bridged = True
+            continue
+        if words and (index == prev_index + 1 or bridged and left - words[-1].x1 < 0.15 * size):
             w = words[-1]
+            bridged = False
             same_line = bottom < w.y1 and top > w.y0
-            if same_line and -0.3 * size < left - w.x1 < 0.25 * max(size, w.size):
+            ligature = right <= w.x1 + 0.5  # a ligature's second letter, in the first's box ("ﬁ": "f", "i")
+            if same_line and (-0.3 * size < left - w.x1 or ligature) and left - w.x1 < 0.25 * max(size, w.size):
                 w.text += ch
                 w.x1, w.y0, w.y1 = max(w.x1, right), min(w.y0, bottom), max(w.y1, top)
                 prev_index = index
                 continue
         words.append(_Word(ch, left, bottom, right, top, size))
         prev_index = index
+        bridged = False
     return [w for w in words if w.text.strip()]
+
+
+def _accented(chars: PageChars, inside: np.ndarray, cx: np.ndarray, cy: np.ndarray) -> dict[int, str]:
+    """Each accent TeX drew as a glyph of its own ('') and the letter under it, accented, by ink position
+    (as the line reader does it: layout.py's `_attach_accents`)."""
+    accents = np.isin(chars.codes[chars.ink[inside]], _ACCENT_CODES)
+    out: dict[int, str] = {}
+    if not accents.any():
+        return out
+    letters = inside[chars.ink_alpha[inside] & ~accents]
+    boxes = chars.ink_boxes[letters]
+    for k in inside[accents].tolist():
+        accent = chars.chs[int(chars.ink[k])]
+        size = float(chars.ink_sizes[k]) or 10.0
+        left, _, right, _ = chars.ink_boxes[k].tolist()
+        mid = (left + right) / 2
+        under = letters[(boxes[:, 0] <= mid) & (mid <= boxes[:, 2]) & (np.abs(cy[letters] - cy[k]) < size)]
+        under = [j for j in under.tolist() if j not in out]
+        if under:
+            letter = min(under, key=lambda j: abs(cx[j] - mid))
+            out[letter] = unicodedata.normalize("NFC", chars.chs[int(chars.ink[letter])] + COMBINING[accent])
+            out[k] = ""
+    return out
 
 
 def _rows(words: list[_Word]) -> list[list[_Word]]:
@@ -298,9 +338,9 @@ def _column(x: float, cuts: list[float]) -> int:
 
 def _is_numeric_row(row: list[_Word]) -> bool:
     """A row of values: it ends in a number, or half its words after the first are numbers ("VOC 07 test"
-    is a header's)."""
+    is a header's), or one is a decimal ("= 1.1 × 10−14": a header's "@.5" or "07+12" is none)."""
     rest = [is_number(w.text) for w in row[1:]]
-    return bool(rest) and (rest[-1] or sum(rest) >= len(rest) / 2)
+    return bool(rest) and (rest[-1] or sum(rest) >= len(rest) / 2 or any(_DECIMAL.match(w.text) for w in row[1:]))
 
 
 def _header_count(rows: list[list[_Word]], inner_rules: list[float]) -> int:
@@ -357,8 +397,18 @@ def _grid(rows: list[list[_Word]], cuts: list[float], headers: int, partial: lis
         else:
             for w in row:
                 cells[_column((w.x0 + w.x1) / 2, cuts)].append(w.text)
-        grid.append([" ".join(c) for c in cells])
+        grid.append([" ".join(c).replace(HYPHEN + " ", HYPHEN) for c in cells])  # a word cut at a cell's line end
     return grid
+
+
+def _bands(rows: list[list[_Word]], rules: list[float]) -> list[list[_Word]]:
+    """Lines between the same two rules as one row (its cells' text wraps), top to bottom; a hyphen at a
+    line's end is a line-break hyphen (the cleaner joins the word, or keeps a compound's hyphen)."""
+    for row in rows:
+        last = row[-1]
+        if last.text[-2:-1].isalpha() and last.text.endswith("-"):
+            last.text = last.text[:-1] + HYPHEN
+    return [sum(band, []) for _, band in groupby(rows, key=lambda row: sum(y > row[0].cy for y in rules))]
 
 
 def _merge_header(header: list[list[str]]) -> list[list[str]]:
@@ -434,7 +484,10 @@ def find_tables(page, chars: PageChars, lines: list[Line], number: int, open_tab
         return []
     horizontal, vertical = rulings(page)
     captions = [_before_rule(c, horizontal) for c in captions]
-    regions = _ruled_regions(horizontal, vertical, [c[0] for c in captions], [x for x in lines if _sentence(x)], lines)
+    prose = [x for x in lines if _sentence(x) and not _in_cell(x, vertical)]
+    figures = [x for x in lines if FIGURE_CAPTION.match(x.plain.strip())]  # a plot's frame above one: no table's
+    regions = _ruled_regions(horizontal, vertical, [*(c[0] for c in captions), *figures], prose, lines)
+    running = {id(x) for x in prose}
     tables: list[Table] = []
     used: set[int] = set()
     side = _caption_side(captions, regions)
@@ -449,7 +502,7 @@ def find_tables(page, chars: PageChars, lines: list[Line], number: int, open_tab
         table = None
         for _, k in sorted(near):  # the nearest ruled region that reads as a table (not a plot's frame)
             box, rules = regions[k]
-            table = _ruled_table(chars, lines, box, rules, caption, number)
+            table = _ruled_table(chars, lines, box, rules, caption, number, running)
             if table is not None:
                 used.add(k)
                 break
@@ -472,7 +525,7 @@ def find_tables(page, chars: PageChars, lines: list[Line], number: int, open_tab
             k, (box, rules) = max(tops, key=lambda kr: kr[1][0][3])
             above = [x for x in upright if x.y0 > box[3] + 2]
             if not above:  # nothing on the page before it: the table of the page before goes on
-                table = _ruled_table(chars, lines, box, rules, [], number)
+                table = _ruled_table(chars, lines, box, rules, [], number, running)
                 if table is not None:
                     tables.append(table)
     body_bottom = min((x.y0 for x in lines if not x.furniture and not x.rotated), default=0.0)
@@ -488,6 +541,12 @@ def _sentence(line: Line) -> bool:
     if len(words) < 10 or sum(w.strip(".,;:()").isalpha() for w in words) < 0.7 * len(words):
         return False
     return line.names.count(", ") <= line.text.count(", ")
+
+
+def _in_cell(line: Line, vertical: list[Box]) -> bool:
+    """A line beside a vertical rule, or across one: a table's cell (its text may be a sentence)."""
+    cy = (line.y0 + line.y1) / 2
+    return any(v[1] <= cy <= v[3] and line.x0 - _CELL_PAD <= v[0] <= line.x1 + _CELL_PAD for v in vertical)
 
 
 def _spread(caption: list[Line]) -> Box:
@@ -531,8 +590,10 @@ def _before_rule(caption: list[Line], horizontal: list[Box]) -> list[Line]:
 
 
 def _ruled_table(
-    chars: PageChars, lines: list[Line], box: Box, rules: list[Box], caption: list[Line], number: int
+    chars: PageChars, lines: list[Line], box: Box, rules: list[Box], caption: list[Line], number: int, prose: set[int]
 ) -> Table | None:
+    """The table in a ruled region, grown by the rows set just over or under its rules (`prose`: the ids of
+    the page's lines of running text, never a row)."""
     taken = {id(x) for x in caption}
     # a table ruled only under its header, or over its last row: the line just over or under the rules
     free = [
@@ -541,7 +602,7 @@ def _ruled_table(
         if id(x) not in taken
         and not x.role
         and not TABLE_CAPTION.match(x.plain.strip())
-        and not _sentence(x)
+        and id(x) not in prose
         and _overlap(box[0], box[2], x.x0, x.x1) > 0
     ]
     grown = True
@@ -578,9 +639,10 @@ def _table(
     ]
     partial = [r for r in horizontal if r[2] - r[0] < 0.6 * width]
     sides = [(r[0] + r[2]) / 2 for r in rules if r[2] - r[0] <= _THIN and r[3] - r[1] > _THIN]
-    headers = _header_count(rows, inner)
+    banded = len(inner) >= 2 and any(map(_sentence, body))  # cells of running text, a rule between rows
+    headers = 0 if banded else _header_count(rows, inner)
     cuts = _separators(rows[headers:] or rows, box, sides)
-    grid = _grid(rows, cuts, headers, partial)
+    grid = _grid(_bands(rows, inner) if banded else rows, cuts, headers, partial)
     kept = [j for j in range(len(cuts) + 1) if any(r[j] for r in grid[headers:] or grid)]  # no empty column
     grid = [[r[j] for j in kept] for r in grid]
     if len(grid) < 2 or len(kept) < 2 or sum(sum(map(bool, r)) >= 2 for r in grid) < len(grid) / 2:

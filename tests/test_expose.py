@@ -59,8 +59,8 @@ def _refused(exc: ToolError) -> CallToolResult:
 def _server() -> ThothMCP:
     mcp = ThothMCP(name="test")
     app = {"prefix": "p-"}
-    expose(mcp, app, echo, bind={"tag": lambda: "bound"})
-    expose(mcp, app, slow_echo, writer=True, on_error=_refused)
+    expose(mcp, app, echo, title="Echo", bind={"tag": lambda: "bound"})
+    expose(mcp, app, slow_echo, title="Echo slowly", writer=True, on_error=_refused)
     return mcp
 
 

@@ -48,7 +48,7 @@ def alpha(n: int = 1) -> int:
 
 
 def _register(mcp: MCPServer) -> None:
-    mcp.tool()(search_handbook)
+    mcp.tool(title="Search the handbook")(search_handbook)
     mcp.tool(title="Zeta's own title", meta=dict(WRITER_META))(zeta)
     mcp.tool()(alpha)
 
@@ -58,7 +58,7 @@ def _listed(mcp: MCPServer) -> list[dict]:
 
 
 def _lazy() -> tuple[ThothMCP, LazyToolManager]:
-    mcp = ThothMCP(name="test", titles={"search_handbook": "Search the handbook"})
+    mcp = ThothMCP(name="test")
     _register(mcp)
     assert isinstance(sdk.tool_manager(mcp), LazyToolManager)
     return mcp, sdk.tool_manager(mcp)
@@ -67,8 +67,6 @@ def _lazy() -> tuple[ThothMCP, LazyToolManager]:
 def test_lists_what_the_sdk_lists_in_registration_order() -> None:
     eager = MCPServer(name="test")
     _register(eager)
-    for tool in sdk.tool_manager(eager).list_tools():  # ThothMCP titles tools from the titles it is given
-        tool.title = tool.title or ("Search the handbook" if tool.name == "search_handbook" else None)
     mcp, tools = _lazy()
     anyio.run(mcp.call_tool, "alpha", {"n": 3})  # built first, still listed last
     assert _listed(mcp) == _listed(eager)
@@ -85,12 +83,9 @@ def test_a_call_builds_only_the_tool_it_calls() -> None:
         anyio.run(mcp.call_tool, "search_handbook", {"query": "leave", "limit": 9})
 
 
-def test_titles_and_roles_are_known_without_building() -> None:
+def test_names_and_roles_are_known_without_building() -> None:
     mcp, tools = _lazy()
     assert tools.names() == ["search_handbook", "zeta", "alpha"]
-    assert tools.title_of("search_handbook") == "Search the handbook"  # from the titles ThothMCP was given
-    assert tools.title_of("zeta") == "Zeta's own title"  # a title given at registration wins
-    assert tools.title_of("alpha") is None
     assert tools.meta_of("zeta") == WRITER_META and tools.meta_of("alpha") is None
     assert not tools._tools
 
@@ -138,7 +133,7 @@ def _prompts_and_templates(mcp: MCPServer) -> tuple[list[dict], list[dict]]:
 def test_prompts_and_templates_are_listed_as_the_sdk_lists_them_and_built_on_first_use() -> None:
     eager = MCPServer(name="test")
     _register_prompts_and_templates(eager)
-    mcp = ThothMCP(name="test", titles={"search_handbook": "Search the handbook"})
+    mcp = ThothMCP(name="test")
     _register_prompts_and_templates(mcp)
     prompts, templates = sdk.prompt_manager(mcp), sdk.resource_manager(mcp)
     assert isinstance(prompts, LazyPromptManager) and isinstance(templates, LazyResourceManager)
@@ -150,7 +145,7 @@ def test_prompts_and_templates_are_listed_as_the_sdk_lists_them_and_built_on_fir
 
 
 def test_a_prompt_or_a_resource_is_served_without_listing_first() -> None:
-    mcp = ThothMCP(name="test", titles={"search_handbook": "Search the handbook"})
+    mcp = ThothMCP(name="test")
     _register_prompts_and_templates(mcp)
     got = anyio.run(mcp.get_prompt, "handbook_question", {"question": "leave?"})
     assert got.messages[0].content.text == "all: leave?"
@@ -159,7 +154,7 @@ def test_a_prompt_or_a_resource_is_served_without_listing_first() -> None:
 
 
 def test_prompt_and_template_duplicates_resolve_as_in_the_sdk() -> None:
-    mcp = ThothMCP(name="test", titles={"search_handbook": "Search the handbook"})
+    mcp = ThothMCP(name="test")
     _register_prompts_and_templates(mcp)
     mcp.prompt(name="quiz_me")(lambda topic: "second")  # the first registration of a prompt name stays
     mcp.resource("chunk://{chunk_id}", name="chunk2")(lambda chunk_id: "second")  # the last of a template wins

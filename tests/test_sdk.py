@@ -43,12 +43,12 @@ def test_a_request_handler_is_installed_where_the_public_constructor_puts_it() -
 
 
 def test_the_managers_installed_are_the_ones_the_public_listings_read() -> None:
-    mcp = ThothMCP(name="adapter", titles={"echo": "Echo"})
+    mcp = ThothMCP(name="adapter")
     assert isinstance(sdk.tool_manager(mcp), LazyToolManager)
     assert isinstance(sdk.prompt_manager(mcp), LazyPromptManager)
     assert isinstance(sdk.resource_manager(mcp), LazyResourceManager)
 
-    @mcp.tool()
+    @mcp.tool(title="Echo")
     def echo(text: str) -> str:
         """Say it back."""
         return text

@@ -17,38 +17,19 @@ from mcp.server.mcpserver.tools.tool_manager import ToolManager, logger
 
 
 class LazyToolManager(ToolManager):
-    """The SDK's ToolManager, building each Tool on first use.
-
-    `default_title(name)` gives a tool registered without a title its title (each Toolset's `titles`,
-    gathered by thoth.mcp.tools.build_mcp), so the titles are set without building every tool. A tool
-    whose function cannot become a tool (a bad signature) fails when it is first used instead of at
-    registration; the golden test builds them all.
+    """The SDK's ToolManager, building each Tool on first use. A tool whose function cannot become a tool
+    (a bad signature) fails when it is first used instead of at registration; the golden test builds them all.
     """
 
-    def __init__(
-        self,
-        warn_on_duplicate_tools: bool = True,
-        *,
-        tools: list[Tool] | None = None,
-        default_title: Callable[[str], str | None] = lambda _: None,
-    ):
+    def __init__(self, warn_on_duplicate_tools: bool = True, *, tools: list[Tool] | None = None):
         super().__init__(warn_on_duplicate_tools, tools=tools)
-        self._default_title = default_title
         self._pending: dict[str, dict[str, Any]] = {}  # name -> Tool.from_function's arguments
         self._order: dict[str, None] = dict.fromkeys(self._tools)  # every registered name, in registration order
         self._lock = threading.Lock()  # two threads asking for one tool build it once
 
-    def add_tool(  # type: ignore[override]  # returns nothing: building the Tool is what is deferred
-        self,
-        fn: Callable[..., Any],
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: Any = None,
-        icons: list[Any] | None = None,
-        meta: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
-    ) -> None:
+    def add_tool(self, fn: Callable[..., Any], name: str | None = None, **spec: Any) -> None:  # type: ignore[override]
+        """Registers what Tool.from_function will take (MCPServer.tool passes the rest by keyword); returns
+        nothing: building the Tool is what is deferred."""
         key = name or fn.__name__  # the name Tool.from_function gives it
         with self._lock:
             if key in self._order:  # as the SDK does: the first registration stays
@@ -56,16 +37,7 @@ class LazyToolManager(ToolManager):
                     logger.warning(f"Tool already exists: {key}")
                 return
             self._order[key] = None
-            self._pending[key] = dict(
-                fn=fn,
-                name=name,
-                title=title or self._default_title(key),
-                description=description,
-                annotations=annotations,
-                icons=icons,
-                meta=meta,
-                structured_output=structured_output,
-            )
+            self._pending[key] = dict(fn=fn, name=name, **spec)
 
     def _build(self, name: str) -> Tool | None:
         with self._lock:
@@ -94,19 +66,10 @@ class LazyToolManager(ToolManager):
         """Every registered tool's name, in registration order, without building any."""
         return list(self._order)
 
-    def _registered(self, name: str, field: str) -> Any:
-        """A tool's `field` as registered, or as built: never builds it."""
-        spec = self._pending.get(name)
-        if spec is not None:
-            return spec[field]
-        return getattr(self._tools.get(name), field, None)
-
-    def title_of(self, name: str) -> str | None:
-        return self._registered(name, "title")
-
     def meta_of(self, name: str) -> dict[str, Any] | None:
-        """A tool's `_meta` as registered (the writer role's mark), without building it."""
-        return self._registered(name, "meta")
+        """A tool's `_meta` as registered (the writer role's mark), or as built: never builds it."""
+        spec = self._pending.get(name)
+        return spec.get("meta") if spec is not None else getattr(self._tools.get(name), "meta", None)
 
 
 class LazyPromptManager(PromptManager):

@@ -31,8 +31,6 @@ from thoth.mcp.resources import citation_links
 from thoth.mcp.roles import WRITER_META, RoleMiddleware, current_caller, visible, writer_meta
 from thoth.mcp.toolsets import served
 
-log = logging.getLogger("thoth.tools")
-
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 INSTRUCTIONS = (
@@ -69,6 +67,7 @@ def expose(
     app: Thoth,
     body: Callable[..., Any],
     *,
+    title: str,
     surface: Surface = "tool",
     annotations: ToolAnnotations = READ_ONLY,
     writer: bool = False,
@@ -77,7 +76,7 @@ def expose(
     result: Callable[[Any], CallToolResult] = _answer,
     on_error: Callable[[ToolError], CallToolResult] | None = None,
 ) -> None:
-    """Declare `body(app, ...) -> Model` as the MCP tool of its name: its parameters after `app` are the
+    """Declare `body(app, ...) -> Model` as the MCP tool of its name, titled `title`: its parameters after `app` are the
     arguments clients see (their `Annotated[..., Field(...)]` is the schema), its docstring the description,
     its model the output schema. The call runs through `call` (one error mapping for `surface`) and answers
     `result(model)` (the model and its render()), or `on_error(exc)` for a tool error when given.
@@ -134,7 +133,7 @@ def expose(
     tool.__annotations__ = {p.name: p.annotation for p in [*params, context]} | {"return": returns}
     meta = dict(WRITER_META) if writer else None
     doc = inspect.cleandoc(body.__doc__ or "") if description is None else description
-    mcp.tool(annotations=annotations, description=doc, meta=meta)(tool)
+    mcp.tool(title=title, annotations=annotations, description=doc, meta=meta)(tool)
 
 
 @contextmanager
@@ -171,7 +170,7 @@ class ThothMCP(MCPServer):
     without their values, and a crash is a `server_fault` with a correlation id that the log line has.
     """
 
-    def __init__(self, *args: Any, titles: Mapping[str, str] | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         # The SDK's __init__ calls configure_logging(), which imports rich (a cost at every start) for a
         # handler that logging.basicConfig() then drops whenever the root logger has one (setup_logging's):
         # skip the call in exactly that case, so nothing else changes.
@@ -187,33 +186,23 @@ class ThothMCP(MCPServer):
                 super().__init__(*args, **kwargs)
             finally:
                 server.configure_logging = configure
-        # Tools built on first use (thoth.mcp.lazy_tools), titled from `titles` (the toolsets') as registered;
-        # prompts and resource templates too (none is registered before this: the SDK adds none of its own).
+        # Tools built on first use (thoth.mcp.lazy_tools); prompts and resource templates too (none is
+        # registered before this: the SDK adds none of its own).
         settings = self.settings
         sdk.install_managers(
             self,
-            tools=LazyToolManager(
-                settings.warn_on_duplicate_tools,
-                tools=sdk.tool_manager(self).list_tools(),
-                default_title=(titles or {}).get,
-            ),
+            tools=LazyToolManager(settings.warn_on_duplicate_tools, tools=sdk.tool_manager(self).list_tools()),
             prompts=LazyPromptManager(settings.warn_on_duplicate_prompts),
             resources=LazyResourceManager(
                 settings.warn_on_duplicate_resources, resources=sdk.resource_manager(self).list_resources()
             ),
         )
 
-    def prompt(  # type: ignore[override]
-        self,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        icons: list[Any] | None = None,
-    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        """The SDK's `@prompt()`, with the Prompt built on first use (thoth.mcp.lazy_tools)."""
+    def prompt(self, **spec: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # type: ignore[override]
+        """The SDK's `@prompt()` (arguments by keyword), the Prompt built on first use (thoth.mcp.lazy_tools)."""
 
         def decorator(fn: Callable[..., Any]) -> Callable[..., Any]:
-            sdk.prompt_manager(self).add_function(fn, name=name, title=title, description=description, icons=icons)
+            sdk.prompt_manager(self).add_function(fn, **spec)
             return fn
 
         return decorator
@@ -247,7 +236,7 @@ def server_version() -> str:
 
 def build_mcp(app: Thoth) -> MCPServer:
     """The MCP server with every served toolset's declaration (thoth.mcp.toolsets) applied: its tools,
-    titles, prompts, completions and instructions; plus `list_tools` and the hooks that apply to all."""
+    prompts, completions and instructions; plus `list_tools` and the hooks that apply to all."""
     from thoth.mcp.client_log import register_client_log
     from thoth.mcp.completions import register_completions
     from thoth.mcp.prompts import register_prompts
@@ -255,8 +244,7 @@ def build_mcp(app: Thoth) -> MCPServer:
 
     toolsets = served(app.settings.toolsets)
     instructions = INSTRUCTIONS + "".join(t.instructions for t in toolsets)
-    titles = {name: title for t in toolsets for name, title in t.titles.items()} | {"list_tools": "List tools"}
-    mcp = ThothMCP(name="thoth", title="Thoth", instructions=instructions, version=server_version(), titles=titles)
+    mcp = ThothMCP(name="thoth", title="Thoth", instructions=instructions, version=server_version())
     for toolset in toolsets:
         toolset.register(mcp, app)
     _register_list_tools(mcp)
@@ -264,10 +252,7 @@ def build_mcp(app: Thoth) -> MCPServer:
     register_resources(mcp, app)
     register_completions(mcp, app, {key: values for t in toolsets for key, values in t.completions.items()})
     register_client_log(mcp)
-    tools = sdk.tool_manager(mcp)  # a LazyToolManager: asking for titles and roles builds no tool
-    if missing := [name for name in tools.names() if not tools.title_of(name)]:
-        log.warning("tools without a title in their toolset's declaration: %s", ", ".join(missing))
-
+    tools = sdk.tool_manager(mcp)  # a LazyToolManager: asking for roles builds no tool
     mcp.middleware.append(RoleMiddleware({name for name in tools.names() if writer_meta(tools.meta_of(name))}))
     return mcp
 
@@ -289,4 +274,4 @@ def _register_list_tools(mcp: MCPServer) -> None:
         return respond(ToolList(tools=infos), text)
 
     description = "List the tools this server offers, with what each one does."
-    mcp.tool(annotations=READ_ONLY, description=description)(list_tools)
+    mcp.tool(title="List tools", annotations=READ_ONLY, description=description)(list_tools)

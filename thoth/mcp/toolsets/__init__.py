@@ -24,7 +24,6 @@ class Toolset:
 
     name: str  # as THOTH_TOOLSETS names it
     register: Callable[[MCPServer, Thoth], None]  # its tools (and the resources they answer with)
-    titles: Mapping[str, str]  # a human title per tool, shown by clients instead of the name
     prompts: Callable[[MCPServer, Thoth], None] | None = None
     completions: Mapping[tuple[str, str], Values] = field(default_factory=dict)  # (prompt, argument) -> values
     instructions: str = ""  # added to the server's instructions when the surface is served

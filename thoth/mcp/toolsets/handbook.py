@@ -49,9 +49,9 @@ def get_recent_updates(
 
 
 def register(mcp: MCPServer, app: Thoth) -> None:
-    expose(mcp, app, search_handbook)
-    expose(mcp, app, list_topics)
-    expose(mcp, app, get_recent_updates)
+    expose(mcp, app, search_handbook, title="Search the handbook")
+    expose(mcp, app, list_topics, title="List handbook topics")
+    expose(mcp, app, get_recent_updates, title="Recent handbook changes")
 
 
 def prompts(mcp: MCPServer, _app: Thoth) -> None:
@@ -71,10 +71,5 @@ def prompts(mcp: MCPServer, _app: Thoth) -> None:
 TOOLSET = Toolset(
     "handbook",
     register,
-    titles={
-        "search_handbook": "Search the handbook",
-        "list_topics": "List handbook topics",
-        "get_recent_updates": "Recent handbook changes",
-    },
     prompts=prompts,
 )

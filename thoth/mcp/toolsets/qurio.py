@@ -105,8 +105,10 @@ def qurio_read_page(
 
 
 def register(mcp: MCPServer, app: Thoth) -> None:
-    for body in (qurio_search, qurio_list_sources, qurio_list_pages, qurio_read_page):
-        expose(mcp, app, body, surface="jsonrpc")
+    expose(mcp, app, qurio_search, title="Search all documentation", surface="jsonrpc")
+    expose(mcp, app, qurio_list_sources, title="List documentation sources", surface="jsonrpc")
+    expose(mcp, app, qurio_list_pages, title="List pages of a source", surface="jsonrpc")
+    expose(mcp, app, qurio_read_page, title="Read a page", surface="jsonrpc")
 
 
 def prompts(mcp: MCPServer, _app: Thoth) -> None:
@@ -128,12 +130,6 @@ def prompts(mcp: MCPServer, _app: Thoth) -> None:
 TOOLSET = Toolset(
     "qurio",
     register,
-    titles={
-        "qurio_search": "Search all documentation",
-        "qurio_list_sources": "List documentation sources",
-        "qurio_list_pages": "List pages of a source",
-        "qurio_read_page": "Read a page",
-    },
     prompts=prompts,
     completions={("docs_lookup", "source"): source_names},
 )

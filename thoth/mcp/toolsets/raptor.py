@@ -273,14 +273,19 @@ def rag_retrieve_content(data: Hits) -> CallToolResult:
 
 
 def register(mcp: MCPServer, app: Thoth) -> None:
-    expose(mcp, app, list_datasets)
-    expose(mcp, app, create_chat_session, annotations=WRITES, bind={"owner": lambda: current_caller().key})
-    expose(mcp, app, ingest_document, annotations=WRITES, writer=True, bind={"caller": lambda: current_caller().who})
-    for body in (answer_question, retrieve_documents):
-        expose(mcp, app, body)
-    expose(mcp, app, rag_retrieve, result=rag_retrieve_content)
-    for body in (rag_node_get, rag_node_children, rag_node_navigation, rag_path_to_root, rag_summarize):
-        expose(mcp, app, body)
+    expose(mcp, app, list_datasets, title="List datasets")
+    owner = {"owner": lambda: current_caller().key}
+    expose(mcp, app, create_chat_session, title="Create a chat session", annotations=WRITES, bind=owner)
+    caller = {"caller": lambda: current_caller().who}
+    expose(mcp, app, ingest_document, title="Ingest a document", annotations=WRITES, writer=True, bind=caller)
+    expose(mcp, app, answer_question, title="Answer a question with citations")
+    expose(mcp, app, retrieve_documents, title="Retrieve passages and summaries")
+    expose(mcp, app, rag_retrieve, title="Retrieve tree nodes", result=rag_retrieve_content)
+    expose(mcp, app, rag_node_get, title="Get a tree node")
+    expose(mcp, app, rag_node_children, title="List a node's children")
+    expose(mcp, app, rag_node_navigation, title="Move to parents or siblings")
+    expose(mcp, app, rag_path_to_root, title="Path to the tree's root")
+    expose(mcp, app, rag_summarize, title="Summarise tree nodes")
 
     @mcp.resource(
         RAPTOR_TEMPLATE,  # the template completion/complete answers for
@@ -321,19 +326,6 @@ def prompts(mcp: MCPServer, app: Thoth) -> None:
 TOOLSET = Toolset(
     "raptor",
     register,
-    titles={
-        "list_datasets": "List datasets",
-        "create_chat_session": "Create a chat session",
-        "ingest_document": "Ingest a document",
-        "answer_question": "Answer a question with citations",
-        "retrieve_documents": "Retrieve passages and summaries",
-        "rag_retrieve": "Retrieve tree nodes",
-        "rag_node_get": "Get a tree node",
-        "rag_node_children": "List a node's children",
-        "rag_node_navigation": "Move to parents or siblings",
-        "rag_path_to_root": "Path to the tree's root",
-        "rag_summarize": "Summarise tree nodes",
-    },
     prompts=prompts,
     completions={("explain_topic", "dataset"): source_names},
 )

@@ -279,24 +279,22 @@ def _with_picture(info: FigureInfo) -> CallToolResult:
 
 
 def register(mcp: MCPServer, app: Thoth) -> None:
-    for body in (ping, list_collections):
-        expose(mcp, app, body)
+    expose(mcp, app, ping, title="Check the index")
+    expose(mcp, app, list_collections, title="List collections")
     # Its description keeps the indentation of the docstring it was first declared with (raw, not dedented):
     # clients have always seen it so (tests/fixtures/tool_golden.json pins it).
     raw = (set_default_collection.__doc__ or "").replace("\n    ", "\n        ")
-    expose(mcp, app, set_default_collection, annotations=WRITES_SETTING, description=raw)
-    for body in (
-        list_collection_files,
-        search,
-        fetch,
-        resolve_citation,
-        fetch_document_chunks,
-        fetch_chunk_document,
-        fetch_chunk_partition,
-        fetch_chunk_bibtex,
-    ):
-        expose(mcp, app, body, **({"result": _citation} if body is resolve_citation else {}))
-    expose(mcp, app, get_figure, result=_with_picture)
+    title = "Set the default collection"
+    expose(mcp, app, set_default_collection, title=title, annotations=WRITES_SETTING, description=raw)
+    expose(mcp, app, list_collection_files, title="List files of a collection")
+    expose(mcp, app, search, title="Search the research library")
+    expose(mcp, app, fetch, title="Fetch a chunk")
+    expose(mcp, app, resolve_citation, title="Open a citation", result=_citation)
+    expose(mcp, app, fetch_document_chunks, title="Read a document's chunks")
+    expose(mcp, app, fetch_chunk_document, title="Get a chunk's document")
+    expose(mcp, app, fetch_chunk_partition, title="Get a chunk's page or section")
+    expose(mcp, app, fetch_chunk_bibtex, title="Get a BibTeX entry")
+    expose(mcp, app, get_figure, title="Show a figure", result=_with_picture)
 
 
 def prompts(mcp: MCPServer, _app: Thoth) -> None:
@@ -322,20 +320,6 @@ def prompts(mcp: MCPServer, _app: Thoth) -> None:
 TOOLSET = Toolset(
     "research",
     register,
-    titles={
-        "ping": "Check the index",
-        "list_collections": "List collections",
-        "set_default_collection": "Set the default collection",
-        "list_collection_files": "List files of a collection",
-        "search": "Search the research library",
-        "fetch": "Fetch a chunk",
-        "get_figure": "Show a figure",
-        "resolve_citation": "Open a citation",
-        "fetch_document_chunks": "Read a document's chunks",
-        "fetch_chunk_document": "Get a chunk's document",
-        "fetch_chunk_partition": "Get a chunk's page or section",
-        "fetch_chunk_bibtex": "Get a BibTeX entry",
-    },
     prompts=prompts,
     completions={("answer_with_citations", "collection"): source_names},
 )

@@ -150,25 +150,17 @@ def cancel_run(app: Thoth, run_id: RunId) -> Run:
 
 def register(mcp: MCPServer, app: Thoth) -> None:
     who = {"caller": lambda: current_caller().who}
-    expose(mcp, app, add_source, annotations=STARTS, writer=True, bind=who)
-    expose(mcp, app, refresh_source, annotations=STARTS, writer=True, bind=who)
-    expose(mcp, app, remove_source, annotations=REMOVES, writer=True)
-    expose(mcp, app, list_runs, annotations=READ_ONLY, writer=True)
-    expose(mcp, app, get_run, annotations=READ_ONLY, writer=True)
-    expose(mcp, app, cancel_run, annotations=CANCELS, writer=True)
+    expose(mcp, app, add_source, title="Add a source", annotations=STARTS, writer=True, bind=who)
+    expose(mcp, app, refresh_source, title="Refresh a source", annotations=STARTS, writer=True, bind=who)
+    expose(mcp, app, remove_source, title="Remove a source", annotations=REMOVES, writer=True)
+    expose(mcp, app, list_runs, title="List ingest runs", annotations=READ_ONLY, writer=True)
+    expose(mcp, app, get_run, title="Get an ingest run", annotations=READ_ONLY, writer=True)
+    expose(mcp, app, cancel_run, title="Cancel an ingest run", annotations=CANCELS, writer=True)
 
 
 TOOLSET = Toolset(
     "sources",
     register,
-    titles={
-        "add_source": "Add a source",
-        "refresh_source": "Refresh a source",
-        "remove_source": "Remove a source",
-        "list_runs": "List ingest runs",
-        "get_run": "Get an ingest run",
-        "cancel_run": "Cancel an ingest run",
-    },
     instructions=(
         " A writer can add websites, git repositories and bucket prefixes with add_source (optionally scoped "
         "by include/exclude globs), follow the run with get_run, and refresh or remove sources."

@@ -241,11 +241,17 @@ def retrieve_quiz_instructions(
 
 
 def _expose(
-    mcp: MCPServer, app: Thoth, body: Callable[..., BaseModel], failed: str, *next_steps: str, **options: Any
+    mcp: MCPServer,
+    app: Thoth,
+    body: Callable[..., BaseModel],
+    title: str,
+    failed: str,
+    *next_steps: str,
+    **options: Any,
 ) -> None:
     """Expose a workshop tool: a failure comes back in the one error shape, titled `failed`, with `next_steps`."""
     name = body.__name__
-    expose(mcp, app, body, on_error=lambda exc: failure(name, failed, exc, next_steps), **options)
+    expose(mcp, app, body, title=title, on_error=lambda exc: failure(name, failed, exc, next_steps), **options)
 
 
 def _bundle(tool: str) -> Callable[[ContextBundle], CallToolResult]:
@@ -255,24 +261,27 @@ def _bundle(tool: str) -> Callable[[ContextBundle], CallToolResult]:
 
 def register(mcp: MCPServer, app: Thoth) -> None:
     rng = random.Random()  # seeded from the OS: a fresh draw per call, uniform over exercises
-    _expose(mcp, app, list_workshops, "Unable to list workshops", CURSOR_HINT)
-    for body, failed in (
-        (retrieve_learning_context, "Unable to retrieve learning context"),
-        (retrieve_diff_context, "Unable to retrieve diff context"),
-    ):
-        bind = {"rng": lambda: rng} if body is retrieve_learning_context else None
-        _expose(mcp, app, body, failed, LIST_HINT, bind=bind, result=_bundle(body.__name__))
+    _expose(mcp, app, list_workshops, "List workshops", "Unable to list workshops", CURSOR_HINT)
     _expose(
         mcp,
         app,
-        search_topic_context,
-        "Unable to search topic context",
-        "If scoping by stepNumber, also give exerciseNumber and workshop.",
+        retrieve_learning_context,
+        "Get workshop learning context",
+        "Unable to retrieve learning context",
+        LIST_HINT,
+        bind={"rng": lambda: rng},
+        result=_bundle("retrieve_learning_context"),
     )
+    failed = "Unable to retrieve diff context"
+    diffs = "Get problem-to-solution diffs"
+    _expose(mcp, app, retrieve_diff_context, diffs, failed, LIST_HINT, result=_bundle("retrieve_diff_context"))
+    scope_hint = "If scoping by stepNumber, also give exerciseNumber and workshop."
+    _expose(mcp, app, search_topic_context, "Search workshop content", "Unable to search topic context", scope_hint)
     _expose(
         mcp,
         app,
         retrieve_quiz_instructions,
+        "Retrieve Quiz Instructions",  # its clients' title, capitalised
         "Unable to retrieve quiz instructions",
         "Every argument is optional: leave out `topic` or `learnerGoal`, or give non-blank text.",
     )
@@ -304,13 +313,6 @@ def prompts(mcp: MCPServer, _app: Thoth) -> None:
 TOOLSET = Toolset(
     "workshop",
     register,
-    titles={
-        "list_workshops": "List workshops",
-        "retrieve_learning_context": "Get workshop learning context",
-        "retrieve_diff_context": "Get problem-to-solution diffs",
-        "search_topic_context": "Search workshop content",
-        "retrieve_quiz_instructions": "Retrieve Quiz Instructions",  # its clients' title, capitalised
-    },
     prompts=prompts,
     completions={("quiz_me", "workshop"): workshop_names, ("quiz_me", "exerciseNumber"): exercise_numbers},
     instructions=INSTRUCTIONS,

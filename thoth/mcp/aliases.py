@@ -43,6 +43,3 @@ def rewrite(tool: str, arguments: Mapping[str, Any], parameters: Sequence[str]) 
             raise ClientError(f"{own!r} was given twice (also as {name!r}): give it once", argument=own)
         rewritten[own] = value
     return rewritten
-
-
-__all__ = ["COUNT_ALIASES", "QUERY_ALIASES", "alias_map", "rewrite"]

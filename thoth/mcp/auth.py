@@ -66,19 +66,13 @@ def email_identity(identity: Identity, writers: tuple[str, ...]) -> Identity:
     return Identity(identity.kind, identity.email, f"email:{email}", listed(identity.email, writers), identity.groups)
 
 
-def person_of(identity: Identity | None) -> Person | None:
-    """Who the caller is as THOTH_ACCESS_FILE names people; None for a caller with every right (no auth on
-    a laptop, the admin token). A caller without a verified email (a static token, an anonymous caller
-    behind Cloud Run IAM) is a person with no email, whom only `*` names."""
-    if identity is None or identity.kind == "admin":
-        return None
-    return Person(identity.email, identity.groups)
-
-
 def access_of(identity: Identity | None, rules: AccessRules | None) -> Access:
-    """What `identity` may read and write under `rules` (everything without an access file)."""
-    person = person_of(identity)
-    return FULL_ACCESS if rules is None or person is None else rules.access(person)
+    """What `identity` may read and write under `rules`: everything without an access file, and for a caller
+    with every right (no auth on a laptop, the admin token). A caller without a verified email (a static
+    token, an anonymous caller behind Cloud Run IAM) is a person with no email, whom only `*` names."""
+    if rules is None or identity is None or identity.kind == "admin":
+        return FULL_ACCESS
+    return rules.access(Person(identity.email, identity.groups))
 
 
 def identity_of(scope: Mapping[str, Any]) -> Identity | None:

@@ -58,17 +58,13 @@ def _nodes(store: Store, given: Mapping[str, str]) -> list[str]:
     return sorted({node.node_id for node in store.find(TreeNode, {"source_id": source_id}, fields=[])})
 
 
+PAGE_TEMPLATES = (PAGE_TEMPLATE, VERSIONED_PAGE_TEMPLATE)
 TEMPLATE_VARIABLES: dict[tuple[str, str], Values] = {
     (RAPTOR_TEMPLATE, "dataset_id"): source_names,
     (RAPTOR_TEMPLATE, "node_id"): _nodes,
-    (DOCUMENT_TEMPLATE, "collection"): _containers,
-    (DOCUMENT_TEMPLATE, "key"): _keys,
-    (PAGE_TEMPLATE, "collection"): _containers,
-    (PAGE_TEMPLATE, "key"): _keys,
-    (PAGE_TEMPLATE, "page"): _pages,
-    (VERSIONED_PAGE_TEMPLATE, "collection"): _containers,
-    (VERSIONED_PAGE_TEMPLATE, "key"): _keys,
-    (VERSIONED_PAGE_TEMPLATE, "page"): _pages,
+    **{(template, "collection"): _containers for template in (DOCUMENT_TEMPLATE, *PAGE_TEMPLATES)},
+    **{(template, "key"): _keys for template in (DOCUMENT_TEMPLATE, *PAGE_TEMPLATES)},
+    **{(template, "page"): _pages for template in PAGE_TEMPLATES},
     (CHUNK_TEMPLATE, "collection"): source_names,
 }
 

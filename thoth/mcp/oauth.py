@@ -503,6 +503,3 @@ After you sign in, you are sent back to <code>{html.escape(f"{target.scheme}://{
 <button name="action" value="deny">Cancel</button>
 </form>"""
     return HTMLResponse(body, headers={"Cache-Control": "no-store", "X-Frame-Options": "DENY"})
-
-
-__all__ = ["OPEN_PATHS", "SCOPES", "ThothProvider", "TokenRefused"]

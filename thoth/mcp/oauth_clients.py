@@ -31,11 +31,6 @@ KEPT_FIELDS = ("redirect_uris", "token_endpoint_auth_method", "grant_types", "re
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
 
-def is_metadata_document_id(client_id: str) -> bool:
-    parts = urlsplit(client_id)
-    return parts.scheme == "https" and parts.path not in ("", "/")
-
-
 class Clients:
     def __init__(self, keys: Keys, scopes: tuple[str, ...], loopback_allowed: bool):
         self.keys = keys
@@ -138,7 +133,8 @@ class Clients:
             return None
 
     async def get(self, client_id: str) -> OAuthClientInformationFull | None:
-        if is_metadata_document_id(client_id):
+        parts = urlsplit(client_id)
+        if parts.scheme == "https" and parts.path not in ("", "/"):  # a client ID metadata document's URL
             client = await self._document(client_id)
         else:
             client = self._registered(client_id)
@@ -149,6 +145,3 @@ class Clients:
 
 def loopback_url(url: str) -> bool:
     return (urlsplit(url).hostname or "") in LOOPBACK_NAMES
-
-
-__all__ = ["Clients", "is_metadata_document_id", "loopback_url"]

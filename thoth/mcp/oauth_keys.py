@@ -97,6 +97,3 @@ class Keys:
         if decoded.header.get("typ") != "at+jwt" or decoded.header.get("kid") != self.key_id:
             return None
         return dict(decoded.claims)
-
-
-__all__ = ["Keys"]

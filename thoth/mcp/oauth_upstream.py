@@ -170,6 +170,3 @@ class Upstream:
             raise UpstreamError("the sign-in provider sent no email address for this account")
         verified = claims.get("email_verified") is True
         return UpstreamIdentity(str(claims["sub"]), email.lower(), verified, groups_of(claims))
-
-
-__all__ = ["Upstream", "UpstreamError", "UpstreamIdentity"]

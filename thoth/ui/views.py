@@ -54,6 +54,7 @@ def _templates() -> Any:
     env.filters["advice"] = advice
     env.filters["when"] = when
     env.filters["markdown"] = markdown
+    env.filters["page_range"] = documents.pages
     return env
 
 
@@ -212,15 +213,7 @@ class Console:
         page = documents.document_chunks(self.store, rows, CHUNKS_PER_PAGE, (number - 1) * CHUNKS_PER_PAGE)
         listing = DocumentChunks.from_record(page)
         pages = _page_count(listing.total_chunks, CHUNKS_PER_PAGE, number)
-        found = documents.document_outline(self.store, first.source_id, first.doc_id)
-        outline = {
-            "total": found.total,
-            "parts": [
-                {"partition_id": p.partition_id, "kind": p.kind, "heading_path": p.heading_path or "",
-                 "pages": documents.pages(p.page_start, p.page_end)}
-                for p in found.partitions
-            ],
-        }  # fmt: skip
+        outline = documents.document_outline(self.store, first.source_id, first.doc_id)
         doc = listing.document
         return self._render(
             request,

@@ -34,7 +34,7 @@ import numpy as np
 
 from bench.text import TOPICS, passage
 from thoth.config import Settings
-from thoth.embed import BUNDLED_MODEL, EmbedderBase, embed_batch, get_tokenizer, resolve_model
+from thoth.embed import BUNDLED_MODEL, Embedder, embed_batch, get_tokenizer, resolve_model
 from thoth.embedders import get_embedder
 from thoth.embedders.local import SentenceTransformerEmbedder
 from thoth.store import Store, indexes
@@ -66,7 +66,7 @@ def chunk_texts(settings: Settings, folder: Path) -> list[str]:
     return texts
 
 
-class StubEmbedder(EmbedderBase):
+class StubEmbedder(Embedder):
     """A stand-in for the model in the memory runs: unit vectors from a hash of each text."""
 
     model_name = "bench-stub"

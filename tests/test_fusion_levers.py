@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_retrieval_quality import _ingest_pages
-from thoth.embed import EmbedderBase
+from thoth.embed import Embedder
 from thoth.embedders import get_embedder
 from thoth.records import Chunk, Hit
 from thoth.retrieval.search import (
@@ -139,7 +139,7 @@ def _all(hits: list[Hit]) -> list[tuple]:
     return [(h.chunk, h.score, h.similarity, h.bm25) for h in hits]
 
 
-class _Renamed(EmbedderBase):
+class _Renamed(Embedder):
     """The real model under another name: what an index embedded by another model reports."""
 
     def __init__(self, inner, model_name: str):

@@ -15,8 +15,7 @@ from tests.embedding_server import SERVED_MODEL, EmbeddingServer
 from thoth.config import ConfigError, Settings
 from thoth.embed import EmbedderUnavailable, get_tokenizer, model_name
 from thoth.embedders import get_embedder
-from thoth.embedders.openai import OpenAIWire
-from thoth.embedders.remote import RemoteEmbedder
+from thoth.embedders.openai import OpenAIEmbedder
 from thoth.retrieval.search import DEFAULT_RANKING, hybrid_search
 from thoth.store import ModelMismatch, Store
 from thoth.writes.writer import Writer
@@ -30,18 +29,10 @@ def endpoint() -> Iterator[EmbeddingServer]:
         yield server
 
 
-def remote(server: EmbeddingServer, key: str = "sk-test", model: str = SERVED_MODEL, **kw: object) -> RemoteEmbedder:
+def remote(server: EmbeddingServer, key: str = "sk-test", model: str = SERVED_MODEL, **kw: object) -> OpenAIEmbedder:
     """An embedder over `server` whose backoff waits are recorded, not slept."""
     waits: list[float] = []
-    dimensions = int(kw.pop("dimensions", 0))  # type: ignore[call-overload]
-    embedder = RemoteEmbedder(
-        OpenAIWire(server.base_url, model, key, dimensions),
-        f"openai:{model}",
-        max_tokens=254,
-        dimensions=dimensions,
-        sleep=waits.append,
-        **kw,  # type: ignore[arg-type]
-    )
+    embedder = OpenAIEmbedder(server.base_url, model, key, max_tokens=254, sleep=waits.append, **kw)
     embedder.waits = waits  # type: ignore[attr-defined]
     return embedder
 

@@ -1,11 +1,6 @@
-"""The embedder's interface: what every embedder implements (`Embedder`, `EmbedderBase`, the configured
-`Prompts`) and what its users need (the model's identity and word-piece `Tokenizer`, `CachedEmbedder`, batch
-sizes). The embedders themselves, and `get_embedder`, which loads the configured one once per process, are
-in thoth/embedders/ (docs/models.md). The local backends give the same vectors within a tested tolerance:
-`onnx` (the default: onnxruntime, no torch at run time; the model exported once into `{cache_dir}/onnx/`,
-int8 for `local-int8`; `python -m thoth.embedders.onnx_export` does it ahead of time) and `torch`. Both
-record the same model name with the index. `get_tokenizer(settings)` is the model's own tokenizer, which the
-chunker uses to keep every chunk inside what the model reads.
+"""The embedder's interface (`Embedder`, its `Prompts`) and what its users need: the model's identity, its
+word-piece `Tokenizer` (the chunker keeps every chunk inside what the model reads), `CachedEmbedder`, batch
+sizes. The embedders themselves, and `get_embedder`, are in thoth/embedders/ (docs/models.md).
 """
 
 from __future__ import annotations
@@ -18,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
@@ -61,38 +55,25 @@ class Prompts:
 NO_PROMPTS = Prompts()
 
 
-class Embedder(Protocol):
+class Embedder:
+    """What every embedder is. Each side's prompt goes before its texts; with no prompts (the default)
+    both sides are `embed` itself, so the bundled model's vectors never change."""
+
     model_name: str  # canonical name stored with the index
     dim: int
     max_tokens: int  # word pieces the model reads, not counting [CLS]/[SEP]
-    prompts: Prompts
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        """Unit-length float32 vectors, one row per text, as given (no prompt)."""
-        ...
-
-    def embed_queries(self, texts: list[str]) -> np.ndarray:
-        """Vectors of texts searched with: the query prompt first."""
-        ...
-
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
-        """Vectors of texts searched for (chunks, tree summaries): the document prompt first."""
-        ...
-
-
-class EmbedderBase:
-    """The query/document split every embedder shares: each side's prompt put before its texts. With
-    no prompts (the default) both are `embed` itself, so the bundled model's vectors never change."""
-
     prompts: Prompts = NO_PROMPTS
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text, as given (no prompt)."""
         raise NotImplementedError
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Vectors of texts searched with: the query prompt first."""
         return self.embed(prefixed(self.prompts.query, texts))
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
+        """Vectors of texts searched for (chunks, tree summaries): the document prompt first."""
         return self.embed(prefixed(self.prompts.document, texts))
 
 
@@ -170,7 +151,7 @@ def available_cpus() -> int:
     return max(1, n)
 
 
-class CachedEmbedder:
+class CachedEmbedder(Embedder):
     """An embedder that remembers the vectors of its last `size` single texts (assistants repeat queries).
 
     Only one-text calls are cached (a query; batches are ingest's, each text new), apart for `embed`

@@ -9,7 +9,7 @@ from typing import Any
 
 from thoth import embed
 from thoth.config import REMOTE_EMBED_PROVIDERS, Settings
-from thoth.embed import Embedder, configured_prompts, embed_batch, get_tokenizer, model_name, resolve_model
+from thoth.embed import Embedder, configured_prompts, embed_batch, get_tokenizer, resolve_model
 
 _lock = threading.Lock()
 _embedders: dict[tuple[object, ...], Embedder] = {}
@@ -56,10 +56,9 @@ def get_embedder(settings: Settings, threads: int = 0) -> Embedder:
 
 def _remote_embedder(settings: Settings) -> Embedder:
     from thoth.embedders import remote
-    from thoth.embedders.openai import OpenAIWire
 
-    key, prompts = settings.embed_api_key, configured_prompts(settings)
     options: dict[str, Any] = dict(
+        prompts=configured_prompts(settings),
         dimensions=settings.embed_dimensions,
         batch_size=embed_batch(settings),
         concurrency=embed.REMOTE_CONCURRENCY,
@@ -68,16 +67,17 @@ def _remote_embedder(settings: Settings) -> Embedder:
     )
     where = (settings.embed_model, settings.gcp_project, settings.gcp_location)
     # the options too: a test that changes a module constant (fewer retries) gets an embedder that uses it
-    cache_key = (settings.embed_provider, settings.embed_url, key, prompts, *where, *options.values())
+    cache_key = (settings.embed_provider, settings.embed_url, settings.embed_api_key, *where, *options.values())
     with _lock:
         if cache_key not in _embedders:
             options["max_tokens"] = get_tokenizer(settings).max_tokens  # chunks are cut by the bundled tokenizer
             if settings.embed_provider == "vertex":
                 from thoth.embedders.vertex import VertexEmbedder
 
-                _embedders[cache_key] = VertexEmbedder(*where, prompts=prompts, base_url=settings.embed_url, **options)
+                _embedders[cache_key] = VertexEmbedder(*where, base_url=settings.embed_url, **options)
             else:
-                wire = OpenAIWire(settings.embed_url, settings.embed_model, key, settings.embed_dimensions)
-                _embedders[cache_key] = remote.RemoteEmbedder(wire, model_name(settings), **options)
-                _embedders[cache_key].prompts = prompts
+                from thoth.embedders.openai import OpenAIEmbedder
+
+                url, key = settings.embed_url, settings.embed_api_key
+                _embedders[cache_key] = OpenAIEmbedder(url, settings.embed_model, key, **options)
         return _embedders[cache_key]

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from thoth.embed import EmbedderBase, EmbedderUnavailable, ModelRef, available_cpus, max_seq_length
+from thoth.embed import Embedder, EmbedderUnavailable, ModelRef, available_cpus, max_seq_length
 
 
-class SentenceTransformerEmbedder(EmbedderBase):
+class SentenceTransformerEmbedder(Embedder):
     """sentence-transformers on torch (on the device it picks: CUDA when there is one, else CPU)."""
 
     def __init__(self, model: ModelRef, batch_size: int = 64):
@@ -37,7 +37,7 @@ class SentenceTransformerEmbedder(EmbedderBase):
         return np.asarray(vectors, dtype=np.float32)
 
 
-class OnnxEmbedder(EmbedderBase):
+class OnnxEmbedder(Embedder):
     """onnxruntime on CPU with the model's own tokenizer; imports neither torch nor transformers.
 
     Same steps as sentence-transformers for a BERT-style model: word pieces cut at the model's
@@ -51,13 +51,10 @@ class OnnxEmbedder(EmbedderBase):
         onnx_path: str | Path,
         batch_size: int = 64,
         threads: int | None = None,
-        sort_by_length: bool = True,
     ):
-        try:
-            import onnxruntime as ort
-            from tokenizers import Tokenizer as HFTokenizer
-        except ImportError as exc:
-            raise EmbedderUnavailable(f"the onnx backend needs onnxruntime and tokenizers: {exc}") from exc
+        import onnxruntime as ort
+        from tokenizers import Tokenizer as HFTokenizer
+
         if model.path is None or not (model.path / "tokenizer.json").exists():
             raise EmbedderUnavailable(
                 f"no tokenizer.json for model {model.name!r}; the onnx backend needs a local model folder"
@@ -104,7 +101,6 @@ class OnnxEmbedder(EmbedderBase):
         self.dim = int(dim)
         self.max_tokens = max_length - 2
         self.batch_size = max(1, int(batch_size))
-        self.sort_by_length = sort_by_length
         self.onnx_path = onnx_path
 
     def _run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -118,9 +114,7 @@ class OnnxEmbedder(EmbedderBase):
         if not texts:
             return out
         encodings = self._tok.encode_batch([str(t) for t in texts])
-        order = list(range(len(texts)))
-        if self.sort_by_length:
-            order.sort(key=lambda i: len(encodings[i].ids), reverse=True)
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids), reverse=True)
         for start in range(0, len(order), self.batch_size):
             rows = order[start : start + self.batch_size]
             width = max(len(encodings[i].ids) for i in rows)

@@ -1,9 +1,9 @@
 """What every remote embedding provider shares: batches, a concurrency limit, retries, clear errors.
 
-A provider says how a batch becomes a request and an answer becomes vectors (`WireFormat`);
-`RemoteEmbedder` sends at most `concurrency` batches at once, retries a 429, a 5xx, a timeout or a refused
-connection with exponential backoff (honouring Retry-After), turns anything else into an
-`EmbedderUnavailable` naming the setting to fix, and counts what it sent for the ingest summary.
+A provider's subclass sends one batch (`_post`); `RemoteEmbedder` sends at most `concurrency` batches at
+once, retries a 429, a 5xx, a timeout or a refused connection with exponential backoff (honouring
+Retry-After), turns anything else into an `EmbedderUnavailable` naming the setting to fix, and counts what
+it sent for the ingest summary.
 """
 
 from __future__ import annotations
@@ -13,37 +13,17 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Protocol
 
 import httpx
 import numpy as np
 
-from thoth.embed import EmbedderBase, EmbedderUnavailable
+from thoth.embed import NO_PROMPTS, Embedder, EmbedderUnavailable, Prompts, prefixed
 
 RETRIED_STATUSES = {429, 500, 502, 503, 504}
 BACKOFF_SECONDS = 0.5  # the first retry's wait; each next one doubles
 MAX_BACKOFF_SECONDS = 20.0  # a Retry-After longer than this is cut to it
 RETRIES = 4  # of a 429, a 5xx or a timeout, with doubling waits: rides out a rate limit, not an outage
 TIMEOUT_SECONDS = 30.0  # one request of a batch
-
-
-class WireFormat(Protocol):
-    """One provider's request and answer shapes."""
-
-    name: str  # the provider's setting value, e.g. "openai"
-    model: str  # the model as the endpoint names it
-
-    def request(self, texts: list[str]) -> tuple[str, dict[str, Any]]:
-        """(url, JSON body) embedding `texts`."""
-        ...
-
-    def vectors(self, body: Any) -> list[list[float]]:
-        """The vectors in a successful answer, one per text, in the texts' order."""
-        ...
-
-    def headers(self) -> dict[str, str]:
-        """Authentication headers, asked per request (a token may expire)."""
-        ...
 
 
 class Refused(Exception):
@@ -71,44 +51,51 @@ class Sent:
         )
 
 
-class RemoteEmbedder(EmbedderBase):
-    """An `Embedder` over HTTP: `wire` shapes the requests, this class sends them."""
+class RemoteEmbedder(Embedder):
+    """An `Embedder` over a provider's endpoint: a subclass sends one batch (`_post`), this class does the rest."""
 
+    provider = ""  # THOTH_EMBED_PROVIDER's value, named in errors and the ingest summary
     # Failures of the request itself, retried like a 429 (a subclass's SDK adds its own).
     transient: tuple[type[BaseException], ...] = (httpx.TimeoutException, httpx.TransportError)
     key_hint = "check THOTH_EMBED_API_KEY or THOTH_EMBED_API_KEY_FILE"  # what a 401/403 asks to fix
 
     def __init__(
         self,
-        wire: WireFormat,
-        model_name: str,
+        model: str,
+        where: str,
         *,
         max_tokens: int,
+        prompts: Prompts = NO_PROMPTS,
         dimensions: int = 0,
         batch_size: int = 64,
         concurrency: int = 4,
         retries: int = 4,
-        timeout: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
     ):
-        self.wire = wire
-        self.model_name = model_name
+        self.model = model  # as the endpoint names it
+        self.model_name = f"{self.provider}:{model}"
+        self.where = where  # named in errors
         self.max_tokens = max_tokens
+        self.prompts = prompts
         self.batch_size = max(1, batch_size)
         self.concurrency = max(1, concurrency)
         self.retries = max(0, retries)
         self.sleep = sleep
         self.sent = Sent()
         self._count = threading.Lock()
-        self._client = httpx.Client(timeout=timeout, limits=httpx.Limits(max_connections=self.concurrency))
-        self._wanted = dimensions
-        self.where = getattr(wire, "url", wire.name)  # named in errors
+        self.dimensions = dimensions
         # One request at load: a wrong URL, key, model or dimension is said when the server or the ingest
         # job starts, not at its first query; the dimension, part of the index's identity, is checked after.
         self.dim = len(self._batch(["dimension probe"])[0])
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return self._embed(texts, "")
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self._embed(prefixed(self.prompts.query, texts), self.prompts.query_task)
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return self._embed(prefixed(self.prompts.document, texts), self.prompts.document_task)
 
     def _embed(self, texts: list[str], task: str) -> np.ndarray:
         """`task`: what the texts are for, for a provider that is told (Vertex AI's task types)."""
@@ -129,14 +116,8 @@ class RemoteEmbedder(EmbedderBase):
         return vectors
 
     def _post(self, texts: list[str], task: str) -> list[list[float]]:
-        """One HTTP request through `wire`; a refusal raises `Refused`. A provider with its own client
-        (an SDK) overrides this and `transient`, and keeps the retries, counting and checks below."""
-        url, body = self.wire.request(texts)
-        response = self._client.post(url, json=body, headers=self.wire.headers())
-        if response.status_code != 200:
-            said = response.text.strip().replace("\n", " ")[:300]
-            raise Refused(response.status_code, said, response.headers.get("retry-after"))
-        return self.wire.vectors(response.json())
+        """One request for `texts`: their vectors, or `Refused` with the endpoint's answer."""
+        raise NotImplementedError
 
     def _batch(self, texts: list[str], task: str = "") -> list[list[float]]:
         for attempt in range(self.retries + 1):
@@ -148,7 +129,7 @@ class RemoteEmbedder(EmbedderBase):
             except self.transient as exc:
                 if attempt == self.retries:
                     raise EmbedderUnavailable(
-                        f"the {self.wire.name} embedding endpoint {self.where} did not answer after "
+                        f"the {self.provider} embedding endpoint {self.where} did not answer after "
                         f"{attempt + 1} attempts ({type(exc).__name__}: {exc}); check THOTH_EMBED_URL"
                     ) from exc
                 self.sleep(self._backoff(attempt, None))
@@ -167,13 +148,13 @@ class RemoteEmbedder(EmbedderBase):
 
     def _checked(self, vectors: list[list[float]], expected: int) -> list[list[float]]:
         if len(vectors) != expected:
-            name = self.wire.name
-            raise EmbedderUnavailable(f"the {name} endpoint returned {len(vectors)} vectors for {expected} texts")
-        want = self._wanted or getattr(self, "dim", 0)  # no `dim` yet while probing
+            got = len(vectors)
+            raise EmbedderUnavailable(f"the {self.provider} endpoint returned {got} vectors for {expected} texts")
+        want = self.dimensions or getattr(self, "dim", 0)  # no `dim` yet while probing
         for vector in vectors:
             if want and len(vector) != want:
                 raise EmbedderUnavailable(
-                    f"the {self.wire.name} embedding model {self.wire.model!r} returned {len(vector)}-dimension "
+                    f"the {self.provider} embedding model {self.model!r} returned {len(vector)}-dimension "
                     f"vectors, not {want}; set THOTH_EMBED_DIMENSIONS to what the model gives (or one it supports)"
                 )
         return vectors
@@ -187,14 +168,11 @@ class RemoteEmbedder(EmbedderBase):
 
     def _refusal(self, refused: Refused, attempts: int) -> str:
         status, said = refused.status, refused.said
-        where = f"the {self.wire.name} embedding endpoint {self.where}"
+        where = f"the {self.provider} embedding endpoint {self.where}"
         if status in (401, 403):
             return f"{where} refused the key ({status}: {said}); {self.key_hint}"
         if status == 404 or (status in (400, 422) and "model" in said.lower()):
-            return f"{where} does not serve model {self.wire.model!r} ({status}: {said}); check THOTH_EMBED_MODEL"
+            return f"{where} does not serve model {self.model!r} ({status}: {said}); check THOTH_EMBED_MODEL"
         if status in RETRIED_STATUSES:
             return f"{where} is unavailable: {status} after {attempts} attempts ({said})"
         return f"{where} answered {status}: {said}"
-
-    def close(self) -> None:
-        self._client.close()

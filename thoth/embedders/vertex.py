@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from thoth.embed import VERTEX_TASKS, EmbedderUnavailable, Prompts, prefixed
+from thoth.embed import VERTEX_TASKS, EmbedderUnavailable, Prompts
 from thoth.embedders.remote import Refused, RemoteEmbedder
 
 # Per request, the text-embedding models take up to 250 texts and 20,000 tokens; Gemini embedding models
@@ -27,21 +27,11 @@ def one_text_per_request(model: str) -> bool:
     return "gemini" in model.rsplit("/", 1)[-1]
 
 
-class VertexWire:
-    """What the errors name; the SDK shapes the requests themselves."""
-
-    name = "vertex"
-
-    def __init__(self, model: str, project: str, location: str, base_url: str = ""):
-        self.model = model
-        self.url = base_url or f"https://{location}-aiplatform.googleapis.com"
-        self.url += f" (project {project}, location {location})"
-
-
 class VertexEmbedder(RemoteEmbedder):
     """Vertex AI text embeddings over google-genai; `credentials=None` means application default
     credentials (the service account on GCP, `gcloud auth application-default login` elsewhere)."""
 
+    provider = "vertex"
     key_hint = (
         "check THOTH_GCP_PROJECT and GOOGLE_CLOUD_LOCATION, that the Vertex AI API is enabled there, and that "
         "the application default credentials may use it (roles/aiplatform.user)"
@@ -57,7 +47,6 @@ class VertexEmbedder(RemoteEmbedder):
         base_url: str = "",
         credentials: Any = None,
         max_tokens: int,
-        dimensions: int = 0,
         batch_size: int = 64,
         timeout: float = 30.0,
         **kw: Any,
@@ -74,7 +63,6 @@ class VertexEmbedder(RemoteEmbedder):
         from google.auth import exceptions as auth_exceptions
 
         self._errors, self._types, self._auth = errors, types, auth_exceptions
-        self.prompts = prompts  # the task types with the prompts: both are recorded with the index
         options = types.HttpOptions(base_url=base_url or None, timeout=int(timeout * 1000))  # no SDK retries: ours
         try:
             self._genai = genai.Client(
@@ -84,28 +72,22 @@ class VertexEmbedder(RemoteEmbedder):
             raise EmbedderUnavailable(f"cannot start the Vertex AI client: {exc}; {self.key_hint}") from exc
         self.transient = RemoteEmbedder.transient + _sdk_transient()
         limit = 1 if one_text_per_request(model) else min(MAX_BATCH, MAX_REQUEST_TOKENS // (max_tokens + 2))
+        host = base_url or f"https://{location}-aiplatform.googleapis.com"
         super().__init__(
-            VertexWire(model, project, location, base_url),  # type: ignore[arg-type]
-            f"vertex:{model}",
+            model,
+            f"{host} (project {project}, location {location})",
             max_tokens=max_tokens,
-            dimensions=dimensions,
+            prompts=prompts,  # the task types with the prompts: both are recorded with the index
             batch_size=min(batch_size, limit),
-            timeout=timeout,
             **kw,
         )
 
-    def embed_queries(self, texts: list[str]) -> Any:
-        return self._embed(prefixed(self.prompts.query, texts), self.prompts.query_task)
-
-    def embed_documents(self, texts: list[str]) -> Any:
-        return self._embed(prefixed(self.prompts.document, texts), self.prompts.document_task)
-
     def _post(self, texts: list[str], task: str) -> list[list[float]]:
         config = self._types.EmbedContentConfig(
-            task_type=task or None, output_dimensionality=self._wanted or None, auto_truncate=True
+            task_type=task or None, output_dimensionality=self.dimensions or None, auto_truncate=True
         )
         try:
-            answer = self._genai.models.embed_content(model=self.wire.model, contents=texts, config=config)
+            answer = self._genai.models.embed_content(model=self.model, contents=texts, config=config)
         except self._auth.TransportError:
             raise  # retried: a network failure while refreshing the token
         except self._auth.GoogleAuthError as exc:  # no application default credentials, or refused ones
@@ -115,7 +97,7 @@ class VertexEmbedder(RemoteEmbedder):
             refused = Refused(int(exc.code or 0), said)
             if exc.code == 400 and "dimensionality" in said.lower():  # a size the model does not give
                 raise EmbedderUnavailable(
-                    f"Vertex AI model {self.wire.model!r} refused THOTH_EMBED_DIMENSIONS={self._wanted} ({said}); "
+                    f"Vertex AI model {self.model!r} refused THOTH_EMBED_DIMENSIONS={self.dimensions} ({said}); "
                     "set one the model supports (text-embedding-005: up to 768, gemini-embedding-001: up to 3072)"
                 ) from exc
             raise refused from exc

@@ -224,7 +224,7 @@ def _print_sent() -> None:
     """What each remote embedding endpoint (paid, or rate-limited) was sent."""
     for embedder in loaded_embedders():
         if isinstance(embedder, RemoteEmbedder):
-            print(embedder.sent.render(f"{embedder.wire.name} ({embedder.wire.model})"))
+            print(embedder.sent.render(f"{embedder.provider} ({embedder.model})"))
 
 
 def _source_id(spec: SourceSpec, name: str | None) -> str:

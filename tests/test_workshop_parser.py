@@ -148,10 +148,3 @@ def test_hidden_files_stay_out_of_units_so_changing_them_changes_nothing(tmp_pat
     assert list_folder(str(root))[0].read() == before  # a hidden file's edit re-ingests nothing
     (root / "epicshop/.diffignore").write_text("")
     assert list_folder(str(root))[0].read() != before  # the patterns are part of the unit
-
-
-def test_units_written_by_the_first_format_still_parse() -> None:
-    body = json.dumps({"key": "exercises/01.a", "files": [["exercises/01.a/README.md", 7]]}).encode()
-    old = workshop.OLD_MAGICS[0] + body + b"\n# A\n\nx\n"[:7]
-    assert workshop.unbundle(old)[0] == "exercises/01.a"
-    assert workshop.MAGIC != workshop.OLD_MAGICS[0]  # so indexes of the first format are parsed again

@@ -1,12 +1,6 @@
-"""The cosine floor hybrid search scales a model's similarities from, measured at ingest on the index's
-own chunks: a quantile of the cosines of pairs of chunks from different documents (mostly unrelated
-texts), so that a cosine at the floor counts as nothing, whatever model made the vectors.
-
-For the bundled all-MiniLM-L6-v2, the floor chosen on the dev splits, 0.2, sits at the 75th percentile
-of unrelated SciFact pairs (docs/models.md); that quantile is what is measured for every model. The
-bundled model keeps its dev-chosen 0.2 (thoth/retrieval/search.py: `ranking_for`), its measured value
-is recorded beside it.
-"""
+"""The cosine floor hybrid search scales a model's similarities from, measured at ingest on the index's own
+chunks: a quantile of the cosines of pairs of chunks from different documents (mostly unrelated texts), so that
+a cosine at the floor counts as nothing, whatever model made the vectors (docs/models.md)."""
 
 from __future__ import annotations
 

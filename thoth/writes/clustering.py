@@ -1,19 +1,5 @@
-"""Clustering one layer of a RAPTOR tree (Sarthi et al., 2024, with the changes said here).
-
-1. reduce the vectors' dimension: PCA by default (`TreeParams.reducer="umap"` for the paper's UMAP;
-   docs/raptor.md has the measurements behind the default);
-2. Gaussian-mixture clustering, the number of clusters chosen by BIC: globally, then locally
-   inside each global cluster. Each point goes to its most likely cluster only (a strict tree: every
-   node has one parent, which is what lets a change be applied along one path; the paper's soft
-   membership is what `threshold` still governs inside `cluster_layer`), and a cluster of fewer
-   than `min_children` points merges into its nearest cluster with room;
-3. a cluster larger than the summariser's input limit (`cluster_tokens` word pieces) is clustered
-   again, with at least as many clusters as the limit needs.
-
-The BIC search fits on a fixed-size sample of the points and stops once BIC has not improved for a
-few cluster counts, so a layer costs about linear time in its size. Everything is seeded: the same
-points give the same clusters.
-"""
+"""Clustering one layer of a RAPTOR tree (Sarthi et al., 2024, with the changes docs/raptor.md, "Building
+trees", says: PCA, a strict tree, oversize clusters split again, BIC fitted on a sample). Seeded."""
 
 from __future__ import annotations
 

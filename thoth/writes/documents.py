@@ -1,9 +1,5 @@
 """Ingest one text document into a dataset (the `ingest_document` tool), through the same writer as the job.
-
-The text is stored as a file `key` of the dataset: the chunker, embedder, tables and tree update
-are the ones a folder ingest uses (thoth/writes/writer.py). Datasets synced from a folder are refused: their folder owns
-their documents, and the next folder run would remove anything added here.
-"""
+Datasets synced from a folder are refused: the next folder run would remove anything added here."""
 
 from __future__ import annotations
 

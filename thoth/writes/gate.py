@@ -1,13 +1,5 @@
-"""The server's writes, one at a time, and its index maintained in the background after enough of them.
-
-A write (ingest_document, a bucket event, a reindex) holds the gate while it runs, so an instance holds
-one write's batches at most. A tool call that cannot get it within WRITE_WAIT_SECONDS gets `Busy`
-(a retryable tool error, never an HTTP 500); a bucket event waits its turn. Every
-MAINTAIN_AFTER_WRITES writes the gate runs maintenance on a thread of its own; searches and writes
-go on meanwhile. At shutdown (`close`) no write starts any more (ShuttingDown, retryable) and the one in
-flight finishes within the grace period or stops before it has written anything: either way the
-document stays whole.
-"""
+"""The server's writes, one at a time (`Busy` for a tool call that cannot wait, `ShuttingDown` after SIGTERM),
+and its index maintained in the background every MAINTAIN_AFTER_WRITES writes."""
 
 from __future__ import annotations
 

@@ -1,14 +1,7 @@
-"""Git sources: `python -m ingest --source <git URL> [--ref REF] [--path DIR]` reads a repository at a ref
-(docs/sources.md); only files the source's scope wants (thoth/source_spec.py) are listed and walked.
-
-The repository is mirrored (bare) under THOTH_CACHE_DIR/git and fetched on every run; files are listed
-from the commit's tree without reading them, each versioned by the last commit that changed it, so the
-writer's plan reads only blobs whose version differs from the stored one (renames and deletions
-included). Those last commits come from one `git log` walk, and a re-run walks only the commits since
-the last ingested one (kept in the store's settings under `git:{source_id}`, which
-`get_recent_updates` reads). A private repository's token reaches git as an HTTP header through
-GIT_CONFIG_* environment variables: never on a command line, never logged.
-"""
+"""Git sources (docs/sources.md, "A git repository"): a bare mirror under THOTH_CACHE_DIR/git, its files listed
+from a commit's tree, each versioned by the last commit that changed it (one `git log` walk, only the new
+commits on a re-run). A private repository's token reaches git through GIT_CONFIG_* variables: never on a
+command line, never logged."""
 
 from __future__ import annotations
 

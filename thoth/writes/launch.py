@@ -1,8 +1,5 @@
 """Starting an ingest run outside the server: a child process, or an execution of the ingest job on Cloud Run
-when THOTH_INGEST_JOB names one. Either runs `thoth ingest … --run-id ID`, which
-records its progress and end in the index (thoth/writes/job.py), so any server instance can report it.
-The server never runs an ingest in one of its own threads.
-"""
+(THOTH_INGEST_JOB). Either runs `thoth ingest … --run-id ID`, which records its progress in the index."""
 
 from __future__ import annotations
 

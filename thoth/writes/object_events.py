@@ -1,10 +1,5 @@
-"""Cloud Storage object events -> ingest or delete that one object (the push message: thoth/writes/pubsub_push.py).
-
-Every event is idempotent: a finalize for an object whose generation is already
-stored writes nothing, a delete for a generation that is not the stored one (the
-old generation of an overwritten object, a redelivery after the delete) writes
-nothing. Work that fails is logged; the next batch run finds the object again.
-"""
+"""Cloud Storage object events -> ingest or delete that one object. Idempotent: a finalize of the stored
+generation, or a delete of another generation than the stored one, writes nothing."""
 
 from __future__ import annotations
 

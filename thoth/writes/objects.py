@@ -1,9 +1,4 @@
-"""One file to ingest, as a source lists it: its key, where it lives, how to read it.
-
-The ingest job lists these from a folder or a bucket (thoth/writes/source_files.py); the server's
-`ingest_document` makes one from the text it is given. BibTeX sidecars (`{key}.bib` next to a
-document) are listed beside the documents they describe.
-"""
+"""One file to ingest, as a source lists it: its key, where it lives, how to read it."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Progress of an ingest run as JSON lines every few seconds, for logs without a terminal.
-
-A Cloud Run Job's log shows the job moving: documents and chunks done, the rate, and the stage
-(`documents`: files parsed, chunks embedded and written; `index` the search indexes, `tree` the RAPTOR tree, `done`).
-The pipeline reports to a `Meter`; the plain one ignores everything (bucket events, tests).
-"""
+"""Progress of an ingest run as JSON lines every few seconds, for logs without a terminal: documents and chunks
+done, the rate, the stage. The plain `Meter` ignores everything (bucket events, tests)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Cloud Storage object events, as Pub/Sub pushes them: the message the server receives and the job applies.
-
-A push request's body is `{"message": {"attributes": {...}, "data": base64(object JSON),
-"messageId": ...}, "subscription": ...}`. The attributes name the event
-(`eventType`), `bucketId`, `objectId` and `objectGeneration`. The server's route
-(thoth/mcp/internal.py) reads it; thoth/writes/object_events.py does what it asks.
-"""
+"""Cloud Storage object events as Pub/Sub pushes them (`{"message": {"attributes": {eventType, bucketId,
+objectId, objectGeneration}, "data": ..., "messageId": ...}}`); object_events.py does what they ask."""
 
 from __future__ import annotations
 

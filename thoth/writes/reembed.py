@@ -1,10 +1,5 @@
-"""`python -m ingest --reembed`: move an index to the configured embedding model without reading its
-sources again. The stored chunk and tree-node text is embedded into staging a batch at a time, then the
-index switches in one step (thoth/store/reembed.py), with the new model's identity and cosine floor in the
-same commit. Until then servers with the old settings answer from the old vectors; after it the old
-settings are refused (ModelMismatch names this command). A stopped run keeps what it staged: the same
-command continues it.
-"""
+"""`python -m ingest --reembed`: the stored chunk and tree-node text embedded with the configured model into
+staging, then one switch (thoth/store/reembed.py); a stopped run continues where it stopped (docs/models.md)."""
 
 from __future__ import annotations
 

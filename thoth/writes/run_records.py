@@ -1,10 +1,4 @@
-"""What a write to the index did: a run's `RunSummary`, and the ingest history's entry for it, an `IngestRun`
-the store keeps.
-
-The job (`thoth ingest`), bucket events (thoth/mcp/internal.py), `ingest_document` and workshop reindex
-each record one run when they finish (or fail), so an operator can see when the index last changed, what
-changed, what failed and why, and who or what started it.
-"""
+"""What a write to the index did: a run's `RunSummary`, and its entry in the ingest history (`IngestRun`)."""
 
 from __future__ import annotations
 

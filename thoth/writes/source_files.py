@@ -1,10 +1,5 @@
-"""List and read the files of a source: a local folder or gs://bucket/prefix.
-
-A source lists the files Thoth can parse plus BibTeX sidecars (`{key}.bib` next
-to a document). Objects in a bucket carry their generation as `version` and a
-content fingerprint from the listing (MD5, or CRC32C for composite objects), so
-planning a run needs no download; a local file's fingerprint is its SHA-256.
-"""
+"""List and read the files of a source: a local folder or gs://bucket/prefix, with BibTeX sidecars. A bucket's
+objects carry their generation and a fingerprint from the listing (MD5, or CRC32C), so planning downloads nothing."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
 """Sources a writer manages over MCP: add one, refresh it, remove it; start, follow and cancel their runs.
 
-A run is recorded in the ingest history when it starts (`queued`), then launched (thoth/writes/launch.py)
-as a process that updates its own record as it goes (thoth/writes/job.py: `running`, files done, a
-heartbeat) and at its end. A cancel is a flag on that record, which the run reads between batches; it
-then stops as a SIGTERM stops it, after the batch being written. Everything is in the index, so any
-server instance answers for any run.
-"""
+A run is recorded when it starts (`queued`) and launched (launch.py) as a process that updates its own record
+(run_watch.py); a cancel is a flag on that record. Everything is in the index, so any instance answers for any run."""
 
 from __future__ import annotations
 

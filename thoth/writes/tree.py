@@ -1,12 +1,5 @@
-"""RAPTOR trees: per source, cluster the chunks (thoth/writes/clustering.py), summarise each cluster, embed
-the summaries, and repeat on them until one node is left: a layer that will not reduce gets one root over
-it all. Seeded: the same chunks give the same tree. Node ids are a hash of (source, level, children).
-
-A tree changes only when its chunks (or its parameters) did: their fingerprint is stored with the tree
-pointer. A tree built the same way is updated in place (thoth/writes/tree_update.py), recording its
-drift since its last full build; past DRIFT_MAX a batch run rebuilds it. Either way the new
-tree replaces the old one in one pointer switch (`Store.replace_tree`).
-"""
+"""RAPTOR trees: per source, the chunks clustered (clustering.py), each cluster summarised and embedded, and
+again up to one root; updated in place when built the same way (tree_update.py). docs/raptor.md says how."""
 
 from __future__ import annotations
 
@@ -18,6 +11,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 
 import numpy as np
+import pyarrow as pa
 
 from thoth.embed import Embedder, Tokenizer
 from thoth.records import Chunk, NodeWithVector, Source, TreeNode, TreePointer, field_names, from_row, to_row
@@ -189,22 +183,15 @@ def update_rows(
 
 def _read_chunks(store: Store, source_id: str) -> tuple[list[str], list[str], np.ndarray]:
     """The source's chunks in reading order (key, then position): ids, texts and vectors."""
-    keyed: list[tuple[str, int, str, str]] = []
-    vectors: list[np.ndarray] = []
     columns = ["chunk_id", "key", "chunk_index", "text", "vector"]
-    for batch in store.scan_of(Chunk, columns, {"source_id": source_id}):
-        data = batch.to_pydict()
-        width = batch.schema.field("vector").type.list_size
-        flat = batch.column("vector").values.to_numpy(zero_copy_only=False)
-        block = flat.reshape(-1, width)
-        for row in range(batch.num_rows):
-            keyed.append((data["key"][row], data["chunk_index"][row], data["chunk_id"][row], data["text"][row]))
-            vectors.append(block[row])
-    order = sorted(range(len(keyed)), key=lambda i: keyed[i][:3])
-    ids = [keyed[i][2] for i in order]
-    texts = [keyed[i][3] for i in order]
-    matrix = np.stack([vectors[i] for i in order]) if order else np.zeros((0, 0), dtype=np.float32)
-    return ids, texts, matrix
+    batches = list(store.scan_of(Chunk, columns, {"source_id": source_id}))
+    if not batches:
+        return [], [], np.zeros((0, 0), dtype=np.float32)
+    order = [("key", "ascending"), ("chunk_index", "ascending"), ("chunk_id", "ascending")]
+    table = pa.Table.from_batches(batches).sort_by(order)
+    width = table.schema.field("vector").type.list_size
+    matrix = table["vector"].combine_chunks().flatten().to_numpy().reshape(-1, width)
+    return table["chunk_id"].to_pylist(), table["text"].to_pylist(), matrix
 
 
 def _chunk_ids(store: Store, source_id: str) -> list[str]:
@@ -255,14 +242,8 @@ def build_tree(
 ) -> TreeResult:
     """Bring the tree of one source in line with its chunks; returns what was done.
 
-    A tree built with the same parameters, summariser and model is updated in place; otherwise, or
-    with `force`, it is built from scratch. `policy` says who asks:
-    - run (the batch job): in place while the tree's drift stays within DRIFT_MAX, else a full build;
-    - event (a bucket event): in place only; a tree that cannot be updated in place is marked stale
-      (readers skip it) for the next run to rebuild, and a source without a tree stays without one;
-    - document (ingest_document): in place; a full build when there is no tree to update.
-    Either way the new tree is written under a new version and readers switch to it in one write.
-    `embedder` is called only when work is needed, so an up-to-date tree costs no model load.
+    In place when built the same way, else (or with `force`) from scratch; `policy` says who asks (docs/raptor.md,
+    "Who updates"). `embedder` is called only when work is needed, so an up-to-date tree costs no model load.
     """
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")

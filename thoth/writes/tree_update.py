@@ -1,25 +1,5 @@
-"""Updating a RAPTOR tree in place: chunks come and go, and only their paths to the root are redone.
-
-The tree is a strict tree (every node has one parent; see thoth/writes/tree.py), so a change has a path.
-Level by level, from the chunks up:
-
-1. every old node keeps its children minus the ones that went, with renamed children (a child whose
-   children changed has a new id) under their new id; a node left empty goes;
-2. each orphan of the level below (a new chunk, or a new node) joins the nearest node, by cosine to
-   the node's centroid, when it *fits*: it is at least as close to the centroid as the node's least
-   close member already is (the node's own radius, the stand-in for "as likely under its mixture
-   component as its members"), and the node's text stays within the summariser's input limit;
-3. the orphans that fit nowhere are clustered among themselves (as a build would) into new nodes;
-4. a node that lost children and is left with fewer than `min_children` merges into its nearest
-   sibling, when that one has room;
-5. only nodes whose children changed are summarised and embedded again; a node whose children did
-   not change keeps its id, text and vector. Ids are a hash of the children, so a change renames
-   exactly the nodes on its path.
-
-The level whose nodes come down to one is the root: old levels above it go. A level that ends with
-several nodes where the old tree had none above grows upward as a build does. Adding a document and
-removing it again gives back the tree from before, node for node.
-"""
+"""Updating a RAPTOR tree in place, level by level from the chunks up (docs/raptor.md, "Updating trees in
+place"): only the nodes on a changed chunk's path to the root are summarised again."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""Web sources: `python -m ingest --source https://docs.example.com/guide/` crawls within that prefix.
-
-Seeds: the start URL, the sitemaps (robots.txt's, and `sitemap.xml` at the origin and the prefix) and
-`llms.txt` links; then links, breadth first, within MAX_DEPTH and MAX_PAGES.
-Each page is a `SourceObject` whose uri is its canonical URL, keyed by its path, fingerprinted by its
-bytes' SHA-256, so the writer's plan does the rest. What a crawl learned of each page is kept under
-`crawl:{source_id}` in the store's settings: the next crawl sends conditional requests, and a 304 lists
-the page with its stored fingerprint, neither downloaded nor embedded again. A page that failed for a
-passing reason (timeout, 5xx) or that the page limit left out keeps its stored version.
-"""
+"""Web sources: a crawl within a URL prefix (docs/sources.md, "A website"). Each page is a `SourceObject`
+keyed by its path and fingerprinted by its bytes, so the writer's plan does the rest; what a crawl learned
+(`crawl:{source_id}` in the store's settings) makes the next one conditional."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Polite HTTP for the crawler: robots.txt, a bounded rate and concurrency, timeouts, retries with
-backoff, a size limit read as the body streams, and conditional requests (ETag / Last-Modified).
-
-Every outcome is a `Fetched` with a status and, when the page cannot be used, the reason people read
-in the run summary: an HTTP status, a timeout, not HTML, too large, disallowed by robots.txt.
-"""
+"""Polite HTTP for the crawler (docs/sources.md, "A website"): robots.txt, rate, retries, a size limit, conditional
+requests; every outcome a `Fetched`, with the reason the run summary shows when it cannot be used."""
 
 from __future__ import annotations
 

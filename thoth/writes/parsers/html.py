@@ -1,11 +1,6 @@
-"""HTML: the page's main content as Markdown, then the Markdown parser's sections.
-
-The main content is the page's `<main>` / `<article>` / `role="main"` element when it has one (what
-documentation generators emit), else what readability-lxml finds; navigation, headers, footers,
-scripts and forms are dropped. markdownify writes the Markdown: headings, fenced code with the
-language from the `language-*` / `lang-*` / `highlight-*` classes, tables and links are kept.
-The crawler (thoth/writes/web.py) and a folder's `.html` files use this one converter.
-"""
+"""HTML: the page's main content (`<main>`, `<article>`, `role="main"`, else readability-lxml) as Markdown
+(markdownify; a code block's language from its classes), then the Markdown parser's sections. The crawler and
+a folder's `.html` files use this one converter."""
 
 from __future__ import annotations
 

@@ -1,23 +1,8 @@
 """Text a person never sees, found the same way by every parser: hidden HTML, comments, invisible characters.
 
-A page can carry text for a machine only, such as instructions for an AI assistant that no reader
-sees. The parsers leave it out and count what they left out, in characters (blanks not counted), by
-reason; the counts reach the document's `documents.hidden_dropped` (docs/security.md):
-
-- `html_hidden`: an HTML element (in a page, or raw HTML in Markdown) hidden by its own attributes:
-  `hidden`, `aria-hidden="true"`, or an inline style of `display: none`, `visibility: hidden|collapse`,
-  `opacity: 0` or `font-size: 0`; and `<template>` and `<noscript>` (a browser that runs scripts, as a
-  reader's does, shows neither).
-- `html_comment`: `<!-- … -->` in a page's body, or in Markdown outside code; `mdx_comment`: MDX's
-  `{/* … */}`, in Markdown outside code.
-- `zero_width`: zero-width and bidirectional control characters, and Unicode tag characters (an
-  invisible copy of ASCII) outside an emoji flag. A zero-width joiner or non-joiner stays between two
-  characters beyond Latin (Arabic, Indic scripts, emoji sequences need them); next to ASCII, a space
-  or the text's edge it joins nothing a reader sees, and goes.
-
-Stylesheet rules (a `class` a stylesheet hides) are not read: what a class does depends on the page's
-CSS and the screen's width.
-"""
+A page can carry text for a machine only, such as instructions for an AI assistant that no reader sees. The
+parsers leave it out and count it by reason (`documents.hidden_dropped`; docs/security.md lists the reasons).
+Stylesheet rules are not read: what a class hides depends on the page's CSS and the screen's width."""
 
 from __future__ import annotations
 

@@ -1,23 +1,6 @@
-"""Workshop repositories laid out like the Epic Web workshops -> units -> sections in reading order.
-
-Layout (docs/workshops.md):
-
-    package.json                       epicshop.title; epicshop.product.displayNameShort (else .host, else .slug)
-    epicshop/.diffignore               more patterns left out of diffs
-    exercises/README.mdx, FINISHED.mdx workshop instructions and finished notes
-    exercises/NN.exercise-name/        README.mdx and FINISHED.mdx; the title is the name after the number
-        NN.problem[.slug]/             the step's problem: README.mdx and code
-        NN.solution[.slug]/            the step's solution: README.mdx and code
-
-A workshop is ingested as units, one document each: the workshop notes (key `exercises`), each
-exercise's notes (`exercises/NN.name`) and each step (`exercises/NN.name/NN`: problem and solution
-together, because a diff needs both). A unit's bytes are its files serialised in a fixed order, so its
-document id changes exactly when one of its files does, and the writer plans units as it does files.
-A unit parses into sections in reading order: notes, then per step the instructions, the code of each
-side, a diff summary and one unified diff per changed file (`is_diff`). What the workshop hides from its
-diffs (DEFAULT_DIFFIGNORE, `epicshop/.diffignore`, the root `.gitignore`) is left out of the units
-altogether. Every section's `path` is relative to the workshop root.
-"""
+"""Workshop repositories laid out like the Epic Web workshops -> units -> sections in reading order
+(docs/workshops.md, "Ingest a workshop"). A unit's bytes are its files serialised in a fixed order, so its
+document id changes exactly when one of its files does, and the writer plans units as it does files."""
 
 from __future__ import annotations
 
@@ -32,10 +15,8 @@ from pathlib import Path, PurePosixPath
 from thoth.formats import CODE_LANGUAGES
 from thoth.writes.parsers import Block, ParsedDocument, ParseError, RawFile, Section, markdown
 
-# Version 2: ignored files are left out of units and diff paths are relative to the root. A new magic
-# changes every unit's bytes, so indexes built by version 1 are re-parsed on their next ingest.
+# A new magic changes every unit's bytes, so units of an older format are parsed again on the next ingest
 MAGIC = b"THOTH-WORKSHOP-UNIT 2\n"
-OLD_MAGICS = (b"THOTH-WORKSHOP-UNIT 1\n",)
 MAX_FILE_BYTES = 200_000  # larger files (bundles, fixtures, images) are not learning material
 DIFFIGNORE = "epicshop/.diffignore"
 GITIGNORE = ".gitignore"  # the workshop app hides what the repository ignores, too
@@ -189,12 +170,11 @@ def bundle(root: Path, unit: Unit) -> bytes:
 
 
 def unbundle(data: bytes) -> tuple[str, dict[str, bytes]]:
-    magic = next((m for m in (MAGIC, *OLD_MAGICS) if data.startswith(m)), None)
-    if magic is None:
+    if not data.startswith(MAGIC):
         raise ParseError("not a workshop unit")
-    newline = data.index(b"\n", len(magic))
+    newline = data.index(b"\n", len(MAGIC))
     try:
-        header = json.loads(data[len(magic) : newline])
+        header = json.loads(data[len(MAGIC) : newline])
     except ValueError as exc:
         raise ParseError(f"corrupt workshop unit header: {exc}") from None
     files, offset = {}, newline + 1
@@ -319,12 +299,8 @@ def _step_sections(exercise: str, ex: int, step: int, files: dict[str, bytes], h
     before, after = texts["problem"], texts["solution"]
     changes: list[tuple[str, str]] = []
     for path in sorted(set(before) | set(after)):
-        if path not in before:
-            changes.append(("added", path))
-        elif path not in after:
-            changes.append(("removed", path))
-        elif before[path] != after[path]:
-            changes.append(("modified", path))
+        if before.get(path) != after.get(path):
+            changes.append(("added" if path not in before else "removed" if path not in after else "modified", path))
     if not changes:
         return sections
     summary = "\n".join(f"{change} {path}" for change, path in changes)

@@ -11,7 +11,6 @@ import sys
 import threading
 from collections.abc import AsyncIterator
 from types import FrameType
-from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -28,9 +27,6 @@ from thoth.mcp.auth import AuthMiddleware
 from thoth.mcp.context import RequestContextMiddleware, header
 from thoth.mcp.hosts import HostCheckMiddleware
 
-if TYPE_CHECKING:
-    from mcp.server.transport_security import TransportSecuritySettings
-
 # Cold start: importing this module is cheap (no mcp, no lancedb, no onnxruntime). `main()` starts
 # the warm-up thread (tables, embedder) first and only then imports the MCP SDK and builds the app,
 # so the two overlap wherever either side runs native code (see docs/benchmarks.md, "Cold start").
@@ -39,13 +35,6 @@ log = logging.getLogger("thoth.server")
 
 SHUTDOWN_GRACE_SECONDS = 8  # Cloud Run gives 10 s after SIGTERM; the answers in flight need the rest
 THREADS_PER_CPU = 2  # blocking tool calls at once per core (bound_worker_threads)
-
-
-def transport_security() -> TransportSecuritySettings:
-    """The MCP SDK's own Host check, off: thoth.mcp.hosts checks every route, the SDK's ones included."""
-    from mcp.server.transport_security import TransportSecuritySettings
-
-    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 class _DefaultAccept:
@@ -99,6 +88,8 @@ def bound_worker_threads() -> int:
 def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_up: bool = True) -> Starlette:
     """The Starlette app; `warm_up` starts loading tables and model when it starts serving
     (unless `app` is already warming up: `main()` starts that before building the app)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
     from thoth.mcp.internal import internal_routes
     from thoth.mcp.streaming import mcp_http_app
     from thoth.mcp.tools import build_mcp
@@ -107,7 +98,7 @@ def create_app(settings: Settings | None = None, app: Thoth | None = None, warm_
     settings = settings or Settings.from_env()
     thoth = app or Thoth(settings)
     mcp = build_mcp(thoth)
-    security = transport_security()
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)  # thoth.mcp.hosts checks every route
     streamable, run_transports = mcp_http_app(mcp, security)  # JSON, or a stream when progress is asked for
     sse = mcp.sse_app(sse_path="/sse", message_path="/messages/", transport_security=security)
 

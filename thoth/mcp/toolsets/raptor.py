@@ -45,10 +45,6 @@ TopK = Annotated[int, Field(description="number of results", ge=1, le=50)]
 ExpandK = Annotated[int, Field(description="traversal: nodes kept (and expanded) at each level", ge=1, le=20)]
 
 
-# -- the tools: each body's arguments after `app` are the schema clients see, its docstring the description;
-# callable without HTTP (`register` exposes them) -------------------------------------------------------------
-
-
 def list_datasets(app: Thoth) -> DatasetList:
     """List the datasets (indexed sources) with their document, chunk and RAPTOR tree counts."""
     return DatasetList(datasets=[DatasetOut.from_record(d) for d in sources.listing(app.store)])

@@ -44,10 +44,6 @@ Bucket = Annotated[str | None, Field(description="bucket (or local collection), 
 ChunkId = Annotated[str, Field(description="chunk id: the `id` of a search hit", min_length=1, max_length=200)]
 
 
-# -- the tools: each body's arguments after `app` are the schema clients see, its docstring the description;
-# callable without MCP (the caller is current_caller()) ----------------------------------------------------
-
-
 def _named(app: Thoth, collection: str | None) -> str | None:
     # fetches by id: a named collection must exist; without one, the id alone decides
     return collections.find_collection(app.store, collection) if collection else None

@@ -81,10 +81,6 @@ def failure(tool: str, title: str, exc: ToolError, default_next: tuple[str, ...]
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured, is_error=True)
 
 
-# -- the tools: each body's arguments after `app` are the schema clients see (the surface's own names),
-# its docstring the description; callable without MCP -----------------------------------------------------
-
-
 def list_workshops(
     app: Thoth,
     product: Annotated[str | None, Field(description="only workshops of this product, e.g. 'Epic Web'")] = None,

@@ -1,14 +1,9 @@
-"""A cheaper `import lancedb`, for a fast cold start.
+"""A cheaper `import lancedb`, for a fast cold start (docs/benchmarks.md, "Cold start").
 
-lancedb imports `lance_namespace_urllib3_client`, a generated REST client that Thoth never calls:
-its package `__init__` imports nine API modules whose ~400 methods carry pydantic's
-`@validate_call` (pydantic builds each validator when the method is defined), about half of
-lancedb's import CPU time. lancedb itself only needs the client's `models` subpackage.
-
-`deferred_packages()` puts such packages in `sys.modules` with their `__path__` set but their
-`__init__` not yet run: a submodule (`...client.models.foo`) imports as usual, and the first
-attribute asked of the package itself runs its real `__init__` then, so nothing is lost, only moved
-to whoever needs it. Figures: docs/benchmarks.md, "Cold start".
+lancedb imports a generated REST client Thoth never calls, whose package `__init__` costs about half of
+lancedb's import time. `deferred_packages()` registers such packages with their `__path__` but without
+running their `__init__`: submodules import as usual, and the first attribute asked of the package
+itself runs its real `__init__` then.
 """
 
 from __future__ import annotations

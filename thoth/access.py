@@ -1,24 +1,6 @@
-"""Collections shared with some people: THOTH_ACCESS_FILE, and what each caller may read and write.
-
-The file names, for each collection (a source id), who may read it and who may write it; `default`
-applies to the collections it does not name:
-
-    default:
-      readers: ["*"]
-    collections:
-      hr-policies:
-        readers: ["domain:people.example.com", "alice@example.com"]
-        writers: ["alice@example.com"]
-
-A person is named by email, `domain:NAME` (the email's domain), `group:NAME` (a group the identity
-provider sends in the token's `groups` claim) or `*` (anyone who passed auth). A writer of a collection
-also reads it. `readers` or `writers` left out name nobody. A caller without an email (a static token,
-an unverified caller behind Cloud Run IAM) matches only `*`. A caller with every right (auth off on a
-laptop, stdio, the admin token) reads and writes everything whatever the file says.
-
-`reading` holds, for the request being handled, the collections its caller may read; `Thoth.store`
-reads it (thoth.app) and hands retrieval a store whose every query is filtered by them (`Store.reading`).
-"""
+"""Collections shared with some people: THOTH_ACCESS_FILE (its format: docs/security.md, "Collections shared
+with some people"), and what each caller may read and write. `reading` holds, for the request being handled,
+the collections its caller may read; `Thoth.store` hands retrieval a store filtered by them."""
 
 from __future__ import annotations
 

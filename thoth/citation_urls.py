@@ -1,15 +1,5 @@
-"""The one rule for citation URLs: which schemes Thoth stores and shows.
-
-A URL that a tool gives a client (`url`, `source`, `source_ref`, or inside a text) is opened by
-that client, or by a person clicking it. So it is only ever:
-- `http`/`https` (web pages, portals, signed GCS URLs) or `gs` (bucket objects), with a host;
-- Thoth's own `doc://` and `raptor://` references;
-- `file://`, only on a local laptop index (a folder database, no auth): there the ingest job wrote
-  it for the file it read, and the client is on the same machine. On a shared server a `file:`
-  URL points into the client's own disk (or at a network share), so it is refused there.
-Anything else (`javascript:`, `data:`, `vbscript:`, `mailto:`, …) is refused at ingest (`check`,
-an error naming the argument) and never emitted (`shown`, None instead).
-"""
+"""The one rule for citation URLs: which schemes Thoth stores and shows (docs/security.md). A URL refused
+is refused at ingest (`check`, an error naming the argument) and never emitted (`shown`, None instead)."""
 
 from __future__ import annotations
 

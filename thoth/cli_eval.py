@@ -1,18 +1,5 @@
-"""`thoth eval QUESTIONS.jsonl`: how well the index as served answers a team's own questions.
-
-Each line of the file is a question and the files that should answer it:
-
-    {"question": "How do I request sick leave?", "expected": ["people/time-off.md"], "source": "handbook"}
-
-(`source` is optional: without it, `--source` or every collection is searched). Each question is asked of
-the `search` tool's function with `top_k=k`, and its hits are read as a client sees them:
-
-- recall@k: of a question's expected files, the share among its k hits; averaged over the questions.
-- MRR: 1 / the position of the first hit from an expected file (0 when none is among the k); averaged.
-
-A miss is an expected file not among a question's hits; every miss is listed. `--fail-under R` exits 1
-when recall@k is below R, so a script can catch a regression after re-ingesting.
-"""
+"""`thoth eval QUESTIONS.jsonl`: recall@k and MRR of a team's own questions against the index as served
+(each asked of the `search` tool's function), every miss listed (README, "The `thoth` command")."""
 
 from __future__ import annotations
 

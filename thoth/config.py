@@ -112,22 +112,13 @@ def _refuse(setting: Setting, got: object, kind: str = "") -> ConfigError:
     return ConfigError(f"{setting.name} must be {kind}{setting.what_is_allowed()}, got {got!r}")
 
 
-def _int(setting: Setting, raw: str) -> int:
+def _bounded(setting: Setting, raw: str) -> int | float:
+    """An int or a float setting, within its (smallest, largest)."""
+    number, kind = (int, "an integer ") if setting.type == "int" else (float, "a number ")
     try:
-        value = int(raw.strip())
+        value = number(raw.strip())
     except ValueError:
-        raise _refuse(setting, raw, "an integer ") from None
-    lo, hi = setting.allowed
-    if not lo <= value <= hi:
-        raise _refuse(setting, value)
-    return value
-
-
-def _float(setting: Setting, raw: str) -> float:
-    try:
-        value = float(raw.strip())
-    except ValueError:
-        raise _refuse(setting, raw, "a number ") from None
+        raise _refuse(setting, raw, kind) from None
     lo, hi = setting.allowed
     if not lo <= value <= hi:  # NaN fails too
         raise _refuse(setting, value)
@@ -213,10 +204,9 @@ def _base_urls(setting: Setting, raw: str) -> tuple[tuple[str, str], ...]:
 READERS: dict[str, Callable[[Setting, str], object]] = {
     "text": lambda setting, raw: raw,  # verbatim, spaces included
     "str": lambda setting, raw: raw.strip(),
-    "upper": lambda setting, raw: raw.strip().upper(),
     "url": lambda setting, raw: raw.strip().rstrip("/"),
-    "int": _int,
-    "float": _float,
+    "int": _bounded,
+    "float": _bounded,
     "bool": _bool,
     "choice": _choice,
     "list": _list,

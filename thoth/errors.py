@@ -1,16 +1,5 @@
-"""What can go wrong, by whose it is: the one hierarchy every module raises from.
-
-- `ClientError`: the caller's mistake (a bad argument, a cursor from elsewhere); the message names the
-  argument and what is allowed. Every surface shows it to the caller, who can correct the request.
-- `NotFound`: a client error for an id, page, document or source the index does not hold.
-- `UpstreamError`: a service Thoth calls (the LLM) failed; the message says why and is safe to show,
-  so the caller gets it as a client error is shown (it may retry), not as a fault of the server.
-- `ServerFault`: the server's own state (index missing or unreadable, model unavailable); the caller
-  gets the `server_fault` message with a correlation id, and the log has the details.
-
-Anything else that escapes is a bug, reported like a server fault but without its message.
-thoth.mcp.failures maps these onto each surface. This module imports nothing from thoth.
-"""
+"""What can go wrong, by whose it is: the one hierarchy every module raises from (docs/architecture.md,
+"Errors"; thoth.mcp.failures maps it onto each surface). This module imports nothing from thoth."""
 
 from __future__ import annotations
 

@@ -1,17 +1,6 @@
-"""Keeping a process's memory bounded: glibc's malloc configured, and memory that was freed handed back.
-
-Every long-running process (the server's, the ingest job's) caps glibc's arenas and fixes its mmap
-threshold at start (`cap_malloc_arenas`), before it starts threads.
-
-A write, or the read of a new held copy (thoth/store/held.py), allocates hundreds of MB for a moment:
-Arrow batches, embedding buffers, Python objects. Freed, that memory stays with the allocators that
-held it (Arrow's mimalloc pool, glibc's free lists), so the process's RSS stays at the peak: at 1M
-chunks the ranking copy's read left 215 MB behind beside the 78 MB copy (docs/operations.md, "Memory").
-
-Arrow allocates through glibc's malloc, not its bundled mimalloc (`allocate_through_glibc`): mimalloc
-keeps the pages a finished thread freed until some other thread collects them, so the ranking copy's
-read (in a thread of its own) left 77 MB held that no trim could reach.
-"""
+"""Keeping a process's memory bounded: glibc's malloc configured at start, before any thread
+(`cap_malloc_arenas`), and memory a write or a held copy's read freed handed back (`give_back_memory`);
+Arrow allocates through glibc so that a trim reaches it (docs/operations.md, "Memory")."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
-"""The records that flow between the layers: store → retrieval → tool surfaces.
-
-One record per concept, one name per concept (docs/architecture.md has the glossary and each tool
-surface's own word for it). A record's fields are the index's column names, so `thoth.store` maps a
-row onto a record field for field; it is the only code that knows the tables, and the only code that
-writes a filter string (a `Match` says which rows, by field).
-
-Records are frozen: a layer that adds to one (a fused score, a rank) makes a new one with
-`dataclasses.replace`. A record read with only some fields (a search fetches only the columns a
-tool shows) has the others at their defaults.
-"""
+"""The records that flow between the layers: store → retrieval → tool surfaces. Frozen dataclasses whose fields
+are the index's column names (docs/architecture.md, "Records"); a `Match` says which rows, by field."""
 
 from __future__ import annotations
 

@@ -1,15 +1,8 @@
 """What a source is: where it is read from, what kind of place that is, and which of its files it takes.
 
-One `SourceSpec` is made from what a run is given (`--source`, `--ref`, `--path`, `--include`,
-`--exclude`, or `add_source`'s arguments) and kept with the collection (`sources.uri`, `include`,
-`exclude`), so every later run (scheduled, a bucket event, `missing`, `refresh_source`) reads the same
-record back with `SourceSpec.of` and lists the same files. The lister of each kind (folders and buckets,
-websites, git repositories) asks `wants(key)` of it, and nothing else decides scope.
-
-Globs are matched against a file's key: its path in the folder, its object name in the bucket, its path in
-the repository (git), or the URL's path (web, without the leading slash). `**` matches any number of
-folders, `*` and `?` never cross a `/`, and a pattern without a `/` matches the name at any depth
-(`*.md` is `**/*.md`). A leading `/` is ignored, so `/blog/**` and `blog/**` are one pattern.
+One `SourceSpec` is made from what a run is given and kept with the collection, so every later run reads the
+same record back (`SourceSpec.of`) and lists the same files; the lister of each kind asks `wants(key)` of it,
+and nothing else decides scope. Scope globs: docs/sources.md.
 """
 
 from __future__ import annotations
@@ -65,7 +58,7 @@ def shown_location(uri: str) -> str:
 
 @lru_cache(maxsize=512)
 def glob_regex(pattern: str) -> re.Pattern[str]:
-    """The regular expression a scope glob stands for (see the module's docstring)."""
+    """The regular expression a scope glob stands for (docs/sources.md)."""
     body = pattern.lstrip("/")
     if "/" not in body.rstrip("/"):
         body = "**/" + body

@@ -1,14 +1,6 @@
-"""Summarise a group of passages: extractive by default, an LLM when configured.
-
-The extractive summariser is offline and deterministic: it picks, greedily, the
-sentences that cover most of the group's content words (a word counts as much
-as the number of passages it appears in, and once covered counts no more), in
-their original order, within a budget measured in the embedder's own word
-pieces, so the summary is embedded whole and never cut by the model.
-
-An LLM summary is trimmed to the same budget (at a sentence end where one fits).
-Every summariser has a `name`, recorded with what it wrote.
-"""
+"""Summarise a group of passages: extractive by default (docs/raptor.md, "Summarisers"), an LLM when
+configured, either within a budget of the embedder's own word pieces. Every summariser has a `name`,
+recorded with what it wrote."""
 
 from __future__ import annotations
 

@@ -234,6 +234,7 @@ def write_paper_pdf(
     affiliation line under them. `pages`: per page, (kind, text) items drawn top-down: kind "h1"
     (12pt bold heading), "h2" (10pt bold heading), "sc" (a heading in small caps, as ICLR sets it),
     "figure" (a plot whose bold labels and ticks look like headings; the text is its caption),
+    "panels" (two drawings side by side, their titles on one line over them; the text is their caption),
     "table" (a ruled table of results, rows of eight cells and more; the text is its caption, under it),
     "footnote" (8pt, at the foot of the page), "note" (a footnote right under the line before it: its
     number raised in 6pt, its text in 8pt) or "p"
@@ -285,6 +286,9 @@ def write_paper_pdf(
                 continue
             if kind == "figure":
                 y = _figure(c, y, body)
+                continue
+            if kind == "panels":
+                y = _panels(c, y, body)
                 continue
             if kind == "table":
                 y = _table(c, y, body)
@@ -341,6 +345,21 @@ def _figure(c: canvas.Canvas, y: float, caption: str) -> float:
     c.setFont(BODY_FONT, 10)
     c.drawString(MARGIN, bottom - 30, caption)
     return bottom - 34
+
+
+PANEL_TITLES = ("Scaled Dot-Product Attention", "Multi-Head Attention")
+
+
+def _panels(c: canvas.Canvas, y: float, caption: str) -> float:
+    """Two drawings side by side, each titled over it on one line (the titles set far apart), one caption
+    under both."""
+    top, bottom = y - 26, y - 126
+    c.setFont(BODY_FONT, 10)
+    for left, title in zip((MARGIN + 20, MARGIN + 250), PANEL_TITLES, strict=True):
+        c.rect(left, bottom, 150, top - bottom)
+        c.drawString(left, top + 6, title)
+    c.drawString(MARGIN, bottom - 24, caption)
+    return bottom - 28
 
 
 _TABLE_ROWS = [

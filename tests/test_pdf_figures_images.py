@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from examples.pdfgen import write_paper_pdf
+from examples.pdfgen import PANEL_TITLES, write_paper_pdf
 from tests.conftest import GcsEmulator, LiveServer, call, error_text, job_env, make_settings, ok
 from thoth.config import Settings
 from thoth.gcs import storage_client
 from thoth.records import Chunk
 from thoth.store import Store
+from thoth.writes.parsers import parse
 from thoth.writes.writer import Writer
 
 BODY = "Dense retrieval finds passages by meaning, and a reader model answers from what it finds. " * 3
@@ -46,6 +47,21 @@ def test_a_figure_caption_is_a_chunk_naming_its_picture_beside_the_index(live: t
     left, bottom, right, top = figure.figure_box
     assert right - left > 150 and top - bottom > 100  # the plot's frame (200 x 120 points) and its labels
     assert (db / "figures" / figure.figure).is_file()  # named by content hash, beside the tables
+
+
+def test_panels_titles_set_apart_over_two_drawings_are_the_figure_s(tmp_path: Path) -> None:
+    """Two drawings side by side, titled on one line whose centre falls between them: the titles are the
+    figure's (inside its picture, with its caption), not running text."""
+    caption = "Figure 3: (left) One head. (right) Several heads in parallel."
+    pages = [[("h1", "1 Introduction"), ("p", BODY), ("panels", caption), ("p", BODY)]]
+    pdf = write_paper_pdf(tmp_path / "panels.pdf", "Retrieval For Readers", [("Ann Lee", "")], pages)
+    doc = parse("panels.pdf", pdf.read_bytes(), pdf_figures=True)
+    [picture] = doc.figures.values()
+    [figure] = [b for s in doc.sections for b in s.blocks if b.kind == "figure"]
+    running = " ".join(b.text for s in doc.sections for b in s.blocks if b.kind == "text")
+    assert all(title in figure.text and title not in running for title in PANEL_TITLES)
+    left, bottom, right, top = picture.box
+    assert right - left > 320 and top - bottom > 110  # both frames (150 x 100 points each) and the titles over them
 
 
 def test_get_figure_returns_the_picture_as_image_content(live: tuple[LiveServer, Path]) -> None:

@@ -100,9 +100,14 @@ def _inside(line: Line, region: Box) -> bool:
     x, y = (line.x0 + line.x1) / 2, (line.y0 + line.y1) / 2
     if region[0] <= x <= region[2] and region[1] <= y <= region[3]:
         return True
-    # axis ticks and titles sit just outside a plot's frame: a few words, not a sentence's end
-    near = region[0] - _MARGIN <= x <= region[2] + _MARGIN and region[1] - _MARGIN <= y <= region[3] + _MARGIN
-    return near and len(line.plain.split()) <= 3 and not line.plain.rstrip().endswith(".")
+    # axis ticks and titles sit just outside a plot's frame: a few words, not a sentence's end; panels' titles
+    # side by side are set apart (the line reader marks the gap in `names`), their line over the panels
+    if not region[1] - _MARGIN <= y <= region[3] + _MARGIN or line.plain.rstrip().endswith("."):
+        return False
+    if line.names.count(", ") > line.text.count(", "):
+        over = line.x0 <= region[2] and region[0] <= line.x1
+        return over and all(len(part.split()) <= 3 for part in line.names.split(", "))
+    return region[0] - _MARGIN <= x <= region[2] + _MARGIN and len(line.plain.split()) <= 3
 
 
 def _prose(line: Line) -> bool:

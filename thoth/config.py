@@ -1,11 +1,7 @@
-"""Every setting Thoth reads from the environment, as one table of `Setting` rows.
+"""Every setting Thoth reads from the environment, as one table of `Setting` rows (docs/architecture.md).
 
-Only this module reads environment variables. Everything else receives a `Settings` object (usually
-through `Settings.from_env()` once per process). The table `SETTINGS` drives reading the environment,
-the error for a bad value (naming the variable and what is allowed), the defaults of `Settings`, and
-README's configuration table: `python -m thoth.config --markdown` prints that table, and
-tests/test_config.py holds README to it. A new setting is one row here, one annotated field of
-`Settings`, and the README table printed again.
+Only this module reads environment variables. The table drives reading them, the error for a bad value and
+README's configuration table (`python -m thoth.config --markdown`; tests/test_config.py holds README to it).
 """
 
 from __future__ import annotations
@@ -58,22 +54,20 @@ class Setting:
     # combines the row with others (_combined)
     field: str | None = None
     shown: str = ""  # README's default column, where the default alone would mislead
-    aliases: tuple[str, ...] = ()  # other names, read in order when this one is unset
     secret: bool = False  # kept out of `repr(settings)`; also read from a file named by NAME_FILE
 
     @property
     def names(self) -> tuple[str, ...]:
-        return (self.name, *self.aliases, *([f"{self.name}_FILE"] if self.secret else []))
+        return (self.name, f"{self.name}_FILE") if self.secret else (self.name,)
 
     def __post_init__(self) -> None:
         if self.field is None:
             object.__setattr__(self, "field", self.name.removeprefix("THOTH_").lower())
 
     def read(self, env: Mapping[str, str]) -> object:
-        for name in (self.name, *self.aliases):
-            raw = env.get(name)
-            if raw is not None and raw != "":
-                return READERS[self.type](self, raw)
+        raw = env.get(self.name)
+        if raw:
+            return READERS[self.type](self, raw)
         path = env.get(f"{self.name}_FILE") if self.secret else None
         if path:  # a mounted secret
             try:
@@ -484,14 +478,15 @@ class Settings:
     def uses_emulator(self) -> bool:
         return bool(self.storage_emulator_host)
 
-    def storage_options(self) -> dict[str, str]:
-        """LanceDB storage options for `db_uri`.
+    @property
+    def emulated_db(self) -> bool:
+        """The database is a bucket of the GCS emulator, whose writes Lance makes only with options of its own."""
+        return self.uses_emulator and "://" in self.db_uri
 
-        In production (gs:// on GCP) none are needed: credentials come from the environment (ADC, the
-        Cloud Run service account). Against the emulator, Lance's default GCS backend cannot write, the
-        OpenDAL one can (docs/gcs.md); those options never apply otherwise.
-        """
-        if self.is_local_db or not self.uses_emulator:
+    def storage_options(self) -> dict[str, str]:
+        """LanceDB storage options for `db_uri`: none in production (credentials come from the environment);
+        on the emulator the OpenDAL backend, the one of Lance's that can write to it (docs/gcs.md)."""
+        if not self.emulated_db:
             return {}
         return {
             "use_opendal": "true",
@@ -503,7 +498,7 @@ class Settings:
 
     def storage_env(self) -> dict[str, str]:
         """Environment variables Lance itself reads, to be set before it writes (emulator only)."""
-        if self.is_local_db or not self.uses_emulator:
+        if not self.emulated_db:
             return {}
         return {"LANCE_INITIAL_UPLOAD_SIZE": EMULATOR_UPLOAD_SIZE}  # the emulator has no multipart upload
 
@@ -511,10 +506,6 @@ class Settings:
     def llm_provider(self) -> str:
         """The optional LLM's kind, as its model and URL say: "" (none), "openai" (an endpoint) or "gemini"."""
         return ("openai" if self.llm_url else "gemini") if self.llm_model else ""
-
-    @property
-    def is_local_db(self) -> bool:
-        return "://" not in self.db_uri
 
     def base_url(self, source_id: str) -> str | None:
         return dict(self.source_base_urls).get(source_id)

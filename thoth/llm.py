@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any
 
 from thoth.config import Settings
 from thoth.errors import UpstreamError
@@ -34,14 +34,6 @@ REQUESTS_PER_MINUTE = 60
 
 
 LLMError = UpstreamError  # the LLM could not answer (after retries); the message says why
-
-
-class LLM(Protocol):
-    name: str  # provider:model, recorded with what it wrote
-
-    def complete(self, prompt: str, *, system: str = "", temperature: float = 0.0, max_tokens: int = 512) -> str:
-        """The model's reply to one user prompt."""
-        ...
 
 
 class RateLimiter:
@@ -74,18 +66,68 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
-def _with_retries(call: Callable[[], str], retries: int, what: str, base_delay: float = 1.0) -> str:
-    for attempt in range(retries + 1):
+class LLM:
+    """A chat model behind a rate limit and retries; a provider's subclass sends one request (`_send`)."""
+
+    def __init__(self, name: str, what: str, *, per_minute: int, retries: int = MAX_RETRIES, base_delay: float = 1.0):
+        self.name = name  # provider:model, recorded with what it wrote
+        self.what = what  # the call, as errors and logs name it
+        self.retries = retries
+        self.base_delay = base_delay
+        self._limiter = RateLimiter(per_minute)
+
+    def complete(self, prompt: str, *, system: str = "", temperature: float = 0.0, max_tokens: int = 512) -> str:
+        """The model's reply to one user prompt."""
+        for attempt in range(self.retries + 1):
+            self._limiter.wait()
+            try:
+                return self._send(prompt, system, temperature, max_tokens)
+            except _Retryable as exc:
+                if attempt == self.retries:
+                    raise LLMError(f"{self.what} failed after {attempt + 1} attempts: {exc}") from exc
+                delay = exc.retry_after if exc.retry_after is not None else self.base_delay * 2**attempt
+                delay = min(max(delay, 0.0), MAX_BACKOFF_SECONDS)
+                log.warning(
+                    "%s: %s; retrying in %.1f s (attempt %d of %d)", self.what, exc, delay, attempt + 1, self.retries
+                )
+                time.sleep(delay)
+        raise AssertionError("unreachable")
+
+    def _send(self, prompt: str, system: str, temperature: float, max_tokens: int) -> str:
+        raise NotImplementedError
+
+
+class OpenAICompatibleLLM(LLM):
+    """POST {url}/chat/completions, as OpenAI, vLLM, Ollama, LiteLLM and most gateways serve it."""
+
+    def __init__(
+        self, url: str, model: str, api_key: str = "", *, timeout: float = REQUEST_TIMEOUT_SECONDS, **limits: Any
+    ):
+        import httpx
+
+        self.model = model
+        self.endpoint = url.rstrip("/") + "/chat/completions"
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(timeout=timeout, headers=headers)
+        super().__init__(f"openai:{model}", f"LLM call to {self.endpoint}", **limits)
+
+    def _send(self, prompt: str, system: str, temperature: float, max_tokens: int) -> str:
+        import httpx  # loaded by __init__ already: a dictionary lookup
+
+        messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
+        body = {"model": self.model, "messages": messages, "temperature": temperature, "max_tokens": max_tokens}
         try:
-            return call()
-        except _Retryable as exc:
-            if attempt == retries:
-                raise LLMError(f"{what} failed after {retries + 1} attempts: {exc}") from exc
-            delay = exc.retry_after if exc.retry_after is not None else base_delay * 2**attempt
-            delay = min(max(delay, 0.0), MAX_BACKOFF_SECONDS)
-            log.warning("%s: %s; retrying in %.1f s (attempt %d of %d)", what, exc, delay, attempt + 1, retries)
-            time.sleep(delay)
-    raise AssertionError("unreachable")
+            response = self._client.post(self.endpoint, json=body)
+        except httpx.TransportError as exc:
+            raise _Retryable(f"cannot reach {self.endpoint}: {type(exc).__name__}") from exc
+        if response.status_code == 429 or response.status_code >= 500:
+            raise _Retryable(f"HTTP {response.status_code}", _retry_after(response))
+        if response.status_code != 200:
+            raise LLMError(f"{self.endpoint} answered HTTP {response.status_code}: {response.text[:300]}")
+        try:
+            return str(response.json()["choices"][0]["message"]["content"]).strip()
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise LLMError(f"{self.endpoint} answered something that is not a chat completion") from exc
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -95,87 +137,31 @@ def _retry_after(response: httpx.Response) -> float | None:
         return None
 
 
-class OpenAICompatibleLLM:
-    """POST {url}/chat/completions, as OpenAI, vLLM, Ollama, LiteLLM and most gateways serve it."""
-
-    def __init__(
-        self,
-        url: str,
-        model: str,
-        api_key: str = "",
-        *,
-        timeout: float = REQUEST_TIMEOUT_SECONDS,
-        per_minute: int,
-        retries: int = MAX_RETRIES,
-        base_delay: float = 1.0,
-    ):
-        self.name = f"openai:{model}"
-        self.model = model
-        self.endpoint = url.rstrip("/") + "/chat/completions"
-        import httpx
-
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(timeout=timeout, headers=headers)
-        self._limiter = RateLimiter(per_minute)
-        self.retries = retries
-        self.base_delay = base_delay
-
-    def complete(self, prompt: str, *, system: str = "", temperature: float = 0.0, max_tokens: int = 512) -> str:
-        import httpx  # loaded by __init__ already: a dictionary lookup
-
-        messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
-        body = {"model": self.model, "messages": messages, "temperature": temperature, "max_tokens": max_tokens}
-
-        def once() -> str:
-            self._limiter.wait()
-            try:
-                response = self._client.post(self.endpoint, json=body)
-            except httpx.TransportError as exc:
-                raise _Retryable(f"cannot reach {self.endpoint}: {type(exc).__name__}") from exc
-            if response.status_code == 429 or response.status_code >= 500:
-                raise _Retryable(f"HTTP {response.status_code}", _retry_after(response))
-            if response.status_code != 200:
-                raise LLMError(f"{self.endpoint} answered HTTP {response.status_code}: {response.text[:300]}")
-            try:
-                return str(response.json()["choices"][0]["message"]["content"]).strip()
-            except (ValueError, KeyError, IndexError, TypeError) as exc:
-                raise LLMError(f"{self.endpoint} answered something that is not a chat completion") from exc
-
-        return _with_retries(once, self.retries, f"LLM call to {self.endpoint}", self.base_delay)
-
-
-class GeminiLLM:
+class GeminiLLM(LLM):
     """Vertex AI Gemini through google-genai (credentials: the service account on GCP, or ADC)."""
 
-    def __init__(self, model: str, project: str, location: str, *, per_minute: int, retries: int = MAX_RETRIES):
+    def __init__(self, model: str, project: str, location: str, **limits: Any):
         try:
             from google import genai
         except ImportError as exc:
             raise LLMError("a Gemini THOTH_LLM_MODEL needs google-genai: pip install 'thoth[gemini]'") from exc
-        self.name = f"gemini:{model}"
         self.model = model
         self._client = genai.Client(vertexai=True, project=project or None, location=location)
-        self._limiter = RateLimiter(per_minute)
-        self.retries = retries
+        super().__init__(f"gemini:{model}", f"Gemini call ({model})", **limits)
 
-    def complete(self, prompt: str, *, system: str = "", temperature: float = 0.0, max_tokens: int = 512) -> str:
+    def _send(self, prompt: str, system: str, temperature: float, max_tokens: int) -> str:
         from google.genai import errors, types
 
         config = types.GenerateContentConfig(
             temperature=temperature, max_output_tokens=max_tokens, system_instruction=system or None
         )
-
-        def once() -> str:
-            self._limiter.wait()
-            try:
-                response = self._client.models.generate_content(model=self.model, contents=prompt, config=config)
-            except errors.APIError as exc:
-                if exc.code == 429 or (exc.code or 0) >= 500:
-                    raise _Retryable(f"HTTP {exc.code}: {exc.message}") from exc
-                raise LLMError(f"Gemini refused the request: HTTP {exc.code}: {exc.message}") from exc
-            return (response.text or "").strip()
-
-        return _with_retries(once, self.retries, f"Gemini call ({self.model})")
+        try:
+            response = self._client.models.generate_content(model=self.model, contents=prompt, config=config)
+        except errors.APIError as exc:
+            if exc.code == 429 or (exc.code or 0) >= 500:
+                raise _Retryable(f"HTTP {exc.code}: {exc.message}") from exc
+            raise LLMError(f"Gemini refused the request: HTTP {exc.code}: {exc.message}") from exc
+        return (response.text or "").strip()
 
 
 _lock = threading.Lock()

@@ -1,14 +1,8 @@
 """Sections (thoth.writes.parsers) -> chunks bounded in the embedder's own word pieces.
 
-The model reads 256 word pieces and silently drops the rest, so every chunk's
-embedded text (its heading context plus its body) is kept within
-`max_tokens`. Bodies are packed from whole paragraphs and sentences; a sentence
-too long for one chunk is cut between words, never inside one. Consecutive text
-chunks share up to `overlap_tokens` of trailing sentences. Code blocks and
-tables become chunks of their own, kept whole where they fit; a table too long
-for one chunk is cut between rows, and each chunk repeats its caption and header
-(what comes before the Markdown delimiter row `| --- |`), so every chunk reads
-as a table of its own.
+The model silently drops what is past its limit, so every chunk's embedded text (heading context and body)
+is kept within `max_tokens`: whole paragraphs and sentences, a long sentence cut between words. Code blocks
+and tables are chunks of their own; a long table is cut between rows, each piece under its caption and header.
 """
 
 from __future__ import annotations
@@ -142,8 +136,7 @@ class Chunker:
             elif block.kind == "text":
                 units.extend(self._word_windows(part, budget))
             else:  # code or table: split on lines, then pack lines
-                lines = part.split("\n")
-                units.extend(self._pack_lines(lines, budget))
+                units.extend(self._pack_lines(part.split("\n"), budget))
         if block.boxes:  # each unit's share of the block's text: where its lines are printed
             size, at = max(1, len(block.text)), 0
             for unit in units:
@@ -204,10 +197,8 @@ class Chunker:
     # -- packing --------------------------------------------------------------
 
     def _pack(self, units: list[_Unit], budget: int, sep: str) -> list[tuple[str, tuple[float, ...]]]:
-        """Units packed into chunks: each chunk's text and where it is printed (`_boxes`)."""
-        return [(sep.join(u.text for u in group), _boxes(group)) for group in self._groups(units, budget)]
-
-    def _groups(self, units: list[_Unit], budget: int) -> list[list[_Unit]]:
+        """Units packed into chunks, each overlapping the one before: each chunk's text and where it is
+        printed (`_boxes`)."""
         chunks: list[list[_Unit]] = []
         current: list[_Unit] = []
         used = 0
@@ -226,7 +217,7 @@ class Chunker:
             used += unit.tokens
         if current:
             chunks.append(current)
-        return chunks
+        return [(sep.join(u.text for u in group), _boxes(group)) for group in chunks]
 
     def _context(self, title: str, heading_path: list[str]) -> tuple[str, int]:
         path = list(heading_path)

@@ -44,12 +44,12 @@ def centroid(vectors: np.ndarray, members: list[int]) -> np.ndarray:
 def merge_small(
     groups: list[list[int]],
     vectors: np.ndarray,
-    size: Callable[[list[int]], int],
+    tokens: Callable[[list[int]], np.ndarray],
     params: TreeParams,
     candidates: set[int] | None = None,
 ) -> tuple[list[list[int]], dict[int, int]]:
     """Groups with fewer than `params.min_children` members merge into their nearest group with room
-    (`size` of both within `params.cluster_tokens`).
+    (the `tokens` of both within `params.cluster_tokens`).
 
     Only groups in `candidates` (positions; all when None) may be merged away. Returns the groups
     left (in order; a receiver's members appended) and {old position: new position} for them.
@@ -64,10 +64,10 @@ def merge_small(
             continue
         mine = centroid(vectors, groups[i])
         sims = np.array([float(centroid(vectors, groups[j]) @ mine) for j in others])
-        need = size(groups[i])
+        need = int(tokens(groups[i]).sum())
         for k in np.argsort(-sims, kind="stable"):
             j = others[int(k)]
-            if size(groups[j]) + need <= params.cluster_tokens:
+            if int(tokens(groups[j]).sum()) + need <= params.cluster_tokens:
                 groups[j] += groups[i]
                 alive[i] = False
                 break
@@ -239,5 +239,5 @@ def hard_clusters(vectors: np.ndarray, tokens: np.ndarray, params: TreeParams) -
         seen.update(mine)
         if mine:
             parts.append(mine)
-    merged, _ = merge_small(parts, vectors, lambda g: int(tokens[g].sum()), params)
+    merged, _ = merge_small(parts, vectors, lambda g: tokens[g], params)
     return merged

@@ -25,6 +25,7 @@ from thoth.writes.parsers import is_supported
 log = logging.getLogger("thoth.ingest")
 
 GIT_TIMEOUT_SECONDS = 600  # a clone of a large repository; each later command is much faster
+MIRRORED_REFS = ("+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")  # what a fetch brings up to date
 
 
 @dataclass(frozen=True)
@@ -82,14 +83,13 @@ class Repo:
             }
 
     def git(self, *args: str, cwd: Path | None = None) -> str:
+        return self.output(*args, cwd=cwd).decode("utf-8", "replace")
+
+    def output(self, *args: str, cwd: Path | None = None) -> bytes:
+        """What a git command writes to stdout; a SourceError (the token never in it) when it fails."""
         try:
             done = subprocess.run(
-                ["git", *args],
-                cwd=cwd or self.path,
-                env=self.env,
-                capture_output=True,
-                timeout=GIT_TIMEOUT_SECONDS,
-                check=False,
+                ["git", *args], cwd=cwd or self.path, env=self.env, capture_output=True, timeout=GIT_TIMEOUT_SECONDS
             )
         except FileNotFoundError:
             raise SourceError("git sources need the git command line (apt-get install git)") from None
@@ -100,19 +100,11 @@ class Repo:
             text = message[-1] if message else f"exit status {done.returncode}"
             message = f"git {args[0]} failed for {shown_location(self.url)}: {text}"
             raise SourceError(message.replace(self._secret, "***") if self._secret else message)
-        return done.stdout.decode("utf-8", "replace")
+        return done.stdout
 
     def sync(self) -> None:
         if (self.path / "HEAD").exists():
-            self.git(
-                "fetch",
-                "--quiet",
-                "--prune",
-                "--force",
-                "origin",
-                "+refs/heads/*:refs/heads/*",
-                "+refs/tags/*:refs/tags/*",
-            )
+            self.git("fetch", "--quiet", "--prune", "--force", "origin", *MIRRORED_REFS)
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.git("clone", "--quiet", "--bare", self.url, str(self.path), cwd=self.path.parent)
@@ -156,15 +148,7 @@ class Repo:
         return found
 
     def blob(self, sha: str) -> bytes:
-        try:
-            done = subprocess.run(
-                ["git", "cat-file", "blob", sha], cwd=self.path, env=self.env, capture_output=True, timeout=120
-            )
-        except subprocess.TimeoutExpired:
-            raise SourceError(f"git cat-file {sha} timed out") from None
-        if done.returncode != 0:
-            raise SourceError(f"blob {sha} of {shown_location(self.url)} cannot be read")
-        return done.stdout
+        return self.output("cat-file", "blob", sha)
 
 
 def _browse_url(url: str, commit: str, path: str) -> str:

@@ -45,10 +45,6 @@ def ingest_args(spec: SourceSpec, name: str, run_id: str, db_uri: str, *, trigge
     return args
 
 
-def _reap(process: subprocess.Popen) -> None:
-    process.wait()  # a finished child is collected, not left a zombie of the server
-
-
 def launch_local(settings: Settings, args: list[str]) -> str:
     """`python -m thoth.cli ingest ARGS` as a child process in a session of its own (a server's restart does
     not stop it), its output in THOTH_CACHE_DIR/runs/; the server's environment, its database named."""
@@ -65,7 +61,8 @@ def launch_local(settings: Settings, args: list[str]) -> str:
             env=env,
             start_new_session=True,
         )
-    threading.Thread(target=_reap, args=(process,), name=f"thoth-reap-{process.pid}", daemon=True).start()
+    # a finished child is collected, not left a zombie of the server
+    threading.Thread(target=process.wait, name=f"thoth-reap-{process.pid}", daemon=True).start()
     return f"local process {process.pid}"
 
 

@@ -83,11 +83,8 @@ def apply_event(writer: Writer, event: ObjectEvent) -> list[RunSummary]:
         return _with_tree(writer, source_id, [_ingest_key(writer, event, key, target) for key in keys])
     if not is_supported(event.key):
         return []
-    if event.is_delete:
-        summaries = [_delete_key(writer, event, target)]
-    else:
-        summaries = [_ingest_key(writer, event, event.key, target)]
-    return _with_tree(writer, source_id, summaries)
+    summary = _delete_key(writer, event, target) if event.is_delete else _ingest_key(writer, event, event.key, target)
+    return _with_tree(writer, source_id, [summary])
 
 
 def _with_tree(writer: Writer, source_id: str, summaries: list[RunSummary]) -> list[RunSummary]:

@@ -38,7 +38,6 @@ CHUNK_ID_NAMESPACE = uuid.UUID("5d1f3c9e-7a0b-5c7e-9f43-2b8d6e1a4c70")
 FROM_SECTION = ("kind", "page_start", "page_end", "text", "exercise_number", "step_number", "path", "is_diff",
                 "ocr_confidence")  # fmt: skip
 FROM_CHUNK = ("text", "page_start", "page_end", "content_type", "language")
-FIGURE_TYPE = "figure"  # a figure caption's chunks: they name the figure's picture
 
 
 def _copied(source: object, names: tuple[str, ...]) -> dict[str, Any]:

@@ -54,10 +54,5 @@ def parse_push(body: object) -> ObjectEvent:
     generation = attributes.get("objectGeneration") or data.get("generation")
     if not event_type or not bucket or not key:
         raise ClientError("message.attributes must name eventType, bucketId and objectId (Cloud Storage notification)")
-    return ObjectEvent(
-        str(event_type),
-        str(bucket),
-        str(key),
-        str(generation) if generation else None,
-        str(message.get("messageId", "")),
-    )
+    message_id = str(message.get("messageId", ""))
+    return ObjectEvent(str(event_type), str(bucket), str(key), str(generation) if generation else None, message_id)

@@ -73,15 +73,11 @@ class RunSummary:
 
 
 def summarise(
-    summaries: Sequence[RunSummary],
-    *,
-    trigger: str,
-    started_by: str,
-    started_at: datetime,
-    error: str = "",
+    summaries: Sequence[RunSummary], *, trigger: str, started_by: str, started_at: datetime, error: str = ""
 ) -> IngestRun:
     """One run record for what `summaries` did (a sidecar event rewrites several documents: one run)."""
     tree = [s.tree.render() for s in summaries if s.tree is not None]
+    interrupted = any(s.interrupted for s in summaries)
     return IngestRun(
         run_id=uuid.uuid4().hex,
         source_id=summaries[0].source_id if summaries else "",
@@ -98,8 +94,8 @@ def summarise(
         tree="; ".join(tree),
         failures=tuple(f"{key}: {reason}" for s in summaries for key, reason in s.failed),
         error=error,
-        interrupted=any(s.interrupted for s in summaries),
-        state="failed" if error else ("interrupted" if any(s.interrupted for s in summaries) else "done"),
+        interrupted=interrupted,
+        state="failed" if error else ("interrupted" if interrupted else "done"),
     )
 
 

@@ -18,7 +18,7 @@ from thoth.records import Chunk, NodeWithVector, Source, TreeNode, TreePointer, 
 from thoth.store import Store
 from thoth.summarise import Summariser
 from thoth.writes.clustering import TreeParams, hard_clusters
-from thoth.writes.tree_update import Layer, UpdateStats, node_id, set_parents, update_nodes
+from thoth.writes.tree_update import Layer, UpdateStats, set_parents, summary_node, update_nodes
 
 log = logging.getLogger("thoth.tree")
 
@@ -97,23 +97,15 @@ def _grow(
         level += 1
         summaries = [summariser.summarise([texts[i] for i in g]) for g in groups]
         summary_vectors = np.asarray(embed(summaries), dtype=np.float32)
-        new_ids = [node_id(source_id, level, [ids[i] for i in g]) for g in groups]
+        counts = [int(leaves[g].sum()) for g in groups]
+        layer = [
+            summary_node(source_id, level, [ids[i] for i in g], summaries[c], summary_vectors[c], counts[c], summariser)
+            for c, g in enumerate(groups)
+        ]
+        new_ids = [node.node_id for node in layer]
         if level > 1:  # the layer below is made of summary nodes: set their parent
             set_parents(rows, len(rows) - len(ids), groups, new_ids)
-        counts = [int(leaves[g].sum()) for g in groups]
-        for c, g in enumerate(groups):
-            rows.append(
-                NodeWithVector(
-                    node_id=new_ids[c],
-                    source_id=source_id,
-                    level=level,
-                    text=summaries[c],
-                    vector=summary_vectors[c],
-                    children=tuple(ids[i] for i in g),
-                    leaf_count=counts[c],
-                    summariser=summariser.name,
-                )
-            )
+        rows += layer
         ids, texts, vectors = new_ids, summaries, summary_vectors
         tokens = np.asarray(tokenizer.count(summaries), dtype=np.int64)
         leaves = np.asarray(counts, dtype=np.int64)

@@ -42,6 +42,14 @@ def node_id(source_id: str, level: int, children: list[str]) -> str:
     return hashlib.sha256("\x1f".join([source_id, str(level), *children]).encode()).hexdigest()[:32]
 
 
+def summary_node(
+    source_id: str, level: int, children: list[str], text: str, vector: np.ndarray, leaf_count: int, by: Summariser
+) -> NodeWithVector:
+    """A new summary node over `children`, its id a hash of them."""
+    node = NodeWithVector(node_id(source_id, level, children), source_id, level, text, tuple(children))
+    return replace(node, leaf_count=leaf_count, summariser=by.name, vector=vector)
+
+
 def set_parents(rows: list[NodeWithVector], at: int, groups: list[list[int]], parents: list[str]) -> None:
     """The layer whose rows start at `at`: each row's parent is the node of the group it is in."""
     for parent, members in zip(parents, groups, strict=True):
@@ -103,9 +111,8 @@ def update_nodes(
         by_level.setdefault(int(row.level), []).append(row)
     old_leaves = {c for row in by_level.get(1, []) for c in row.children}
     current = set(chunks.ids)
-    stats.deleted = len(old_leaves - current)
-    stats.inserted = len(current - old_leaves)
     gone: set[str] = old_leaves - current
+    stats.deleted, stats.inserted = len(gone), len(current - old_leaves)
     renamed: dict[str, str] = {}
     below = chunks
     rows: list[NodeWithVector] = []
@@ -138,11 +145,7 @@ def update_nodes(
             changed.add(len(groups))
             groups.append([unplaced[m] for m in members])
             origin.append(None)
-
-        def size(g: list[int], tokens: Callable[[list[int]], np.ndarray] = below.tokens) -> int:
-            return int(tokens(g).sum())
-
-        groups, moved = merge_small(groups, below.vectors, size, params, candidates=changed)
+        groups, moved = merge_small(groups, below.vectors, below.tokens, params, candidates=changed)
         origin = [origin[i] for i in sorted(moved)]
         # changed: new, or children not as they were (lost, gained, merged in, or renamed below)
         changed = {
@@ -156,29 +159,14 @@ def update_nodes(
         fresh = dict(zip(redo, zip(texts, vectors, strict=True), strict=True))
         out: list[NodeWithVector] = []
         for n, members in enumerate(groups):
-            kids = [below.ids[i] for i in members]
+            old = origin[n]
             if n in fresh:
-                text, vector = fresh[n]
-                name, summary_by = node_id(source_id, level, kids), summariser.name
+                kids, leaf_count = [below.ids[i] for i in members], int(below.leaves[members].sum())
+                out.append(summary_node(source_id, level, kids, *fresh[n], leaf_count, summariser))
                 stats.rewritten += 1
-            else:
-                o = origin[n]
-                assert o is not None  # only new groups have no origin, and they are all in `fresh`
-                name, text, vector, summary_by = o.node_id, o.text, o.vector, o.summariser
+            elif old is not None:  # only new groups have no origin, and they are all in `fresh`
+                out.append(replace(old, parent=None))  # as it was (its children, and so its id and leaves)
                 stats.kept += 1
-            leaf_count = int(below.leaves[members].sum())
-            out.append(
-                NodeWithVector(
-                    node_id=name,
-                    source_id=source_id,
-                    level=level,
-                    text=text,
-                    vector=vector,
-                    children=tuple(kids),
-                    leaf_count=leaf_count,
-                    summariser=summary_by,
-                )
-            )
         if prev_at is not None:
             set_parents(rows, prev_at, groups, [node.node_id for node in out])
         kept_ids = {o.node_id for o in origin if o is not None}

@@ -118,10 +118,6 @@ class Scope:
             return absolute if not any(glob_regex(p).match(_path(absolute)) for p in self.spec.exclude) else None
         return None
 
-    def listed(self, url: str) -> bool:
-        """Whether the page at `url` is one of the source's documents (include and exclude globs)."""
-        return self.spec.wants(_path(url))
-
     def key(self, url: str) -> str:
         parts = urlsplit(url)
         key = parts.path.lstrip("/") or "index"
@@ -228,10 +224,8 @@ class _Crawler:
             self.crawl.failures.append((url, "redirected outside the source's URL prefix"))
             return []
         links = sorted({u for h in hrefs if (u := self.scope.normal(h, got.final_url))})
-        page = PageState(
-            self.scope.key(document_url), document_url, content_hash(got.body), got.etag, got.last_modified, links
-        )
-        page.in_sitemap = in_sitemap
+        key, fingerprint = self.scope.key(document_url), content_hash(got.body)
+        page = PageState(key, document_url, fingerprint, got.etag, got.last_modified, links, in_sitemap)
         self._list(url, page, got.body)
         return links
 
@@ -245,7 +239,7 @@ class _Crawler:
         if not self.mine(page.key, is_key=True):  # another task's page (a redirect led here): theirs to list
             return
         self.crawl.pages[url] = page
-        if not self.scope.listed(page.url):  # visited for its links only
+        if not self.scope.spec.wants(_path(page.url)):  # the include globs leave it out: visited for its links only
             return
         with self.lock:
             if page.key in self.keys:  # two URLs of one page (a redirect and its target): listed once
@@ -310,7 +304,6 @@ class _Crawler:
 def crawl(spec: SourceSpec, settings: Settings, previous: Previous | None = None) -> Crawl:
     """Crawl the site under the spec's URL, with conditional requests for the pages and seeds in `previous`."""
     began = time.perf_counter()
-    start = spec.location
     scope = Scope(spec)
     previous = previous or Previous()
     fetcher = Fetcher(scope.origin, previous.seeds)
@@ -323,7 +316,7 @@ def crawl(spec: SourceSpec, settings: Settings, previous: Previous | None = None
     result.seconds = time.perf_counter() - began
     log.info(
         "crawl %s: %d pages, %d downloaded, %d not modified, %d failed, %d requests in %.1fs",
-        start,
+        scope.start,
         len(result.objects),
         result.downloaded,
         result.not_modified,

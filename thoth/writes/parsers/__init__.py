@@ -120,7 +120,13 @@ class RawFile:
         return PurePosixPath(self.key).stem
 
     def text(self) -> str:
-        return decode_text(self.data)
+        """The bytes as UTF-8 text (a BOM is dropped); anything else is a ParseError."""
+        if not self.data.strip():
+            raise ParseError("empty file")
+        try:
+            return self.data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ParseError(f"not UTF-8 text (undecodable byte at offset {exc.start})") from None
 
 
 def format_of(key: str, fmt: str = "") -> Format | None:
@@ -139,20 +145,9 @@ def is_supported(key: str) -> bool:
     return format_of(key) is not None
 
 
-def decode_text(data: bytes) -> str:
-    """UTF-8 text (a BOM is dropped); anything else is a ParseError."""
-    if not data.strip():
-        raise ParseError("empty file")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ParseError(f"not UTF-8 text (undecodable byte at offset {exc.start})") from None
-
-
 def parse(key: str, data: bytes, *, fmt: str = "", **options: Any) -> ParsedDocument:
-    """Parse one source object with its format's parser (`format_of`); `options` are RawFile's fields.
-    Whatever the format, zero-width and bidi control characters leave the text here (unseen.py), counted
-    with what the parser itself left out."""
+    """Parse one source object with its format's parser (`format_of`); `options` are RawFile's fields. Whatever
+    the format, invisible characters leave the text here (unseen.py), counted with what the parser left out."""
     found = format_of(key, fmt)
     if found is None:
         suffix = PurePosixPath(key).suffix.lower() or "(none)"

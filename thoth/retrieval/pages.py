@@ -230,11 +230,10 @@ def search(
     doc_ids = sorted({hit.chunk.doc_id for hit in hits})
     documents = store.find(Document, {"doc_id": doc_ids}, fields=DOCUMENT_FIELDS)
     by_key = {(d.source_id, d.key): d for d in documents}
-    by_id = {d.doc_id: d for d in documents}
     found = []
     for hit in hits:
         chunk = hit.chunk
-        document = by_key.get((chunk.source_id, chunk.key)) or by_id.get(chunk.doc_id)
+        document = by_key.get((chunk.source_id, chunk.key))
         # No document row: the URL from what the chunk knows (its source and key).
         shown = document or Document(chunk.doc_id, source_id=chunk.source_id, key=chunk.key)
         url = page_url(shown, settings.base_url(chunk.source_id), settings)

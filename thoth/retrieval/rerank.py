@@ -141,31 +141,30 @@ class CrossEncoderReranker:
         return [float(s) for s in self._model.predict([(query, t) for t in texts], batch_size=32)]
 
 
-_loading = threading.Lock()
+_loading = threading.Lock()  # functools.cache alone lets two first searches both load a model
 
 
 def configured_reranker(settings: Settings) -> Reranker | None:
     """The process-wide reranker `settings` configure, or None (the default: no reranking)."""
     if settings.rerank_provider == "none":
         return None
-    with _loading:  # functools.cache alone lets two first searches both load a model
+    with _loading:
         return _reranker(
             settings.rerank_provider,
             settings.rerank_url,
             settings.rerank_model,
             settings.rerank_api_key,
-            BUDGET_SECONDS,
             settings.gcp_project,
         )
 
 
 @functools.cache
-def _reranker(provider: str, url: str, model: str, api_key: str, timeout: float, project: str) -> Reranker:
+def _reranker(provider: str, url: str, model: str, api_key: str, project: str) -> Reranker:
     if provider == "cross-encoder":
         return CrossEncoderReranker(model)
     if provider == "vertex":
-        return VertexRanker(project, model, url, timeout)
-    return EndpointReranker(provider, url, model, api_key, timeout)
+        return VertexRanker(project, model, url, BUDGET_SECONDS)
+    return EndpointReranker(provider, url, model, api_key, BUDGET_SECONDS)
 
 
 def reranked(reranker: Reranker, query: str, hits: list[Hit], top_n: int) -> list[Hit]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from thoth.gcs import split_gs_uri
 from thoth.records import Chunk, Source
 from thoth.source_spec import SourceSpec
-from thoth.store import IndexMissing, Store
+from thoth.store import Store
 
 TOP_LEVEL = "(top level)"
 
@@ -43,10 +43,7 @@ def topic_of(key: str, prefix: str = "") -> str:
 
 def source_prefixes(store: Store) -> dict[str, str]:
     """source_id -> the object-name prefix its keys start with ('' for folders and whole buckets)."""
-    try:
-        sources = store.find(Source, fields=["uri"])
-    except IndexMissing:  # an index from before the sources table: keys are relative
-        return {}
+    sources = store.find(Source, fields=["uri"])
     return {s.source_id: split_gs_uri(s.uri)[1] for s in sources if SourceSpec.of(s).kind == "bucket"}
 
 

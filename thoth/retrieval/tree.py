@@ -1,15 +1,8 @@
-"""Reading RAPTOR trees: datasets, nodes, navigation, and the two retrieval modes.
+"""Reading RAPTOR trees: datasets, nodes, navigation, and the two retrieval modes (docs/raptor.md).
 
 A dataset is a source. Its tree's nodes are the source's chunks (level 0, node id = chunk id) and
 the summary nodes in `tree_nodes` (level >= 1) of the tree version its pointer names, so a reader
-never mixes two builds.
-
-- collapsed: chunks and summary nodes searched together (the paper's best mode). The chunks keep the
-  flat hybrid search's order; a summary node enters ahead of a chunk only where it beats it both by
-  cosine similarity and by keyword evidence (the best BM25 rank of a chunk below it).
-- traversal: from the top layer down, keep the best `expand_k` nodes at each level and descend into
-  their children; the answer is the best `top_k` of every node kept.
-`levels_cap` is the highest level either mode looks at (0: chunks only).
+never mixes two builds. `levels_cap` is the highest level either mode looks at (0: chunks only).
 """
 
 from __future__ import annotations

@@ -1,20 +1,8 @@
-"""Vector and keyword (BM25) search over chunks, as the steps a search takes (thoth.retrieval.search
-runs them in order): `reading` chooses how the table is read, `keyword` and `vector` give the candidate
-lists, `completed` reads the hits the caller kept whole, `unserved` names the document versions among
-them that no `documents` row points at (thoth.store.served). How the rows are read is chosen from the
-chunk table's size:
-
-- small (at most MEMORY_SEARCH_ROWS chunks, no ANN index): the table is held in memory
-  (thoth.store.memory.MemoryVectors): an unfiltered vector search is a matrix product, where LanceDB
-  would plan and scan the table's files for every query, and the other searches read row ids and
-  scores and take their rows from the copy (whole rows while no copy is held);
-- larger: the searches read row ids and scores, the few columns ranking needs come from a copy held
-  by row id (RankingColumns, up to RANKING_COPY_ROWS chunks) or from the table, and only the hits the
-  caller keeps are read whole: each column of a row read is a read of its own, and a search keeps a
-  few of its candidates (docs/benchmarks.md, "Latency").
-
-The held copies are kept by table version and read again beside the searches (thoth.store.held).
-"""
+"""A search's steps over the chunk table (thoth.retrieval.search runs them in order): `reading` chooses how
+the table is read from its size, `keyword` and `vector` give the candidate lists, `completed` reads the kept
+hits whole, `unserved` names the document versions no `documents` row points at (thoth.store.served).
+docs/architecture.md ("thoth/store") says how each size of table is read and why; the held copies are kept
+by table version and read again beside the searches (thoth.store.held)."""
 
 from __future__ import annotations
 

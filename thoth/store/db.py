@@ -45,7 +45,7 @@ from thoth.store.reembed import Reembedding
 from thoth.store.runs import Runs
 from thoth.store.schema import CHUNKS, DOCUMENTS, PARTITIONS, SESSIONS, SETTINGS, SOURCES, TREE_NODES
 from thoth.store.served import Pair
-from thoth.store.tables import IndexMissing, ModelMismatch, StoreError, Tables
+from thoth.store.tables import StoreError, Tables
 
 # The table each record is read from and written to.
 TABLE_OF: dict[type, str] = {
@@ -126,8 +126,8 @@ class Store:
         self.migrate()
 
     def migrate(self) -> None:
-        """Bring an index an older Thoth wrote to this code's format, once a process (thoth.store.migration);
-        every write path of an ingest calls it before it writes."""
+        """Bring an index an older Thoth wrote to this code's format, once a process (thoth.store.migration).
+        Only ingest's writes call it (tables ensured, a source or a run recorded): reads never do, nor `put`."""
         if not self._format_current and self.exists():  # asking never creates a local folder
             self._format_current = migrate(self.tables, self.metadata, self.indexes)
 
@@ -194,16 +194,18 @@ class Store:
     # Every read outside this package goes through these: a record type names the table, a Match
     # (thoth.records) the rows, `fields` the columns (the record's others stay at their defaults).
 
+    def _query(self, record: type, columns: list[str], match: Match | None) -> Any:
+        """A query of `columns` of `record`'s table, the rows that `match` within the readable collections."""
+        query = self.table(TABLE_OF[record]).search().select(columns)
+        where = self._where(match)
+        return query.where(where) if where else query
+
     def find(
         self, record: type[R], match: Match | None = None, *, fields: list[str] | None = None, limit: int | None = None
     ) -> list[R]:
         """The records of `record`'s table that `match`, in storage order."""
-        table = self.table(TABLE_OF[record])
-        query = table.search().select(present(record, table.schema.names, fields))
-        where = self._where(match)
-        if where:
-            query = query.where(where)
-        return [from_row(record, row) for row in query.limit(limit).to_list()]
+        columns = present(record, self.table(TABLE_OF[record]).schema.names, fields)
+        return [from_row(record, row) for row in self._query(record, columns, match).limit(limit).to_list()]
 
     def first(self, record: type[R], match: Match, *, fields: list[str] | None = None) -> R | None:
         found = self.find(record, match, fields=fields, limit=1)
@@ -214,19 +216,15 @@ class Store:
 
     def scan_of(self, record: type, fields: list[str], match: Match | None = None) -> Iterator[pa.RecordBatch]:
         """`fields` of `record`'s table in Arrow record batches (never the whole table in memory)."""
-        query = self.table(TABLE_OF[record]).search().select(fields)
-        where = self._where(match)
-        if where:
-            query = query.where(where)
-        return query.limit(None).to_batches(batch_size=8192)
+        return self._query(record, fields, match).limit(None).to_batches(batch_size=8192)
 
     def vectors(self, record: type, ids: list[str]) -> dict[str, Any]:
         """The embedding of each of `ids` (chunk or tree-node ids) that exists."""
         if not ids:
             return {}
         key = field_names(record)[0]
-        rows = self.table(TABLE_OF[record]).search().where(self._where({key: ids})).select([key, VECTOR_COLUMN])
-        return {row[key]: row[VECTOR_COLUMN] for row in rows.limit(None).to_list()}
+        rows = self._query(record, [key, VECTOR_COLUMN], {key: ids}).limit(None).to_list()
+        return {row[key]: row[VECTOR_COLUMN] for row in rows}
 
     def has(self, record: type) -> bool:
         """Whether `record`'s table exists yet (an index being built may lack some)."""
@@ -348,6 +346,3 @@ class Store:
         query = query.where(self._where(match), prefilter=True).select([*NODE_COLUMNS, "_distance"])
         rows = query.limit(limit).to_list()
         return [from_row(TreeNode, {**row, "similarity": 1.0 - float(row["_distance"])}) for row in rows]
-
-
-__all__ = ["Store", "StoreError", "IndexMissing", "ModelMismatch", "CHUNKS", "DOCUMENTS", "PARTITIONS"]

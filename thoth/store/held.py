@@ -1,10 +1,6 @@
-"""A copy of one version of a table, held in memory and read again beside the searches when the
-table changes (Store's in-memory vector search and ranking columns; thoth.store.memory).
-
-The copy is keyed by the table handle and its version: a write (an ingest, a compaction) makes a new
-version, and the copy of the old one is not used for it. The new version is read in a thread of its
-own while LanceDB answers the searches, so no request waits for it: over GCS a copy takes seconds
-to read. Only `get(wait=True)` (warm-up, or a caller that cannot do without) waits.
+"""A copy of one version of a table held in memory, keyed by the table handle and its version. A new version
+is read in a thread of its own while LanceDB answers the searches, so no request waits for it (over GCS a
+copy takes seconds); only `get(wait=True)` (warm-up) waits.
 """
 
 from __future__ import annotations

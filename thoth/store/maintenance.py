@@ -1,16 +1,9 @@
-"""Keeping the index healthy under writes all day: compaction, version cleanup, indexes folded in,
-and rows no document owns swept away (`python -m ingest maintain`, and the server in the background).
-
-Every write adds table versions and small files; each open and refresh reads their manifests (on GCS,
-listings). Maintenance compacts each table's small files, removes versions older than the retention
-window (RETENTION_MINUTES: a reader holding an older version would lose its files),
-folds new chunks into the BM25 and vector indexes, and sweeps orphans: chunks and partitions of a
-version no `documents` row points at, left by a write killed between switching a document's row and
-dropping its old rows. An orphan is swept only once it has been seen by a maintenance run at least
-`orphan_grace` before, with no rows added since: rows of a write in flight (written, its row not switched
-yet; a long PDF's windows, staged one after another for minutes) look the same. Figure pictures no chunk
-names (their document deleted or written again without them) go once older than the grace.
-"""
+"""Keeping the index healthy under writes all day (`python -m ingest maintain`, and the server in the
+background): compaction, cleanup of versions older than RETENTION_MINUTES (a reader holding one would lose
+its files), new chunks folded into the indexes, and orphans swept: rows of a version no `documents` row
+points at, left by a write killed after its switch. An orphan goes only once a maintenance run saw it
+`orphan_grace` before with no rows added since, since a write in flight (a long PDF's windows, staged for
+minutes) looks the same; so do figure pictures no chunk names (docs/operations.md)."""
 
 from __future__ import annotations
 
@@ -171,6 +164,3 @@ def sweep_figures(store: Store, grace: timedelta = ORPHAN_GRACE) -> int:
 def _orphan_record(store: Store) -> dict[str, list]:
     """Each orphan seen: [when first seen with its present row count, that count]."""
     return {k: v for k, v in json.loads(store.get_setting(META_ORPHANS) or "{}").items() if isinstance(v, list)}
-
-
-__all__ = ["MaintenanceReport", "TableHealth", "maintain", "sweep_figures", "sweep_orphans", "table_health"]

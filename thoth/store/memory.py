@@ -1,13 +1,8 @@
-"""Copies of the chunk table held in memory (thoth.store.chunks keeps them by version: thoth.store.held).
+"""Copies of the chunk table held in memory (kept by version: thoth.store.held).
 
-`MemoryVectors`: exact vector search in memory, for a chunk table small enough to hold.
-
-Below the ANN index's threshold LanceDB searches by brute force anyway, but every query also pays
-for planning and scanning its files, many times what a matrix product over the same vectors costs
-(docs/benchmarks.md, "Latency"). So a small table's vectors and other columns are held here.
-Cosine similarity as LanceDB computes it, the dot product over both norms, to float32's last bit
-(LanceDB sums in another order); equal scores in table order.
-
+`MemoryVectors`: exact vector search in memory for a small chunk table. LanceDB's brute force pays for
+planning and scanning files on every query, many times a matrix product (docs/benchmarks.md, "Latency").
+Cosine as LanceDB computes it, to float32's last bit; equal scores in table order.
 `RankingColumns`: the columns a large table's searches rank by, so they read only row ids and scores.
 """
 

@@ -40,10 +40,10 @@ class OAuthState:
         table.checkout_latest()  # a decision on another instance's latest write, not the consistency window's
         return table
 
-    def claim(self, key: str, expires_at: float, generation: int = 0) -> bool:
+    def claim(self, key: str, expires_at: float) -> bool:
         """Insert `key` unless it exists; whether this call inserted it (a second redemption gets False)."""
         row = pa.Table.from_pylist(
-            [{"key": key, "generation": generation, "revoked": False, "expires_at": expires_at}],
+            [{"key": key, "generation": 0, "revoked": False, "expires_at": expires_at}],
             schema=schema_for(OAUTH_STATE, 0),
         )
         table = self._latest()
@@ -85,6 +85,3 @@ class OAuthState:
 
     def _read(self, table: Any, key: str) -> list[dict]:
         return table.search().where(filters.eq("key", key)).select(["revoked"]).limit(1).to_list()
-
-
-__all__ = ["OAuthState"]

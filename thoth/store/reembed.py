@@ -1,17 +1,7 @@
-"""A re-embedding's staged vectors (`python -m ingest --reembed`, thoth/writes/reembed.py) and the switch
-that makes them the index's.
-
-Staging: the new model's vectors go into tables of their own (`REEMBED_STAGES`: id, doc id, vector), a
-commit per batch, so a run killed mid-way keeps what it staged and the next run embeds only the rows
-not staged yet. The live tables are not touched: servers keep answering from the old vectors.
-
-The switch, once every row is staged: each live table gets the staged vectors in a column of their own
-(`vector_next`, invisible to readers), then, back to back, one commit per table swaps the column names
-(`vector` -> `vector_old`, `vector_next` -> `vector`; a metadata-only commit that keeps the BM25 index)
-and one settings commit records the new model, dimension, prompts and cosine floor together. Then the
-old column (with the ANN index trained on it) and the staging tables go. Every step can be run again:
-a run killed during the switch finishes it the next time.
-"""
+"""A re-embedding's staged vectors (`python -m ingest --reembed`) and the switch that makes them the index's
+(docs/architecture.md, "reembed.py"). Staged in tables of their own, a commit per batch, so servers keep
+answering from the old vectors and a killed run keeps what it staged; every step of the switch can run
+again, so a run killed during it finishes it the next time."""
 
 from __future__ import annotations
 

@@ -75,6 +75,3 @@ class Runs:
             read = self._read = (version, runs)
         runs = [r for r in read[1] if source_id is None or r.source_id == source_id]
         return runs[:limit] if limit is not None else runs
-
-
-__all__ = ["Runs"]

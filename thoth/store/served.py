@@ -1,17 +1,10 @@
 """Which chunks a search serves: those of a document version a `documents` row with status ok points at.
 
-A write adds a new version's chunks (staged under the new content's doc_id) before it switches the
-document's `documents` row to them, and deletes the old version's chunks after (thoth/writes/writer.py):
-for a while the chunk table holds both. A search serves the hits of a (source_id, doc_id) that a
-`documents` row points at, and where it dropped some, searches again without those versions, so its lists
-stay as deep (thoth.retrieval.search).
-
-The live pairs are held per version of the `documents` table and asked of LanceDB at most every
-`trust_seconds` (thoth.store.chunks.FACTS_SECONDS): when nothing is staged, what a search pays is a set
-lookup per hit. A set a second old can err only by dropping a version switched in since (or by serving
-the one it replaced, as a search a second earlier would have); so a search that drops anything first
-brings both tables to their latest version (another process may have written them) and reads the set
-again, and decides on that.
+A write stages a new version's chunks before it switches the document's row, and deletes the old ones after
+(thoth/writes/writer.py), so for a while the chunk table holds both. The live pairs are held per version of
+the `documents` table and asked of LanceDB at most every `trust_seconds`: a set a second old can err only
+by dropping a version switched in since, so a search that drops anything first brings both tables to their
+latest version and decides on the set read then.
 """
 
 from __future__ import annotations
@@ -23,7 +16,7 @@ from typing import Any
 from thoth.records import Hit
 from thoth.store import filters
 
-Pair = tuple[str | None, str | None]  # (source_id, doc_id): NULL in a row written without them
+Pair = tuple[str, str]  # (source_id, doc_id)
 
 
 def pair_of(hit: Hit) -> Pair:
@@ -32,18 +25,11 @@ def pair_of(hit: Hit) -> Pair:
 
 def not_among(pairs: Iterable[Pair]) -> str:
     """A `where` clause: rows of none of `pairs` (each a source's document version)."""
-    by_source: dict[str | None, list[str | None]] = {}
+    by_source: dict[str, list[str]] = {}
     for source_id, doc_id in pairs:
         by_source.setdefault(source_id, []).append(doc_id)
-    ors = [f"({_one_of('source_id', [s])} AND {_one_of('doc_id', ds)})" for s, ds in by_source.items()]
+    ors = [f"({filters.eq('source_id', s)} AND {filters.is_in('doc_id', sorted(ds))})" for s, ds in by_source.items()]
     return f"NOT ({' OR '.join(sorted(ors))})" if ors else "true"
-
-
-def _one_of(column: str, values: list[str | None]) -> str:
-    """`column` is one of `values`, None among them meaning NULL (a row written without it)."""
-    given = sorted(v for v in values if v is not None)
-    parts = ([filters.is_in(column, given)] if given else []) + ([f"{column} IS NULL"] if None in values else [])
-    return parts[0] if len(parts) == 1 else f"({' OR '.join(parts)})"
 
 
 class LiveDocuments:
@@ -81,6 +67,3 @@ class LiveDocuments:
         # trust interval may be of a version older than a switch that happened before the search began)
         self._held = (documents, version, asked, asked if latest else float("-inf"), pairs)
         return pairs
-
-
-__all__ = ["LiveDocuments", "not_among", "pair_of"]

@@ -174,18 +174,16 @@ class ThothMCP(MCPServer):
         # The SDK's __init__ calls configure_logging(), which imports rich (a cost at every start) for a
         # handler that logging.basicConfig() then drops whenever the root logger has one (setup_logging's):
         # skip the call in exactly that case, so nothing else changes.
-        self.tool_parameters: dict[str, list[str]] = {}  # each declared tool's arguments (`expose` fills it)
-        if not logging.getLogger().handlers:
-            super().__init__(*args, **kwargs)
-        else:
-            import mcp.server.mcpserver.server as server
+        import mcp.server.mcpserver.server as server
 
-            configure = server.configure_logging
+        self.tool_parameters: dict[str, list[str]] = {}  # each declared tool's arguments (`expose` fills it)
+        configure = server.configure_logging
+        if logging.getLogger().handlers:
             server.configure_logging = lambda *_, **__: None
-            try:
-                super().__init__(*args, **kwargs)
-            finally:
-                server.configure_logging = configure
+        try:
+            super().__init__(*args, **kwargs)
+        finally:
+            server.configure_logging = configure
         # Tools built on first use (thoth.mcp.lazy_tools); prompts and resource templates too (none is
         # registered before this: the SDK adds none of its own).
         settings = self.settings

@@ -5,9 +5,11 @@ leaves the document absent, which the next run writes whole. A generated paper o
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from tests.conftest import make_settings
 from tests.test_shutdown import env_for
 from thoth.records import Chunk, Document, Partition
 from thoth.store import Store
+from thoth.store.schema import CHUNKS
 from thoth.writes.parsers import parse
 from thoth.writes.parsers import pdf as pdf_parser
 from thoth.writes.parsers.pdf.partitions import Partitioner
@@ -94,15 +97,49 @@ def whole_index(long_pdf: Path, tmp_path_factory: pytest.TempPathFactory):  # ty
     return settings
 
 
-def test_window_by_window_ingest_writes_the_same_rows(
+def test_a_long_pdf_reparsed_in_windows_is_served_old_or_new_never_half(
     long_pdf: Path, whole_index, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(pdf_parser, "WINDOW_PAGES", WINDOW)
+    """A newer parser re-reads the same bytes window by window: its rows are staged under another doc_id and
+    swapped in at the end, so every version of the chunk table serves the old rows or the new, whole; a stop
+    in the middle leaves the old ones, and the rerun the rows of a clean run."""
+    shutil.copytree(whole_index.db_uri, tmp_path / "db")  # the document as written whole
     settings = make_settings(tmp_path / "db", tree_build=False)
+    store = Store(settings)
+    (old,) = store.find(Document, {"source_id": "long"}, fields=["doc_id", "parser"])
+    chunks = store.count_of(Chunk, {"source_id": "long"})
+    store.change(Document, {"source_id": "long"}, {"parser": "an-older-parser"})
+    store.change(Chunk, {"source_id": "long"}, {"title": "old"})  # the old version's rows, told apart
+    table = Store(settings).table(CHUNKS)  # a reader of its own, to look at every version after this one
+    start = table.version  # the stopped run's versions are looked at too
+    monkeypatch.setattr(pdf_parser, "WINDOW_PAGES", WINDOW)
+
+    stop, stage, staged = threading.Event(), Writer._stage, []
+
+    def stage_and_stop(self, *args):  # type: ignore[no-untyped-def]
+        staged.append(stage(self, *args))
+        stop.set()  # SIGTERM once the first window is staged (only the first run is given `stop`)
+        return staged[-1]
+
+    monkeypatch.setattr(Writer, "_stage", stage_and_stop)
+    assert Writer(settings).run(str(long_pdf.parent), name="long", stop=stop).interrupted
+    table.checkout_latest()
+    assert table.count_rows() == table.count_rows(f"doc_id = '{old.doc_id}' AND title = 'old'") == chunks
+
+    staged.clear()
     summary = Writer(settings).run(str(long_pdf.parent), name="long")
-    assert summary.ingested == ["long.pdf"] and not summary.failed and not summary.interrupted
-    assert _rows(settings) == _rows(whole_index)
-    assert summary.chunks_written == len(_rows(whole_index)[0])
+    assert len(staged) > 2 and sum(staged) == chunks  # window by window
+    assert summary.updated == ["long.pdf"] and not summary.failed and not summary.interrupted
+    assert summary.chunks_written == chunks and _rows(settings) == _rows(whole_index)
+    assert [(d.doc_id, d.parser) for d in store.find(Document, {"source_id": "long"})] == [(old.doc_id, old.parser)]
+    table.checkout_latest()
+    served = []
+    for number in range(start, table.version + 1):
+        table.checkout(number)
+        where = f"doc_id = '{old.doc_id}'"
+        served.append((table.count_rows(where), table.count_rows(f"{where} AND title = 'old'") in (0, chunks)))
+    assert set(served) == {(chunks, True)}, served  # every version: the whole document, all old or all new
+    assert table.count_rows() == chunks and table.count_rows("title = 'old'") == 0  # the old rows are gone
 
 
 def test_a_first_window_without_text_still_writes_the_document(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -153,7 +153,8 @@ def test_a_writer_killed_mid_overwrite_leaves_the_document_whole(tmp_path: Path)
 
 def test_the_same_bytes_reparsed_replace_their_rows_and_are_never_missing(tmp_path: Path) -> None:
     """A newer parser (the stored `parser` differs from parser_version) re-reads unchanged bytes: the rows
-    keep their doc_id, and are replaced id by id, so no version of the chunk table lacks the document."""
+    keep their doc_id, and are staged under another, then swapped in, so no version of the chunk table lacks
+    the document."""
     settings = replace(make_settings(tmp_path / "db"), tree_build=False)
     writer = Writer(settings)
     data = version(1).encode()

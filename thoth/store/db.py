@@ -255,17 +255,18 @@ class Store:
         if rows:
             self.tables.merge(DOCUMENTS, ["source_id", "key"], rows, "documents")
 
-    def replace_rows(self, record: type, rows: list[dict], scope: Match) -> None:
-        """Make `rows` the rows of `scope` (a re-parsed document's chunks or partitions): each row replaces
-        the row with its id in one merge, then the scope's rows not among them go. A reader finds every
-        id old or new, never the scope empty."""
-        key = field_names(record)[0]
-        old = {getattr(r, key) for r in self.find(record, scope, fields=[])}
-        if rows:
-            self.tables.merge(TABLE_OF[record], key, rows, f"replace {TABLE_OF[record]}")
-        stale = sorted(old - {row[key] for row in rows})
-        if stale:
-            self.tables.delete(TABLE_OF[record], filters.where({**scope, key: stale}))
+    def swap_staged(self, source_id: str, doc_ids: set[str], suffix: str) -> None:
+        """Swap the partitions and chunks of `doc_ids` with those staged under each doc_id + `suffix` (a
+        re-parse's), one update per table (chunks last: they are what searches find), so a reader finds each
+        document's rows old or new, whole, never neither; its old rows are then the ones under the suffix."""
+        if not doc_ids:
+            return
+        ids = sorted(doc_ids | {doc_id + suffix for doc_id in doc_ids})
+        # the suffix added, and dropped where that makes it twice (Lance refuses a CASE as an update's value)
+        toggled = f"replace(concat(doc_id, {filters.quote(suffix)}), {filters.quote(suffix * 2)}, '')"
+        for table in (PARTITIONS, CHUNKS):
+            where = f"{filters.eq('source_id', source_id)} AND {filters.is_in('doc_id', ids)}"
+            self.tables.update(table, where, values_sql={"doc_id": toggled})
 
     def upsert_source(self, row: dict) -> None:
         self.migrate()

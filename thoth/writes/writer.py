@@ -51,6 +51,7 @@ from thoth.writes.tree import TreeResult, build_tree, mark_stale
 
 log = logging.getLogger("thoth.ingest")
 BATCH_CHUNKS = 512  # chunks embedded and written together: one commit per table, a write's memory bounded
+REPARSED = "+reparse"  # a served document re-parsed: its new rows are staged under its doc_id + this
 
 
 class Writer:
@@ -286,24 +287,26 @@ class Writer:
         if not batch:
             return 0
         written = [p.doc_id for p in batch if p.partitions]
-        # the same bytes re-parsed (a newer parser): their rows are replaced id by id, never removed first
-        live = self._live(source_id, written)
-        staged = set(written) - live
-        # rows of other versions a killed write left (none, as a rule: counted first, so no empty commit)
+        reparsed = self._live(source_id, written)
+        staged = {doc_id + REPARSED if doc_id in reparsed else doc_id for doc_id in written}
+        # rows a killed write left (none, as a rule: counted first, so no empty commit)
         self._drop_content(source_id, staged)
         try:
-            count = self._stage(source_id, batch, live)
+            count = self._stage(source_id, batch, reparsed)
         except Exception:  # stopped at shutdown (ShuttingDown) or failed: nothing half-written stays, the old
             self._drop_content(source_id, staged)  # version stays what readers find
             raise
-        return count + self._switch(source_id, batch, replaced)
+        return count + self._switch(source_id, batch, replaced, reparsed)
 
-    def _switch(self, source_id: str, batch: list[Prepared], replaced: dict[str, str]) -> int:
-        """Point the batch's documents rows at their staged rows, then drop the versions they replace."""
+    def _switch(self, source_id: str, batch: list[Prepared], replaced: dict[str, str], reparsed: set[str]) -> int:
+        """Swap re-parsed documents' staged rows in, point the batch's documents rows at their rows, then drop
+        the versions they replace (and the re-parsed ones' old rows, swapped out under their staged ids)."""
+        self.store.swap_staged(source_id, reparsed, REPARSED)
         self.store.replace_documents([to_row(p.document) for p in batch])
         keys = {p.obj.key for p in batch}
         written = {p.doc_id for p in batch if p.partitions}
-        self._drop_content(source_id, {doc_id for key, doc_id in replaced.items() if key in keys} - written)
+        gone = {doc_id for key, doc_id in replaced.items() if key in keys} - written
+        self._drop_content(source_id, gone | {doc_id + REPARSED for doc_id in reparsed})
         return 0
 
     def _write_windows(
@@ -317,64 +320,56 @@ class Writer:
         """Write a long PDF a window of pages at a time (`head` and `head.rest`), on `worker` while the next
         window is read: each window's rows are staged, which no `documents` row points at, and the document's
         row is written once the last window is in, so readers find the document whole or not at all (or its
-        old version). `stop` set ends it at the next window, or inside one at its next embedding batch; what
-        was staged is then deleted and False returned: the next run writes the document again."""
-        if self._live(source_id, [head.doc_id]):  # the same bytes re-parsed: their rows are replaced in one go
-            for window in head.rest or ():
-                offset = len(head.partitions)
-                head.partitions += window.partitions
-                head.chunks += [replace(c, partition_index=c.partition_index + offset) for c in window.chunks]
-                head.figures.update(window.figures)
-            if head.document.status == "failed":  # a later window failed to parse (prepare._windows)
-                head.partitions, head.chunks = [], []
-            head.rest = None
-            worker.submit(partial(self._write, source_id, [head], replaced))
-            return True
-        worker.submit(lambda: self._drop_content(source_id, {head.doc_id}) or 0)  # what a stopped run left
+        old version, re-parsed ones included: `_stage`). `stop` set ends it at the next window, or inside one
+        at its next embedding batch; what was staged is then deleted and False returned: the next run writes
+        the document again."""
+        reparsed = self._live(source_id, [head.doc_id])
+        staged = head.doc_id + REPARSED if reparsed else head.doc_id
+        worker.submit(lambda: self._drop_content(source_id, {staged}) or 0)  # what a stopped run left
         try:
             for window in chain([head], head.rest or ()):
                 window.tags = list(head.tags)
-                worker.submit(partial(self._stage, source_id, [window], set(), stop))
+                worker.submit(partial(self._stage, source_id, [window], reparsed, stop))
                 if stop is not None and stop.is_set():
                     raise Stopped
             if head.document.status == "failed":  # a later window failed to parse: its failed row, no rows staged
-                head = Prepared(head.obj, head.document, [], [])
-                worker.submit(lambda: self._drop_content(source_id, {head.doc_id}) or 0)
-            worker.submit(partial(self._switch, source_id, [head], replaced))
+                head, reparsed = Prepared(head.obj, head.document, [], []), set()
+                worker.submit(lambda: self._drop_content(source_id, {staged}) or 0)
+            worker.submit(partial(self._switch, source_id, [head], replaced, reparsed))
         except (Stopped, ShuttingDown):
             worker.close(raise_errors=False)
-            self._drop_content(source_id, {head.doc_id})
+            self._drop_content(source_id, {staged})
             if self.abandon is not None and self.abandon.is_set():
                 raise ShuttingDown from None  # the server's write: a retryable answer, as for any document
             log.warning("stopped while writing %s; the next run writes it", head.obj.key)
             return False
         return True
 
-    def _stage(self, source_id: str, batch: list[Prepared], live: set[str], halt: threading.Event | None = None) -> int:
+    def _stage(
+        self, source_id: str, batch: list[Prepared], reparsed: set[str], halt: threading.Event | None = None
+    ) -> int:
         """Embed the batch's chunks one embedding batch at a time and add their rows BATCH_CHUNKS
         at a time, so a write's memory follows those batches, not the document. No `documents` row points at
-        the staged rows yet: searches leave them out, and readers go on finding the old version."""
-        partitions = [to_row(pt) for p in batch if p.doc_id not in live for pt in p.partitions]
+        the staged rows yet: searches leave them out, and readers go on finding the old version. The rows of
+        the same bytes re-parsed (a newer parser), `reparsed`, whose doc_id is served, are staged under doc_id +
+        REPARSED until `_switch` swaps them in."""
+
+        def staged(row: dict) -> dict:
+            return {**row, "doc_id": row["doc_id"] + REPARSED} if row["doc_id"] in reparsed else row
+
+        partitions = [staged(to_row(pt)) for p in batch for pt in p.partitions]
         for prepared in batch:  # pictures first: a figure chunk a search finds has its picture
             for name, data in pictures(prepared).items():
                 self.store.put_figure(name, data)
         pending: list[dict] = []
-        reparsed: list[dict] = []  # rows of `live` documents: merged in at the end, by id
         count = 0
         for rows in self._embedded_rows(source_id, batch, halt):
             count += len(rows)
-            pending += [row for row in rows if row["doc_id"] not in live]
-            reparsed += [row for row in rows if row["doc_id"] in live]
+            pending += [staged(row) for row in rows]
             if len(pending) >= BATCH_CHUNKS:
                 self._add(partitions, pending)
                 partitions, pending = [], []
         self._add(partitions, pending)
-        if live:
-            scope = {"source_id": source_id, "doc_id": sorted(live)}
-            partitions = [to_row(pt) for p in batch if p.doc_id in live for pt in p.partitions]
-            self.store.replace_rows(Partition, partitions, scope)
-            self.store.replace_rows(StoredChunk, reparsed, scope)
-            self.meter.add_chunks(len(reparsed))
         return count
 
     def _add(self, partitions: list[dict], chunks: list[dict]) -> None:

@@ -7,7 +7,7 @@ import pytest
 from thoth.errors import ClientError
 from thoth.records import Excluding
 from thoth.store import filters
-from thoth.store.filters import eq, is_in, where
+from thoth.store.filters import eq, is_in, public_match, where
 
 
 def test_values_are_quoted_and_escaped() -> None:
@@ -33,12 +33,12 @@ def test_bad_filters_are_refused(column: str, value: object) -> None:
 
 
 def test_public_filters_map_to_columns_and_quote_values() -> None:
-    assert filters.public({"type": "code", "language": ["go", "ts"]}) == (
+    assert where(public_match({"type": "code", "language": ["go", "ts"]})) == (
         "content_type = 'code' AND language IN ('go', 'ts')"
     )
-    assert filters.public({"exercise_number": 2}) == "exercise_number = 2"
-    assert filters.public({"type": "code' OR 1=1 --"}) == "content_type = 'code'' OR 1=1 --'"
-    assert filters.public(None) is None and filters.public({}) is None
+    assert where(public_match({"exercise_number": 2})) == "exercise_number = 2"
+    assert where(public_match({"type": "code' OR 1=1 --"})) == "content_type = 'code'' OR 1=1 --'"
+    assert where(public_match(None)) is None and where(public_match({})) is None
 
 
 @pytest.mark.parametrize(
@@ -59,7 +59,7 @@ def test_public_filters_map_to_columns_and_quote_values() -> None:
 )
 def test_public_filters_refuse_what_is_not_allowed(given: dict, named: str) -> None:
     with pytest.raises(ClientError, match="filters: ") as error:
-        filters.public(given)
+        public_match(given)
     assert named in str(error.value)
 
 

@@ -158,11 +158,6 @@ def both(*clauses: str | None) -> str | None:
     return " AND ".join(f"({c})" for c in present)
 
 
-def public(filters: Mapping[str, object] | None) -> str | None:
-    """The where clause of a client's metadata filters (public_match)."""
-    return where(public_match(filters))
-
-
 def public_match(filters: Mapping[str, object] | None) -> dict[str, object]:
     """The Match of a client's metadata filters ({"type": "code", "language": ["go", "ts"]}).
 

@@ -65,14 +65,6 @@ def session(cache_mb: int, uri: str) -> Any:
         return _sessions[key]
 
 
-class _Loop:
-    """An event loop in a daemon thread of its own (the public path's stand-in for lancedb's)."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        threading.Thread(target=self.loop.run_forever, name="thoth-lance-loop", daemon=True).start()
-
-
 class Lance:
     """How the store reaches lancedb's async API: `public` picks lancedb's published API over its
     private attributes. `uri`, `consistency` and `options` open the public path's own connection."""
@@ -80,7 +72,7 @@ class Lance:
     def __init__(self, public: bool, uri: str, consistency: float, options: dict[str, str], cache_mb: int):
         self.public = public
         self._uri, self._consistency, self._options, self._cache_mb = uri, consistency, options, cache_mb
-        self._own: _Loop | None = None
+        self._own: asyncio.AbstractEventLoop | None = None  # the public path's loop, in a daemon thread
         self._connection: Any = None
         self._opened: dict[str, tuple[Any, Any]] = {}  # name -> (the sync handle, its async twin)
         self._lock = threading.Lock()
@@ -92,8 +84,9 @@ class Lance:
             return LOOP.loop
         with self._lock:
             if self._own is None:
-                self._own = _Loop()
-        return self._own.loop
+                self._own = asyncio.new_event_loop()
+                threading.Thread(target=self._own.run_forever, name="thoth-lance-loop", daemon=True).start()
+        return self._own
 
     def start(self, coro: Coroutine[Any, Any, Any]) -> concurrent.futures.Future:
         """Run a coroutine of lancedb calls on the loop its tables belong to; its future."""

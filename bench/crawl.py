@@ -26,6 +26,7 @@ from pathlib import Path
 from tests.web_site import Site, guide_pages, serve
 from thoth.config import Settings
 from thoth.records import Chunk, Document
+from thoth.source_spec import SourceSpec
 from thoth.store import Store
 from thoth.writes import web, web_fetch
 from thoth.writes.writer import Writer
@@ -41,7 +42,7 @@ def crawl_throughput(settings: Settings, start: str, repeats: int) -> dict:
     rates = []
     pages = 0
     for _ in range(repeats):
-        crawl = web.crawl(start, settings)
+        crawl = web.crawl(SourceSpec.parse(start), settings, {})
         pages = len(crawl.objects)
         rates.append(pages / crawl.seconds)
     limit = web_fetch.REQUESTS_PER_SECOND

@@ -9,13 +9,13 @@ The chunks are generated: pseudo-English texts of 100-180 words (bench.embed.mak
 chunk's vector is a sampled vector plus Gaussian noise (renormalised; cosine to its base about
 0.85), which gives clusters of near-duplicates around real embeddings. Summaries are real: the
 extractive summariser on the chunk texts, embedded by the configured model (THOTH_EMBED_PROVIDER;
-onnx recommended). Nothing is written to a database: this times `thoth.writes.tree.build_nodes`.
+onnx recommended). Nothing is written to a database: this times `thoth.writes.tree.tree_rows`.
 
 Printed per size: layer sizes, seconds split into clustering, summarising and embedding summaries,
 and the growth against the previous size (linear growth = the size ratio).
 
 `--incremental`: a tree built on `--base` chunks gets `--add` more inserted in place
-(thoth.writes.tree.update_rows), which is compared with a fresh build on all of them; then `--add`
+(thoth.writes.tree.tree_rows), which is compared with a fresh build on all of them; then `--add`
 chunks picked at random are deleted in place from the updated tree (timed against the same fresh
 build), and the inserted ones are deleted again (the tree must equal the first build). Printed: seconds (and the ratio
 in-place / fresh build), nodes rewritten, and level-1 cluster quality over the same chunks: mean
@@ -40,7 +40,7 @@ from thoth.embed import get_tokenizer
 from thoth.embedders import get_embedder
 from thoth.summarise import ExtractiveSummariser
 from thoth.writes.clustering import TreeParams
-from thoth.writes.tree import build_nodes, update_rows
+from thoth.writes.tree import tree_rows
 
 
 class _Timed:
@@ -104,24 +104,24 @@ def incremental(args: argparse.Namespace) -> int:
         return out, time.perf_counter() - started
 
     (rows, _), t_base = timed(
-        lambda: build_nodes("bench", ids[:n], texts[:n], vectors[:n], embedder.embed, tokenizer, summariser, params)
+        lambda: tree_rows("bench", [], ids[:n], texts[:n], vectors[:n], embedder.embed, tokenizer, summariser, params)
     )
     (fresh, _), t_fresh = timed(
-        lambda: build_nodes("bench", ids, texts, vectors, embedder.embed, tokenizer, summariser, params)
+        lambda: tree_rows("bench", [], ids, texts, vectors, embedder.embed, tokenizer, summariser, params)
     )
     (updated, stats), t_insert = timed(
-        lambda: update_rows("bench", rows, ids, texts, vectors, embedder.embed, tokenizer, summariser, params)
+        lambda: tree_rows("bench", rows, ids, texts, vectors, embedder.embed, tokenizer, summariser, params)
     )
     rng = np.random.default_rng(5)
     keep = np.sort(rng.choice(n + m, n, replace=False))  # m chunks out, anywhere in the tree
     kept_ids, kept_texts = [ids[i] for i in keep], [texts[i] for i in keep]
     (after, dstats), t_delete = timed(
-        lambda: update_rows(
+        lambda: tree_rows(
             "bench", updated, kept_ids, kept_texts, vectors[keep], embedder.embed, tokenizer, summariser, params
         )
     )
     (back, _), t_back = timed(
-        lambda: update_rows(
+        lambda: tree_rows(
             "bench", updated, ids[:n], texts[:n], vectors[:n], embedder.embed, tokenizer, summariser, params
         )
     )
@@ -129,11 +129,11 @@ def incremental(args: argparse.Namespace) -> int:
     header = f"{'tree':<26} {'nodes':>6} {'rewritten':>9} {'seconds':>8} {'vs fresh':>8} {'mean cos':>8}"
     print(f"{header} {'silhouette':>10}")
 
-    def line(name, tree_rows, seconds, fresh_seconds, rewritten, chunk_ids, chunk_vectors):
-        cos, sil = level1_quality(tree_rows, chunk_ids, chunk_vectors)
+    def line(name, nodes, seconds, fresh_seconds, rewritten, chunk_ids, chunk_vectors):
+        cos, sil = level1_quality(nodes, chunk_ids, chunk_vectors)
         ratio = f"{seconds / fresh_seconds:>7.1%}" if fresh_seconds else ""
         print(
-            f"{name:<26} {len(tree_rows):>6} {rewritten:>9} {seconds:>7.1f}s {ratio:>8} {cos:>8.3f} {sil:>10.3f}",
+            f"{name:<26} {len(nodes):>6} {rewritten:>9} {seconds:>7.1f}s {ratio:>8} {cos:>8.3f} {sil:>10.3f}",
             flush=True,
         )
 
@@ -241,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
         summariser.summarise = summarise  # type: ignore[method-assign]
         embed = _Timed(embedder.embed)
         started = time.perf_counter()
-        rows, layers = build_nodes("bench", ids, texts, vectors, embed, tokenizer, summariser, params)
+        rows, stats = tree_rows("bench", [], ids, texts, vectors, embed, tokenizer, summariser, params)
+        layers = stats.layer_sizes
         total = time.perf_counter() - started
         cluster = total - summarise.seconds - embed.seconds
         growth = ""

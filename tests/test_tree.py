@@ -17,7 +17,7 @@ from thoth.store import Store
 from thoth.store.schema import TREE_NODES
 from thoth.summarise import ExtractiveSummariser, split_sentences
 from thoth.writes.clustering import TreeParams, cluster_layer
-from thoth.writes.tree import _read_chunks, build_nodes
+from thoth.writes.tree import _read_chunks, tree_rows
 from thoth.writes.writer import Writer
 
 
@@ -87,7 +87,7 @@ def test_the_same_chunks_give_the_same_tree(topic_index: Settings) -> None:
     embedder = get_embedder(topic_index)
     params = TreeParams(cluster_tokens=topic_index.tree_cluster_tokens)
     runs = [
-        build_nodes("topics", ids, texts, vectors, embedder.embed, tok, ExtractiveSummariser(tok, 60), params)
+        tree_rows("topics", [], ids, texts, vectors, embedder.embed, tok, ExtractiveSummariser(tok, 60), params)
         for _ in range(2)
     ]
     first, second = ([(r.node_id, r.text, r.children, r.parent) for r in rows] for rows, _ in runs)

@@ -96,20 +96,14 @@ def _reduce(x: np.ndarray, dims: int, params: TreeParams, neighbours: int) -> np
     return PCA(n_components=dims, random_state=params.seed, svd_solver="full").fit_transform(x.astype(np.float64))
 
 
-def _gmm(k: int, params: TreeParams):
-    from sklearn.mixture import GaussianMixture
-
-    return GaussianMixture(
-        n_components=k, random_state=params.seed, reg_covar=1e-4, max_iter=100, init_params="k-means++"
-    )
-
-
 def _best_model(z: np.ndarray, k_min: int, k_max: int, params: TreeParams) -> Any:
     """The mixture with the lowest BIC, searched upwards from k_min with early stopping; None for one cluster.
 
     Fitted on a fixed-size sample of the points (the model then scores all of them), so one search
     costs the same for a hundred points or a million.
     """
+    from sklearn.mixture import GaussianMixture
+
     sample = z
     if len(z) > params.bic_sample:
         rng = np.random.default_rng(params.seed)
@@ -119,7 +113,8 @@ def _best_model(z: np.ndarray, k_min: int, k_max: int, params: TreeParams) -> An
     for k in range(k_min, k_max + 1):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # ConvergenceWarning on degenerate samples: BIC still ranks it
-            model = _gmm(k, params).fit(sample)
+            gmm = GaussianMixture(k, random_state=params.seed, reg_covar=1e-4, max_iter=100, init_params="k-means++")
+            model = gmm.fit(sample)
         bic = model.bic(sample)
         if bic < best_bic:
             best, best_k, best_bic, since = model, k, bic, 0
@@ -130,8 +125,9 @@ def _best_model(z: np.ndarray, k_min: int, k_max: int, params: TreeParams) -> An
     return None if best_k == 1 else best
 
 
-def _split_by_order(x: np.ndarray, tokens: np.ndarray, limit: int) -> list[np.ndarray]:
-    """Last resort for a group GMM will not split: cut it along its main direction into runs under the limit."""
+def _split_by_order(x: np.ndarray, tokens: np.ndarray, limit: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Last resort for a group GMM will not split: cut it along its main direction into runs under the limit
+    (clusters as `_cluster` gives them, every member primary)."""
     centred = x - x.mean(axis=0)
     direction = np.linalg.svd(centred, full_matrices=False)[2][0] if len(x) > 1 else np.zeros(x.shape[1])
     order = np.lexsort((np.arange(len(x)), centred @ direction))
@@ -146,7 +142,7 @@ def _split_by_order(x: np.ndarray, tokens: np.ndarray, limit: int) -> list[np.nd
         used += int(tokens[i])
     if current:
         groups.append(np.array(sorted(current)))
-    return groups
+    return [(g, np.ones(len(g), dtype=bool)) for g in groups]
 
 
 def _cluster(
@@ -162,7 +158,7 @@ def _cluster(
     if n <= 3:  # too few points to fit a mixture
         if not oversize:
             return [everyone]
-        return [(g, np.ones(len(g), dtype=bool)) for g in _split_by_order(x, tokens, params.cluster_tokens)]
+        return _split_by_order(x, tokens, params.cluster_tokens)
     neighbours = int(math.sqrt(n - 1)) if depth == 0 else 10  # the paper: global sqrt(n), local 10
     z = _reduce(x, params.dims, params, neighbours)
     # An oversize group must split; by at most `split_clusters` at once (deeper steps split the rest),
@@ -172,7 +168,7 @@ def _cluster(
     model = _best_model(z, min(k_min, n - 1), min(params.max_clusters, n - 1), params)
     if model is None:
         if depth >= 1 and oversize:  # BIC will not split it: cut it along its main direction
-            return [(g, np.ones(len(g), dtype=bool)) for g in _split_by_order(x, tokens, params.cluster_tokens)]
+            return _split_by_order(x, tokens, params.cluster_tokens)
         return [everyone] if depth >= 1 else _cluster(x, tokens, params, depth + 1)
     probs = model.predict_proba(z)
     best = probs.argmax(axis=1)
@@ -184,8 +180,7 @@ def _cluster(
         if depth == 0 or tokens[hard].sum() > params.cluster_tokens:
             # Split further on hard members only: soft members at every step would compound copies.
             if len(hard) == n:  # no progress: cut along the main direction instead
-                pieces = _split_by_order(x, tokens, params.cluster_tokens)
-                out += [(p, np.ones(len(p), dtype=bool)) for p in pieces]
+                out += _split_by_order(x, tokens, params.cluster_tokens)
                 continue
             out += [(hard[sub], primary) for sub, primary in _cluster(x[hard], tokens[hard], params, depth + 1)]
             continue

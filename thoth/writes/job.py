@@ -136,18 +136,21 @@ def main(argv: list[str] | None = None, prog: str = "python -m ingest", **tuning
         print(f"error: {exc}", file=sys.stderr)
         return 2
     setup_logging(settings)
-    if args.command == "maintain":
-        return run_maintenance(settings)
-    if args.command in ("cancel", "remove"):
-        return manage(settings, args.command, args.run_id, args.name)
     if args.command == "document":
         return ingest_staged(settings, args.document, args.run_id, args.started_by)
     stop = threading.Event()
-    received = stop_on_signals(stop)
-    if args.reembed:
-        return reembed_index(settings, stop, received)
-    if not args.source:
-        return rebuild_trees(settings)
+    try:
+        if args.command == "maintain":
+            return run_maintenance(settings)
+        if args.command in ("cancel", "remove"):
+            return manage(settings, args.command, args.run_id, args.name)
+        received = stop_on_signals(stop)
+        if args.reembed:
+            return reembed_index(settings, stop, received)
+        if not args.source:
+            return rebuild_trees(settings)
+    except (StoreError, EmbedderUnavailable, ValueError) as exc:  # the index or the model failed the command
+        return _print_error(exc)
     try:
         spec = SourceSpec.parse(args.source, ref=args.ref, path=args.path, include=args.include, exclude=args.exclude)
     except ScopeError as exc:
@@ -237,16 +240,12 @@ def _source_id(spec: SourceSpec, name: str | None) -> str:
 
 def rebuild_trees(settings: Settings) -> int:
     """Rebuild every collection's tree from scratch (`--rebuild-trees` without `--source`)."""
-    try:
-        writer = Writer(settings)
-        if not writer.store.has(Source):
-            print("error: the index has no collections yet: run `python -m ingest --source ...` first", file=sys.stderr)
-            return 1
-        for source in sorted(writer.store.find(Source, fields=[]), key=lambda s: s.source_id):
-            result = writer.update_tree(source.source_id, force=True)
-            print(result.render() if result else f"tree {source.source_id}: trees are off (THOTH_TREES=off)")
-    except (StoreError, EmbedderUnavailable, ValueError) as exc:
-        return _print_error(exc)
+    writer = Writer(settings)
+    if not writer.store.has(Source):
+        raise StoreError("the index has no collections yet: run `python -m ingest --source ...` first")
+    for source in sorted(writer.store.find(Source, fields=[]), key=lambda s: s.source_id):
+        result = writer.update_tree(source.source_id, force=True)
+        print(result.render() if result else f"tree {source.source_id}: trees are off (THOTH_TREES=off)")
     return 0
 
 
@@ -254,10 +253,7 @@ def reembed_index(settings: Settings, stop: threading.Event, received: dict[int,
     """`--reembed` (thoth/writes/reembed.py); stopped before the switch, it exits as a signal says."""
     from thoth.writes.reembed import reembed
 
-    try:
-        result = reembed(settings, stop=stop)
-    except (StoreError, EmbedderUnavailable, ValueError) as exc:
-        return _print_error(exc)
+    result = reembed(settings, stop=stop)
     print(result.render())
     _print_sent()
     return next(iter(received.values()), 143) if result.interrupted else 0
@@ -268,16 +264,13 @@ def manage(settings: Settings, command: str, run_id: str | None, source_id: str 
     cancel_run and remove_source."""
     from thoth.writes import source_runs
 
-    try:
-        store = Store(settings)
-        if command == "cancel":
-            source_runs.flag_cancel(store, run_id or "")
-            print(f"run {run_id}: asked to stop after its current batch")
-        else:
-            source_runs.remove_collection(store, source_id or "")
-            print(f"collection {source_id}: removed")
-    except StoreError as exc:
-        return _print_error(exc)
+    store = Store(settings)
+    if command == "cancel":
+        source_runs.flag_cancel(store, run_id or "")
+        print(f"run {run_id}: asked to stop after its current batch")
+    else:
+        source_runs.remove_collection(store, source_id or "")
+        print(f"collection {source_id}: removed")
     return 0
 
 
@@ -309,12 +302,8 @@ def ingest_staged(settings: Settings, staged: str, run_id: str, started_by: str)
 
 def run_maintenance(settings: Settings) -> int:
     """`maintain`: compact, clean and re-index the whole index; print what it removed."""
-    try:
-        store = Store(settings)
-        if not store.table_names():
-            print(f"error: there is no index at {settings.db_uri} yet", file=sys.stderr)
-            return 1
-        print(maintain(store).render())
-    except StoreError as exc:
-        return _print_error(exc)
+    store = Store(settings)
+    if not store.table_names():
+        raise StoreError(f"there is no index at {settings.db_uri} yet")
+    print(maintain(store).render())
     return 0

@@ -38,7 +38,7 @@ def list_source(store: Store, settings: Settings, spec: SourceSpec, source_id: s
     """The objects of the source that its scope wants (the lister of each kind asks `spec.wants`)."""
     if spec.kind == "web":
         key = WEB_STATE_KEY.format(source_id=source_id)
-        crawl = web.crawl(spec, settings, web.load_state(store.saved_state(key)))
+        crawl = web.crawl(spec, settings, store.saved_state(key))
         share = (settings.task_index, settings.task_count) if crawl.split else None
         return Listing(crawl.objects, crawl.failures, "handbook", {key: crawl.state_json()}, share)
     if spec.kind == "git":

@@ -1,5 +1,5 @@
 """Progress of an ingest run as JSON lines every few seconds, for logs without a terminal: documents and chunks
-done, the rate, the stage. The plain `Meter` ignores everything (bucket events, tests)."""
+done, the rate, the stage."""
 
 from __future__ import annotations
 
@@ -10,21 +10,9 @@ import time
 from typing import TextIO
 
 
-class Meter:
-    """What the pipeline reports; this one keeps nothing."""
-
-    def stage(self, name: str) -> None:
-        pass
-
-    def add_chunks(self, count: int) -> None:
-        pass
-
-    def __call__(self, done: int, total: int, key: str) -> None:
-        pass
-
-
-class ProgressMeter(Meter):
-    """Counts a run's work and prints a JSON line every `interval` seconds while running, and one at the end."""
+class ProgressMeter:
+    """Counts a run's work and, `printing`, prints a JSON line every `interval` seconds while running, and one at
+    the end."""
 
     def __init__(self, interval: float = 5.0, stream: TextIO | None = None, printing: bool = True):
         self.interval = max(interval, 0.1)

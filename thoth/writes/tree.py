@@ -132,24 +132,7 @@ def _chunk_layer(texts: list[str], vectors: np.ndarray, ids: list[str], tokenize
     )
 
 
-def build_nodes(
-    source_id: str,
-    chunk_ids: list[str],
-    texts: list[str],
-    vectors: np.ndarray,
-    embed: Callable[[list[str]], np.ndarray],
-    tokenizer: Tokenizer,
-    summariser: Summariser,
-    params: TreeParams,
-) -> tuple[list[NodeWithVector], list[int]]:
-    """The summary nodes over these chunks (in order), without `tree_version`; and layer sizes."""
-    rows: list[NodeWithVector] = []
-    layer = _chunk_layer(list(texts), vectors, chunk_ids, tokenizer)
-    sizes = [len(chunk_ids)] + _grow(source_id, layer, 0, rows, embed, tokenizer, summariser, params)
-    return rows, sizes
-
-
-def update_rows(
+def tree_rows(
     source_id: str,
     old_rows: list[NodeWithVector],
     chunk_ids: list[str],
@@ -160,17 +143,17 @@ def update_rows(
     summariser: Summariser,
     params: TreeParams,
 ) -> tuple[list[NodeWithVector], UpdateStats]:
-    """The nodes of the tree `old_rows` updated in place to cover exactly these chunks (thoth/writes/tree_update.py)."""
-    return update_nodes(
-        source_id,
-        old_rows,
-        _chunk_layer(list(texts), vectors, chunk_ids, tokenizer),
-        embed,
-        tokenizer,
-        summariser,
-        params,
-        grow=lambda below, level, rows: _grow(source_id, below, level, rows, embed, tokenizer, summariser, params),
-    )
+    """The summary nodes over these chunks (in order), without `tree_version`: the tree `old_rows` updated in
+    place (tree_update.py), or built when there is none."""
+    chunks = _chunk_layer(list(texts), vectors, chunk_ids, tokenizer)
+
+    def grow(below: Layer, level: int, rows: list[NodeWithVector]) -> list[int]:
+        return _grow(source_id, below, level, rows, embed, tokenizer, summariser, params)
+
+    if old_rows:
+        return update_nodes(source_id, old_rows, chunks, embed, tokenizer, summariser, params, grow)
+    rows: list[NodeWithVector] = []
+    return rows, UpdateStats(layer_sizes=[len(chunk_ids), *grow(chunks, 0, rows)])
 
 
 def _read_chunks(store: Store, source_id: str) -> tuple[list[str], list[str], np.ndarray]:
@@ -271,16 +254,13 @@ def build_tree(
             old, result.reason = [], f"drift {drift:.1%} > {DRIFT_MAX:.0%}"
     else:
         result.reason = "forced" if force else ("no tree" if not current else "built differently")
+    rows, stats = tree_rows(source_id, old, ids, texts, vectors, model.embed_documents, tokenizer, summariser, params)
+    sizes = stats.layer_sizes
     if old:
-        rows, stats = update_rows(
-            source_id, old, ids, texts, vectors, model.embed_documents, tokenizer, summariser, params
-        )
-        sizes = stats.layer_sizes
         drift_chunks += stats.inserted + stats.deleted
         result.mode, result.inserted, result.deleted = "incremental", stats.inserted, stats.deleted
         result.rewritten, result.kept = stats.rewritten, stats.kept
     else:
-        rows, sizes = build_nodes(source_id, ids, texts, vectors, model.embed_documents, tokenizer, summariser, params)
         build_chunks, drift_chunks, result.mode = len(ids), 0, "full"
     result.drift = drift_chunks / max(1, build_chunks)
     version = hashlib.sha256(f"{print_}|{result.mode}|{current.version if current else None}".encode()).hexdigest()[:16]

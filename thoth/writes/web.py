@@ -69,22 +69,14 @@ class Crawl:
         return json.dumps({"start": self.start, "crawled_at": crawled_at, "pages": pages, "seeds": self.seeds})
 
 
-@dataclass
-class Previous:
-    """What the last crawl kept: each page's state and the seed files'."""
-
-    pages: dict[str, PageState] = field(default_factory=dict)
-    seeds: dict[str, dict] = field(default_factory=dict)
-
-
-def load_state(state: dict) -> Previous:
-    """What the last crawl saw (thoth.store.Store.saved_state), as validators to send again."""
+def _previous(state: dict) -> tuple[dict[str, PageState], dict[str, dict]]:
+    """What the last crawl saw (Store.saved_state), each page's state and the seed files', as validators to send."""
     try:
         pages = {url: PageState(**page) for url, page in state.get("pages", {}).items()}
         seeds = {url: seed for url, seed in (state.get("seeds") or {}).items() if isinstance(seed, dict)}
-        return Previous(pages, seeds)
-    except (ValueError, TypeError, AttributeError):  # an older or damaged state: crawl without validators
-        return Previous()
+        return pages, seeds
+    except (ValueError, TypeError, AttributeError):  # a damaged state: crawl without validators
+        return {}, {}
 
 
 def merged_state(saved: dict, state_json: str, index: int, count: int) -> str:
@@ -301,14 +293,14 @@ class _Crawler:
                 self._list(url, page, None)
 
 
-def crawl(spec: SourceSpec, settings: Settings, previous: Previous | None = None) -> Crawl:
-    """Crawl the site under the spec's URL, with conditional requests for the pages and seeds in `previous`."""
+def crawl(spec: SourceSpec, settings: Settings, saved: dict) -> Crawl:
+    """Crawl the site under the spec's URL, with conditional requests for what the last crawl `saved`."""
     began = time.perf_counter()
     scope = Scope(spec)
-    previous = previous or Previous()
-    fetcher = Fetcher(scope.origin, previous.seeds)
+    pages, seeds = _previous(saved)
+    fetcher = Fetcher(scope.origin, seeds)
     try:
-        result = _Crawler(settings, scope, previous.pages, fetcher).run()
+        result = _Crawler(settings, scope, pages, fetcher).run()
     finally:
         fetcher.close()
     result.requests, result.conditional, result.seeds = fetcher.requests, fetcher.conditional, fetcher.seeds

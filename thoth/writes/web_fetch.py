@@ -106,16 +106,10 @@ class Fetcher:
         """A seed file (robots.txt, a sitemap, llms.txt), asked conditionally when the last crawl kept it;
         a 304 answers with the body kept then."""
         before = self.previous_seeds.get(url) or {}
-        got = self.get(
-            url,
-            etag=before.get("etag"),
-            last_modified=before.get("last_modified"),
-            check_robots=check_robots,
-            accept=accept,
-        )
+        etag, modified = before.get("etag"), before.get("last_modified")
+        got = self.get(url, etag=etag, last_modified=modified, check_robots=check_robots, accept=accept)
         if got.not_modified and "body" in before:  # unchanged: the kept body, the validators it came with
-            etag, modified = got.etag or before.get("etag"), got.last_modified or before.get("last_modified")
-            body = before["body"].encode()
+            etag, modified, body = got.etag or etag, got.last_modified or modified, before["body"].encode()
             got = replace(got, status=200, body=body, etag=etag, last_modified=modified, content_type=accept[0])
         if got.ok and got.body[:2] == GZIP_MAGIC:  # a gzipped sitemap (sitemap.xml.gz): kept and read unzipped
             got = replace(got, body=gunzip(got.body))
@@ -142,19 +136,15 @@ class Fetcher:
         """GET `url` (conditionally when a validator is given), retrying timeouts, 429 and 5xx."""
         if check_robots and not self.allowed(url):
             return Fetched(url, url, 0, reason="disallowed by robots.txt")
-        headers = {}
-        if etag:
-            headers["If-None-Match"] = etag
-        if last_modified:
-            headers["If-Modified-Since"] = last_modified
-        attempts = RETRIES + 1
-        for attempt in range(attempts):
+        validators = (("If-None-Match", etag), ("If-Modified-Since", last_modified))
+        headers = {name: value for name, value in validators if value}
+        for attempt in range(RETRIES + 1):
             self.rate.wait()
             with self._count:
                 self.requests += 1
                 self.conditional += bool(headers)
             result, wait = self._once(url, headers, accept)
-            if wait is None or attempt == attempts - 1:
+            if wait is None or attempt == RETRIES:
                 return result
             time.sleep(wait if wait >= 0 else BACKOFF_SECONDS * 2**attempt)
         raise AssertionError("unreachable")

@@ -45,7 +45,7 @@ from thoth.writes.objects import SourceObject
 from thoth.writes.overlap import OrderedWorker
 from thoth.writes.parsers import Stopped
 from thoth.writes.prepare import Prepared, chunk_rows, pictures, prepare
-from thoth.writes.progress import Meter
+from thoth.writes.progress import ProgressMeter
 from thoth.writes.run_records import RunSummary
 from thoth.writes.tree import TreeResult, build_tree, mark_stale
 
@@ -64,7 +64,7 @@ class Writer:
         # Set (the server's WriteGate at shutdown): the write stops before its next embedding batch and deletes
         # the rows it staged (ShuttingDown); once it switches documents rows it finishes.
         self.abandon: threading.Event | None = None
-        self.meter = Meter()  # progress reporting (thoth/writes/progress.py); `python -m ingest` sets a printing one
+        self.meter = ProgressMeter(printing=False)  # `python -m ingest` sets a printing one
 
     @property
     def embedder(self) -> Embedder:

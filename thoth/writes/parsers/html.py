@@ -19,9 +19,7 @@ _MIN_MAIN_CHARS = 40  # a <main> with less text than this is a shell; let readab
 
 def _language(pre) -> str:  # noqa: ANN001 — a BeautifulSoup tag from markdownify
     """A code block's language from its (or its `<code>` child's, or its wrapper's) class names."""
-    code = pre.find("code")
-    candidates = [pre, code, pre.parent]
-    for element in candidates:
+    for element in (pre, pre.find("code"), pre.parent):
         if element is None:
             continue
         for name in element.get("class") or []:
@@ -46,12 +44,8 @@ def _main_html(tree) -> str:  # noqa: ANN001 — an lxml element
 def to_markdown(
     data: bytes | str, base_url: str | None = None, hidden: Counter | None = None
 ) -> tuple[str, str, str | None]:
-    """(title, Markdown of the main content, canonical URL or None) of an HTML page.
-
-    Relative links are made absolute against `base_url` (the page's URL) so a cited passage's links
-    still open from wherever it is read. What a reader never sees (unseen.py: hidden elements, comments)
-    is left out first, counted in `hidden`.
-    """
+    """(title, Markdown of the main content, canonical URL or None) of an HTML page; links made absolute against
+    `base_url`, so a cited passage's links open wherever it is read; what no reader sees left out (`hidden`)."""
     from lxml import etree
     from lxml import html as lxml_html
     from markdownify import MarkdownConverter

@@ -1,9 +1,5 @@
-"""The application object: settings, the store and the embedder, shared by every tool surface.
-
-The embedder and the tables open once per process. `warm_up()` loads them in a
-background thread at server start so `/health` answers at once and the first
-search does not pay for the model load.
-"""
+"""The application object: settings, the store and the embedder, shared by every tool surface. They open
+once per process; `warm_up()` loads them in a background thread so `/health` answers at once."""
 
 from __future__ import annotations
 

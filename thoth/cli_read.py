@@ -1,9 +1,5 @@
-"""`thoth search`, `sources`, `documents` and `status`: the index read from a terminal (thoth/cli.py parses).
-
-The reading commands call the research surface's tool functions (thoth/mcp/toolsets/research.py), so a
-hit, a collection or a file reads as the MCP tools give it: `--json` prints the tool's structured output,
-otherwise its text. `status` adds the ingest history (thoth/writes/run_records.py) to /health's report.
-"""
+"""`thoth search`, `sources`, `documents` and `status`: the index read from a terminal through the research
+surface's tool functions, so `--json` prints a tool's structured output (thoth/cli.py parses)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""Logging: plain text locally, one JSON object per line on Cloud Run (K_SERVICE set).
-
-Request-scoped fields (trace, correlation id) ride on a context variable that the
-server sets per request (`thoth.mcp.context`); the JSON formatter adds them to every
-line, including the tool-latency lines written inside tool calls. Cloud Logging reads
-`severity`, `message`, `logging.googleapis.com/trace` (projects/PROJECT/traces/ID),
-and `logging.googleapis.com/spanId` from such a line.
+"""Logging: plain text locally, one JSON object per line on Cloud Run (K_SERVICE set), with the request's
+fields (trace, correlation id) that `thoth.mcp.context` sets per request (docs/deploy.md, "Logs").
 
 What is never logged: tokens and Authorization headers, queries and document text.
-Callers log ids, names, counts and timings only.
 """
 
 from __future__ import annotations

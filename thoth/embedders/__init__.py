@@ -22,14 +22,8 @@ def loaded_embedders() -> list[Embedder]:
 
 
 def get_embedder(settings: Settings, threads: int = 0) -> Embedder:
-    """The process-wide embedder for `settings` (loaded on first use, then reused).
-
-    `threads`: onnxruntime threads per call; 0, one per core, suits ingest's large batches (the
-    server asks for fewer, thoth.app.SERVER_EMBED_THREADS). The torch backend ignores it.
-    `onnx` exports the model to the cache on first use if it is not there yet, in a child process
-    (the export imports torch; this process does not). Either backend reports the same `model_name`.
-    A remote provider asks its endpoint for the dimension when it loads.
-    """
+    """The process-wide embedder for `settings` (loaded on first use, then reused). `threads`: onnxruntime
+    threads per call; 0, one per core, suits ingest's large batches (the server asks for fewer)."""
     if settings.embed_provider in REMOTE_EMBED_PROVIDERS:
         return _remote_embedder(settings)
     backend, prompts = settings.embed_backend, configured_prompts(settings)
@@ -42,11 +36,9 @@ def get_embedder(settings: Settings, threads: int = 0) -> Embedder:
 
             model, batch = resolve_model(settings.embed_model), embed_batch(settings)
             if backend == "onnx":
-                from thoth.embedders.onnx_export import export_in_subprocess, onnx_path
+                from thoth.embedders.onnx_export import export_in_subprocess
 
-                path = onnx_path(model, settings.cache_dir, int8=int8)
-                if not path.is_file():
-                    path = export_in_subprocess(model, settings.cache_dir, int8=int8)
+                path = export_in_subprocess(model, settings.cache_dir, int8=int8)
                 _embedders[key] = OnnxEmbedder(model, path, batch_size=batch, threads=threads or None)
             else:
                 _embedders[key] = SentenceTransformerEmbedder(model, batch_size=batch)

@@ -202,9 +202,11 @@ def export_onnx(model: ModelRef, cache_dir: str | Path, int8: bool = False) -> P
 
 
 def export_in_subprocess(model: ModelRef, cache_dir: str | Path, int8: bool = False) -> Path:
-    """`export_onnx` in a child process (`python -m thoth.embedders.onnx_export`), so that this process never
-    imports torch: torch's memory goes away with the child. Returns the exported file."""
+    """The model's ONNX file under `cache_dir`, exported first (when missing) by a child process, so that this
+    process never imports torch: torch's memory goes away with the child."""
     target = onnx_path(model, cache_dir, int8=int8)
+    if target.is_file():
+        return target
     cmd = [sys.executable, "-m", "thoth.embedders.onnx_export", "--model", model.name]  # the same ModelRef
     cmd += ["--cache-dir", str(Path(cache_dir).expanduser().resolve())] + (["--int8"] if int8 else [])
     # the child must import this same `thoth`, whatever the working directory it inherits

@@ -22,19 +22,12 @@ def register_prompts(mcp: MCPServer, toolsets: list[Toolset], app: Thoth) -> Non
     for toolset in toolsets:
         if toolset.prompts is not None:
             toolset.prompts(mcp, app)
-    mcp.middleware.append(_PromptArgumentCheck(mcp))
 
-
-class _PromptArgumentCheck:
-    """`prompts/get` with an unknown name or without a required argument: -32602, not an internal error."""
-
-    def __init__(self, mcp: MCPServer):
-        self.mcp = mcp
-
-    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+    async def check_arguments(ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+        """`prompts/get` with an unknown name or without a required argument: -32602, not an internal error."""
         if ctx.method == "prompts/get" and isinstance(ctx.params, dict):
             name, given = ctx.params.get("name"), ctx.params.get("arguments") or {}
-            prompts = {p.name: p for p in await self.mcp.list_prompts()}
+            prompts = {p.name: p for p in await mcp.list_prompts()}
             if name not in prompts:
                 known = ", ".join(sorted(prompts)) or "(none)"
                 raise MCPError(INVALID_PARAMS, f"unknown prompt {name!r}; prompts: {known}", {"name": name})
@@ -42,3 +35,5 @@ class _PromptArgumentCheck:
             if missing:
                 raise MCPError(INVALID_PARAMS, f"prompt {name!r} needs argument(s): {', '.join(missing)}")
         return await call_next(ctx)
+
+    mcp.middleware.append(check_arguments)

@@ -4,6 +4,7 @@ writer roles, and the key of per-caller state."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -97,20 +98,17 @@ def _without_writer_tools(result: HandlerResult) -> HandlerResult:
     return result
 
 
-class RoleMiddleware:
-    """MCP server middleware: sets the caller for the message, hides and refuses writer tools for readers."""
+def role_middleware(writer_tools: set[str]) -> Callable[..., Awaitable[HandlerResult]]:
+    """MCP server middleware: sets the caller for the message, hides and refuses `writer_tools` (the tools that
+    need the writer role) for readers."""
 
-    def __init__(self, writer_tools: set[str]):
-        self._writer_tools = writer_tools  # the tools that need the writer role (fixed once registered)
-
-    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    async def roles(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         caller = caller_of(ctx.request)
-
         token = _caller.set(caller)
         try:
             if not caller.writer and ctx.method == "tools/call":
                 name = (ctx.params or {}).get("name")
-                if isinstance(name, str) and name in self._writer_tools:
+                if isinstance(name, str) and name in writer_tools:
                     return CallToolResult(content=[TextContent(type="text", text=refusal(name))], is_error=True)
             with reading(caller.access.read):  # every read of this message sees only these (thoth.app)
                 result = await call_next(ctx)
@@ -119,3 +117,5 @@ class RoleMiddleware:
             return result
         finally:
             _caller.reset(token)
+
+    return roles

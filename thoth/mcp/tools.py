@@ -28,7 +28,7 @@ from thoth.mcp.lazy_tools import LazyPromptManager, LazyResourceManager, LazyToo
 from thoth.mcp.outputs import Output
 from thoth.mcp.progress import with_progress
 from thoth.mcp.resources import citation_links
-from thoth.mcp.roles import WRITER_META, RoleMiddleware, current_caller, visible, writer_meta
+from thoth.mcp.roles import WRITER_META, current_caller, role_middleware, visible, writer_meta
 from thoth.mcp.toolsets import served
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -251,7 +251,7 @@ def build_mcp(app: Thoth) -> MCPServer:
     register_completions(mcp, app, {key: values for t in toolsets for key, values in t.completions.items()})
     register_client_log(mcp)
     tools = sdk.tool_manager(mcp)  # a LazyToolManager: asking for roles builds no tool
-    mcp.middleware.append(RoleMiddleware({name for name in tools.names() if writer_meta(tools.meta_of(name))}))
+    mcp.middleware.append(role_middleware({name for name in tools.names() if writer_meta(tools.meta_of(name))}))
     return mcp
 
 

@@ -44,8 +44,6 @@ class ShuttingDown(Busy):
 class WriteGate:
     def __init__(self, store: Store):
         self.store = store
-        self.wait_seconds = WRITE_WAIT_SECONDS
-        self.maintain_after = MAINTAIN_AFTER_WRITES
         self._slot = threading.Lock()
         self._count = threading.Lock()
         self.writes_since_maintenance = 0
@@ -62,7 +60,7 @@ class WriteGate:
         timer.start()
 
     def _acquire(self, wait: bool) -> bool:
-        deadline = None if wait else time.monotonic() + self.wait_seconds
+        deadline = None if wait else time.monotonic() + WRITE_WAIT_SECONDS
         while not self.closing.is_set():
             left = SLOT_POLL_SECONDS if deadline is None else min(SLOT_POLL_SECONDS, deadline - time.monotonic())
             if self._slot.acquire(timeout=max(0.0, left)):  # 0: one try (WRITE_WAIT_SECONDS=0)
@@ -77,7 +75,7 @@ class WriteGate:
         Once shutdown began, ShuttingDown instead."""
         if not self._acquire(wait):
             raise Busy(
-                f"the server is busy with another write (waited {self.wait_seconds:g} s); retry later, "
+                f"the server is busy with another write (waited {WRITE_WAIT_SECONDS:g} s); retry later, "
                 "or ingest large batches with the ingest job"
             )
         if self.closing.is_set():
@@ -93,7 +91,7 @@ class WriteGate:
     def _written(self) -> None:
         with self._count:
             self.writes_since_maintenance += 1
-            due = self.maintain_after <= self.writes_since_maintenance and not self.closing.is_set()
+            due = MAINTAIN_AFTER_WRITES <= self.writes_since_maintenance and not self.closing.is_set()
             if not due or (self.maintenance is not None and self.maintenance.is_alive()):
                 return
             self.writes_since_maintenance = 0

@@ -41,12 +41,9 @@ class OrderedWorker(Generic[T]):
             self._failed = True
             raise
 
-    def _collect(self, keep: int) -> None:
-        while len(self._futures) > keep:
-            self.total += self._futures.popleft().result()  # re-raises the worker's exception here
-
     def submit(self, item: T) -> None:
-        self._collect(self._pending - 1)
+        while len(self._futures) >= self._pending:
+            self.total += self._futures.popleft().result()  # re-raises the worker's exception here
         self._futures.append(self._pool.submit(self._run, item))
 
     def close(self, raise_errors: bool = True) -> int:

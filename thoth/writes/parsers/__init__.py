@@ -159,22 +159,14 @@ def parse(key: str, data: bytes, *, fmt: str = "", **options: Any) -> ParsedDocu
     hidden: Counter[str] = Counter(parsed.hidden_dropped)
     headings: dict[str, str] = {}
     _drop_invisible_chars(parsed, parsed.sections, hidden, headings)
-    if parsed.rest is not None:
-        parsed.rest = _windows_without_invisible_chars(parsed, parsed.rest, hidden, headings)
+    if parsed.rest is not None:  # each later window as it is read
+        parsed.rest = ((_drop_invisible_chars(parsed, s, hidden, headings), figures) for s, figures in parsed.rest)
     return parsed
-
-
-def _windows_without_invisible_chars(
-    parsed: ParsedDocument, windows: Iterator[tuple[list[Section], dict]], hidden: Counter[str], headings: dict
-) -> Iterator[tuple[list[Section], dict]]:
-    for sections, figures in windows:
-        _drop_invisible_chars(parsed, sections, hidden, headings)
-        yield sections, figures
 
 
 def _drop_invisible_chars(
     parsed: ParsedDocument, sections: list[Section], hidden: Counter[str], headings: dict[str, str]
-) -> None:
+) -> list[Section]:
     """`sections` without invisible characters (unseen.py); those of the blocks and of each distinct heading
     (`headings`: those seen, as they read without) are counted in `hidden`, and so in `parsed.hidden_dropped`
     (a title and a section's stored body repeat them)."""
@@ -188,6 +180,7 @@ def _drop_invisible_chars(
         if section.body is not None:
             section.body = drop_invisible_chars(section.body, Counter())
     parsed.hidden_dropped = {reason: n for reason, n in hidden.items() if n}
+    return sections
 
 
 def parser_version(key: str, fmt: str = "") -> str:

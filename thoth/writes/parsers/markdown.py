@@ -17,8 +17,6 @@ _MDX_IMPORT = re.compile(r"^(import|export)\s")
 
 
 def _front_matter(text: str) -> tuple[dict, str]:
-    if not text.startswith("---"):
-        return {}, text
     match = re.match(r"^---\s*\n(.*?)\n---\s*(\n|$)", text, re.DOTALL)
     if not match:
         return {}, text

@@ -76,6 +76,12 @@ OPEN_PATHS = frozenset(
         CONSOLE_LOGIN_PATH,
     }
 )
+# A sealed grant's claims (the names its blob has kept) -> the fields of its record.
+_GRANT_CLAIMS = {"scopes": "scopes", "exp": "expires_at", "resource": "resource", "sub": "subject"}
+_GRANT_CLAIMS |= {"email": "email", "groups": "groups"}
+_CODE_CLAIMS = _GRANT_CLAIMS | {"code_challenge": "code_challenge", "redirect_uri": "redirect_uri", "jti": "jti"}
+_CODE_CLAIMS |= {"explicit": "redirect_uri_provided_explicitly"}
+_REFRESH_CLAIMS = _GRANT_CLAIMS | {"fam": "family", "gen": "generation"}
 _URL = TypeAdapter(AnyHttpUrl, config=ConfigDict(url_preserve_empty_path=True))  # issuers compare as strings
 _REGISTRATION = ClientRegistrationOptions(enabled=True, valid_scopes=list(SCOPES), default_scopes=list(SCOPES))
 
@@ -246,30 +252,20 @@ class ThothProvider:
         code["groups"] = list(person.groups)
         return self._client_redirect(pending, code=self.keys.seal("code", code, CODE_SECONDS))
 
-    def _grant_claims(self, kind: str, blob: str, client: OAuthClientInformationFull) -> dict[str, Any] | None:
-        """A sealed code's or refresh token's claims, when it is one and was issued to `client`."""
+    def _grant(
+        self, kind: str, blob: str, client: OAuthClientInformationFull, names: dict[str, str]
+    ) -> dict[str, Any] | None:
+        """A sealed code's or refresh token's fields (its claims by `names`), when it is one issued to `client`."""
         claims = self.keys.open(kind, blob)
-        return claims if claims is not None and claims["client"] == _digest(client.client_id) else None
+        if claims is None or claims["client"] != _digest(client.client_id):
+            return None
+        return {field: claims[claim] for claim, field in names.items()} | {"client_id": client.client_id}
 
     async def load_authorization_code(
         self, client: OAuthClientInformationFull, authorization_code: str
     ) -> ThothCode | None:
-        if (claims := self._grant_claims("code", authorization_code, client)) is None:
-            return None
-        return ThothCode(
-            code=authorization_code,
-            scopes=claims["scopes"],
-            expires_at=claims["exp"],
-            client_id=client.client_id,
-            code_challenge=claims["code_challenge"],
-            redirect_uri=claims["redirect_uri"],
-            redirect_uri_provided_explicitly=claims["explicit"],
-            resource=claims["resource"],
-            subject=claims["sub"],
-            jti=claims["jti"],
-            email=claims["email"],
-            groups=claims["groups"],
-        )
+        fields = self._grant("code", authorization_code, client, _CODE_CLAIMS)
+        return ThothCode(code=authorization_code, **fields) if fields is not None else None
 
     async def exchange_authorization_code(
         self, client: OAuthClientInformationFull, authorization_code: ThothCode
@@ -331,20 +327,8 @@ class ThothProvider:
     async def load_refresh_token(
         self, client: OAuthClientInformationFull, refresh_token: str
     ) -> ThothRefreshToken | None:
-        if (claims := self._grant_claims("refresh", refresh_token, client)) is None:
-            return None
-        return ThothRefreshToken(
-            token=refresh_token,
-            client_id=client.client_id,
-            scopes=claims["scopes"],
-            expires_at=claims["exp"],
-            resource=claims["resource"],
-            subject=claims["sub"],
-            family=claims["fam"],
-            generation=claims["gen"],
-            email=claims["email"],
-            groups=claims["groups"],
-        )
+        fields = self._grant("refresh", refresh_token, client, _REFRESH_CLAIMS)
+        return ThothRefreshToken(token=refresh_token, **fields) if fields is not None else None
 
     async def exchange_refresh_token(
         self, client: OAuthClientInformationFull, refresh_token: ThothRefreshToken, scopes: list[str]

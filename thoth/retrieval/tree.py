@@ -202,17 +202,9 @@ def _with_similarity(store: Store, vector: np.ndarray, hits: list[NodeHit]) -> l
     ]
 
 
-def _index(store: Store, source_id: str, scope: Match | None) -> TreeIndex | None:
-    """The index of the tree `scope` (`_node_match`) selects; its version is in it, so the tree
-    pointer is not read again."""
-    if scope is None:
-        return None
-    return tree_index(store, source_id, scope)
-
-
 def tree_index_of(store: Store, source_id: str) -> TreeIndex | None:
     """The in-memory index of a source's current tree (None without one): parents and named pages."""
-    return _index(store, source_id, _node_match(store, source_id))
+    return tree_index(store, source_id, _node_match(store, source_id))
 
 
 def _hit_pages(hit: NodeHit, index: TreeIndex | None) -> list[str]:
@@ -278,7 +270,7 @@ def collapsed(
     must = _flat_pages(flat, top_k)
     vector = embedder.embed_queries([query])[0]
     scope = _node_match(store, source_id)
-    index = _index(store, source_id, scope)
+    index = tree_index(store, source_id, scope)  # the scope names the version: no second pointer read
     ranked = flat
     if scope and index is not None and levels_cap != 0:
         match = {**scope, "level": None if levels_cap is None else AtMost(levels_cap)}
@@ -373,7 +365,7 @@ def traversal(
     pointer = store.tree_pointer(source_id)
     scope = _scope(source_id, pointer)
     level = min(pointer.levels if pointer else 0, levels_cap if levels_cap is not None else 10**6) if scope else 0
-    index = _index(store, source_id, scope)
+    index = tree_index(store, source_id, scope)  # the scope names the version: no second pointer read
     if scope is None or level == 0 or index is None:  # no tree (or chunks only): the flat hybrid ranking
         return _with_similarity(store, vector, diverse(flat, top_k, index, must=must))
     # keyword (and flat hybrid) evidence of a node: the best flat rank among the chunks below it

@@ -39,8 +39,11 @@ _lock = threading.Lock()
 _cache: dict[tuple[str, str, str, bool], TreeIndex] = {}
 
 
-def tree_index(store: Store, source_id: str, node_match: Match) -> TreeIndex:
-    """The index of the tree of a source whose summary nodes `node_match` (with its `tree_version`) selects."""
+def tree_index(store: Store, source_id: str, node_match: Match | None) -> TreeIndex | None:
+    """The index of the tree of a source whose summary nodes `node_match` (with its `tree_version`) selects;
+    None without a tree (no match)."""
+    if node_match is None:
+        return None
     # a caller who may not read the source builds (and is served) an empty index, never another caller's
     cache_key = (str(store.uri), source_id, str(node_match["tree_version"]), source_id in store.readable)
     with _lock:

@@ -305,21 +305,10 @@ class ThothProvider:
             }
         )
         refresh = None
-        if "refresh_token" in client.grant_types:
-            refresh = self.keys.seal(
-                "refresh",
-                {
-                    "client": _digest(client.client_id),
-                    "scopes": grant.scopes,
-                    "resource": grant.resource,
-                    "sub": grant.subject,
-                    "email": grant.email,
-                    "groups": list(grant.groups),
-                    "fam": family,
-                    "gen": generation,
-                },
-                REFRESH_SECONDS,
-            )
+        if "refresh_token" in client.grant_types:  # the grant's own claims, and the family's next generation
+            kept = {claim: getattr(grant, field) for claim, field in _GRANT_CLAIMS.items() if claim != "exp"}
+            kept |= {"client": _digest(client.client_id), "fam": family, "gen": generation}
+            refresh = self.keys.seal("refresh", kept, REFRESH_SECONDS)
         return OAuthToken(access_token=access, expires_in=ACCESS_SECONDS, scope=" ".join(scopes), refresh_token=refresh)
 
     # -- refresh and revocation ---------------------------------------------------------------

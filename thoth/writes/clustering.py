@@ -206,19 +206,15 @@ def cluster_layer(vectors: np.ndarray, tokens: np.ndarray, params: TreeParams) -
     # machine cost far more than they save. Embedding, outside this, keeps its threads.
     with threadpool_limits(limits=1):
         clusters = _cluster(vectors, tokens, params)
-    seen: dict[tuple[int, ...], int] = {}
-    out: list[tuple[np.ndarray, np.ndarray]] = []
+    merged: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}  # by member set, in first-seen order
     for members, primary in clusters:
         order = np.argsort(members, kind="stable")
         members, primary = members[order], primary[order]
         key = tuple(members.tolist())
-        if key in seen:
-            prev = out[seen[key]]
-            out[seen[key]] = (prev[0], prev[1] | primary)
-        else:
-            seen[key] = len(out)
-            out.append((members, primary))
-    return out
+        if key in merged:
+            primary = merged[key][1] | primary
+        merged[key] = (members, primary)
+    return list(merged.values())
 
 
 def hard_clusters(vectors: np.ndarray, tokens: np.ndarray, params: TreeParams) -> list[list[int]]:

@@ -37,10 +37,8 @@ PROGRESS_SECONDS = 5.0  # a JSON progress line this often when stderr is not a t
 
 
 def stop_on_signals(stop: threading.Event) -> dict[int, int]:
-    """SIGTERM/SIGINT set `stop` (the run ends after its current batch); a second one stops at once.
-
-    Returns {signal number: exit code} filled in as signals arrive.
-    """
+    """SIGTERM/SIGINT set `stop` (the run ends after its current batch), a second one stops at once; returns
+    {signal number: exit code} filled in as signals arrive."""
     received: dict[int, int] = {}
 
     def handle(signum: int, _frame: object) -> None:

@@ -3,7 +3,7 @@ objects carry their generation and a fingerprint from the listing (MD5, or CRC32
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -44,18 +44,15 @@ def _blob_fingerprint(blob: Any) -> str | None:
     return f"crc32c:{blob.crc32c}:{blob.size}" if blob.crc32c else None
 
 
-def _reader(client: Any, bucket: str, key: str, generation: int | None) -> Callable[[], bytes]:
-    def read() -> bytes:
-        from google.api_core import exceptions
+def _download(client: Any, bucket: str, key: str, generation: int | None) -> bytes:
+    from google.api_core import exceptions
 
-        try:  # exactly the listed generation: a newer upload is the next run's (or event's) business
-            return client.bucket(bucket).blob(key, generation=generation).download_as_bytes()
-        except exceptions.NotFound:
-            raise SourceError(f"gs://{bucket}/{key} (generation {generation}) is gone") from None
-        except exceptions.GoogleAPIError as exc:
-            raise SourceError(f"cannot read gs://{bucket}/{key}: {exc}") from None
-
-    return read
+    try:  # exactly the listed generation: a newer upload is the next run's (or event's) business
+        return client.bucket(bucket).blob(key, generation=generation).download_as_bytes()
+    except exceptions.NotFound:
+        raise SourceError(f"gs://{bucket}/{key} (generation {generation}) is gone") from None
+    except exceptions.GoogleAPIError as exc:
+        raise SourceError(f"cannot read gs://{bucket}/{key}: {exc}") from None
 
 
 def _gcs_object(client: Any, bucket: str, blob: Any) -> SourceObject:
@@ -63,7 +60,7 @@ def _gcs_object(client: Any, bucket: str, blob: Any) -> SourceObject:
         key=blob.name,
         uri=f"gs://{bucket}/{blob.name}",
         size=int(blob.size or 0),
-        read=_reader(client, bucket, blob.name, blob.generation),
+        read=partial(_download, client, bucket, blob.name, blob.generation),
         version=str(blob.generation),
         bucket=bucket,
         fingerprint=_blob_fingerprint(blob),

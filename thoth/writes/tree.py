@@ -18,7 +18,7 @@ from thoth.records import Chunk, NodeWithVector, Source, TreeNode, TreePointer, 
 from thoth.store import Store
 from thoth.summarise import Summariser
 from thoth.writes.clustering import TreeParams, hard_clusters
-from thoth.writes.tree_update import Layer, UpdateStats, set_parents, summary_node, update_nodes
+from thoth.writes.tree_update import Layer, UpdateStats, layer_of, set_parents, summary_node, update_nodes
 
 log = logging.getLogger("thoth.tree")
 
@@ -87,29 +87,22 @@ def _grow(
     The top is always one node (the root): a layer that will not reduce further gets one over it.
     """
     sizes: list[int] = []
-    ids, vectors, leaves = list(below.ids), below.vectors, below.leaves
-    everyone = list(range(len(ids)))
-    texts, tokens = below.text(everyone), below.tokens(everyone)
-    while len(ids) > 1 or (level == 0 and ids):
-        groups = hard_clusters(vectors, tokens, params) if len(ids) > 1 else [[0]]
-        if len(groups) >= len(ids) or level + 1 >= params.max_levels:
-            groups = [list(range(len(ids)))]  # will not reduce: one root over it all
+    while len(below.ids) > 1 or (level == 0 and below.ids):
+        everyone = list(range(len(below.ids)))
+        groups = hard_clusters(below.vectors, below.tokens(everyone), params) if len(everyone) > 1 else [everyone]
+        if len(groups) >= len(everyone) or level + 1 >= params.max_levels:
+            groups = [everyone]  # will not reduce: one root over it all
         level += 1
-        summaries = [summariser.summarise([texts[i] for i in g]) for g in groups]
-        summary_vectors = np.asarray(embed(summaries), dtype=np.float32)
-        counts = [int(leaves[g].sum()) for g in groups]
-        layer = [
-            summary_node(source_id, level, [ids[i] for i in g], summaries[c], summary_vectors[c], counts[c], summariser)
-            for c, g in enumerate(groups)
-        ]
-        new_ids = [node.node_id for node in layer]
+        summaries = [summariser.summarise(below.text(g)) for g in groups]
+        layer: list[NodeWithVector] = []
+        for g, text, vector in zip(groups, summaries, np.asarray(embed(summaries), dtype=np.float32), strict=True):
+            kids, leaves = [below.ids[i] for i in g], int(below.leaves[g].sum())
+            layer.append(summary_node(source_id, level, kids, text, vector, leaves, summariser))
         if level > 1:  # the layer below is made of summary nodes: set their parent
-            set_parents(rows, len(rows) - len(ids), groups, new_ids)
+            set_parents(rows, len(rows) - len(below.ids), groups, [node.node_id for node in layer])
         rows += layer
-        ids, texts, vectors = new_ids, summaries, summary_vectors
-        tokens = np.asarray(tokenizer.count(summaries), dtype=np.int64)
-        leaves = np.asarray(counts, dtype=np.int64)
-        sizes.append(len(ids))
+        below = layer_of(layer, tokenizer)
+        sizes.append(len(layer))
     return sizes
 
 

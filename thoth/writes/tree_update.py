@@ -50,6 +50,19 @@ def summary_node(
     return replace(node, leaf_count=leaf_count, summariser=by.name, vector=vector)
 
 
+def layer_of(nodes: list[NodeWithVector], tokenizer: Tokenizer) -> Layer:
+    """A layer of summary nodes as the level above sees it."""
+    texts = [node.text for node in nodes]
+    counts = np.asarray(tokenizer.count(texts), dtype=np.int64)
+    return Layer(
+        ids=[node.node_id for node in nodes],
+        vectors=np.stack([np.asarray(node.vector, dtype=np.float32) for node in nodes]),
+        leaves=np.array([node.leaf_count for node in nodes], dtype=np.int64),
+        text=lambda idx: [texts[i] for i in idx],
+        tokens=lambda idx: counts[np.asarray(idx, dtype=np.int64)] if len(idx) else np.zeros(0, np.int64),
+    )
+
+
 def set_parents(rows: list[NodeWithVector], at: int, groups: list[list[int]], parents: list[str]) -> None:
     """The layer whose rows start at `at`: each row's parent is the node of the group it is in."""
     for parent, members in zip(parents, groups, strict=True):
@@ -176,15 +189,7 @@ def update_nodes(
         prev_at = len(rows)
         rows += out
         stats.layer_sizes.append(len(out))
-        texts_now = [r.text for r in out]
-        counts = np.asarray(tokenizer.count(texts_now), dtype=np.int64)
-        below = Layer(
-            ids=[r.node_id for r in out],
-            vectors=np.stack([np.asarray(r.vector, dtype=np.float32) for r in out]),
-            leaves=np.array([r.leaf_count for r in out], dtype=np.int64),
-            text=lambda idx, t=texts_now: [t[i] for i in idx],
-            tokens=lambda idx, c=counts: c[np.asarray(idx, dtype=np.int64)] if len(idx) else np.zeros(0, np.int64),
-        )
+        below = layer_of(out, tokenizer)
         if len(out) == 1:  # the root: whatever the old tree had above goes
             stats.removed += sum(len(rs) for lv, rs in by_level.items() if lv > level)
             break

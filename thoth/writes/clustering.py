@@ -48,12 +48,9 @@ def merge_small(
     params: TreeParams,
     candidates: set[int] | None = None,
 ) -> tuple[list[list[int]], dict[int, int]]:
-    """Groups with fewer than `params.min_children` members merge into their nearest group with room
-    (the `tokens` of both within `params.cluster_tokens`).
-
-    Only groups in `candidates` (positions; all when None) may be merged away. Returns the groups
-    left (in order; a receiver's members appended) and {old position: new position} for them.
-    """
+    """Groups with fewer than `params.min_children` members, of those in `candidates` (positions; all when None),
+    merge into their nearest group with room (the `tokens` of both within `params.cluster_tokens`); the groups
+    left (in order; a receiver's members appended) and {old position: new position} for them."""
     groups = [list(g) for g in groups]
     alive = [True] * len(groups)
     for i in range(len(groups)):
@@ -98,10 +95,7 @@ def _reduce(x: np.ndarray, dims: int, params: TreeParams, neighbours: int) -> np
 
 def _best_model(z: np.ndarray, k_min: int, k_max: int, params: TreeParams) -> Any:
     """The mixture with the lowest BIC, searched upwards from k_min with early stopping; None for one cluster.
-
-    Fitted on a fixed-size sample of the points (the model then scores all of them), so one search
-    costs the same for a hundred points or a million.
-    """
+    Fitted on a fixed-size sample of the points, so one search costs the same for a hundred or a million."""
     from sklearn.mixture import GaussianMixture
 
     sample = z

@@ -17,12 +17,9 @@ T = TypeVar("T")
 
 
 class OrderedWorker(Generic[T]):
-    """Calls `fn(item)` on one background thread, in submission order, at most `pending` items ahead.
-
-    `submit` blocks while `pending` items are waiting or running, so at most that many prepared
-    batches are held in memory. The first failure is raised in the caller (at the next `submit`
-    or at `close`), and nothing submitted after the failing item runs.
-    """
+    """Calls `fn(item)` on one background thread, in submission order, at most `pending` items ahead: `submit`
+    blocks while that many wait or run, so at most that many prepared batches are held in memory. The first
+    failure is raised in the caller (at the next `submit` or at `close`); nothing submitted after it runs."""
 
     def __init__(self, fn: Callable[[T], int], pending: int = 2):
         self._fn = fn

@@ -235,11 +235,8 @@ def _windows(
 
 
 def citation_of(parsed: ParsedDocument, fallback_title: str) -> bibtex.Citation:
-    """The citation fields: the first page's layout (PDFs), then the file's metadata, then line guesses.
-
-    The layout reader (thoth/writes/parsers/pdf/layout.py) sees font sizes, so its title and authors beat
-    the metadata, which is often empty, a LaTeX file name, or a tool's placeholder.
-    """
+    """The citation fields: the first page's layout (PDFs), then the file's metadata, then line guesses. The
+    layout sees font sizes, so its title and authors beat metadata, often empty, a file name or a placeholder."""
     front = parsed.front_matter
     guess = bibtex.guess_from_first_page(parsed.first_page) if parsed.first_page else {}
     if front.get("title"):

@@ -62,10 +62,8 @@ def reembed(
     stop: threading.Event | None = None,
     after_batch: Callable[[str, int], None] | None = None,
 ) -> ReembedResult:
-    """Re-embed the index at `settings.db_uri` with the model `settings` configure and switch to it.
-
-    `stop` set: return after the batch being staged (`interrupted`). `after_batch(table, rows)` is told
-    of each staged batch (progress)."""
+    """Re-embed the index at `settings.db_uri` with the model `settings` configure and switch to it; `stop` set,
+    return after the batch being staged (`interrupted`). `after_batch(table, rows)` hears of each staged batch."""
     started = time.perf_counter()
     store = Store(settings)
     if not store.has(Chunk):

@@ -81,11 +81,8 @@ def _grow(
     summariser: Summariser,
     params: TreeParams,
 ) -> list[int]:
-    """Build the levels above `below` (at `level`), appending rows; the sizes of the new layers.
-
-    The last len(below.ids) rows are `below`'s own when level >= 1: their `parent` is set here.
-    The top is always one node (the root): a layer that will not reduce further gets one over it.
-    """
+    """Build the levels above `below` (at `level`), appending rows (`below`'s own, its last, get their `parent`);
+    the sizes of the new layers. The top is one node: a layer that will not reduce further gets one root."""
     sizes: list[int] = []
     while len(below.ids) > 1 or (level == 0 and below.ids):
         everyone = list(range(len(below.ids)))
@@ -208,11 +205,9 @@ def build_tree(
     force: bool = False,
     policy: str = "run",
 ) -> TreeResult:
-    """Bring the tree of one source in line with its chunks; returns what was done.
-
-    In place when built the same way, else (or with `force`) from scratch; `policy` says who asks (docs/raptor.md,
-    "Who updates"). `embedder` is called only when work is needed, so an up-to-date tree costs no model load.
-    """
+    """Bring the tree of one source in line with its chunks, in place when built the same way, else (or `force`)
+    from scratch; `policy` says who asks (docs/raptor.md, "Who updates"). `embedder` is called only when work
+    is needed, so an up-to-date tree costs no model load."""
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     started = time.perf_counter()

@@ -113,11 +113,8 @@ def update_nodes(
     params: TreeParams,
     grow: Callable[[Layer, int, list[NodeWithVector]], list[int]],
 ) -> tuple[list[NodeWithVector], UpdateStats]:
-    """The tree's rows after its chunks became `chunks`; `old_rows` are the current tree's (with vectors).
-
-    `grow` builds the levels above a layer as a build does, appending rows and returning the layer
-    sizes above.
-    """
+    """The tree's rows after its chunks became `chunks`; `old_rows` are the current tree's (with vectors). `grow`
+    builds the levels above a layer as a build does, appending rows and returning the layer sizes above."""
     stats = UpdateStats()
     by_level: dict[int, list[NodeWithVector]] = {}
     for row in old_rows:

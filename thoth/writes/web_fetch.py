@@ -150,11 +150,9 @@ class Fetcher:
         raise AssertionError("unreachable")
 
     def _once(self, url: str, headers: dict[str, str], accept: tuple[str, ...]) -> tuple[Fetched, float | None]:
-        """(the outcome, None or how long to wait before retrying: -1 for the default backoff).
-
-        Redirects are followed here, and only on the site's own origin: a page cannot send the crawler to
-        another host (an internal address, a metadata server), and every hop is checked against robots.txt.
-        """
+        """(the outcome, None or how long to wait before retrying: -1 for the default backoff). Redirects are
+        followed here, only on the site's own origin (never to an internal address or a metadata server), every
+        hop checked against robots.txt."""
         target = url
         try:
             for _ in range(MAX_REDIRECTS + 1):

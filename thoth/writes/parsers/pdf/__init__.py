@@ -178,10 +178,17 @@ def _open(data: bytes, password: str | None) -> pdfium.PdfDocument:
 
 
 def _read_window(
-    pdf: pdfium.PdfDocument, first: int, hidden: Counter[str], ocr: bool, pictures: dict[str, FigureImage] | None
+    pdf: pdfium.PdfDocument,
+    first: int,
+    hidden: Counter[str],
+    ocr: bool,
+    pictures: dict[str, FigureImage] | None,
+    survey: bool = False,
 ) -> _Window:
     """The pages from `first` on: WINDOW_PAGES of them, and more while a table runs on over the page break.
-    `hidden` counts the characters left out (hidden.py); `pictures` (None: no figures) takes the figures cut."""
+    `hidden` counts the characters left out (hidden.py); `pictures` (None: no figures) takes the figures cut.
+    `survey`: read for `_Survey` only, which asks a page's drawings and tables only whether a line that may
+    head section 1 is a figure's label or a table's cell, so they are looked at only on a page with one."""
     window = _Window(first)
     open_table: Table | None = None  # the last table, while it reaches the foot of its page
     number = first
@@ -192,10 +199,12 @@ def _read_window(
             try:
                 chars = read_chars(textpage, hidden)
                 lines = read_lines(textpage, number, hidden, chars)
-                if lines:  # a page without text has no label to mark: its drawing is not walked
+                # a page without text has no label to mark: its drawing is not walked
+                looked = bool(lines) and (not survey or any(map(first_section, lines)))
+                if looked:
                     regions = graphic_regions(page, page.get_width(), page.get_height())
                     mark_figure_text(lines, regions)
-                if lines and needs_look(lines, open_table is not None):
+                if looked and needs_look(lines, open_table is not None):
                     open_table = _read_tables(page, chars, lines, number, open_table, window.tables)
                 else:
                     open_table = None
@@ -359,12 +368,14 @@ def read(file: RawFile) -> ParsedDocument:
     finally:
         pdf.close()
 
-    def pages(hidden: Counter[str], ocr: bool, pictures: dict | None) -> Iterator[_Window]:
-        return iter([window]) if window is not None else _windows(file, page_count, hidden, ocr, pictures)
+    def pages(hidden: Counter[str], ocr: bool, pictures: dict | None, survey: bool = False) -> Iterator[_Window]:
+        if window is not None:
+            return iter([window])
+        return _windows(file, page_count, hidden, ocr, pictures, survey)
 
     with _collector_paused():
         survey = _Survey()
-        for each in pages(hidden, False, None):
+        for each in pages(hidden, False, None, survey=True):
             survey.add(each)
         if not survey.text and not (ocr and window is None):
             if window is None or not window.scanned:
@@ -432,10 +443,15 @@ def _document(
 
 
 def _windows(
-    file: RawFile, page_count: int, hidden: Counter[str], ocr: bool, pictures: dict[str, FigureImage] | None
+    file: RawFile,
+    page_count: int,
+    hidden: Counter[str],
+    ocr: bool,
+    pictures: dict[str, FigureImage] | None,
+    survey: bool,
 ) -> Iterator[_Window]:
-    """The file's pages a window at a time; the PDF is opened for each window (PDFium keeps what it parsed of
-    a document until it closes)."""
+    """The file's pages a window at a time (`_read_window`); the PDF is opened for each window (PDFium keeps
+    what it parsed of a document until it closes)."""
     first = 1
     while True:
         if file.stop is not None and file.stop.is_set():
@@ -445,7 +461,7 @@ def _windows(
         pdf = _open(file.data, file.pdf_password)
         try:
             with _collector_paused():
-                window = _read_window(pdf, first, hidden, ocr, pictures)
+                window = _read_window(pdf, first, hidden, ocr, pictures, survey)
         finally:
             pdf.close()
         yield window

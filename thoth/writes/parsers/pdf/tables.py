@@ -23,6 +23,7 @@ from __future__ import annotations
 import ctypes
 import re
 import unicodedata
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from itertools import groupby
 
@@ -220,17 +221,17 @@ def _words(chars: PageChars, box: Box) -> list[_Word]:
     """The words whose letters lie in `box`: characters next to each other in PDFium's order, on one
     baseline, with no space and no gap between (but an accent TeX drew as a glyph of its own, put on its
     letter)."""
-    boxes = chars.ink_boxes  # left, top, right, bottom
     cx, cy = _centres(chars)
     inside = np.flatnonzero((cx >= box[0]) & (cx <= box[2]) & (cy >= box[1]) & (cy <= box[3]))
     accented = _accented(chars, inside, cx, cy)
     words: list[_Word] = []
     prev_index = -2
     bridged = False  # an accent between this character and the one before
-    for k in inside.tolist():
-        index = int(chars.ink[k])
-        left, top, right, bottom = boxes[k].tolist()
-        size = float(chars.ink_sizes[k]) or (top - bottom)
+    boxes = chars.ink_boxes[inside].tolist()  # left, top, right, bottom
+    for k, index, (left, top, right, bottom), size in zip(
+        inside.tolist(), chars.ink[inside].tolist(), boxes, chars.ink_sizes[inside].tolist(), strict=True
+    ):
+        size = size or (top - bottom)
         ch = accented.get(k, chars.chs[index]) if accented else chars.chs[index]
         if not ch:
             bridged = True
@@ -259,13 +260,12 @@ def _accented(chars: PageChars, inside: np.ndarray, cx: np.ndarray, cy: np.ndarr
     if not accents.any():
         return out
     letters = inside[chars.ink_alpha[inside] & ~accents]
-    boxes = chars.ink_boxes[letters]
+    lefts, rights, heights = chars.ink_boxes[letters, 0], chars.ink_boxes[letters, 2], cy[letters]
     for k in inside[accents].tolist():
         accent = chars.chs[int(chars.ink[k])]
         size = float(chars.ink_sizes[k]) or 10.0
-        left, _, right, _ = chars.ink_boxes[k].tolist()
-        mid = (left + right) / 2
-        under = letters[(boxes[:, 0] <= mid) & (mid <= boxes[:, 2]) & (np.abs(cy[letters] - cy[k]) < size)]
+        mid = float(cx[k])
+        under = letters[(lefts <= mid) & (mid <= rights) & (np.abs(heights - cy[k]) < size)]
         under = [j for j in under.tolist() if j not in out]
         if under:
             letter = min(under, key=lambda j: abs(cx[j] - mid))
@@ -279,16 +279,17 @@ def _rows(words: list[_Word]) -> list[list[_Word]]:
     rows: list[list[_Word]] = []
     centres: list[float] = []
     for w in sorted(words, key=lambda w: -w.cy):
+        cy = w.cy
         reach = 0.3 * min(w.y1 - w.y0, w.size * 1.2)  # loose boxes overlap the next line's: centres decide
-        for i, cy in enumerate(centres):
-            if abs(w.cy - cy) <= reach:
-                rows[i].append(w)
-                break
+        i = len(centres)  # rows come top to bottom: those within reach are the last few, the first of them joins
+        while i and centres[i - 1] - cy <= reach:
+            i -= 1
+        if i < len(centres):
+            rows[i].append(w)
         else:
             rows.append([w])
-            centres.append(w.cy)
-    order = sorted(range(len(rows)), key=lambda i: -centres[i])
-    return [sorted(rows[i], key=lambda w: w.x0) for i in order]
+            centres.append(cy)
+    return [sorted(row, key=lambda w: w.x0) for row in rows]
 
 
 def _separators(rows: list[list[_Word]], box: Box, forced: list[float]) -> list[float]:
@@ -333,7 +334,7 @@ def _separators(rows: list[list[_Word]], box: Box, forced: list[float]) -> list[
 
 
 def _column(x: float, cuts: list[float]) -> int:
-    return int(np.searchsorted(cuts, x))
+    return bisect_left(cuts, x)
 
 
 def _is_numeric_row(row: list[_Word]) -> bool:

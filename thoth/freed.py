@@ -39,13 +39,9 @@ _M_MMAP_THRESHOLD = -3
 
 
 def cap_malloc_arenas() -> bool:
-    """Let glibc's malloc keep at most MALLOC_ARENAS arenas in this process. By default every thread that
-    allocates may get its own, up to 8 a core, and each keeps the memory freed in it: the server's
-    threads (HTTP loop, search pool, lancedb's runtime, onnxruntime) held more memory at 1M chunks
-    for no speed (docs/benchmarks.md, "Memory: two malloc arenas"). Only arenas made after the call are
-    capped, so a process calls it before it starts threads. It also fixes the mmap threshold. Nothing is
-    done where MALLOC_ARENA_MAX (or MALLOC_MMAP_THRESHOLD_) is set (glibc reads it itself) or on another
-    system; returns whether the arena cap was set."""
+    """Let glibc's malloc keep at most MALLOC_ARENAS arenas (docs/benchmarks.md, "Memory: two malloc arenas")
+    and fix its mmap threshold; only arenas made after the call are capped, so a process calls it before it
+    starts threads. Whether the arena cap was set (not where MALLOC_ARENA_MAX is, or not on glibc)."""
     if not sys.platform.startswith("linux"):
         return False
     try:

@@ -51,6 +51,7 @@ class OnnxEmbedder(Embedder):
         onnx_path: str | Path,
         batch_size: int = 64,
         threads: int | None = None,
+        sort_by_length: bool = True,  # off only to measure what the sort gains (bench/embed.py)
     ):
         import onnxruntime as ort
         from tokenizers import Tokenizer as HFTokenizer
@@ -101,6 +102,7 @@ class OnnxEmbedder(Embedder):
         self.dim = int(dim)
         self.max_tokens = max_length - 2
         self.batch_size = max(1, int(batch_size))
+        self.sort_by_length = sort_by_length
         self.onnx_path = onnx_path
 
     def _run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -114,7 +116,9 @@ class OnnxEmbedder(Embedder):
         if not texts:
             return out
         encodings = self._tok.encode_batch([str(t) for t in texts])
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids), reverse=True)
+        order = list(range(len(texts)))
+        if self.sort_by_length:
+            order.sort(key=lambda i: len(encodings[i].ids), reverse=True)
         for start in range(0, len(order), self.batch_size):
             rows = order[start : start + self.batch_size]
             width = max(len(encodings[i].ids) for i in rows)

@@ -27,6 +27,7 @@ from thoth.writes.parsers import pdf as pdf_parser
 _STAGES = [
     (pdf_parser, "read_chars", "reading characters"),
     (pdf_parser, "read_lines", "lines from characters"),
+    (pdf_parser, "drawn_objects", "figure regions"),
     (pdf_parser, "graphic_regions", "figure regions"),
     (pdf_parser, "_read_tables", "tables"),
     (pdf_parser, "mark_figure_text", "figure regions"),

@@ -27,7 +27,7 @@ import pypdfium2 as pdfium
 
 from thoth.writes.parsers import ParsedDocument, ParseError, RawFile, Section, Stopped
 from thoth.writes.parsers.pdf.chars import read_page as read_chars
-from thoth.writes.parsers.pdf.drawings import graphic_regions, mark_figure_text
+from thoth.writes.parsers.pdf.drawings import drawn_objects, graphic_regions, mark_figure_text
 from thoth.writes.parsers.pdf.figures import MAX_FIGURES, FigureImage, figure_boxes, label_of, render_figure
 from thoth.writes.parsers.pdf.floats import mark_floats
 from thoth.writes.parsers.pdf.headings import (
@@ -131,11 +131,11 @@ def _cut_figures(page, lines: list[Line], regions, number: int, pictures: dict[s
             caption.figure = picture.name
 
 
-def _read_tables(page, chars, lines: list[Line], number: int, open_table: Table | None, tables: list[Table]):
+def _read_tables(drawn, chars, lines: list[Line], number: int, open_table: Table | None, tables: list[Table]):
     """The page's tables added to `tables` (a table going on from the page before joins it), their lines
     marked with the table's number; returns the table that reaches the page's foot, if one does."""
     last = None
-    for table in find_tables(page, chars, lines, number, open_table):
+    for table in find_tables(drawn, chars, lines, number, open_table):
         if not table.caption and open_table is not None:
             continue_table(open_table, table)
             table, at = open_table, next(i for i, t in enumerate(tables) if t is open_table)
@@ -202,10 +202,11 @@ def _read_window(
                 # a page without text has no label to mark: its drawing is not walked
                 looked = bool(lines) and (not survey or any(map(first_section, lines)))
                 if looked:
-                    regions = graphic_regions(page, page.get_width(), page.get_height())
+                    drawn = drawn_objects(page)
+                    regions = graphic_regions(drawn, page.get_width(), page.get_height())
                     mark_figure_text(lines, regions)
                 if looked and needs_look(lines, open_table is not None):
-                    open_table = _read_tables(page, chars, lines, number, open_table, window.tables)
+                    open_table = _read_tables(drawn, chars, lines, number, open_table, window.tables)
                 else:
                     open_table = None
                 if pictures is not None and lines and len(pictures) < MAX_FIGURES:

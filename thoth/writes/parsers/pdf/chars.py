@@ -11,6 +11,7 @@ import re
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import repeat
 from typing import NamedTuple
 
@@ -127,6 +128,12 @@ class PageChars:
     size_at: np.ndarray
     weight_at: np.ndarray
     box_at: np.ndarray  # per index: left, top, right, bottom (an FS_RECTF); zeros where never read
+
+    @cached_property
+    def centres(self) -> tuple[np.ndarray, np.ndarray]:
+        """The letters' centres (x, y), computed once a page: the table reader asks for many regions and lines."""
+        boxes = self.ink_boxes
+        return (boxes[:, 0] + boxes[:, 2]) / 2, (boxes[:, 1] + boxes[:, 3]) / 2
 
     def char(self, i: int) -> Char:
         if self.codes[i] == 32:

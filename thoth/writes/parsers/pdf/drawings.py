@@ -37,21 +37,39 @@ _DRAWN = (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE, pdfium_c.FPDF
 _BOUNDS = fast(pdfium_c.FPDFPageObj_GetBounds, "int(*)(uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t)")
 
 
-def _bounds(objects: list[int]) -> list[Box]:
-    """Each object's bounds (left, bottom, right, top) where PDFium gives them: one call an object, by `map`."""
+def drawn_objects(page) -> list[tuple[int, int, Box]]:
+    """The page's paths, images and included graphics (form objects) as (object, its type, its bounds: left,
+    bottom, right, top), those PDFium gives bounds for. Many pages set each word in an object of its own:
+    the calls a object are made by `map`, a loop in C."""
+    raw = page.raw
+    handle = FFI.cast("void *", ctypes.cast(raw, ctypes.c_void_p).value)
+    objects = list(map(_OBJECT, repeat(handle), range(pdfium_c.FPDFPage_CountObjects(raw))))
+    kinds = np.fromiter(map(_TYPE, objects), np.int64, len(objects))
+    drawn = (kinds == _DRAWN[0]) | (kinds == _DRAWN[1]) | (kinds == _DRAWN[2])  # (np.isin costs more here)
+    objects, kinds = np.asarray(objects, np.uint64)[drawn].tolist(), kinds[drawn].tolist()
     sides = np.zeros((len(objects), 4), np.float32)
-    start = sides.ctypes.data
-    at = list(range(start, start + 16 * len(objects), 16))
-    ok = list(map(_BOUNDS, objects, at, [a + 4 for a in at], [a + 8 for a in at], [a + 12 for a in at]))
-    return [box for box, found in zip(map(tuple, sides.tolist()), ok, strict=True) if found]
+    at = list(range(sides.ctypes.data, sides.ctypes.data + 16 * len(objects), 16))
+    found = list(map(_BOUNDS, objects, at, [a + 4 for a in at], [a + 8 for a in at], [a + 12 for a in at]))
+    return [(o, k, box) for o, k, box, ok in zip(objects, kinds, map(tuple, sides.tolist()), found, strict=True) if ok]
 
 
 def _near(a: Box, b: Box) -> bool:
     return a[0] - _REACH <= b[2] and b[0] - _REACH <= a[2] and a[1] - _REACH <= b[3] and b[1] - _REACH <= a[3]
 
 
-def _union(a: Box, b: Box) -> Box:
+def union(a: Box, b: Box) -> Box:
     return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
+
+
+def overlap(a0: float, a1: float, b0: float, b1: float) -> float:
+    """How much two spans, a0..a1 and b0..b1, overlap (0 when apart)."""
+    return max(0.0, min(a1, b1) - max(a0, b0))
+
+
+def holds(box: Box, line: Line, margin: float = 0.0) -> bool:
+    """Whether the centre of `line` lies in `box`, widened by `margin` on every side."""
+    x, y = (line.x0 + line.x1) / 2, (line.y0 + line.y1) / 2
+    return box[0] - margin <= x <= box[2] + margin and box[1] - margin <= y <= box[3] + margin
 
 
 def _group(boxes: list[Box]) -> list[Box]:
@@ -60,7 +78,7 @@ def _group(boxes: list[Box]) -> list[Box]:
     for box in sorted(boxes):
         for i, region in enumerate(regions):
             if _near(region, box):
-                regions[i] = _union(region, box)
+                regions[i] = union(region, box)
                 break
         else:
             regions.append(box)
@@ -70,7 +88,7 @@ def _group(boxes: list[Box]) -> list[Box]:
         for i in range(len(regions)):
             for j in range(i + 1, len(regions)):
                 if _near(regions[i], regions[j]):
-                    regions[i] = _union(regions[i], regions.pop(j))
+                    regions[i] = union(regions[i], regions.pop(j))
                     merged = True
                     break
             if merged:
@@ -78,18 +96,12 @@ def _group(boxes: list[Box]) -> list[Box]:
     return regions
 
 
-def graphic_regions(page, width: float, height: float) -> list[Box]:
-    """The page's figure regions: images, included graphics and groups of paths, big enough to hold text."""
-    raw = page.raw
-    handle = FFI.cast("void *", ctypes.cast(raw, ctypes.c_void_p).value)
-    # many pages set each word in an object of its own: its two calls are made by `map`, a loop in C
-    objects = list(map(_OBJECT, repeat(handle), range(pdfium_c.FPDFPage_CountObjects(raw))))
-    kinds = np.fromiter(map(_TYPE, objects), np.int64, len(objects))
-    drawn = (kinds == _DRAWN[0]) | (kinds == _DRAWN[1]) | (kinds == _DRAWN[2])  # (np.isin costs more here)
-    boxes = _bounds(np.asarray(objects, np.uint64)[drawn].tolist())
+def graphic_regions(drawn: list[tuple[int, int, Box]], width: float, height: float) -> list[Box]:
+    """The page's figure regions (from `drawn_objects`): images, included graphics and groups of paths, big
+    enough to hold text."""
     return [
         r
-        for r in _group(boxes)
+        for r in _group([box for _, _, box in drawn])
         if r[2] - r[0] >= _MIN_SIDE
         and r[3] - r[1] >= _MIN_SIDE
         and (r[2] - r[0]) * (r[3] - r[1]) < _MAX_SHARE * width * height
@@ -97,17 +109,17 @@ def graphic_regions(page, width: float, height: float) -> list[Box]:
 
 
 def _inside(line: Line, region: Box) -> bool:
-    x, y = (line.x0 + line.x1) / 2, (line.y0 + line.y1) / 2
-    if region[0] <= x <= region[2] and region[1] <= y <= region[3]:
+    if holds(region, line):
         return True
     # axis ticks and titles sit just outside a plot's frame: a few words, not a sentence's end; panels' titles
     # side by side are set apart (the line reader marks the gap in `names`), their line over the panels
+    y = (line.y0 + line.y1) / 2
     if not region[1] - _MARGIN <= y <= region[3] + _MARGIN or line.plain.rstrip().endswith("."):
         return False
     if line.names.count(", ") > line.text.count(", "):
         over = line.x0 <= region[2] and region[0] <= line.x1
         return over and all(len(part.split()) <= 3 for part in line.names.split(", "))
-    return region[0] - _MARGIN <= x <= region[2] + _MARGIN and len(line.plain.split()) <= 3
+    return holds(region, line, _MARGIN) and len(line.plain.split()) <= 3
 
 
 def _prose(line: Line) -> bool:

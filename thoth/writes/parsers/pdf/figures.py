@@ -12,8 +12,9 @@ import hashlib
 import io
 import re
 from dataclasses import dataclass
+from functools import reduce
 
-from thoth.writes.parsers.pdf.drawings import Box
+from thoth.writes.parsers.pdf.drawings import Box, holds, overlap, union
 from thoth.writes.parsers.pdf.layout import Line
 
 FIGURE_CAPTION = re.compile(r"^(?:Figure|Fig\.)\s*(\d{1,3})[:.]\s", re.I)
@@ -60,35 +61,20 @@ def figure_boxes(lines: list[Line], regions: list[Box]) -> list[tuple[Line, Box]
             continue
         nearest = regions[min(found)[1]]
         # side-by-side panels over one caption: the regions level with the nearest one
-        parts = [k for _, k in found if _overlap(regions[k][1], regions[k][3], nearest[1], nearest[3]) > 0]
+        parts = [k for _, k in found if overlap(regions[k][1], regions[k][3], nearest[1], nearest[3]) > 0]
         taken.update(parts)
-        box = _union([regions[k] for k in parts])
-        labels = [x for x in lines if x.in_figure and _near(box, x)]
-        if labels:
-            box = _union([box, *((x.x0, x.y0, x.x1, x.y1) for x in labels)])
+        box = reduce(union, [regions[k] for k in parts])
+        labels = [(x.x0, x.y0, x.x1, x.y1) for x in lines if x.in_figure and holds(box, x, _LABEL_MARGIN)]
+        box = reduce(union, labels, box)
         out.append((caption, box))
     return out
 
 
-def _overlap(a0: float, a1: float, b0: float, b1: float) -> float:
-    return max(0.0, min(a1, b1) - max(a0, b0))
-
-
 def _beside(region: Box, caption: Line) -> bool:
     """The region shares the caption's column (a caption may be narrower or wider than its drawing)."""
-    return _overlap(region[0], region[2], caption.x0, caption.x1) > 0.3 * min(
+    return overlap(region[0], region[2], caption.x0, caption.x1) > 0.3 * min(
         region[2] - region[0], caption.x1 - caption.x0
     )
-
-
-def _near(box: Box, line: Line) -> bool:
-    cx, cy = (line.x0 + line.x1) / 2, (line.y0 + line.y1) / 2
-    m = _LABEL_MARGIN
-    return box[0] - m <= cx <= box[2] + m and box[1] - m <= cy <= box[3] + m
-
-
-def _union(boxes: list[Box]) -> Box:
-    return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
 def render_figure(page, box: Box, label: str, number: int) -> FigureImage | None:

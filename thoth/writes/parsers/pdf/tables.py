@@ -31,12 +31,12 @@ import numpy as np
 import pypdfium2.raw as pdfium_c
 
 from thoth.writes.parsers.pdf.chars import PageChars
+from thoth.writes.parsers.pdf.drawings import Box, holds, overlap
 from thoth.writes.parsers.pdf.figures import FIGURE_CAPTION
 from thoth.writes.parsers.pdf.floats import caption_lines
 from thoth.writes.parsers.pdf.layout import Line
 from thoth.writes.parsers.pdf.text import COMBINING, HYPHEN
 
-Box = tuple[float, float, float, float]  # left, bottom, right, top
 # "Table 4." / "Table 4:" / "TABLE IV" alone on its line; "Table 4 shows ..." is running text
 TABLE_CAPTION = re.compile(r"^(?:Table|Tab\.)\s*(\d{1,2}|[IVX]{1,5})(?:[:.]\s|[:.]?$)", re.I)
 _THIN = 2.5  # points: a rule's thickness at most
@@ -76,22 +76,17 @@ def is_number(cell: str) -> bool:
 # -- ruling lines ----------------------------------------------------------------------------------
 
 
-def rulings(page) -> tuple[list[Box], list[Box]]:
-    """The page's horizontal and vertical rules (left, bottom, right, top), from its path objects."""
+def rulings(drawn: list[tuple[int, int, Box]]) -> tuple[list[Box], list[Box]]:
+    """The page's horizontal and vertical rules (left, bottom, right, top), from its paths and images (some
+    papers draw rules as images) among its `drawn_objects`."""
     horizontal: list[Box] = []
     vertical: list[Box] = []
-    raw = page.raw
-    left, bottom, right, top = (ctypes.c_float() for _ in range(4))
-    for i in range(pdfium_c.FPDFPage_CountObjects(raw)):
-        obj = pdfium_c.FPDFPage_GetObject(raw, i)
-        kind = pdfium_c.FPDFPageObj_GetType(obj)
-        if kind not in (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE):  # some papers draw rules as images
+    for handle, kind, box in drawn:
+        if kind == pdfium_c.FPDF_PAGEOBJ_FORM or _classify(box, horizontal, vertical):
             continue
-        if not pdfium_c.FPDFPageObj_GetBounds(obj, left, bottom, right, top):
+        if kind != pdfium_c.FPDF_PAGEOBJ_PATH:
             continue
-        box = (left.value, bottom.value, right.value, top.value)
-        if _classify(box, horizontal, vertical) or kind != pdfium_c.FPDF_PAGEOBJ_PATH:
-            continue
+        obj = ctypes.cast(handle, pdfium_c.FPDF_PAGEOBJECT)
         count = pdfium_c.FPDFPath_CountSegments(obj)
         if 2 <= count <= _SEGMENTS_MAX:
             for segment in _segments(obj, count):
@@ -141,10 +136,6 @@ def _span(p: tuple[float, float], q: tuple[float, float]) -> Box:
     return (min(p[0], q[0]), min(p[1], q[1]), max(p[0], q[0]), max(p[1], q[1]))
 
 
-def _overlap(a0: float, a1: float, b0: float, b1: float) -> float:
-    return max(0.0, min(a1, b1) - max(a0, b0))
-
-
 def _ruled_regions(
     horizontal: list[Box], vertical: list[Box], captions: list[Line], prose: list[Line] = (), lines: list[Line] = ()
 ) -> list[tuple[Box, list[Box]]]:
@@ -157,11 +148,11 @@ def _ruled_regions(
             x0, x1 = min(r[0] for r in group), max(r[2] for r in group)
             low = min(r[1] for r in group)
             width = min(x1 - x0, rule[2] - rule[0])
-            if _overlap(x0, x1, rule[0], rule[2]) < 0.5 * width or low - rule[3] > _STACK_GAP:
+            if overlap(x0, x1, rule[0], rule[2]) < 0.5 * width or low - rule[3] > _STACK_GAP:
                 continue
-            if any(_overlap(x0, x1, c.x0, c.x1) > 0 and rule[3] < c.y0 and c.y1 < low for c in [*captions, *prose]):
+            if any(overlap(x0, x1, c.x0, c.x1) > 0 and rule[3] < c.y0 and c.y1 < low for c in [*captions, *prose]):
                 continue
-            between = [x for x in lines if rule[3] < (x.y0 + x.y1) / 2 < low and _overlap(x0, x1, x.x0, x.x1) > 0]
+            between = [x for x in lines if rule[3] < (x.y0 + x.y1) / 2 < low and overlap(x0, x1, x.x0, x.x1) > 0]
             if low - rule[3] > 24 and (  # a wide empty space under one or over the other: not one table's
                 not between
                 or low - max(x.y1 for x in between) > 2.5 * between[0].size
@@ -181,7 +172,7 @@ def _ruled_regions(
         box = (min(r[0] for r in full), min(r[1] for r in full), max(r[2] for r in full), max(r[3] for r in full))
         if box[3] - box[1] < 6:
             continue  # a double rule, not a table
-        sides = [v for v in vertical if _overlap(box[1], box[3], v[1], v[3]) > 0 and box[0] - 3 <= v[0] <= box[2] + 3]
+        sides = [v for v in vertical if overlap(box[1], box[3], v[1], v[3]) > 0 and box[0] - 3 <= v[0] <= box[2] + 3]
         out.append((box, [*group, *sides]))
     return out
 
@@ -203,25 +194,11 @@ class _Word:
         return (self.y0 + self.y1) / 2
 
 
-_CENTRES: dict[int, tuple[PageChars, np.ndarray, np.ndarray]] = {}  # the last page's, by id
-
-
-def _centres(chars: PageChars) -> tuple[np.ndarray, np.ndarray]:
-    """The centres of the page's letters, computed once a page (many regions and lines ask)."""
-    known = _CENTRES.get(id(chars))
-    if known is None or known[0] is not chars:
-        boxes = chars.ink_boxes
-        known = (chars, (boxes[:, 0] + boxes[:, 2]) / 2, (boxes[:, 1] + boxes[:, 3]) / 2)
-        _CENTRES.clear()  # one page at a time: the last page's only
-        _CENTRES[id(chars)] = known
-    return known[1], known[2]
-
-
 def _words(chars: PageChars, box: Box) -> list[_Word]:
     """The words whose letters lie in `box`: characters next to each other in PDFium's order, on one
     baseline, with no space and no gap between (but an accent TeX drew as a glyph of its own, put on its
     letter)."""
-    cx, cy = _centres(chars)
+    cx, cy = chars.centres
     inside = np.flatnonzero((cx >= box[0]) & (cx <= box[2]) & (cy >= box[1]) & (cy <= box[3]))
     accented = _accented(chars, inside, cx, cy)
     words: list[_Word] = []
@@ -388,9 +365,9 @@ def _grid(rows: list[list[_Word]], cuts: list[float], headers: int, partial: lis
             for p in _phrases(row, cuts):
                 x0, x1 = p.x0, p.x1
                 for r in partial:
-                    if p.y0 - 2.0 * p.size < r[1] < p.y0 + 1 and _overlap(r[0], r[2], p.x0, p.x1) > 0.5 * (p.x1 - p.x0):
+                    if p.y0 - 2.0 * p.size < r[1] < p.y0 + 1 and overlap(r[0], r[2], p.x0, p.x1) > 0.5 * (p.x1 - p.x0):
                         x0, x1 = min(x0, r[0]), max(x1, r[2])
-                span = [j for j, (a, b) in enumerate(extents) if b > a and _overlap(a, b, x0, x1) >= 0.5 * (b - a)]
+                span = [j for j, (a, b) in enumerate(extents) if b > a and overlap(a, b, x0, x1) >= 0.5 * (b - a)]
                 if len(span) < 2:
                     span = [_column((p.x0 + p.x1) / 2, cuts)]
                 for j in span:
@@ -436,7 +413,7 @@ def _unruled_body(chars: PageChars, lines: list[Line], caption: list[Line]) -> l
     first, last = caption[0], caption[-1]
     size = first.size or 10.0
     taken = {id(x) for x in caption}
-    column = [x for x in lines if id(x) not in taken and _overlap(first.x0, first.x1, x.x0, x.x1) > 0]
+    column = [x for x in lines if id(x) not in taken and overlap(first.x0, first.x1, x.x0, x.x1) > 0]
     below = sorted((x for x in column if x.y1 <= last.y0 + 1), key=lambda x: -x.y1)
     above = sorted((x for x in column if x.y0 >= first.y1 - 1), key=lambda x: x.y0)
     best: list[Line] = []
@@ -477,13 +454,15 @@ def needs_look(lines: list[Line], open_table: bool) -> bool:
     return open_table or any(TABLE_CAPTION.match(x.plain.strip()) for x in lines)
 
 
-def find_tables(page, chars: PageChars, lines: list[Line], number: int, open_table: Table | None) -> list[Table]:
-    """The page's tables (captioned ones, and the top one going on from `open_table`), in reading order;
-    the lines each holds get role "table"."""
+def find_tables(
+    drawn: list[tuple[int, int, Box]], chars: PageChars, lines: list[Line], number: int, open_table: Table | None
+) -> list[Table]:
+    """The page's tables (captioned ones, and the top one going on from `open_table`), in reading order,
+    its rules among its `drawn_objects`; the lines each holds get role "table"."""
     captions = _captions(lines)
     if not captions and open_table is None:
         return []
-    horizontal, vertical = rulings(page)
+    horizontal, vertical = rulings(drawn)
     captions = [_before_rule(c, horizontal) for c in captions]
     prose = [x for x in lines if _sentence(x) and not _in_cell(x, vertical)]
     figures = [x for x in lines if FIGURE_CAPTION.match(x.plain.strip())]  # a plot's frame above one: no table's
@@ -564,8 +543,7 @@ def _gap(box: Box, caption: list[Line], side: str) -> float:
         if (side == "below" and below) or (side == "above" and not below):
             return float("inf")
         return max(0.0, box[1] - spread[3], spread[1] - box[3])
-    overlap = _overlap(box[1], box[3], spread[1], spread[3])
-    return dx if overlap > 0 else float("inf")
+    return dx if overlap(box[1], box[3], spread[1], spread[3]) > 0 else float("inf")
 
 
 def _caption_side(captions: list[list[Line]], regions: list[tuple[Box, list[Box]]]) -> str:
@@ -583,7 +561,7 @@ def _before_rule(caption: list[Line], horizontal: list[Box]) -> list[Line]:
     for k in range(1, len(caption)):
         upper, lower = caption[k - 1], caption[k]
         if any(
-            lower.y1 - 1 <= (r[1] + r[3]) / 2 <= upper.y0 + 1 and _overlap(r[0], r[2], lower.x0, lower.x1) > 0
+            lower.y1 - 1 <= (r[1] + r[3]) / 2 <= upper.y0 + 1 and overlap(r[0], r[2], lower.x0, lower.x1) > 0
             for r in horizontal
         ):
             return caption[:k]
@@ -604,7 +582,7 @@ def _ruled_table(
         and not x.role
         and not TABLE_CAPTION.match(x.plain.strip())
         and id(x) not in prose
-        and _overlap(box[0], box[2], x.x0, x.x1) > 0
+        and overlap(box[0], box[2], x.x0, x.x1) > 0
     ]
     grown = True
     while grown:  # line by line, while the next one is as close as a row's
@@ -613,13 +591,8 @@ def _ruled_table(
         grown = bool(over or under)
         box = (box[0], min([box[1], *(x.y0 for x in under)]), box[2], max([box[3], *(x.y1 for x in over)]))
         free = [x for x in free if x not in over and x not in under]
-    inside = [x for x in lines if _holds(box, x) and not x.furniture]
+    inside = [x for x in lines if holds(box, x, 2.0) and not x.furniture]
     return _table(chars, box, rules, caption, number, inside)
-
-
-def _holds(box: Box, line: Line) -> bool:
-    cx, cy = (line.x0 + line.x1) / 2, (line.y0 + line.y1) / 2
-    return box[0] - 2 <= cx <= box[2] + 2 and box[1] - 2 <= cy <= box[3] + 2
 
 
 def _table(

@@ -6,7 +6,8 @@ Each round parses every PDF once (one untimed parse first: imports are not page 
 every page's plain text with PDFium alone (the reference of `python -m bench.pdfs --parse-only`).
 The stages are the parser's own functions, timed where the parser (`parse`) and lines.py call them: reading
 characters (chars.read_page), making lines of them (lines.read_lines),
-figure regions, tables (tables.py, on the pages with a table caption), headings, floats,
+figure regions (the page's drawn objects, read once for them and the tables' rules), tables (tables.py, on
+the pages with a table caption), headings, floats,
 furniture, vocabularies, partitions. "the rest" is what no stage
 holds: PDFium's own page and text-page loading (about the reference's time), the title page, the
 document's metadata. CPU seconds (time.process_time), so a loaded machine's waiting is left out.
@@ -22,6 +23,7 @@ from pathlib import Path
 from bench.pdfs import DEFAULT_DATA, pdfium_text
 from thoth.writes.parsers import ParseError, parse
 from thoth.writes.parsers import pdf as pdf_parser
+from thoth.writes.parsers.pdf.partitions import Partitioner
 
 # (module, function, stage): the functions timed, where their callers look them up
 _STAGES = [
@@ -34,11 +36,11 @@ _STAGES = [
     (pdf_parser, "mark_headings", "headings"),
     (pdf_parser, "body_size", "headings"),
     (pdf_parser, "mark_floats", "floats"),
-    (pdf_parser, "mark_furniture", "furniture"),
+    (pdf_parser, "page_furniture", "furniture"),
+    (pdf_parser, "mark_repeated", "furniture"),
     (pdf_parser, "vocabulary", "vocabularies"),
-    (pdf_parser, "_written_words", "vocabularies"),
-    (pdf_parser, "_partitions", "partitions"),
-    (pdf_parser, "_join_page_breaks", "partitions"),
+    (Partitioner, "add", "partitions"),
+    (Partitioner, "close", "partitions"),
 ]
 
 

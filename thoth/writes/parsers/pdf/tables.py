@@ -3,16 +3,18 @@
 What pdfplumber and Camelot do, in the few steps Thoth's papers need, and only on the pages that
 need it (a "Table N" caption on the page, or a table running on from the page before):
 
-- ruling lines: the page's thin path objects, and the straight segments of larger paths (a grid
-  drawn as one path); horizontal rules of one width, stacked with no caption between, frame a
-  table (booktabs' top, middle and bottom rules, or a full grid);
+- ruling lines: the page's thin paths and images (some papers draw rules as images), and the straight
+  segments of larger paths (a grid drawn as one path); horizontal rules of one width, stacked with no
+  caption or running text between, frame a table (booktabs' top, middle and bottom rules, or a full
+  grid); a sentence beside a vertical rule is a cell, not running text;
 - a table without rules is the run of lines beside its caption whose words stand apart in
   columns (a gap wider than a word space);
-- rows are the words' lines (by their vertical centres); columns are where no row has ink (a gap
-  at least `_COLUMN_GAP` wide, a spanning header allowed to cross it), as in Camelot's stream mode;
-- header rows are those above the table's first inner rule, or those before the first row with a
-  number; a header cell over several columns (its width, or the partial rule under it) is repeated
-  in each.
+- rows are the words' lines (by their vertical centres), or, where cells are running sentences and a
+  rule is drawn between rows, the lines between two rules; columns are where no row has ink (a gap
+  wider than a word space, a spanning header allowed to cross it), as in Camelot's stream mode;
+- header rows are those above the table's lowest inner rule with no row of values over it, or those
+  before the first row with a number; a header cell over several columns (its width, or the partial
+  rule under it) is repeated in each.
 
 A table is kept as its caption and cells (`Table`); the parser renders it as Markdown (`markdown`), one
 partition of its own, and the chunker repeats caption and header in each chunk of a long one.
@@ -25,13 +27,14 @@ import re
 import unicodedata
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from functools import reduce
 from itertools import groupby
 
 import numpy as np
 import pypdfium2.raw as pdfium_c
 
 from thoth.writes.parsers.pdf.chars import PageChars
-from thoth.writes.parsers.pdf.drawings import Box, holds, overlap
+from thoth.writes.parsers.pdf.drawings import Box, holds, overlap, union
 from thoth.writes.parsers.pdf.figures import FIGURE_CAPTION
 from thoth.writes.parsers.pdf.floats import caption_lines
 from thoth.writes.parsers.pdf.layout import Line
@@ -489,12 +492,7 @@ def find_tables(
         if table is None:
             body = _unruled_body(chars, lines, caption)
             if body:
-                box = (
-                    min(x.x0 for x in body),
-                    min(x.y0 for x in body),
-                    max(x.x1 for x in body),
-                    max(x.y1 for x in body),
-                )
+                box = reduce(union, [(x.x0, x.y0, x.x1, x.y1) for x in body])
                 table = _table(chars, box, [], caption, number, body)
         if table is not None:
             tables.append(table)

@@ -376,8 +376,12 @@ def _grid(rows: list[list[_Word]], cuts: list[float], headers: int, partial: lis
                 for j in span:
                     cells[j].append(p.text)
         else:
-            for w in row:
-                cells[_column((w.x0 + w.x1) / 2, cuts)].append(w.text)
+            column, prev = 0, None
+            for w in row:  # a cell over two columns (its words a word space apart) stays whole, in the first
+                if prev is None or not 0 <= w.x0 - prev.x1 < 0.3 * max(w.size, prev.size):
+                    column = _column((w.x0 + w.x1) / 2, cuts)
+                cells[column].append(w.text)
+                prev = w
         grid.append([" ".join(c).replace(HYPHEN + " ", HYPHEN) for c in cells])  # a word cut at a cell's line end
     return grid
 

@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.reuse and (db / f"{CHUNKS}.lance").exists()):
         build_table(settings, args.chunks, 200, "natural")
     store = Store(settings)
-    store.ensure_vector_index()
+    store.indexes.ensure_vector()
     built = time.perf_counter() - started
     sample = store.table(CHUNKS).search().limit(10).to_arrow()
     stamp = int(time.time())  # new ids on every run (--reuse)

@@ -29,7 +29,7 @@ def one_round(settings: Settings, embedder: object, held: bool, asked: list[str]
     """(CPU ms a search, held copy MB) with the short columns held or taken."""
     store = Store(settings)
     with patch.object(chunks, "HELD_COLUMNS", chunks.HELD_COLUMNS if held else ()):
-        store.warm_copies()
+        store.chunks.warm()
         copy = store.chunks._ranking.held[1]
         for query in asked[:WARM_UP]:
             hybrid_search(store, embedder, query, 5, documents=True)

@@ -102,7 +102,7 @@ def peak_rss_child(chunks: int, embedder: str) -> None:
         threshold, indexes.VECTOR_INDEX_MIN_ROWS = indexes.VECTOR_INDEX_MIN_ROWS, 0  # none during the ingest
         written, seconds = timed_ingest(settings, folder, model)
         ingest_peak = own_status_mb("VmHWM")
-        Store(settings).ensure_vector_index(min_rows=threshold)
+        Store(settings).indexes.ensure_vector(min_rows=threshold)
         print(f"{written} {seconds:.1f} {before:.0f} {ingest_peak:.0f} {own_status_mb('VmHWM'):.0f}")
 
 

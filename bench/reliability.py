@@ -286,13 +286,13 @@ def reads_for(url: str, tally: Tally, readers: int, during: Callable[[], None] |
 
 def fold_in(settings: Settings) -> tuple[int, float]:
     """(chunks in the indexes' unindexed tail, seconds to fold them in): the table work a write pays
-    once per FOLD_IN_ROWS new chunks (Store.fold_in_due), timed in process once the server is gone."""
+    once per FOLD_IN_ROWS new chunks (`Store.indexes.fold_in_due`), timed in process once the server is gone."""
     store = Store(settings)
     table = store.table(CHUNKS)
     name = next(i.name for i in table.list_indices() if FTS_COLUMN in i.columns)
     tail = table.index_stats(name).num_unindexed_rows
     started = time.perf_counter()
-    store.ensure_fts_index(fold_in=True)
+    store.indexes.ensure_fts(fold_in=True)
     return tail, time.perf_counter() - started
 
 

@@ -110,7 +110,7 @@ def build_table(settings: Settings, n: int, embed_sample: int, text: str) -> dic
     embedder = get_embedder(settings)
     store = Store(settings)
     store.ensure_tables(embedder.dim)
-    store.record_model(embedder.model_name, embedder.dim)
+    store.metadata.record_model(embedder.model_name, embedder.dim)
     topics = [TOPICS[i % len(TOPICS)] for i in range(min(n, embed_sample))]
     texts = [passage(rng, t, 8, text) for t in topics]
     started = time.perf_counter()
@@ -155,8 +155,8 @@ def build_table(settings: Settings, n: int, embed_sample: int, text: str) -> dic
     write_seconds = time.perf_counter() - started
     ensure_documents(store, n)
     started = time.perf_counter()
-    store.ensure_fts_index()
-    store.set_setting(TEXT_SETTING, text)
+    store.indexes.ensure_fts()
+    store.metadata.set({TEXT_SETTING: text})
     return {"embed": embed_seconds, "write": write_seconds, "fts": time.perf_counter() - started}
 
 
@@ -293,7 +293,7 @@ def tool_calls(env: dict[str, str], qs: list[str], k: int, clients: int) -> tupl
     thoth.app.QUERY_CACHE_SIZE = 0  # every query embedded: the cost measured
     app = Thoth(Settings.from_env(env))
     app.warm_up(background=False)
-    app.store.warm_copies()  # and a large table's ranking columns, which the server reads beside its first calls
+    app.store.chunks.warm()  # and a large table's ranking columns, which the server reads beside its first calls
     mcp = build_mcp(app)
     logging.getLogger("thoth").setLevel(logging.WARNING)  # the SDK configured logging: no line per call
     times: list[float] = []
@@ -557,7 +557,7 @@ def main(argv: list[str] | None = None) -> None:
         built = {}
         have, text = chunk_count(store), args.text
         if have:
-            text = store.get_setting(TEXT_SETTING) or "narrow"  # tables of before bench.text held narrow text
+            text = store.metadata.get(TEXT_SETTING) or "narrow"  # tables of before bench.text held narrow text
             if (have, text) != (args.n, args.text):
                 sys.exit(f"{db} holds {have:,} chunks of {text} text, not {args.n:,} of {args.text}: use another --db")
             print(f"reusing the {args.n:,}-chunk table ({text} text) in {db}")
@@ -583,7 +583,7 @@ def main(argv: list[str] | None = None) -> None:
                 drop_vector_index(store)
                 build_s = 0.0
                 if kind != "NONE":
-                    info = store.ensure_vector_index(min_rows=1)
+                    info = store.indexes.ensure_vector(min_rows=1)
                     build_s = info.seconds if info else 0.0
             print(f"{kind.lower()}:")
             local = measure_index(settings, qs, recall_qs, args.k, grid)

@@ -108,8 +108,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.no_copy:
         chunks.RANKING_COPY_ROWS = 0
     else:
-        store.warm_copies()
-    qs = queries(args.queries, kind=store.get_setting(TEXT_SETTING) or "natural")
+        store.chunks.warm()
+    qs = queries(args.queries, kind=store.metadata.get(TEXT_SETTING) or "natural")
     embedder = Embedded(get_embedder(settings), qs)
     for q in qs[:10]:
         hybrid_search(store, embedder, q, 5)  # the first searches' lazy imports and caches

@@ -52,7 +52,7 @@ if hasattr(settings, "query_cache_size"):
     settings = dataclasses.replace(settings, query_cache_size=0)
 app = Thoth(settings)
 app.warm_up(background=False)
-app.store.warm_copies()
+app.store.chunks.warm()
 mcp = build_mcp(app)
 logging.getLogger("thoth").setLevel(logging.WARNING)
 

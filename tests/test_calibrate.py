@@ -43,7 +43,7 @@ def test_ingest_records_the_quantile_of_unrelated_pairs_and_the_bundled_model_ke
     settings = make_settings(tmp_path / "db", cache_dir=str(ONNX_CACHE), tree_build=False)
     assert not Writer(settings).run(str(write_topic_corpus(tmp_path / "corpus")), name="topics").failed
     store = Store(settings)
-    floor = store.cosine_floor()
+    floor = store.calibration.floor()
     assert floor is not None
     expected, chunks, pairs = unrelated_quantile(store)
     assert (floor.chunks, floor.pairs, floor.quantile) == (chunks, pairs, FLOOR_QUANTILE)
@@ -64,7 +64,7 @@ def test_another_model_ranks_with_the_floor_measured_on_its_index(endpoint: Embe
     )
     assert not Writer(served).run(str(write_topic_corpus(tmp_path / "corpus")), name="topics").failed
     store, remote = Store(served), get_embedder(served)
-    floor = store.cosine_floor()
+    floor = store.calibration.floor()
     assert floor is not None and floor.floor != DEFAULT_RANKING.vector_floor
     measured = replace(DEFAULT_RANKING, vector_floor=floor.floor)
     assert ranking_for(remote, store) == measured
@@ -75,7 +75,7 @@ def test_another_model_ranks_with_the_floor_measured_on_its_index(endpoint: Embe
             (h.chunk_id, h.score) for h in hybrid_search(store, local, query, 6, ranking=measured).hits
         ]
     # An index from before floors were measured: min-max, which assumes nothing
-    store.set_setting(META_EMBED_FLOOR, "")
+    store.metadata.set({META_EMBED_FLOOR: ""})
     assert ranking_for(remote, Store(served)) == UNMEASURED_MODEL_RANKING
 
 

@@ -178,7 +178,7 @@ def test_ranking_columns_held_from_the_bucket_rank_as_read_ones(library: Library
 
     held, read = Store(library.settings), Store(library.settings)
     with reading():
-        held.warm_copies()
+        held.chunks.warm()
     assert held.chunks._ranking.held is not None and held.chunks._ranking.held[1] is not None
     embedder = get_embedder(library.settings)
     for query in ("multi-head attention", "harbour dredging channel"):
@@ -386,7 +386,7 @@ def test_bad_requests_are_clear_tool_errors(gcs_server: LiveServer, tool: str, a
 def test_set_default_collection_is_persisted_in_the_index(gcs_server: LiveServer, library: Library) -> None:
     assert ok(gcs_server, "set_default_collection", {"name": BUCKET})["default_collection"] == BUCKET
     mine = f"research.default_collection/{LOCAL.key}"  # auth off: the one local caller
-    assert Store(library.settings).get_setting(mine) == BUCKET  # another connection sees it
+    assert Store(library.settings).metadata.get(mine) == BUCKET  # another connection sees it
     listed = ok(gcs_server, "list_collections", {})
     assert listed["default_collection"] == BUCKET
     assert ok(gcs_server, "list_collection_files", {})["collection"] == BUCKET  # no collection: the default

@@ -97,7 +97,7 @@ def test_missing_db_bucket_is_one_error_line(emulator: Emulator) -> None:
 def test_missing_db_bucket_in_the_store_and_the_server(emulator: Emulator) -> None:
     settings = Settings.from_env(emulator.env(THOTH_DB_URI=MISSING))
     with pytest.raises(StoreError, match="bucket gs://no-such-bucket does not exist"):
-        Store(settings).table_names()
+        Store(settings).tables.names()
     with LiveServer(settings) as server:
         health = LOOPBACK.get(f"{server.url}/health", timeout=30)
         assert health.status_code == 503 and "gs://no-such-bucket does not exist" in health.text, health.text

@@ -76,7 +76,7 @@ def test_git_source_commits_renames_deletes_and_refs(repo: Path, tmp_path: Path)
     start = git(repo, "rev-parse", "HEAD").strip()
     leave = store.first(Document, {"key": "people/leave.md"})
     assert leave is not None and leave.version == start  # the last commit that changed it
-    state = json.loads(store.get_setting("git:handbook"))
+    state = json.loads(store.metadata.get("git:handbook"))
     assert state["commit"] == start and state["files"]["people/leave.md"][1:] == [
         "2026-11-01T09:00:00+00:00",
         "Start the handbook",
@@ -104,7 +104,7 @@ def test_git_source_commits_renames_deletes_and_refs(repo: Path, tmp_path: Path)
     renamed = store.first(Document, {"key": "engineering/on-call.md"})
     assert renamed is not None and renamed.version == second
     assert store.first(Document, {"key": "engineering/deploys.md"}).version == start
-    state = json.loads(store.get_setting("git:handbook"))
+    state = json.loads(store.metadata.get("git:handbook"))
     assert state["files"]["engineering/on-call.md"] == [second, "2026-11-25T12:00:00+00:00", run_subject(repo)]
     assert Writer(settings).run(url).changed == 0  # nothing new: nothing read
 

@@ -101,15 +101,15 @@ def test_figure_pictures_no_chunk_names_are_swept(tmp_path: Path) -> None:
     row = writer.store.find(Chunk, {"source_id": "notes"})[0]
     named, unnamed = (hashlib.sha256(b).hexdigest() + ".png" for b in (b"named", b"unnamed"))
     for name in (named, unnamed):
-        writer.store.put_figure(name, b"\x89PNG picture bytes")
+        writer.store.figures.put(name, b"\x89PNG picture bytes")
     figure = {**{k: getattr(row, k) for k in ("source_id", "key", "text", "doc_id")}, "chunk_id": "f", "figure": named}
     writer.store.insert(Chunk, [{**figure, "vector": [0.1] * writer.embedder.dim, "search_text": row.text}])
 
     assert sweep_figures(writer.store, grace=timedelta(minutes=10)) == 0  # just written: perhaps a write in flight
     assert sweep_figures(writer.store, grace=timedelta(0)) == 1
-    assert writer.store.figure(named)
+    assert writer.store.figures.get(named)
     with pytest.raises(NotFound):
-        writer.store.figure(unnamed)
+        writer.store.figures.get(unnamed)
 
 
 def test_a_small_write_leaves_settings_and_source_alone(tmp_path: Path) -> None:

@@ -112,5 +112,5 @@ def test_pictures_lie_in_the_bucket_beside_a_gs_index(
     [figure] = store.find(Chunk, {"content_type": "figure"})
     blob = bucket.get_blob(f"lancedb/figures/{figure.figure}")
     assert blob is not None and blob.content_type == "image/png"
-    assert store.figure(figure.figure) == blob.download_as_bytes()
-    assert Image.open(io.BytesIO(store.figure(figure.figure))).format == "PNG"
+    assert store.figures.get(figure.figure) == blob.download_as_bytes()
+    assert Image.open(io.BytesIO(store.figures.get(figure.figure))).format == "PNG"

@@ -66,8 +66,8 @@ def test_ingest_sends_documents_with_their_prompt_and_search_sends_the_query_wit
     documents = [t for t in sent if t != "dimension probe"]
     assert documents and all(t.startswith("passage: ") for t in documents)
     store = Store(settings)
-    assert store.index_model() == (f"openai:{SERVED_MODEL}", 384)
-    assert store.index_prompts() == ("query: ", "passage: ")
+    assert store.metadata.index_model() == (f"openai:{SERVED_MODEL}", 384)
+    assert store.metadata.index_prompts() == ("query: ", "passage: ")
     endpoint.requests.clear()
     hits = hybrid_search(store, get_embedder(settings), "how many vacation days", 3).hits
     assert hits and [body["input"] for body in endpoint.requests] == [["query: how many vacation days"]]
@@ -76,8 +76,8 @@ def test_ingest_sends_documents_with_their_prompt_and_search_sends_the_query_wit
 def test_an_index_without_prompts_records_none_and_refuses_a_process_with_prompts(tmp_path: Path) -> None:
     plain = make_settings(tmp_path / "db", cache_dir=str(ONNX_CACHE))
     assert not Writer(plain).run(str(write_corpus(tmp_path / "corpus")), name="handbook").failed
-    assert Store(plain).index_prompts() == ("", "")
-    assert Store(plain).get_setting("index.embed_prompts") is None  # an index without prompts reads as before
+    assert Store(plain).metadata.index_prompts() == ("", "")
+    assert Store(plain).metadata.get("index.embed_prompts") is None  # an index without prompts reads as before
     prompted = make_settings(tmp_path / "db", cache_dir=str(ONNX_CACHE), **E5)
     with pytest.raises(ModelMismatch) as refused:
         Thoth(prompted).embedder()
@@ -93,4 +93,4 @@ def test_a_process_without_the_index_s_prompts_is_told_which_to_set(endpoint: Em
     with pytest.raises(
         ModelMismatch, match="THOTH_EMBED_QUERY_PROMPT='query: ' THOTH_EMBED_DOCUMENT_PROMPT='passage: '"
     ):
-        Store(bare).check_model(f"openai:{SERVED_MODEL}", 384, ("", ""))
+        Store(bare).metadata.check_model(f"openai:{SERVED_MODEL}", 384, ("", ""))

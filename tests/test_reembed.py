@@ -125,7 +125,7 @@ def test_stopped_and_resumed_while_a_server_answers_from_the_old_vectors_then_ra
         assert first.interrupted and not first.switched and first.embedded["chunks"] == 12
         assert {q: searched(live, q) for q in QUERIES} == before  # the old vectors still answer
         with pytest.raises(ModelMismatch, match=r"python -m ingest --reembed"):
-            Store(new).check_model(NEW, 128, ("query: ", "passage: "))
+            Store(new).metadata.check_model(NEW, 128, ("query: ", "passage: "))
 
         during: list[bool] = []
 
@@ -144,16 +144,16 @@ def test_stopped_and_resumed_while_a_server_answers_from_the_old_vectors_then_ra
     assert second.embedded["tree_nodes"] == second.total["tree_nodes"] > 0
 
     store = Store(new)
-    assert store.index_model() == (NEW, 128) and store.index_prompts() == ("query: ", "passage: ")
-    assert store.cosine_floor() is not None and store.reembedding.target() is None
+    assert store.metadata.index_model() == (NEW, 128) and store.metadata.index_prompts() == ("query: ", "passage: ")
+    assert store.calibration.floor() is not None and store.reembedding.target() is None
     with pytest.raises(ModelMismatch, match=r"run `python -m ingest --reembed` with these settings"):
-        Store(old).check_model(get_embedder(old).model_name, 384)
+        Store(old).metadata.check_model(get_embedder(old).model_name, 384)
     nodes = store.node_vector_search(get_embedder(new).embed_queries(["tides"])[0], 3, {"source_id": "topics"})
     assert nodes and all(isinstance(n, TreeNode) for n in nodes)  # tree nodes searched with the new model
 
     fresh = new_settings(tmp_path / "fresh", endpoint)
     assert not Writer(fresh).run(str(corpus), name="topics").failed
-    assert Store(fresh).cosine_floor() == store.cosine_floor()
+    assert Store(fresh).calibration.floor() == store.calibration.floor()
     for query in QUERIES:
         assert ranking(new, query) == ranking(fresh, query), query
 
@@ -185,13 +185,14 @@ def test_a_killed_job_continues_where_it_stopped(endpoint: EmbeddingServer, buil
     assert job.returncode == -signal.SIGKILL, "the job ended before it was killed"
     staged, total = Store(new).reembedding.counts()["chunks"]
     assert 8 <= staged < total
-    assert Store(old).index_model() == (get_embedder(old).model_name, 384)  # not switched: the old model serves
+    # not switched: the old model serves
+    assert Store(old).metadata.index_model() == (get_embedder(old).model_name, 384)
 
     again = run_ingest("--reembed", env=env)
     assert again.returncode == 0, again.stderr
     assert f"embedded {total - staged:,} chunks" in again.stdout, again.stdout
     assert "switched: the index now uses" in again.stdout
-    assert Store(new).index_model() == (NEW, 128)
+    assert Store(new).metadata.index_model() == (NEW, 128)
     assert "(128 dimensions); nothing to do" in run_ingest("--reembed", env=env).stdout
 
 
@@ -234,7 +235,7 @@ def test_chunks_written_during_the_migration_stop_the_switch_and_the_next_run_em
 
     with pytest.raises(StoreError, match=r"rows of chunks were written while re-embedding: run `python -m ingest"):
         reembed(new, after_batch=an_old_job_writes)
-    assert Store(old).index_model()[0] == get_embedder(old).model_name  # nothing switched
+    assert Store(old).metadata.index_model()[0] == get_embedder(old).model_name  # nothing switched
     assert "vector_next" in Store(old).table("chunks").schema.names  # the stopped switch's column
 
     again = reembed(new)
@@ -259,7 +260,7 @@ def test_a_run_stopped_after_the_switch_has_its_cleanup_finished_by_the_next(
             texts = [embed_text(r.get("section"), r["text"]) for r in batch]
             staging.stage(table, [r["id"] for r in batch], [r["doc_id"] for r in batch], model.embed_documents(texts))
     staging.switch(target, None)
-    assert "vector_old" in store.table("chunks").schema.names and store.index_model() == (NEW, 128)
+    assert "vector_old" in store.table("chunks").schema.names and store.metadata.index_model() == (NEW, 128)
 
     done = reembed(new)
     assert done.already and "nothing to do" in done.render()

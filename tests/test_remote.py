@@ -64,7 +64,7 @@ def test_ingest_and_search_rank_exactly_as_the_local_provider(endpoint: Embeddin
     for settings in (local, served):
         summary = Writer(settings).run(str(corpus), name="handbook")
         assert not summary.failed, summary.render()
-    assert Store(served).index_model() == (f"openai:{SERVED_MODEL}", 384)
+    assert Store(served).metadata.index_model() == (f"openai:{SERVED_MODEL}", 384)
     assert model_name(served) == f"openai:{SERVED_MODEL}"
     assert get_tokenizer(served) is get_tokenizer(local)  # chunks cut the same way
     for query in ["how many vacation days", "expense report deadline", "VPN token"]:
@@ -188,4 +188,4 @@ def test_a_server_on_another_model_names_the_settings_that_built_the_index(
     assert not Writer(served).run(str(write_corpus(tmp_path / "corpus")), name="handbook").failed
     local = make_settings(tmp_path / "db", cache_dir=str(ONNX_CACHE))
     with pytest.raises(ModelMismatch, match=f"THOTH_EMBED_PROVIDER=openai THOTH_EMBED_MODEL={SERVED_MODEL} or"):
-        Store(local).check_model(get_embedder(local).model_name, 384)
+        Store(local).metadata.check_model(get_embedder(local).model_name, 384)

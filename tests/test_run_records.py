@@ -78,4 +78,4 @@ def test_old_runs_are_pruned_per_source(tmp_path: Path) -> None:
     store.record_run(IngestRun("b0", "beta", "event", started_at=start, ended_at=start), keep=3)
     assert [r.run_id for r in store.recent_runs("alpha")] == ["a4", "a3", "a2"]
     assert [r.run_id for r in store.recent_runs()] == ["a4", "a3", "a2", "b0"]
-    assert "ingest_runs" not in store.table_names()  # history, not one of the index's tables
+    assert "ingest_runs" not in store.tables.names()  # history, not one of the index's tables

@@ -61,7 +61,7 @@ def _comparable(table: str, row: dict) -> dict:
 def snapshot(settings: Settings) -> dict[str, list[dict]]:
     """Every row of every table (vectors compared apart), sorted: what 'the same tables' means."""
     store = Store(settings)
-    assert set(store.table_names()) == set(ALL_TABLES)
+    assert set(store.tables.names()) == set(ALL_TABLES)
     tables: dict[str, list[dict]] = {}
     for table in ALL_TABLES:
         rows = store.table(table).to_arrow().to_pylist()

@@ -193,7 +193,7 @@ def test_model_mismatch_refuses_to_search(tmp_path: Path, indexed) -> None:
     db = tmp_path / "db"
     shutil.copytree(indexed.db_uri, db)
     settings = make_settings(db)
-    Store(settings).set_setting(META_EMBED_MODEL, "intfloat/e5-small-v2")  # as if another model built it
+    Store(settings).metadata.set({META_EMBED_MODEL: "intfloat/e5-small-v2"})  # as if another model built it
     with LiveServer(settings) as live:
         result = live.rpc("tools/call", {"name": "search_handbook", "arguments": {"query": "time off"}}).json()
         assert result["result"]["isError"]

@@ -228,7 +228,7 @@ def test_a_cancelled_run_leaves_what_a_run_of_the_written_files_leaves(
     worker = threading.Thread(target=run)
     worker.start()
     deadline = time.monotonic() + 120
-    while (recorded := store.run("r1")) is None or recorded.done_files < 3:
+    while (recorded := store.runs.get("r1")) is None or recorded.done_files < 3:
         assert worker.is_alive() and time.monotonic() < deadline
         time.sleep(0.1)
     source_runs.flag_cancel(store, "r1")

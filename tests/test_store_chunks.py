@@ -43,7 +43,7 @@ def test_a_large_table_serves_what_whole_candidates_gave(indexed: Settings) -> N
     embedder = get_embedder(indexed)
     held, read, whole = Store(indexed), Store(indexed), Store(indexed)
     with reading():
-        held.warm_copies()
+        held.chunks.warm()
         copy = held.chunks._ranking.held[1]
     assert isinstance(copy, RankingColumns) and len(copy.row_ids) == held.table("chunks").count_rows()
     for query in QUERIES:
@@ -81,7 +81,7 @@ def test_a_write_is_searched_at_once_with_the_columns_it_has(tmp_path: Path) -> 
     held = store.chunks._ranking
     query = "zanzibar quokka itinerary"
     with reading():
-        store.warm_copies()
+        store.chunks.warm()
         version = held.held[0][1]
         assert bm25(store, query, 5) == []
         # A new chunk: the copy is of the version before it, so the search reads its columns from the
@@ -92,7 +92,7 @@ def test_a_write_is_searched_at_once_with_the_columns_it_has(tmp_path: Path) -> 
         )
         found = bm25(store, query, 5)
         assert [(h.chunk_id, h.chunk.key, h.chunk.text) for h in found] == [("new-chunk", "new/page.md", query)]
-        store.warm_copies()
+        store.chunks.warm()
         assert held.held[0][1] > version
         assert held.held[1].rows_of([found[0].row_id], ["chunk_id", "key"]) == [
             {"chunk_id": "new-chunk", "key": "new/page.md"}

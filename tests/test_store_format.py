@@ -29,19 +29,19 @@ def test_an_index_without_a_format_is_migrated_once_by_the_next_ingest(
     settings = make_settings(tmp_path / "db", tree_build=False)
     Writer(settings).run(str(corpus), name="handbook")
     Store(settings).record_run(IngestRun(run_id="r0", source_id="handbook", trigger="job"), keep=5)
-    assert Store(settings).get_setting(META_INDEX_FORMAT) == str(INDEX_FORMAT)
+    assert Store(settings).metadata.get(META_INDEX_FORMAT) == str(INDEX_FORMAT)
     # as an older Thoth left it: no format recorded, columns added since missing (rows read them as None)
     db = lancedb.connect(settings.db_uri)
     db.open_table("sources").drop_columns(["include", "exclude"])
     db.open_table("ingest_runs").drop_columns(["state", "uri"])
     db.drop_table("sessions")  # created only once a session was written
     # a tree pointer written before pointers recorded their layer sizes
-    dim = Store(settings).index_model()[1]
+    dim = Store(settings).metadata.index_model()[1]
     nodes = [
         {"node_id": f"n{i}", "source_id": "handbook", "tree_version": "v0", "level": level, "vector": [0.0] * dim}
         for i, level in enumerate((1, 1, 2))
     ]
-    Store(settings).replace_tree("handbook", nodes, TreePointer("v0", nodes=3))
+    Store(settings).metadata.replace_tree("handbook", nodes, TreePointer("v0", nodes=3))
     Store(settings).delete_settings([META_INDEX_FORMAT])
     assert Store(settings).first(Source, {"source_id": "handbook"}).include == ()
 
@@ -54,12 +54,12 @@ def test_an_index_without_a_format_is_migrated_once_by_the_next_ingest(
     assert "sessions created" in migrated[0] and "tree pointers of handbook given their layer sizes" in migrated[0]
     store = Store(settings)
     chunks = store.count_of(Chunk, {"source_id": "handbook"})
-    assert "sessions" in store.table_names() and store.tree_pointer("handbook").layer_sizes == (chunks, 2, 1)
-    assert store.get_setting(META_INDEX_FORMAT) == str(INDEX_FORMAT)
+    assert "sessions" in store.tables.names() and store.tree_pointer("handbook").layer_sizes == (chunks, 2, 1)
+    assert store.metadata.get(META_INDEX_FORMAT) == str(INDEX_FORMAT)
     assert {"include", "exclude"} <= set(store.table("sources").schema.names)
-    assert store.run("r0").state == ""  # the rows already there read NULL, the record's default
+    assert store.runs.get("r0").state == ""  # the rows already there read NULL, the record's default
     store.record_run(IngestRun(run_id="r1", source_id="handbook", state="running", uri=str(corpus)), keep=5)
-    assert store.run("r1").state == "running"
+    assert store.runs.get("r1").state == "running"
 
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="thoth.store"):
@@ -70,10 +70,10 @@ def test_an_index_without_a_format_is_migrated_once_by_the_next_ingest(
 def test_an_index_of_a_newer_format_is_refused_naming_it(corpus: Path, tmp_path: Path) -> None:
     settings = make_settings(tmp_path / "db", tree_build=False)
     Writer(settings).run(str(corpus), name="handbook")
-    Store(settings).set_setting(META_INDEX_FORMAT, str(INDEX_FORMAT + 1))
+    Store(settings).metadata.set({META_INDEX_FORMAT: str(INDEX_FORMAT + 1)})
     newer = rf"is format {INDEX_FORMAT + 1}, newer than this Thoth reads \(format {INDEX_FORMAT}\)"
     with pytest.raises(StoreError, match=newer):
-        Store(settings).index_model()  # what a server's model check reads first
+        Store(settings).metadata.index_model()  # what a server's model check reads first
     health = Thoth(settings).health()
     assert health.http_status == 503 and f"is format {INDEX_FORMAT + 1}, newer" in health.reason
     with pytest.raises(StoreError, match=newer):

@@ -60,7 +60,7 @@ def recall_at_10(store: Store, vectors: np.ndarray, queries: np.ndarray) -> floa
 def test_index_built_past_threshold_and_recall_holds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("thoth.store.indexes.VECTOR_INDEX_MIN_ROWS", ROWS)
     store, vectors = make_store(tmp_path)
-    info = store.ensure_vector_index()
+    info = store.indexes.ensure_vector()
     assert info is not None and info.action == "built" and info.rows == ROWS
     assert info.index == VectorIndex("vector_idx", "IvfRq", indexed_rows=ROWS, unindexed_rows=0)
 
@@ -68,7 +68,7 @@ def test_index_built_past_threshold_and_recall_holds(tmp_path: Path, monkeypatch
     plan = store.table(CHUNKS).search(queries[0]).metric("cosine").nprobes(4).explain_plan()
     assert "ANN" in plan  # searches go through the index now
     assert recall_at_10(store, vectors, queries) >= 0.9
-    store.warm_copies()
+    store.chunks.warm()
     held = store.chunks._memory.held
     assert held is not None and held[1] is None  # an indexed table: not in memory
 
@@ -77,7 +77,7 @@ def test_index_built_past_threshold_and_recall_holds(tmp_path: Path, monkeypatch
         Chunk,
         [{"chunk_id": "extra", "source_id": "s", "doc_id": "d", "text": "x", "search_text": "x", "vector": vectors[0]}],
     )
-    again = store.ensure_vector_index()
+    again = store.indexes.ensure_vector()
     assert again is not None and again.action == "updated"
     assert again.index is not None and again.index.unindexed_rows == 0 and again.index.indexed_rows == ROWS + 1
     assert "extra" in {r.chunk_id for r in nearest(store, vectors[0], 3)}
@@ -104,18 +104,18 @@ def test_an_index_of_an_older_type_is_searched_with_its_factor_until_trained_aga
     queries = vectors[:20] + np.random.default_rng(3).normal(0, 0.05, (20, DIM)).astype(np.float32)
     assert recall_at_10(store, vectors, queries) >= 0.9
 
-    info = store.ensure_vector_index(fold_in=False)
+    info = store.indexes.ensure_vector(fold_in=False)
     assert info is not None and info.action == "retrained" and info.index is not None and info.index.type == "IvfRq"
-    assert store.ensure_vector_index(fold_in=False) is None  # now current: nothing to do
+    assert store.indexes.ensure_vector(fold_in=False) is None  # now current: nothing to do
     assert recall_at_10(Store(store.settings), vectors, queries) >= 0.9
 
 
 def test_no_index_below_threshold_or_when_disabled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("thoth.store.indexes.VECTOR_INDEX_MIN_ROWS", 401)
     store, vectors = make_store(tmp_path, rows=400)
-    assert store.ensure_vector_index() is None and store.indexes.vector_index() is None
-    assert store.ensure_vector_index(min_rows=0) is None  # 0: never
-    assert store.ensure_vector_index(min_rows=100) is not None  # never below MIN_TRAIN_ROWS, but 400 >= 256
+    assert store.indexes.ensure_vector() is None and store.indexes.vector_index() is None
+    assert store.indexes.ensure_vector(min_rows=0) is None  # 0: never
+    assert store.indexes.ensure_vector(min_rows=100) is not None  # never below MIN_TRAIN_ROWS, but 400 >= 256
     assert len(nearest(store, vectors[0], 10)) == 10
 
 
@@ -179,7 +179,7 @@ def test_a_deeper_search_reranks_the_same_candidates_and_keeps_recall_at_10(
     assert refine_candidates(50, 10) == refine_candidates(50, 40) == 500 and refine_candidates(1, 40) == 40
     monkeypatch.setattr("thoth.store.indexes.VECTOR_INDEX_MIN_ROWS", ROWS)
     store, vectors = make_store(tmp_path)
-    store.ensure_vector_index()
+    store.indexes.ensure_vector()
     queries = clustered_unit_vectors(20, seed=9)
     deep = [{r.chunk_id for r in nearest(store, q, 40)[:10]} for q in queries]
     shallow = [{r.chunk_id for r in nearest(store, q, 10)} for q in queries]
@@ -202,12 +202,12 @@ def test_a_first_build_past_the_threshold_is_compacted_before_its_indexes(
         store.insert(Chunk, [row])
     assert store.table(CHUNKS).stats()["fragment_stats"]["num_fragments"] == 4
     before = [h.chunk_id for h in nearest(store, vectors[7], 10)]
-    store.ensure_fts_index()
+    store.indexes.ensure_fts()
     assert store.table(CHUNKS).stats()["fragment_stats"]["num_fragments"] == 1
     assert [h.chunk_id for h in nearest(store, vectors[7], 10)] == before  # the same rows, compacted
     assert store.count_of(Chunk) == 303
 
     small, _ = make_store(tmp_path / "small", rows=50)
     small.insert(Chunk, extra)
-    small.ensure_fts_index()  # below the threshold: left as written
+    small.indexes.ensure_fts()  # below the threshold: left as written
     assert small.table(CHUNKS).stats()["fragment_stats"]["num_fragments"] == 2

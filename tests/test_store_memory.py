@@ -30,7 +30,7 @@ def test_memory_search_finds_what_lancedb_finds(indexed: Settings) -> None:
     memory, lance = Store(indexed), Store(indexed)
     embedder = get_embedder(indexed)
     count = lance.table("chunks").count_rows()
-    memory.warm_copies()
+    memory.chunks.warm()
     assert memory.chunks._memory.held is not None and memory.chunks._memory.held[1] is not None  # the memory path
     assert memory.search_reading(vector=False).held is not None  # BM25's rows too
     for query, vector in zip(QUERIES, embedder.embed(QUERIES), strict=True):
@@ -49,7 +49,7 @@ def test_a_write_is_searched_at_once_and_large_or_filtered_searches_go_to_lanced
     store, embedder = Store(settings), get_embedder(settings)
     query = "how do I request time off"
     vector = embedder.embed([query])[0]
-    store.warm_copies()
+    store.chunks.warm()
     held = store.chunks._memory.held
     before = nearest(store, vector, 3)
 
@@ -60,7 +60,7 @@ def test_a_write_is_searched_at_once_and_large_or_filtered_searches_go_to_lanced
     after = nearest(store, vector, 3)
     assert after[0].chunk_id == "new-chunk" and after[0].similarity > 0.999
     assert [h.chunk_id for h in after[1:]] == [h.chunk_id for h in before[:2]]
-    store.warm_copies()
+    store.chunks.warm()
     assert store.chunks._memory.held[0] != held[0] and store.chunks._memory.held[1] is not None
     assert _same(nearest(store, vector, 3), after)
 
@@ -68,7 +68,7 @@ def test_a_write_is_searched_at_once_and_large_or_filtered_searches_go_to_lanced
     # asking for the table's version on every search).
     small = Store(settings)
     with patch.object(chunks, "MEMORY_SEARCH_ROWS", 3):
-        small.warm_copies()
+        small.chunks.warm()
         assert small.chunks._memory.held is None
         assert [h.chunk_id for h in nearest(small, vector, 3)] == [h.chunk_id for h in after]
 

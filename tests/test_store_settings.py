@@ -73,11 +73,11 @@ def test_an_index_from_before_is_rewritten_one_row_per_key(tmp_path: Path) -> No
     assert store.table(SETTINGS).count_rows() == 4
     store.ensure_tables(384)
     assert store.table(SETTINGS).count_rows() == 3  # a row per key, and the format it was migrated to
-    assert store.get_setting(META_INDEX_FORMAT) == str(INDEX_FORMAT)
+    assert store.metadata.get(META_INDEX_FORMAT) == str(INDEX_FORMAT)
     assert is_primary_key(store.table(SETTINGS).schema.field("key"))
-    assert store.index_model() == ("all-MiniLM-L6-v2", 384)
-    store.set_setting("index.embed_dim", "384")  # unchanged: nothing written
-    store.set_setting("research.default_collection", "papers")
+    assert store.metadata.index_model() == ("all-MiniLM-L6-v2", 384)
+    store.metadata.set({"index.embed_dim": "384"})  # unchanged: nothing written
+    store.metadata.set({"research.default_collection": "papers"})
     assert store.table(SETTINGS).count_rows() == 4
 
 

@@ -91,8 +91,8 @@ def test_ingest_and_search_rank_as_the_local_provider(endpoint: VertexServer, tm
         summary = Writer(settings, embedder=using).run(str(corpus), name="handbook")
         assert not summary.failed, summary.render()
     store = Store(served)
-    assert store.index_model() == ("vertex:text-embedding-005", 384)
-    assert store.index_prompts() == ("", "", "RETRIEVAL_QUERY", "RETRIEVAL_DOCUMENT")
+    assert store.metadata.index_model() == ("vertex:text-embedding-005", 384)
+    assert store.metadata.index_prompts() == ("", "", "RETRIEVAL_QUERY", "RETRIEVAL_DOCUMENT")
     for query in ["how many vacation days", "expense report deadline", "VPN token"]:
         got = [
             [(h.chunk_id, h.score) for h in hybrid_search(Store(s), e, query, 8, ranking=DEFAULT_RANKING).hits]
@@ -101,7 +101,9 @@ def test_ingest_and_search_rank_as_the_local_provider(endpoint: VertexServer, tm
         assert got[0] == got[1] and got[0], query
     other_tasks = "task types .RETRIEVAL_QUERY.* but this process loads .*task types .QUESTION_ANSWERING"
     with pytest.raises(ModelMismatch, match=other_tasks):
-        store.check_model("vertex:text-embedding-005", 384, ("", "", "QUESTION_ANSWERING", "RETRIEVAL_DOCUMENT"))
+        store.metadata.check_model(
+            "vertex:text-embedding-005", 384, ("", "", "QUESTION_ANSWERING", "RETRIEVAL_DOCUMENT")
+        )
 
 
 def test_a_429_is_retried_then_succeeds(endpoint: VertexServer) -> None:

@@ -132,13 +132,13 @@ class Thoth:
         if embedder is not None:
             if time.monotonic() - self._model_checked < MODEL_RECHECK_SECONDS:
                 return embedder
-            self.index.check_model(embedder.model_name, embedder.dim, embedder.prompts.pair)
+            self.index.metadata.check_model(embedder.model_name, embedder.dim, embedder.prompts.pair)
             self._model_checked = time.monotonic()  # only when it matched: a moved index is refused each time
             return embedder
         with self._lock:
             if self._embedder is None:
                 loaded = get_embedder(self.settings, self.embed_threads)
-                self.index.check_model(loaded.model_name, loaded.dim, loaded.prompts.pair)
+                self.index.metadata.check_model(loaded.model_name, loaded.dim, loaded.prompts.pair)
                 self._model_checked = time.monotonic()
                 self._embedder = CachedEmbedder(loaded, QUERY_CACHE_SIZE)
             return self._embedder
@@ -159,7 +159,7 @@ class Thoth:
         def open_tables() -> None:
             try:
                 self.index.row_counts()  # imports lancedb, opens every table
-                self.index.warm_copies(wait=False)  # the copies searches use: read now, not by the first search
+                self.index.chunks.warm(wait=False)  # the copies searches use: read now, not by the first search
             except Exception:  # said by self.embedder() below, which reads the index again
                 pass
 
@@ -188,7 +188,7 @@ class Thoth:
 
     def table_health(self) -> dict[str, dict]:
         """Per table: versions, files, fragments, unindexed rows, last maintained (as /health shows them)."""
-        return self._table_health(self.index.versions(self.index.table_names()))
+        return self._table_health(self.index.versions(self.index.tables.names()))
 
     def _table_health(self, versions: dict[str, int]) -> dict[str, dict]:
         # listing versions and indexes costs requests on GCS: asked again only after a write
@@ -224,11 +224,11 @@ class Thoth:
         try:
             if self._bucket_problem and self.bucket_problem():  # still missing: not worth Lance's retries
                 raise StoreError(self._bucket_problem)
-            names = self.index.table_names()  # listed once: on GCS every listing is a request
+            names = self.index.tables.names()  # listed once: on GCS every listing is a request
             report = replace(report, tables=self.index.row_counts(names))
             report = replace(report, table_versions=self.index.versions(names))
-            self.index.check_readable(report.table_versions)  # a missing or truncated data file: 503
-            report = replace(report, index_model=self.index.index_model()[0], readable=True)
+            self.index.tables.check_readable(report.table_versions)  # a missing or truncated data file: 503
+            report = replace(report, index_model=self.index.metadata.index_model()[0], readable=True)
             report = replace(report, table_health=self._table_health(report.table_versions))
             report = replace(report, last_run=self._last_run())
         except Exception as exc:  # any failure to read the index is a 503, never a 500

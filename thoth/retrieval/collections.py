@@ -25,7 +25,7 @@ def _default_key(owner: str) -> str:
 def default_collection(store: Store, owner: str) -> str | None:
     """`owner`'s persisted default, if it still names a source."""
     try:
-        value = store.get_setting(_default_key(owner))
+        value = store.metadata.get(_default_key(owner))
     except IndexMissing:  # no setting written yet
         return None
     return value if value in source_ids(store) else None
@@ -81,5 +81,5 @@ def list_collections(store: Store, owner: str | None = None) -> list[SourceListi
 
 def set_default_collection(store: Store, name: str, owner: str) -> str:
     source_id = find_collection(store, name)
-    store.set_setting(_default_key(owner), source_id)
+    store.metadata.set({_default_key(owner): source_id})
     return source_id

@@ -51,7 +51,7 @@ def _picture(store: Store, chunk: Chunk) -> Picture:
             f"chunk {chunk.chunk_id!r} is not a figure's caption (its content type is {chunk.content_type!r}); "
             "search with content_type figure for one"
         )
-    png = store.figure(chunk.figure)
+    png = store.figures.get(chunk.figure)
     width, height = png_size(png)
     return Picture(chunk, png, width, height)
 

@@ -83,7 +83,7 @@ def ranking_for(embedder: Embedder | None, store: Store | None = None) -> Rankin
     (thoth/writes/calibrate.py); an index without one gets min-max scaling (docs/models.md)."""
     if embedder is None or embedder.model_name == BUNDLED_MODEL:
         return DEFAULT_RANKING
-    measured = store.cosine_floor() if store is not None else None
+    measured = store.calibration.floor() if store is not None else None
     if measured is None:
         return UNMEASURED_MODEL_RANKING
     return replace(DEFAULT_RANKING, vector_floor=measured.floor)

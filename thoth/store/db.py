@@ -27,18 +27,17 @@ from thoth.records import (
     Source,
     TreeNode,
     TreePointer,
-    VectorIndexBuild,
     field_names,
     from_row,
     to_row,
 )
 from thoth.store import filters
-from thoth.store.calibration import Calibration, Floor
+from thoth.store.calibration import Calibration
 from thoth.store.chunks import ChunkSearch, Reading, present
 from thoth.store.figures import Figures
 from thoth.store.indexes import VECTOR_COLUMN, Indexes
 from thoth.store.lance import Lance
-from thoth.store.metadata import NO_PROMPTS, Metadata
+from thoth.store.metadata import Metadata
 from thoth.store.migration import migrate
 from thoth.store.oauth_state import OAuthState
 from thoth.store.reembed import Reembedding
@@ -103,23 +102,12 @@ class Store:
 
     # -- tables ---------------------------------------------------------------------------
 
-    def put_figure(self, name: str, data: bytes) -> None:
-        """Keep a figure's picture beside the tables (thoth.store.figures)."""
-        self.figures.put(name, data)
-
-    def figure(self, name: str) -> bytes:
-        """A figure's picture by its name (NotFound when the index has none by that name)."""
-        return self.figures.get(name)
-
     def table(self, name: str) -> Any:
         return self.tables.table(name)
 
     def exists(self) -> bool:
         """Whether the database is there; asking never creates a local folder (connecting would)."""
         return "://" in self.uri or Path(self.uri).is_dir()
-
-    def table_names(self) -> list[str]:
-        return self.tables.names()
 
     def ensure_tables(self, dim: int) -> None:
         self.tables.ensure(dim)
@@ -133,62 +121,28 @@ class Store:
 
     def row_counts(self, names: list[str] | None = None) -> dict[str, int]:
         """Rows per table (`names`, or every table: listing them is a bucket listing on GCS)."""
-        return {name: self.table(name).count_rows() for name in (names or self.table_names())}
+        return {name: self.table(name).count_rows() for name in (names or self.tables.names())}
 
     def versions(self, names: list[str] | None = None) -> dict[str, int]:
-        return {name: self.table(name).version for name in (names or self.table_names())}
+        return {name: self.table(name).version for name in (names or self.tables.names())}
 
-    def check_readable(self, versions: dict[str, int]) -> None:
-        self.tables.check_readable(versions)
-
-    # -- settings, the model check, tree pointers --------------------------------------------
-
-    def get_setting(self, key: str) -> str | None:
-        return self.metadata.get(key)
+    # -- settings, tree pointers (the rest of metadata: `store.metadata`) -----------------------
 
     def saved_state(self, key: str) -> dict:
         """The JSON object saved under `key` (what a web or git source's last run saw); {} when none or damaged."""
         try:
-            state = json.loads(self.get_setting(key) or "{}")
+            state = json.loads(self.metadata.get(key) or "{}")
         except (StoreError, ValueError):  # no settings table yet, or a damaged value: nothing known
             return {}
         return state if isinstance(state, dict) else {}
 
-    def set_setting(self, key: str, value: str) -> None:
-        self.metadata.set({key: value})
-
     def delete_settings(self, keys: list[str]) -> None:
         """Forget settings (what a removed source's runs remembered)."""
-        if keys and SETTINGS in self.table_names():
+        if keys and SETTINGS in self.tables.names():
             self.tables.delete(SETTINGS, filters.is_in("key", keys))
-
-    def index_model(self) -> tuple[str | None, int | None]:
-        return self.metadata.index_model()
-
-    def index_prompts(self) -> tuple[str, ...]:
-        return self.metadata.index_prompts()
-
-    def record_model(self, model_name: str, dim: int, prompts: tuple[str, ...] = NO_PROMPTS) -> None:
-        self.metadata.record_model(model_name, dim, prompts)
-
-    def check_model(self, model_name: str, dim: int, prompts: tuple[str, ...] = NO_PROMPTS) -> None:
-        self.metadata.check_model(model_name, dim, prompts)
-
-    def cosine_floor(self) -> Floor | None:
-        """The embedding model's cosine floor measured on this index (re-read at most once a minute)."""
-        return self.calibration.floor()
 
     def tree_pointer(self, source_id: str) -> TreePointer | None:
         return self.metadata.tree_pointer(source_id) if source_id in self.readable else None
-
-    def set_tree_pointer(self, source_id: str, pointer: TreePointer) -> None:
-        self.metadata.set_tree_pointer(source_id, pointer)
-
-    def replace_tree(self, source_id: str, rows: list[dict], pointer: TreePointer) -> None:
-        self.metadata.replace_tree(source_id, rows, pointer)
-
-    def drop_tree(self, source_id: str) -> None:
-        self.metadata.drop_tree(source_id)
 
     # -- records ------------------------------------------------------------------
     # Every read outside this package goes through these: a record type names the table, a Match
@@ -228,7 +182,7 @@ class Store:
 
     def has(self, record: type) -> bool:
         """Whether `record`'s table exists yet (an index being built may lack some)."""
-        return TABLE_OF[record] in self.table_names()
+        return TABLE_OF[record] in self.tables.names()
 
     def insert(self, record: type, rows: list[dict] | pa.Table) -> None:
         """Add rows (dicts, or an Arrow table of the table's columns) to `record`'s table."""
@@ -288,14 +242,6 @@ class Store:
         self.migrate()
         self.runs.record(run, keep, only_into_an_index)
 
-    def update_run(self, run_id: str, values: dict[str, object]) -> None:
-        """Set some columns of one recorded run (progress, its end, a cancel request)."""
-        self.runs.update(run_id, values)
-
-    def run(self, run_id: str) -> IngestRun | None:
-        """One recorded run as the table holds it now."""
-        return self.runs.get(run_id)
-
     def recent_runs(self, source_id: str | None = None, limit: int | None = None) -> list[IngestRun]:
         """The recorded runs, newest first: of one source, or of all (of the readable collections)."""
         if self.readable.every:
@@ -303,17 +249,6 @@ class Store:
         if source_id is not None and source_id not in self.readable:
             return []
         return [run for run in self.runs.recent(source_id, None) if run.source_id in self.readable][:limit]
-
-    # -- indexes ---------------------------------------------------------------------------
-
-    def ensure_fts_index(self, fold_in: bool = True) -> None:
-        self.indexes.ensure_fts(fold_in)
-
-    def fold_in_due(self) -> bool:
-        return self.indexes.fold_in_due()
-
-    def ensure_vector_index(self, min_rows: int | None = None, fold_in: bool = True) -> VectorIndexBuild | None:
-        return self.indexes.ensure_vector(min_rows, fold_in)
 
     # -- search ----------------------------------------------------------------------------
 
@@ -337,9 +272,6 @@ class Store:
 
     def unserved(self, reading: Reading, hits: list[Hit]) -> frozenset[Pair]:
         return self.chunks.unserved(reading, hits)
-
-    def warm_copies(self, wait: bool = True) -> None:
-        self.chunks.warm(wait)
 
     def node_vector_search(self, vector: Any, limit: int, match: Match) -> list[TreeNode]:
         """The tree nodes nearest `vector` by cosine, each with its `similarity`."""

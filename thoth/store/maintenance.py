@@ -69,9 +69,9 @@ class MaintenanceReport:
 
 def table_health(store: Store) -> dict[str, TableHealth]:
     """Per table: its versions, files, fragments, (chunks) unindexed rows, and when it was last maintained."""
-    maintained = json.loads(store.get_setting(META_MAINTENANCE) or "{}")
+    maintained = json.loads(store.metadata.get(META_MAINTENANCE) or "{}")
     report = {}
-    for name in store.table_names():
+    for name in store.tables.names():
         table = store.table(name)
         latest = (table.list_versions() or [{}])[-1].get("metadata", {})
         stats = table.stats()
@@ -95,11 +95,11 @@ def maintain(
     if store.has(Chunk) and store.has(Document):
         report.orphans_removed = sweep_orphans(store, orphan_grace)
         report.figures_removed = sweep_figures(store, orphan_grace)
-        store.ensure_vector_index(fold_in=False)  # trains or retrains it when due; optimize below folds in
-        store.ensure_fts_index(fold_in=False)  # builds it when missing
+        store.indexes.ensure_vector(fold_in=False)  # trains or retrains it when due; optimize below folds in
+        store.indexes.ensure_fts(fold_in=False)  # builds it when missing
     now = datetime.now(UTC).isoformat(timespec="seconds")
     maintained = {}
-    for name in store.table_names():
+    for name in store.tables.names():
         table = store.table(name)
         # optimize: compaction, the indexes' new rows merged in, and versions older than `retention` removed
         stats = retry_on_conflict(
@@ -110,7 +110,7 @@ def maintain(
         report.bytes_removed[name] = int(stats.prune.bytes_removed)
         report.files_removed[name] = int(stats.compaction.files_removed)
         maintained[name] = now
-    store.set_setting(META_MAINTENANCE, json.dumps(maintained, sort_keys=True))
+    store.metadata.set({META_MAINTENANCE: json.dumps(maintained, sort_keys=True)})
     report.seconds = time.perf_counter() - started
     log.info("%s", report.render().replace("\n", ";"))
     return report
@@ -139,7 +139,7 @@ def sweep_orphans(store: Store, grace: timedelta = ORPHAN_GRACE) -> int:
     waiting = sorted(set(orphans) - set(due))
     record = {f"{s}\n{d}": [since[(s, d)].isoformat(), found[(s, d)]] for s, d in waiting}
     if record != recorded:
-        store.set_setting(META_ORPHANS, json.dumps(record, sort_keys=True))
+        store.metadata.set({META_ORPHANS: json.dumps(record, sort_keys=True)})
     if due:
         log.warning("swept the rows of %d document versions no document points at (killed writes)", len(due))
     return len(due)
@@ -163,4 +163,4 @@ def sweep_figures(store: Store, grace: timedelta = ORPHAN_GRACE) -> int:
 
 def _orphan_record(store: Store) -> dict[str, list]:
     """Each orphan seen: [when first seen with its present row count, that count]."""
-    return {k: v for k, v in json.loads(store.get_setting(META_ORPHANS) or "{}").items() if isinstance(v, list)}
+    return {k: v for k, v in json.loads(store.metadata.get(META_ORPHANS) or "{}").items() if isinstance(v, list)}

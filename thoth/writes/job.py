@@ -301,7 +301,7 @@ def ingest_staged(settings: Settings, staged: str, run_id: str, started_by: str)
 def run_maintenance(settings: Settings) -> int:
     """`maintain`: compact, clean and re-index the whole index; print what it removed."""
     store = Store(settings)
-    if not store.table_names():
+    if not store.tables.names():
         raise StoreError(f"there is no index at {settings.db_uri} yet")
     print(maintain(store).render())
     return 0

@@ -31,7 +31,7 @@ class Listing:
         for key, value in self.state.items():
             if self.by_key is not None:  # the other tasks' pages stay in the state the next crawl starts from
                 value = web.merged_state(store.saved_state(key), value, *self.by_key)
-            store.set_setting(key, value)
+            store.metadata.set({key: value})
 
 
 def list_source(store: Store, settings: Settings, spec: SourceSpec, source_id: str) -> Listing:

@@ -72,9 +72,9 @@ def reembed(
     prompts = model.prompts.pair
     target = model_values(model.model_name, model.dim, prompts)
     result = ReembedResult(model.model_name, model.dim)
-    built, dim = store.index_model()
+    built, dim = store.metadata.index_model()
     staging = store.reembedding
-    if (built, dim, store.index_prompts()) == (model.model_name, model.dim, tuple(prompts)):
+    if (built, dim, store.metadata.index_prompts()) == (model.model_name, model.dim, tuple(prompts)):
         result.already = True
         if staging.target() is not None:  # staged for another model, then asked for the index's own
             result.restarted = True
@@ -111,8 +111,8 @@ def reembed(
 
 
 def _reindex(store: Store) -> None:
-    store.ensure_fts_index(fold_in=True)  # the switch rewrote the chunk rows: their BM25 entries folded in
-    store.ensure_vector_index()  # trained on the new vectors (the old index went with the old column)
+    store.indexes.ensure_fts(fold_in=True)  # the switch rewrote the chunk rows: their BM25 entries folded in
+    store.indexes.ensure_vector()  # trained on the new vectors (the old index went with the old column)
 
 
 def _floor(store: Store) -> Floor | None:

@@ -143,7 +143,7 @@ def finish(store: Store, run_id: str, run: IngestRun, *, cancelled: bool = False
     if run.failures:  # (Lance cannot set a list column to an empty list; the row has none yet)
         values["failures"] = list(run.failures)
     try:
-        store.update_run(run_id, {**values, "state": state, "heartbeat_at": datetime.now(UTC)})
+        store.runs.update(run_id, {**values, "state": state, "heartbeat_at": datetime.now(UTC)})
     except Exception as exc:  # the history is a report, not part of the write
         log.warning("could not record the end of run %s: %s", run_id, exc)
 

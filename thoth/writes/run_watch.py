@@ -33,13 +33,13 @@ class RunWatch:
         self.done, self.total = done, total
 
     def __enter__(self) -> RunWatch:
-        run = self.store.run(self.run_id)
+        run = self.store.runs.get(self.run_id)
         if run is None:  # started by a server that only reads the index: recorded by the run itself
             self.store.record_run(replace(self._run, state="queued"), RUNS_KEPT)
         values: dict[str, object] = {"state": "running", "heartbeat_at": datetime.now(UTC)}
         if run is not None and not run.execution:
             values["execution"] = f"process {os.getpid()}"
-        self.store.update_run(self.run_id, values)
+        self.store.runs.update(self.run_id, values)
         self._check()  # cancelled while queued: stop before listing anything
         self._thread.start()
         return self
@@ -50,12 +50,12 @@ class RunWatch:
             return
         self._thread.join(timeout=30)
         try:  # the files done at the end, not at the last beat
-            self.store.update_run(self.run_id, {"done_files": self.done, "total_files": self.total})
+            self.store.runs.update(self.run_id, {"done_files": self.done, "total_files": self.total})
         except Exception as exc:
             log.warning("run %s: could not update its record: %s", self.run_id, exc)
 
     def _check(self) -> None:
-        run = self.store.run(self.run_id)
+        run = self.store.runs.get(self.run_id)
         if run is not None and run.cancel and not self.cancelled:
             log.warning("run %s: cancel_run asked it to stop: stopping after the current batch", self.run_id)
             self.cancelled = True
@@ -68,7 +68,7 @@ class RunWatch:
                 if (self.done, self.total) != self._written:
                     values |= {"done_files": self.done, "total_files": self.total}
                     self._written = (self.done, self.total)
-                self.store.update_run(self.run_id, values)
+                self.store.runs.update(self.run_id, values)
                 self._check()
             except Exception as exc:  # a report, never the run's failure
                 log.warning("run %s: could not update its record: %s", self.run_id, exc)

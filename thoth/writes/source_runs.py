@@ -74,10 +74,10 @@ def _launched(store: Store, run: IngestRun, start_it: Callable[[], str], *, reco
         execution = start_it()
     except Exception as exc:
         if recorded:
-            store.update_run(run.run_id, {"state": "failed", "error": str(exc), "ended_at": datetime.now(UTC)})
+            store.runs.update(run.run_id, {"state": "failed", "error": str(exc), "ended_at": datetime.now(UTC)})
         raise
     if recorded:
-        store.update_run(run.run_id, {"execution": execution})
+        store.runs.update(run.run_id, {"execution": execution})
     return replace(run, execution=execution)
 
 
@@ -147,7 +147,7 @@ def start_document(
 
 
 def get(store: Store, run_id: str) -> IngestRun:
-    run = store.run(run_id)
+    run = store.runs.get(run_id)
     if run is None:
         raise NotFound(f"run_id {run_id!r} is not a recorded run (list_runs lists them)", argument="run_id")
     return run
@@ -168,7 +168,7 @@ def cancel(store: Store, settings: Settings, run_id: str) -> IngestRun:
 
 def flag_cancel(store: Store, run_id: str) -> None:
     """The cancel flag on a run's record (`thoth ingest cancel --run-id ID`; the run reads it with its beat)."""
-    store.update_run(run_id, {"cancel": True})
+    store.runs.update(run_id, {"cancel": True})
 
 
 def wait(store: Store, run_id: str, report: Callable[[IngestRun], None], timeout: float) -> IngestRun:
@@ -218,7 +218,7 @@ def remove_collection(store: Store, source_id: str) -> None:
     """Delete a collection: its tree, documents, chunks, partitions, its row and what its runs remembered
     (`thoth ingest remove --name ID`). Documents go first: searches serve only what a documents row points at."""
     scope = {"source_id": source_id}
-    store.drop_tree(source_id)
+    store.metadata.drop_tree(source_id)
     for record in (Document, Chunk, Partition, Source):
         if store.has(record):
             store.remove(record, scope)

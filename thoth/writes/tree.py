@@ -180,7 +180,7 @@ def mark_stale(store: Store, source_id: str, reason: str) -> bool:
     if not pointer:
         return False
     if pointer.stale != reason:
-        store.set_tree_pointer(source_id, replace(pointer, stale=reason))
+        store.metadata.set_tree_pointer(source_id, replace(pointer, stale=reason))
     return True
 
 
@@ -218,7 +218,7 @@ def build_tree(
     if not force and current and current.fingerprint == print_ and not current.stale:
         return TreeResult(source_id, built=False, chunks=len(chunk_ids))
     if not chunk_ids:
-        store.drop_tree(source_id)
+        store.metadata.drop_tree(source_id)
         _set_has_tree(store, source_id, False)
         return TreeResult(source_id, built=False)
     usable = bool(current and current.config == config and current.nodes and not current.stale)
@@ -271,7 +271,7 @@ def build_tree(
         drift_chunks=drift_chunks,  # chunks inserted or deleted in place since then
         drift=round(result.drift, 4),
     )
-    store.replace_tree(source_id, [to_row(node) for node in rows], pointer)
+    store.metadata.replace_tree(source_id, [to_row(node) for node in rows], pointer)
     _set_has_tree(store, source_id, bool(rows))
     result.seconds = time.perf_counter() - started
     log.info(result.render())

@@ -118,7 +118,7 @@ class Writer:
             listed.save(self.store)
         if plan.empty and self.settings.task_index == 0 and self.store.has(StoredChunk):
             self.store.migrate()  # a run that writes nothing still brings an older index to this format
-            self.store.ensure_fts_index(fold_in=False)  # builds it when missing
+            self.store.indexes.ensure_fts(fold_in=False)  # builds it when missing
         if self.settings.task_count > 1:
             summary.task = f"{self.settings.task_index + 1}/{self.settings.task_count}"
             if plan.removed or plan.stale:  # the tree still quotes the text that went: keep readers off it
@@ -195,7 +195,7 @@ class Writer:
             return summary  # nothing changed: nothing is written
         source_id = plan.source_id
         self.store.ensure_tables(self.embedder.dim)
-        self.store.record_model(self.embedder.model_name, self.embedder.dim, self.embedder.prompts.pair)
+        self.store.metadata.record_model(self.embedder.model_name, self.embedder.dim, self.embedder.prompts.pair)
 
         # 1. new and changed files: each batch's old versions go once its new rows are in (`_write`)
         chunker = Chunker(get_tokenizer(self.settings), self.settings.chunk_tokens)
@@ -265,10 +265,11 @@ class Writer:
         # 3. chunks of content still known name a key and generation that exist
         for doc_id in sorted(referenced):
             self._repoint(source_id, doc_id)
-        fold_in = self.store.fold_in_due()  # a few new chunks stay in the indexes' unindexed tail (a cheap write)
+        # a few new chunks stay in the indexes' unindexed tail (a cheap write)
+        fold_in = self.store.indexes.fold_in_due()
         if self.settings.task_index == 0:  # one task of a parallel job trains the ANN index, not every task
-            self.store.ensure_vector_index(fold_in=fold_in)  # once the table passes VECTOR_INDEX_MIN_ROWS
-        self.store.ensure_fts_index(fold_in=fold_in)
+            self.store.indexes.ensure_vector(fold_in=fold_in)  # once the table passes VECTOR_INDEX_MIN_ROWS
+        self.store.indexes.ensure_fts(fold_in=fold_in)
         self._update_source(source_id, name, uri, kind, product)
         calibrate(self.store)  # the model's cosine floor, measured on this index (thoth/writes/calibrate.py)
         return summary
@@ -360,7 +361,7 @@ class Writer:
         partitions = [staged(to_row(pt)) for p in batch for pt in p.partitions]
         for prepared in batch:  # pictures first: a figure chunk a search finds has its picture
             for name, data in pictures(prepared).items():
-                self.store.put_figure(name, data)
+                self.store.figures.put(name, data)
         pending: list[dict] = []
         count = 0
         for rows in self._embedded_rows(source_id, batch, halt):

@@ -75,7 +75,9 @@ def pages(store: Store) -> list[tuple[str, str]]:
     if with_tree:
         sizes = tree.level_sizes(store, with_tree)
         _, (top, *_) = tree.level_nodes(store, with_tree, len(sizes) - 1, 1)
-        leaf = tree.leaf_ids(store, top)[0]
+        leaf = top.node_id
+        while (node := tree.get_node(store, leaf)).level:  # down the first children to a chunk
+            leaf = node.children[0]
         found += [
             (f"tree {with_tree}", f"/ui/trees/{with_tree}"),
             ("tree level 0", f"/ui/trees/{with_tree}?level=0"),

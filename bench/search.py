@@ -194,11 +194,11 @@ def exact_search(store: Store, vector: np.ndarray) -> list[str]:
 
 def recall_sweep(settings: Settings, vectors: np.ndarray, exact: list[set[str]], grid: list[tuple[int, int]]) -> None:
     """Recall@10 and vector-search latency for each (nprobes, refine factor): how to pick the constants
-    (thoth.store.chunks.NPROBES, REFINE_FACTORS), patched in this process for each pair."""
+    (thoth.store.chunks.NPROBES, REFINE_FACTOR), patched in this process for each pair."""
     print(f"{'nprobes':>8}{'refine':>8}{'recall@10':>10}{'vector p50 ms':>15}")
-    kept = chunks.NPROBES, chunks.REFINE_FACTORS
+    kept = chunks.NPROBES, chunks.REFINE_FACTOR
     for nprobes, refine in grid:
-        chunks.NPROBES, chunks.REFINE_FACTORS = nprobes, dict.fromkeys(chunks.REFINE_FACTORS, refine)
+        chunks.NPROBES, chunks.REFINE_FACTOR = nprobes, refine
         store = Store(settings)
         nearest(store, vectors[0], 10)
         found, ms = [], []
@@ -208,7 +208,7 @@ def recall_sweep(settings: Settings, vectors: np.ndarray, exact: list[set[str]],
             ms.append((time.perf_counter() - started) * 1000)
             found.append(len(ann & truth) / 10)
         print(f"{nprobes:>8}{refine:>8}{np.mean(found):>10.3f}{percentile(ms, 50):>15.1f}", flush=True)
-    chunks.NPROBES, chunks.REFINE_FACTORS = kept  # the rest of the run measures the constants as they are
+    chunks.NPROBES, chunks.REFINE_FACTOR = kept  # the rest of the run measures the constants as they are
 
 
 def measure_index(
@@ -612,7 +612,7 @@ def main(argv: list[str] | None = None) -> None:
             f"table: {args.n:,} chunks; {args.embed_sample} embedded in {built['embed']:.0f} s, written in "
             f"{built['write']:.0f} s, FTS index {built['fts']:.0f} s"
         )
-    print(f"search constants: nprobes {chunks.NPROBES}, refine factors {chunks.REFINE_FACTORS}")
+    print(f"search constants: nprobes {chunks.NPROBES}, refine factor {chunks.REFINE_FACTOR}")
     head = (
         f"{'index':12}{'build s':>8}{'recall@10':>10}{'vector ms':>10}{'exact ms':>9}{'hybrid p50':>11}"
         f"{'RSS MB anon/total':>19}"

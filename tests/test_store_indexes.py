@@ -1,8 +1,8 @@
 """The chunk table's indexes (thoth.store.indexes) and the lazy lancedb import.
 
 Correctness only: the IVF_RQ index is built when the table passes the threshold, searches go through
-it, and recall@10 against exact search stays high; an index of an older type is searched as it needs
-until ingest trains an IVF_RQ one. Timings are in `python -m bench.search` and docs/benchmarks.md.
+it, and recall@10 against exact search stays high; an index of an older type is trained again as IVF_RQ
+by the next ingest. Timings are in `python -m bench.search` and docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import make_settings, nearest
 from thoth.records import Chunk, Document, VectorIndex
-from thoth.store import Store, chunks
+from thoth.store import Store
 from thoth.store.schema import CHUNKS
 
 DIM = 32  # small vectors keep training fast; the index code does not depend on the width
@@ -84,11 +84,11 @@ def test_index_built_past_threshold_and_recall_holds(tmp_path: Path, monkeypatch
 
 
 @pytest.mark.parametrize("old", ["IvfPq", "IvfHnswSq"])
-def test_an_index_of_an_older_type_is_searched_with_its_factor_until_trained_again_as_ivf_rq(
+def test_an_index_of_an_older_type_is_trained_again_as_ivf_rq(
     tmp_path: Path, old: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A table indexed by an older version (IVF_PQ or IVF_HNSW_SQ): searched with the refine factor its type
-    # needs, with the recall it had; the next ingest trains an IVF_RQ index in its place, grown or not.
+    # A table indexed by an older version (IVF_PQ or IVF_HNSW_SQ): the next ingest trains an IVF_RQ index in
+    # its place, grown or not.
     from lancedb.index import HnswSq, IvfPq
 
     monkeypatch.setattr("thoth.store.indexes.VECTOR_INDEX_MIN_ROWS", ROWS)
@@ -98,15 +98,11 @@ def test_an_index_of_an_older_type_is_searched_with_its_factor_until_trained_aga
         config = HnswSq(distance_type="cosine", num_partitions=1)
     store.table(CHUNKS).create_index("vector", config=config)
     assert store.indexes.vector_index() is not None and store.indexes.vector_index().type == old
-    table = store.chunks._chunks()
-    assert store.chunks.lance.run(chunks._vector_index_type(table)) == old
-    assert chunks.REFINE_FACTORS.get(old, chunks.OTHER_INDEX_REFINE_FACTOR) == 20
-    queries = vectors[:20] + np.random.default_rng(3).normal(0, 0.05, (20, DIM)).astype(np.float32)
-    assert recall_at_10(store, vectors, queries) >= 0.9
 
     info = store.indexes.ensure_vector(fold_in=False)
     assert info is not None and info.action == "retrained" and info.index is not None and info.index.type == "IvfRq"
     assert store.indexes.ensure_vector(fold_in=False) is None  # now current: nothing to do
+    queries = vectors[:20] + np.random.default_rng(3).normal(0, 0.05, (20, DIM)).astype(np.float32)
     assert recall_at_10(Store(store.settings), vectors, queries) >= 0.9
 
 

@@ -347,7 +347,7 @@ class VectorIndex:
 
 @dataclass(frozen=True)
 class VectorIndexBuild:
-    """What `ensure_vector_index` did: built, retrained or updated (new rows folded in) the index."""
+    """What `Indexes.ensure_vector` did: built, retrained or updated (new rows folded in) the index."""
 
     action: str
     rows: int

@@ -84,12 +84,8 @@ def _extractive(embedder: Embedder, query: str, citations: list[Citation]) -> st
     candidates = _candidates(query, citations)
     if not candidates:
         return " ".join(f"{c.text} [{c.number}]" for c in citations[:1])
-    sentences = [s for _, _, s in candidates]
-    if embedder.prompts:  # the question is a query, its candidate sentences are what it searches
-        scores = embedder.embed_documents(sentences) @ embedder.embed_queries([query])[0]
-    else:  # one batch, as before prompts existed: the default's answers stay as they were
-        vectors = embedder.embed([query] + sentences)
-        scores = vectors[1:] @ vectors[0]
+    # the question is a query, its candidate sentences are what it searches
+    scores = embedder.embed_documents([s for _, _, s in candidates]) @ embedder.embed_queries([query])[0]
     chosen: list[int] = []
     pages: set[str] = set()
     for i in (int(i) for i in np.argsort(-scores, kind="stable")):

@@ -177,17 +177,6 @@ def path_to_root(store: Store, node_id: str) -> list[TreeNode]:
         path.append(ups[0])
 
 
-def leaf_ids(store: Store, node: TreeNode) -> list[str]:
-    """The chunk ids below a node (itself for a chunk), in tree order."""
-    if node.level == 0:
-        return [node.node_id]
-    layer = [node]
-    while layer and layer[0].level > 1:
-        ids = list(dict.fromkeys(c for n in layer for c in n.children))
-        layer = _nodes(store, node.source_id, ids)
-    return list(dict.fromkeys(c for n in layer for c in n.children))
-
-
 # -- retrieval ------------------------------------------------------------------------------------------
 
 

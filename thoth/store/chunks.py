@@ -35,14 +35,11 @@ LATE_READ_ROWS = MEMORY_SEARCH_ROWS + 1
 # docs/performance.md gives the memory), so its searches read only row ids and scores (0: always read them).
 RANKING_COPY_ROWS = 2_000_000
 NPROBES = 8  # IVF partitions searched per query (one partition per 4,096 chunks: indexes.PARTITION_ROWS)
-# ANN candidates re-ranked on the full vectors: the factor for the type of the table's index times
-# REFINE_BASE, whatever the search's depth, for recall@10 >= 0.97 at 1M chunks (docs/benchmarks.md).
-# IVF_RQ's 4-bit codes need 40 candidates, which hybrid search's 40-deep list re-ranks anyway. A table
-# still holding an index of an older version's type (IVF_PQ, IVF_HNSW_SQ) is searched with 200 until
-# the next ingest retrains it as IVF_RQ.
+# ANN candidates re-ranked on the full vectors: REFINE_FACTOR x REFINE_BASE, whatever the search's depth,
+# for recall@10 >= 0.97 at 1M chunks (docs/benchmarks.md). IVF_RQ's 4-bit codes need 40 candidates, which
+# hybrid search's 40-deep list re-ranks anyway. An index of an older type is retrained at the next ingest.
 REFINE_BASE = 10
-REFINE_FACTORS = {"IvfRq": 4}
-OTHER_INDEX_REFINE_FACTOR = 20
+REFINE_FACTOR = 4
 # How long a search trusts what it asked lancedb about the chunk table (its size, columns, index type):
 # asking on every search is a trip through lancedb's runtime that takes the GIL from its worker threads,
 # and these change only with a write, which changes how a search reads, never what it finds.
@@ -74,10 +71,6 @@ class _Recent:
 
 async def _names_of(table: Any) -> list[str]:
     return (await table.schema()).names  # columns are only ever added: a second-old list holds them
-
-
-async def _vector_index_type(table: Any) -> str | None:
-    return next((index.index_type for index in await table.list_indices() if VECTOR_COLUMN in index.columns), None)
 
 
 def present(record: type, names: list[str], fields: tuple[str, ...] | list[str] | None = None) -> list[str]:
@@ -117,7 +110,6 @@ class ChunkSearch:
         self._ranking = HeldCopy("the chunk table's ranking columns", lambda t: lance.run(self._read_ranking(t)))
         self._count: tuple[float, int] | None = None  # (when counted, the chunk table's rows)
         self._names = _Recent(_names_of)
-        self._index_type = _Recent(_vector_index_type)
         self.live = LiveDocuments(lance, FACTS_SECONDS)
 
     def _chunks(self) -> Any:
@@ -244,12 +236,9 @@ class ChunkSearch:
 
     async def _vector_hits(self, reading: Reading, vector: Any, limit: int) -> list[Hit]:
         table, where = reading.table, reading.where
-        factor = REFINE_FACTORS.get(await self._index_type.get(table), OTHER_INDEX_REFINE_FACTOR)
-        factor = -(-refine_candidates(factor, limit) // limit)  # ceil: lancedb multiplies it by the limit
+        factor = -(-refine_candidates(REFINE_FACTOR, limit) // limit)  # ceil: lancedb multiplies it by the limit
         query = table.query().nearest_to(vector).column(VECTOR_COLUMN).distance_type("cosine")
-        # ignored by a brute-force scan; used by the index when there is one (`ef`: an IVF_HNSW_SQ index
-        # of an older version searches its graph as wide, which it requires)
-        query = query.nprobes(NPROBES).refine_factor(factor).ef(factor * limit)
+        query = query.nprobes(NPROBES).refine_factor(factor)  # ignored by a brute-force scan
         if where:
             query = query.where(where)  # a prefilter: applied inside the index search, not to its results
         # _distance named: Lance warns on every search whose columns leave it out

@@ -52,7 +52,7 @@ from thoth.writes.parsers.pdf.layout import (
 from thoth.writes.parsers.pdf.lines import read_lines
 from thoth.writes.parsers.pdf.ocr import OcrPage, read_page
 from thoth.writes.parsers.pdf.partitions import Partitioner, is_references
-from thoth.writes.parsers.pdf.tables import Table, continue_table, find_tables, needs_look
+from thoth.writes.parsers.pdf.tables import Table, continue_table, find_tables
 from thoth.writes.parsers.pdf.text import UNMAPPED, clean_text, vocabulary
 
 
@@ -205,10 +205,7 @@ def _read_window(
                     drawn = drawn_objects(page)
                     regions = graphic_regions(drawn, page.get_width(), page.get_height())
                     mark_figure_text(lines, regions)
-                if looked and needs_look(lines, open_table is not None):
-                    open_table = _read_tables(drawn, chars, lines, number, open_table, window.tables)
-                else:
-                    open_table = None
+                open_table = _read_tables(drawn, chars, lines, number, open_table, window.tables) if looked else None
                 if pictures is not None and lines and len(pictures) < MAX_FIGURES:
                     _cut_figures(page, lines, regions, number, pictures)
                 window.pages.append(lines)

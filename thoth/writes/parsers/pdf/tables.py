@@ -66,10 +66,6 @@ class Table:
     open_end: bool = False  # reaches the foot of the page: a table on the next page's top may go on
     pages: list[int] = field(default_factory=list)
 
-    @property
-    def columns(self) -> int:
-        return max((len(r) for r in [*self.header, *self.rows]), default=0)
-
 
 def is_number(cell: str) -> bool:
     cell = cell.strip().replace(" ", "")
@@ -398,10 +394,7 @@ def _bands(rows: list[list[_Word]], rules: list[float]) -> list[list[_Word]]:
 
 def _merge_header(header: list[list[str]]) -> list[list[str]]:
     """Header rows as one (Markdown has one): each column's texts top to bottom, spanning ones repeated."""
-    if len(header) <= 1:
-        return header
-    width = max(len(r) for r in header)
-    return [[" ".join(r[j] for r in header if j < len(r) and r[j]) for j in range(width)]]
+    return [[" ".join(r[j] for r in header if r[j]) for j in range(len(header[0]))]] if len(header) > 1 else header
 
 
 # -- finding tables --------------------------------------------------------------------------------
@@ -456,16 +449,12 @@ def _captions(lines: list[Line]) -> list[list[Line]]:
     return [caption_lines(lines, i) for i in starts]
 
 
-def needs_look(lines: list[Line], open_table: bool) -> bool:
-    """Whether a page may hold a table: a table caption on it, or a table of the page before going on."""
-    return open_table or any(TABLE_CAPTION.match(x.plain.strip()) for x in lines)
-
-
 def find_tables(
     drawn: list[tuple[int, int, Box]], chars: PageChars, lines: list[Line], number: int, open_table: Table | None
 ) -> list[Table]:
     """The page's tables (captioned ones, and the top one going on from `open_table`), in reading order,
-    its rules among its `drawn_objects`; the lines each holds get role "table"."""
+    its rules among its `drawn_objects`; the lines each holds get role "table". A page with neither is not
+    looked at."""
     captions = _captions(lines)
     if not captions and open_table is None:
         return []
@@ -648,7 +637,7 @@ def continue_table(table: Table, more: Table) -> None:
 def markdown(table: Table, clean) -> str:
     """The table as its caption, a blank line, and a Markdown table (`clean` cleans each text)."""
     caption = " ".join(clean(x.plain) for x in table.caption).strip()
-    width = table.columns
+    width = max((len(r) for r in [*table.header, *table.rows]), default=0)
     header = table.header[0] if table.header else [""] * width
 
     def row(cells: list[str]) -> str:

@@ -430,6 +430,15 @@ def _cells(c: canvas.Canvas, left: float, y: float, cells: list[str]) -> None:
             c.drawString(left + x + 4, y, cell)
 
 
+def _prose(c: canvas.Canvas, y: float, text: str) -> float:
+    """`text` set in 10pt lines across the page from `y` down; where the next block may start."""
+    c.setFont(BODY_FONT, 10)
+    for line in simpleSplit(text, BODY_FONT, 10, PAGE_WIDTH - 2 * MARGIN):
+        y -= 12.5
+        c.drawString(MARGIN, y, line)
+    return y - 8
+
+
 def write_tables_pdf(path: str | Path) -> Path:
     """Page 1: prose, the ruled table (caption over it, a header "error (%)" over two columns with a
     partial rule under it), prose, the unruled table (caption under it), prose. Pages 2-3: prose, then
@@ -437,16 +446,7 @@ def write_tables_pdf(path: str | Path) -> Path:
     buf = io.BytesIO()
     c = _new_canvas(buf)
     left = MARGIN + 20
-    width = PAGE_WIDTH - 2 * MARGIN
-
-    def prose(y: float, text: str) -> float:
-        c.setFont(BODY_FONT, 10)
-        for line in simpleSplit(text, BODY_FONT, 10, width):
-            y -= 12.5
-            c.drawString(MARGIN, y, line)
-        return y - 8
-
-    y = prose(PAGE_HEIGHT - MARGIN, TABLE_PROSE * 2)
+    y = _prose(c, PAGE_HEIGHT - MARGIN, TABLE_PROSE * 2)
     c.setFont(BODY_FONT, 9)
     y -= 12
     c.drawString(MARGIN, y, RULED_TABLE["caption"])
@@ -468,7 +468,7 @@ def write_tables_pdf(path: str | Path) -> Path:
         _cells(c, left, y, row)
     y -= 6
     _rules(c, left, y)
-    y = prose(y - 12, TABLE_PROSE)
+    y = _prose(c, y - 12, TABLE_PROSE)
     y -= 6
     c.setFont(BODY_FONT, 9)
     for row in [*UNRULED_TABLE["header"], *UNRULED_TABLE["rows"]]:
@@ -476,10 +476,10 @@ def write_tables_pdf(path: str | Path) -> Path:
         _cells(c, left, y, row)
     y -= 20
     c.drawString(MARGIN, y, UNRULED_TABLE["caption"])
-    prose(y - 16, TABLE_PROSE)
+    _prose(c, y - 16, TABLE_PROSE)
     c.showPage()
 
-    y = prose(PAGE_HEIGHT - MARGIN, TABLE_PROSE * 3)
+    y = _prose(c, PAGE_HEIGHT - MARGIN, TABLE_PROSE * 3)
     c.setFont(BODY_FONT, 9)
     y -= 12
     c.drawString(MARGIN, y, LONG_TABLE["caption"])
@@ -500,7 +500,7 @@ def write_tables_pdf(path: str | Path) -> Path:
         if rows:
             c.showPage()
             y = PAGE_HEIGHT - MARGIN + 8
-    prose(y - 12, TABLE_PROSE)
+    _prose(c, y - 12, TABLE_PROSE)
     c.showPage()
     c.save()
     return _write(path, buf.getvalue())
@@ -541,14 +541,7 @@ def write_sentence_table_pdf(path: str | Path) -> Path:
 
     rule = Image.new("L", (1, 1))  # a black pixel, stretched into each rule
 
-    def prose(y: float, text: str) -> float:
-        c.setFont(BODY_FONT, 10)
-        for line in simpleSplit(text, BODY_FONT, 10, width):
-            y -= 12.5
-            c.drawString(MARGIN, y, line)
-        return y - 8
-
-    y = prose(PAGE_HEIGHT - MARGIN, TABLE_PROSE * 2) - 10
+    y = _prose(c, PAGE_HEIGHT - MARGIN, TABLE_PROSE * 2) - 10
     c.setFont(BODY_FONT, 9)
     top = y
     c.drawInlineImage(rule, MARGIN, y, width=width, height=0.4)
@@ -562,7 +555,7 @@ def write_sentence_table_pdf(path: str | Path) -> Path:
     c.drawInlineImage(rule, MARGIN + 64, y, width=0.4, height=top - y)
     c.setFont(BODY_FONT, 10)
     c.drawString(MARGIN, y - 20, SENTENCE_TABLE["caption"])
-    prose(y - 30, TABLE_PROSE)
+    _prose(c, y - 30, TABLE_PROSE)
     c.showPage()
     c.save()
     return _write(path, buf.getvalue())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import Any
@@ -40,7 +40,7 @@ NPROBES = 8  # IVF partitions searched per query (one partition per 4,096 chunks
 # hybrid search's 40-deep list re-ranks anyway. An index of an older type is retrained at the next ingest.
 REFINE_BASE = 10
 REFINE_FACTOR = 4
-# How long a search trusts what it asked lancedb about the chunk table (its size, columns, index type):
+# How long a search trusts what it asked lancedb about the chunk table (its size, its columns):
 # asking on every search is a trip through lancedb's runtime that takes the GIL from its worker threads,
 # and these change only with a write, which changes how a search reads, never what it finds.
 FACTS_SECONDS = 1.0
@@ -52,25 +52,6 @@ def refine_candidates(factor: int, limit: int) -> int:
     10 after re-ranking depend only on how many candidates were re-ranked, so a 40-deep list keeps the
     recall@10 of a 10-hit search without re-ranking four times as many."""
     return max(factor * REFINE_BASE, limit)
-
-
-class _Recent:
-    """One fact about a table handle, asked of lancedb again only after FACTS_SECONDS or for another handle."""
-
-    def __init__(self, ask: Callable[[Any], Any]):
-        self._ask = ask  # async: table -> the fact
-        self._known: tuple[Any, float, Any] | None = None  # (table handle, when asked, the fact)
-
-    async def get(self, table: Any) -> Any:
-        now = time.monotonic()
-        known = self._known
-        if known is None or known[0] is not table or now - known[1] >= FACTS_SECONDS:
-            known = self._known = (table, now, await self._ask(table))
-        return known[2]
-
-
-async def _names_of(table: Any) -> list[str]:
-    return (await table.schema()).names  # columns are only ever added: a second-old list holds them
 
 
 def present(record: type, names: list[str], fields: tuple[str, ...] | list[str] | None = None) -> list[str]:
@@ -109,7 +90,7 @@ class ChunkSearch:
         self._memory = HeldCopy("the chunk table's vectors", lambda t: lance.run(self._read_small(t)))
         self._ranking = HeldCopy("the chunk table's ranking columns", lambda t: lance.run(self._read_ranking(t)))
         self._count: tuple[float, int] | None = None  # (when counted, the chunk table's rows)
-        self._names = _Recent(_names_of)
+        self._names: tuple[Any, float, list[str]] | None = None  # (table handle, when asked, its columns)
         self.live = LiveDocuments(lance, FACTS_SECONDS)
 
     def _chunks(self) -> Any:
@@ -174,6 +155,15 @@ class ChunkSearch:
             counted = self._count = (now, self.tables.table(CHUNKS).count_rows())
         return counted[1]
 
+    async def _names_of(self, table: Any) -> list[str]:
+        """The table's columns, asked of lancedb again only after FACTS_SECONDS or for another handle
+        (columns are only ever added: a second-old list holds them)."""
+        now = time.monotonic()
+        known = self._names
+        if known is None or known[0] is not table or now - known[1] >= FACTS_SECONDS:
+            known = self._names = (table, now, (await table.schema()).names)
+        return known[2]
+
     def _memory_vectors(self, table: Any, wait: bool = False) -> Any:
         """The chunk table's current version in memory, or None: a table past MEMORY_SEARCH_ROWS or with an
         ANN index, and while a new version is being read (the first version is waited for)."""
@@ -200,7 +190,7 @@ class ChunkSearch:
             return None
         if any(VECTOR_COLUMN in index.columns for index in await table.list_indices()):
             return None  # an ANN index answers as it was built to (a table past VECTOR_INDEX_MIN_ROWS)
-        columns = [*present(Chunk, await self._names.get(table)), VECTOR_COLUMN]
+        columns = [*present(Chunk, await self._names_of(table)), VECTOR_COLUMN]
         return MemoryVectors.of(await table.query().select(columns).with_row_id().to_arrow(), VECTOR_COLUMN)
 
     async def _read_ranking(self, table: Any) -> Any:
@@ -208,7 +198,7 @@ class ChunkSearch:
 
         if await table.count_rows() > RANKING_COPY_ROWS:
             return None
-        names = await self._names.get(table)
+        names = await self._names_of(table)
         held = [c for c in (*RANKING_COLUMNS, *HELD_COLUMNS) if c in names]
         return RankingColumns.of(await table.query().select(held).with_row_id().to_arrow(), compact=HELD_COLUMNS)
 
@@ -217,7 +207,7 @@ class ChunkSearch:
         a late reading's ranking columns; taken from a held copy when the table is still at the copy's
         version after the search (a row id always names the same row of a version)."""
         table = reading.table
-        names = await self._names.get(table)
+        names = await self._names_of(table)
         columns = [c for c in RANKING_COLUMNS if c in names] if reading.late else present(Chunk, names)
 
         async def read(selected: list[str]) -> list[dict]:
@@ -271,7 +261,7 @@ class ChunkSearch:
         """`hits` read whole, by the row id the search saw; a hit whose row moved since (a write or a
         compaction in between) is read by its chunk id, and one deleted since is left out. Order is kept.
         The short columns come from the `held` copy when it holds every hit's row."""
-        names = await self._names.get(table)
+        names = await self._names_of(table)
         # the ranking columns the search read are on the hits already: each column taken costs a read
         columns = [c for c in present(Chunk, names) if c not in RANKING_COLUMNS[1:]]
         short = _held_columns(hits, held, [c for c in HELD_COLUMNS if c in names])

@@ -73,13 +73,12 @@ class Store:
         self.settings = settings
         self.uri = settings.db_uri
         self.tables = Tables(settings)
-        lance = Lance(
+        self.lance = Lance(
             public_api, self.uri, settings.read_consistency_seconds, settings.storage_options(), settings.lance_cache_mb
         )
         self.metadata = Metadata(self.tables)
         self.indexes = Indexes(self.tables, self.metadata)
-        self.lance = lance
-        self.chunks = ChunkSearch(self.tables, lance)
+        self.chunks = ChunkSearch(self.tables, self.lance)
         self.runs = Runs(self.tables)
         self.oauth_state = OAuthState(self.tables)  # THOTH_AUTH=oauth: used codes, refresh-token families
         self.calibration = Calibration(self.tables, self.metadata)

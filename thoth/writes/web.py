@@ -207,8 +207,7 @@ class _Crawler:
             return []
         self.crawl.downloaded += 1
         if _is_markdown(got.final_url) and not got.content_type.startswith(HTML_TYPES):
-            text = got.body.decode("utf-8", "replace")
-            hrefs, canonical = _MD_LINK.findall(text), None
+            hrefs, canonical = _MD_LINK.findall(got.body.decode("utf-8", "replace")), None
         else:
             hrefs, canonical = _html_links(got.body, got.final_url)
         document_url = (canonical and self.scope.normal(canonical)) or self.scope.normal(got.final_url)

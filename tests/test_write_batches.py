@@ -95,6 +95,6 @@ def test_a_write_stopped_at_shutdown_deletes_what_it_staged_and_keeps_the_old_ve
 
 def test_one_batch_size_set_in_one_place(tmp_path: Path) -> None:
     local = make_settings(tmp_path)
-    assert embed_batch(local) == texts_per_call(local) == 8  # a local model's activations are the write's peak
+    assert embed_batch(local) == texts_per_call(local) == 2  # a local model's activations are the write's peak
     remote = make_settings(tmp_path, embed_provider="openai")
     assert (embed_batch(remote), texts_per_call(remote)) == (64, 256)  # as many texts as it sends at once (4)

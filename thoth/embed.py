@@ -200,9 +200,10 @@ class CachedEmbedder(Embedder):
 
 
 # Texts a local model embeds at once: its attention activations grow with texts x word pieces^2 (about
-# 420 MB at 64 chunks of 256 word pieces, 106 MB at 8) at about the same chunks per second, so a write's
-# memory follows this batch. A remote provider's batch is one request (docs/models.md).
-LOCAL_EMBED_BATCH = 8
+# 420 MB at 64 chunks of 256 word pieces, 106 MB at 8), so a write's memory follows this batch. At 2 a long
+# PDF's ingest peaks about 110 MB lower than at 8, and chunks embed no slower: a batch pads less
+# (docs/benchmarks.md, "A long PDF in windows of pages"). A remote provider's batch is one request (docs/models.md).
+LOCAL_EMBED_BATCH = 2
 REMOTE_EMBED_BATCH = 64
 REMOTE_CONCURRENCY = 4  # a remote provider's batches in flight at once
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import make_settings
-from thoth.embed import Embedder
+from thoth.embed import LOCAL_EMBED_BATCH, Embedder
 from thoth.embedders import get_embedder
 from thoth.records import Chunk, Hit
 from thoth.retrieval.search import hybrid_search
@@ -106,7 +106,8 @@ def test_searches_serve_the_old_version_while_the_new_one_is_staged_then_only_th
     monkeypatch.setattr("thoth.writes.writer.BATCH_CHUNKS", 8)
     settings = make_settings(tmp_path / "db", chunk_tokens=48, tree_build=False)
     real = get_embedder(settings)
-    embedder = Pausing(real, at=5)  # four embedding batches of the new version staged first
+    # 32 of the new version's chunks (four write batches) staged first, whatever the embedding batch
+    embedder = Pausing(real, at=32 // LOCAL_EMBED_BATCH + 1)
     store = SwitchPausing(settings)
     store.reached, store.go = threading.Event(), threading.Event()
     writer = Writer(settings, store=store, embedder=embedder)  # type: ignore[arg-type]

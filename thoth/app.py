@@ -188,7 +188,7 @@ class Thoth:
 
     def table_health(self) -> dict[str, dict]:
         """Per table: versions, files, fragments, unindexed rows, last maintained (as /health shows them)."""
-        return self._table_health(self.index.versions(self.index.tables.names()))
+        return self._table_health(self.index.versions())
 
     def _table_health(self, versions: dict[str, int]) -> dict[str, dict]:
         # listing versions and indexes costs requests on GCS: asked again only after a write

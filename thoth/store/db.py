@@ -217,8 +217,8 @@ class Store:
         ids = sorted(doc_ids | {doc_id + suffix for doc_id in doc_ids})
         # the suffix added, and dropped where that makes it twice (Lance refuses a CASE as an update's value)
         toggled = f"replace(concat(doc_id, {filters.quote(suffix)}), {filters.quote(suffix * 2)}, '')"
+        where = f"{filters.eq('source_id', source_id)} AND {filters.is_in('doc_id', ids)}"
         for table in (PARTITIONS, CHUNKS):
-            where = f"{filters.eq('source_id', source_id)} AND {filters.is_in('doc_id', ids)}"
             self.tables.update(table, where, values_sql={"doc_id": toggled})
 
     def upsert_source(self, row: dict) -> None:

@@ -16,12 +16,16 @@ no control characters.
 from __future__ import annotations
 
 import gc
+import os
 import re
+import tempfile
 import threading
+import weakref
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pypdfium2 as pdfium
 
@@ -165,7 +169,7 @@ class _Window:
     scanned: dict[int, OcrPage] = field(default_factory=dict)  # page number -> its OCR'd text (no text layer)
 
 
-def _open(data: bytes, password: str | None) -> pdfium.PdfDocument:
+def _open(data: bytes | Path, password: str | None) -> pdfium.PdfDocument:
     try:
         return pdfium.PdfDocument(data, password=password)
     except pdfium.PdfiumError as exc:
@@ -366,10 +370,13 @@ def read(file: RawFile) -> ParsedDocument:
     finally:
         pdf.close()
 
+    spool = _Spool(file.data) if window is None else None  # the windows do not hold `file.data`
+    password, stop = file.pdf_password, file.stop
+
     def pages(hidden: Counter[str], ocr: bool, pictures: dict | None, survey: bool = False) -> Iterator[_Window]:
-        if window is not None:
+        if spool is None:
             return iter([window])
-        return _windows(file, page_count, hidden, ocr, pictures, survey)
+        return _windows(spool, password, stop, page_count, hidden, ocr, pictures, survey)
 
     with _collector_paused():
         survey = _Survey()
@@ -440,23 +447,38 @@ def _document(
     )
 
 
+class _Spool:
+    """A long PDF's bytes in a temporary file, which PDFium opens for each window and reads as it needs: the
+    windows are read while the ones before are embedded and written, and the bytes (161 MB for 3,000 pages)
+    are not held in memory all that time. The file goes when the last reader of the windows lets it go."""
+
+    def __init__(self, data: bytes) -> None:
+        handle, name = tempfile.mkstemp(prefix="thoth-pdf-", suffix=".pdf")
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        self.path = Path(name)
+        weakref.finalize(self, os.remove, name)
+
+
 def _windows(
-    file: RawFile,
+    spool: _Spool,
+    password: str | None,
+    stop: threading.Event | None,
     page_count: int,
     hidden: Counter[str],
     ocr: bool,
     pictures: dict[str, FigureImage] | None,
     survey: bool,
 ) -> Iterator[_Window]:
-    """The file's pages a window at a time (`_read_window`); the PDF is opened for each window (PDFium keeps
-    what it parsed of a document until it closes)."""
+    """The pages of the PDF in `spool` a window at a time (`_read_window`); the PDF is opened for each window
+    (PDFium keeps what it parsed of a document until it closes). `stop` set ends them (Stopped)."""
     first = 1
     while True:
-        if file.stop is not None and file.stop.is_set():
+        if stop is not None and stop.is_set():
             raise Stopped
         if first > page_count:
             return
-        pdf = _open(file.data, file.pdf_password)
+        pdf = _open(spool.path, password)
         try:
             with _collector_paused():
                 window = _read_window(pdf, first, hidden, ocr, pictures, survey)

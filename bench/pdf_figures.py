@@ -82,15 +82,16 @@ def _cost(files: list[Path], rounds: int) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.pdf_figures", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds of the cost (0: the boxes only)")
     args = parser.parse_args(argv)
     files = sorted(args.data.rglob("*.pdf")) if args.data.is_dir() else []
     if not files:
         print(f"skipped: no PDFs under {args.data} (the benchmark data is optional)")
         return
     _boxes(args.data)
-    print()
-    _cost(files, args.rounds)
+    if args.rounds > 0:
+        print()
+        _cost(files, args.rounds)
 
 
 if __name__ == "__main__":

@@ -11,14 +11,12 @@ abstract): its lines are long.
 
 from __future__ import annotations
 
-import ctypes
 import re
-from itertools import repeat
 
 import numpy as np
 import pypdfium2.raw as pdfium_c
 
-from thoth.writes.parsers.pdf.calls import FFI, fast
+from thoth.writes.parsers.pdf.calls import OBJECT_TYPE, fast, page_objects
 from thoth.writes.parsers.pdf.layout import Line
 
 Box = tuple[float, float, float, float]  # left, bottom, right, top
@@ -29,8 +27,6 @@ _MARGIN = 14.0  # points around a region where its tick labels and axis titles a
 _WORD = re.compile(r"^[(\"“‘]?[^\W\d_]+(?:[-'’][^\W\d_]+)*[.,;:!?)\"”’]*$")  # letters only: no number, no cell
 
 
-_OBJECT = fast(pdfium_c.FPDFPage_GetObject, "uintptr_t(*)(void *, int)")  # the page as a void *: cheaper
-_TYPE = fast(pdfium_c.FPDFPageObj_GetType, "int(*)(uintptr_t)")
 _DRAWN = (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE, pdfium_c.FPDF_PAGEOBJ_FORM)
 
 
@@ -39,12 +35,9 @@ _BOUNDS = fast(pdfium_c.FPDFPageObj_GetBounds, "int(*)(uintptr_t, uintptr_t, uin
 
 def drawn_objects(page) -> list[tuple[int, int, Box]]:
     """The page's paths, images and included graphics (form objects) as (object, its type, its bounds: left,
-    bottom, right, top), those PDFium gives bounds for. Many pages set each word in an object of its own:
-    the calls a object are made by `map`, a loop in C."""
-    raw = page.raw
-    handle = FFI.cast("void *", ctypes.cast(raw, ctypes.c_void_p).value)
-    objects = list(map(_OBJECT, repeat(handle), range(pdfium_c.FPDFPage_CountObjects(raw))))
-    kinds = np.fromiter(map(_TYPE, objects), np.int64, len(objects))
+    bottom, right, top), those PDFium gives bounds for; the calls an object are made by `map`, a loop in C."""
+    objects = page_objects(page.raw)
+    kinds = np.fromiter(map(OBJECT_TYPE, objects), np.int64, len(objects))
     drawn = (kinds == _DRAWN[0]) | (kinds == _DRAWN[1]) | (kinds == _DRAWN[2])  # (np.isin costs more here)
     objects, kinds = np.asarray(objects, np.uint64)[drawn].tolist(), kinds[drawn].tolist()
     sides = np.zeros((len(objects), 4), np.float32)

@@ -17,14 +17,13 @@ the page's drawing is walked only when a character is invisible or white.
 
 from __future__ import annotations
 
-import ctypes
 from collections import Counter
 from itertools import repeat
 
 import numpy as np
 import pypdfium2.raw as pdfium_c
 
-from thoth.writes.parsers.pdf.calls import FFI, fast
+from thoth.writes.parsers.pdf.calls import FFI, OBJECT_TYPE, fast, page_objects
 
 _TINY = 1.0  # points: a glyph box smaller than this both ways is no text a person reads
 _WHITE = 245  # of 255, every channel: paint this light is the white page's colour
@@ -36,8 +35,6 @@ _MODE = fast(pdfium_c.FPDFTextObj_GetTextRenderMode, "int(*)(uintptr_t)")
 _RGBA = "int(*)(uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t)"  # into four unsigned ints' addresses
 _FILL = fast(pdfium_c.FPDFPageObj_GetFillColor, _RGBA)
 _STROKE = fast(pdfium_c.FPDFPageObj_GetStrokeColor, _RGBA)
-_OBJECT = fast(pdfium_c.FPDFPage_GetObject, "uintptr_t(*)(void *, int)")
-_TYPE = fast(pdfium_c.FPDFPageObj_GetType, "int(*)(uintptr_t)")
 _BOUNDS = fast(pdfium_c.FPDFPageObj_GetBounds, "int(*)(uintptr_t, float *, float *, float *, float *)")
 _DRAW_MODE = fast(pdfium_c.FPDFPath_GetDrawMode, "int(*)(uintptr_t, int *, int *)")
 
@@ -103,7 +100,6 @@ def _backdrops(page) -> tuple[np.ndarray, np.ndarray]:
     """Boxes (left, bottom, right, top) on the page of what text can lie on: images, and shapes filled
     darker than white, at the page's top level or inside included graphics (form objects, walked with
     their matrices: PDFium gives the bounds of what is inside one in the form's own space)."""
-    handle = FFI.cast("void *", ctypes.cast(page, ctypes.c_void_p).value)
     images: list[list[float]] = []
     shapes: list[list[float]] = []
     sides = [FFI.new("float *") for _ in range(4)]
@@ -112,7 +108,7 @@ def _backdrops(page) -> tuple[np.ndarray, np.ndarray]:
 
     def walk(objects, placed: tuple, depth: int) -> None:
         for obj in objects:
-            kind = _TYPE(obj)
+            kind = OBJECT_TYPE(obj)
             if kind == pdfium_c.FPDF_PAGEOBJ_FORM:
                 if depth < _MAX_DEPTH and _FORM_MATRIX(obj, matrix):
                     inside = _then(placed, tuple(matrix))
@@ -130,7 +126,7 @@ def _backdrops(page) -> tuple[np.ndarray, np.ndarray]:
                 box = [s[0] for s in sides]
                 into.append(box if depth == 0 else _on_page(box, placed))
 
-    walk(map(_OBJECT, repeat(handle), range(pdfium_c.FPDFPage_CountObjects(page))), _IDENTITY, 0)
+    walk(page_objects(page), _IDENTITY, 0)
     return np.array(images, np.float64).reshape(-1, 4), np.array(shapes, np.float64).reshape(-1, 4)
 
 

@@ -57,8 +57,10 @@ def write_long_pdf(data: Path, pages: int, out: Path) -> int:
 def _child(embedder: str, argv: list[str]) -> int:
     """The ingest job in this process (the stub embedder in the model's place if asked); prints its peak RSS
     when the document's row is written (the windows all in) and at the end (the indexes built too)."""
+    from thoth.freed import cap_malloc_arenas
     from thoth.writes import writer
 
+    cap_malloc_arenas()  # as `python -m ingest` does, before any thread
     if embedder == "stub":
         from bench.ingest import StubEmbedder
 

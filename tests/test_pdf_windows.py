@@ -34,6 +34,12 @@ BODY = (
 )
 
 
+def _in_windows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A PDF over WINDOW pages is read in windows of WINDOW (not whole up to WHOLE_PAGES)."""
+    monkeypatch.setattr(pdf_parser, "WINDOW_PAGES", WINDOW)
+    monkeypatch.setattr(pdf_parser, "WHOLE_PAGES", WINDOW)
+
+
 def _pages(count: int) -> list[list[tuple[str, str]]]:
     """Sections over several pages each, a sentence over every page break, a caption and a footnote now and
     then, and a reference list without a heading at the end."""
@@ -74,7 +80,7 @@ def _without_rest(doc) -> dict:  # type: ignore[no-untyped-def]
 def test_windows_parse_as_the_whole_document(long_pdf: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     whole = parse("long.pdf", long_pdf.read_bytes())
     assert whole.rest is None and len(whole.sections) > 36
-    monkeypatch.setattr(pdf_parser, "WINDOW_PAGES", WINDOW)
+    _in_windows(monkeypatch)
     windowed = parse("long.pdf", long_pdf.read_bytes())
     assert windowed.rest is not None and windowed.sections[-1].page_end <= WINDOW  # the first window only
     assert _without_rest(windowed.whole()) == _without_rest(whole)
@@ -112,7 +118,7 @@ def test_a_long_pdf_reparsed_in_windows_is_served_old_or_new_never_half(
     store.change(Chunk, {"source_id": "long"}, {"title": "old"})  # the old version's rows, told apart
     table = Store(settings).table(CHUNKS)  # a reader of its own, to look at every version after this one
     start = table.version  # the stopped run's versions are looked at too
-    monkeypatch.setattr(pdf_parser, "WINDOW_PAGES", WINDOW)
+    _in_windows(monkeypatch)
 
     stop, stage, staged = threading.Event(), Writer._stage, []
 
@@ -149,7 +155,7 @@ def test_a_first_window_without_text_still_writes_the_document(tmp_path: Path, m
     write_paper_pdf(tmp_path / "src" / "long.pdf", title="Blank Start", authors=[("Ann Lee", "1")], pages=pages)
     whole = make_settings(tmp_path / "whole", tree_build=False)
     Writer(whole).run(str(tmp_path / "src"), name="long")
-    monkeypatch.setattr(pdf_parser, "WINDOW_PAGES", WINDOW)
+    _in_windows(monkeypatch)
     assert not parse("long.pdf", (tmp_path / "src" / "long.pdf").read_bytes()).sections
     settings = make_settings(tmp_path / "windows", tree_build=False)
     summary = Writer(settings).run(str(tmp_path / "src"), name="long")
@@ -160,7 +166,7 @@ def test_a_first_window_without_text_still_writes_the_document(tmp_path: Path, m
 def test_a_later_window_the_parser_fails_on_fails_the_document_not_the_run(
     long_pdf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(pdf_parser, "WINDOW_PAGES", WINDOW)
+    _in_windows(monkeypatch)
     add, calls = Partitioner.add, []
 
     def failing_add(self, *args):  # type: ignore[no-untyped-def]
@@ -182,7 +188,7 @@ _JOB = f"""
 import sys
 from thoth.writes.parsers import pdf
 from thoth.writes.job import main
-pdf.WINDOW_PAGES = {WINDOW}
+pdf.WINDOW_PAGES = pdf.WHOLE_PAGES = {WINDOW}
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -217,7 +223,7 @@ def test_sigterm_mid_document_leaves_it_absent_and_a_rerun_writes_it(
     assert not store.has(Document) or store.count_of(Document, {"source_id": "long"}) == 0
     assert store.count_of(Chunk, {"source_id": "long"}) == 0  # what was staged is gone
 
-    monkeypatch.setattr(pdf_parser, "WINDOW_PAGES", WINDOW)
+    _in_windows(monkeypatch)
     rerun = Writer(settings).run(str(long_pdf.parent), name="long")
     assert rerun.ingested == ["long.pdf"] and not rerun.interrupted
     assert _rows(settings) == _rows(whole_index)

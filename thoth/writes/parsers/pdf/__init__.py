@@ -152,9 +152,13 @@ def _read_tables(drawn, chars, lines: list[Line], number: int, open_table: Table
     return last if last is not None and last.open_end else None
 
 
-# Pages read, chunked and written at a time. A longer PDF is read in windows of this many pages (more while a
-# table runs on over a page break), so its memory is a window's, not the document's: twice first, for what
-# the document-wide rules need (`_Survey`, `_Text`), then a window at a time for its partitions.
+# A PDF of up to WHOLE_PAGES pages is read once, whole: its pages' lines are held for every pass (PDFium holds
+# about 0.4 MB a page parsed until the document closes). A longer one is read in windows of WINDOW_PAGES pages
+# (more while a table runs on over a page break), chunked and written a window at a time, so its memory is a
+# window's, not the document's: read twice first, for what the document-wide rules need (`_Survey`, `_Text`),
+# then a window at a time for its partitions. Reading each page three times costs: over the 37 PDFs of the
+# benchmark data, one of 117 pages, the parse took 5.0x PDFium's CPU time read in windows, 3.4x read whole.
+WHOLE_PAGES = 200
 WINDOW_PAGES = 50
 
 
@@ -184,12 +188,13 @@ def _open(data: bytes | Path, password: str | None) -> pdfium.PdfDocument:
 def _read_window(
     pdf: pdfium.PdfDocument,
     first: int,
+    length: int,
     hidden: Counter[str],
     ocr: bool,
     pictures: dict[str, FigureImage] | None,
     survey: bool = False,
 ) -> _Window:
-    """The pages from `first` on: WINDOW_PAGES of them, and more while a table runs on over the page break.
+    """The pages from `first` on: `length` of them, and more while a table runs on over the page break.
     `hidden` counts the characters left out (hidden.py); `pictures` (None: no figures) takes the figures cut.
     `survey`: read for `_Survey` only, which asks a page's drawings and tables only whether a line that may
     head section 1 is a figure's label or a table's cell, so they are looked at only on a page with one."""
@@ -197,7 +202,7 @@ def _read_window(
     open_table: Table | None = None  # the last table, while it reaches the foot of its page
     number = first
     try:
-        while number <= len(pdf) and (number < first + WINDOW_PAGES or open_table is not None):
+        while number <= len(pdf) and (number < first + length or open_table is not None):
             page = pdf[number - 1]
             textpage = page.get_textpage()
             try:
@@ -352,7 +357,7 @@ _LETTERS = re.compile(r"[^\W\d_]+")
 
 
 def read(file: RawFile) -> ParsedDocument:
-    """The PDF parsed. One longer than WINDOW_PAGES comes as its first window's sections, the others in
+    """The PDF parsed. One longer than WHOLE_PAGES comes as its first window's sections, the others in
     `rest`, read as it is iterated; `file.stop` set ends the reading between windows (Stopped)."""
     if not file.data:
         raise ParseError("empty file")
@@ -365,8 +370,9 @@ def read(file: RawFile) -> ParsedDocument:
             raise ParseError("PDF has no pages")
         hidden: Counter[str] = Counter()  # characters left out, by reason (hidden.py)
         pictures: dict[str, FigureImage] | None = {} if file.pdf_figures else None
-        with _collector_paused():  # a PDF of one window is read once: every pass goes over the same pages
-            window = _read_window(pdf, 1, hidden, ocr, pictures) if page_count <= WINDOW_PAGES else None
+        whole = page_count <= WHOLE_PAGES
+        with _collector_paused():  # a PDF read whole is read once: every pass goes over the same pages
+            window = _read_window(pdf, 1, page_count, hidden, ocr, pictures) if whole else None
     finally:
         pdf.close()
 
@@ -481,7 +487,7 @@ def _windows(
         pdf = _open(spool.path, password)
         try:
             with _collector_paused():
-                window = _read_window(pdf, first, hidden, ocr, pictures, survey)
+                window = _read_window(pdf, first, WINDOW_PAGES, hidden, ocr, pictures, survey)
         finally:
             pdf.close()
         yield window

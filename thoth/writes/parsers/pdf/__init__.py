@@ -317,6 +317,7 @@ class _Text:
     def add(self, window: _Window, start: tuple[int, int]) -> None:
         if window.first == 1 and window.pages:
             self.first_page = "\n".join(x.text for x in window.pages[0])
+        body: list[str] = []  # the body's lines, their words counted at once
         for lines in window.pages:
             for x in lines:
                 if x.furniture:
@@ -324,13 +325,14 @@ class _Text:
                 self.unmapped += x.text.count(UNMAPPED)
                 self.stretch.append(x.text)
                 if not x.heading_level and (x.page, x.index) >= start:
-                    self.words.update(_LETTERS.findall(x.plain))
+                    body.append(x.plain)
                 if x.rotated:
                     continue
                 self.headed = self.headed or (x.heading_level > 0 and is_references(x.plain))
                 if x.plain[:3] in ("[1]", "[2]", "[3]"):
                     self.entries.setdefault(x.plain[:3], []).append((self.lines, x.page, x.index))
                 self.lines += 1
+        self.words.update(_LETTERS.findall("\n".join(body)))
         if self.stretch and not self.stretch[-1].endswith(("-", "\x02", "\ufffe")):
             self.vocab.update(vocabulary("\n".join(self.stretch)))
             self.stretch = []

@@ -260,7 +260,7 @@ class Writer:
         # What the parsing and the batches freed goes back before the indexes are built, the largest step in
         # memory (an ANN index trained over 24,000 chunks: about 150 MB): 50 MB lower at its peak after a
         # 3,000-page PDF (docs/benchmarks.md, "A long PDF in windows of pages").
-        give_back_memory()
+        give_back_memory(collect_cycles=False)  # no cycles to collect: the trim is what hands memory back
 
         # 2. files gone from the source: their content first, so a killed run finds them gone again
         self._drop_content(source_id, plan.stale - set(plan.replaced.values()))

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
+from email.utils import parsedate_to_datetime
 
 
 class ThothError(Exception):
@@ -26,6 +28,19 @@ class NotFound(ClientError):
 
 class UpstreamError(ThothError, RuntimeError):
     """A service Thoth calls could not answer (after retries); the message says why."""
+
+
+def retry_wait(attempt: int, retry_after: str | None, first: float, longest: float) -> float:
+    """Seconds to wait before retrying a service that answered 429 or 5xx or did not answer: `first` doubled
+    for each attempt before, or longer if its Retry-After asks (seconds or an HTTP date), at most `longest`."""
+    try:
+        asked = float(retry_after or 0)
+    except ValueError:
+        try:
+            asked = parsedate_to_datetime(retry_after).timestamp() - time.time()
+        except (TypeError, ValueError):
+            asked = 0
+    return min(max(asked, first * 2**attempt), longest)
 
 
 class ServerFault(ThothError, RuntimeError):

@@ -12,13 +12,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from thoth.config import Settings
-from thoth.errors import UpstreamError
-
-if TYPE_CHECKING:
-    import httpx  # imported where a client is made: httpx (and rich, through its CLI) would slow every start
+from thoth.errors import UpstreamError, retry_wait
 
 log = logging.getLogger("thoth.llm")
 
@@ -61,7 +58,7 @@ class RateLimiter:
 
 
 class _Retryable(Exception):
-    def __init__(self, message: str, retry_after: float | None = None):
+    def __init__(self, message: str, retry_after: str | None = None):
         super().__init__(message)
         self.retry_after = retry_after
 
@@ -85,8 +82,7 @@ class LLM:
             except _Retryable as exc:
                 if attempt == self.retries:
                     raise LLMError(f"{self.what} failed after {attempt + 1} attempts: {exc}") from exc
-                delay = exc.retry_after if exc.retry_after is not None else self.base_delay * 2**attempt
-                delay = min(max(delay, 0.0), MAX_BACKOFF_SECONDS)
+                delay = retry_wait(attempt, exc.retry_after, self.base_delay, MAX_BACKOFF_SECONDS)
                 log.warning(
                     "%s: %s; retrying in %.1f s (attempt %d of %d)", self.what, exc, delay, attempt + 1, self.retries
                 )
@@ -103,7 +99,7 @@ class OpenAICompatibleLLM(LLM):
     def __init__(
         self, url: str, model: str, api_key: str = "", *, timeout: float = REQUEST_TIMEOUT_SECONDS, **limits: Any
     ):
-        import httpx
+        import httpx  # here, not at the top: httpx (and rich, through its CLI) would slow every start
 
         self.model = model
         self.endpoint = url.rstrip("/") + "/chat/completions"
@@ -121,20 +117,13 @@ class OpenAICompatibleLLM(LLM):
         except httpx.TransportError as exc:
             raise _Retryable(f"cannot reach {self.endpoint}: {type(exc).__name__}") from exc
         if response.status_code == 429 or response.status_code >= 500:
-            raise _Retryable(f"HTTP {response.status_code}", _retry_after(response))
+            raise _Retryable(f"HTTP {response.status_code}", response.headers.get("retry-after"))
         if response.status_code != 200:
             raise LLMError(f"{self.endpoint} answered HTTP {response.status_code}: {response.text[:300]}")
         try:
             return str(response.json()["choices"][0]["message"]["content"]).strip()
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise LLMError(f"{self.endpoint} answered something that is not a chat completion") from exc
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    try:
-        return float(response.headers["retry-after"])
-    except (KeyError, ValueError):
-        return None
 
 
 class GeminiLLM(LLM):

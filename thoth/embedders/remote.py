@@ -18,6 +18,7 @@ import httpx
 import numpy as np
 
 from thoth.embed import NO_PROMPTS, Embedder, EmbedderUnavailable, Prompts, prefixed
+from thoth.errors import retry_wait
 
 RETRIED_STATUSES = {429, 500, 502, 503, 504}
 BACKOFF_SECONDS = 0.5  # the first retry's wait; each next one doubles
@@ -132,11 +133,11 @@ class RemoteEmbedder(Embedder):
                         f"the {self.provider} embedding endpoint {self.where} did not answer after "
                         f"{attempt + 1} attempts ({type(exc).__name__}: {exc}); check THOTH_EMBED_URL"
                     ) from exc
-                self.sleep(self._backoff(attempt, None))
+                self.sleep(retry_wait(attempt, None, BACKOFF_SECONDS, MAX_BACKOFF_SECONDS))
                 continue
             except Refused as refused:
                 if refused.status in RETRIED_STATUSES and attempt < self.retries:
-                    self.sleep(self._backoff(attempt, refused.retry_after))
+                    self.sleep(retry_wait(attempt, refused.retry_after, BACKOFF_SECONDS, MAX_BACKOFF_SECONDS))
                     continue
                 raise EmbedderUnavailable(self._refusal(refused, attempt + 1)) from None
             vectors = self._checked(vectors, len(texts))
@@ -158,13 +159,6 @@ class RemoteEmbedder(Embedder):
                     f"vectors, not {want}; set THOTH_EMBED_DIMENSIONS to what the model gives (or one it supports)"
                 )
         return vectors
-
-    def _backoff(self, attempt: int, retry_after: str | None) -> float:
-        try:
-            asked = float(retry_after) if retry_after else 0.0
-        except ValueError:  # an HTTP date: rare for these endpoints; the doubling wait will do
-            asked = 0.0
-        return min(MAX_BACKOFF_SECONDS, max(asked, BACKOFF_SECONDS * 2**attempt))
 
     def _refusal(self, refused: Refused, attempts: int) -> str:
         status, said = refused.status, refused.said

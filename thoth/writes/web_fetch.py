@@ -8,12 +8,12 @@ import threading
 import time
 import zlib
 from dataclasses import dataclass, replace
-from email.utils import parsedate_to_datetime
 from urllib import robotparser
 from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from thoth.errors import retry_wait
 from thoth.llm import RateLimiter
 
 log = logging.getLogger("thoth.ingest")
@@ -23,7 +23,7 @@ BACKOFF_SECONDS = 0.5  # the first retry's wait, doubled for each one after it
 MAX_REDIRECTS = 10
 USER_AGENT = "ThothBot/1.0 (+https://github.com/thoth)"  # sent, and matched against robots.txt
 REDIRECTS = (301, 302, 303, 307, 308)
-MAX_RETRY_AFTER = 30.0  # a Retry-After longer than this is not waited for: the page fails this run
+MAX_RETRY_AFTER = 30.0  # the longest wait before a retry, whatever Retry-After asks
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 MAX_SEED_BYTES = 1024 * 1024  # a seed file kept for conditional re-crawls at most (a big sitemap is asked whole)
 # Politeness a public site accepts, and bounds on one request
@@ -143,14 +143,14 @@ class Fetcher:
             with self._count:
                 self.requests += 1
                 self.conditional += bool(headers)
-            result, wait = self._once(url, headers, accept)
-            if wait is None or attempt == RETRIES:
+            result, retry_after = self._once(url, headers, accept)
+            if retry_after is None or attempt == RETRIES:
                 return result
-            time.sleep(wait if wait >= 0 else BACKOFF_SECONDS * 2**attempt)
+            time.sleep(retry_wait(attempt, retry_after, BACKOFF_SECONDS, MAX_RETRY_AFTER))
         raise AssertionError("unreachable")
 
-    def _once(self, url: str, headers: dict[str, str], accept: tuple[str, ...]) -> tuple[Fetched, float | None]:
-        """(the outcome, None or how long to wait before retrying: -1 for the default backoff). Redirects are
+    def _once(self, url: str, headers: dict[str, str], accept: tuple[str, ...]) -> tuple[Fetched, str | None]:
+        """(the outcome, None or the Retry-After to honour before retrying: "" for the doubling wait). Redirects are
         followed here, only on the site's own origin (never to an internal address or a metadata server), every
         hop checked against robots.txt."""
         target = url
@@ -168,13 +168,13 @@ class Fetcher:
                 target = location
             return Fetched(url, target, 0, reason="too many redirects"), None
         except httpx.TimeoutException:
-            return Fetched(url, target, 0, reason=f"timeout after {TIMEOUT_SECONDS:g}s"), -1
+            return Fetched(url, target, 0, reason=f"timeout after {TIMEOUT_SECONDS:g}s"), ""
         except httpx.HTTPError as exc:
-            return Fetched(url, target, 0, reason=f"request failed ({type(exc).__name__})"), -1
+            return Fetched(url, target, 0, reason=f"request failed ({type(exc).__name__})"), ""
 
     def _read(
         self, url: str, final: str, response: httpx.Response, accept: tuple[str, ...]
-    ) -> tuple[Fetched, float | None]:
+    ) -> tuple[Fetched, str | None]:
         limit = MAX_PAGE_BYTES
         meta = {
             "content_type": response.headers.get("content-type", "").split(";")[0].strip().lower(),
@@ -186,7 +186,7 @@ class Fetcher:
             return Fetched(url, final, 304, **meta), None
         if status != 200:
             failed = Fetched(url, final, status, reason=f"HTTP {status}", **meta)
-            return failed, (_retry_after(response.headers.get("retry-after")) if status in RETRIED else None)
+            return failed, (response.headers.get("retry-after", "") if status in RETRIED else None)
         if not any(meta["content_type"].startswith(t) for t in accept):
             return Fetched(url, final, status, reason=f"not HTML ({meta['content_type'] or 'no type'})"), None
         declared = response.headers.get("content-length")
@@ -198,20 +198,6 @@ class Fetcher:
             if len(body) > limit:
                 return Fetched(url, final, status, reason=f"too large (over {limit} bytes)"), None
         return Fetched(url, final, 200, bytes(body), **meta), None
-
-
-def _retry_after(value: str | None) -> float:
-    """Seconds a Retry-After asks for (delta or HTTP date); -1 (the default backoff) when absent or unreadable."""
-    if not value:
-        return -1
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            seconds = parsedate_to_datetime(value).timestamp() - time.time()
-        except (TypeError, ValueError):
-            return -1
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
 
 
 def origin_of(url: str) -> str:

@@ -168,7 +168,11 @@ def bearer(token: str) -> dict[str, str]:
 def assert_refused(response: httpx.Response, reason: str, token: str | None = None) -> None:
     assert response.status_code == 401, response.text
     assert reason in response.json()["error"]
-    assert response.headers["www-authenticate"].startswith("Bearer")
+    challenge = response.headers["www-authenticate"]
+    assert challenge.startswith("Bearer")
+    # RFC 6750, 3.1: an error code only for a request that sent a token
+    sent = response.request.headers.get("authorization", "").lower().startswith("bearer ")
+    assert ('error="invalid_token"' in challenge) == sent, challenge
     if token:  # a token is never echoed back
         assert token not in response.text and token not in str(response.headers)
 

@@ -335,6 +335,7 @@ def test_metadata_and_the_first_401(thoth: Thoth) -> None:
     challenge = response.headers["www-authenticate"]
     assert f'resource_metadata="{thoth.public_url}/.well-known/oauth-protected-resource/mcp"' in challenge
     assert f'scope="{" ".join(SCOPES)}"' in challenge
+    assert "error=" not in challenge  # no token sent: no error code (RFC 6750, 3.1)
     resource = LOOPBACK.get(f"{base}/.well-known/oauth-protected-resource/mcp").json()
     assert resource["resource"] == f"{thoth.public_url}/mcp"
     assert resource["authorization_servers"] == [thoth.public_url]
@@ -583,6 +584,7 @@ def test_refused_tokens_for_another_audience_expired_or_forged(thoth: Thoth) -> 
     other = mcp_status(thoth, _minted(thoth, aud="https://other.example.com/mcp"))
     assert other.status_code == 401 and "another resource" in other.json()["error"]
     assert "resource_metadata=" in other.headers["www-authenticate"]
+    assert 'error="invalid_token"' in other.headers["www-authenticate"]
     expired = mcp_status(thoth, _minted(thoth, exp=int(time.time()) - 60))
     assert expired.status_code == 401 and "expired" in expired.json()["error"]
     unknown_family = mcp_status(thoth, _minted(thoth))

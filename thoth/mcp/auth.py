@@ -330,6 +330,7 @@ class Authenticator:
 
 
 def _refusal(message: str, challenge: str | None = None) -> JSONResponse:
+    """A 401; its challenge names an error only when a token was sent (RFC 6750, 3.1)."""
     challenge = challenge or f'Bearer error="invalid_token", error_description="{message}"'
     return JSONResponse({"error": message}, status_code=401, headers={"WWW-Authenticate": challenge})
 
@@ -363,14 +364,14 @@ class AuthMiddleware:
             identity = await (self.auth.internal(request) if internal else self.auth.public(request))
         except AuthError as exc:
             log.info("refused %s %s: %s", scope.get("method"), scope["path"], exc)
-            oauth = self.auth.oauth
+            oauth, sent = self.auth.oauth, bearer_token(request) is not None
             if oauth is not None and not internal:
                 from thoth.mcp.oauth_console import login_redirect
 
-                response = login_redirect(request) or _refusal(str(exc), oauth.challenge(str(exc)))
+                response = login_redirect(request) or _refusal(str(exc), oauth.challenge(str(exc), sent))
                 await response(scope, receive, send)
                 return
-            await _refusal(str(exc))(scope, receive, send)
+            await _refusal(str(exc), None if sent else "Bearer")(scope, receive, send)
             return
         scope[_SCOPE_IDENTITY] = identity
         if internal:

@@ -393,12 +393,13 @@ class ThothProvider:
             claims={"iss": self.issuer, "email": email, "groups": claims.get("groups") or [], "fam": family},
         )
 
-    def challenge(self, description: str) -> str:
-        """The WWW-Authenticate value of a 401: where the metadata is, and the scopes to ask for."""
+    def challenge(self, description: str, token_sent: bool) -> str:
+        """The WWW-Authenticate value of a 401: where the metadata is and the scopes to ask for, and what was
+        wrong with the token, when one was sent (RFC 6750, 3.1: a request without one gets no error code)."""
         description = description.replace('"', "'")
+        error = f'error="invalid_token", error_description="{description}", ' if token_sent else ""
         return (
-            f'Bearer error="invalid_token", error_description="{description}", '
-            f'resource_metadata="{self.issuer}{RESOURCE_METADATA_PATH}/mcp", scope="{" ".join(SCOPES)}"'
+            f'Bearer {error}resource_metadata="{self.issuer}{RESOURCE_METADATA_PATH}/mcp", scope="{" ".join(SCOPES)}"'
         )
 
     # -- metadata and routes ------------------------------------------------------------------

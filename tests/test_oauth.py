@@ -554,6 +554,27 @@ def test_refused_another_resource_at_authorize(thoth: Thoth) -> None:
     assert "error=invalid_target" in response.headers["location"]
 
 
+def test_refused_an_approval_from_another_site_and_a_decline(thoth: Thoth) -> None:
+    """The consent form posted from another site's page is refused; declining sends the client access_denied."""
+
+    async def run() -> tuple[httpx2.Response, httpx2.Response]:
+        client = await _register(thoth)
+        async with httpx2.AsyncClient(transport=thoth.front, follow_redirects=False) as http:
+            consent = (await http.get(_authorize_url(thoth, client.client_id, CHALLENGE))).headers["location"]
+            form = {"request": parse_qs(urlsplit(consent).query)["request"][0]}
+            url = f"{thoth.public_url}/oauth/consent"
+            elsewhere = {"Origin": "http://127.0.0.1:9"}  # a page on another port: past the Host check, not ours
+            forged = await http.post(url, data={**form, "action": "approve"}, headers=elsewhere)
+            declined = await http.post(url, data={**form, "action": "decline"}, headers={"Origin": thoth.public_url})
+        return forged, declined
+
+    thoth.front.target = "A"
+    forged, declined = anyio.run(run)
+    assert forged.status_code == 403 and "did not come from this server" in forged.text, forged.text
+    assert declined.status_code == 302
+    assert "error=access_denied" in declined.headers["location"] and "state=st-1" in declined.headers["location"]
+
+
 def test_refused_unverified_email_and_non_member(thoth: Thoth) -> None:
     thoth.front.target = "A"
     _, unverified = _sign_in(thoth, UNVERIFIED)

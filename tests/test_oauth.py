@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
 import ssl
 import subprocess
 import sys
@@ -39,6 +40,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 from tests.conftest import LOOPBACK, free_port, start_server_process
 from thoth.config import ConfigError, Settings
 from thoth.mcp.oauth import SCOPES
+from thoth.mcp.oauth_clients import Clients
 from thoth.mcp.oauth_keys import Keys
 
 MEMBER = "a@x.test"
@@ -96,21 +98,32 @@ def metadata_document(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Meta
     ca.cert_pem.write_to_path(str(ca_file))
     port = free_port()
     document = MetadataDocument(f"https://127.0.0.1:{port}/client.json", ca_file)
-    body = json.dumps(
-        {
-            "client_id": document.url,
-            "client_name": "Metadata document client",
-            "redirect_uris": [CLIENT_REDIRECT],
-            "grant_types": ["authorization_code", "refresh_token"],
-            "response_types": ["code"],
-            "token_endpoint_auth_method": "none",
-        }
-    ).encode()
+    base = f"https://127.0.0.1:{port}"
+    client = {
+        "client_id": document.url,
+        "client_name": "Metadata document client",
+        "redirect_uris": [CLIENT_REDIRECT],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    }
+    # what test_refused_client_id_metadata_documents asks for, beside the good one
+    bodies = {
+        "/client.json": json.dumps(client).encode(),
+        "/another-id.json": json.dumps(client).encode(),  # its client_id is /client.json's
+        "/secret.json": json.dumps({**client, "client_id": f"{base}/secret.json", "client_secret": "s"}).encode(),
+        "/large.json": json.dumps({**client, "client_id": f"{base}/large.json", "client_name": "x" * 6000}).encode(),
+        "/not-json.json": b"<html>not a document</html>",
+        "/no-redirects.json": json.dumps(
+            {**client, "client_id": f"{base}/no-redirects.json", "redirect_uris": []}
+        ).encode(),
+    }
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802
             document.fetched.append(self.path)
-            self.send_response(200 if self.path == "/client.json" else 404)
+            body = bodies.get(self.path, b"{}")
+            self.send_response(200 if self.path in bodies else 404)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -424,6 +437,50 @@ def test_client_id_metadata_document_flow(thoth: Thoth, metadata_document: Metad
     assert storage.client is not None and storage.client.client_id == metadata_document.url
     assert "/client.json" in metadata_document.fetched
     assert "Metadata document client" in browser.consent_page
+
+
+def test_refused_client_id_metadata_documents(
+    metadata_document: MetadataDocument,
+    key_file: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """What a client ID metadata document must be, checked in this process against the https server: a
+    refused one is no client (the authorize endpoint then answers 400), never a fetch of a private address."""
+    monkeypatch.setenv("SSL_CERT_FILE", str(metadata_document.ca_file))
+    base = metadata_document.url.removesuffix("/client.json")
+    clients = Clients(Keys(key_file.read_bytes()), SCOPES, loopback_allowed=True)
+
+    def get(url: str, within: Clients = clients) -> OAuthClientInformationFull | None:
+        return anyio.run(within.get, url)
+
+    good = get(metadata_document.url)
+    assert good is not None and good.token_endpoint_auth_method == "none" and good.client_secret is None
+    fetched = len(metadata_document.fetched)
+    assert get(metadata_document.url) == good and len(metadata_document.fetched) == fetched  # kept a while
+    reasons = {
+        "another-id": "not its own URL",
+        "secret": "public client",
+        "large": "over 5000 bytes",
+        "not-json": "cannot be read",
+        "missing": "answered 404",
+    }
+    for path, reason in reasons.items():
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="thoth.oauth"):
+            assert get(f"{base}/{path}.json") is None, path
+        assert reason in caplog.text, (path, caplog.text)
+    assert get(f"{base}/no-redirects.json") is None  # nowhere to send a code
+    before = len(metadata_document.fetched)
+    for url in (
+        f"https://user:pw@{base.removeprefix('https://')}/client.json",  # credentials in the URL
+        f"{metadata_document.url}#fragment",
+    ):
+        assert get(url) is None, url
+    public_only = Clients(Keys(key_file.read_bytes()), SCOPES, loopback_allowed=False)
+    assert get(metadata_document.url, public_only) is None  # a server on a public URL never fetches loopback
+    assert len(metadata_document.fetched) == before  # none of those was fetched
+    assert get("not-a-registration") is None and get("http://127.0.0.1/client.json") is None
 
 
 def test_split_across_two_instances(thoth: Thoth) -> None:

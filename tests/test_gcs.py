@@ -505,3 +505,24 @@ def test_signing_lifetime_is_the_constant(library: Library, monkeypatch: pytest.
     url, expires = citations.signed_url(library.settings, BUCKET, "papers/harbour.pdf")
     assert dict(parse_qsl(urlsplit(url).query))["X-Goog-Expires"] == "60"
     assert timedelta(seconds=50) < expires - expires.now(expires.tzinfo) <= timedelta(seconds=60)
+
+
+def test_bibtex_sidecar_events_rewrite_their_document(gcs_server: LiveServer, library: Library) -> None:
+    """An edited papers/harbour.bib re-ingests papers/harbour.pdf with the new entry; once it is deleted, the
+    document's BibTeX is generated again from the PDF."""
+    admin = {"Authorization": f"Bearer {ADMIN}"}
+    done = LOOPBACK.get(f"{gcs_server.url}/internal/gcs-events", headers=admin).json()["processed"]
+    edited = SIDECAR.replace("Harbour Dredging Report", "Harbour Dredging Report, Revised")
+    (library.files / "harbour.bib").write_text(edited)
+    blob = library.upload("papers/harbour.bib", library.files / "harbour.bib")
+    assert _push(gcs_server, "OBJECT_FINALIZE", blob.name, blob.generation, "m-bib-1").status_code == 202
+    _wait_processed(gcs_server, done + 1)
+    harbour = ok(gcs_server, "fetch_chunk_bibtex", {"id": hit_for(gcs_server, "dredged northern channel")["id"]})
+    assert (harbour["bibtex_source"], harbour["bibtex"]) == ("sidecar", edited)
+
+    generation = blob.generation
+    blob.delete()
+    assert _push(gcs_server, "OBJECT_DELETE", "papers/harbour.bib", generation, "m-bib-2").status_code == 202
+    _wait_processed(gcs_server, done + 2)
+    harbour = ok(gcs_server, "fetch_chunk_bibtex", {"id": hit_for(gcs_server, "dredged northern channel")["id"]})
+    assert harbour["bibtex_source"] == "generated" and "Revised" not in harbour["bibtex"]

@@ -27,11 +27,13 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from examples.pdfgen import write_image_only_pdf, write_text_pdf, write_truncated_pdf
 from tests.conftest import LOOPBACK, GcsEmulator, LiveServer, error_text, job_env, ok, run_ingest
 from thoth.config import Settings
+from thoth.errors import NotFound
 from thoth.gcs import storage_client
 from thoth.mcp.roles import LOCAL
 from thoth.records import Document, to_row
 from thoth.retrieval import citations
 from thoth.store import Store
+from thoth.store.maintenance import sweep_figures
 from thoth.writes.writer import Writer
 
 BUCKET = "library"
@@ -526,3 +528,19 @@ def test_bibtex_sidecar_events_rewrite_their_document(gcs_server: LiveServer, li
     _wait_processed(gcs_server, done + 2)
     harbour = ok(gcs_server, "fetch_chunk_bibtex", {"id": hit_for(gcs_server, "dredged northern channel")["id"]})
     assert harbour["bibtex_source"] == "generated" and "Revised" not in harbour["bibtex"]
+
+
+def test_figure_pictures_in_the_bucket_no_chunk_names_are_swept(library: Library) -> None:
+    """The index's figure pictures live in the bucket beside its tables; the sweep lists, keeps and deletes
+    them there as in a folder (tests/test_maintenance.py)."""
+    store = Store(library.settings)
+    unnamed = hashlib.sha256(b"a picture no chunk names").hexdigest() + ".png"
+    store.figures.put(unnamed, b"\x89PNG picture bytes")
+    assert store.figures.get(unnamed) == b"\x89PNG picture bytes"
+    assert unnamed in dict(store.figures.listed())
+    assert sweep_figures(store, grace=timedelta(minutes=10)) == 0  # just written: perhaps a write in flight
+    assert sweep_figures(store, grace=timedelta(0)) == 1
+    assert unnamed not in dict(store.figures.listed())
+    with pytest.raises(NotFound, match="not in the index's"):
+        store.figures.get(unnamed)
+    store.figures.remove(unnamed)  # gone already: nothing to do

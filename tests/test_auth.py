@@ -199,6 +199,17 @@ def test_google_rejects_missing_expired_wrong_audience_and_badly_signed(google_s
     assert_refused(google_server.rpc("tools/list", headers=bearer("not-a-jwt")), "malformed", "not-a-jwt")
     not_google = key.token(iss="https://evil.example")
     assert_refused(google_server.rpc("tools/list", headers=bearer(not_google)), "not issued by Google", not_google)
+    list_header = base64.urlsafe_b64encode(b"[1]").rstrip(b"=").decode()
+    for token, reason in (
+        (key.token(iat=int(time.time()) + 3600), "used before its issue time"),
+        (key.token(exp=None), "no exp/iat claims"),
+        (key.token(iat="yesterday"), "no exp/iat claims"),
+        (key.token(email_verified=False), "no verified email"),
+        (key.token(email=""), "no verified email"),
+        ("e30.!!!.sig", "undecodable header or claims"),
+        (f"{list_header}.e30.sig", "must be JSON objects"),
+    ):
+        assert_refused(google_server.rpc("tools/list", headers=bearer(token)), reason, token)
 
 
 def test_google_members_and_edge_tokens(google_server: LiveServer, key: Key) -> None:

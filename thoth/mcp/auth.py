@@ -206,6 +206,8 @@ class GoogleVerifier:
                 raise AuthError("token expired") from None
             if "too early" in message:
                 raise AuthError("token used before its issue time") from None
+            if not all(isinstance(claims.get(name), int | float) for name in ("exp", "iat")):  # google-auth fails
+                raise AuthError("malformed token: no exp/iat claims") from None
             raise AuthError("bad token signature") from None
         return Identity("google", _check_claims(claims, self.audiences), groups=groups_of(claims))
 

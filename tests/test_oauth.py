@@ -42,10 +42,12 @@ from thoth.config import ConfigError, Settings
 from thoth.mcp.oauth import SCOPES
 from thoth.mcp.oauth_clients import Clients
 from thoth.mcp.oauth_keys import Keys
+from thoth.mcp.oauth_upstream import Upstream, UpstreamError
 
 MEMBER = "a@x.test"
 UNVERIFIED = "u@x.test"
 OUTSIDER = "n@y.test"
+NO_EMAIL = "no-email"
 CLIENT_REDIRECT = "http://127.0.0.1:9/callback"  # nothing listens: the test reads the redirect's Location
 SEARCH = ("search_handbook", {"query": "how to request time off", "num_results": 2})
 
@@ -60,6 +62,7 @@ def upstream() -> Iterator[str]:
         {"sub": MEMBER, "email": MEMBER, "email_verified": True, "groups": ["eng", "people"]},
         {"sub": UNVERIFIED, "email": UNVERIFIED, "email_verified": False},
         {"sub": OUTSIDER, "email": OUTSIDER, "email_verified": True},
+        {"sub": NO_EMAIL},
     ]
     args = [arg for user in users for arg in ("--user-claims", json.dumps(user))]
     process = subprocess.Popen(
@@ -630,6 +633,47 @@ def test_refused_an_approval_from_another_site_and_a_decline(thoth: Thoth) -> No
     assert forged.status_code == 403 and "did not come from this server" in forged.text, forged.text
     assert declined.status_code == 302
     assert "error=access_denied" in declined.headers["location"] and "state=st-1" in declined.headers["location"]
+
+
+def test_refused_upstream_id_tokens(upstream: str) -> None:
+    """The provider's ID token is what a sign-in rests on: one for another sign-in (nonce) or another client
+    (audience), altered, malformed, or without an email address is refused, in this process."""
+    nonce, redirect = "nonce-1", "http://127.0.0.1:9/oauth/callback"
+
+    async def id_token(person: str) -> str:
+        provider = Upstream(upstream, "thoth-test-client", "secret")
+        url = await provider.authorization_url(redirect, "st", nonce, CHALLENGE)
+        async with httpx2.AsyncClient(follow_redirects=False) as http:
+            code = parse_qs(urlsplit((await http.post(url, data={"sub": person})).headers["location"]).query)["code"]
+            form = {"grant_type": "authorization_code", "code": code[0], "redirect_uri": redirect}
+            form |= {"code_verifier": VERIFIER, "client_id": "thoth-test-client", "client_secret": "secret"}
+            return (await http.post((await provider.endpoints()).token, data=form)).json()["id_token"]
+
+    async def verify(token: str, client_id: str = "thoth-test-client", expected_nonce: str = nonce) -> str:
+        try:
+            return (await Upstream(upstream, client_id, "secret").verify_id_token(token, expected_nonce)).email
+        except UpstreamError as exc:
+            return str(exc)
+
+    async def run() -> list[str]:
+        token = await id_token(MEMBER)
+        head, claims, signature = token.split(".")
+        return [
+            await verify(token),
+            await verify(token, expected_nonce="another sign-in's"),
+            await verify(token, client_id="another-client"),
+            await verify(f"{head}.{claims}.{signature[::-1]}"),
+            await verify("not-a-token"),
+            await verify(await id_token(NO_EMAIL)),
+        ]
+
+    good, other_nonce, other_client, altered, malformed, no_email = anyio.run(run)
+    assert good == MEMBER
+    assert "does not verify" in other_nonce and "nonce" in other_nonce
+    assert "does not verify" in other_client and "aud" in other_client
+    assert "does not verify" in altered
+    assert "malformed" in malformed
+    assert "no email address" in no_email
 
 
 def test_refused_unverified_email_and_non_member(thoth: Thoth) -> None:

@@ -163,7 +163,8 @@ class Upstream:
                 sub={"essential": True},
             ).validate(token.claims)
         except JoseError as exc:
-            raise UpstreamError(f"the sign-in provider's ID token does not verify ({exc.error})") from None
+            why = exc.description or exc.error  # which claim, where a claim is wrong
+            raise UpstreamError(f"the sign-in provider's ID token does not verify ({why})") from None
         claims = token.claims
         email = claims.get("email")
         if not isinstance(email, str) or "@" not in email:

@@ -80,6 +80,17 @@ def test_clusters_stay_within_the_summariser_input_limit() -> None:
     assert [m.tolist() for m, _ in clusters] == [m.tolist() for m, _ in again]
 
 
+@pytest.mark.parametrize("n", [3, 60])
+def test_passages_no_mixture_tells_apart_are_cut_within_the_limit(n: int) -> None:
+    """The same passage many times over (a footer on every page) is over the limit together, and no mixture
+    splits identical points: they are cut in order, each cut within the limit, each point primary once."""
+    x = np.tile(np.random.default_rng(1).normal(size=(1, 64)), (n, 1)).astype(np.float32)
+    tokens = np.full(n, 400)
+    clusters = cluster_layer(x, tokens, TreeParams(cluster_tokens=1000))
+    assert sorted(np.concatenate([m[p] for m, p in clusters]).tolist()) == list(range(n))
+    assert all(tokens[m].sum() <= 1000 for m, _ in clusters) and len(clusters) >= n * 400 / 1000
+
+
 def test_the_same_chunks_give_the_same_tree(topic_index: Settings) -> None:
     store = Store(topic_index)
     ids, texts, vectors = _read_chunks(store, "topics")

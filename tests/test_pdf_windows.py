@@ -5,10 +5,13 @@ leaves the document absent, which the next run writes whole. A generated paper o
 from __future__ import annotations
 
 import dataclasses
+import gc
+import os
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -86,6 +89,27 @@ def test_windows_parse_as_the_whole_document(long_pdf: Path, monkeypatch: pytest
     assert _without_rest(windowed.whole()) == _without_rest(whole)
     assert any(s.page_end == s.page_start + 1 and s.page_start % WINDOW == 0 for s in whole.sections)  # joined
     assert any(s.blocks[0].kind == "references" for s in whole.sections)  # found without a heading
+
+
+def test_a_window_file_left_by_a_killed_process_goes_with_the_next_long_pdf(
+    long_pdf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Windows read a temporary copy of the PDF; SIGKILL runs no finaliser, so the copy of a process that is
+    gone is removed when the next long PDF is read. A running process's copy stays."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    left, running = tmp_path / f"thoth-pdf-{gone.pid}-x1.pdf", tmp_path / f"thoth-pdf-{os.getppid()}-x2.pdf"
+    for path in (left, running):
+        path.write_bytes(b"%PDF-")
+    _in_windows(monkeypatch)
+    windowed = parse("long.pdf", long_pdf.read_bytes())
+    assert not left.exists() and running.exists()
+    assert len(list(tmp_path.glob(f"thoth-pdf-{os.getpid()}-*.pdf"))) == 1  # this parse's, while its windows wait
+    windowed.whole()
+    del windowed
+    gc.collect()
+    assert not list(tmp_path.glob(f"thoth-pdf-{os.getpid()}-*.pdf"))
 
 
 def _rows(settings) -> tuple[set, set]:  # type: ignore[no-untyped-def]
@@ -186,6 +210,7 @@ def test_a_later_window_the_parser_fails_on_fails_the_document_not_the_run(
 
 _JOB = f"""
 import sys
+import tempfile
 from thoth.writes.parsers import pdf
 from thoth.writes.job import main
 pdf.WINDOW_PAGES = pdf.WHOLE_PAGES = {WINDOW}

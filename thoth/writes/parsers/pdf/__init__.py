@@ -460,12 +460,28 @@ class _Spool:
     windows are read while the ones before are embedded and written, and the bytes (161 MB for 3,000 pages)
     are not held in memory all that time. The file goes when the last reader of the windows lets it go."""
 
+    PREFIX = "thoth-pdf-"  # then the process id: a file whose process is gone was left by a SIGKILL
+
     def __init__(self, data: bytes) -> None:
-        handle, name = tempfile.mkstemp(prefix="thoth-pdf-", suffix=".pdf")
+        for left in Path(tempfile.gettempdir()).glob(f"{self.PREFIX}*-*.pdf"):
+            pid = left.name.removeprefix(self.PREFIX).split("-", 1)[0]
+            if pid.isdigit() and not _running(int(pid)):
+                left.unlink(missing_ok=True)
+        handle, name = tempfile.mkstemp(prefix=f"{self.PREFIX}{os.getpid()}-", suffix=".pdf")
         with os.fdopen(handle, "wb") as out:
             out.write(data)
         self.path = Path(name)
         weakref.finalize(self, os.remove, name)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # no signal sent: only whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's
+        return True
+    return True
 
 
 def _windows(

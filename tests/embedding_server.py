@@ -60,7 +60,8 @@ class EmbeddingServer(LiveServer):
         action = self.script.pop(0) if self.script else ""
         if action in ("429", "500"):
             busy = {"error": {"message": "try later"}}
-            return JSONResponse(busy, status_code=int(action), headers={"Retry-After": "0"})
+            again = {"Retry-After": "0"} if action == "429" else {}  # a 500 says nothing: the doubling wait
+            return JSONResponse(busy, status_code=int(action), headers=again)
         with self._count:  # a slow answer is in flight too: its client may have given up on it long ago
             self.in_flight += 1
             self.most_in_flight = max(self.most_in_flight, self.in_flight)

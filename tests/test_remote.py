@@ -100,11 +100,12 @@ def test_a_wrong_model_is_named(endpoint: EmbeddingServer) -> None:
 
 def test_429_then_success_backs_off_and_succeeds(endpoint: EmbeddingServer) -> None:
     embedder = remote(endpoint)
-    endpoint.script[:] = ["429", "429"]
+    endpoint.script[:] = ["500", "500", "429"]
     vectors = embedder.embed(TEXTS[:1])
     assert np.array_equal(vectors, endpoint.model.embed(TEXTS[:1]))
-    assert embedder.waits == [0.5, 1.0]  # type: ignore[attr-defined]  # doubling from BACKOFF_SECONDS
-    assert embedder.sent.retries == 2
+    # doubling from BACKOFF_SECONDS, then what the 429's Retry-After asks (at once)
+    assert embedder.waits == [0.5, 1.0, 0.0]  # type: ignore[attr-defined]
+    assert embedder.sent.retries == 3
 
 
 def test_500_past_the_retries_is_an_unavailable_provider(endpoint: EmbeddingServer) -> None:

@@ -31,16 +31,17 @@ class UpstreamError(ThothError, RuntimeError):
 
 
 def retry_wait(attempt: int, retry_after: str | None, first: float, longest: float) -> float:
-    """Seconds to wait before retrying a service that answered 429 or 5xx or did not answer: `first` doubled
-    for each attempt before, or longer if its Retry-After asks (seconds or an HTTP date), at most `longest`."""
+    """Seconds to wait before retrying a service that answered 429 or 5xx or did not answer: what its
+    Retry-After asks (seconds or an HTTP date; 0 is at once), else `first` doubled for each attempt before;
+    at most `longest`."""
     try:
-        asked = float(retry_after or 0)
+        asked = float(retry_after or -1)
     except ValueError:
         try:
-            asked = parsedate_to_datetime(retry_after).timestamp() - time.time()
+            asked = max(parsedate_to_datetime(retry_after).timestamp() - time.time(), 0.0)
         except (TypeError, ValueError):
-            asked = 0
-    return min(max(asked, first * 2**attempt), longest)
+            asked = -1
+    return min(asked if asked >= 0 else first * 2**attempt, longest)
 
 
 class ServerFault(ThothError, RuntimeError):

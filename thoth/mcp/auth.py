@@ -331,9 +331,10 @@ class Authenticator:
         return identity
 
 
-def _refusal(message: str, challenge: str | None = None) -> JSONResponse:
+def _refusal(message: str, token_sent: bool, challenge: str | None = None) -> JSONResponse:
     """A 401; its challenge names an error only when a token was sent (RFC 6750, 3.1)."""
-    challenge = challenge or f'Bearer error="invalid_token", error_description="{message}"'
+    if challenge is None:
+        challenge = f'Bearer error="invalid_token", error_description="{message}"' if token_sent else "Bearer"
     return JSONResponse({"error": message}, status_code=401, headers={"WWW-Authenticate": challenge})
 
 
@@ -370,10 +371,10 @@ class AuthMiddleware:
             if oauth is not None and not internal:
                 from thoth.mcp.oauth_console import login_redirect
 
-                response = login_redirect(request) or _refusal(str(exc), oauth.challenge(str(exc), sent))
+                response = login_redirect(request) or _refusal(str(exc), sent, oauth.challenge(str(exc), sent))
                 await response(scope, receive, send)
                 return
-            await _refusal(str(exc), None if sent else "Bearer")(scope, receive, send)
+            await _refusal(str(exc), sent)(scope, receive, send)
             return
         scope[_SCOPE_IDENTITY] = identity
         if internal:
